@@ -1,0 +1,35 @@
+# `make bench` runs a real default sweep; `make test` runs the tests. Both build .venv/ first.
+PYTHON_BOOT ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+OUT ?= output/bench
+
+.PHONY: all env bench test bench-overhead clean
+
+all: env
+
+env: $(STAMP)
+
+# Re-installs only when the pins change; a no-op otherwise.
+$(STAMP): requirements.txt pyproject.toml
+	test -x $(PY) || $(PYTHON_BOOT) -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt
+	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps -e .
+	touch $(STAMP)
+
+# A real sweep on this machine's CPU: eager, Inductor, PyTorch/XLA lazy tensors and PyTorch/XLA + openxla,
+# inference and training, on the built-in dummy models. Resumable: run it again to finish an interrupted one.
+bench: env
+	$(PY) experiment_runner.py --suite-name=dummy --accelerator=cpu --xla=None --xla=PJRT \
+	  --dynamo=None --dynamo=inductor --dynamo=openxla --test=eval --test=train --repeat=5 \
+	  --output-dirname=$(OUT) --progress-bar
+
+test: env
+	$(PY) -m pytest -q tests
+
+bench-overhead: env
+	$(PY) scripts/bench_overhead.py
+
+clean:
+	rm -rf output .pytest_cache

@@ -1,0 +1,93 @@
+"""Where a config runs and how it is compiled and synced: eager, any dynamo backend, PyTorch/XLA
+lazy tensors (PJRT) and PyTorch/XLA with a dynamo backend (openxla). Child only: imports torch."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import torch
+
+SEED = 1337
+
+
+def base_device(experiment) -> str:
+    """The device a suite builds on: the plain accelerator (XLA configs are moved over afterwards,
+    so that XLA and non-XLA configs of one model get the same model and batch size)."""
+    return "cuda" if experiment.accelerator == "cuda" else "cpu"
+
+
+def target_device(experiment):
+    if experiment.xla:
+        import torch_xla
+
+        return torch_xla.device()
+    return torch.device(base_device(experiment))
+
+
+def move(tree, device):
+    """Move every tensor in a nested structure of tuples, lists and dicts."""
+    if isinstance(tree, torch.Tensor):
+        return tree.to(device)
+    if isinstance(tree, (list, tuple)):
+        moved = [move(item, device) for item in tree]
+        return type(tree)(moved) if not hasattr(tree, "_fields") else type(tree)(*moved)
+    if isinstance(tree, dict):
+        return type(tree)((key, move(value, device)) for key, value in tree.items())
+    return tree
+
+
+def seed_everything(experiment) -> None:
+    torch.manual_seed(SEED)
+    random.seed(SEED)
+    np.random.seed(SEED)
+    if experiment.xla:
+        import torch_xla.core.xla_model as xm
+
+        xm.set_rng_state(SEED)
+
+
+def compile_fn(fn, experiment, fullgraph: bool = False):
+    if experiment.dynamo is None:
+        return fn
+    return torch.compile(fn, backend=experiment.dynamo, fullgraph=fullgraph)
+
+
+def sync(experiment) -> None:
+    """Cut and launch the pending lazy graph (XLA); a no-op elsewhere."""
+    if experiment.xla:
+        import torch_xla
+
+        torch_xla.sync()
+
+
+def wait(experiment) -> None:
+    """Block until the device has finished everything launched."""
+    if experiment.xla:
+        import torch_xla.core.xla_model as xm
+
+        xm.wait_device_ops()
+    elif experiment.accelerator == "cuda":
+        torch.cuda.synchronize()
+
+
+def reset_xla_metrics(experiment) -> None:
+    if experiment.xla:
+        import torch_xla.debug.metrics as met
+
+        met.clear_all()
+
+
+def xla_metrics(experiment) -> dict:
+    """Upstream's per-repeat XLA figures: CompileTime and ExecuteTime, seconds and counts."""
+    if not experiment.xla:
+        return {}
+    import torch_xla.debug.metrics as met
+
+    out = {}
+    for name in ("CompileTime", "ExecuteTime"):
+        data = met.metric_data(name)
+        count, total_ns = (data[0], data[1]) if data else (0, 0.0)
+        out[f"xla_{name}_time_s"] = total_ns / 1e9
+        out[f"xla_{name}_number"] = count
+    return out

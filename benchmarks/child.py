@@ -1,0 +1,166 @@
+"""One config in one process: load the model, prepare the backend, warm up, time, hand back one record.
+
+Launched by the parent with --record-fd: the record (and phase markers before it, so the parent knows
+where a crash or hang happened) go to that pipe as JSON lines, never mixed with the model's output.
+Run by hand (no --record-fd), the record is appended to the results file through the same writer.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import logging
+import os
+import signal
+import threading
+import time
+
+from benchmarks import environment, records
+from benchmarks.childenv import child_environment
+from benchmarks.suites import ModelSkipped, load_suite
+
+log = logging.getLogger("benchmarks.child")
+
+
+class Channel:
+    """The child's end of the hand-back: phase markers, then the record."""
+
+    def __init__(self, fd):
+        self.phase = "setup"
+        self._stream = None
+        if fd is not None:
+            os.set_inheritable(fd, False)  # not passed on to the model's own subprocesses
+            self._stream = os.fdopen(fd, "w", encoding="utf-8")
+
+    def set_phase(self, phase: str) -> None:
+        if phase == self.phase:
+            return
+        self.phase = phase
+        log.debug("phase %s", phase)
+        self._send({"phase": phase})
+
+    def _send(self, message: dict) -> None:
+        if self._stream is None:
+            return
+        try:
+            self._stream.write(json.dumps(message, ensure_ascii=False) + "\n")
+            self._stream.flush()
+        except (BrokenPipeError, OSError):
+            self._stream = None  # the parent is gone; the watchdog ends this process
+
+    def send_record(self, record: dict) -> bool:
+        if self._stream is None:
+            return False
+        self._send({"record": record})
+        self._stream.close()
+        self._stream = None
+        return True
+
+
+def die_with_parent() -> None:
+    """If the parent dies (even by SIGKILL), take this child's whole process group down too."""
+    try:
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+    parent = os.getppid()
+
+    def watch():
+        while True:
+            time.sleep(1.0)
+            if os.getppid() != parent:
+                os.killpg(os.getpgrp(), signal.SIGKILL)
+
+    threading.Thread(target=watch, name="parent-watchdog", daemon=True).start()
+
+
+def classify(exc: BaseException) -> str:
+    import torch
+
+    if isinstance(exc, (MemoryError, torch.OutOfMemoryError)):
+        return records.STATUS_OOM
+    return records.STATUS_ERROR
+
+
+def resolve_accelerator_model(experiment) -> str:
+    if experiment.accelerator_model:
+        return experiment.accelerator_model
+    cuda_names = ()
+    if experiment.accelerator == "cuda":
+        import torch
+
+        cuda_names = tuple(torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count()))
+    return environment.accelerator_model(experiment.accelerator, cuda_names)
+
+
+def run_config(options, model_config: dict, experiment, channel: Channel) -> dict:
+    """Everything the child does for one config; always returns a record (never raises)."""
+    record = records.new_record(
+        model_config, experiment.to_dict(), repeat=options.repeat, iterations_per_run=options.iterations_per_run,
+        warmup=options.warmup, timestamp=options.timestamp, verify=getattr(options, "verify", False),
+        requested_batch_size=experiment.batch_size, environment=environment.collect(),
+    )
+    try:
+        channel.set_phase("setup")
+        from benchmarks import backends, measure
+
+        accelerator_model = resolve_accelerator_model(experiment)
+        experiment = experiment.with_(accelerator_model=accelerator_model)
+        record["experiment"] = experiment.to_dict()
+        suite = load_suite(model_config["suite_name"])
+
+        channel.set_phase("load")
+        backends.seed_everything(experiment)
+        try:
+            bm = suite.build(model_config, experiment, backends.base_device(experiment), options)
+        except NotImplementedError as exc:
+            raise ModelSkipped(str(exc) or f"{model_config['model_name']} does not implement {experiment.test}")
+        experiment = experiment.with_(batch_size=bm.batch_size)
+        record["experiment"] = experiment.to_dict()
+        if bm.info:
+            record["model_info"] = bm.info
+        device = backends.target_device(experiment)
+        module = bm.module.to(device)
+        args = backends.move(tuple(bm.example_inputs), device)
+        kwargs = backends.move(dict(bm.example_kwargs), device)
+
+        channel.set_phase("compile")
+        backends.seed_everything(experiment)
+        step = measure.make_step(bm, experiment, module, args, kwargs)
+        record["metrics"] = measure.measure(
+            step, experiment, options.repeat, options.iterations_per_run, options.warmup, on_phase=channel.set_phase,
+        )
+    except ModelSkipped as exc:
+        log.info("skipped: %s", exc)
+        records.mark_failed(record, records.STATUS_SKIP, "ModelSkipped", str(exc), channel.phase,
+                            verification_code=records.VERIFIER_SKIPPED)
+    except Exception as exc:  # any failure of the model or backend becomes a record
+        log.exception("failed in phase %s", channel.phase)
+        records.mark_failed(record, classify(exc), type(exc).__name__, str(exc), channel.phase)
+    return record
+
+
+def main(options, model_config: dict, experiment) -> int:
+    launched_by_parent = options.record_fd is not None
+    if launched_by_parent:
+        die_with_parent()
+    # A hand-run config gets the same environment the parent would compose (before torch is imported).
+    for key, value in child_environment(experiment, options, dict(os.environ)).items():
+        if os.environ.get(key) != value:
+            os.environ[key] = value
+    channel = Channel(options.record_fd)
+    record = run_config(options, model_config, experiment, channel)
+    if launched_by_parent:
+        channel.send_record(record)
+        return 0
+    path = os.path.join(options.output_dirname, options.output_basename)
+    with records.ResultsWriter(path) as writer:
+        writer.append(record)
+    metrics = record["metrics"]
+    if record["status"] == records.STATUS_OK:
+        per_iter = sorted(metrics["per_iter_time"])[len(metrics["per_iter_time"]) // 2]
+        log.info("ok: median %.3f ms per iteration; record appended to %s", per_iter * 1e3, path)
+        return 0
+    log.error("%s in phase %s: %s; record appended to %s", record["status"], record["error"]["phase"],
+              record["error"]["message"], path)
+    return 0 if record["status"] == records.STATUS_SKIP else 1

@@ -1,0 +1,22 @@
+"""The environment of one config's child process, composed per config (a pure function)."""
+
+from __future__ import annotations
+
+# Variables that belong to one XLA config and must not leak from the parent's environment.
+XLA_RUNTIME_VARS = ("PJRT_DEVICE", "XRT_TPU_CONFIG", "XLA_FLAGS")
+
+
+def child_environment(experiment, options, base_env: dict) -> dict:
+    env = dict(base_env)
+    env["PYTHONUNBUFFERED"] = "1"  # the log streams as the child runs
+    if experiment.xla:
+        for name in XLA_RUNTIME_VARS:
+            env.pop(name, None)
+        env["PJRT_DEVICE"] = experiment.accelerator.upper()
+    if experiment.xla_flags:
+        env["XLA_FLAGS"] = experiment.xla_flags
+    if experiment.enable_functionalization:
+        env.pop("XLA_DISABLE_FUNCTIONALIZATION", None)
+    else:
+        env["XLA_DISABLE_FUNCTIONALIZATION"] = "1"
+    return env

@@ -1,0 +1,188 @@
+"""Launch one child for one config and get its record back: the executor interface (DESIGN.md §8).
+
+The child runs in its own session (process group). Its output streams to a log file (and to the
+terminal with --print-subprocess); its record comes back over a pipe named on its command line.
+A timeout or a memory limit kills the whole group. Whatever happens, no process of it is left.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from typing import Callable, Optional
+
+import psutil
+
+log = logging.getLogger("benchmarks.launcher")
+
+
+@dataclasses.dataclass
+class ChildRequest:
+    argv: list
+    env: dict
+    log_path: str
+    timeout: float
+    memory_limit: Optional[int] = None
+    echo: Optional[Callable[[str], None]] = None  # where to stream output too (--print-subprocess)
+
+
+@dataclasses.dataclass
+class ChildResult:
+    record: Optional[dict]
+    returncode: Optional[int]
+    last_phase: str = "setup"
+    timed_out: bool = False
+    out_of_memory: bool = False
+    peak_tree_rss: int = 0
+    seconds: float = 0.0
+
+    def signal_name(self) -> Optional[str]:
+        if self.returncode is None or self.returncode >= 0:
+            return None
+        try:
+            return signal.Signals(-self.returncode).name
+        except ValueError:
+            return f"signal {-self.returncode}"
+
+
+def kill_group(pgid: int) -> None:
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def tree_rss(process: psutil.Process) -> int:
+    total = 0
+    try:
+        members = [process] + process.children(recursive=True)
+    except psutil.Error:
+        return 0
+    for member in members:
+        try:
+            total += member.memory_info().rss
+        except psutil.Error:
+            continue
+    return total
+
+
+class _RecordReader(threading.Thread):
+    """Reads the child's hand-back pipe: phase markers, then one record (JSON lines)."""
+
+    def __init__(self, fd: int):
+        super().__init__(name="record-reader", daemon=True)
+        self.fd = fd
+        self.phase = "setup"
+        self.record = None
+
+    def run(self) -> None:
+        with os.fdopen(self.fd, "r", encoding="utf-8", errors="replace") as stream:
+            for line in stream:
+                try:
+                    message = json.loads(line)
+                except ValueError:
+                    log.warning("ignored a malformed line on the record pipe")
+                    continue
+                if "phase" in message:
+                    self.phase = message["phase"]
+                if "record" in message:
+                    self.record = message["record"]
+                    return
+
+
+class _Tee(threading.Thread):
+    def __init__(self, source, log_file, echo):
+        super().__init__(name="output-tee", daemon=True)
+        self.source, self.log_file, self.echo = source, log_file, echo
+
+    def run(self) -> None:
+        for raw in iter(self.source.readline, b""):
+            self.log_file.write(raw)
+            self.log_file.flush()
+            self.echo(raw.decode("utf-8", errors="replace").rstrip("\n"))
+
+
+def run_child(request: ChildRequest) -> ChildResult:
+    """Run one child to its end; KeyboardInterrupt kills its group and propagates."""
+    os.makedirs(os.path.dirname(request.log_path), exist_ok=True)
+    read_fd, write_fd = os.pipe()
+    started = time.monotonic()
+    with open(request.log_path, "ab") as log_file:
+        log_file.write(f"$ {subprocess.list2cmdline(request.argv)}\n".encode())
+        log_file.flush()
+        try:
+            child = subprocess.Popen(
+                request.argv + [f"--record-fd={write_fd}"], env=request.env, stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE if request.echo else log_file, stderr=subprocess.STDOUT,
+                pass_fds=(write_fd,), start_new_session=True,
+            )
+        finally:
+            os.close(write_fd)
+        reader = _RecordReader(read_fd)
+        reader.start()
+        tee = _Tee(child.stdout, log_file, request.echo) if request.echo else None
+        if tee:
+            tee.start()
+        result = ChildResult(record=None, returncode=None)
+        watched = psutil.Process(child.pid)
+        poll = 0.1 if request.memory_limit else 0.25
+        try:
+            while True:
+                try:
+                    child.wait(timeout=poll)
+                    break
+                except subprocess.TimeoutExpired:
+                    pass
+                if time.monotonic() - started > request.timeout:
+                    result.timed_out = True
+                    kill_group(child.pid)
+                    child.wait()
+                    break
+                if request.memory_limit:
+                    rss = tree_rss(watched)
+                    result.peak_tree_rss = max(result.peak_tree_rss, rss)
+                    if rss > request.memory_limit:
+                        result.out_of_memory = True
+                        kill_group(child.pid)
+                        child.wait()
+                        break
+        except BaseException:
+            kill_group(child.pid)
+            child.wait()
+            raise
+        finally:
+            kill_group(child.pid)  # grandchildren left in the group (compile workers, ...)
+        reader.join(timeout=5)
+        if tee:
+            tee.join(timeout=5)
+    result.returncode = child.returncode
+    result.record = reader.record
+    result.last_phase = reader.phase
+    result.seconds = time.monotonic() - started
+    return result
+
+
+def log_tail(path: str, limit: int = 400) -> str:
+    """The last meaningful line of a child's log (often the exception), for a failure message."""
+    try:
+        with open(path, "rb") as handle:
+            handle.seek(max(0, os.path.getsize(path) - 16384))
+            lines = handle.read().decode("utf-8", errors="replace").splitlines()
+    except OSError:
+        return ""
+    for line in reversed(lines):
+        text = line.strip()
+        if text and not text.startswith("$ "):
+            return text[:limit]
+    return ""
+
+
+def echo_to_stderr(line: str) -> None:
+    sys.stderr.write(line + "\n")

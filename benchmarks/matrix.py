@@ -1,0 +1,275 @@
+"""Experiment configs, flag expansion and the support rules.
+
+Pure Python: the parent imports this without torch. What must be learned from torch (registered
+dynamo backends, XLA devices, CUDA) arrives as a `Capabilities` value from one probe child.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import itertools
+import json
+import re
+from typing import Any, Iterable, Optional
+
+# Upstream PyTorch/XLA's experiment keys, in its order; records keep this order.
+EXPERIMENT_KEYS = (
+    "accelerator",
+    "accelerator_model",
+    "xla",
+    "xla_flags",
+    "dynamo",
+    "torch_xla2",
+    "test",
+    "batch_size",
+    "enable_functionalization",
+)
+# Keys a hand-written --experiment-config must carry (the rest have defaults).
+REQUIRED_EXPERIMENT_KEYS = ("accelerator", "xla", "dynamo", "test")
+
+ACCELERATORS = ("cpu", "cuda", "tpu")
+XLA_CHOICES = (None, "PJRT")
+TESTS = ("eval", "train")
+XLA_DYNAMO_BACKENDS = ("openxla", "openxla_eval")
+
+
+class ConfigError(ValueError):
+    """A config value that cannot be used; the message is one line for the user."""
+
+
+def parse_none(value: Optional[str]) -> Optional[str]:
+    """Upstream's convention: the string "None" (any case) means unset."""
+    if value is None or value.strip().lower() in ("none", "null", ""):
+        return None
+    return value
+
+
+@dataclasses.dataclass(frozen=True)
+class ExperimentConfig:
+    accelerator: str
+    xla: Optional[str]
+    dynamo: Optional[str]
+    test: str
+    xla_flags: Optional[str] = None
+    torch_xla2: Optional[str] = None
+    batch_size: Optional[int] = None
+    enable_functionalization: bool = False
+    accelerator_model: Optional[str] = None
+    # Keys beyond upstream's (new matrix axes such as a dtype); sorted (key, value) pairs.
+    extra: tuple = ()
+
+    def to_dict(self) -> dict:
+        out = {k: getattr(self, k) for k in EXPERIMENT_KEYS}
+        out.update(dict(self.extra))
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Any) -> "ExperimentConfig":
+        if not isinstance(data, dict):
+            raise ConfigError("experiment config must be a JSON object")
+        missing = [k for k in REQUIRED_EXPERIMENT_KEYS if k not in data]
+        if missing:
+            raise ConfigError(f"experiment config lacks key(s): {', '.join(missing)}")
+        accelerator = str(data["accelerator"]).lower()
+        if accelerator not in ACCELERATORS:
+            raise ConfigError(f"accelerator must be one of {', '.join(ACCELERATORS)}, not {data['accelerator']!r}")
+        xla = parse_none(data["xla"])
+        if xla not in XLA_CHOICES:
+            raise ConfigError(f"xla must be null or \"PJRT\", not {data['xla']!r}")
+        test = data["test"]
+        if test not in TESTS:
+            raise ConfigError(f"test must be eval or train, not {test!r}")
+        batch_size = data.get("batch_size")
+        if batch_size is not None and (not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1):
+            raise ConfigError(f"batch_size must be a positive integer or null, not {batch_size!r}")
+        dynamo = parse_none(data["dynamo"])
+        if dynamo is not None and not isinstance(dynamo, str):
+            raise ConfigError(f"dynamo must be a backend name or null, not {dynamo!r}")
+        functionalization = data.get("enable_functionalization", False)
+        if not isinstance(functionalization, bool):
+            raise ConfigError(f"enable_functionalization must be true or false, not {functionalization!r}")
+        extra = tuple(sorted((k, v) for k, v in data.items() if k not in EXPERIMENT_KEYS))
+        return cls(
+            accelerator=accelerator,
+            xla=xla,
+            dynamo=dynamo,
+            test=test,
+            xla_flags=parse_none(data.get("xla_flags")),
+            torch_xla2=parse_none(data.get("torch_xla2")),
+            batch_size=batch_size,
+            enable_functionalization=functionalization,
+            accelerator_model=data.get("accelerator_model"),
+            extra=extra,
+        )
+
+    def with_(self, **changes) -> "ExperimentConfig":
+        return dataclasses.replace(self, **changes)
+
+    def describe(self) -> str:
+        """`key=value` for the keys that were set, for one-line messages."""
+        data = self.to_dict()
+        data.pop("accelerator_model", None)
+        return " ".join(f"{k}={v}" for k, v in data.items() if v not in (None, False))
+
+    @property
+    def backend(self) -> str:
+        return backend_name(self.xla, self.dynamo)
+
+    def slug(self) -> str:
+        """A short, deterministic, file-name-safe name (no randomized hashes)."""
+        parts = [self.accelerator, self.backend.replace("+", "-"), self.test]
+        if self.batch_size is not None:
+            parts.append(f"bs{self.batch_size}")
+        if self.xla_flags:
+            parts.append("xlaflags-" + short_hash(self.xla_flags))
+        if self.enable_functionalization:
+            parts.append("func")
+        for key, value in self.extra:
+            parts.append(f"{key}-{value}")
+        return safe_name("-".join(parts))
+
+
+def backend_name(xla: Optional[str], dynamo: Optional[str]) -> str:
+    """The names aggregate.py and upstream use for a backend."""
+    if xla:
+        return f"{dynamo}+dynamo" if dynamo else "openxla+lazytensor"
+    return dynamo or "eager"
+
+
+def short_hash(text: str) -> str:
+    return hashlib.sha1(text.encode()).hexdigest()[:8]
+
+
+def safe_name(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._=-]+", "_", text)[:120]
+
+
+@dataclasses.dataclass(frozen=True)
+class Capabilities:
+    """What the probe child learned from torch on this machine."""
+
+    dynamo_backends: tuple = ()
+    torch_xla_error: Optional[str] = "not probed"  # None when torch_xla imports
+    xla_devices: tuple = ()  # device kinds with at least one XLA device, e.g. ("CPU",)
+    cuda_devices: tuple = ()  # CUDA device names
+    tpu_type: Optional[str] = None
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "Capabilities":
+        return cls(
+            dynamo_backends=tuple(data.get("dynamo_backends", ())),
+            torch_xla_error=data.get("torch_xla_error"),
+            xla_devices=tuple(data.get("xla_devices", ())),
+            cuda_devices=tuple(data.get("cuda_devices", ())),
+            tpu_type=data.get("tpu_type"),
+        )
+
+
+# The support rules: (name, test that says the config cannot run, reason). First match wins.
+
+SUPPORT_RULES: list = [
+    (
+        "tpu-needs-xla",
+        lambda e, c: e.accelerator == "tpu" and not e.xla,
+        lambda e, c: "accelerator tpu runs only through PyTorch/XLA (add --xla=PJRT)",
+    ),
+    (
+        "no-xla-on-cuda",
+        lambda e, c: e.accelerator == "cuda" and bool(e.xla),
+        lambda e, c: "XLA:CUDA is not supported by torch-xla 2.9; use --xla=None with a dynamo backend",
+    ),
+    (
+        "torch-xla2-unsupported",
+        lambda e, c: e.torch_xla2 is not None,
+        lambda e, c: "torch_xla2 is not supported by this runner",
+    ),
+    (
+        "inductor-not-with-xla",
+        lambda e, c: e.dynamo == "inductor" and bool(e.xla),
+        lambda e, c: "inductor compiles for native devices, not XLA tensors (use --xla=None)",
+    ),
+    (
+        "openxla-needs-xla",
+        lambda e, c: e.dynamo in XLA_DYNAMO_BACKENDS and not e.xla,
+        lambda e, c: f"dynamo backend {e.dynamo} runs on XLA devices only (add --xla=PJRT)",
+    ),
+    (
+        "dynamo-backend-registered",
+        lambda e, c: e.dynamo is not None and e.dynamo not in c.dynamo_backends,
+        lambda e, c: f"dynamo backend {e.dynamo!r} is not registered (torch._dynamo.list_backends)",
+    ),
+    (
+        "xla-needs-torch-xla",
+        lambda e, c: bool(e.xla) and c.torch_xla_error is not None,
+        lambda e, c: f"torch_xla is not usable: {c.torch_xla_error}",
+    ),
+    (
+        "xla-needs-device",
+        lambda e, c: bool(e.xla) and e.accelerator.upper() not in c.xla_devices,
+        lambda e, c: f"no XLA {e.accelerator.upper()} device on this machine",
+    ),
+    (
+        "cuda-needs-device",
+        lambda e, c: e.accelerator == "cuda" and not c.cuda_devices,
+        lambda e, c: "no CUDA device on this machine",
+    ),
+]
+
+
+def unsupported_reason(experiment: ExperimentConfig, caps: Capabilities, rules: Iterable = None) -> Optional[str]:
+    for _name, blocked, reason in rules if rules is not None else SUPPORT_RULES:
+        if blocked(experiment, caps):
+            return reason(experiment, caps)
+    return None
+
+
+def unique(values: Iterable) -> list:
+    """De-duplicate, keeping the first occurrence's order (upstream used set(): random order)."""
+    seen, out = set(), []
+    for value in values:
+        key = json.dumps(value, sort_keys=True)
+        if key not in seen:
+            seen.add(key)
+            out.append(value)
+    return out
+
+
+def expand(
+    accelerators: list,
+    xlas: list,
+    dynamos: list,
+    tests: list,
+    xla_flags: list = (None,),
+    batch_sizes: list = (None,),
+    enable_functionalization: bool = False,
+    extra_axes: Optional[dict] = None,
+) -> list:
+    """The cartesian product in command-line order (accelerator outermost, extra axes innermost)."""
+    extra_axes = extra_axes or {}
+    extra_names = sorted(extra_axes)
+    configs = []
+    for acc, xla, flags, dynamo, test, bs, *extra_values in itertools.product(
+        unique(accelerators), unique(xlas), unique(xla_flags), unique(dynamos), unique(tests),
+        unique(batch_sizes), *(unique(extra_axes[k]) for k in extra_names),
+    ):
+        configs.append(
+            ExperimentConfig(
+                accelerator=acc, xla=xla, dynamo=dynamo, test=test, xla_flags=flags, batch_size=bs,
+                enable_functionalization=enable_functionalization,
+                extra=tuple(zip(extra_names, extra_values)),
+            )
+        )
+    return configs
+
+
+def split(configs: list, caps: Capabilities, rules: Iterable = None) -> tuple:
+    """(kept, dropped) where dropped is a list of (config, reason)."""
+    kept, dropped = [], []
+    for config in configs:
+        reason = unsupported_reason(config, caps, rules)
+        if reason is None:
+            kept.append(config)
+        else:
+            dropped.append((config, reason))
+    return kept, dropped

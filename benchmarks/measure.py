@@ -1,0 +1,130 @@
+"""The iteration step (eval or train) and the measured loop: warm-up, then timed runs (DESIGN.md §5).
+Child only: imports torch."""
+
+from __future__ import annotations
+
+import collections
+import resource
+import time
+from typing import Callable, Optional
+
+import torch
+
+from benchmarks import backends
+
+
+def reduce_to_scalar(output) -> torch.Tensor:
+    """A generic training loss: the sum of the means of every floating-point tensor in the output."""
+    if isinstance(output, torch.Tensor):
+        return output.float().mean() if output.is_floating_point() else output.new_zeros((), dtype=torch.float32)
+    if isinstance(output, dict):
+        parts = list(output.values())
+    elif isinstance(output, (list, tuple)):
+        parts = list(output)
+    elif hasattr(output, "to_tuple"):  # Hugging Face ModelOutput
+        parts = list(output.to_tuple())
+    elif hasattr(output, "__dict__"):
+        parts = list(vars(output).values())
+    else:
+        raise TypeError(f"cannot derive a training loss from a {type(output).__name__} output")
+    losses = [reduce_to_scalar(part) for part in parts if isinstance(part, (torch.Tensor, dict, list, tuple))]
+    if not losses:
+        raise TypeError("the model output holds no tensor to derive a training loss from")
+    return torch.stack([loss.reshape(()) for loss in losses]).sum()
+
+
+def default_optimizer(parameters):
+    return torch.optim.SGD(parameters, lr=0.01)
+
+
+def make_step(bm, experiment, module, args: tuple, kwargs: dict, fullgraph: bool = False) -> Callable:
+    """A zero-argument callable that runs one iteration of the config: eval forward, or a train step
+    (forward + loss under the backend; backward and optimizer step after it). Returns the output
+    (eval) or the loss (train)."""
+    if experiment.test == "eval":
+        module.eval()
+
+        def forward(*a, **k):
+            return module(*a, **k)
+
+        compiled = backends.compile_fn(forward, experiment, fullgraph)
+
+        def eval_step():
+            with torch.no_grad():
+                return compiled(*args, **kwargs)
+
+        return eval_step
+
+    module.train()
+    loss_fn = bm.loss_fn or reduce_to_scalar
+
+    def forward_loss(*a, **k):
+        return loss_fn(module(*a, **k))
+
+    compiled = backends.compile_fn(forward_loss, experiment, fullgraph)
+    optimizer = (bm.optimizer_fn or default_optimizer)(module.parameters())
+
+    def train_step():
+        optimizer.zero_grad(set_to_none=True)
+        loss = compiled(*args, **kwargs)
+        loss.backward()
+        optimizer.step()
+        return loss
+
+    return train_step
+
+
+def peak_rss_bytes() -> int:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux reports KiB
+
+
+def timed_run(step: Callable, experiment, iterations: int, hooks=()) -> tuple:
+    """One run of `iterations` iterations, closed by the backend's sync. Returns
+    (total seconds, seconds spent in the Python calls (the trace time for lazy tensors), last output)."""
+    backends.sync(experiment)
+    backends.wait(experiment)
+    trace = 0.0
+    output = None
+    start = time.perf_counter()
+    for _ in range(iterations):
+        call = time.perf_counter()
+        output = step()
+        trace += time.perf_counter() - call
+        backends.sync(experiment)
+        for hook in hooks:
+            hook()
+    backends.wait(experiment)
+    return time.perf_counter() - start, trace, output
+
+
+def measure(step: Callable, experiment, repeat: int, iterations: int, warmup: int,
+            on_phase: Optional[Callable[[str], None]] = None, around_repeat=None) -> dict:
+    """Warm-up runs (metrics.warmup_time; the first compiles), then `repeat` timed runs.
+
+    `around_repeat(index)`, if given, returns a context manager wrapping each timed run (profilers).
+    """
+    on_phase = on_phase or (lambda phase: None)
+    metrics = collections.defaultdict(list)
+    on_phase("compile")
+    for index in range(warmup):
+        total, _, _ = timed_run(step, experiment, iterations)
+        metrics["warmup_time"].append(total)
+        if index == 0:
+            on_phase("run")
+    on_phase("run")
+    for index in range(repeat):
+        backends.reset_xla_metrics(experiment)
+        if around_repeat is None:
+            total, trace, _ = timed_run(step, experiment, iterations)
+        else:
+            with around_repeat(index):
+                total, trace, _ = timed_run(step, experiment, iterations)
+        metrics["total_time"].append(total)
+        metrics["per_iter_time"].append(total / iterations)
+        if experiment.xla:
+            metrics["trace_total_time"].append(trace)
+            metrics["trace_per_iter_time"].append(trace / iterations)
+            for name, value in backends.xla_metrics(experiment).items():
+                metrics[name].append(value)
+        metrics["peak_rss_bytes"].append(peak_rss_bytes())
+    return dict(metrics)

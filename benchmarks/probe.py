@@ -1,0 +1,86 @@
+"""The probe child: what torch can do on this machine, printed as one JSON object.
+
+The parent runs this once per sweep so that it never imports torch_xla (or initialises CUDA) itself:
+`python -m benchmarks.probe [--xla-kind CPU] [--xla-kind TPU]`.
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+
+def tpu_present() -> bool:
+    """Cheap evidence of a TPU VM, so that CPU-only machines never try to open a TPU runtime."""
+    return bool(os.environ.get("TPU_ACCELERATOR_TYPE")) or os.path.exists("/dev/accel0") or os.path.exists("/dev/vfio/0")
+
+
+def xla_device_check(kind: str) -> dict:
+    """In this process (PJRT_DEVICE already set to `kind`): can torch_xla run there?"""
+    try:
+        import torch_xla
+        import torch_xla.runtime as xr
+    except Exception as exc:  # ImportError, or a broken install raising anything
+        return {"torch_xla_error": f"{type(exc).__name__}: {exc}".splitlines()[0]}
+    try:
+        found = xr.device_type() == kind and xr.global_runtime_device_count() > 0
+        torch_xla.device()
+    except Exception as exc:
+        return {"torch_xla_error": None, "found": False, "error": str(exc).splitlines()[0] if str(exc) else type(exc).__name__}
+    return {"torch_xla_error": None, "found": found}
+
+
+def check_in_subprocess(kind: str) -> dict:
+    env = dict(os.environ, PJRT_DEVICE=kind)
+    env.pop("XLA_FLAGS", None)
+    try:
+        out = subprocess.run([sys.executable, "-m", "benchmarks.probe", "--single-kind", kind], env=env,
+                             capture_output=True, text=True, timeout=300)
+        return json.loads(out.stdout.strip().splitlines()[-1])
+    except (subprocess.SubprocessError, ValueError, IndexError):
+        return {"torch_xla_error": None, "found": False}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--xla-kind", action="append", default=[])
+    parser.add_argument("--single-kind", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.single_kind:
+        print(json.dumps(xla_device_check(args.single_kind)))
+        return
+    import torch
+
+    facts = {
+        "torch": torch.__version__,
+        "dynamo_backends": sorted(torch._dynamo.list_backends(exclude_tags=())),
+        "cuda_devices": [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
+        if torch.cuda.is_available() else [],
+        "xla_devices": [],
+        "torch_xla_error": "not probed",
+    }
+    for kind in args.xla_kind:
+        if kind == "TPU" and not tpu_present():
+            continue
+        if kind not in ("CPU", "TPU"):
+            continue  # XLA:CUDA is gone from torch-xla 2.9; the support rules say so
+        if kind == "CPU":  # in this process: torch_xla is not imported yet
+            os.environ["PJRT_DEVICE"] = "CPU"
+            os.environ.pop("XLA_FLAGS", None)
+            result = xla_device_check(kind)
+        else:
+            result = check_in_subprocess(kind)
+        if result.get("torch_xla_error"):
+            facts["torch_xla_error"] = result["torch_xla_error"]
+            break
+        facts["torch_xla_error"] = None
+        if result.get("found"):
+            facts["xla_devices"].append(kind)
+    if facts["xla_devices"] and "TPU" in facts["xla_devices"]:
+        facts["tpu_type"] = os.environ.get("TPU_ACCELERATOR_TYPE")
+    print(json.dumps(facts))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,205 @@
+"""The record: schema constants, resume fingerprint, atomic append, tolerant reader.
+
+The parent is the only writer of a results file (single-config mode run by hand is the exception,
+through this same writer). Readers survive old records, nulls, blank lines and a torn last line.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import os
+from typing import Iterator, Optional
+
+log = logging.getLogger(__name__)
+
+SCHEMA_VERSION = 1
+
+STATUS_OK = "ok"
+STATUS_ERROR = "error"
+STATUS_TIMEOUT = "timeout"
+STATUS_CRASH = "crash"
+STATUS_OOM = "oom"
+STATUS_SKIP = "skip"
+STATUSES = (STATUS_OK, STATUS_ERROR, STATUS_TIMEOUT, STATUS_CRASH, STATUS_OOM, STATUS_SKIP)
+# Statuses that --retry-failed runs again (a skip is a decision, not a failure).
+FAILED_STATUSES = (STATUS_ERROR, STATUS_TIMEOUT, STATUS_CRASH, STATUS_OOM)
+
+PHASES = ("setup", "load", "compile", "run", "verify")
+
+# Verification codes, as upstream names them.
+PASS = "PASS"
+FAIL = "FAIL"
+EAGER_FAILED = "EAGER_FAILED"
+EXCEPTION_RAISED = "EXCEPTION_RAISED"
+NONDETERMINISTIC_EAGER_RUN = "NONDETERMINISTIC_EAGER_RUN"
+VERIFIER_SKIPPED = "VERIFIER_SKIPPED"
+VERIFIER_DIDNT_RUN = "VERIFIER_DIDNT_RUN"
+
+# Model-config keys that name what was requested (labels are derived from the file, not requested).
+FINGERPRINT_MODEL_KEYS = ("suite_name", "model_name", "params")
+
+
+def record_status(record: dict) -> str:
+    """Our `status`, or one inferred for upstream records (which have none)."""
+    status = record.get("status")
+    if status in STATUSES:
+        return status
+    metrics = record.get("metrics") or {}
+    error = metrics.get("error") if isinstance(metrics, dict) else None
+    if error is None:
+        return STATUS_OK
+    if str(error).strip() == "SKIP":
+        return STATUS_SKIP
+    if "timed out" in str(error) or str(error).startswith("TIMEOUT"):
+        return STATUS_TIMEOUT
+    return STATUS_ERROR
+
+
+def fingerprint(model: dict, experiment: dict, requested_batch_size: Optional[int], verify: bool) -> str:
+    """The config as requested: not the real batch size, not accelerator_model, not the environment."""
+    model_part = {k: model.get(k) for k in FINGERPRINT_MODEL_KEYS if model.get(k) is not None}
+    exp_part = {k: v for k, v in experiment.items() if k not in ("accelerator_model", "batch_size")}
+    # Old records lack these keys; their absence means the default.
+    exp_part.setdefault("torch_xla2", None)
+    exp_part.setdefault("enable_functionalization", False)
+    exp_part.setdefault("xla_flags", None)
+    exp_part["batch_size"] = requested_batch_size
+    return json.dumps({"model": model_part, "experiment": exp_part, "verify": bool(verify)}, sort_keys=True)
+
+
+def record_fingerprint(record: dict) -> Optional[str]:
+    model, experiment = record.get("model"), record.get("experiment")
+    if not isinstance(model, dict) or not isinstance(experiment, dict):
+        return None
+    # Upstream records hold only the real batch size; like upstream's resume, treat them as "no request".
+    return fingerprint(model, experiment, record.get("requested_batch_size"), record.get("verify", False))
+
+
+@dataclasses.dataclass
+class ReadProblem:
+    path: str
+    line: int
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}: {self.message}"
+
+
+def iter_records(path: str, problems: Optional[list] = None) -> Iterator[tuple]:
+    """Yield (line_number, record) for every valid JSON object line; note every other line."""
+    with open(path, "rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            if not raw.strip():
+                continue
+            torn = not raw.endswith(b"\n")
+            try:
+                record = json.loads(raw)
+            except ValueError as exc:
+                what = "torn last line (the writer was interrupted)" if torn else f"invalid JSON ({exc})"
+                if problems is not None:
+                    problems.append(ReadProblem(path, number, what))
+                continue
+            if not isinstance(record, dict):
+                if problems is not None:
+                    problems.append(ReadProblem(path, number, "not a JSON object"))
+                continue
+            yield number, record
+
+
+def read_records(path: str, warn: bool = True) -> list:
+    problems: list = []
+    records = [record for _, record in iter_records(path, problems)]
+    if warn:
+        for problem in problems:
+            log.warning("skipped %s", problem)
+    return records
+
+
+class ResultsWriter:
+    """Appends one whole record per line: one write, then fsync. Safe across crashes and resumes."""
+
+    def __init__(self, path: str):
+        self.path = path
+        directory = os.path.dirname(os.path.abspath(path))
+        os.makedirs(directory, exist_ok=True)
+        self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        # A torn last line (a writer killed mid-write) must not swallow the next record.
+        size = os.fstat(self._fd).st_size
+        if size:
+            with open(path, "rb") as handle:
+                handle.seek(size - 1)
+                if handle.read(1) != b"\n":
+                    log.warning("%s ends with a torn line; it is kept and skipped by readers", path)
+                    os.write(self._fd, b"\n")
+
+    def append(self, record: dict) -> None:
+        data = (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
+        written = os.write(self._fd, data)
+        while written < len(data):  # regular files write whole; this only guards odd filesystems
+            written += os.write(self._fd, data[written:])
+        os.fsync(self._fd)
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+    def __enter__(self) -> "ResultsWriter":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def check_writable_dir(directory: str) -> Optional[str]:
+    """None if results can be written under `directory`, else a one-line reason."""
+    try:
+        os.makedirs(directory, exist_ok=True)
+    except OSError as exc:
+        return f"cannot create output directory {directory}: {exc.strerror}"
+    if not os.access(directory, os.W_OK | os.X_OK):
+        return f"output directory {directory} is not writable"
+    return None
+
+
+def new_record(model: dict, experiment: dict, *, repeat: int, iterations_per_run: int, warmup: int,
+               timestamp: float, verify: bool, requested_batch_size: Optional[int], environment: dict) -> dict:
+    """A record in DESIGN.md §4's key order: upstream's keys first, then ours."""
+    return {
+        "model": model,
+        "experiment": experiment,
+        "repeat": repeat,
+        "iterations_per_run": iterations_per_run,
+        "metrics": {},
+        "timestamp": timestamp,
+        "verification_code": VERIFIER_SKIPPED,
+        "schema_version": SCHEMA_VERSION,
+        "status": STATUS_OK,
+        "error": None,
+        "warmup": warmup,
+        "requested_batch_size": requested_batch_size,
+        "verify": bool(verify),
+        "diagnostics": {},
+        "artifacts": {},
+        "environment": environment,
+    }
+
+
+def short_message(text: str, limit: int = 400) -> str:
+    """One readable line: the first non-empty line of `text`, cut to `limit` characters."""
+    lines = [line.strip() for line in str(text).splitlines() if line.strip()]
+    line = lines[0] if lines else ""
+    return line if len(line) <= limit else line[: limit - 3] + "..."
+
+
+def mark_failed(record: dict, status: str, error_type: str, message: str, phase: str,
+                log_path: Optional[str] = None, verification_code: str = VERIFIER_DIDNT_RUN) -> dict:
+    """Turn `record` into a failure record; metrics already measured are kept beside upstream's error text."""
+    message = short_message(message) or error_type
+    record["status"] = status
+    record["error"] = {"type": error_type, "message": message, "phase": phase, "log": log_path}
+    record["metrics"]["error"] = f"{error_type}: {message}" if status != STATUS_SKIP else f"SKIP: {message}"
+    record["verification_code"] = verification_code
+    return record

@@ -1,0 +1,104 @@
+"""Statistics over a record's samples, defined once for result_analyzer.py and aggregate.py.
+
+Our records carry their warm-up apart (`warmup` and `metrics.warmup_time`), so every timed sample
+is steady state. Upstream records have no warm-up: their first sample(s) hold compilation, and the
+callers say how many to skip (the analyzer 1, as upstream's analyzer; aggregate 3, as upstream's).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Optional
+
+import numpy as np
+
+
+def has_warmup(record: dict) -> bool:
+    """True for records whose timed samples exclude warm-up (ours)."""
+    metrics = record.get("metrics")
+    return "warmup" in record or (isinstance(metrics, dict) and "warmup_time" in metrics)
+
+
+def samples(value) -> Optional[np.ndarray]:
+    """A metric's samples as float64, or None when it is not a list of numbers (null, dict, text)."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        value = [value]
+    if not isinstance(value, (list, tuple)) or not value:
+        return None
+    try:
+        array = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        return None
+    return array if array.ndim == 1 else None
+
+
+def steady_state(values: np.ndarray, record: dict, skip: Optional[int] = None,
+                 skip_without_warmup: int = 1) -> np.ndarray:
+    """The samples that count for mean/std: all of ours; upstream's minus the first `skip_without_warmup`.
+
+    An explicit `skip` overrides both. Never returns an empty array when `values` has samples: with
+    too few samples the last one is kept, so a short run still reports (and says so through its count).
+    """
+    n = skip if skip is not None else (0 if has_warmup(record) else skip_without_warmup)
+    if n >= len(values):
+        return values[-1:]
+    return values[n:]
+
+
+def summary(values: np.ndarray, steady: np.ndarray) -> dict:
+    """min/median/max over every sample; mean/std (population, ddof 0, as upstream's analyzer) over steady."""
+    return {
+        "min": float(values.min()),
+        "median": float(np.median(values)),
+        "max": float(values.max()),
+        "mean": float(steady.mean()),
+        "std": float(steady.std()) if len(steady) > 1 else 0.0,
+    }
+
+
+def estimate(steady: np.ndarray, estimator: str = "median") -> tuple:
+    """(value, spread) of steady-state samples: median with its MAD-based std, or mean with sample std."""
+    if estimator == "mean":
+        std = float(steady.std(ddof=1)) if len(steady) > 1 else 0.0
+        return float(steady.mean()), std
+    if estimator == "median":
+        median = float(np.median(steady))
+        # 1.4826 * MAD estimates the std of normal data; robust to the odd slow sample.
+        std = float(1.4826 * np.median(np.abs(steady - median))) if len(steady) > 1 else 0.0
+        return median, std
+    raise ValueError(f"unknown estimator {estimator!r}")
+
+
+def compile_time(record: dict, total_time: Optional[np.ndarray], upstream_rule: str = "max-median") -> Optional[float]:
+    """Time the first run spent beyond a steady run: from our warm-up when present, else upstream's rule.
+
+    upstream_rule: "max-median" (upstream's result_analyzer) or "first-mean" (upstream's aggregate).
+    """
+    if total_time is None or not len(total_time):
+        return None
+    warmup = samples((record.get("metrics") or {}).get("warmup_time"))
+    if warmup is not None:
+        return float(warmup[0] - np.median(total_time))
+    if upstream_rule == "max-median":
+        return float(total_time.max() - np.median(total_time))
+    if len(total_time) < 2:
+        return None
+    return float(total_time[0] - total_time[1:].mean())
+
+
+def speedup(base: tuple, new: tuple) -> tuple:
+    """base/new time with the error propagated as upstream does: s * sqrt(relerr_a^2 + relerr_b^2)."""
+    (base_value, base_std), (new_value, new_std) = base, new
+    value = base_value / new_value
+    error = value * math.sqrt((base_std / base_value) ** 2 + (new_std / new_value) ** 2)
+    return value, error
+
+
+def geomean(points: list) -> tuple:
+    """Geometric mean of (value, std) points and its error g/n*sqrt(sum((std/value)^2)), as upstream."""
+    if not points:
+        return math.nan, math.nan
+    values = np.asarray([p[0] for p in points], dtype=np.float64)
+    stds = np.asarray([p[1] for p in points], dtype=np.float64)
+    g = float(np.exp(np.log(values).mean()))
+    return g, float(g / len(values) * math.sqrt(float(((stds / values) ** 2).sum())))

@@ -1,0 +1,86 @@
+"""Model suites behind one small interface.
+
+A suite module defines `SUITE`, an instance of a `Suite` subclass. Listing models must not import
+torch (the parent stays light); `build` runs in the child only.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+from typing import Any, Callable, Optional
+
+# Suite name -> module. Modules are imported lazily, and none imports torch at import time.
+SUITES = {
+    "dummy": "benchmarks.suites.dummy",
+    "faults": "benchmarks.suites.faults",
+}
+
+
+def suite_names() -> list:
+    return list(SUITES)
+
+
+def load_suite(name: str) -> "Suite":
+    return importlib.import_module(SUITES[name]).SUITE
+
+
+def all_suites() -> list:
+    return [load_suite(name) for name in SUITES]
+
+
+class ModelSkipped(Exception):
+    """Raised by `Suite.build` when a model cannot run an experiment; the child records a `skip`."""
+
+
+@dataclasses.dataclass
+class BenchmarkModel:
+    """What a suite hands the child: a module on its base device and example inputs for it."""
+
+    module: Any
+    example_inputs: tuple
+    batch_size: Optional[int]
+    example_kwargs: dict = dataclasses.field(default_factory=dict)
+    # output -> scalar loss for training; None means the runner's generic reduction.
+    loss_fn: Optional[Callable] = None
+    # parameters -> optimizer; None means SGD(lr=0.01), cheap in memory for big models.
+    optimizer_fn: Optional[Callable] = None
+    # Per-model verification tolerance (mean relative error); None means the runner's default.
+    tolerance: Optional[float] = None
+    # False for models whose eager output is random by design (verification skips the determinism check).
+    deterministic: bool = True
+    # Extra facts for the record (e.g. a FLOP count), merged into record["model_info"].
+    info: dict = dataclasses.field(default_factory=dict)
+
+
+class Suite:
+    name = ""
+
+    def add_arguments(self, parser) -> None:
+        """Suite-specific flags (registered for every suite; forwarded to children)."""
+
+    def list_models(self, options) -> list:
+        """Model configs, e.g. {"suite_name": "dummy", "model_name": "mlp"}; no torch import."""
+        raise NotImplementedError
+
+    def skip_reason(self, model_config: dict, experiment, options) -> Optional[str]:
+        """Why this model cannot run this experiment (the parent writes a skip record), or None."""
+        return None
+
+    def tiers(self) -> dict:
+        """Tier number -> list of model names."""
+        return {}
+
+    def extra_axes(self, options) -> dict:
+        """Extra experiment keys this suite sweeps, name -> list of values (e.g. a dtype)."""
+        return {}
+
+    def build(self, model_config: dict, experiment, device: str, options) -> BenchmarkModel:
+        """Build the model and its inputs on `device` (the plain accelerator device); child only."""
+        raise NotImplementedError
+
+
+def model_config(suite: str, name: str, **extra) -> dict:
+    config = {"suite_name": suite, "model_name": name}
+    config.update({k: v for k, v in extra.items() if v is not None})
+    return config

@@ -1,0 +1,26 @@
+"""`dummy`: tiny built-in models for tests and quick checks (upstream's dummy suite could not train)."""
+
+from benchmarks.suites import BenchmarkModel, Suite, model_config
+
+MODELS = {"mlp": 16, "cnn": 8, "multi_output": 16}  # name -> default batch size
+
+
+class DummySuite(Suite):
+    name = "dummy"
+
+    def list_models(self, options):
+        return [model_config(self.name, name) for name in MODELS]
+
+    def tiers(self):
+        return {1: ["mlp"], 2: ["cnn", "multi_output"]}
+
+    def build(self, model_config, experiment, device, options):
+        from benchmarks.suites import dummy_models
+
+        name = model_config["model_name"]
+        batch_size = experiment.batch_size or MODELS[name]
+        module, inputs = dummy_models.build(name, batch_size, device)
+        return BenchmarkModel(module=module, example_inputs=inputs, batch_size=batch_size)
+
+
+SUITE = DummySuite()

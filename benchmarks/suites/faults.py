@@ -1,0 +1,37 @@
+"""`faults`: models that fail on purpose, to check (and demonstrate) that one config's crash, hang,
+leak or error never takes the sweep down. Each fails on its first forward call, unless noted."""
+
+from benchmarks.suites import BenchmarkModel, Suite, model_config
+
+MODELS = {
+    "segfault": "dereferences a null pointer (killed by SIGSEGV)",
+    "hang": "sleeps for an hour (a timeout)",
+    "memory_hog": "allocates 256 MiB more every 50 ms, up to 12 GiB (an oom with --subprocess-memory-limit)",
+    "raise_on_load": "raises while the model is built (phase load)",
+    "silent_exit": "exits with status 0 before handing back a record",
+    "random_output": "adds fresh noise to its output: eager runs never agree (works, but nondeterministic)",
+}
+
+
+class FaultsSuite(Suite):
+    name = "faults"
+
+    def list_models(self, options):
+        return [model_config(self.name, name) for name in MODELS]
+
+    def build(self, model_config, experiment, device, options):
+        import torch
+
+        from benchmarks.suites import faults_models
+
+        name = model_config["model_name"]
+        if name == "raise_on_load":
+            raise RuntimeError("raise_on_load: this model fails while it is built, on purpose")
+        module = faults_models.MODELS[name]().to(device)
+        batch_size = experiment.batch_size or 4
+        inputs = (torch.randn(batch_size, 8, generator=torch.Generator().manual_seed(0)).to(device),)
+        return BenchmarkModel(module=module, example_inputs=inputs, batch_size=batch_size,
+                              deterministic=name != "random_output")
+
+
+SUITE = FaultsSuite()

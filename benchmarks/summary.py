@@ -1,0 +1,132 @@
+"""What the sweep shows a person: a progress bar with counts, a line per finished config, and the
+end-of-sweep table (median per-iteration time per backend and speedup over eager)."""
+
+from __future__ import annotations
+
+import logging
+import os
+import statistics
+
+from benchmarks import records
+
+log = logging.getLogger("benchmarks.runner")
+
+
+class Progress:
+    """A tqdm bar over configs (when wanted) plus one log line per finished config (always)."""
+
+    def __init__(self, total: int, enabled: bool):
+        self.total = total
+        self.bar = None
+        self._redirect = None
+        if enabled and total:
+            from tqdm import tqdm
+            from tqdm.contrib.logging import logging_redirect_tqdm
+
+            self.bar = tqdm(total=total, unit="config", dynamic_ncols=True)
+            self._redirect = logging_redirect_tqdm()
+
+    def __enter__(self):
+        if self._redirect:
+            self._redirect.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        if self._redirect:
+            self._redirect.__exit__(*exc)
+        if self.bar:
+            self.bar.close()
+
+    def write(self, line: str) -> None:
+        if self.bar:
+            self.bar.write(line)
+        else:
+            print(line, file=__import__("sys").stderr)
+
+    def describe(self, config, counts: dict) -> None:
+        if self.bar:
+            self.bar.set_description(f"{config.model['model_name']} {config.experiment.backend}")
+            self.bar.set_postfix(counts)
+
+    def done(self, index: int, config, record: dict, counts: dict) -> None:
+        status = record["status"]
+        if status == records.STATUS_OK:
+            per_iter = record["metrics"].get("per_iter_time") or [float("nan")]
+            what = f"ok, median {statistics.median(per_iter) * 1e3:.3f} ms/iter"
+        else:
+            error = record.get("error") or {}
+            what = f"{status} in {error.get('phase')}: {error.get('message')}"
+        log.info("[%d/%d] %s: %s", index, self.total, config.label(), what)
+        if self.bar:
+            self.bar.set_postfix(counts)
+            self.bar.update(1)
+
+
+def _median_ms(record: dict):
+    values = (record.get("metrics") or {}).get("per_iter_time")
+    if not isinstance(values, list) or not values:
+        return None
+    return statistics.median(values) * 1e3
+
+
+def table(rows: list, header: list) -> str:
+    widths = [max(len(str(cell)) for cell in column) for column in zip(header, *rows)]
+    lines = ["  ".join(str(cell).ljust(width) for cell, width in zip(row, widths)).rstrip() for row in [header] + rows]
+    lines.insert(1, "  ".join("-" * width for width in widths))
+    return "\n".join(lines)
+
+
+def speedup_table(sweep_records: list) -> str:
+    """Per (model, accelerator, test, batch size): each backend's median ms/iter and speedup over eager."""
+    groups, backends = {}, []
+    for record in sweep_records:
+        exp = record["experiment"]
+        from benchmarks.matrix import backend_name
+
+        backend = backend_name(exp.get("xla"), exp.get("dynamo"))
+        if backend not in backends:
+            backends.append(backend)
+        key = (record["model"]["model_name"], exp.get("accelerator"), exp.get("test"),
+               record.get("requested_batch_size") or exp.get("batch_size"))
+        groups.setdefault(key, {})[backend] = record
+    if not groups:
+        return ""
+    rows = []
+    for (model, accelerator, test, batch), cells in groups.items():
+        eager = cells.get("eager")
+        eager_ms = _median_ms(eager) if eager and eager["status"] == records.STATUS_OK else None
+        row = [model, accelerator, test, batch if batch is not None else "-"]
+        for backend in backends:
+            record = cells.get(backend)
+            if record is None:
+                row.append("")
+            elif record["status"] != records.STATUS_OK:
+                row.append(record["status"])
+            else:
+                ms = _median_ms(record)
+                cell = f"{ms:.3f}"
+                if eager_ms and backend != "eager":
+                    cell += f" ({eager_ms / ms:.2f}x)"
+                row.append(cell)
+        rows.append(row)
+    header = ["model", "accel", "test", "batch"] + [f"{b} ms" for b in backends]
+    return table(rows, header)
+
+
+def end_of_sweep(results_path: str, configs: list, options, counts: dict, already: int, seconds: float,
+                 resume: str) -> str:
+    wanted = {config.fingerprint for config in configs}
+    latest = {}
+    if os.path.exists(results_path):
+        for record in records.read_records(results_path, warn=False):
+            key = records.record_fingerprint(record)
+            if key in wanted:
+                latest[key] = record
+    text = speedup_table(list(latest.values()))
+    lines = [text, ""] if text else []
+    lines.append(f"{counts['ok']} ok, {counts['failed']} failed, {counts['skipped']} skipped"
+                 f" ({already} already done) in {seconds:.1f} s")
+    lines.append(f"results: {results_path}")
+    lines.append(f"logs:    {os.path.join(options.output_dirname, 'logs')}")
+    lines.append(f"resume:  {resume}")
+    return "\n".join(lines)
