@@ -7,6 +7,7 @@ this process (the child, or a user running one config by hand). Importing this m
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import logging
 import re
@@ -25,6 +26,9 @@ PARENT_ONLY = {
     "dry_run", "print_subprocess", "subprocess_timeout", "subprocess_memory_limit", "progress_bar",
     "no_resume", "retry_failed", "experiment_config", "model_config", "record_fd", "help",
 }
+
+# Feature modules that register their own flags (cheap to import: no torch at module level).
+FEATURE_MODULES = ("benchmarks.verify", "benchmarks.diagnostics", "benchmarks.timing", "benchmarks.noise")
 
 
 class UsageError(Exception):
@@ -142,6 +146,8 @@ def build_parser() -> Parser:
     single.add_argument("--model-config", metavar="JSON", help="one model config")
     single.add_argument("--record-fd", type=int, default=None, help=argparse.SUPPRESS)
 
+    for module in FEATURE_MODULES:
+        importlib.import_module(module).add_arguments(p)
     for suite in all_suites():
         suite.add_arguments(p)
     return p
