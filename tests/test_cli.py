@@ -101,3 +101,25 @@ def test_a_dry_run_command_runs_that_config_alone(dry_run, tmp_path):
     assert record["experiment"]["batch_size"] == 16 and record["requested_batch_size"] is None
     assert len(record["metrics"]["total_time"]) == 1 and "warmup_time" not in record["metrics"]
     assert json.loads(json.dumps(record)) == record
+
+
+def test_the_parent_never_imports_torch_even_while_planning_a_sweep(tmp_path):
+    code = ("import sys; from benchmarks import cli; "
+            f"rc = cli.main(['--accelerator=cpu', '--xla=PJRT', '--xla=None', '--dry-run', '--output-dirname={tmp_path}']); "
+            "heavy = [m for m in ('torch', 'torch_xla') if m in sys.modules]; "
+            "assert rc == 0 and not heavy, heavy")
+    subprocess.run([PYTHON, "-c", code], check=True, cwd=ROOT, capture_output=True)
+
+
+def test_partitions_slice_the_suite_list_before_filters():
+    from benchmarks import cli, runner
+    from benchmarks.suites import load_suite
+
+    parser = cli.build_parser()
+    names = lambda *args: [m["model_name"] for m in runner.select_models(load_suite("faults"), parser.parse_args(args))]
+    everything = names()
+    parts = [names("--total-partitions=4", f"--partition-id={i}") for i in range(4)]
+    assert sum(parts, []) == everything  # disjoint, complete, in order; the last takes the remainder
+    assert names("--total-partitions=4", "--partition-id=0", "-k", "nothing-matches") == []
+    assert names("-k", "SEG") == ["segfault"] and names("-x", "^s") == [n for n in everything if not n.startswith("s")]
+    assert [m["model_name"] for m in runner.select_models(load_suite("dummy"), parser.parse_args(["--filter-by-tier=1"]))] == ["mlp"]

@@ -144,3 +144,10 @@ def test_ctrl_c_stops_cleanly_and_says_how_to_resume(tmp_path):
     assert "Resume with:" in stderr and "--timestamp=" in stderr and "Traceback" not in stderr
     assert processes_mentioning(str(tmp_path)) == []
     assert [r["model"]["model_name"] for r in read_jsonl(tmp_path / "results.jsonl")] == ["raise_on_load"]
+
+
+def test_print_subprocess_streams_the_childs_output_and_still_logs_it(tmp_path):
+    result = run_runner(*FAULTS, "-k", "raise_on_load", "--print-subprocess", f"--output-dirname={tmp_path}",
+                        check_rc=0)
+    assert "RuntimeError: raise_on_load" in result.stderr  # streamed to the terminal
+    assert "RuntimeError: raise_on_load" in (tmp_path / "logs/raise_on_load/cpu-eager-eval.log").read_text()
