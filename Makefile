@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 OUT ?= output/bench
 
-.PHONY: all env bench test bench-overhead clean
+.PHONY: all env bench test test-golden bench-overhead clean
 
 all: env
 
@@ -27,6 +27,10 @@ bench: env
 
 test: env
 	$(PY) -m pytest -q tests
+
+# aggregate.py's golden files (tests/aggregate/*.test, upstream PyTorch/XLA's style); `make test` runs them too.
+test-golden: env
+	$(PY) tests/aggregate/run_golden.py
 
 bench-overhead: env
 	$(PY) scripts/bench_overhead.py

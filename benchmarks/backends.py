@@ -91,3 +91,25 @@ def xla_metrics(experiment) -> dict:
         out[f"xla_{name}_time_s"] = total_ns / 1e9
         out[f"xla_{name}_number"] = count
     return out
+
+
+# --matmul-precision names torch_xla's levels; torch calls the fastest one "medium".
+TORCH_MATMUL_PRECISION = {"default": "medium", "high": "high", "highest": "highest"}
+
+
+def set_matmul_precision(experiment, precision=None, disable_tf32: bool = False) -> dict:
+    """Apply --matmul-precision / --disable-tf32 to torch (and torch_xla on XLA configs), nothing else
+    (upstream forced "high" unless --disable-tf32). Returns the settings in effect, for the record."""
+    if disable_tf32:
+        precision = "highest"
+        torch.backends.cudnn.allow_tf32 = False
+    if precision is not None:
+        torch.set_float32_matmul_precision(TORCH_MATMUL_PRECISION[precision])
+    effective = {"torch": torch.get_float32_matmul_precision(), "cudnn_allow_tf32": torch.backends.cudnn.allow_tf32}
+    if experiment.xla:
+        import torch_xla.backends
+
+        if precision is not None:
+            torch_xla.backends.set_mat_mul_precision(precision)
+        effective["torch_xla"] = torch_xla.backends.get_mat_mul_precision()
+    return effective

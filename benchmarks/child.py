@@ -15,7 +15,7 @@ import signal
 import threading
 import time
 
-from benchmarks import environment, records
+from benchmarks import environment, noise, records
 from benchmarks.childenv import child_environment
 from benchmarks.suites import ModelSkipped, load_suite
 
@@ -93,6 +93,17 @@ def resolve_accelerator_model(experiment) -> str:
     return environment.accelerator_model(experiment.accelerator, cuda_names)
 
 
+def build_model(suite, model_config: dict, experiment, options):
+    """The suite's model for `experiment` on its plain accelerator, built under fixed seeds."""
+    from benchmarks import backends
+
+    backends.seed_everything(experiment)
+    try:
+        return suite.build(model_config, experiment, backends.base_device(experiment), options)
+    except NotImplementedError as exc:
+        raise ModelSkipped(str(exc) or f"{model_config['model_name']} does not implement {experiment.test}")
+
+
 def run_config(options, model_config: dict, experiment, channel: Channel) -> dict:
     """Everything the child does for one config; always returns a record (never raises)."""
     record = records.new_record(
@@ -100,36 +111,59 @@ def run_config(options, model_config: dict, experiment, channel: Channel) -> dic
         warmup=options.warmup, timestamp=options.timestamp, verify=getattr(options, "verify", False),
         requested_batch_size=experiment.batch_size, environment=environment.collect(),
     )
+    verifier = None
+    diag = None
     try:
         channel.set_phase("setup")
-        from benchmarks import backends, measure
+        from benchmarks import backends, diagnostics, measure, timing
 
         accelerator_model = resolve_accelerator_model(experiment)
         experiment = experiment.with_(accelerator_model=accelerator_model)
         record["experiment"] = experiment.to_dict()
+        problem = timing.pure_wall_time_problem(experiment, options)
+        if problem:  # the parent drops such configs; reached anyway (by hand): a clear error, no traceback
+            return records.mark_failed(record, records.STATUS_ERROR, "PureWallTimeUnsupported", problem, "setup")
         suite = load_suite(model_config["suite_name"])
+        diag = diagnostics.Diagnostics(options, model_config, experiment, record)  # paths from the requested config
+        diag.setup()
+        if getattr(options, "verify", False):
+            from benchmarks import verify
+
+            # The eager reference comes first and is kept on the CPU; its model is freed before ours is built.
+            verifier = verify.Verifier(options, lambda exp: build_model(suite, model_config, exp, options),
+                                       channel.set_phase)
+            verifier.compute_reference(experiment)
 
         channel.set_phase("load")
-        backends.seed_everything(experiment)
-        try:
-            bm = suite.build(model_config, experiment, backends.base_device(experiment), options)
-        except NotImplementedError as exc:
-            raise ModelSkipped(str(exc) or f"{model_config['model_name']} does not implement {experiment.test}")
+        bm = build_model(suite, model_config, experiment, options)
         experiment = experiment.with_(batch_size=bm.batch_size)
         record["experiment"] = experiment.to_dict()
         if bm.info:
             record["model_info"] = bm.info
         device = backends.target_device(experiment)
         module = bm.module.to(device)
+        if callable(getattr(bm.loss_fn, "to", None)):  # a loss module holding targets moves with the model
+            bm.loss_fn.to(device)
         args = backends.move(tuple(bm.example_inputs), device)
         kwargs = backends.move(dict(bm.example_kwargs), device)
 
         channel.set_phase("compile")
         backends.seed_everything(experiment)
-        step = measure.make_step(bm, experiment, module, args, kwargs)
+        step = diag.guard(measure.make_step(bm, experiment, module, args, kwargs, fullgraph=diag.fullgraph,
+                                            inputs=diag.make_inputs(args, kwargs),
+                                            full_output=getattr(options, "collect_full_output", False)))
+        if verifier:
+            verifier.before_timing(experiment, module, step)
         record["metrics"] = measure.measure(
             step, experiment, options.repeat, options.iterations_per_run, options.warmup, on_phase=channel.set_phase,
+            timed=timing.pure_wall_time_run if getattr(options, "pure_wall_time", False) else None,
+            around_repeat=diag.around_repeat, after_repeat=diag.after_repeat,
         )
+        diag.finish(record["metrics"])
+        if bm.info.get("flops"):  # FLOPs of one iteration (microbench): throughput per repeat
+            record["metrics"]["tflops"] = timing.tflops(bm.info["flops"], record["metrics"]["per_iter_time"])
+        if verifier:  # after timing, which it never hides: its failures are verification codes
+            verifier.check(experiment, module, step)
     except ModelSkipped as exc:
         log.info("skipped: %s", exc)
         records.mark_failed(record, records.STATUS_SKIP, "ModelSkipped", str(exc), channel.phase,
@@ -137,19 +171,25 @@ def run_config(options, model_config: dict, experiment, channel: Channel) -> dic
     except Exception as exc:  # any failure of the model or backend becomes a record
         log.exception("failed in phase %s", channel.phase)
         records.mark_failed(record, classify(exc), type(exc).__name__, str(exc), channel.phase)
+    if verifier is not None:
+        verifier.finish(record)
+    if diag is not None:
+        diag.close()
     return record
 
 
 def main(options, model_config: dict, experiment) -> int:
     launched_by_parent = options.record_fd is not None
+    cpu_affinity = noise.pin_self(options)  # before any thread starts (--cpu-affinity; also by hand)
     if launched_by_parent:
         die_with_parent()
     # A hand-run config gets the same environment the parent would compose (before torch is imported).
-    for key, value in child_environment(experiment, options, dict(os.environ)).items():
+    for key, value in child_environment(experiment, options, dict(os.environ), model_config).items():
         if os.environ.get(key) != value:
             os.environ[key] = value
     channel = Channel(options.record_fd)
     record = run_config(options, model_config, experiment, channel)
+    record["environment"]["cpu_affinity"] = cpu_affinity
     if launched_by_parent:
         channel.send_record(record)
         return 0

@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+from typing import Optional
+
+from benchmarks import diagnostics
+
 # Variables that belong to one XLA config and must not leak from the parent's environment.
 XLA_RUNTIME_VARS = ("PJRT_DEVICE", "XRT_TPU_CONFIG", "XLA_FLAGS")
 
 
-def child_environment(experiment, options, base_env: dict) -> dict:
+def child_environment(experiment, options, base_env: dict, model_config: Optional[dict] = None) -> dict:
+    """`model_config` names the artifact paths of the diagnostics torch_xla reads from its environment
+    (--dump-hlo, --save-ir-format); without it those are not set."""
     env = dict(base_env)
     env["PYTHONUNBUFFERED"] = "1"  # the log streams as the child runs
     if experiment.xla:
@@ -19,4 +25,6 @@ def child_environment(experiment, options, base_env: dict) -> dict:
         env.pop("XLA_DISABLE_FUNCTIONALIZATION", None)
     else:
         env["XLA_DISABLE_FUNCTIONALIZATION"] = "1"
+    if model_config is not None:
+        diagnostics.update_child_env(env, experiment, options, model_config)
     return env

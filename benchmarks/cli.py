@@ -25,6 +25,7 @@ PARENT_ONLY = {
     "test", "xla_flags", "batch_size", "enable_functionalization", "total_partitions", "partition_id",
     "dry_run", "print_subprocess", "subprocess_timeout", "subprocess_memory_limit", "progress_bar",
     "no_resume", "retry_failed", "experiment_config", "model_config", "record_fd", "help",
+    "op", "shapes", "dtype",  # microbench: a child's operator, shape and dtype are in its model/experiment config
 }
 
 # Feature modules that register their own flags (cheap to import: no torch at module level).
@@ -205,6 +206,10 @@ def validate(options) -> None:
                 raise UsageError(f"--{flag} {pattern!r} is not a valid regular expression: {exc}")
     if options.partition_id >= options.total_partitions:
         raise UsageError(f"--partition-id must be below --total-partitions ({options.total_partitions})")
+    for module in FEATURE_MODULES:  # a feature's own flag combinations (raises UsageError)
+        check = getattr(importlib.import_module(module), "validate_options", None)
+        if check is not None:
+            check(options)
 
 
 def setup_logging(level: str) -> None:

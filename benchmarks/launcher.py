@@ -31,6 +31,7 @@ class ChildRequest:
     timeout: float
     memory_limit: Optional[int] = None
     echo: Optional[Callable[[str], None]] = None  # where to stream output too (--print-subprocess)
+    cpu_affinity: Optional[list] = None  # cores to pin the child to (--cpu-affinity)
 
 
 @dataclasses.dataclass
@@ -42,6 +43,7 @@ class ChildResult:
     out_of_memory: bool = False
     peak_tree_rss: int = 0
     seconds: float = 0.0
+    cpu_affinity: Optional[list] = None  # the cores the child had
 
     def signal_name(self) -> Optional[str]:
         if self.returncode is None or self.returncode >= 0:
@@ -125,6 +127,7 @@ def run_child(request: ChildRequest) -> ChildResult:
             )
         finally:
             os.close(write_fd)
+        cpu_affinity = pin(child.pid, request.cpu_affinity)
         reader = _RecordReader(read_fd)
         reader.start()
         tee = _Tee(child.stdout, log_file, request.echo) if request.echo else None
@@ -165,8 +168,22 @@ def run_child(request: ChildRequest) -> ChildResult:
     result.returncode = child.returncode
     result.record = reader.record
     result.last_phase = reader.phase
+    result.cpu_affinity = cpu_affinity
     result.seconds = time.monotonic() - started
     return result
+
+
+def pin(pid: int, cores: Optional[list]) -> Optional[list]:
+    """Pin a just-started child to `cores` (before it starts threads: they inherit it); returns the cores it has."""
+    try:
+        process = psutil.Process(pid)
+        if cores:
+            process.cpu_affinity(list(cores))
+        return sorted(process.cpu_affinity())
+    except (psutil.Error, AttributeError, OSError) as exc:  # gone already, or no affinity on this OS
+        if cores:
+            log.warning("could not pin pid %d to cores %s: %s", pid, cores, exc)
+        return None
 
 
 def log_tail(path: str, limit: int = 400) -> str:

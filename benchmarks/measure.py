@@ -37,10 +37,12 @@ def default_optimizer(parameters):
     return torch.optim.SGD(parameters, lr=0.01)
 
 
-def make_step(bm, experiment, module, args: tuple, kwargs: dict, fullgraph: bool = False) -> Callable:
+def make_step(bm, experiment, module, args: tuple, kwargs: dict, fullgraph: bool = False,
+              inputs: Optional[Callable[[], tuple]] = None, full_output: bool = False) -> Callable:
     """A zero-argument callable that runs one iteration of the config: eval forward, or a train step
     (forward + loss under the backend; backward and optimizer step after it). Returns the output
-    (eval) or the loss (train)."""
+    (eval) or the loss (train; with `full_output` a dict of loss, output and gradients by parameter name).
+    `inputs`, if given, returns each iteration's (args, kwargs) instead of the fixed ones (--randomize-input)."""
     if experiment.test == "eval":
         module.eval()
 
@@ -50,8 +52,9 @@ def make_step(bm, experiment, module, args: tuple, kwargs: dict, fullgraph: bool
         compiled = backends.compile_fn(forward, experiment, fullgraph)
 
         def eval_step():
+            a, k = inputs() if inputs is not None else (args, kwargs)
             with torch.no_grad():
-                return compiled(*args, **kwargs)
+                return compiled(*a, **k)
 
         return eval_step
 
@@ -59,18 +62,27 @@ def make_step(bm, experiment, module, args: tuple, kwargs: dict, fullgraph: bool
     loss_fn = bm.loss_fn or reduce_to_scalar
 
     def forward_loss(*a, **k):
-        return loss_fn(module(*a, **k))
+        output = module(*a, **k)
+        return (loss_fn(output), output) if full_output else loss_fn(output)
 
     compiled = backends.compile_fn(forward_loss, experiment, fullgraph)
     optimizer = (bm.optimizer_fn or default_optimizer)(module.parameters())
 
     def train_step():
         optimizer.zero_grad(set_to_none=True)
-        loss = compiled(*args, **kwargs)
+        a, k = inputs() if inputs is not None else (args, kwargs)
+        loss = compiled(*a, **k)
+        if full_output:
+            loss, output = loss
         loss.backward()
+        if full_output:
+            grads = {name: p.grad for name, p in module.named_parameters() if p.grad is not None}
         optimizer.step()
+        if full_output:
+            return {"loss": loss.detach(), "output": output, "grads": grads}
         return loss
 
+    train_step.optimizer = optimizer  # --verify puts its state back before comparing a step
     return train_step
 
 
@@ -98,11 +110,15 @@ def timed_run(step: Callable, experiment, iterations: int, hooks=()) -> tuple:
 
 
 def measure(step: Callable, experiment, repeat: int, iterations: int, warmup: int,
-            on_phase: Optional[Callable[[str], None]] = None, around_repeat=None) -> dict:
+            on_phase: Optional[Callable[[str], None]] = None, around_repeat=None, timed=None,
+            after_repeat=None) -> dict:
     """Warm-up runs (metrics.warmup_time; the first compiles), then `repeat` timed runs.
 
     `around_repeat(index)`, if given, returns a context manager wrapping each timed run (profilers).
+    `after_repeat(index, last_output)`, if given, is called after each timed run, outside it (--save-output).
+    `timed`, if given, replaces timed_run (same contract) for the timed runs (--pure-wall-time).
     """
+    timed = timed or timed_run
     on_phase = on_phase or (lambda phase: None)
     metrics = collections.defaultdict(list)
     on_phase("compile")
@@ -115,10 +131,13 @@ def measure(step: Callable, experiment, repeat: int, iterations: int, warmup: in
     for index in range(repeat):
         backends.reset_xla_metrics(experiment)
         if around_repeat is None:
-            total, trace, _ = timed_run(step, experiment, iterations)
+            total, trace, output = timed(step, experiment, iterations)
         else:
             with around_repeat(index):
-                total, trace, _ = timed_run(step, experiment, iterations)
+                total, trace, output = timed(step, experiment, iterations)
+        if after_repeat is not None:
+            after_repeat(index, output)
+        del output
         metrics["total_time"].append(total)
         metrics["per_iter_time"].append(total / iterations)
         if experiment.xla:

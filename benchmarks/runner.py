@@ -16,7 +16,7 @@ import sys
 import time
 from typing import Optional
 
-from benchmarks import cli, environment, launcher, matrix, paths, records, summary
+from benchmarks import cli, diagnostics, environment, launcher, matrix, noise, paths, records, summary, timing
 from benchmarks.childenv import child_environment
 from benchmarks.suites import load_suite
 
@@ -193,16 +193,19 @@ def run_one(parser, options, config: Config, env_facts: dict, echo) -> dict:
     log_path = paths.log_path(options.output_dirname, config.model, config.experiment)
     request = launcher.ChildRequest(
         argv=single_config_argv(parser, options, config),
-        env=child_environment(config.experiment, options, dict(os.environ)),
+        env=child_environment(config.experiment, options, dict(os.environ), config.model),
         log_path=log_path,
         timeout=options.subprocess_timeout,
         memory_limit=options.subprocess_memory_limit,
         echo=echo,
+        cpu_affinity=noise.requested_cores(options),
     )
     result = launcher.run_child(request)
     if result.record is None:
-        return failure_record(config, options, result, log_path, env_facts)
-    record = result.record
+        record = failure_record(config, options, result, log_path, env_facts)
+        record["artifacts"].update(diagnostics.env_artifacts(options, config.model, config.experiment))  # XLA dumps
+        return noise.annotate(record, env_facts.get("noise"), result.cpu_affinity)
+    record = noise.annotate(result.record, env_facts.get("noise"), result.cpu_affinity)  # the sweep's facts
     if record.get("error"):
         record["error"]["log"] = paths.relative(log_path, options.output_dirname)
     if result.returncode:
@@ -254,12 +257,14 @@ def run_sweep(parser, options) -> int:
         return 0
     experiments = expand_experiments(suite, options)
     caps = probe(experiments)
-    kept, dropped = matrix.split(experiments, caps)
+    kept, dropped = matrix.split(experiments, caps, matrix.SUPPORT_RULES + timing.support_rules(options))
     kept = [with_accelerator_model(e, caps) for e in kept]
     verify = getattr(options, "verify", False)
     configs, skipped = [], []
     for model in models:
         for experiment in kept:
+            if not suite.matches(model, experiment):
+                continue
             config = Config(model, experiment, verify)
             reason = suite.skip_reason(model, experiment, options)
             (skipped.append((config, reason)) if reason else configs.append(config))
@@ -287,7 +292,8 @@ def run_sweep(parser, options) -> int:
     already = len(plan) - len(todo)
     log.info("%d model(s) x %d experiment config(s): %d to run, %d already in %s, %d dropped", len(models),
              len(kept), len(todo), already, results_path, len(dropped))
-    env_facts = environment.collect()
+    noise_facts = noise.sweep_check(options)  # once per sweep: warns, and every record carries it
+    env_facts = noise.annotate({"environment": environment.collect()}, noise_facts)["environment"]
     counts = {"ok": 0, "failed": 0, "skipped": 0}
     progress = summary.Progress(len(todo), enabled=options.progress_bar or sys.stderr.isatty())
     echo = progress.write if options.print_subprocess else None

@@ -86,6 +86,48 @@ def compile_time(record: dict, total_time: Optional[np.ndarray], upstream_rule: 
     return float(total_time[0] - total_time[1:].mean())
 
 
+# The order of summary()'s keys, and of the analyzer's min_/median_/max_/mean_/std_ columns.
+STATISTICS = ("min", "median", "max", "mean", "std")
+
+
+def summary_rows(values: np.ndarray, skip: int = 0) -> dict:
+    """summary() of every row of a 2-D array (one record per row, all with the same number of samples).
+
+    `skip` is steady_state()'s count for these rows (0 for our records; for upstream records the caller's
+    skip_without_warmup): mean/std leave out the first `skip` samples but always keep the last one.
+    The same numbers as summary(values, steady_state(...)) row by row, at numpy speed.
+    """
+    values = np.asarray(values, dtype=np.float64)
+    if values.ndim != 2 or not values.shape[1]:
+        raise ValueError("summary_rows needs a 2-D array with at least one sample per row")
+    length = values.shape[1]
+    # Sorting short rows is several times faster than np.median's partition; NaN sorts last, and like
+    # np.min/np.median/np.max, a row with a NaN gets NaN.
+    ordered = np.sort(values, axis=1)
+    maximum = ordered[:, -1]
+    has_nan = np.isnan(maximum)
+    minimum = np.where(has_nan, np.nan, ordered[:, 0])
+    median = np.where(has_nan, np.nan, (ordered[:, (length - 1) // 2] + ordered[:, length // 2]) / 2)
+    steady = values[:, min(skip, length - 1):]
+    return {
+        "min": minimum,
+        "median": median,
+        "max": maximum,
+        "mean": steady.mean(axis=1),
+        "std": steady.std(axis=1) if steady.shape[1] > 1 else np.zeros(len(values)),
+    }
+
+
+def compile_time_rows(total_median: np.ndarray, total_max: np.ndarray, warmup_first: np.ndarray,
+                      has_warmup_time: np.ndarray) -> np.ndarray:
+    """compile_time(..., "max-median") for many records at once, from their total_time median and max.
+
+    Where a record has warm-up samples: its first warm-up run minus the median timed run; elsewhere
+    upstream's max - median. NaN where a record has no total_time.
+    """
+    return np.where(has_warmup_time, warmup_first - total_median, total_max - total_median)
+
+
 def speedup(base: tuple, new: tuple) -> tuple:
     """base/new time with the error propagated as upstream does: s * sqrt(relerr_a^2 + relerr_b^2)."""
     (base_value, base_std), (new_value, new_std) = base, new
@@ -102,3 +144,19 @@ def geomean(points: list) -> tuple:
     stds = np.asarray([p[1] for p in points], dtype=np.float64)
     g = float(np.exp(np.log(values).mean()))
     return g, float(g / len(values) * math.sqrt(float(((stds / values) ** 2).sum())))
+
+
+def steady_state_or_none(values: np.ndarray, record: dict, skip: Optional[int] = None,
+                         skip_without_warmup: int = 3) -> Optional[np.ndarray]:
+    """Like steady_state, but None when skipping leaves no sample (upstream aggregate drops such records
+    rather than reporting one it knows holds warm-up). Default skip: 0 with warm-up, else 3, as aggregate."""
+    n = skip if skip is not None else (0 if has_warmup(record) else skip_without_warmup)
+    if n >= len(values):
+        return None
+    return values[n:]
+
+
+def percentiles(values, points=(95, 50, 5)) -> list:
+    """numpy's linear-interpolation percentiles of `values` (upstream aggregate's histogram)."""
+    array = np.asarray(values, dtype=np.float64)
+    return [float(np.percentile(array, p)) for p in points]

@@ -56,6 +56,9 @@ class Progress:
         else:
             error = record.get("error") or {}
             what = f"{status} in {error.get('phase')}: {error.get('message')}"
+        if record.get("verify"):
+            code, message = record.get("verification_code"), record.get("verification_message")
+            what += f"; verification {code}" + (f" ({message})" if message and status == records.STATUS_OK else "")
         log.info("[%d/%d] %s: %s", index, self.total, config.label(), what)
         if self.bar:
             self.bar.set_postfix(counts)
@@ -67,6 +70,13 @@ def _median_ms(record: dict):
     if not isinstance(values, list) or not values:
         return None
     return statistics.median(values) * 1e3
+
+
+def _median_tflops(record: dict):
+    values = (record.get("metrics") or {}).get("tflops")  # microbench: the operation's FLOPs per second
+    if not isinstance(values, list) or not values:
+        return None
+    return statistics.median(values)
 
 
 def table(rows: list, header: list) -> str:
@@ -105,6 +115,9 @@ def speedup_table(sweep_records: list) -> str:
             else:
                 ms = _median_ms(record)
                 cell = f"{ms:.3f}"
+                tflops = _median_tflops(record)
+                if tflops is not None:
+                    cell += f" {tflops:.3g} TFLOP/s"
                 if eager_ms and backend != "eager":
                     cell += f" ({eager_ms / ms:.2f}x)"
                 row.append(cell)
@@ -126,6 +139,12 @@ def end_of_sweep(results_path: str, configs: list, options, counts: dict, alread
     lines = [text, ""] if text else []
     lines.append(f"{counts['ok']} ok, {counts['failed']} failed, {counts['skipped']} skipped"
                  f" ({already} already done) in {seconds:.1f} s")
+    codes = {}
+    for record in latest.values():
+        if record.get("verify"):
+            codes[record.get("verification_code")] = codes.get(record.get("verification_code"), 0) + 1
+    if codes:
+        lines.append("verification: " + ", ".join(f"{count} {code}" for code, count in sorted(codes.items())))
     lines.append(f"results: {results_path}")
     lines.append(f"logs:    {os.path.join(options.output_dirname, 'logs')}")
     lines.append(f"resume:  {resume}")

@@ -1,5 +1,459 @@
-"""(placeholder: being written for its issue)"""
+"""--verify: does the config compute what eager computes? Verification codes and error figures.
+
+In the child, with --verify (see `Verifier`):
+1. the eager reference: the same model, inputs and seeds on the same accelerator with no dynamo and no
+   XLA, run `--verify-iterations` iterations; eval keeps the output, train keeps the loss and every
+   parameter gradient of the last step. It runs twice and the two must agree exactly
+   (NONDETERMINISTIC_EAGER_RUN otherwise). The reference is kept on the CPU; the eager model is freed;
+2. the config is built and timed as usual (timing never depends on what verification finds);
+3. the config's weights (and optimizer state) are put back as they were before timing, the same
+   iterations run again, and the result, moved to the CPU, is compared with the reference.
+
+Figures over every floating-point element of the output (complex as real pairs):
+`verification_mean_rel_error` = sum |out - ref| / sum |ref| (robust where the reference is near zero),
+`verification_max_abs_error`, `verification_cosine_similarity`. PASS when the mean relative error is at
+most the tolerance: the model's own (BenchmarkModel.tolerance) if its suite gives one, else
+--verify-tolerance. Integer and boolean tensors and non-tensor leaves must be equal; a structure
+mismatch (type, keys, length, shape, dtype) is a FAIL whose message says where. Lists and tuples are
+both sequences: a tuple where eager returned a list is not a mismatch.
+
+A model that declares itself non-deterministic (BenchmarkModel.deterministic=False) skips the
+determinism check; it is compared with the tolerance its suite gives it, and without one it opts out
+(VERIFIER_SKIPPED, with a message): a random output compared at the default 2 % would only ever FAIL.
+
+Importing this module is cheap (torch is imported by the functions that need it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import dataclasses
+import gc
+import logging
+import math
+from typing import Any, Callable, Optional
+
+from benchmarks import records
+
+log = logging.getLogger("benchmarks.verify")
+
+DEFAULT_TOLERANCE = 0.02  # upstream README's 2 %
+MAX_LISTED = 3  # mismatches named in the message; the rest are counted
+
+# Record keys, placed right after upstream's `verification_code`.
+FIGURE_KEYS = ("verification_mean_rel_error", "verification_max_abs_error", "verification_cosine_similarity",
+               "verification_tolerance", "verification_message")
+
+
+def tolerance_value(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}")
+    if not (value >= 0 and math.isfinite(value)):
+        raise argparse.ArgumentTypeError(f"must be a finite number >= 0, not {text}")
+    return value
 
 
 def add_arguments(parser) -> None:
     """Flags of this feature (an argument group); forwarded to children unless listed in cli.PARENT_ONLY."""
+    from benchmarks.cli import positive_int
+
+    group = parser.add_argument_group("verification")
+    group.add_argument("--verify", action="store_true",
+                       help="also compare each config's result with eager's (output for eval; loss and every "
+                       "gradient for train) and record verification_code and error figures beside the timing")
+    group.add_argument("--verify-tolerance", type=tolerance_value, default=DEFAULT_TOLERANCE, metavar="REL",
+                       help="PASS when sum|out-ref|/sum|ref| is at most this (default 0.02); a suite may set "
+                       "its own per model, which wins")
+    group.add_argument("--verify-iterations", type=positive_int, default=1, metavar="N",
+                       help="iterations (train: steps) before the result is compared (default 1)")
+
+
+# ---------------------------------------------------------------- comparison (torch inside)
+
+
+@dataclasses.dataclass
+class Node:
+    """A dataclass-like output (model output class, namedtuple, plain object) as type name + fields."""
+
+    type_name: str
+    fields: dict
+
+
+def to_cpu_tree(obj: Any, memo: Optional[dict] = None) -> Any:
+    """A detached CPU copy of any output: tensors cloned (no view keeps a model's memory alive),
+    containers rebuilt, dataclass-like objects as `Node`s; other leaves as they are."""
+    import torch
+
+    memo = {} if memo is None else memo
+    if isinstance(obj, torch.Tensor):
+        tensor = obj.detach()
+        if tensor.layout != torch.strided:
+            tensor = tensor.to_dense()
+        return tensor.to("cpu", copy=True)
+    if id(obj) in memo:  # cycles in plain objects
+        return memo[id(obj)]
+    if isinstance(obj, (type(None), bool, int, float, complex, str, bytes, torch.dtype, torch.device, torch.Size)):
+        return obj
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):  # before dict: HF outputs are both
+        node = memo[id(obj)] = Node(type(obj).__name__, {})
+        node.fields.update((f.name, to_cpu_tree(getattr(obj, f.name), memo)) for f in dataclasses.fields(obj))
+        return node
+    if isinstance(obj, dict):
+        return {key: to_cpu_tree(value, memo) for key, value in obj.items()}
+    if isinstance(obj, tuple) and hasattr(obj, "_fields"):
+        return Node(type(obj).__name__, {name: to_cpu_tree(getattr(obj, name), memo) for name in obj._fields})
+    if isinstance(obj, (list, tuple)):
+        return [to_cpu_tree(item, memo) for item in obj]
+    if type(obj).__module__ == "numpy":
+        import numpy as np
+
+        if isinstance(obj, np.ndarray):
+            return torch.from_numpy(obj.copy())
+        return obj.item() if hasattr(obj, "item") else obj
+    if hasattr(obj, "__dict__") and not callable(obj):
+        node = memo[id(obj)] = Node(type(obj).__name__, {})
+        node.fields.update((key, to_cpu_tree(value, memo)) for key, value in vars(obj).items())
+        return node
+    return obj
+
+
+@dataclasses.dataclass
+class Comparison:
+    """Running sums over every floating-point element compared, and what did not match (and where)."""
+
+    abs_diff_sum: float = 0.0
+    ref_abs_sum: float = 0.0
+    max_abs_error: float = 0.0
+    dot: float = 0.0
+    out_square_sum: float = 0.0
+    ref_square_sum: float = 0.0
+    elements: int = 0
+    mismatches: list = dataclasses.field(default_factory=list)  # "where: what" lines
+
+    @property
+    def mean_rel_error(self) -> float:
+        if self.ref_abs_sum > 0:
+            return self.abs_diff_sum / self.ref_abs_sum
+        return 0.0 if self.abs_diff_sum == 0 else math.inf
+
+    @property
+    def cosine_similarity(self) -> Optional[float]:
+        if not self.elements:
+            return None
+        if self.out_square_sum == 0 or self.ref_square_sum == 0:
+            return 1.0 if self.out_square_sum == self.ref_square_sum else 0.0
+        cosine = self.dot / math.sqrt(self.out_square_sum * self.ref_square_sum)
+        return max(-1.0, min(1.0, cosine))
+
+    @property
+    def identical(self) -> bool:
+        return not self.mismatches and self.abs_diff_sum == 0
+
+    def describe_mismatches(self) -> str:
+        shown = "; ".join(self.mismatches[:MAX_LISTED])
+        more = len(self.mismatches) - MAX_LISTED
+        return shown + (f"; and {more} more" if more > 0 else "")
+
+    def figures(self) -> dict:
+        """Record values; a non-finite figure is null (strict JSON has no Infinity)."""
+        def finite(value):
+            return value if value is not None and math.isfinite(value) else None
+
+        return {"verification_mean_rel_error": finite(self.mean_rel_error),
+                "verification_max_abs_error": finite(self.max_abs_error),
+                "verification_cosine_similarity": finite(self.cosine_similarity)}
+
+
+def _type_word(obj) -> str:
+    if isinstance(obj, Node):
+        return obj.type_name
+    if isinstance(obj, list):
+        return "sequence"
+    return type(obj).__name__
+
+
+def _compare_tensors(ref, out, where: str, acc: Comparison) -> None:
+    import torch
+
+    if ref.shape != out.shape:
+        acc.mismatches.append(f"{where}: shape {tuple(out.shape)}, eager {tuple(ref.shape)}")
+        return
+    if ref.dtype != out.dtype:
+        acc.mismatches.append(f"{where}: dtype {out.dtype}, eager {ref.dtype}")
+        return
+    if not (ref.is_floating_point() or ref.is_complex()):
+        differ = int((ref != out).sum())
+        if differ:
+            acc.mismatches.append(f"{where}: {differ} of {ref.numel()} {ref.dtype} elements differ")
+        return
+    if ref.is_complex():
+        ref, out = torch.view_as_real(ref), torch.view_as_real(out)
+    r = ref.reshape(-1).to(torch.float64)
+    o = out.reshape(-1).to(torch.float64)
+    finite = torch.isfinite(r) & torch.isfinite(o)
+    same_special = (torch.isnan(r) & torch.isnan(o)) | (torch.isinf(r) & (r == o))  # NaN = NaN here
+    odd = int((~finite & ~same_special).sum())
+    if odd:
+        acc.mismatches.append(f"{where}: {odd} element(s) NaN or infinite where the other is not")
+        acc.abs_diff_sum = acc.max_abs_error = math.inf
+    r, o = r[finite], o[finite]
+    if not r.numel():
+        return
+    diff = (o - r).abs()
+    acc.elements += r.numel()
+    acc.abs_diff_sum += float(diff.sum())
+    acc.ref_abs_sum += float(r.abs().sum())
+    acc.max_abs_error = max(acc.max_abs_error, float(diff.max()))
+    acc.dot += float((o * r).sum())
+    acc.out_square_sum += float((o * o).sum())
+    acc.ref_square_sum += float((r * r).sum())
+
+
+def _leaves_equal(ref, out) -> bool:
+    if isinstance(ref, float) and isinstance(out, float) and math.isnan(ref) and math.isnan(out):
+        return True
+    try:
+        return bool(ref == out)
+    except Exception:  # objects whose == is not a truth value
+        return repr(ref) == repr(out)
+
+
+def compare(ref: Any, out: Any, where: str = "output", acc: Optional[Comparison] = None) -> Comparison:
+    """Compare two CPU trees (from `to_cpu_tree`) element by element; every mismatch is noted with its path."""
+    import torch
+
+    acc = Comparison() if acc is None else acc
+    if isinstance(ref, torch.Tensor) or isinstance(out, torch.Tensor):
+        if isinstance(ref, torch.Tensor) and isinstance(out, torch.Tensor):
+            _compare_tensors(ref, out, where, acc)
+        else:
+            acc.mismatches.append(f"{where}: {_type_word(out)}, eager {_type_word(ref)}")
+        return acc
+    if isinstance(ref, Node) or isinstance(out, Node):
+        if not (isinstance(ref, Node) and isinstance(out, Node)) or ref.type_name != out.type_name:
+            acc.mismatches.append(f"{where}: {_type_word(out)}, eager {_type_word(ref)}")
+            return acc
+        ref, out = ref.fields, out.fields
+        sep = "."
+    else:
+        sep = None
+    if isinstance(ref, dict) or isinstance(out, dict):
+        if not (isinstance(ref, dict) and isinstance(out, dict)):
+            acc.mismatches.append(f"{where}: {_type_word(out)}, eager {_type_word(ref)}")
+            return acc
+        missing = [k for k in ref if k not in out]
+        extra = [k for k in out if k not in ref]
+        if missing or extra:
+            parts = ([f"missing {missing}"] if missing else []) + ([f"extra {extra}"] if extra else [])
+            acc.mismatches.append(f"{where}: keys differ from eager's ({', '.join(parts)})")
+        for key in ref:
+            if key in out:
+                path = f"{where}.{key}" if sep else f"{where}[{key!r}]" if where else str(key)
+                compare(ref[key], out[key], path, acc)
+        return acc
+    if isinstance(ref, list) or isinstance(out, list):
+        if not (isinstance(ref, list) and isinstance(out, list)):
+            acc.mismatches.append(f"{where}: {_type_word(out)}, eager {_type_word(ref)}")
+            return acc
+        if len(ref) != len(out):
+            acc.mismatches.append(f"{where}: length {len(out)}, eager {len(ref)}")
+        for index, (r, o) in enumerate(zip(ref, out)):
+            compare(r, o, f"{where}[{index}]", acc)
+        return acc
+    if not _leaves_equal(ref, out):
+        acc.mismatches.append(f"{where}: {out!r:.60}, eager {ref!r:.60}")
+    return acc
+
+
+def verdict(comparison: Comparison, tolerance: float) -> tuple:
+    """(code, message or None) for a config compared with eager."""
+    if comparison.mismatches:
+        return records.FAIL, f"differs from eager: {comparison.describe_mismatches()}"
+    error = comparison.mean_rel_error
+    if error > tolerance:
+        return records.FAIL, f"mean relative error {error:.3g} is above the tolerance {tolerance:g}"
+    return records.PASS, None
+
+
+# ---------------------------------------------------------------- the child's side
+
+
+def free_memory() -> None:
+    gc.collect()
+    import torch
+
+    if torch.cuda.is_available() and torch.cuda.is_initialized():
+        torch.cuda.empty_cache()
+
+
+class Verifier:
+    """One config's verification; the child calls `reference`, `before_timing`, `check`, then `finish`.
+
+    `build(experiment)` returns a seeded BenchmarkModel on the plain accelerator device (the child's
+    own model builder, so that eager and the config start from the same weights and inputs).
+    Nothing here raises into the child except ModelSkipped from `build` (a skip record).
+    """
+
+    def __init__(self, options, build: Callable, on_phase: Callable[[str], None] = lambda phase: None):
+        self.iterations = options.verify_iterations
+        self.default_tolerance = options.verify_tolerance
+        self.build = build
+        self.on_phase = on_phase
+        self.code: Optional[str] = records.VERIFIER_SKIPPED
+        self.message: Optional[str] = None
+        self.tolerance: Optional[float] = None
+        self.comparison: Optional[Comparison] = None
+        self.reference = None  # the eager result on the CPU, until the config's result is compared
+        self._initial = None  # train: the config's weights and optimizer state before timing
+
+    # -- 1. eager reference
+    def _eager_result(self, experiment, bm) -> Any:
+        """Run `bm` eagerly for the verification iterations; the result on the CPU."""
+        from benchmarks import backends, measure
+
+        module = bm.module.to(backends.target_device(experiment))
+        args = backends.move(tuple(bm.example_inputs), backends.target_device(experiment))
+        kwargs = backends.move(dict(bm.example_kwargs), backends.target_device(experiment))
+        step = measure.make_step(bm, experiment, module, args, kwargs)
+        backends.seed_everything(experiment)
+        _, _, output = measure.timed_run(step, experiment, self.iterations)
+        return collect(experiment, module, output)
+
+    def compute_reference(self, experiment) -> None:
+        """Eager, twice unless the model declares itself non-deterministic; then everything eager is freed."""
+        from benchmarks.suites import ModelSkipped
+
+        self.on_phase("verify")
+        eager = experiment.with_(xla=None, dynamo=None)
+        try:
+            if experiment.xla:
+                # The autograd engine sizes its device queues at the first backward: the XLA runtime must
+                # be up before eager's backward, or the config's backward fails an internal assert.
+                from benchmarks import backends
+
+                backends.target_device(experiment)
+            bm = self.build(eager)
+            deterministic, own_tolerance = bm.deterministic, bm.tolerance
+            self.tolerance = own_tolerance if own_tolerance is not None else self.default_tolerance
+            if not deterministic and own_tolerance is None:
+                self.tolerance = None
+                self.message = "the model declares a non-deterministic output and no tolerance: not compared"
+                log.info("verification skipped: %s", self.message)
+                return
+            first = self._eager_result(eager, bm)
+            del bm
+            free_memory()
+            if deterministic:
+                second = self._eager_result(eager, self.build(eager))
+                free_memory()
+                runs = compare(first, second, root_name(eager))
+                if not runs.identical:
+                    self.code, self.comparison = records.NONDETERMINISTIC_EAGER_RUN, runs
+                    self.message = ("two eager runs differ: " + (runs.describe_mismatches() or
+                                    f"mean relative error {runs.mean_rel_error:.3g}, "
+                                    f"max abs error {runs.max_abs_error:.3g}"))
+                    log.warning("verification: %s", self.message)
+                    return
+        except ModelSkipped:
+            raise
+        except Exception as exc:
+            log.exception("the eager reference raised")
+            self.code, self.message = records.EAGER_FAILED, one_line("the eager reference raised", exc)
+            return
+        finally:
+            free_memory()
+        self.reference, self.code = first, None  # None: to be decided by `check`
+
+    # -- 2. around the config's timing
+    def before_timing(self, experiment, module, step) -> None:
+        """Keep what training changes (weights, buffers, optimizer state), to start the check from it."""
+        if self.reference is None or experiment.test != "train":
+            return
+        try:
+            weights = {name: value.detach().to("cpu", copy=True) for name, value in module.state_dict().items()}
+            optimizer = getattr(step, "optimizer", None)
+            self._initial = (weights, copy.deepcopy(optimizer.state_dict()) if optimizer is not None else None)
+        except Exception as exc:
+            log.exception("keeping the initial weights raised")
+            self._fail(one_line("the config raised during verification", exc))
+
+    def check(self, experiment, module, step) -> None:
+        """After timing: the config's own result from the initial weights, compared with eager's."""
+        if self.reference is None:
+            return
+        from benchmarks import backends, measure
+
+        self.on_phase("verify")
+        try:
+            if self._initial is not None:
+                weights, optimizer_state = self._initial
+                module.load_state_dict(weights)
+                if optimizer_state is not None:
+                    step.optimizer.load_state_dict(optimizer_state)
+            backends.seed_everything(experiment)
+            _, _, output = measure.timed_run(step, experiment, self.iterations)
+            self.comparison = compare(self.reference, collect(experiment, module, output), root_name(experiment))
+            self.code, self.message = verdict(self.comparison, self.tolerance)
+            self.reference = self._initial = None
+            log.info("verification %s: mean relative error %s, max abs error %s, cosine similarity %s%s",
+                     self.code, self.comparison.mean_rel_error, self.comparison.max_abs_error,
+                     self.comparison.cosine_similarity, f" ({self.message})" if self.message else "")
+        except Exception as exc:
+            log.exception("the config raised during verification")
+            self._fail(one_line("the config raised during verification", exc))
+
+    def _fail(self, message: str) -> None:
+        self.code, self.message = records.EXCEPTION_RAISED, message
+        self.reference = self._initial = None
+
+    # -- 3. the record
+    def finish(self, record: dict) -> dict:
+        """Write the outcome into `record` (after any failure was marked), right after verification_code."""
+        status = record.get("status")
+        if status == records.STATUS_SKIP:
+            self.code = records.VERIFIER_SKIPPED
+        elif self.code is None:  # the reference was ready but the config failed before its check
+            error = record.get("error") or {}
+            self.code = records.EXCEPTION_RAISED
+            self.message = (f"the config raised before it could be compared (phase {error.get('phase')}): "
+                            f"{error.get('type')}: {error.get('message')}")
+        self.reference = self._initial = None
+        values = {"verification_code": self.code}
+        values.update(self.comparison.figures() if self.comparison else dict.fromkeys(FIGURE_KEYS[:3]))
+        values["verification_tolerance"] = self.tolerance
+        values["verification_message"] = self.message
+        place_after(record, "verification_code", values)
+        return record
+
+
+def collect(experiment, module, output) -> Any:
+    """What is compared, on the CPU: the output (eval), or the loss and every parameter's gradient (train)."""
+    if experiment.test == "train":
+        return {"loss": to_cpu_tree(output),
+                "grad": {name: to_cpu_tree(p.grad) for name, p in module.named_parameters()}}
+    return to_cpu_tree(output)
+
+
+def root_name(experiment) -> str:
+    """How paths in messages start: output[...] for eval; loss, grad['fc.weight'] for train."""
+    return "" if experiment.test == "train" else "output"
+
+
+def one_line(what: str, exc: BaseException) -> str:
+    return f"{what}: {type(exc).__name__}: {records.short_message(str(exc)) or type(exc).__name__}"
+
+
+def place_after(record: dict, anchor: str, values: dict) -> None:
+    """Set `values` in `record`, the new keys right after `anchor` (records keep a readable key order)."""
+    items = [(k, v) for k, v in record.items() if k not in values or k == anchor]
+    record.clear()
+    for key, value in items:
+        if key == anchor:
+            record.update(values)
+        else:
+            record[key] = value
+    if anchor not in record:
+        record.update(values)

@@ -14,6 +14,10 @@ from typing import Any, Callable, Optional
 SUITES = {
     "dummy": "benchmarks.suites.dummy",
     "faults": "benchmarks.suites.faults",
+    "torchvision": "benchmarks.suites.torchvision_suite",
+    "torchbench": "benchmarks.suites.torchbench",
+    "files": "benchmarks.suites.files",
+    "microbench": "benchmarks.suites.microbench",
 }
 
 
@@ -45,9 +49,10 @@ class BenchmarkModel:
     loss_fn: Optional[Callable] = None
     # parameters -> optimizer; None means SGD(lr=0.01), cheap in memory for big models.
     optimizer_fn: Optional[Callable] = None
-    # Per-model verification tolerance (mean relative error); None means the runner's default.
+    # Per-model verification tolerance (mean relative error); None means the runner's (--verify-tolerance).
     tolerance: Optional[float] = None
-    # False for models whose eager output is random by design (verification skips the determinism check).
+    # False for models whose eager output is random by design: --verify skips the determinism check and
+    # compares with `tolerance`, or, without one, does not compare (VERIFIER_SKIPPED).
     deterministic: bool = True
     # Extra facts for the record (e.g. a FLOP count), merged into record["model_info"].
     info: dict = dataclasses.field(default_factory=dict)
@@ -62,6 +67,11 @@ class Suite:
     def list_models(self, options) -> list:
         """Model configs, e.g. {"suite_name": "dummy", "model_name": "mlp"}; no torch import."""
         raise NotImplementedError
+
+    def matches(self, model_config: dict, experiment) -> bool:
+        """Whether the pair is a config at all (a model built for one value of an extra axis, such as a
+        dtype, pairs only with experiments of that value); pairs that are not are left out silently."""
+        return True
 
     def skip_reason(self, model_config: dict, experiment, options) -> Optional[str]:
         """Why this model cannot run this experiment (the parent writes a skip record), or None."""

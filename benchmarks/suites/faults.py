@@ -4,12 +4,17 @@ leak or error never takes the sweep down. Each fails on its first forward call, 
 from benchmarks.suites import BenchmarkModel, Suite, model_config
 
 MODELS = {
+    "raise_on_load": "raises while the model is built (phase load)",
+    "silent_exit": "exits with status 0 before handing back a record",
     "segfault": "dereferences a null pointer (killed by SIGSEGV)",
     "hang": "sleeps for an hour (a timeout)",
     "memory_hog": "allocates 256 MiB more every 50 ms, up to 12 GiB (an oom with --subprocess-memory-limit)",
-    "raise_on_load": "raises while the model is built (phase load)",
-    "silent_exit": "exits with status 0 before handing back a record",
     "random_output": "adds fresh noise to its output: eager runs never agree (works, but nondeterministic)",
+    "graph_break": "a data-dependent branch breaks dynamo's graph; torch.median falls back to the CPU on XLA (works)",
+    "mixed_dtypes": "bfloat16, float16 and integer inputs (works; upstream's --randomize-input crashed on it)",
+    "unseeded_noise": "random_output's noise, not declared non-deterministic (--verify: NONDETERMINISTIC_EAGER_RUN)",
+    "third_call_raises": "works twice per instance, then raises (--verify --warmup=1 --repeat=1: fails after timing)",
+    "structure_differs": "its output dict gains a key under dynamo (--verify: a structure mismatch, FAIL)",
 }
 
 
@@ -29,7 +34,10 @@ class FaultsSuite(Suite):
             raise RuntimeError("raise_on_load: this model fails while it is built, on purpose")
         module = faults_models.MODELS[name]().to(device)
         batch_size = experiment.batch_size or 4
-        inputs = (torch.randn(batch_size, 8, generator=torch.Generator().manual_seed(0)).to(device),)
+        generator = torch.Generator().manual_seed(0)
+        make_inputs = getattr(module, "example_inputs", None)
+        inputs = make_inputs(batch_size, generator) if make_inputs else (torch.randn(batch_size, 8, generator=generator),)
+        inputs = tuple(tensor.to(device) for tensor in inputs)
         return BenchmarkModel(module=module, example_inputs=inputs, batch_size=batch_size,
                               deterministic=name != "random_output")
 

@@ -47,10 +47,63 @@ class RandomOutput(_Base):
         return torch.relu(self.fc(x)) + noise.to(x.device)
 
 
+class GraphBreak(_Base):
+    """Works everywhere, but dynamo breaks its graph at a data-dependent Python branch, and torch.median
+    falls back to the CPU under PyTorch/XLA."""
+
+    def forward(self, x):
+        y = self.fc(x)
+        if y.sum() > 0:  # data-dependent branch: a graph break (an error under fullgraph=True)
+            y = y * 2
+        return torch.relu(y - y.median())
+
+
+class MixedDtypes(_Base):
+    """Works: half-precision inputs (bfloat16, float16) beside integer indices."""
+
+    @staticmethod
+    def example_inputs(batch_size: int, generator) -> tuple:
+        x = torch.randn(batch_size, 8, generator=generator)
+        return x.bfloat16(), x.half(), torch.arange(batch_size - 1, -1, -1)
+
+    def forward(self, x, y, index):
+        return torch.relu(self.fc(x.float() + y.float()))[index]
+
+
+class ThirdCallRaises(_Base):
+    """Works for two calls, then raises: with --warmup=1 --repeat=1, --verify's own run of the config
+    (after timing) is the third call, while each eager reference run builds a fresh one."""
+
+    def __init__(self):
+        super().__init__()
+        self.calls = 0
+
+    def forward(self, x):
+        self.calls += 1
+        if self.calls > 2:
+            raise RuntimeError("third_call_raises: this model fails from its third call on, on purpose")
+        return torch.relu(self.fc(x))
+
+
+class StructureDiffers(_Base):
+    """Its output gains a key when dynamo compiles it (is_compiling() is true while dynamo traces)."""
+
+    def forward(self, x):
+        y = torch.relu(self.fc(x))
+        if torch.compiler.is_compiling():
+            return {"out": y, "extra": y * 2}
+        return {"out": y}
+
+
 MODELS = {
     "segfault": Segfault,
     "hang": Hang,
     "memory_hog": MemoryHog,
     "silent_exit": SilentExit,
     "random_output": RandomOutput,
+    "graph_break": GraphBreak,
+    "mixed_dtypes": MixedDtypes,
+    "unseeded_noise": RandomOutput,  # the same noise, but its BenchmarkModel does not declare it
+    "third_call_raises": ThirdCallRaises,
+    "structure_differs": StructureDiffers,
 }

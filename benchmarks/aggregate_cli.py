@@ -1,0 +1,216 @@
+"""aggregate.py's command line: geomean speedup reports and plots over results files.
+
+Flags have upstream PyTorch/XLA aggregate.py's names and meanings (see README.md). Exit status: 0 a
+report, 1 nothing to report, 2 bad input, 3 an internal error. Importing this module is cheap; numpy
+and matplotlib load only once a report is being made.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+
+log = logging.getLogger("benchmarks.aggregate")
+
+REPORTS = ("speedup", "histogram", "latest", "latest_grouped")
+FORMATS = ("csv", "tab", "png", "svg")
+IMAGE_FORMATS = ("png", "svg")
+# --test also takes the record's own names.
+TEST_ALIASES = {"inference": "inference", "training": "training", "eval": "inference", "train": "training"}
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message):  # one clear line, not the whole usage block
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not value > 0 or value > 1000:
+        raise argparse.ArgumentTypeError(f"must be a positive number of inches (at most 1000), not {text}")
+    return value
+
+
+def non_negative_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be zero or more, not {text}")
+    return value
+
+
+def tier(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"a tier is a number, not {text!r}") from None
+
+
+def test_name(text: str) -> str:
+    try:
+        return TEST_ALIASES[text.lower()]
+    except KeyError:
+        raise argparse.ArgumentTypeError(f"invalid choice: {text!r} (choose from inference, training)") from None
+
+
+def build_parser() -> Parser:
+    parser = Parser(
+        prog="aggregate.py",
+        description="Geomean speedup reports and plots over experiment_runner.py results files "
+                    "(ours or upstream PyTorch/XLA's), for any accelerator.",
+        epilog="Exit status: 0 report written, 1 no matching data, 2 bad input. "
+               "Example: aggregate.py output/ --accelerator=cpu --backends eager inductor --format=tab",
+    )
+    parser.add_argument("input_file", nargs="+", metavar="FILE",
+                        help="results file (JSON lines), directory (every *.jsonl below it) or glob pattern")
+    what = parser.add_argument_group("what to report")
+    what.add_argument("--report", choices=REPORTS, default="speedup",
+                      help="speedup: geomean speedup per run; histogram: p95/p50/p5 of the per-model speedups "
+                           "per run; latest: each backend's newest per-model speedups, sorted; latest_grouped: "
+                           "one row per model of the newest run, plus GEOMEAN (default: %(default)s)")
+    what.add_argument("--accelerator", metavar="NAME",
+                      help="accelerator to report: case-insensitive substring or regex of the records' "
+                           "accelerator_model (v100, a100, a6000, 'Xeon', 'H100|A100'), an accelerator kind "
+                           "(cpu, cuda, tpu), or 'all'. Default: the only one in the files")
+    what.add_argument("--list-accelerators", action="store_true",
+                      help="print the accelerators the files contain, then exit")
+    what.add_argument("--test", type=test_name, default="inference", metavar="{inference,training}",
+                      help="inference (eval) or training (train) records (default: %(default)s)")
+    what.add_argument("--backends", action="extend", nargs="+", metavar="BACKEND",
+                      help="backends to report; the first is the baseline. Names: eager, inductor, "
+                           "openxla+dynamo, openxla+lazytensor, openxla_eval+dynamo, or any other dynamo "
+                           "backend (aot_eager, ...). Default: every backend in the data, eager first, then "
+                           "inductor, openxla+dynamo, openxla+lazytensor, openxla_eval+dynamo, others by name. "
+                           "End the list with -- if input files follow it")
+    what.add_argument("--baseline", choices=("oldest", "latest"), default="oldest",
+                      help="baseline per model and batch size: the first backend's oldest or newest result "
+                           "(default: %(default)s)")
+    what.add_argument("--metric", choices=("exec", "compile"), default="exec",
+                      help="exec: steady-state time per iteration; compile: time of the first run beyond a "
+                           "steady one (default: %(default)s)")
+    sel = parser.add_argument_group("models")
+    sel.add_argument("--filter", "-k", action="append", default=[], metavar="REGEX",
+                     help="keep models whose name matches (case-insensitive; repeatable; adds to tiers)")
+    sel.add_argument("--exclude", "-x", action="append", default=[], metavar="REGEX",
+                     help="drop models whose name matches (case-insensitive; repeatable)")
+    sel.add_argument("--filter-by-tier", action="append", type=tier, default=[], metavar="N",
+                     help="keep the models of tier N of their suite (repeatable)")
+    sel.add_argument("--exclude-by-tier", action="append", type=tier, default=[], metavar="N",
+                     help="drop the models of tier N of their suite (repeatable)")
+    st = parser.add_argument_group("statistics")
+    st.add_argument("--estimator", choices=("median", "mean"), default="median",
+                    help="per-record time: median (spread 1.4826 x MAD) or mean (sample std), over the "
+                         "steady-state samples. --estimator=mean gives upstream aggregate.py's numbers "
+                         "(default: %(default)s)")
+    st.add_argument("--skip-samples", type=non_negative_int, metavar="N",
+                    help="timed samples to drop from each record (default: 0 for records with a recorded "
+                         "warm-up, 3 for records without, as upstream)")
+    out = parser.add_argument_group("output")
+    out.add_argument("--format", choices=FORMATS,
+                     help="csv (upstream's), tab (a readable grid), png or svg (default: from --output's "
+                          "extension, else csv)")
+    out.add_argument("--output", "-o", metavar="FILE",
+                     help="write here instead of stdout (png/svg go to stdout only when it is not a terminal)")
+    out.add_argument("--title", help="extra line for the plot title")
+    out.add_argument("--fig-width", type=positive_float, default=9.0, metavar="INCHES",
+                     help="plot width (default: %(default)s)")
+    out.add_argument("--fig-height", type=positive_float, default=6.75, metavar="INCHES",
+                     help="plot height (default: %(default)s)")
+    out.add_argument("--log-level", choices=("debug", "info", "warning", "error"), default="warning",
+                     help="messages on stderr (default: %(default)s)")
+    return parser
+
+
+def output_format(options) -> str:
+    if options.format:
+        return options.format
+    extension = os.path.splitext(options.output or "")[1].lower().lstrip(".")
+    return extension if extension in ("csv", "png", "svg") else "csv"
+
+
+def write(data, options) -> None:
+    if options.output:
+        mode = "wb" if isinstance(data, bytes) else "w"
+        try:
+            with open(options.output, mode, **({} if mode == "wb" else {"encoding": "utf-8"})) as handle:
+                handle.write(data)
+        except OSError as exc:
+            from benchmarks.reports import UsageError
+
+            raise UsageError(f"cannot write {options.output}: {exc.strerror or exc}") from None
+        log.info("wrote %s", options.output)
+        return
+    if isinstance(data, bytes):
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+    else:
+        sys.stdout.write(data)
+        sys.stdout.flush()
+
+
+def run(options) -> int:
+    from benchmarks import reports
+
+    if options.list_accelerators:
+        rows = reports.load_rows(reports.expand_inputs(options.input_file))
+        write(reports.list_accelerators(rows), options)
+        return 0
+    fmt = output_format(options)
+    if fmt in IMAGE_FORMATS and not options.output and sys.stdout.isatty():
+        raise reports.UsageError(f"not writing {fmt.upper()} to a terminal: use --output FILE or redirect stdout")
+    request = reports.Options(
+        input_files=options.input_file, accelerator=options.accelerator, test=options.test,
+        backends=options.backends, baseline=options.baseline, filter=options.filter, exclude=options.exclude,
+        filter_by_tier=options.filter_by_tier, exclude_by_tier=options.exclude_by_tier, report=options.report,
+        metric=options.metric, estimator=options.estimator, skip_samples=options.skip_samples, title=options.title)
+    table = reports.build(request)
+    if fmt == "csv":
+        write(reports.format_csv(table), options)
+        # The CSV stays machine-readable; what it includes and leaves out goes to stderr.
+        for note in table.notes:
+            print(f"note: {note}", file=sys.stderr)
+    elif fmt == "tab":
+        write(reports.format_tab(table), options)
+    else:
+        from benchmarks import plots
+
+        write(plots.render(table, fmt, options.fig_width, options.fig_height), options)
+    return 0
+
+
+def main(argv=None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[-1] == "--":  # upstream's `--backends a b --` with the files before it
+        argv.pop()
+    options = build_parser().parse_args(argv)
+    logging.basicConfig(level=options.log_level.upper(), format="aggregate.py: %(levelname)s: %(message)s",
+                        force=True)
+    from benchmarks import reports
+
+    try:
+        return run(options)
+    except reports.UsageError as exc:
+        print(f"aggregate.py: error: {exc}", file=sys.stderr)
+        return 2
+    except reports.NoData as exc:
+        print(f"aggregate.py: {exc}", file=sys.stderr)
+        for note in exc.notes:
+            print(f"note: {note}", file=sys.stderr)
+        return 1
+    except BrokenPipeError:  # e.g. `aggregate.py ... | head`
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:  # a bug: one line by default, the traceback with --log-level=debug
+        log.debug("internal error", exc_info=True)
+        print(f"aggregate.py: internal error: {type(exc).__name__}: {exc} (run with --log-level=debug for the "
+              "traceback)", file=sys.stderr)
+        return 3

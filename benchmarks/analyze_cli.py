@@ -1,0 +1,128 @@
+"""result_analyzer.py's command line: flags (upstream PyTorch/XLA's names), validation, the run's summary.
+
+Importing this module is cheap (no numpy, no pandas): `--help` and bad flags answer at once.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+import time
+
+log = logging.getLogger("benchmarks.analyze")
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message):  # one clear line, not the whole usage block
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}")
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, not {text}")
+    return value
+
+
+def timestamp(text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a timestamp in seconds: {text!r}")
+
+
+def build_parser() -> Parser:
+    p = Parser(
+        prog="result_analyzer.py",
+        description="Turn benchmark results (JSON Lines, ours or upstream PyTorch/XLA's) into one report row per "
+        "record, with statistics per metric: CSV or JSON Lines, optionally appended to a long-lived CSV database.",
+        epilog="Examples: result_analyzer.py --output-dirname=output/bench | "
+        "result_analyzer.py 'runs/*/results.jsonl' --output=all.csv --database=db.csv",
+    )
+    p.add_argument("inputs", nargs="*", metavar="FILE",
+                   help="results files, directories (their *.jsonl) or quoted globs; default: every *.jsonl "
+                   "in --output-dirname")
+    p.add_argument("--output-dirname", default=None, metavar="DIR",
+                   help="read every *.jsonl in DIR (when no FILE is given) and write DIR/metric_report.csv "
+                   "(default DIR: ./output/, or the first FILE's directory)")
+    p.add_argument("--output", default=None, metavar="FILE", help="write the report here instead")
+    p.add_argument("--output-format", default="csv", choices=["csv", "jsonl"], help="report format (default csv)")
+    p.add_argument("--database", default=None, metavar="FILE",
+                   help="also append the rows to this CSV, matched to its header by column name (new columns "
+                   "rewrite it once; it is replaced atomically)")
+    p.add_argument("--hide-errors", action="store_true",
+                   help="leave error_message empty (status, error_type and error_phase still say what failed)")
+    p.add_argument("--timestamp", type=timestamp, default=None, metavar="SECONDS",
+                   help="timestamp for records that have none (default: now)")
+    p.add_argument("--jobs", type=positive_int, default=None, metavar="N",
+                   help="worker processes for large inputs (default: the usable cores)")
+    p.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"])
+    # Upstream's analyzer has this flag and ignores it; scripts that pass it keep working.
+    p.add_argument("--experiment-name", default="run_all", choices=["run_all"], help=argparse.SUPPRESS)
+    return p
+
+
+def output_path(options) -> str:
+    if options.output:
+        return options.output
+    directory = options.output_dirname
+    if directory is None:
+        directory = (os.path.dirname(options.input_files[0]) or ".") if options.inputs else "./output/"
+    return os.path.join(directory, f"metric_report.{options.output_format}")
+
+
+def setup_logging(level: str) -> None:
+    logging.basicConfig(level=level.upper(), format="%(asctime)s %(levelname)s %(message)s", datefmt="%H:%M:%S",
+                        force=True)
+
+
+def main(argv=None) -> int:
+    parser = build_parser()
+    options = parser.parse_args(argv)
+    setup_logging(options.log_level)
+    started = time.perf_counter()
+    try:
+        from benchmarks import analyze
+
+        try:
+            options.input_files = analyze.find_inputs(options.inputs, options.output_dirname or "./output/")
+            run = analyze.Options(
+                inputs=options.input_files,
+                output=output_path(options),
+                output_format=options.output_format,
+                database=options.database,
+                hide_errors=options.hide_errors,
+                fallback_timestamp=options.timestamp if options.timestamp is not None else time.time(),
+                jobs=options.jobs or analyze.default_jobs(),
+            )
+            if os.path.abspath(run.output) in map(os.path.abspath, run.inputs):
+                raise analyze.AnalyzeError(f"the report {run.output} would overwrite one of its inputs")
+            summary = analyze.analyze(run)
+        except analyze.AnalyzeError as exc:
+            print(f"{parser.prog}: error: {exc}", file=sys.stderr)
+            return 2
+        except OSError as exc:  # a disk full or a file gone mid-run: say which, no traceback
+            print(f"{parser.prog}: error: {exc.filename or ''}: {exc.strerror or exc}", file=sys.stderr)
+            return 2
+    except KeyboardInterrupt:
+        print(f"{parser.prog}: interrupted", file=sys.stderr)
+        return 130
+    seconds = time.perf_counter() - started
+    counts = ", ".join(f"{count} {status}" for status, count in sorted(summary.statuses.items()))
+    log.info("%d record(s) from %d file(s) (%s) in %.2f s; %s", summary.records, summary.files, counts, seconds,
+             f"{summary.problems} problem(s) reported above" if summary.problems else "no problem")
+    log.info("wrote %s (%d rows, %d columns)", summary.output, summary.records, len(summary.columns))
+    if summary.database_action:
+        what = {"created": "created", "appended": "appended to",
+                "rewritten": "rewritten with new columns and appended to"}[summary.database_action]
+        log.info("%s database %s", what, options.database)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,82 @@
+"""result_analyzer.py, run for real: the end-to-end report, the database across runs, bad input."""
+
+import csv
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from conftest import ROOT, run_tool
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "analyzer"
+
+
+def analyzer(*args, **kwargs):
+    return run_tool("result_analyzer.py", *args, timeout=120, **kwargs)
+
+
+def rows_of(path) -> list:
+    with open(path, encoding="utf-8", newline="") as handle:
+        return [{k: v for k, v in row.items() if v != ""} for row in csv.DictReader(handle)]
+
+
+def assert_one_clear_line(result, *words):
+    assert result.returncode == 2, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("result_analyzer.py: error: "), result.stderr
+    assert "Traceback" not in result.stderr
+    for word in words:
+        assert word in lines[0], lines[0]
+
+
+def test_output_dirname_reads_every_jsonl_and_writes_metric_report_csv_and_the_database(tmp_path):
+    out = tmp_path / "output"
+    out.mkdir()
+    for name in ("ours", "upstream", "old_upstream", "messy"):
+        shutil.copy(FIXTURES / f"{name}.jsonl", out / f"{name}.jsonl")
+    database = tmp_path / "database.csv"
+    result = analyzer(f"--output-dirname={out}", f"--database={database}", "--timestamp=1234.5", check_rc=0)
+    # Each file's rows are its golden rows (the report's header is the union of the four).
+    expected = []
+    for name in ("messy", "old_upstream", "ours", "upstream"):  # sorted file names
+        expected += rows_of(FIXTURES / f"{name}.csv")
+    report = out / "metric_report.csv"
+    assert rows_of(report) == expected
+    assert report.read_bytes() == database.read_bytes()  # a new database holds the report
+    assert "22 record(s) from 4 file(s)" in result.stderr and f"wrote {report}" in result.stderr
+    assert f"{out / 'messy.jsonl'}:12: torn last line" in result.stderr
+    # A second run appends under the same header.
+    analyzer(str(out / "ours.jsonl"), f"--output={tmp_path / 'again.jsonl'}", "--output-format=jsonl",
+             f"--database={database}", "--timestamp=1234.5", check_rc=0)
+    assert rows_of(database) == expected + rows_of(FIXTURES / "ours.csv")
+    assert (tmp_path / "again.jsonl").read_text().count("\n") == 7
+
+
+def test_positional_files_write_next_to_the_first_one_by_default(tmp_path):
+    shutil.copy(FIXTURES / "ours.jsonl", tmp_path / "results.jsonl")
+    analyzer(str(tmp_path / "results.jsonl"), "--log-level=warning", check_rc=0)
+    assert rows_of(tmp_path / "metric_report.csv") == rows_of(FIXTURES / "ours.csv")
+
+
+def test_bad_input_is_one_clear_line_and_exit_status_2(tmp_path):
+    assert_one_clear_line(analyzer("--output-format=xml"), "--output-format", "xml")
+    assert_one_clear_line(analyzer("--timestamp=yesterday"), "timestamp")
+    assert_one_clear_line(analyzer(f"--output-dirname={tmp_path / 'missing'}"), "no such directory")
+    assert_one_clear_line(analyzer(f"--output-dirname={tmp_path}"), "no *.jsonl results file")
+    assert_one_clear_line(analyzer(str(tmp_path / "nope.jsonl")), "no such file")
+    garbage = tmp_path / "garbage.jsonl"
+    garbage.write_text("{not json\n\n[]\n")
+    result = analyzer(str(garbage))
+    assert result.returncode == 2 and "no valid record in" in result.stderr.splitlines()[-1]
+    assert ":1: invalid JSON" in result.stderr and "Traceback" not in result.stderr
+    assert not (tmp_path / "metric_report.csv").exists()
+    assert_one_clear_line(analyzer(str(garbage), f"--output={garbage}"), "would overwrite one of its inputs")
+
+
+def test_help_answers_without_importing_numpy_or_pandas():
+    result = analyzer("--help", check_rc=0)
+    assert "--output-dirname" in result.stdout and "--database" in result.stdout
+    probe = ("import sys, benchmarks.analyze_cli as cli; cli.build_parser(); "
+             "print(sorted(m for m in ('numpy', 'pandas', 'orjson') if m in sys.modules))")
+    imported = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT, check=True)
+    assert imported.stdout.strip() == "[]"

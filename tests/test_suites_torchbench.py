@@ -1,0 +1,190 @@
+"""The torchbench suite against a TorchBench-shaped fixture package (tests/fixtures/torchbench: the same
+layout and Model API as pytorch/benchmark): finding it, listing, building eager and on XLA, batch sizes,
+and every skip reason (our skip list, the model's metadata, NotImplementedError, its own train(), a
+missing package, missing input data, a download)."""
+
+import argparse
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT, by_model, read_jsonl, run_runner
+
+from benchmarks import cli, matrix
+from benchmarks.suites import torchbench
+
+FIXTURE = ROOT / "tests" / "fixtures" / "torchbench"
+FIXTURE_SKIPS = ROOT / "tests" / "fixtures" / "torchbench_skips.yaml"
+COMMON = [f"--torchbench-dir={FIXTURE}", "--suite-name=torchbench", "--accelerator=cpu", "--repeat=2", "--warmup=1"]
+FIXTURE_MODELS = ["cpu_train_not_implemented", "downloads_weights", "eval_only", "fixed_batch", "needs_data",
+                  "needs_dependency", "no_train", "skip_listed", "tiny_convnet", "canary_mlp"]
+
+
+def experiment(**kw):
+    base = dict(accelerator="cpu", xla=None, dynamo=None, test="train", accelerator_model="Some CPU")
+    base.update(kw)
+    return matrix.ExperimentConfig(**base)
+
+
+# ---------------------------------------------------------------- finding and listing (parent side, no torch)
+
+
+def test_found_from_the_flag_as_a_checkout_or_its_package_folder():
+    assert torchbench.find_root(str(FIXTURE)) == (str(FIXTURE), "--torchbench-dir")
+    assert torchbench.find_root(str(FIXTURE / "torchbenchmark"))[0] == str(FIXTURE)
+    root, why = torchbench.find_root(str(ROOT / "tests"))
+    assert root is None and "holds no TorchBench checkout" in why
+
+
+def test_found_as_an_importable_package_then_in_nearby_folders(tmp_path, monkeypatch):
+    monkeypatch.syspath_prepend(str(FIXTURE))
+    assert torchbench.find_root(None) == (str(FIXTURE), "importable torchbenchmark package")
+    monkeypatch.undo()
+    work = tmp_path / "work" / "project"
+    work.mkdir(parents=True)
+    (tmp_path / "benchmark").symlink_to(FIXTURE)  # ../../benchmark from the working folder
+    monkeypatch.chdir(work)
+    root, how = torchbench.find_root(None)
+    assert os.path.samefile(root, FIXTURE) and "benchmark" in how
+
+
+def test_not_found_is_one_clear_line_and_exit_2(tmp_path):
+    cwd = tmp_path / "a" / "b" / "c"
+    cwd.mkdir(parents=True)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    result = subprocess.run([sys.executable, str(ROOT / "experiment_runner.py"), "--suite-name=torchbench",
+                             "--dry-run"], cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 2, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "TorchBench not found" in lines[0] and "--torchbench-dir" in lines[0]
+    assert "Traceback" not in result.stderr
+
+
+def test_models_are_listed_from_the_folders_with_canary_models_last():
+    options = argparse.Namespace(torchbench_dir=str(FIXTURE), torchbench_skips=None, model_params=None)
+    models = torchbench.SUITE.list_models(options)
+    assert [m["model_name"] for m in models] == FIXTURE_MODELS  # not_a_model has no __init__.py
+    assert all(m == {"suite_name": "torchbench", "model_name": m["model_name"]} for m in models)
+    # Listing imports nothing of the checkout.
+    assert not any(name.startswith("torchbenchmark") for name in sys.modules)
+
+
+def test_bad_skip_file_and_model_params_are_usage_errors(tmp_path):
+    bad = tmp_path / "skips.yaml"
+    bad.write_text("skips:\n  - models: [a]\n")
+    with pytest.raises(cli.UsageError, match="needs 'reason'"):
+        torchbench.load_skips(str(bad))
+    bad.write_text("skips:\n  - {reason: r, models: [a], device: cpu}\n")
+    with pytest.raises(cli.UsageError, match="unknown key"):
+        torchbench.load_skips(str(bad))
+    result = run_runner(*COMMON, "--torchbench-skips=/nonexistent/skips.yaml", "--dry-run", check_rc=2)
+    assert result.stderr.count("\n") == 1 and "No such file" in result.stderr
+    result = run_runner(*COMMON, "--model-params={\"a\": 1}", "--dry-run", check_rc=2)
+    assert "takes no --model-params" in result.stderr
+
+
+def test_project_skip_list_is_valid_and_narrows_by_experiment():
+    groups = torchbench.load_skips(None)
+    assert groups and all(g["reason"] and g["models"] for g in groups)
+    names = {name for g in groups for name in g["models"]}
+    assert {"resnet18", "hf_clip", "cm3leon_generate"} <= names
+    reason = lambda exp, name: next((g["reason"] for g in groups if torchbench.group_applies(g, name, exp)), None)
+    assert "downloads pretrained" in reason(experiment(), "resnet18")
+    assert reason(experiment(test="eval", xla="PJRT"), "cm3leon_generate")
+    assert reason(experiment(test="eval", xla="PJRT", dynamo="openxla"), "cm3leon_generate") is None
+    assert reason(experiment(test="eval", xla=None), "cm3leon_generate") is None
+    assert reason(experiment(test="eval", accelerator="cuda"), "resnet50_quantized_qat")
+    assert reason(experiment(test="eval"), "resnet50_quantized_qat") is None
+    assert torchbench.load_skips("none") == []
+
+
+def test_metadata_not_implemented_entries():
+    metadata = {"not_implemented": [{"device": "cpu", "test": "train"}, {"test": "example"},
+                                    {"device": "NVIDIA A10G"}]}
+    assert "train on cpu" in torchbench.metadata_skip(metadata, experiment())
+    assert torchbench.metadata_skip(metadata, experiment(test="eval")) is None
+    assert torchbench.metadata_skip(metadata, experiment(test="eval", accelerator="cuda",
+                                                         accelerator_model="NVIDIA A10G"))
+    assert torchbench.metadata_skip({}, experiment()) is None
+
+
+# ---------------------------------------------------------------- real sweeps on the fixture
+
+
+@pytest.fixture(scope="module")
+def eager_and_xla(tmp_path_factory):
+    """tiny_convnet, eval and train, eager and PyTorch/XLA lazy tensors, at the model's default batch sizes."""
+    out = tmp_path_factory.mktemp("tb_xla")
+    run_runner(*COMMON, "-k", "^tiny_convnet$", "--xla=None", "--xla=PJRT", "--dynamo=None", "--test=eval",
+               "--test=train", f"--output-dirname={out}", check_rc=0)
+    return read_jsonl(out / "results.jsonl")
+
+
+@pytest.fixture(scope="module")
+def skips(tmp_path_factory):
+    """Every model that cannot train here, for its own reason (train, eager, default batch sizes)."""
+    out = tmp_path_factory.mktemp("tb_skips")
+    result = run_runner(*COMMON, f"--torchbench-skips={FIXTURE_SKIPS}", "-x", "tiny_convnet|fixed_batch|canary",
+                        "--xla=None", "--dynamo=None", "--test=train", f"--output-dirname={out}", check_rc=0)
+    return result, by_model(read_jsonl(out / "results.jsonl"))
+
+
+@pytest.fixture(scope="module")
+def compiled_with_batch_size(tmp_path_factory):
+    out = tmp_path_factory.mktemp("tb_bs")
+    run_runner(*COMMON, "-k", "^(tiny_convnet|fixed_batch)$", "--xla=None", "--dynamo=aot_eager", "--test=eval",
+               "--batch-size=2", f"--output-dirname={out}", check_rc=0)
+    return by_model(read_jsonl(out / "results.jsonl"))
+
+
+def test_eager_and_xla_eval_and_train_run_with_the_same_default_batch_size(eager_and_xla):
+    got = {(r["experiment"]["xla"], r["experiment"]["test"]): r for r in eager_and_xla}
+    assert sorted(got, key=str) == sorted([(None, "eval"), (None, "train"), ("PJRT", "eval"), ("PJRT", "train")],
+                                          key=str)
+    for (xla, test), record in got.items():
+        assert record["status"] == "ok", record["error"]
+        assert record["model"] == {"suite_name": "torchbench", "model_name": "tiny_convnet"}
+        assert record["requested_batch_size"] is None
+        assert record["experiment"]["batch_size"] == (6 if test == "eval" else 4)  # the model's defaults
+        assert len(record["metrics"]["per_iter_time"]) == 2
+        assert ("xla_ExecuteTime_number" in record["metrics"]) == bool(xla)
+    assert got[("PJRT", "train")]["metrics"]["xla_ExecuteTime_number"][0] >= 1
+
+
+def test_a_compiled_backend_and_a_requested_batch_size(compiled_with_batch_size):
+    records = compiled_with_batch_size
+    for record in records.values():
+        assert record["status"] == "ok", record["error"]
+        assert record["experiment"]["dynamo"] == "aot_eager" and record["requested_batch_size"] == 2
+    assert records["tiny_convnet"]["experiment"]["batch_size"] == 2
+    # ALLOW_CUSTOMIZE_BSIZE = False: the model's own batch size runs, and the record says so.
+    assert records["fixed_batch"]["experiment"]["batch_size"] == 3
+
+
+SKIP_REASONS = {
+    "cpu_train_not_implemented": ("setup", "metadata.yaml marks train on cpu as not implemented"),
+    "skip_listed": ("setup", "skipped by the tests' skip list for training"),
+    "eval_only": ("load", "DEFAULT_TRAIN_BSIZE is not implemented"),
+    "no_train": ("load", "train is not implemented by this TorchBench model: Training is not supported"),
+    "needs_dependency": ("load", "needs the Python module 'fixture_dependency_not_installed'"),
+    "needs_data": ("load", "needs TorchBench's input data"),
+    "downloads_weights": ("load", "needs a download while it is built"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SKIP_REASONS))
+def test_each_skip_is_a_record_that_says_why(skips, name):
+    _, records = skips
+    record = records[name]
+    phase, text = SKIP_REASONS[name]
+    assert record["status"] == "skip", record
+    assert record["error"]["phase"] == phase and text in record["error"]["message"], record["error"]
+    assert record["metrics"]["error"].startswith("SKIP: ") and record["verification_code"] == "VERIFIER_SKIPPED"
+
+
+def test_skips_end_a_sweep_normally(skips):
+    result, records = skips
+    assert result.returncode == 0 and set(records) == set(SKIP_REASONS)
+    assert all(r["status"] == "skip" for r in records.values())

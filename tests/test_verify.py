@@ -1,0 +1,349 @@
+"""--verify: each config's record also says whether its result matches eager's, and by how much.
+
+Real sweeps (the runner as a subprocess, torch and torch-xla on the CPU), shared between assertions:
+PASS on eager / inductor / PJRT lazy / PJRT + openxla for eval and train; FAIL and EXCEPTION_RAISED from
+torch's relu_*_TESTING_ONLY backends; the faults suite's NONDETERMINISTIC_EAGER_RUN, EAGER_FAILED,
+declared-random (VERIFIER_SKIPPED), an exception after timing, and a structure mismatch; resume.
+The comparison itself is also checked directly on real tensors and outputs.
+"""
+
+import argparse
+import collections
+import dataclasses
+import shutil
+import subprocess
+import sys
+import weakref
+
+import pytest
+
+from conftest import ROOT, read_jsonl, run_runner
+
+VERIFY_KEYS = ("verification_code", "verification_mean_rel_error", "verification_max_abs_error",
+               "verification_cosine_similarity", "verification_tolerance", "verification_message")
+QUICK = ["--accelerator=cpu", "--repeat=1", "--warmup=1", "--verify"]
+
+
+def by_config(records: list) -> dict:
+    return {(r["model"]["model_name"], r["experiment"]["xla"], r["experiment"]["dynamo"], r["experiment"]["test"]): r
+            for r in records}
+
+
+# ---------------------------------------------------------------- real sweeps
+
+
+@pytest.fixture(scope="module")
+def passing(tmp_path_factory):
+    """The dummy mlp on the four backends, eval and train; two verification iterations (train: two steps)."""
+    out = tmp_path_factory.mktemp("verify_pass")
+    result = run_runner(*QUICK, "--xla=None", "--xla=PJRT", "--dynamo=None", "--dynamo=inductor", "--dynamo=openxla",
+                        "--test=eval", "--test=train", "-k", "^mlp$", "--verify-iterations=2",
+                        f"--output-dirname={out}", check_rc=0)
+    return result, read_jsonl(out / "results.jsonl")
+
+
+@pytest.fixture(scope="module")
+def failing(tmp_path_factory):
+    """torch's test backends: relu perturbed (wrong numbers) and relu raising (the config cannot run)."""
+    out = tmp_path_factory.mktemp("verify_fail")
+    run_runner(*QUICK, "--xla=None", "--dynamo=relu_accuracy_error_TESTING_ONLY",
+               "--dynamo=relu_runtime_error_TESTING_ONLY", "--test=eval", "--test=train", "-k", "^mlp$",
+               f"--output-dirname={out}", check_rc=0)
+    return by_config(read_jsonl(out / "results.jsonl"))
+
+
+@pytest.fixture(scope="module")
+def faults(tmp_path_factory):
+    out = tmp_path_factory.mktemp("verify_faults")
+    common = ["--suite-name=faults", *QUICK, "--xla=None", f"--output-dirname={out}"]
+    result = run_runner(*common, "--dynamo=None", "--test=eval",
+                        "-k", "^(random_output|unseeded_noise|third_call_raises|raise_on_load|segfault)$", check_rc=0)
+    run_runner(*common, "--dynamo=eager", "--test=eval", "-k", "^structure_differs$", check_rc=0)
+    records = read_jsonl(out / "results.jsonl")
+    return result, out, {r["model"]["model_name"]: r for r in records}
+
+
+def test_pass_on_every_backend_for_eval_and_train_with_timing_and_figures(passing):
+    result, records = passing
+    configs = by_config(records)
+    assert set(configs) == {("mlp", xla, dynamo, test) for xla, dynamo in
+                            [(None, None), (None, "inductor"), ("PJRT", None), ("PJRT", "openxla")]
+                            for test in ("eval", "train")}
+    for key, record in configs.items():
+        assert record["status"] == "ok" and record["verify"] is True, key
+        assert record["verification_code"] == "PASS", (key, record["verification_message"])
+        # Timing is still measured, in the same record.
+        assert len(record["metrics"]["per_iter_time"]) == 1 and len(record["metrics"]["warmup_time"]) == 1, key
+        # Train compares after the config's own timed steps: only weights put back as they were before
+        # timing give an error this small (a step at lr 0.01 moves the gradients far more).
+        assert 0 <= record["verification_mean_rel_error"] <= 1e-5, key
+        assert 0 <= record["verification_max_abs_error"] <= 1e-4, key
+        assert record["verification_cosine_similarity"] > 0.99999, key
+        assert record["verification_tolerance"] == 0.02 and record["verification_message"] is None, key
+        assert list(record)[list(record).index("verification_code"):][:len(VERIFY_KEYS)] == list(VERIFY_KEYS)
+    assert "verification: 8 PASS" in result.stdout
+    assert "verification PASS" in result.stderr  # the per-config progress line
+
+
+def test_accuracy_error_backend_fails_every_time_and_keeps_the_timing(failing):
+    for test in ("eval", "train"):
+        record = failing[("mlp", None, "relu_accuracy_error_TESTING_ONLY", test)]
+        assert record["status"] == "ok" and record["error"] is None
+        assert record["verification_code"] == "FAIL"
+        assert record["verification_mean_rel_error"] > 0.02
+        assert "above the tolerance 0.02" in record["verification_message"]
+        assert len(record["metrics"]["per_iter_time"]) == 1 and "error" not in record["metrics"]
+
+
+def test_runtime_error_backend_is_exception_raised(failing):
+    for test in ("eval", "train"):
+        record = failing[("mlp", None, "relu_runtime_error_TESTING_ONLY", test)]
+        # The config itself cannot run: an error record (no timing exists), and for verification the
+        # config raised: EXCEPTION_RAISED, with the phase and the exception in the message.
+        assert record["status"] == "error" and record["error"]["phase"] == "compile"
+        assert record["verification_code"] == "EXCEPTION_RAISED"
+        assert "raised before it could be compared (phase compile)" in record["verification_message"]
+        assert "relu" in record["verification_message"].lower()
+        assert record["verification_mean_rel_error"] is None
+
+
+def test_random_output_not_declared_is_nondeterministic_eager_run(faults):
+    record = faults[2]["unseeded_noise"]
+    assert record["status"] == "ok" and len(record["metrics"]["per_iter_time"]) == 1
+    assert record["verification_code"] == "NONDETERMINISTIC_EAGER_RUN"
+    assert record["verification_message"].startswith("two eager runs differ: mean relative error")
+    assert record["verification_mean_rel_error"] > 0 and record["verification_max_abs_error"] > 0
+
+
+def test_declared_non_deterministic_without_tolerance_opts_out(faults):
+    record = faults[2]["random_output"]
+    assert record["status"] == "ok" and len(record["metrics"]["per_iter_time"]) == 1
+    assert record["verification_code"] == "VERIFIER_SKIPPED"
+    assert "declares a non-deterministic output" in record["verification_message"]
+
+
+def test_eager_reference_raising_is_eager_failed(faults):
+    record = faults[2]["raise_on_load"]
+    assert record["verification_code"] == "EAGER_FAILED"
+    assert record["verification_message"] == ("the eager reference raised: RuntimeError: raise_on_load: this model "
+                                              "fails while it is built, on purpose")
+    assert record["status"] == "error" and record["error"]["phase"] == "load"  # then the config's own build
+
+
+def test_a_child_dying_during_verification_is_verifier_didnt_run(faults):
+    record = faults[2]["segfault"]  # it dies in its first forward: the eager reference's
+    assert record["status"] == "crash" and record["error"]["type"] == "SIGSEGV"
+    assert record["error"]["phase"] == "verify" and record["verify"] is True
+    assert record["verification_code"] == "VERIFIER_DIDNT_RUN"
+
+
+def test_exception_during_verification_keeps_the_timing(faults):
+    _, out, records = faults
+    record = records["third_call_raises"]
+    assert record["status"] == "ok" and record["error"] is None and "error" not in record["metrics"]
+    assert len(record["metrics"]["per_iter_time"]) == 1 and len(record["metrics"]["warmup_time"]) == 1
+    assert record["verification_code"] == "EXCEPTION_RAISED"
+    assert record["verification_message"] == ("the config raised during verification: RuntimeError: "
+                                              "third_call_raises: this model fails from its third call on, on purpose")
+    log = (out / "logs" / "third_call_raises" / "cpu-eager-eval.log").read_text()
+    assert "Traceback" in log
+
+
+def test_structure_mismatch_fails_and_says_where(faults):
+    record = faults[2]["structure_differs"]
+    assert record["status"] == "ok" and record["experiment"]["dynamo"] == "eager"
+    assert record["verification_code"] == "FAIL"
+    assert record["verification_message"] == "differs from eager: output: keys differ from eager's (extra ['extra'])"
+
+
+def test_resume_treats_verified_and_unverified_runs_as_different(faults, tmp_path):
+    _, out, _ = faults
+    shutil.copy(out / "results.jsonl", tmp_path / "results.jsonl")
+    args = ["--suite-name=faults", "--accelerator=cpu", "--xla=None", "--dynamo=None", "--test=eval", "--repeat=1",
+            "--warmup=1", "-k", "^random_output$", f"--output-dirname={tmp_path}"]
+    again = run_runner(*args, "--verify", check_rc=0)
+    assert "1 model(s) x 1 experiment config(s): 0 to run, 1 already in" in again.stderr
+    plain = run_runner(*args, check_rc=0)
+    assert "0 to run" not in plain.stderr and "1 to run, 0 already in" in plain.stderr
+    records = [r for r in read_jsonl(tmp_path / "results.jsonl") if r["model"]["model_name"] == "random_output"]
+    assert [r["verify"] for r in records] == [True, False]
+    assert records[1]["verification_code"] == "VERIFIER_SKIPPED" and "verification_message" not in records[1]
+
+
+def test_fingerprint_tells_verified_from_unverified():
+    from benchmarks import records
+    from benchmarks.matrix import ExperimentConfig
+    from benchmarks.runner import Config
+
+    model = {"suite_name": "dummy", "model_name": "mlp"}
+    experiment = ExperimentConfig(accelerator="cpu", xla=None, dynamo="inductor", test="eval")
+    verified, plain = Config(model, experiment, True), Config(model, experiment, False)
+    assert verified.fingerprint != plain.fingerprint
+
+    def record(**verify):
+        data = records.new_record(model, experiment.to_dict(), repeat=1, iterations_per_run=1, warmup=1, timestamp=0.0,
+                                  verify=False, requested_batch_size=None, environment={})
+        data.pop("verify")
+        data.update(verify)
+        return records.record_fingerprint(data)
+
+    assert record(verify=True) == verified.fingerprint
+    assert record(verify=False) == record() == plain.fingerprint  # an old record without the key: unverified
+
+
+def test_bad_verify_flags_are_one_line_and_exit_2():
+    for flag in ("--verify-tolerance=-1", "--verify-tolerance=nan", "--verify-tolerance=abc", "--verify-iterations=0"):
+        result = subprocess.run([sys.executable, str(ROOT / "experiment_runner.py"), "--verify", flag, "--dry-run"],
+                                capture_output=True, text=True, cwd=ROOT, timeout=60)
+        assert result.returncode == 2, flag
+        assert len(result.stderr.strip().splitlines()) == 1 and "Traceback" not in result.stderr, flag
+        assert flag.split("=")[0] in result.stderr
+
+
+# ---------------------------------------------------------------- the comparison, on real tensors
+
+
+def test_compare_figures_on_real_tensors():
+    import torch
+
+    from benchmarks import verify
+
+    ref = {"a": torch.tensor([1.0, -2.0, 0.0, 4.0]), "b": (torch.tensor([[10.0]]), 3, "x")}
+    out = {"a": torch.tensor([1.5, -2.0, 0.0, 4.0]), "b": (torch.tensor([[9.0]]), 3, "x")}
+    c = verify.compare(verify.to_cpu_tree(ref), verify.to_cpu_tree(out))
+    assert c.mismatches == [] and c.elements == 5
+    assert c.mean_rel_error == pytest.approx(1.5 / 17.0)  # sum|out-ref| / sum|ref|
+    assert c.max_abs_error == pytest.approx(1.0)
+    expected_cos = float(torch.nn.functional.cosine_similarity(
+        torch.tensor([1.5, -2, 0, 4, 9], dtype=torch.float64), torch.tensor([1.0, -2, 0, 4, 10], dtype=torch.float64),
+        dim=0))
+    assert c.cosine_similarity == pytest.approx(expected_cos)
+    assert verify.verdict(c, 0.1) == ("PASS", None)
+    code, message = verify.verdict(c, 0.05)
+    assert code == "FAIL" and message == "mean relative error 0.0882 is above the tolerance 0.05"
+    # A reference that is all zeros: any difference is an infinite relative error, recorded as null.
+    zeros = verify.compare(torch.zeros(3), torch.tensor([0.0, 1e-3, 0.0]))
+    assert zeros.mean_rel_error == float("inf") and zeros.figures()["verification_mean_rel_error"] is None
+    assert verify.verdict(zeros, 0.02)[0] == "FAIL"
+    # NaN where eager has NaN is equal; NaN where eager has a number is a mismatch.
+    nan = float("nan")
+    assert verify.compare(torch.tensor([nan, 1.0]), torch.tensor([nan, 1.0])).identical
+    odd = verify.compare(torch.tensor([1.0, 1.0]), torch.tensor([nan, 1.0]))
+    assert odd.mismatches == ["output: 1 element(s) NaN or infinite where the other is not"]
+    # Exact equality is what the eager determinism check asks for.
+    assert verify.compare(torch.ones(2, 2), torch.ones(2, 2)).identical
+    assert not verify.compare(torch.ones(2), torch.ones(2) + 1e-7).identical
+
+
+def test_structure_mismatches_say_where():
+    import torch
+
+    from benchmarks import verify
+
+    Pair = collections.namedtuple("Pair", "left right")
+
+    @dataclasses.dataclass
+    class Output:  # like a Hugging Face ModelOutput
+        logits: torch.Tensor
+        hidden: tuple
+
+    t = torch.arange(6.0).reshape(2, 3)
+    cases = [
+        ({"a": t, "b": t}, {"a": t, "c": t}, "output: keys differ from eager's (missing ['b'], extra ['c'])"),
+        ([t, t], [t], "output: length 1, eager 2"),
+        ((t,), (t.reshape(3, 2),), "output[0]: shape (3, 2), eager (2, 3)"),
+        ({"x": [t, {"y": t}]}, {"x": [t, {"y": t.double()}]}, "output['x'][1]['y']: dtype torch.float64, eager torch.float32"),
+        (Output(t, (t, t)), Output(t, (t, 1)), "output.hidden[1]: int, eager Tensor"),
+        (Output(t, (t,)), Pair(t, (t,)), "output: Pair, eager Output"),
+        (Pair(t, 3), Pair(t, 4), "output.right: 4, eager 3"),
+        ({"ids": torch.tensor([1, 2, 3])}, {"ids": torch.tensor([1, 0, 3])}, "output['ids']: 1 of 3 torch.int64 elements differ"),
+        (t, [t], "output: sequence, eager Tensor"),
+    ]
+    for ref, out, where in cases:
+        comparison = verify.compare(verify.to_cpu_tree(ref), verify.to_cpu_tree(out))
+        assert comparison.mismatches == [where]
+        code, message = verify.verdict(comparison, 1.0)  # however loose the tolerance: a FAIL
+        assert code == "FAIL" and message == f"differs from eager: {where}"
+    # Lists and tuples are both sequences; equal non-tensor leaves and NaN leaves match.
+    assert verify.compare(verify.to_cpu_tree((t, None, "s", 2.5, float("nan"))),
+                          verify.to_cpu_tree([t, None, "s", 2.5, float("nan")])).identical
+
+
+def test_to_cpu_tree_copies_so_no_view_keeps_a_model_alive():
+    import torch
+
+    from benchmarks import verify
+
+    weight = torch.nn.Parameter(torch.ones(4))
+    copied = verify.to_cpu_tree({"view": weight[:2]})
+    assert copied["view"].untyped_storage().data_ptr() != weight.untyped_storage().data_ptr()
+    assert not copied["view"].requires_grad
+
+
+# ---------------------------------------------------------------- the child's side, in process
+
+
+def eval_experiment(test="eval"):
+    from benchmarks.matrix import ExperimentConfig
+
+    return ExperimentConfig(accelerator="cpu", xla=None, dynamo=None, test=test)
+
+
+def options(**overrides):
+    values = {"verify_iterations": 1, "verify_tolerance": 0.02}
+    values.update(overrides)
+    return argparse.Namespace(**values)
+
+
+def test_eager_reference_is_on_the_cpu_and_its_models_are_freed():
+    from benchmarks import child, verify
+    from benchmarks.suites import load_suite
+
+    built, phases = [], []
+    suite = load_suite("dummy")
+
+    def build(experiment):
+        bm = child.build_model(suite, {"suite_name": "dummy", "model_name": "mlp"}, experiment, None)
+        built.append(weakref.ref(bm.module))
+        return bm
+
+    verifier = verify.Verifier(options(), build, phases.append)
+    verifier.compute_reference(eval_experiment("train"))
+    assert len(built) == 2 and all(ref() is None for ref in built)  # two eager runs, both models gone
+    assert phases == ["verify"] and verifier.code is None  # reference ready, verdict pending
+    assert set(verifier.reference) == {"loss", "grad"}
+    assert all(g.device.type == "cpu" and not g.requires_grad for g in verifier.reference["grad"].values())
+    assert set(verifier.reference["grad"]) == {"fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias", "out.weight", "out.bias"}
+
+
+def run_declared_random(tolerance):
+    """A random model declared non-deterministic, with its own tolerance: checked through the child's steps."""
+    import torch
+
+    from benchmarks import measure, verify
+    from benchmarks.suites import BenchmarkModel
+    from benchmarks.suites.faults_models import RandomOutput
+
+    def build(experiment):
+        torch.manual_seed(0)
+        return BenchmarkModel(module=RandomOutput(), example_inputs=(torch.randn(4, 8),), batch_size=4,
+                              deterministic=False, tolerance=tolerance)
+
+    experiment = eval_experiment()
+    verifier = verify.Verifier(options(), build)
+    verifier.compute_reference(experiment)
+    bm = build(experiment)
+    step = measure.make_step(bm, experiment, bm.module, bm.example_inputs, {})
+    verifier.before_timing(experiment, bm.module, step)
+    record = {"verification_code": "VERIFIER_SKIPPED", "status": "ok",
+              "metrics": measure.measure(step, experiment, 1, 1, 1)}
+    verifier.check(experiment, bm.module, step)
+    return verifier.finish(record)
+
+
+def test_declared_non_deterministic_with_a_tolerance_is_compared_with_it():
+    loose = run_declared_random(tolerance=10.0)
+    assert loose["verification_code"] == "PASS" and loose["verification_tolerance"] == 10.0
+    assert 0 < loose["verification_mean_rel_error"] < 10.0  # compared: the noise shows
+    strict = run_declared_random(tolerance=1e-3)
+    assert strict["verification_code"] == "FAIL" and "above the tolerance 0.001" in strict["verification_message"]
