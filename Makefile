@@ -19,11 +19,24 @@ $(STAMP): requirements.txt pyproject.toml
 	touch $(STAMP)
 
 # A real sweep on this machine's CPU: eager, Inductor, PyTorch/XLA lazy tensors and PyTorch/XLA + openxla,
-# inference and training, on the built-in dummy models. Resumable: run it again to finish an interrupted one.
+# inference and training, then the CSV and the speedup reports. Resumable: run it again to finish an interrupted one.
+BENCH_SWEEP ?= --suite-name=dummy --accelerator=cpu --xla=None --xla=PJRT --dynamo=None --dynamo=inductor \
+  --dynamo=openxla --test=eval --test=train --repeat=5
 bench: env
-	$(PY) experiment_runner.py --suite-name=dummy --accelerator=cpu --xla=None --xla=PJRT \
-	  --dynamo=None --dynamo=inductor --dynamo=openxla --test=eval --test=train --repeat=5 \
-	  --output-dirname=$(OUT) --progress-bar
+	$(PY) experiment_runner.py $(BENCH_SWEEP) --output-dirname=$(OUT) --progress-bar
+	$(PY) result_analyzer.py --output-dirname=$(OUT) --log-level=warning
+	$(PY) aggregate.py $(OUT)/results.jsonl --accelerator=cpu --test=inference --report=latest_grouped --format=tab \
+	  --log-level=warning > $(OUT)/report-inference.txt
+	$(PY) aggregate.py $(OUT)/results.jsonl --accelerator=cpu --test=training --report=latest_grouped --format=tab \
+	  --log-level=warning > $(OUT)/report-training.txt
+	$(PY) aggregate.py $(OUT)/results.jsonl --accelerator=cpu --test=inference --report=latest --format=png \
+	  --output=$(OUT)/report-inference.png --log-level=warning
+	@cat $(OUT)/report-inference.txt $(OUT)/report-training.txt
+	@echo
+	@echo "results (JSONL):  $(OUT)/results.jsonl"
+	@echo "logs:             $(OUT)/logs/"
+	@echo "CSV:              $(OUT)/metric_report.csv"
+	@echo "reports:          $(OUT)/report-inference.txt $(OUT)/report-training.txt $(OUT)/report-inference.png"
 
 test: env
 	$(PY) -m pytest -q tests

@@ -157,10 +157,12 @@ def _format_numbers(matrix: np.ndarray) -> list:
         return [""] * n_rows
     if not n_rows:
         return []
-    text = orjson.dumps(np.ascontiguousarray(matrix), option=orjson.OPT_SERIALIZE_NUMPY).decode()
-    rows = text[2:-2].replace("null", "").split("],[")
-    infinite = np.isinf(matrix).any(axis=1)
-    for r in np.flatnonzero(infinite):  # orjson writes inf as null; keep it visible
+    text = orjson.dumps(np.ascontiguousarray(matrix), option=orjson.OPT_SERIALIZE_NUMPY).decode()[2:-2]
+    finite = np.isfinite(matrix)
+    if finite.all():
+        return text.split("],[")
+    rows = text.replace("null", "").split("],[")
+    for r in np.flatnonzero(np.isinf(matrix).any(axis=1)).tolist():  # orjson writes inf as null; keep it visible
         rows[r] = ",".join("" if v != v else repr(v) for v in matrix[r].tolist())
     return rows
 
@@ -289,22 +291,23 @@ _MODEL_KEYS = UPSTREAM_COLUMNS[1:3]  # suite_name, model_name
 _EXPERIMENT_KEYS = UPSTREAM_COLUMNS[3:11]  # accelerator .. batch_size
 _RUN_KEYS = UPSTREAM_COLUMNS[11:13]  # repeat, iterations_per_run
 _NO_ENV = (None,) * len(ENV_KEYS)
-# A row's "config" key: experiment and run values, then the _SEGMENT_B values, then the environment's.
-_CONFIG_A = len(_EXPERIMENT_KEYS) + len(_RUN_KEYS)
-_CONFIG_B = _CONFIG_A + len(_SEGMENT_B)
-_STATUS_IN_CONFIG = _CONFIG_A + 1
 _STATUSES = frozenset(records.STATUSES)
 _LIST_ONLY = {list}
 
 
-def _model_entry(key: tuple) -> tuple:
-    return key, _cells(key)
+def _model_entry(values: tuple) -> tuple:
+    return values, _cells(values)
 
 
-def _config_entry(key: tuple) -> tuple:
-    """(key, text of experiment and run cells, text of outcome cells, text of environment cells, xla, dynamo)."""
-    return (key, _cells(key[:_CONFIG_A]), _cells(key[_CONFIG_A:_CONFIG_B]), _cells(key[_CONFIG_B:]),
-            bool(key[2]), bool(key[4]))
+def _experiment_entry(experiment: dict) -> tuple:
+    """(values, CSV text, xla?, dynamo?) of an experiment config."""
+    values = tuple(map(experiment.get, _EXPERIMENT_KEYS))
+    return values, _cells(values), bool(values[2]), bool(values[4])
+
+
+def _outcome_entry(values: tuple) -> tuple:
+    """(repeat, iterations_per_run, *_SEGMENT_B values), and the CSV text of the first two and of the rest."""
+    return values, _cells(values[:2]), _cells(values[2:])
 
 
 class _Table:
@@ -315,8 +318,8 @@ class _Table:
     def __init__(self, task: ChunkTask, problems: Problems):
         self.task = task
         self.problems = problems
-        self.lines, self.timestamps, self.models, self.configs, self.messages, self.skips, self.metrics = \
-            [], [], [], [], [], [], []
+        self.lines, self.timestamps, self.messages, self.skips, self.metrics = [], [], [], [], []
+        self.models, self.experiments, self.outcomes, self.environments = [], [], [], []  # cache entries
         self.groups = {}  # the tuple of a record's metric names -> its rows
         self.statuses = {}
 
@@ -326,7 +329,7 @@ class _Table:
         problems, groups, hide_errors = self.problems, self.groups, self.task.hide_errors
         fallback_timestamp = self.task.fallback_timestamp
         has_warmup, record_status, top_keys, statuses = stats.has_warmup, records.record_status, _TOP_KEYS, _STATUSES
-        model_cache, config_cache, rows = {}, {}, []
+        model_cache, experiment_cache, outcome_cache, environment_cache, rows = {}, {}, {}, {}, []
         torn = len(lines) - 1 if lines and not lines[-1].endswith(b"\n") else -1  # whole, or torn
         for index, raw in enumerate(lines):
             try:
@@ -364,18 +367,28 @@ class _Table:
                         message = None
                 if outputs_file is None and artifacts and type(artifacts) is dict:
                     outputs_file = artifacts.get("output")
-                key = (model.get("suite_name"), model.get("model_name"))
-                config = (*map(experiment.get, _EXPERIMENT_KEYS), repeat, iterations, outputs_file, status,
-                          error_type, phase, verification, rel_error, warmup,
-                          *(map(environment.get, ENV_KEYS) if type(environment) is dict else _NO_ENV))
+                model_key = (model.get("suite_name"), model.get("model_name"))
+                experiment_key = (tuple(experiment), tuple(experiment.values()))  # other keys, another config
+                outcome_key = (repeat, iterations, outputs_file, status, error_type, phase, verification, rel_error,
+                               warmup)
+                environment_key = tuple(map(environment.get, ENV_KEYS)) if type(environment) is dict else _NO_ENV
                 try:
-                    model_entry = model_cache.get(key) or model_cache.setdefault(key, _model_entry(key))
-                    config_entry = config_cache.get(config) or config_cache.setdefault(config, _config_entry(config))
+                    model_entry = (model_cache.get(model_key)
+                                   or model_cache.setdefault(model_key, _model_entry(model_key)))
+                    experiment_entry = (experiment_cache.get(experiment_key)
+                                        or experiment_cache.setdefault(experiment_key, _experiment_entry(experiment)))
+                    outcome_entry = (outcome_cache.get(outcome_key)
+                                     or outcome_cache.setdefault(outcome_key, _outcome_entry(outcome_key)))
+                    environment_entry = (environment_cache.get(environment_key)
+                                         or environment_cache.setdefault(environment_key,
+                                                                         _model_entry(environment_key)))
                 except TypeError:  # a list or object where a scalar belongs: not hashable, formatted every time
-                    model_entry, config_entry = _model_entry(key), _config_entry(config)
+                    model_entry, experiment_entry = _model_entry(model_key), _experiment_entry(experiment)
+                    outcome_entry, environment_entry = _outcome_entry(outcome_key), _model_entry(environment_key)
                 names = tuple(metrics)
-                row = (index, fallback_timestamp if timestamp is None else timestamp, model_entry, config_entry,
-                       message, 0 if has_warmup(record) else SKIP_WITHOUT_WARMUP, metrics)
+                row = (index, fallback_timestamp if timestamp is None else timestamp, model_entry, experiment_entry,
+                       outcome_entry, environment_entry, message, 0 if has_warmup(record) else SKIP_WITHOUT_WARMUP,
+                       metrics)
             except Exception as exc:  # input we did not foresee must cost one row, never the report
                 problems.add(("unreadable", type(exc).__name__), index,
                              f"record skipped: {type(exc).__name__}: {records.short_message(str(exc))}")
@@ -386,10 +399,10 @@ class _Table:
             group.append(len(rows))
             rows.append(row)
         if rows:
-            (self.lines, self.timestamps, self.models, self.configs, self.messages, self.skips,
-             self.metrics) = map(list, zip(*rows))
-        for entry in self.configs:
-            status = entry[0][_STATUS_IN_CONFIG]
+            (self.lines, self.timestamps, self.models, self.experiments, self.outcomes, self.environments,
+             self.messages, self.skips, self.metrics) = map(list, zip(*rows))
+        for entry in self.outcomes:
+            status = entry[0][3]
             self.statuses[status] = self.statuses.get(status, 0) + 1
 
     def _samples(self) -> tuple:
@@ -399,6 +412,7 @@ class _Table:
         chain = itertools.chain.from_iterable
         for names, rows in self.groups.items():  # records with the same metric names: one array per metric
             dicts = [metrics[i] for i in rows]
+            rows_array = np.asarray(rows, dtype=np.intp)
             for name in names:
                 if name == "error":
                     continue
@@ -415,7 +429,7 @@ class _Table:
                         except (ValueError, TypeError):
                             pass
                 if array is not None:
-                    blocks.setdefault((name, length), []).append((rows, array.reshape(len(values), length)))
+                    blocks.setdefault((name, length), []).append((rows_array, array.reshape(len(values), length)))
                 else:
                     self._samples_one_by_one(name, rows, values, blocks, flat)
         return blocks, flat
@@ -450,55 +464,53 @@ class _Table:
             entry[0].append(row)
             entry[1].append(array)
         for length, (rows_of_length, arrays) in by_length.items():
-            blocks.setdefault((name, length), []).append((rows_of_length, np.vstack(arrays)))
+            blocks.setdefault((name, length), []).append((np.asarray(rows_of_length, dtype=np.intp), np.vstack(arrays)))
 
     def compute(self) -> tuple:
-        """(headline matrix, statistics+flat matrix, its column names)."""
+        """(headline matrix, units): a unit is (column names, rows, values) for one metric's statistics (or one
+        entry of a dict-valued metric), in column order, with the rows that have it."""
         n = len(self.lines)
         blocks, flat = self._samples()
         skip = np.asarray(self.skips, dtype=np.intp)
-        xla = np.fromiter((entry[4] for entry in self.configs), dtype=bool, count=n)
-        dynamo = np.fromiter((entry[5] for entry in self.configs), dtype=bool, count=n)
-        names = sorted({name for name, _ in blocks}, key=lambda m: (0, _METRIC_INDEX[m]) if m in _METRIC_INDEX
-                       else (1, m))
-        columns = {}  # statistic column -> index in the matrix
-        for metric in names:
-            for column in metric_columns(metric):
-                columns[column] = len(columns)
-        flat_names = sorted(flat)
-        for column in flat_names:
-            columns[column] = len(columns)
-        matrix = np.full((n, len(columns)), np.nan)
         medians = {m: np.full(n, np.nan) for m in ("total_time", "per_iter_time", "trace_per_iter_time")}
         total_max = np.full(n, np.nan)
         warmup_first = np.full(n, np.nan)
         has_warmup_time = np.zeros(n, dtype=bool)
-        for (metric, _), parts in blocks.items():
-            rows = np.concatenate([np.asarray(r, dtype=np.intp) for r, _ in parts]) if len(parts) > 1 else \
-                np.asarray(parts[0][0], dtype=np.intp)
-            values = np.concatenate([v for _, v in parts]) if len(parts) > 1 else parts[0][1]
+        parts = {}  # metric -> [(rows, statistics table)]
+        for (metric, _), pieces in blocks.items():
+            rows = np.concatenate([r for r, _ in pieces]) if len(pieces) > 1 else pieces[0][0]
+            values = np.concatenate([v for _, v in pieces]) if len(pieces) > 1 else pieces[0][1]
             if metric == "warmup_time":
                 warmup_first[rows] = values[:, 0]
                 has_warmup_time[rows] = True
-            for row in rows[np.isnan(values).any(axis=1)].tolist():  # null or NaN samples (Python's json writes NaN)
-                self.problems.add(("nan", metric), self.lines[row], f"metric {metric!r} has null or NaN samples; "
-                                  "statistics that include them are left empty")
-            targets = [(columns.get(f"{s}_{metric}"), s) for s in STATISTICS]
             row_skip = skip[rows]
-            for skip_value in np.unique(row_skip):
+            low, high = int(row_skip.min()), int(row_skip.max())
+            for skip_value in (low,) if low == high else np.unique(row_skip).tolist():
                 chosen = row_skip == skip_value
-                sub_rows, sub_values = (rows, values) if chosen.all() else (rows[chosen], values[chosen])
-                summary = stats.summary_rows(sub_values, int(skip_value))
-                for column, statistic in targets:
-                    if column is not None:
-                        matrix[sub_rows, column] = summary[statistic]
+                sub_rows, sub_values = (rows, values) if low == high else (rows[chosen], values[chosen])
+                summary = stats.summary_rows(sub_values, skip_value)
+                parts.setdefault(metric, []).append((sub_rows, np.column_stack([summary[s] for s in STATISTICS])))
                 if metric in medians:
                     medians[metric][sub_rows] = summary["median"]
                 if metric == "total_time":
                     total_max[sub_rows] = summary["max"]
-        for column in flat_names:
+                for row in sub_rows[np.isnan(summary["max"])].tolist():  # null or NaN samples (Python's json: NaN)
+                    self.problems.add(("nan", metric), self.lines[row], f"metric {metric!r} has null or NaN "
+                                      "samples; statistics that include them are left empty")
+        units = []
+        for metric in sorted(parts, key=lambda m: (0, _METRIC_INDEX[m]) if m in _METRIC_INDEX else (1, m)):
+            pieces = parts[metric]
+            rows = np.concatenate([r for r, _ in pieces]) if len(pieces) > 1 else pieces[0][0]
+            table = np.concatenate([v for _, v in pieces]) if len(pieces) > 1 else pieces[0][1]
+            names = metric_columns(metric)
+            if len(names) < len(STATISTICS):  # a median among the fixed columns is not repeated
+                table = table[:, [STATISTICS.index(name.split("_", 1)[0]) for name in names]]
+            units.append((tuple(names), rows, table))
+        for column in sorted(flat):
             rows, values = flat[column]
-            matrix[np.asarray(rows, dtype=np.intp), columns[column]] = np.asarray(values, dtype=np.float64)
+            units.append(((column,), np.asarray(rows, dtype=np.intp), np.asarray(values, dtype=np.float64)[:, None]))
+        xla = np.fromiter((entry[2] for entry in self.experiments), dtype=bool, count=n)
+        dynamo = np.fromiter((entry[3] for entry in self.experiments), dtype=bool, count=n)
         compile_time = stats.compile_time_rows(medians["total_time"], total_max, warmup_first, has_warmup_time)
         headline = np.empty((n, len(_HEADLINE)))
         headline[:, 0] = medians["total_time"]
@@ -506,38 +518,45 @@ class _Table:
         headline[:, 2] = np.where(xla, medians["trace_per_iter_time"], np.nan)  # upstream computed it, never filled it
         headline[:, 3] = np.where(xla, compile_time, np.nan)
         headline[:, 4] = np.where(dynamo, compile_time, np.nan)
-        return headline, matrix, list(columns)
-
-
+        return headline, units
 
     # -- output
 
-    def csv_lines(self, headline: np.ndarray, matrix: np.ndarray) -> list:
+    def csv_lines(self, headline: np.ndarray, units: list) -> list:
+        n = len(self.lines)
         columns = [_column_cells(self.timestamps), [entry[1] for entry in self.models],
-                   [entry[1] for entry in self.configs], _column_cells(self.messages), _format_numbers(headline),
-                   [entry[2] for entry in self.configs]]
-        if matrix.shape[1]:
-            columns.append(_format_numbers(matrix))
-        columns.append([entry[3] for entry in self.configs])
+                   [entry[1] for entry in self.experiments], [entry[1] for entry in self.outcomes],
+                   _column_cells(self.messages), _format_numbers(headline), [entry[2] for entry in self.outcomes]]
+        for names, rows, table in units:
+            # Each metric apart: rows without it get empty cells, with no NaN to format and to clear.
+            cells = ["," * (len(names) - 1)] * n
+            for row, text in zip(rows.tolist(), _format_numbers(table)):
+                cells[row] = text
+            columns.append(cells)
+        columns.append([entry[1] for entry in self.environments])
         return list(map(",".join, zip(*columns)))
 
-    def json_lines(self, headline: np.ndarray, matrix: np.ndarray, stat_columns: list) -> list:
+    def json_lines(self, headline: np.ndarray, units: list) -> list:
         """One object per row: every fixed and environment column (null when unknown), and the statistics
         of the metrics this record has."""
         dumps, option = orjson.dumps, orjson.OPT_APPEND_NEWLINE
-        experiment_columns = _EXPERIMENT_KEYS + _RUN_KEYS
+        statistics = [[] for _ in self.lines]
+        for names, rows, table in units:
+            for row, values in zip(rows.tolist(), table.tolist()):
+                statistics[row].extend(zip(names, values))
         out = []
-        for timestamp, model, config, message, h, values in zip(self.timestamps, self.models, self.configs,
-                                                                self.messages, headline.tolist(), matrix.tolist()):
-            key = config[0]
+        for timestamp, model, experiment, outcome, environment, message, h, values in zip(
+                self.timestamps, self.models, self.experiments, self.outcomes, self.environments, self.messages,
+                headline.tolist(), statistics):
             row = {"timestamp": timestamp}
             row.update(zip(_MODEL_KEYS, model[0]))
-            row.update(zip(experiment_columns, key[:_CONFIG_A]))
+            row.update(zip(_EXPERIMENT_KEYS, experiment[0]))
+            row.update(zip(_RUN_KEYS, outcome[0]))
             row["error_message"] = message
             row.update((name, v if v == v else None) for name, v in zip(_HEADLINE, h))
-            row.update(zip(_SEGMENT_B, key[_CONFIG_A:_CONFIG_B]))
-            row.update((name, v) for name, v in zip(stat_columns, values) if v == v)
-            row.update(zip(ENV_COLUMNS, key[_CONFIG_B:]))
+            row.update(zip(_SEGMENT_B, outcome[0][2:]))
+            row.update((name, v) for name, v in values if v == v)
+            row.update(zip(ENV_COLUMNS, environment[0]))
             out.append(dumps(row, option=option))
         return out
 
@@ -558,10 +577,11 @@ def process_chunk(task: ChunkTask) -> ChunkResult:
     try:
         table.read(lines)
         del lines
-        headline, matrix, stat_columns = table.compute()
+        headline, units = table.compute()
         table.metrics = None  # the parsed metrics are no longer needed
+        stat_columns = [name for names, _, _ in units for name in names]
         if task.csv_spool:
-            rows = table.csv_lines(headline, matrix)
+            rows = table.csv_lines(headline, units)
             with open(task.csv_spool, "w", encoding="utf-8", newline="") as out:
                 if rows:
                     out.write("\n".join(rows))
@@ -569,7 +589,7 @@ def process_chunk(task: ChunkTask) -> ChunkResult:
             del rows
         if task.jsonl_spool:
             with open(task.jsonl_spool, "wb") as out:
-                out.writelines(table.json_lines(headline, matrix, stat_columns))
+                out.writelines(table.json_lines(headline, units))
     finally:
         if collecting:
             gc.enable()

@@ -2,9 +2,10 @@
 
 In the child, with --verify (see `Verifier`):
 1. the eager reference: the same model, inputs and seeds on the same accelerator with no dynamo and no
-   XLA, run `--verify-iterations` iterations; eval keeps the output, train keeps the loss and every
-   parameter gradient of the last step. It runs twice and the two must agree exactly
-   (NONDETERMINISTIC_EAGER_RUN otherwise). The reference is kept on the CPU; the eager model is freed;
+   XLA (for a TPU config: the CPU, the plain device its models are built on), run `--verify-iterations`
+   iterations; eval keeps the output, train keeps the loss and every parameter gradient of the last step.
+   It runs twice and the two must agree exactly (NONDETERMINISTIC_EAGER_RUN otherwise). The reference
+   is kept on the CPU; the eager model is freed;
 2. the config is built and timed as usual (timing never depends on what verification finds);
 3. the config's weights (and optimizer state) are put back as they were before timing, the same
    iterations run again, and the result, moved to the CPU, is compared with the reference.
@@ -294,7 +295,7 @@ class Verifier:
 
     `build(experiment)` returns a seeded BenchmarkModel on the plain accelerator device (the child's
     own model builder, so that eager and the config start from the same weights and inputs).
-    Nothing here raises into the child except ModelSkipped from `build` (a skip record).
+    Nothing here raises into the child.
     """
 
     def __init__(self, options, build: Callable, on_phase: Callable[[str], None] = lambda phase: None):
@@ -328,13 +329,16 @@ class Verifier:
 
         self.on_phase("verify")
         eager = experiment.with_(xla=None, dynamo=None)
-        try:
-            if experiment.xla:
-                # The autograd engine sizes its device queues at the first backward: the XLA runtime must
-                # be up before eager's backward, or the config's backward fails an internal assert.
-                from benchmarks import backends
+        if experiment.xla:
+            # The autograd engine sizes its device queues at the first backward: the XLA runtime must be
+            # up before eager's backward, or the config's backward fails an internal assert.
+            from benchmarks import backends
 
+            try:
                 backends.target_device(experiment)
+            except Exception as exc:  # the config's own load reports it, in its phase
+                log.warning("the XLA device is not available: %s", exc)
+        try:
             bm = self.build(eager)
             deterministic, own_tolerance = bm.deterministic, bm.tolerance
             self.tolerance = own_tolerance if own_tolerance is not None else self.default_tolerance
@@ -357,8 +361,10 @@ class Verifier:
                                     f"max abs error {runs.max_abs_error:.3g}"))
                     log.warning("verification: %s", self.message)
                     return
-        except ModelSkipped:
-            raise
+        except ModelSkipped as exc:  # a decision, not a failure; the config's own build decides for itself
+            self.code, self.message = records.VERIFIER_SKIPPED, f"the suite skips the eager reference: {exc}"
+            log.info("verification skipped: %s", self.message)
+            return
         except Exception as exc:
             log.exception("the eager reference raised")
             self.code, self.message = records.EAGER_FAILED, one_line("the eager reference raised", exc)
@@ -373,7 +379,8 @@ class Verifier:
         if self.reference is None or experiment.test != "train":
             return
         try:
-            weights = {name: value.detach().to("cpu", copy=True) for name, value in module.state_dict().items()}
+            weights = {name: value.detach().to("cpu", copy=True) if hasattr(value, "detach") else copy.deepcopy(value)
+                       for name, value in module.state_dict().items()}
             optimizer = getattr(step, "optimizer", None)
             self._initial = (weights, copy.deepcopy(optimizer.state_dict()) if optimizer is not None else None)
         except Exception as exc:
@@ -432,6 +439,8 @@ class Verifier:
 def collect(experiment, module, output) -> Any:
     """What is compared, on the CPU: the output (eval), or the loss and every parameter's gradient (train)."""
     if experiment.test == "train":
+        if isinstance(output, dict) and "loss" in output:  # --collect-full-output's step returns more
+            output = output["loss"]
         return {"loss": to_cpu_tree(output),
                 "grad": {name: to_cpu_tree(p.grad) for name, p in module.named_parameters()}}
     return to_cpu_tree(output)

@@ -277,3 +277,16 @@ def test_column_order_is_the_documented_one_for_any_set_of_names():
     assert analyze.order_columns(shuffled) == [
         "timestamp", "status", "std_total_time", "min_peak_rss_bytes", "min_alpha", "min_zeta", "max_zeta",
         "a.b", "my_note", "hostname"]
+
+
+def test_lists_and_objects_where_scalars_belong_are_shown_as_json(tmp_path):
+    record = json.loads((FIXTURES / "ours.jsonl").read_text().splitlines()[0])
+    record["experiment"]["xla_flags"] = ["--xla_a=1", "--xla_b=2"]
+    record["model"]["model_name"] = {"name": "mlp"}
+    record["environment"]["torch"] = None
+    path = tmp_path / "r.jsonl"
+    path.write_text(json.dumps(record) + "\n")
+    run(tmp_path, path)
+    _, (row,) = read_csv(tmp_path / "report.csv")
+    assert row["xla_flags"] == '["--xla_a=1","--xla_b=2"]' and row["model_name"] == '{"name":"mlp"}'
+    assert row["torch_version"] == "" and float(row["median_total_time"]) == 2.5

@@ -7,7 +7,7 @@ import pytest
 
 from conftest import ROOT, read_jsonl, run_runner
 
-from benchmarks import cli, matrix, paths, runner
+from benchmarks import matrix, paths, runner
 from benchmarks.suites import files
 
 MODELS = ROOT / "tests" / "fixtures" / "user_models"
@@ -137,3 +137,14 @@ def test_a_named_file_without_create_model_is_an_error_record(batch_sweep):
         assert record["status"] == "error" and record["error"]["phase"] == "load"
         assert "no_entry.py defines no create_model" in record["error"]["message"]
     assert len(batch_sweep) == 6  # the broken files did not stop the sweep
+
+
+def test_a_file_that_does_not_parse_is_listed_with_a_warning_and_its_build_says_why(tmp_path, caplog):
+    bad = tmp_path / "half_written.py"
+    bad.write_text("#!/usr/bin/env python\n# labels: author::dana\ndef create_model(batch_size:\n")
+    models = files.SUITE.list_models(options(search_dir=[str(tmp_path)]))
+    assert [(m["model_name"], m["labels"]) for m in models] == [("half_written", {"author": ["dana"]})]
+    assert any("half_written.py" in r.getMessage() and "unparsable" in r.getMessage() for r in caplog.records)
+    exp = matrix.ExperimentConfig(accelerator="cpu", xla=None, dynamo=None, test="eval")
+    with pytest.raises(files.ModelFileError, match=r"cannot import .*half_written.py: SyntaxError"):
+        files.SUITE.build(models[0], exp, "cpu", None)

@@ -124,3 +124,16 @@ def test_an_image_size_a_model_cannot_take_is_a_skip_with_the_reason():
     assert "multiple of 224" in suite.skip_reason({"model_name": "maxvit_t", "params": small}, exp, None)
     assert suite.skip_reason({"model_name": "vit_b_16", "params": small}, exp, None) is None
     assert suite.skip_reason({"model_name": "inception_v3"}, exp, None) is None  # its default is 299
+
+
+def test_models_that_draw_random_numbers_while_training_say_so():
+    from benchmarks import matrix
+
+    suite, params = torchvision_suite.SUITE, {"image_size": 32, "num_classes": 10}
+    built = lambda name, test: suite.build({"model_name": name, "params": params}, matrix.ExperimentConfig(
+        accelerator="cpu", xla=None, dynamo=None, test=test), "cpu", None)
+    squeezenet = built("squeezenet1_1", "train")  # dropout: --verify must not expect equal results
+    assert squeezenet.deterministic is False and built("squeezenet1_1", "eval").deterministic is True
+    assert built("resnet18", "train").deterministic is True
+    labels = squeezenet.loss_fn.targets
+    assert squeezenet.example_inputs[0].shape == (8, 3, 32, 32) and labels.shape == (8,) and int(labels.max()) < 10

@@ -252,11 +252,13 @@ def test_structure_mismatches_say_where():
         ({"a": t, "b": t}, {"a": t, "c": t}, "output: keys differ from eager's (missing ['b'], extra ['c'])"),
         ([t, t], [t], "output: length 1, eager 2"),
         ((t,), (t.reshape(3, 2),), "output[0]: shape (3, 2), eager (2, 3)"),
-        ({"x": [t, {"y": t}]}, {"x": [t, {"y": t.double()}]}, "output['x'][1]['y']: dtype torch.float64, eager torch.float32"),
+        ({"x": [t, {"y": t}]}, {"x": [t, {"y": t.double()}]},
+         "output['x'][1]['y']: dtype torch.float64, eager torch.float32"),
         (Output(t, (t, t)), Output(t, (t, 1)), "output.hidden[1]: int, eager Tensor"),
         (Output(t, (t,)), Pair(t, (t,)), "output: Pair, eager Output"),
         (Pair(t, 3), Pair(t, 4), "output.right: 4, eager 3"),
-        ({"ids": torch.tensor([1, 2, 3])}, {"ids": torch.tensor([1, 0, 3])}, "output['ids']: 1 of 3 torch.int64 elements differ"),
+        ({"ids": torch.tensor([1, 2, 3])}, {"ids": torch.tensor([1, 0, 3])},
+         "output['ids']: 1 of 3 torch.int64 elements differ"),
         (t, [t], "output: sequence, eager Tensor"),
     ]
     for ref, out, where in cases:
@@ -313,7 +315,8 @@ def test_eager_reference_is_on_the_cpu_and_its_models_are_freed():
     assert phases == ["verify"] and verifier.code is None  # reference ready, verdict pending
     assert set(verifier.reference) == {"loss", "grad"}
     assert all(g.device.type == "cpu" and not g.requires_grad for g in verifier.reference["grad"].values())
-    assert set(verifier.reference["grad"]) == {"fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias", "out.weight", "out.bias"}
+    assert set(verifier.reference["grad"]) == {f"{layer}.{kind}" for layer in ("fc1", "fc2", "out")
+                                               for kind in ("weight", "bias")}
 
 
 def run_declared_random(tolerance):
@@ -347,3 +350,35 @@ def test_declared_non_deterministic_with_a_tolerance_is_compared_with_it():
     assert 0 < loose["verification_mean_rel_error"] < 10.0  # compared: the noise shows
     strict = run_declared_random(tolerance=1e-3)
     assert strict["verification_code"] == "FAIL" and "above the tolerance 0.001" in strict["verification_message"]
+
+
+def test_an_eager_reference_the_suite_skips_is_not_a_failure():
+    from benchmarks import verify
+    from benchmarks.suites import ModelSkipped
+
+    def build(experiment):
+        raise ModelSkipped("no eager run for this one")
+
+    verifier = verify.Verifier(options(), build)
+    verifier.compute_reference(eval_experiment())
+    record = verifier.finish({"verification_code": "VERIFIER_SKIPPED", "status": "ok", "metrics": {"total_time": [1.0]}})
+    assert record["verification_code"] == "VERIFIER_SKIPPED" and record["metrics"] == {"total_time": [1.0]}
+    assert record["verification_message"] == "the suite skips the eager reference: no eager run for this one"
+
+
+def test_train_result_is_the_same_with_collect_full_output():
+    import torch
+
+    from benchmarks import backends, measure, verify
+    from benchmarks.suites import load_suite
+
+    experiment = eval_experiment("train")
+    results = []
+    for full_output in (False, True):
+        backends.seed_everything(experiment)
+        bm = load_suite("dummy").build({"suite_name": "dummy", "model_name": "mlp"}, experiment, "cpu", None)
+        step = measure.make_step(bm, experiment, bm.module, tuple(bm.example_inputs), {}, full_output=full_output)
+        results.append(verify.collect(experiment, bm.module, step()))
+    plain, full = results
+    assert isinstance(full["loss"], torch.Tensor) and full["loss"].shape == ()
+    assert verify.compare(plain, full, "").identical

@@ -189,8 +189,8 @@ def metadata_skip(metadata: dict, experiment) -> Optional[str]:
             continue
         if device is not None and device not in (experiment.accelerator, experiment.accelerator_model):
             continue
-        where = " ".join(filter(None, [test or "any test", f"on {device}" if device else ""]))
-        return f"the model's metadata.yaml marks {where} as not implemented"
+        what = f"{test} on {device}" if test and device else test or f"every test on {device}"
+        return f"the model's metadata.yaml marks {what} as not implemented"
     return None
 
 

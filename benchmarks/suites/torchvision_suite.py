@@ -117,8 +117,17 @@ class TorchvisionSuite(Suite):
         return BenchmarkModel(
             module=module, example_inputs=(images,), batch_size=batch_size,
             loss_fn=classification_loss(labels).to(device),
+            # Dropout and stochastic depth draw from the device's RNG while training: backends differ by design.
+            deterministic=experiment.test == "eval" or not has_random_layers(module),
             info={"image_size": size, "num_classes": classes},
         )
+
+
+def has_random_layers(module) -> bool:
+    from torch import nn
+    from torchvision.ops import StochasticDepth
+
+    return any(isinstance(m, (nn.modules.dropout._DropoutNd, StochasticDepth)) and m.p > 0 for m in module.modules())
 
 
 def classification_loss(labels):
