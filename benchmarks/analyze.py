@@ -28,6 +28,7 @@ import os
 import re
 import shutil
 import tempfile
+from operator import itemgetter
 from typing import Optional
 
 import numpy as np
@@ -82,6 +83,10 @@ class AnalyzeError(Exception):
 # ---------------------------------------------------------------- columns
 
 
+def _metric_rank(metric: str) -> tuple:
+    return (0, _METRIC_INDEX[metric]) if metric in _METRIC_INDEX else (1, metric)
+
+
 def metric_columns(metric: str) -> list:
     """A metric's statistics columns; a median already among the fixed columns is not repeated."""
     return [name for name in (f"{s}_{metric}" for s in STATISTICS) if name not in _FIXED_INDEX]
@@ -96,9 +101,7 @@ def _column_key(name: str) -> tuple:
         return (2, name)
     match = _STAT_COLUMN.match(name)
     if match:
-        metric = match.group(2)
-        rank = (0, _METRIC_INDEX[metric]) if metric in _METRIC_INDEX else (1, metric)
-        return (1, rank, STATISTICS.index(match.group(1)))
+        return (1, _metric_rank(match.group(2)), STATISTICS.index(match.group(1)))
     return (3,)  # a column we did not make (a database's own): kept, in its order, before the environment
 
 
@@ -293,6 +296,10 @@ _RUN_KEYS = UPSTREAM_COLUMNS[11:13]  # repeat, iterations_per_run
 _NO_ENV = (None,) * len(ENV_KEYS)
 _STATUSES = frozenset(records.STATUSES)
 _LIST_ONLY = {list}
+_MEDIAN, _MAX = STATISTICS.index("median"), STATISTICS.index("max")
+# Per-iteration metrics equal to their totals when a run has one iteration (upstream's default): computed once.
+_SAME_AS = {"per_iter_time": "total_time", "trace_per_iter_time": "trace_total_time",
+            "per_iter_cpu_time_s": "total_cpu_time_s", "per_iter_cuda_time_s": "total_cuda_time_s"}
 
 
 def _model_entry(values: tuple) -> tuple:
@@ -406,33 +413,57 @@ class _Table:
             self.statuses[status] = self.statuses.get(status, 0) + 1
 
     def _samples(self) -> tuple:
-        """{(metric, length): [(rows, 2-D samples)]} and {flat column: (rows, values)}."""
+        """{(metric, length): [(rows, 2-D samples)]}, {flat column: (rows, values)}, and {metric: metric with
+        the same samples in every record that has either} (per-iteration times of one-iteration runs)."""
         metrics = self.metrics
         blocks, flat = {}, {}
-        chain = itertools.chain.from_iterable
+        same = dict.fromkeys(_SAME_AS, True)
+        waiting = {}  # metric -> [(rows, rows array, values)] equal to their source's, so far
         for names, rows in self.groups.items():  # records with the same metric names: one array per metric
             dicts = [metrics[i] for i in rows]
             rows_array = np.asarray(rows, dtype=np.intp)
+            for name, source in _SAME_AS.items():
+                if (name in names) != (source in names):
+                    same[name] = False
+            seen = {}
             for name in names:
                 if name == "error":
                     continue
-                values = [d[name] for d in dicts]
-                array = None
-                if set(map(type, values)) == _LIST_ONLY:
-                    lengths = set(map(len, values))
-                    if len(lengths) == 1:
-                        length = lengths.pop()
-                        if not length:
-                            continue  # no samples: nothing to report, nothing wrong
-                        try:
-                            array = np.fromiter(chain(values), dtype=np.float64, count=length * len(values))
-                        except (ValueError, TypeError):
-                            pass
-                if array is not None:
-                    blocks.setdefault((name, length), []).append((rows_array, array.reshape(len(values), length)))
+                values = seen[name] = list(map(itemgetter(name), dicts))
+                source = _SAME_AS.get(name)
+                if source is not None:
+                    if same[name] and source in seen and values == seen[source]:
+                        waiting.setdefault(name, []).append((rows, rows_array, values))
+                        continue  # the source's statistics, if every record agrees
+                    same[name] = False
+                self._convert(name, rows, rows_array, values, blocks, flat)
+        aliases = {}
+        for name, pieces in waiting.items():
+            if same[name]:
+                aliases[name] = _SAME_AS[name]
+            else:
+                for rows, rows_array, values in pieces:
+                    self._convert(name, rows, rows_array, values, blocks, flat)
+        return blocks, flat, aliases
+
+    def _convert(self, name: str, rows: list, rows_array: np.ndarray, values: list, blocks: dict, flat: dict) -> None:
+        """One metric of records that have the same metric names: a 2-D array when every value is a list of
+        numbers of one length (the common case, at numpy speed), else one record at a time."""
+        if set(map(type, values)) == _LIST_ONLY:  # a dict or text would iterate into numbers too
+            lengths = set(map(len, values))
+            if len(lengths) == 1:
+                length = lengths.pop()
+                if not length:
+                    return  # no samples: nothing to report, nothing wrong
+                try:
+                    array = np.fromiter(itertools.chain.from_iterable(values), dtype=np.float64,
+                                        count=length * len(values))
+                except (ValueError, TypeError):
+                    pass
                 else:
-                    self._samples_one_by_one(name, rows, values, blocks, flat)
-        return blocks, flat
+                    blocks.setdefault((name, length), []).append((rows_array, array.reshape(len(values), length)))
+                    return
+        self._samples_one_by_one(name, rows, values, blocks, flat)
 
     def _samples_one_by_one(self, name: str, rows: list, values: list, blocks: dict, flat: dict) -> None:
         """The slow path, for a metric some records hold as null, a scalar, a dict, text or ragged lists."""
@@ -470,7 +501,7 @@ class _Table:
         """(headline matrix, units): a unit is (column names, rows, values) for one metric's statistics (or one
         entry of a dict-valued metric), in column order, with the rows that have it."""
         n = len(self.lines)
-        blocks, flat = self._samples()
+        blocks, flat, aliases = self._samples()
         skip = np.asarray(self.skips, dtype=np.intp)
         medians = {m: np.full(n, np.nan) for m in ("total_time", "per_iter_time", "trace_per_iter_time")}
         total_max = np.full(n, np.nan)
@@ -490,21 +521,23 @@ class _Table:
                 sub_rows, sub_values = (rows, values) if low == high else (rows[chosen], values[chosen])
                 summary = stats.summary_rows(sub_values, skip_value)
                 parts.setdefault(metric, []).append((sub_rows, np.column_stack([summary[s] for s in STATISTICS])))
-                if metric in medians:
-                    medians[metric][sub_rows] = summary["median"]
-                if metric == "total_time":
-                    total_max[sub_rows] = summary["max"]
                 for row in sub_rows[np.isnan(summary["max"])].tolist():  # null or NaN samples (Python's json: NaN)
                     self.problems.add(("nan", metric), self.lines[row], f"metric {metric!r} has null or NaN "
                                       "samples; statistics that include them are left empty")
-        units = []
-        for metric in sorted(parts, key=lambda m: (0, _METRIC_INDEX[m]) if m in _METRIC_INDEX else (1, m)):
-            pieces = parts[metric]
-            rows = np.concatenate([r for r, _ in pieces]) if len(pieces) > 1 else pieces[0][0]
-            table = np.concatenate([v for _, v in pieces]) if len(pieces) > 1 else pieces[0][1]
+        for name, source in aliases.items():
+            if source in parts:
+                parts[name] = parts[source]
+        for metric, column in (("total_time", _MEDIAN), ("per_iter_time", _MEDIAN), ("trace_per_iter_time", _MEDIAN),
+                               ("total_time", _MAX)):
+            target = total_max if column == _MAX else medians[metric]
+            for rows, table in parts.get(metric, ()):
+                target[rows] = table[:, column]
+        units, tables = [], {}
+        for metric in sorted(parts, key=_metric_rank):
             names = metric_columns(metric)
-            if len(names) < len(STATISTICS):  # a median among the fixed columns is not repeated
-                table = table[:, [STATISTICS.index(name.split("_", 1)[0]) for name in names]]
+            kept = tuple(STATISTICS.index(name.split("_", 1)[0]) for name in names)
+            rows, table = tables.get((id(parts[metric]), kept)) or tables.setdefault(
+                (id(parts[metric]), kept), self._unit_table(parts[metric], kept))
             units.append((tuple(names), rows, table))
         for column in sorted(flat):
             rows, values = flat[column]
@@ -520,6 +553,14 @@ class _Table:
         headline[:, 4] = np.where(dynamo, compile_time, np.nan)
         return headline, units
 
+    @staticmethod
+    def _unit_table(pieces: list, kept: tuple) -> tuple:
+        rows = np.concatenate([r for r, _ in pieces]) if len(pieces) > 1 else pieces[0][0]
+        table = np.concatenate([v for _, v in pieces]) if len(pieces) > 1 else pieces[0][1]
+        if len(kept) < len(STATISTICS):  # a median among the fixed columns is not repeated
+            table = table[:, list(kept)]
+        return rows, table
+
     # -- output
 
     def csv_lines(self, headline: np.ndarray, units: list) -> list:
@@ -527,11 +568,14 @@ class _Table:
         columns = [_column_cells(self.timestamps), [entry[1] for entry in self.models],
                    [entry[1] for entry in self.experiments], [entry[1] for entry in self.outcomes],
                    _column_cells(self.messages), _format_numbers(headline), [entry[2] for entry in self.outcomes]]
+        done = {}  # a table shared by two metrics is formatted once
         for names, rows, table in units:
-            # Each metric apart: rows without it get empty cells, with no NaN to format and to clear.
-            cells = ["," * (len(names) - 1)] * n
-            for row, text in zip(rows.tolist(), _format_numbers(table)):
-                cells[row] = text
+            cells = done.get(id(table))
+            if cells is None:
+                # Each metric apart: rows without it get empty cells, with no NaN to format and to clear.
+                cells = done[id(table)] = ["," * (len(names) - 1)] * n
+                for row, text in zip(rows.tolist(), _format_numbers(table)):
+                    cells[row] = text
             columns.append(cells)
         columns.append([entry[1] for entry in self.environments])
         return list(map(",".join, zip(*columns)))

@@ -290,3 +290,18 @@ def test_lists_and_objects_where_scalars_belong_are_shown_as_json(tmp_path):
     _, (row,) = read_csv(tmp_path / "report.csv")
     assert row["xla_flags"] == '["--xla_a=1","--xla_b=2"]' and row["model_name"] == '{"name":"mlp"}'
     assert row["torch_version"] == "" and float(row["median_total_time"]) == 2.5
+
+
+def test_per_iteration_times_equal_to_totals_in_some_records_only(tmp_path):
+    """per_iter_time equals total_time in one-iteration runs; a two-iteration run in another chunk (or
+    another group of records) must still get its own statistics."""
+    lines = (FIXTURES / "upstream.jsonl").read_text().splitlines()[:2] + \
+        (FIXTURES / "ours.jsonl").read_text().splitlines()[:1]  # the last: 2 iterations per run
+    path = tmp_path / "r.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    for chunk_bytes in (1 << 20, 64):
+        run(tmp_path, path, chunk_bytes=chunk_bytes)
+        _, rows = read_csv(tmp_path / "report.csv")
+        assert [float(r["median_per_iter_time"]) for r in rows] == [2.5, 2.5, 1.25]
+        assert [float(r["max_per_iter_time"]) for r in rows] == [4.0, 9.0, 2.0]
+        assert float(rows[1]["max_trace_per_iter_time"]) == 0.5
