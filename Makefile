@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 OUT ?= output/bench
 
-.PHONY: all env bench test test-golden bench-overhead clean
+.PHONY: all env bench bench-torchvision test test-golden bench-overhead clean
 
 all: env
 
@@ -37,6 +37,12 @@ bench: env
 	@echo "logs:             $(OUT)/logs/"
 	@echo "CSV:              $(OUT)/metric_report.csv"
 	@echo "reports:          $(OUT)/report-inference.txt $(OUT)/report-training.txt $(OUT)/report-inference.png"
+
+# Real torchvision models (random weights, nothing downloaded) at 64 px, same backends: slower (compiles).
+bench-torchvision: env
+	$(MAKE) --no-print-directory bench OUT=output/bench-torchvision BENCH_SWEEP="--suite-name=torchvision \
+	  -k '^(resnet18|mobilenet_v3_small)$$' --model-params='{\"image_size\": 64}' --accelerator=cpu --xla=None \
+	  --xla=PJRT --dynamo=None --dynamo=inductor --dynamo=openxla --test=eval --test=train --repeat=5"
 
 test: env
 	$(PY) -m pytest -q tests

@@ -109,13 +109,15 @@ def summary_rows(values: np.ndarray, skip: int = 0) -> dict:
     minimum = np.where(has_nan, np.nan, ordered[:, 0])
     median = np.where(has_nan, np.nan, (ordered[:, (length - 1) // 2] + ordered[:, length // 2]) / 2)
     steady = values[:, min(skip, length - 1):]
-    return {
-        "min": minimum,
-        "median": median,
-        "max": maximum,
-        "mean": steady.mean(axis=1),
-        "std": steady.std(axis=1) if steady.shape[1] > 1 else np.zeros(len(values)),
-    }
+    count = steady.shape[1]
+    mean = steady.sum(axis=1) / count
+    if count > 1:  # np.std's own steps (mean, squared deviations, their mean), with the mean computed once
+        deviation = steady - mean[:, None]
+        np.multiply(deviation, deviation, out=deviation)
+        std = np.sqrt(deviation.sum(axis=1) / count)
+    else:
+        std = np.zeros(len(values))
+    return {"min": minimum, "median": median, "max": maximum, "mean": mean, "std": std}
 
 
 def compile_time_rows(total_median: np.ndarray, total_max: np.ndarray, warmup_first: np.ndarray,
