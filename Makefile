@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 OUT ?= output/bench
 
-.PHONY: all env bench bench-torchvision test test-golden bench-overhead clean
+.PHONY: all env bench bench-torchvision test test-golden bench-overhead bench-analyzer clean
 
 all: env
 
@@ -44,8 +44,10 @@ bench-torchvision: env
 	  -k '^(resnet18|mobilenet_v3_small)$$' --model-params='{\"image_size\": 64}' --accelerator=cpu --xla=None \
 	  --xla=PJRT --dynamo=None --dynamo=inductor --dynamo=openxla --test=eval --test=train --repeat=5"
 
+# Test files run in parallel, one file per worker (module-scoped sweeps run once); TEST_WORKERS=0 runs serially.
+TEST_WORKERS ?= 2
 test: env
-	$(PY) -m pytest -q tests
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile tests
 
 # aggregate.py's golden files (tests/aggregate/*.test, upstream PyTorch/XLA's style); `make test` runs them too.
 test-golden: env
@@ -53,6 +55,10 @@ test-golden: env
 
 bench-overhead: env
 	$(PY) scripts/bench_overhead.py
+
+# result_analyzer.py on synthetic results files of 10k, 20k and 1M records: records/s and peak memory.
+bench-analyzer: env
+	$(PY) scripts/bench_analyzer.py
 
 clean:
 	rm -rf output .pytest_cache

@@ -7,11 +7,12 @@ entries of dict-valued metrics as `name.key` columns, then the environment. Stat
 benchmarks.stats, the module aggregate.py uses too.
 
 Speed (scripts/bench_analyzer.py measures it): a file is cut into byte ranges that worker processes read
-on their own; each range is parsed with orjson, its metrics become 2-D numpy arrays (one per metric and
-sample count) so that statistics are computed per column, not per record, and its rows are formatted by
-orjson (pandas' to_csv spends microseconds per float cell). Each range's rows go to a spool file; the
-report is the header plus the spool files in order. Memory is bounded by the range size times the
-number of workers, whatever the number of records.
+on their own. Each range is parsed with orjson, record by record; every few hundred records their metrics
+become 2-D numpy arrays (one per metric and sample count) while the parsed objects are still in the CPU's
+cache, then the objects are freed. Statistics are computed per column, for a whole range at once, and
+rows are formatted by orjson (pandas' to_csv spends microseconds on each float cell). Each range's rows
+go to a spool file; the report is the header plus the spool files in order. Memory is bounded by the
+range size times the number of workers, whatever the number of records.
 """
 
 from __future__ import annotations
@@ -62,6 +63,7 @@ STATISTICS = stats.STATISTICS
 SKIP_WITHOUT_WARMUP = 1
 REPORT_BASENAME = "metric_report"
 DEFAULT_CHUNK_BYTES = 8 << 20
+MIN_CHUNK_BYTES = 1 << 20
 
 # A row is these segments, in this order (the numeric ones are formatted for many rows at once).
 _HEADLINE = UPSTREAM_COLUMNS[14:19]  # median_total_time .. dynamo_compile_time
@@ -295,6 +297,7 @@ _EXPERIMENT_KEYS = UPSTREAM_COLUMNS[3:11]  # accelerator .. batch_size
 _RUN_KEYS = UPSTREAM_COLUMNS[11:13]  # repeat, iterations_per_run
 _NO_ENV = (None,) * len(ENV_KEYS)
 _STATUSES = frozenset(records.STATUSES)
+_BATCH = 256  # records whose metrics become arrays together (their objects stay in the CPU's cache)
 _LIST_ONLY = {list}
 _MEDIAN, _MAX = STATISTICS.index("median"), STATISTICS.index("max")
 # Per-iteration metrics equal to their totals when a run has one iteration (upstream's default): computed once.
@@ -302,7 +305,8 @@ _SAME_AS = {"per_iter_time": "total_time", "trace_per_iter_time": "trace_total_t
             "per_iter_cpu_time_s": "total_cpu_time_s", "per_iter_cuda_time_s": "total_cuda_time_s"}
 
 
-def _model_entry(values: tuple) -> tuple:
+def _values_entry(values: tuple) -> tuple:
+    """(values, their CSV text)."""
     return values, _cells(values)
 
 
@@ -325,15 +329,18 @@ class _Table:
     def __init__(self, task: ChunkTask, problems: Problems):
         self.task = task
         self.problems = problems
-        self.lines, self.timestamps, self.messages, self.skips, self.metrics = [], [], [], [], []
+        self.lines, self.timestamps, self.messages, self.skips = [], [], [], []
         self.models, self.experiments, self.outcomes, self.environments = [], [], [], []  # cache entries
-        self.groups = {}  # the tuple of a record's metric names -> its rows
         self.statuses = {}
+        self.blocks = {}  # (metric, samples per record) -> [(rows, 2-D samples)]
+        self.flat = {}  # a dict-valued metric's column -> (rows, values)
+        self._same = dict.fromkeys(_SAME_AS, True)  # so far, every record's metric equals its source's
+        self._waiting = {}  # such a metric -> [(rows, its source's samples)]
 
     def read(self, lines: list) -> None:
         """Every line of the range, each with its newline but perhaps the file's last one."""
         loads, decode_error = orjson.loads, orjson.JSONDecodeError
-        problems, groups, hide_errors = self.problems, self.groups, self.task.hide_errors
+        problems, hide_errors = self.problems, self.task.hide_errors
         fallback_timestamp = self.task.fallback_timestamp
         has_warmup, record_status, top_keys, statuses = stats.has_warmup, records.record_status, _TOP_KEYS, _STATUSES
         model_cache, experiment_cache, outcome_cache, environment_cache, rows = {}, {}, {}, {}, []
@@ -381,18 +388,17 @@ class _Table:
                 environment_key = tuple(map(environment.get, ENV_KEYS)) if type(environment) is dict else _NO_ENV
                 try:
                     model_entry = (model_cache.get(model_key)
-                                   or model_cache.setdefault(model_key, _model_entry(model_key)))
+                                   or model_cache.setdefault(model_key, _values_entry(model_key)))
                     experiment_entry = (experiment_cache.get(experiment_key)
                                         or experiment_cache.setdefault(experiment_key, _experiment_entry(experiment)))
                     outcome_entry = (outcome_cache.get(outcome_key)
                                      or outcome_cache.setdefault(outcome_key, _outcome_entry(outcome_key)))
                     environment_entry = (environment_cache.get(environment_key)
                                          or environment_cache.setdefault(environment_key,
-                                                                         _model_entry(environment_key)))
+                                                                         _values_entry(environment_key)))
                 except TypeError:  # a list or object where a scalar belongs: not hashable, formatted every time
-                    model_entry, experiment_entry = _model_entry(model_key), _experiment_entry(experiment)
-                    outcome_entry, environment_entry = _outcome_entry(outcome_key), _model_entry(environment_key)
-                names = tuple(metrics)
+                    model_entry, experiment_entry = _values_entry(model_key), _experiment_entry(experiment)
+                    outcome_entry, environment_entry = _outcome_entry(outcome_key), _values_entry(environment_key)
                 row = (index, fallback_timestamp if timestamp is None else timestamp, model_entry, experiment_entry,
                        outcome_entry, environment_entry, message, 0 if has_warmup(record) else SKIP_WITHOUT_WARMUP,
                        metrics)
@@ -400,27 +406,34 @@ class _Table:
                 problems.add(("unreadable", type(exc).__name__), index,
                              f"record skipped: {type(exc).__name__}: {records.short_message(str(exc))}")
                 continue
-            group = groups.get(names)
-            if group is None:
-                group = groups[names] = []
-            group.append(len(rows))
             rows.append(row)
+            if len(rows) == _BATCH:
+                self._absorb(rows)
+                rows = []
         if rows:
-            (self.lines, self.timestamps, self.models, self.experiments, self.outcomes, self.environments,
-             self.messages, self.skips, self.metrics) = map(list, zip(*rows))
+            self._absorb(rows)
         for entry in self.outcomes:
             status = entry[0][3]
             self.statuses[status] = self.statuses.get(status, 0) + 1
 
-    def _samples(self) -> tuple:
-        """{(metric, length): [(rows, 2-D samples)]}, {flat column: (rows, values)}, and {metric: metric with
-        the same samples in every record that has either} (per-iteration times of one-iteration runs)."""
-        metrics = self.metrics
-        blocks, flat = {}, {}
-        same = dict.fromkeys(_SAME_AS, True)
-        waiting = {}  # metric -> [(rows, rows array, values)] equal to their source's, so far
-        for names, rows in self.groups.items():  # records with the same metric names: one array per metric
-            dicts = [metrics[i] for i in rows]
+    def _absorb(self, batch: list) -> None:
+        """Add a batch of rows; their metrics become arrays while they are fresh in the cache, and are freed
+        (keeping a whole range's parsed records alive costs more than parsing them)."""
+        first = len(self.lines)
+        *columns, metrics = zip(*batch)
+        for target, column in zip((self.lines, self.timestamps, self.models, self.experiments, self.outcomes,
+                                   self.environments, self.messages, self.skips), columns):
+            target.extend(column)
+        groups = {}  # records with the same metric names: one array per metric
+        for offset, names in enumerate(map(tuple, metrics)):
+            group = groups.get(names)
+            if group is None:
+                group = groups[names] = []
+            group.append(offset)
+        same, waiting = self._same, self._waiting
+        for names, offsets in groups.items():
+            dicts = [metrics[i] for i in offsets]
+            rows = [first + i for i in offsets]
             rows_array = np.asarray(rows, dtype=np.intp)
             for name, source in _SAME_AS.items():
                 if (name in names) != (source in names):
@@ -429,45 +442,52 @@ class _Table:
             for name in names:
                 if name == "error":
                     continue
-                values = seen[name] = list(map(itemgetter(name), dicts))
+                values = list(map(itemgetter(name), dicts))
                 source = _SAME_AS.get(name)
-                if source is not None:
-                    if same[name] and source in seen and values == seen[source]:
-                        waiting.setdefault(name, []).append((rows, rows_array, values))
+                if source is not None and same[name]:
+                    done = seen.get(source)
+                    if done is not None and done[1] is not None and values == done[0]:
+                        waiting.setdefault(name, []).append((rows_array, done[1]))
                         continue  # the source's statistics, if every record agrees
                     same[name] = False
-                self._convert(name, rows, rows_array, values, blocks, flat)
+                seen[name] = (values, self._convert(name, rows, rows_array, values))
+
+    def _aliases(self) -> dict:
+        """{metric: its source} for metrics equal to their source in every record that has either; the others
+        get their samples (equal to the source's where they were)."""
         aliases = {}
-        for name, pieces in waiting.items():
-            if same[name]:
+        for name, pieces in self._waiting.items():
+            if self._same[name]:
                 aliases[name] = _SAME_AS[name]
             else:
-                for rows, rows_array, values in pieces:
-                    self._convert(name, rows, rows_array, values, blocks, flat)
-        return blocks, flat, aliases
+                for rows, samples in pieces:
+                    self.blocks.setdefault((name, samples.shape[1]), []).append((rows, samples))
+        return aliases
 
-    def _convert(self, name: str, rows: list, rows_array: np.ndarray, values: list, blocks: dict, flat: dict) -> None:
+    def _convert(self, name: str, rows: list, rows_array: np.ndarray, values: list) -> Optional[np.ndarray]:
         """One metric of records that have the same metric names: a 2-D array when every value is a list of
-        numbers of one length (the common case, at numpy speed), else one record at a time."""
+        numbers of one length (the common case, at numpy speed; returned), else one record at a time."""
         if set(map(type, values)) == _LIST_ONLY:  # a dict or text would iterate into numbers too
             lengths = set(map(len, values))
             if len(lengths) == 1:
                 length = lengths.pop()
                 if not length:
-                    return  # no samples: nothing to report, nothing wrong
+                    return None  # no samples: nothing to report, nothing wrong
                 try:
                     array = np.fromiter(itertools.chain.from_iterable(values), dtype=np.float64,
                                         count=length * len(values))
                 except (ValueError, TypeError):
                     pass
                 else:
-                    blocks.setdefault((name, length), []).append((rows_array, array.reshape(len(values), length)))
-                    return
-        self._samples_one_by_one(name, rows, values, blocks, flat)
+                    array = array.reshape(len(values), length)
+                    self.blocks.setdefault((name, length), []).append((rows_array, array))
+                    return array
+        self._samples_one_by_one(name, rows, values)
+        return None
 
-    def _samples_one_by_one(self, name: str, rows: list, values: list, blocks: dict, flat: dict) -> None:
+    def _samples_one_by_one(self, name: str, rows: list, values: list) -> None:
         """The slow path, for a metric some records hold as null, a scalar, a dict, text or ragged lists."""
-        by_length = {}
+        blocks, flat, by_length = self.blocks, self.flat, {}
         for row, value in zip(rows, values):
             kind = type(value)
             line = self.lines[row]
@@ -495,13 +515,14 @@ class _Table:
             entry[0].append(row)
             entry[1].append(array)
         for length, (rows_of_length, arrays) in by_length.items():
-            blocks.setdefault((name, length), []).append((np.asarray(rows_of_length, dtype=np.intp), np.vstack(arrays)))
+            rows_array = np.asarray(rows_of_length, dtype=np.intp)
+            blocks.setdefault((name, length), []).append((rows_array, np.vstack(arrays)))
 
     def compute(self) -> tuple:
         """(headline matrix, units): a unit is (column names, rows, values) for one metric's statistics (or one
         entry of a dict-valued metric), in column order, with the rows that have it."""
         n = len(self.lines)
-        blocks, flat, aliases = self._samples()
+        blocks, flat, aliases = self.blocks, self.flat, self._aliases()
         skip = np.asarray(self.skips, dtype=np.intp)
         medians = {m: np.full(n, np.nan) for m in ("total_time", "per_iter_time", "trace_per_iter_time")}
         total_max = np.full(n, np.nan)
@@ -622,7 +643,6 @@ def process_chunk(task: ChunkTask) -> ChunkResult:
         table.read(lines)
         del lines
         headline, units = table.compute()
-        table.metrics = None  # the parsed metrics are no longer needed
         stat_columns = [name for names, _, _ in units for name in names]
         if task.csv_spool:
             rows = table.csv_lines(headline, units)
@@ -713,7 +733,7 @@ class Options:
     hide_errors: bool = False
     fallback_timestamp: float = 0.0
     jobs: int = 1
-    chunk_bytes: int = DEFAULT_CHUNK_BYTES
+    chunk_bytes: Optional[int] = None  # default: enough ranges to keep every worker busy, up to 8 MiB each
 
 
 @dataclasses.dataclass
@@ -740,21 +760,33 @@ def _ignore_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle; it cancels the rest
 
 
-def _results(tasks: list, jobs: int):
-    """process_chunk over the tasks, in order: in this process, or in `jobs` worker processes."""
-    if jobs <= 1 or len(tasks) <= 1:
-        yield from map(process_chunk, tasks)
-        return
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
+class _Workers:
+    """Runs a function over tasks, results in order: in this process for one task, else in `jobs` worker
+    processes (started once, for every pass of the run)."""
 
-    # fork: the workers start at once with everything imported (spawn re-imports numpy in each of them).
-    context = multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
-    pool = ProcessPoolExecutor(max_workers=min(jobs, len(tasks)), mp_context=context, initializer=_ignore_sigint)
-    try:
-        yield from pool.map(process_chunk, tasks)
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+    def __init__(self, jobs: int):
+        self.jobs = jobs
+        self.pool = None
+
+    def map(self, function, tasks: list):
+        if self.jobs <= 1 or len(tasks) <= 1:
+            return map(function, tasks)
+        if self.pool is None:
+            import multiprocessing
+            from concurrent.futures import ProcessPoolExecutor
+
+            # fork: workers start at once with everything imported (spawn would import numpy in each again).
+            methods = multiprocessing.get_all_start_methods()
+            context = multiprocessing.get_context("fork") if "fork" in methods else None
+            self.pool = ProcessPoolExecutor(max_workers=self.jobs, mp_context=context, initializer=_ignore_sigint)
+        return self.pool.map(function, tasks)
+
+    def __enter__(self) -> "_Workers":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _temp_path(path: str) -> str:
@@ -805,15 +837,19 @@ def _append_realigned(out, path: str, columns, target, skip_header: bool = False
         out.write(buffer.getvalue().encode("utf-8"))
 
 
+def _realign_spool(job: tuple) -> None:
+    """Rewrite a range's CSV rows under the report's columns (the range lacked some metrics of others)."""
+    path, columns, target = job
+    with open(f"{path}.aligned", "wb") as out:
+        _append_realigned(out, path, columns, target)
+    os.replace(f"{path}.aligned", path)
+
+
 def _write_csv(path: str, columns: list, chunks: list) -> None:
-    target = tuple(columns)
     with open(path, "wb") as out:
         out.write(_header_bytes(columns))
-        for chunk_columns, task in chunks:
-            if chunk_columns == target:
-                _append_file(out, task.csv_spool)
-            else:  # this range lacked some metrics of the others: its cells move under their names
-                _append_realigned(out, task.csv_spool, chunk_columns, target)
+        for _, task in chunks:
+            _append_file(out, task.csv_spool)
 
 
 def _write_jsonl(path: str, chunks: list) -> None:
@@ -824,6 +860,8 @@ def _write_jsonl(path: str, chunks: list) -> None:
 
 def analyze(options: Options) -> Summary:
     """Read every input, write the report (and the database rows); AnalyzeError for bad input."""
+    if os.path.isdir(options.output):
+        raise AnalyzeError(f"the report {options.output} is a directory")
     if options.database:
         check_database(options.database)  # before the work, not after it
     reason = records.check_writable_dir(os.path.dirname(os.path.abspath(options.output)))
@@ -834,9 +872,11 @@ def analyze(options: Options) -> Summary:
     spool = tempfile.mkdtemp(prefix=".result-analyzer-", dir=os.path.dirname(os.path.abspath(options.output)))
     temp_output = _temp_path(options.output)
     try:
+        chunk_bytes = options.chunk_bytes or min(DEFAULT_CHUNK_BYTES, max(
+            MIN_CHUNK_BYTES, sum(map(os.path.getsize, options.inputs)) // (4 * max(1, options.jobs))))
         tasks, owners = [], []
         for file_index, path in enumerate(options.inputs):
-            for start, end in plan_chunks(path, options.chunk_bytes):
+            for start, end in plan_chunks(path, chunk_bytes):
                 stem = os.path.join(spool, f"{len(tasks):06d}")
                 tasks.append(ChunkTask(path, start, end, options.fallback_timestamp, options.hide_errors,
                                        stem + ".csv" if want_csv else None, stem + ".jsonl" if want_jsonl else None))
@@ -845,24 +885,30 @@ def analyze(options: Options) -> Summary:
         rows = [0] * len(options.inputs)
         problems = [Problems() for _ in options.inputs]
         statuses, chunks = {}, []
-        for file_index, task, result in zip(owners, tasks, _results(tasks, options.jobs)):
-            problems[file_index].merge(result.problems, lines[file_index] + 1)  # 1-based line numbers
-            lines[file_index] += result.lines
-            rows[file_index] += result.rows
-            for status, count in result.statuses.items():
-                statuses[status] = statuses.get(status, 0) + count
-            if result.rows:
-                chunks.append((result.columns, task))
-        for path, found in zip(options.inputs, problems):
-            for level, text in found.lines(path):
-                log.log(level, "%s", text)
-        for path, count in zip(options.inputs, rows):
-            if not count and len(options.inputs) > 1:
-                log.warning("%s: no valid record", path)
-        if not chunks:
-            names = ", ".join(options.inputs)
-            raise AnalyzeError(f"no valid record in {names}" + ("" if len(options.inputs) == 1 else " (any of them)"))
-        columns = order_columns(name for chunk_columns, _ in chunks for name in chunk_columns)
+        with _Workers(options.jobs) as workers:
+            for file_index, task, result in zip(owners, tasks, workers.map(process_chunk, tasks)):
+                problems[file_index].merge(result.problems, lines[file_index] + 1)  # 1-based line numbers
+                lines[file_index] += result.lines
+                rows[file_index] += result.rows
+                for status, count in result.statuses.items():
+                    statuses[status] = statuses.get(status, 0) + count
+                if result.rows:
+                    chunks.append((result.columns, task))
+            for path, found in zip(options.inputs, problems):
+                for level, text in found.lines(path):
+                    log.log(level, "%s", text)
+            for path, count in zip(options.inputs, rows):
+                if not count and len(options.inputs) > 1:
+                    log.warning("%s: no valid record", path)
+            if not chunks:
+                names = ", ".join(options.inputs)
+                raise AnalyzeError(f"no valid record in {names}" + ("" if len(options.inputs) == 1 else
+                                                                    " (any of them)"))
+            columns = order_columns(name for chunk_columns, _ in chunks for name in chunk_columns)
+            if want_csv:  # ranges that lacked some metrics of the others: their cells move under their names
+                jobs = [(task.csv_spool, chunk_columns, tuple(columns)) for chunk_columns, task in chunks
+                        if chunk_columns != tuple(columns)]
+                list(workers.map(_realign_spool, jobs))
         report_csv = None
         if options.output_format == "csv":
             _write_csv(temp_output, columns, chunks)

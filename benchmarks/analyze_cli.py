@@ -107,11 +107,19 @@ def main(argv=None) -> int:
             print(f"{parser.prog}: error: {exc}", file=sys.stderr)
             return 2
         except OSError as exc:  # a disk full or a file gone mid-run: say which, no traceback
-            print(f"{parser.prog}: error: {exc.filename or ''}: {exc.strerror or exc}", file=sys.stderr)
-            return 2
+            where = f"{exc.filename}: {exc.strerror}" if exc.filename and exc.strerror else str(exc)
+            print(f"{parser.prog}: error: {where}", file=sys.stderr)
+            return 1
     except KeyboardInterrupt:
         print(f"{parser.prog}: interrupted", file=sys.stderr)
         return 130
+    except Exception as exc:  # a worker killed from outside (out of memory?) is no bug of ours: say so in one line
+        from concurrent.futures.process import BrokenProcessPool
+
+        if not isinstance(exc, BrokenProcessPool):
+            raise
+        print(f"{parser.prog}: error: a worker process died ({exc}); try fewer --jobs", file=sys.stderr)
+        return 1
     seconds = time.perf_counter() - started
     counts = ", ".join(f"{count} {status}" for status, count in sorted(summary.statuses.items()))
     log.info("%d record(s) from %d file(s) (%s) in %.2f s; %s", summary.records, summary.files, counts, seconds,

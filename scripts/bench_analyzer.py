@@ -104,7 +104,7 @@ def generate(path: Path, count: int, seed: int = 0) -> None:
 
 
 def measure(results: Path, report: Path, jobs) -> tuple:
-    """(seconds, peak RSS bytes of the analyzer's process tree) of one real run."""
+    """(seconds, CPU seconds, peak RSS bytes of the analyzer's process tree) of one real run."""
     import psutil
 
     command = [sys.executable, str(ROOT / "result_analyzer.py"), str(results), f"--output={report}",
@@ -134,13 +134,14 @@ def measure(results: Path, report: Path, jobs) -> tuple:
 
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
-    returncode = child.wait()
+    _, status, usage = os.wait4(child.pid, 0)  # the usage includes the workers it reaped
+    child.returncode = os.waitstatus_to_exitcode(status)
     seconds = time.perf_counter() - started
     done.set()
     sampler.join()
-    if returncode:
-        raise SystemExit(f"result_analyzer.py exited with status {returncode} on {results}")
-    return seconds, peak
+    if child.returncode:
+        raise SystemExit(f"result_analyzer.py exited with status {child.returncode} on {results}")
+    return seconds, usage.ru_utime + usage.ru_stime, peak
 
 
 def main() -> int:
@@ -163,19 +164,23 @@ def main() -> int:
                 generate(results.with_suffix(".part"), count)
                 results.with_suffix(".part").rename(results)
             report = workdir / f"report-{count}.csv"
-            seconds, peak = measure(results, report, args.jobs)
-            rows.append((count, results.stat().st_size, seconds, peak))
+            load = os.getloadavg()[0]
+            seconds, cpu, peak = measure(results, report, args.jobs)
+            rows.append((count, results.stat().st_size, seconds, cpu, peak, load))
             report.unlink()
     finally:
         if not args.keep and not args.workdir:
             shutil.rmtree(workdir, ignore_errors=True)
-    print(f"{'records':>10}  {'input MB':>9}  {'seconds':>8}  {'records/s':>10}  {'peak RSS MB':>11}  upstream")
-    for count, size, seconds, peak in rows:
+    print(f"{'records':>10}  {'input MB':>9}  {'seconds':>8}  {'records/s':>10}  {'CPU s':>7}  {'rec/CPU-s':>9}"
+          f"  {'peak RSS MB':>11}  {'load':>5}  upstream")
+    for count, size, seconds, cpu, peak, load in rows:
         upstream = f"{UPSTREAM_SECONDS[count]:.0f} s" if count in UPSTREAM_SECONDS else ""
-        print(f"{count:>10,}  {size / 1e6:>9.1f}  {seconds:>8.2f}  {count / seconds:>10,.0f}  {peak / 2**20:>11.0f}"
-              f"  {upstream}")
-    print(f"(wall time of the whole command, Python start-up included; peak RSS summed over its processes; "
-          f"{os.cpu_count()} cores)")
+        print(f"{count:>10,}  {size / 1e6:>9.1f}  {seconds:>8.2f}  {count / seconds:>10,.0f}  {cpu:>7.2f}"
+              f"  {count / cpu:>9,.0f}  {peak / 2**20:>11.0f}  {load:>5.2f}  {upstream}")
+    print(f"(wall time of the whole command, Python start-up included; CPU time of it and its workers; peak RSS "
+          f"summed over its processes; load: the 1-minute load average before the run; {os.cpu_count()} cores)")
+    if max(row[5] for row in rows) > 0.5:
+        print("note: other processes were running; records/s is then below what this machine gives alone")
     big = [row for row in rows if row[0] >= TARGET_AT]
     if big:
         rate = big[-1][0] / big[-1][2]

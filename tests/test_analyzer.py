@@ -305,3 +305,23 @@ def test_per_iteration_times_equal_to_totals_in_some_records_only(tmp_path):
         assert [float(r["median_per_iter_time"]) for r in rows] == [2.5, 2.5, 1.25]
         assert [float(r["max_per_iter_time"]) for r in rows] == [4.0, 9.0, 2.0]
         assert float(rows[1]["max_trace_per_iter_time"]) == 0.5
+
+
+def test_batches_of_records_change_nothing(tmp_path, monkeypatch):
+    """Metrics become arrays batch by batch; batches of 3 cut groups of records and metric equalities."""
+    combined = tmp_path / "in.jsonl"
+    names = ("ours", "upstream", "old_upstream")
+    combined.write_text("".join((FIXTURES / f"{name}.jsonl").read_text() for name in names))
+    run(tmp_path, combined, output=str(tmp_path / "one.csv"))
+    monkeypatch.setattr(analyze, "_BATCH", 3)
+    run(tmp_path, combined, output=str(tmp_path / "small.csv"))
+    assert (tmp_path / "one.csv").read_bytes() == (tmp_path / "small.csv").read_bytes()
+
+
+def test_pandas_reads_the_report_with_numbers_as_numbers(tmp_path):
+    run(tmp_path, FIXTURES / "ours.jsonl", FIXTURES / "upstream.jsonl")
+    frame = analyze.load_report(str(tmp_path / "report.csv"))
+    assert len(frame) == 13 and list(frame.columns[:20]) == list(analyze.UPSTREAM_COLUMNS)
+    assert frame["median_total_time"].dtype == "float64" and frame["batch_size"].max() == 16
+    assert frame["status"].tolist().count("ok") == 6 and frame["xla"].isna().sum() == 8  # 3 + 3 ok; 4 + 4 eager
+    assert frame.loc[1, "xla_compile_time"] == 7.375
