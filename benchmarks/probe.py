@@ -45,6 +45,8 @@ def check_in_subprocess(kind: str) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--xla-kind", action="append", default=[])
+    parser.add_argument("--dynamo", action="store_true", help="list the registered dynamo backends")
+    parser.add_argument("--cuda", action="store_true", help="list the CUDA devices")
     parser.add_argument("--single-kind", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.single_kind:
@@ -52,11 +54,12 @@ def main() -> None:
         return
     import torch
 
+    # Each question is asked only when a config needs it: importing torch._dynamo alone costs seconds.
     facts = {
         "torch": torch.__version__,
-        "dynamo_backends": sorted(torch._dynamo.list_backends(exclude_tags=())),
+        "dynamo_backends": sorted(torch._dynamo.list_backends(exclude_tags=())) if args.dynamo else [],
         "cuda_devices": [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
-        if torch.cuda.is_available() else [],
+        if args.cuda and torch.cuda.is_available() else [],
         "xla_devices": [],
         "torch_xla_error": "not probed",
     }

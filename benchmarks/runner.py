@@ -105,9 +105,15 @@ def expand_experiments(suite, options) -> list:
 
 
 def probe(experiments: list) -> matrix.Capabilities:
-    """One child that imports torch (and torch_xla only if a config wants XLA) and says what it found."""
+    """One child that imports torch (and torch_xla only if a config wants XLA) and says what it found.
+    Only what some config needs is asked; a sweep of plain eager CPU configs needs no probe at all."""
     kinds = sorted({e.accelerator.upper() for e in experiments if e.xla})
+    need_dynamo = any(e.dynamo for e in experiments)
+    need_cuda = any(e.accelerator == "cuda" for e in experiments)
+    if not (kinds or need_dynamo or need_cuda):
+        return matrix.Capabilities()
     argv = [sys.executable, "-m", "benchmarks.probe"] + [f"--xla-kind={k}" for k in kinds]
+    argv += ["--dynamo"] * need_dynamo + ["--cuda"] * need_cuda
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [environment.PROJECT_ROOT,
                                                                     os.environ.get("PYTHONPATH")])))
     started = time.monotonic()

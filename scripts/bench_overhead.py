@@ -41,7 +41,7 @@ def main() -> int:
         shutil.rmtree(out, ignore_errors=True)
     per_config = sweep_seconds / configs
     torch_import = statistics.median(floor)
-    print(f"sweep: {configs} eager configs of dummy/mlp in {sweep_seconds:.2f} s (probe child included)")
+    print(f"sweep: {configs} eager configs of dummy/mlp in {sweep_seconds:.2f} s (parent, probe and children included)")
     print(f"runner wall time per config:  {per_config:.3f} s")
     print(f'python -c "import torch":     {torch_import:.3f} s (median of {len(floor)}, before and after)')
     print(f"ratio: {per_config / torch_import:.2f} (target <= 1.5)")
