@@ -12,6 +12,8 @@ import logging
 import os
 import sys
 
+from benchmarks.cliutil import Parser, non_negative_int
+
 log = logging.getLogger("benchmarks.aggregate")
 
 REPORTS = ("speedup", "histogram", "latest", "latest_grouped")
@@ -21,11 +23,6 @@ IMAGE_FORMATS = ("png", "svg")
 TEST_ALIASES = {"inference": "inference", "training": "training", "eval": "inference", "train": "training"}
 
 
-class Parser(argparse.ArgumentParser):
-    def error(self, message):  # one clear line, not the whole usage block
-        self.exit(2, f"{self.prog}: error: {message}\n")
-
-
 def positive_float(text: str) -> float:
     try:
         value = float(text)
@@ -33,16 +30,6 @@ def positive_float(text: str) -> float:
         raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
     if not value > 0 or value > 1000:
         raise argparse.ArgumentTypeError(f"must be a positive number of inches (at most 1000), not {text}")
-    return value
-
-
-def non_negative_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be zero or more, not {text}")
     return value
 
 

@@ -11,22 +11,9 @@ import os
 import sys
 import time
 
+from benchmarks.cliutil import Parser, positive_int, setup_logging
+
 log = logging.getLogger("benchmarks.analyze")
-
-
-class Parser(argparse.ArgumentParser):
-    def error(self, message):  # one clear line, not the whole usage block
-        self.exit(2, f"{self.prog}: error: {message}\n")
-
-
-def positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}")
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, not {text}")
-    return value
 
 
 def timestamp(text: str) -> float:
@@ -74,11 +61,6 @@ def output_path(options) -> str:
     if directory is None:
         directory = (os.path.dirname(options.input_files[0]) or ".") if options.inputs else "./output/"
     return os.path.join(directory, f"metric_report.{options.output_format}")
-
-
-def setup_logging(level: str) -> None:
-    logging.basicConfig(level=level.upper(), format="%(asctime)s %(levelname)s %(message)s", datefmt="%H:%M:%S",
-                        force=True)
 
 
 def main(argv=None) -> int:

@@ -15,6 +15,7 @@ import sys
 import time
 
 from benchmarks import matrix
+from benchmarks.cliutil import Parser, non_negative_int, positive_float, positive_int, setup_logging
 from benchmarks.suites import all_suites, suite_names
 
 log = logging.getLogger("benchmarks")
@@ -34,32 +35,6 @@ FEATURE_MODULES = ("benchmarks.verify", "benchmarks.diagnostics", "benchmarks.ti
 
 class UsageError(Exception):
     """Bad input: reported as one line on stderr, exit status 2."""
-
-
-class Parser(argparse.ArgumentParser):
-    def error(self, message):  # one clear line, not the whole usage block
-        self.exit(2, f"{self.prog}: error: {message}\n")
-
-
-def positive_int(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, not {text}")
-    return value
-
-
-def non_negative_int(text: str) -> int:
-    value = int(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be zero or more, not {text}")
-    return value
-
-
-def positive_float(text: str) -> float:
-    value = float(text)
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be a positive number, not {text}")
-    return value
 
 
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(?:i?b)?\s*$", re.IGNORECASE)
@@ -210,11 +185,6 @@ def validate(options) -> None:
         check = getattr(importlib.import_module(module), "validate_options", None)
         if check is not None:
             check(options)
-
-
-def setup_logging(level: str) -> None:
-    logging.basicConfig(level=level.upper(), format="%(asctime)s %(levelname)s %(message)s", datefmt="%H:%M:%S",
-                        force=True)
 
 
 def main(argv=None) -> int:

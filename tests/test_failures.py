@@ -1,7 +1,6 @@
 """Failure is data: real crashes, hangs, memory blow-ups and exceptions each become a record, the sweep
 goes on, nothing is left running; --retry-failed re-runs only failures; a killed parent resumes cleanly."""
 
-import os
 import signal
 import subprocess
 import time
