@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 import os
 import statistics
+import sys
 
 from benchmarks import records
 
@@ -41,7 +42,7 @@ class Progress:
         if self.bar:
             self.bar.write(line)
         else:
-            print(line, file=__import__("sys").stderr)
+            print(line, file=sys.stderr)
 
     def describe(self, config, counts: dict) -> None:
         if self.bar:
