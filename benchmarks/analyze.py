@@ -20,7 +20,6 @@ from __future__ import annotations
 import csv
 import dataclasses
 import gc
-import glob
 import io
 import itertools
 import json
@@ -664,40 +663,17 @@ def process_chunk(task: ChunkTask) -> ChunkResult:
 # ---------------------------------------------------------------- inputs
 
 
-def _jsonl_in(directory: str) -> list:
-    return sorted(path for path in glob.glob(os.path.join(glob.escape(directory), "*.jsonl"))
-                  if os.path.isfile(path) and os.path.basename(path) != f"{REPORT_BASENAME}.jsonl")
-
-
 def find_inputs(paths: list, output_dirname: Optional[str]) -> list:
     """The results files to read: the given files, directories (their *.jsonl) and globs, in that order;
     without any, every *.jsonl directly in output_dirname, as upstream. A JSONL report is never an input."""
-    found = []
     if not paths:
         if not os.path.isdir(output_dirname):
             raise AnalyzeError(f"--output-dirname {output_dirname}: no such directory")
-        found = _jsonl_in(output_dirname)
-        if not found:
-            raise AnalyzeError(f"no *.jsonl results file in {output_dirname}")
-    for arg in paths:
-        if os.path.isdir(arg):
-            matches = _jsonl_in(arg)
-            if not matches:
-                raise AnalyzeError(f"no *.jsonl results file in {arg}")
-        elif os.path.exists(arg):
-            matches = [arg]
-        elif any(char in arg for char in "*?["):
-            matches = sorted(path for path in glob.glob(arg, recursive=True) if os.path.isfile(path))
-            if not matches:
-                raise AnalyzeError(f"{arg} matches no file")
-        else:
-            raise AnalyzeError(f"no such file: {arg}")
-        found.extend(matches)
-    seen, unique = set(), []
-    for path in found:  # a file named twice (by itself and by its directory) is read once
-        if os.path.realpath(path) not in seen:
-            seen.add(os.path.realpath(path))
-            unique.append(path)
+        paths = [output_dirname]
+    try:
+        unique = records.expand_input_paths(paths, recursive=False, skip_basename=f"{REPORT_BASENAME}.jsonl")
+    except records.InputError as exc:
+        raise AnalyzeError(str(exc)) from None
     for path in unique:
         if not os.access(path, os.R_OK):
             raise AnalyzeError(f"cannot read {path}: permission denied")

@@ -203,3 +203,37 @@ def mark_failed(record: dict, status: str, error_type: str, message: str, phase:
     record["metrics"]["error"] = f"{error_type}: {message}" if status != STATUS_SKIP else f"SKIP: {message}"
     record["verification_code"] = verification_code
     return record
+
+
+class InputError(ValueError):
+    """A results path that names nothing readable; the message is one line for the user."""
+
+
+def expand_input_paths(paths: list, recursive: bool = False, skip_basename: Optional[str] = None) -> list:
+    """Results files named by files, directories (their *.jsonl; all below with `recursive`) and glob
+    patterns, in the order given, each file once (by its real path)."""
+    import glob
+
+    found = []
+    for arg in paths:
+        if os.path.isdir(arg):
+            pattern = os.path.join(glob.escape(arg), "**" if recursive else "", "*.jsonl")
+            matches = sorted(p for p in glob.glob(pattern, recursive=recursive)
+                             if os.path.isfile(p) and os.path.basename(p) != skip_basename)
+            if not matches:
+                raise InputError(f"no *.jsonl results file in {arg}")
+        elif os.path.exists(arg):
+            matches = [arg]
+        elif any(char in arg for char in "*?["):
+            matches = sorted(p for p in glob.glob(arg, recursive=True) if os.path.isfile(p))
+            if not matches:
+                raise InputError(f"{arg} matches no file")
+        else:
+            raise InputError(f"no such file: {arg}")
+        found.extend(matches)
+    seen, unique = set(), []
+    for path in found:  # a file named twice (by itself and by its directory) is read once
+        if os.path.realpath(path) not in seen:
+            seen.add(os.path.realpath(path))
+            unique.append(path)
+    return unique

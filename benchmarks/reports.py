@@ -13,11 +13,9 @@ models each backend includes and which were left out, and why.
 from __future__ import annotations
 
 import dataclasses
-import glob
 import json
 import logging
 import math
-import os
 import re
 from datetime import datetime, timezone
 from typing import Optional
@@ -100,22 +98,10 @@ def utc_text(timestamp: float) -> str:
 
 def expand_inputs(paths: list) -> list:
     """Files, directories (every *.jsonl below) and glob patterns -> existing files, in order, once each."""
-    files: list = []
-    for path in paths:
-        if os.path.isdir(path):
-            found = sorted(glob.glob(os.path.join(glob.escape(path), "**", "*.jsonl"), recursive=True))
-            if not found:
-                raise UsageError(f"no *.jsonl file in directory {path}")
-        elif os.path.exists(path):
-            found = [path]
-        elif any(c in path for c in "*?["):
-            found = sorted(p for p in glob.glob(path, recursive=True) if os.path.isfile(p))
-            if not found:
-                raise UsageError(f"no file matches {path}")
-        else:
-            raise UsageError(f"no such file: {path}")
-        files.extend(f for f in found if f not in files)
-    return files
+    try:
+        return records.expand_input_paths(paths, recursive=True)
+    except records.InputError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def read_inputs(files: list) -> list:
