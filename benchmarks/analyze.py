@@ -17,6 +17,7 @@ range size times the number of workers, whatever the number of records.
 
 from __future__ import annotations
 
+import collections
 import csv
 import dataclasses
 import gc
@@ -28,13 +29,18 @@ import os
 import re
 import shutil
 import tempfile
-from operator import itemgetter
+from operator import is_not, itemgetter
 from typing import Optional
 
 import numpy as np
 import orjson
 
 from benchmarks import records, stats
+
+try:  # built by `pip install -e .` (setup.py) when a C compiler is there; the Python reader otherwise
+    from benchmarks import _jsonl_scan
+except ImportError:
+    _jsonl_scan = None
 
 log = logging.getLogger("benchmarks.analyze")
 
@@ -140,35 +146,82 @@ def _cells(values) -> str:
 
 
 def _column_cells(values: list) -> list:
-    """The CSV cells of one column: each distinct value is formatted once (a sweep repeats most of them).
+    """The CSV cells (bytes) of one column: each distinct value is formatted once (a sweep repeats most).
 
     Values equal as numbers share a spelling (1 and 1.0): harmless in columns that hold one type.
     """
     try:
         distinct = set(values)
     except TypeError:  # a list or object inside: not hashable, formatted one by one
-        return [_cell(v) for v in values]
+        return [_cell(v).encode() for v in values]
     if len(distinct) == 1:
-        return [_cell(values[0])] * len(values)
-    text = {v: _cell(v) for v in distinct}
-    return [text[v] for v in values]
+        return [_cell(values[0]).encode()] * len(values)
+    text = {v: _cell(v).encode() for v in distinct}
+    return list(map(text.__getitem__, values))
 
 
 def _format_numbers(matrix: np.ndarray) -> list:
-    """Each row of a float matrix as comma-separated cells (empty for NaN), formatted by orjson."""
+    """Each row of a float matrix as comma-separated cells (bytes; empty for NaN), formatted by orjson."""
     n_rows, n_cols = matrix.shape
     if not n_cols:
-        return [""] * n_rows
+        return [b""] * n_rows
     if not n_rows:
         return []
-    text = orjson.dumps(np.ascontiguousarray(matrix), option=orjson.OPT_SERIALIZE_NUMPY).decode()[2:-2]
-    finite = np.isfinite(matrix)
-    if finite.all():
-        return text.split("],[")
-    rows = text.replace("null", "").split("],[")
+    text = orjson.dumps(np.ascontiguousarray(matrix), option=orjson.OPT_SERIALIZE_NUMPY)[2:-2]
+    if np.isfinite(matrix).all():
+        return text.split(b"],[")
+    rows = text.replace(b"null", b"").split(b"],[")
     for r in np.flatnonzero(np.isinf(matrix).any(axis=1)).tolist():  # orjson writes inf as null; keep it visible
-        rows[r] = ",".join("" if v != v else repr(v) for v in matrix[r].tolist())
+        rows[r] = ",".join("" if v != v else repr(v) for v in matrix[r].tolist()).encode()
     return rows
+
+
+def _statistics_cells(n_rows: int, units: list) -> list:
+    """The statistics cells of each row (bytes, every unit's columns, empty where a row lacks the unit).
+
+    Rows are grouped by the units they have. In a group, each run of units it has is formatted in one call
+    (a table two metrics share, in one call for both), and each run it lacks is commas: formatting NaN and
+    removing it would cost more."""
+    presence = np.zeros((n_rows, len(units)), dtype=bool)
+    position = np.zeros((n_rows, len(units)), dtype=np.intp)  # a row's index in a unit's table
+    for u, (_, rows, _) in enumerate(units):
+        presence[rows, u] = True
+        position[rows, u] = np.arange(len(rows))
+    if len(units) < 63:
+        _, group_of_row = np.unique(presence @ (np.int64(1) << np.arange(len(units), dtype=np.int64)),
+                                    return_inverse=True)
+    else:
+        _, group_of_row = np.unique(np.packbits(presence, axis=1), axis=0, return_inverse=True)
+    group_of_row = group_of_row.ravel()
+    order = np.argsort(group_of_row, kind="stable")
+    bounds = np.flatnonzero(np.diff(group_of_row[order])) + 1
+    uses = collections.Counter(id(table) for _, _, table in units)
+    cells = np.empty(n_rows, dtype=object)
+    for members in np.split(order, bounds):
+        has = presence[members[0]]
+        pieces, run, shared = [], [], {}
+
+        def close_run() -> None:
+            if run:
+                tables = [units[i][2][position[members, i]] for i in run]
+                pieces.append(_format_numbers(tables[0] if len(tables) == 1 else np.hstack(tables)))
+                run.clear()
+
+        for u, (names, _, table) in enumerate(units):
+            if not has[u]:
+                close_run()
+                pieces.append([b"," * (len(names) - 1)] * len(members))
+            elif uses[id(table)] > 1:  # formatted once for every unit that has it
+                close_run()
+                text = shared.get(id(table))
+                if text is None:
+                    text = shared[id(table)] = _format_numbers(table[position[members, u]])
+                pieces.append(text)
+            else:
+                run.append(u)
+        close_run()
+        cells[members] = pieces[0] if len(pieces) == 1 else list(map(b",".join, zip(*pieces)))
+    return cells.tolist()
 
 
 def _one_line(text: str) -> str:
@@ -256,8 +309,10 @@ class ChunkTask:
     end: int
     fallback_timestamp: float
     hide_errors: bool = False
-    csv_spool: Optional[str] = None  # where this range's CSV rows go (no header)
-    jsonl_spool: Optional[str] = None  # where its JSON lines go
+    index: int = 0  # its place among all ranges: its rows are written in this turn
+    want_csv: bool = True  # write this range's CSV rows
+    want_jsonl: bool = False  # write its JSON lines
+    compiled: bool = False  # read with the compiled reader (benchmarks/_jsonl_scan.c)
 
 
 @dataclasses.dataclass
@@ -267,6 +322,7 @@ class ChunkResult:
     columns: tuple  # the CSV columns of this range's rows
     problems: Problems
     statuses: dict
+    spool: Optional[str] = None  # where its CSV rows wait, when they could not go to the report in turn
 
 
 def _loads_lenient(raw: bytes):
@@ -275,6 +331,8 @@ def _loads_lenient(raw: bytes):
         return json.loads(raw)
     except (ValueError, UnicodeDecodeError) as exc:
         return exc
+    except RecursionError:  # nested deeper than any record: invalid here, never a crashed worker
+        return ValueError("nested too deeply")
 
 
 def _flatten(prefix: str, value: dict, out: dict, depth: int = 0) -> None:
@@ -288,67 +346,160 @@ def _flatten(prefix: str, value: dict, out: dict, depth: int = 0) -> None:
             out[name] = item
 
 
-# The top-level keys a row needs, fetched from each record in one call.
+# The top-level keys a row needs: the compiled reader hands back each one's raw text, the Python reader its value.
 _TOP_KEYS = ("model", "experiment", "metrics", "timestamp", "repeat", "iterations_per_run", "status", "error",
              "outputs_file", "verification_code", "verification_mean_rel_error", "warmup", "environment", "artifacts")
+(_K_MODEL, _K_EXPERIMENT, _K_METRICS, _K_TIMESTAMP, _K_REPEAT, _K_ITERATIONS, _K_STATUS, _K_ERROR, _K_OUTPUTS,
+ _K_VERIFICATION, _K_REL_ERROR, _K_WARMUP, _K_ENVIRONMENT, _K_ARTIFACTS) = range(len(_TOP_KEYS))
+# What a row's outcome depends on (everything but the relative error, which differs per record).
+_OUTCOME_FIELDS = (_K_REPEAT, _K_ITERATIONS, _K_OUTPUTS, _K_ARTIFACTS, _K_STATUS, _K_ERROR, _K_VERIFICATION,
+                   _K_WARMUP, _K_METRICS)
 _MODEL_KEYS = UPSTREAM_COLUMNS[1:3]  # suite_name, model_name
 _EXPERIMENT_KEYS = UPSTREAM_COLUMNS[3:11]  # accelerator .. batch_size
 _RUN_KEYS = UPSTREAM_COLUMNS[11:13]  # repeat, iterations_per_run
+_SEGMENT_B1 = _SEGMENT_B[:-2]  # outputs_file .. verification_code; then verification_mean_rel_error, warmup
 _NO_ENV = (None,) * len(ENV_KEYS)
 _STATUSES = frozenset(records.STATUSES)
-_BATCH = 256  # records whose metrics become arrays together (their objects stay in the CPU's cache)
 _LIST_ONLY = {list}
 _MEDIAN, _MAX = STATISTICS.index("median"), STATISTICS.index("max")
 # Per-iteration metrics equal to their totals when a run has one iteration (upstream's default): computed once.
 _SAME_AS = {"per_iter_time": "total_time", "trace_per_iter_time": "trace_total_time",
             "per_iter_cpu_time_s": "total_cpu_time_s", "per_iter_cuda_time_s": "total_cuda_time_s"}
+_UNREAD = object()  # a raw value orjson refused: its line goes to the Python reader
+
+
+def _take(items: list, index: list) -> list:
+    """items[i] for each i in index, at C speed."""
+    if not index:
+        return []
+    if len(index) == 1:
+        return [items[index[0]]]
+    return list(itemgetter(*index)(items))
 
 
 def _values_entry(values: tuple) -> tuple:
     """(values, their CSV text)."""
-    return values, _cells(values)
+    return values, _cells(values).encode()
+
+
+def _model_entry(model: dict) -> tuple:
+    return _values_entry((model.get("suite_name"), model.get("model_name")))
 
 
 def _experiment_entry(experiment: dict) -> tuple:
     """(values, CSV text, xla?, dynamo?) of an experiment config."""
     values = tuple(map(experiment.get, _EXPERIMENT_KEYS))
-    return values, _cells(values), bool(values[2]), bool(values[4])
+    return values, _cells(values).encode(), bool(values[2]), bool(values[4])
 
 
-def _outcome_entry(values: tuple) -> tuple:
-    """(repeat, iterations_per_run, *_SEGMENT_B values), and the CSV text of the first two and of the rest."""
-    return values, _cells(values[:2]), _cells(values[2:])
+def _environment_entry(environment) -> tuple:
+    return _values_entry(tuple(map(environment.get, ENV_KEYS)) if type(environment) is dict else _NO_ENV)
+
+
+def _outcome_entry(values: list, hide_errors: bool) -> tuple:
+    """(repeat, iterations_per_run, outputs_file, status, error_type, error_phase, verification_code, warmup),
+    the CSV text of the first two, of outputs_file .. verification_code, of warmup; the error message, and
+    whether `metrics` was something other than an object."""
+    repeat, iterations, outputs_file, artifacts, status, error, verification, warmup, metrics = values
+    odd_metrics = metrics is not None and type(metrics) is not dict
+    if type(metrics) is not dict:
+        metrics = {}
+    if status not in _STATUSES:
+        status = records.record_status({"status": status, "metrics": metrics})
+    if error is None and "error" not in metrics:
+        message = error_type = phase = None
+    else:
+        message, error_type, phase = _error_fields(error, metrics, status)
+        if hide_errors:
+            message = None
+    if outputs_file is None and artifacts and type(artifacts) is dict:
+        outputs_file = artifacts.get("output")
+    row = (repeat, iterations, outputs_file, status, error_type, phase, verification, warmup)
+    return (row, _cells(row[:2]).encode(), _cells(row[2:7]).encode(), _cell(warmup).encode(), message,
+            odd_metrics)
+
+
+def _python_scan(data: bytes) -> tuple:
+    """What the compiled reader returns, with every line left to the Python reader."""
+    lengths = [len(line) for line in io.BytesIO(data).readlines()]  # memchr: three times faster than split
+    offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    fields = [[None] * len(lengths) for _ in _TOP_KEYS]
+    return offsets, bytes([1]) * len(lengths), fields, [], b"", b"", b"", b"", b""
 
 
 class _Table:
-    """The rows of one byte range. Each record is reduced to its row as it comes from the parser; the
-    cells that a sweep repeats (a model; a config with its outcome and environment) are formatted once
-    per range. Metrics are then computed and formatted per column, for all rows at once."""
+    """The rows of one byte range. The compiled reader gives each record's values as raw JSON text and its
+    numeric metrics as float64 arrays: each distinct text (a sweep repeats models, configs, outcomes,
+    environments) is parsed and formatted once per range, and statistics are computed and formatted per
+    column, for all rows at once. Lines it leaves (and every line without it) are read by orjson."""
 
     def __init__(self, task: ChunkTask, problems: Problems):
         self.task = task
         self.problems = problems
-        self.lines, self.timestamps, self.messages, self.skips = [], [], [], []
+        self.lines = []  # per row: its line in the range (0-based)
+        self.timestamps, self.messages, self.rel_errors = [], [], []
         self.models, self.experiments, self.outcomes, self.environments = [], [], [], []  # cache entries
+        self.skips = np.zeros(0, dtype=np.intp)
         self.statuses = {}
         self.blocks = {}  # (metric, samples per record) -> [(rows, 2-D samples)]
         self.flat = {}  # a dict-valued metric's column -> (rows, values)
-        self._same = dict.fromkeys(_SAME_AS, True)  # so far, every record's metric equals its source's
-        self._waiting = {}  # such a metric -> [(rows, its source's samples)]
+        self.aliases = {}  # metric -> the metric whose samples it has in every row
+        self._samples = None  # the compiled reader's values
+        self._metric_keys = []  # per row: the key of its `metrics` value
 
-    def read(self, lines: list) -> None:
-        """Every line of the range, each with its newline but perhaps the file's last one."""
+    # -- reading
+
+    def read(self, data: bytes, compiled: bool) -> int:
+        """Every line of the range (the last may lack its newline); returns the number of lines."""
+        if compiled:
+            scanned = _jsonl_scan.scan(data, _TOP_KEYS, "metrics")
+        else:
+            scanned = _python_scan(data)
+        offsets, line_status, fields, names, m_line, m_name, m_start, m_count, values = scanned
+        offsets = np.frombuffer(offsets, dtype=np.int64) if compiled else offsets
+        n_lines = len(offsets) - 1
+        status = np.frombuffer(line_status, dtype=np.uint8)
         loads, decode_error = orjson.loads, orjson.JSONDecodeError
-        problems, hide_errors = self.problems, self.task.hide_errors
-        fallback_timestamp = self.task.fallback_timestamp
-        has_warmup, record_status, top_keys, statuses = stats.has_warmup, records.record_status, _TOP_KEYS, _STATUSES
-        model_cache, experiment_cache, outcome_cache, environment_cache, rows = {}, {}, {}, {}, []
-        torn = len(lines) - 1 if lines and not lines[-1].endswith(b"\n") else -1  # whole, or torn
-        for index, raw in enumerate(lines):
+        # Each distinct text, parsed once; the key of a value is its text (or, on a slow line, (line, field)).
+        parsed, slow = [], set(np.flatnonzero(status == 1).tolist())
+        for column in fields:
+            table = dict.fromkeys(column)
+            refused = False
+            for raw in table:
+                if raw is not None:
+                    try:
+                        table[raw] = loads(raw)
+                    except decode_error:
+                        table[raw] = _UNREAD
+                        refused = True
+            if refused:
+                slow.update(i for i, raw in enumerate(column) if table[raw] is _UNREAD)
+            parsed.append(table)
+        dropped = self._read_slow_lines(data, offsets, sorted(slow), fields, parsed)
+        rows = self._rows(n_lines, status, fields, parsed, dropped)
+        if not rows:
+            return n_lines
+        same_text = self._absorb_compiled(rows, n_lines, names, m_line, m_name, m_start, m_count, values)
+        object_metrics = self._absorb_objects(parsed[_K_METRICS])
+        self._settle_aliases(same_text, object_metrics)
+        self._alias_equal_metrics()
+        return n_lines
+
+    def _read_slow_lines(self, data: bytes, offsets, lines: list, fields: list, parsed: list) -> set:
+        """Read the given lines with orjson (json for NaN), their values put under (line, field) keys; returns
+        the lines that are no record (each reported, but blank lines)."""
+        loads, decode_error, problems = orjson.loads, orjson.JSONDecodeError, self.problems
+        n_lines = len(offsets) - 1
+        torn = n_lines - 1 if n_lines and not data.endswith(b"\n") else -1
+        dropped = set()
+        for index in lines:
+            raw = data[offsets[index]:offsets[index + 1]]
             try:
                 record = loads(raw)
             except decode_error:
                 if raw.isspace():
+                    dropped.add(index)
                     continue  # a blank line is not a problem
                 record = _loads_lenient(raw)
                 if isinstance(record, Exception):
@@ -356,133 +507,201 @@ class _Table:
                         problems.add("torn", index, "torn last line (its writer was interrupted); skipped")
                     else:
                         problems.add("invalid-json", index, f"invalid JSON ({record}); line skipped")
+                    dropped.add(index)
                     continue
             if type(record) is not dict:
                 problems.add("not-object", index, "not a JSON object; line skipped")
+                dropped.add(index)
                 continue
-            (model, experiment, metrics, timestamp, repeat, iterations, status, error, outputs_file, verification,
-             rel_error, warmup, environment, artifacts) = map(record.get, top_keys)
-            if type(model) is not dict or type(experiment) is not dict:
-                problems.add("not-record", index, "not a benchmark record (no model and experiment objects); skipped")
-                continue
-            try:
-                if type(metrics) is not dict:
-                    if metrics is not None:
-                        problems.add("metrics-type", index, "`metrics` is not an object; the row has no statistics")
-                    metrics = {}
-                if status not in statuses:
-                    status = record_status(record)
-                if error is None and "error" not in metrics:
-                    message = error_type = phase = None
+            for k, name in enumerate(_TOP_KEYS):
+                if name in record:
+                    key = fields[k][index] = (index, k)
+                    parsed[k][key] = record[name]
                 else:
-                    message, error_type, phase = _error_fields(error, metrics, status)
-                    if hide_errors:
-                        message = None
-                if outputs_file is None and artifacts and type(artifacts) is dict:
-                    outputs_file = artifacts.get("output")
-                model_key = (model.get("suite_name"), model.get("model_name"))
-                experiment_key = (tuple(experiment), tuple(experiment.values()))  # other keys, another config
-                outcome_key = (repeat, iterations, outputs_file, status, error_type, phase, verification, rel_error,
-                               warmup)
-                environment_key = tuple(map(environment.get, ENV_KEYS)) if type(environment) is dict else _NO_ENV
-                try:
-                    model_entry = (model_cache.get(model_key)
-                                   or model_cache.setdefault(model_key, _values_entry(model_key)))
-                    experiment_entry = (experiment_cache.get(experiment_key)
-                                        or experiment_cache.setdefault(experiment_key, _experiment_entry(experiment)))
-                    outcome_entry = (outcome_cache.get(outcome_key)
-                                     or outcome_cache.setdefault(outcome_key, _outcome_entry(outcome_key)))
-                    environment_entry = (environment_cache.get(environment_key)
-                                         or environment_cache.setdefault(environment_key,
-                                                                         _values_entry(environment_key)))
-                except TypeError:  # a list or object where a scalar belongs: not hashable, formatted every time
-                    model_entry, experiment_entry = _values_entry(model_key), _experiment_entry(experiment)
-                    outcome_entry, environment_entry = _outcome_entry(outcome_key), _values_entry(environment_key)
-                row = (index, fallback_timestamp if timestamp is None else timestamp, model_entry, experiment_entry,
-                       outcome_entry, environment_entry, message, 0 if has_warmup(record) else SKIP_WITHOUT_WARMUP,
-                       metrics)
-            except Exception as exc:  # input we did not foresee must cost one row, never the report
-                problems.add(("unreadable", type(exc).__name__), index,
-                             f"record skipped: {type(exc).__name__}: {records.short_message(str(exc))}")
-                continue
-            rows.append(row)
-            if len(rows) == _BATCH:
-                self._absorb(rows)
-                rows = []
-        if rows:
-            self._absorb(rows)
-        for entry in self.outcomes:
-            status = entry[0][3]
-            self.statuses[status] = self.statuses.get(status, 0) + 1
+                    fields[k][index] = None
+        return dropped
 
-    def _absorb(self, batch: list) -> None:
-        """Add a batch of rows; their metrics become arrays while they are fresh in the cache, and are freed
-        (keeping a whole range's parsed records alive costs more than parsing them)."""
-        first = len(self.lines)
-        *columns, metrics = zip(*batch)
-        for target, column in zip((self.lines, self.timestamps, self.models, self.experiments, self.outcomes,
-                                   self.environments, self.messages, self.skips), columns):
-            target.extend(column)
-        groups = {}  # records with the same metric names: one array per metric
-        for offset, names in enumerate(map(tuple, metrics)):
-            group = groups.get(names)
-            if group is None:
-                group = groups[names] = []
-            group.append(offset)
-        same, waiting = self._same, self._waiting
-        for names, offsets in groups.items():
-            dicts = [metrics[i] for i in offsets]
-            rows = [first + i for i in offsets]
-            rows_array = np.asarray(rows, dtype=np.intp)
-            for name, source in _SAME_AS.items():
-                if (name in names) != (source in names):
-                    same[name] = False
-            seen = {}
+    def _rows(self, n_lines: int, status: np.ndarray, fields: list, parsed: list, dropped: set) -> list:
+        """The lines that are records (a model and an experiment object), each reduced to its row's entries;
+        returns their lines."""
+        problems, hide_errors = self.problems, self.task.hide_errors
+        good = [{key for key, value in parsed[k].items() if type(value) is dict} for k in (_K_MODEL, _K_EXPERIMENT)]
+        is_record = np.fromiter(map(good[0].__contains__, fields[_K_MODEL]), dtype=bool, count=n_lines)
+        is_record &= np.fromiter(map(good[1].__contains__, fields[_K_EXPERIMENT]), dtype=bool, count=n_lines)
+        if not is_record.all():
+            blank = status == 2
+            for index in np.flatnonzero(~is_record & ~blank).tolist():
+                if index not in dropped:
+                    problems.add("not-record", index, "not a benchmark record (no model and experiment objects); "
+                                 "skipped")
+        rows = np.flatnonzero(is_record).tolist()
+        if not rows:
+            return rows
+        keys = fields if len(rows) == n_lines else [_take(column, rows) for column in fields]
+        outcome_keys = list(zip(*(keys[k] for k in _OUTCOME_FIELDS)))
+        # Every distinct value (or combination) reduced once; one that cannot be costs its rows, never the report.
+        unreadable = {}
+
+        def entries(values: dict, make) -> dict:
+            out = {}
+            for key, value in values.items():
+                try:
+                    out[key] = make(value)
+                except Exception as exc:  # input we did not foresee
+                    unreadable[key] = exc
+            return out
+
+        model_entries = entries({k: parsed[_K_MODEL][k] for k in dict.fromkeys(keys[_K_MODEL])}, _model_entry)
+        experiment_entries = entries({k: parsed[_K_EXPERIMENT][k] for k in dict.fromkeys(keys[_K_EXPERIMENT])},
+                                     _experiment_entry)
+        environment_entries = entries({k: parsed[_K_ENVIRONMENT][k] for k in dict.fromkeys(keys[_K_ENVIRONMENT])},
+                                      _environment_entry)
+        outcome_entries = entries(
+            {combo: [parsed[k][key] for k, key in zip(_OUTCOME_FIELDS, combo)] for combo in dict.fromkeys(outcome_keys)},
+            lambda values: _outcome_entry(values, hide_errors))
+        if unreadable:
+            keep = []
+            for position, row in enumerate(rows):
+                for key in (keys[_K_MODEL][position], keys[_K_EXPERIMENT][position],
+                            keys[_K_ENVIRONMENT][position], outcome_keys[position]):
+                    exc = unreadable.get(key)
+                    if exc is not None:
+                        problems.add(("unreadable", type(exc).__name__), row, f"record skipped: "
+                                     f"{type(exc).__name__}: {records.short_message(str(exc))}")
+                        break
+                else:
+                    keep.append(position)
+            rows = _take(rows, keep)
+            keys = [_take(column, keep) for column in keys]
+            outcome_keys = _take(outcome_keys, keep)
+            if not rows:
+                return rows
+        self.lines = rows
+        self.models = list(map(model_entries.__getitem__, keys[_K_MODEL]))
+        self.experiments = list(map(experiment_entries.__getitem__, keys[_K_EXPERIMENT]))
+        self.environments = list(map(environment_entries.__getitem__, keys[_K_ENVIRONMENT]))
+        self.outcomes = list(map(outcome_entries.__getitem__, outcome_keys))
+        self.messages = [entry[4] for entry in self.outcomes]
+        fallback = self.task.fallback_timestamp
+        timestamps = {key: fallback if value is None else value for key, value in parsed[_K_TIMESTAMP].items()}
+        self.timestamps = list(map(timestamps.__getitem__, keys[_K_TIMESTAMP]))
+        self.rel_errors = list(map(parsed[_K_REL_ERROR].__getitem__, keys[_K_REL_ERROR]))
+        for combo, count in collections.Counter(outcome_keys).items():
+            entry = outcome_entries[combo]
+            self.statuses[entry[0][3]] = self.statuses.get(entry[0][3], 0) + count
+            if entry[5]:
+                for position in (p for p, key in enumerate(outcome_keys) if key == combo):
+                    problems.add("metrics-type", rows[position],
+                                 "`metrics` is not an object; the row has no statistics")
+        # Ours have a warm-up (the key, or a warmup_time metric); upstream's treat their first sample as one.
+        has_warmup = np.fromiter(map(is_not, keys[_K_WARMUP], itertools.repeat(None)), dtype=bool, count=len(rows))
+        with_warmup_time = {key for key, value in parsed[_K_METRICS].items()
+                            if type(value) is dict and "warmup_time" in value}
+        if with_warmup_time:
+            has_warmup |= np.fromiter(map(with_warmup_time.__contains__, keys[_K_METRICS]), dtype=bool,
+                                      count=len(rows))
+        self._metric_keys = keys[_K_METRICS]
+        self.skips = np.where(has_warmup, 0, SKIP_WITHOUT_WARMUP).astype(np.intp)
+        return rows
+
+    def _absorb_compiled(self, rows: list, n_lines: int, names: list, m_line, m_name, m_start, m_count,
+                         values) -> dict:
+        """The compiled reader's numeric metrics as 2-D arrays, one per metric and sample count. A metric read
+        from the same text as its source in every row (per-iteration times of one-iteration runs) gets no
+        arrays: returned as {metric: its entries}, for _settle_aliases."""
+        if not names or not m_line:
+            return {}
+        line = np.frombuffer(m_line, dtype=np.intp)
+        name = np.frombuffer(m_name, dtype=np.int64)
+        count = np.frombuffer(m_count, dtype=np.intp)
+        start = np.frombuffer(m_start, dtype=np.intp)
+        samples = np.frombuffer(values, dtype=np.float64)
+        if len(rows) < n_lines:  # some lines are no record: their metrics go
+            row_of_line = np.full(n_lines, -1, dtype=np.intp)
+            row_of_line[rows] = np.arange(len(rows))
+            row = row_of_line[line]
+            kept = row >= 0
+            row, name, count, start = row[kept], name[kept], count[kept], start[kept]
+        else:
+            row = line
+        per_metric = {}
+        for index, metric in enumerate(names):
+            chosen = np.flatnonzero(name == index)
+            if chosen.size and metric != "error":  # upstream's error text, never a metric
+                per_metric[metric] = (row[chosen], start[chosen], count[chosen])
+        same_text = {}
+        for metric, source in _SAME_AS.items():
+            mine, theirs = per_metric.get(metric), per_metric.get(source)
+            if mine is not None and theirs is not None and all(map(np.array_equal, mine, theirs)):
+                same_text[metric] = per_metric.pop(metric)
+        for metric, entries in per_metric.items():
+            self._add_samples(metric, entries, samples)
+        if "warmup_time" in per_metric:
+            self.skips[per_metric["warmup_time"][0]] = 0
+        self._samples = samples
+        return same_text
+
+    def _add_samples(self, metric: str, entries: tuple, samples: np.ndarray) -> None:
+        rows, starts, counts = entries
+        for length in ((int(counts[0]),) if counts.min() == counts.max() else np.unique(counts).tolist()):
+            chosen = slice(None) if counts.min() == counts.max() else counts == length
+            block = samples[starts[chosen, None] + np.arange(length)]
+            self.blocks.setdefault((metric, length), []).append((rows[chosen], block))
+
+    def _settle_aliases(self, same_text: dict, object_metrics: set) -> None:
+        """Metrics the compiled reader found equal to their source: aliases, unless some record also has one of
+        the two as an object (then their samples are compared like any others')."""
+        for metric, entries in same_text.items():
+            if metric in object_metrics or _SAME_AS[metric] in object_metrics:
+                self._add_samples(metric, entries, self._samples)
+            else:
+                self.aliases[metric] = _SAME_AS[metric]
+
+    def _absorb_objects(self, parsed_metrics: dict) -> set:
+        """Metrics the compiled reader left as objects (or every metric, on lines it did not read): arrays
+        when a metric is a list of numbers of one length in every record that has the same metric names,
+        else one record at a time."""
+        keys = self._metric_keys
+        wanted = {key for key, value in parsed_metrics.items()
+                  if type(value) is dict and any(name != "error" for name in value)}
+        if not wanted:
+            return set()
+        groups = {}  # metric names -> ([rows], [dicts])
+        for position, key in enumerate(keys):
+            if key in wanted:
+                metrics = parsed_metrics[key]
+                group = groups.get(tuple(metrics))
+                if group is None:
+                    group = groups[tuple(metrics)] = ([], [])
+                group[0].append(position)
+                group[1].append(metrics)
+        for names, (positions, dicts) in groups.items():
+            rows_array = np.asarray(positions, dtype=np.intp)
             for name in names:
                 if name == "error":
                     continue
-                values = list(map(itemgetter(name), dicts))
-                source = _SAME_AS.get(name)
-                if source is not None and same[name]:
-                    done = seen.get(source)
-                    if done is not None and done[1] is not None and values == done[0]:
-                        waiting.setdefault(name, []).append((rows_array, done[1]))
-                        continue  # the source's statistics, if every record agrees
-                    same[name] = False
-                seen[name] = (values, self._convert(name, rows, rows_array, values))
+                self._convert(name, positions, rows_array, list(map(itemgetter(name), dicts)))
+        return {name for names in groups for name in names}
 
-    def _aliases(self) -> dict:
-        """{metric: its source} for metrics equal to their source in every record that has either; the others
-        get their samples (equal to the source's where they were)."""
-        aliases = {}
-        for name, pieces in self._waiting.items():
-            if self._same[name]:
-                aliases[name] = _SAME_AS[name]
-            else:
-                for rows, samples in pieces:
-                    self.blocks.setdefault((name, samples.shape[1]), []).append((rows, samples))
-        return aliases
-
-    def _convert(self, name: str, rows: list, rows_array: np.ndarray, values: list) -> Optional[np.ndarray]:
+    def _convert(self, name: str, rows: list, rows_array: np.ndarray, values: list) -> None:
         """One metric of records that have the same metric names: a 2-D array when every value is a list of
-        numbers of one length (the common case, at numpy speed; returned), else one record at a time."""
+        numbers of one length (at numpy speed), else one record at a time."""
         if set(map(type, values)) == _LIST_ONLY:  # a dict or text would iterate into numbers too
             lengths = set(map(len, values))
             if len(lengths) == 1:
                 length = lengths.pop()
                 if not length:
-                    return None  # no samples: nothing to report, nothing wrong
+                    return  # no samples: nothing to report, nothing wrong
                 try:
                     array = np.fromiter(itertools.chain.from_iterable(values), dtype=np.float64,
                                         count=length * len(values))
                 except (ValueError, TypeError):
                     pass
                 else:
-                    array = array.reshape(len(values), length)
-                    self.blocks.setdefault((name, length), []).append((rows_array, array))
-                    return array
+                    self.blocks.setdefault((name, length), []).append((rows_array, array.reshape(len(values),
+                                                                                                 length)))
+                    return
         self._samples_one_by_one(name, rows, values)
-        return None
 
     def _samples_one_by_one(self, name: str, rows: list, values: list) -> None:
         """The slow path, for a metric some records hold as null, a scalar, a dict, text or ragged lists."""
@@ -517,12 +736,39 @@ class _Table:
             rows_array = np.asarray(rows_of_length, dtype=np.intp)
             blocks.setdefault((name, length), []).append((rows_array, np.vstack(arrays)))
 
+    def _samples_of(self, metric: str) -> dict:
+        """{samples per record: (rows, 2-D samples)} of a metric, rows in order."""
+        out = {}
+        for (name, length), pieces in self.blocks.items():
+            if name == metric:
+                rows = np.concatenate([r for r, _ in pieces])
+                samples = np.concatenate([v for _, v in pieces])
+                order = np.argsort(rows, kind="stable")
+                out[length] = (rows[order], samples[order])
+        return out
+
+    def _alias_equal_metrics(self) -> None:
+        """A metric whose samples equal its source's in every row (per-iteration times of one-iteration runs)
+        takes the source's statistics instead of computing them again."""
+        present = {name for name, _ in self.blocks}
+        for name, source in _SAME_AS.items():
+            if name not in present or source not in present or name in self.aliases:
+                continue
+            mine, theirs = self._samples_of(name), self._samples_of(source)
+            if mine.keys() != theirs.keys():
+                continue
+            if all(np.array_equal(mine[n][0], theirs[n][0]) and
+                   np.array_equal(mine[n][1], theirs[n][1], equal_nan=True) for n in mine):
+                self.aliases[name] = source
+                for length in mine:
+                    del self.blocks[(name, length)]
+
     def compute(self) -> tuple:
         """(headline matrix, units): a unit is (column names, rows, values) for one metric's statistics (or one
         entry of a dict-valued metric), in column order, with the rows that have it."""
         n = len(self.lines)
-        blocks, flat, aliases = self.blocks, self.flat, self._aliases()
-        skip = np.asarray(self.skips, dtype=np.intp)
+        blocks, flat, aliases = self.blocks, self.flat, self.aliases
+        skip = self.skips
         medians = {m: np.full(n, np.nan) for m in ("total_time", "per_iter_time", "trace_per_iter_time")}
         total_max = np.full(n, np.nan)
         warmup_first = np.full(n, np.nan)
@@ -583,22 +829,21 @@ class _Table:
 
     # -- output
 
+    # -- output
+
     def csv_lines(self, headline: np.ndarray, units: list) -> list:
+        """Each row as CSV bytes. The statistics of all metrics are one matrix (empty where a row lacks a
+        metric), formatted in one call."""
         n = len(self.lines)
-        columns = [_column_cells(self.timestamps), [entry[1] for entry in self.models],
-                   [entry[1] for entry in self.experiments], [entry[1] for entry in self.outcomes],
-                   _column_cells(self.messages), _format_numbers(headline), [entry[2] for entry in self.outcomes]]
-        done = {}  # a table shared by two metrics is formatted once
-        for names, rows, table in units:
-            cells = done.get(id(table))
-            if cells is None:
-                # Each metric apart: rows without it get empty cells, with no NaN to format and to clear.
-                cells = done[id(table)] = ["," * (len(names) - 1)] * n
-                for row, text in zip(rows.tolist(), _format_numbers(table)):
-                    cells[row] = text
-            columns.append(cells)
-        columns.append([entry[1] for entry in self.environments])
-        return list(map(",".join, zip(*columns)))
+        outcomes = self.outcomes
+        pieces = [_column_cells(self.timestamps), [entry[1] for entry in self.models],
+                  [entry[1] for entry in self.experiments], [entry[1] for entry in outcomes],
+                  _column_cells(self.messages), _format_numbers(headline), [entry[2] for entry in outcomes],
+                  _column_cells(self.rel_errors), [entry[3] for entry in outcomes]]
+        if units:
+            pieces.append(_statistics_cells(n, units))
+        pieces.append([entry[1] for entry in self.environments])
+        return list(map(b",".join, zip(*pieces)))
 
     def json_lines(self, headline: np.ndarray, units: list) -> list:
         """One object per row: every fixed and environment column (null when unknown), and the statistics
@@ -609,16 +854,18 @@ class _Table:
             for row, values in zip(rows.tolist(), table.tolist()):
                 statistics[row].extend(zip(names, values))
         out = []
-        for timestamp, model, experiment, outcome, environment, message, h, values in zip(
-                self.timestamps, self.models, self.experiments, self.outcomes, self.environments, self.messages,
+        for timestamp, model, experiment, outcome, environment, rel_error, h, values in zip(
+                self.timestamps, self.models, self.experiments, self.outcomes, self.environments, self.rel_errors,
                 headline.tolist(), statistics):
             row = {"timestamp": timestamp}
             row.update(zip(_MODEL_KEYS, model[0]))
             row.update(zip(_EXPERIMENT_KEYS, experiment[0]))
-            row.update(zip(_RUN_KEYS, outcome[0]))
-            row["error_message"] = message
+            row.update(zip(_RUN_KEYS, outcome[0][:2]))
+            row["error_message"] = outcome[4]
             row.update((name, v if v == v else None) for name, v in zip(_HEADLINE, h))
-            row.update(zip(_SEGMENT_B, outcome[0][2:]))
+            row.update(zip(_SEGMENT_B1, outcome[0][2:7]))
+            row["verification_mean_rel_error"] = rel_error
+            row["warmup"] = outcome[0][7]
             row.update((name, v) for name, v in values if v == v)
             row.update(zip(ENV_COLUMNS, environment[0]))
             out.append(dumps(row, option=option))
@@ -626,38 +873,34 @@ class _Table:
 
 
 def process_chunk(task: ChunkTask) -> ChunkResult:
-    """Read one byte range of a results file (whole lines) and write its report rows to the spool files."""
-    with open(task.path, "rb") as handle:
-        handle.seek(task.start)
-        data = handle.read(task.end - task.start)
-    lines = io.BytesIO(data).readlines()  # memchr: three times faster than bytes.split
-    del data
-    n_lines = len(lines)
-    problems = Problems()
-    table = _Table(task, problems)
-    # Parsing makes millions of containers and frees none of them in a cycle: the collector only costs time.
-    collecting = gc.isenabled()
-    gc.disable()
+    """Read one byte range of a results file (whole lines) and write its report rows, in its turn."""
+    csv_rows = jsonl_rows = b""
+    columns = ()
     try:
-        table.read(lines)
-        del lines
-        headline, units = table.compute()
-        stat_columns = [name for names, _, _ in units for name in names]
-        if task.csv_spool:
-            rows = table.csv_lines(headline, units)
-            with open(task.csv_spool, "w", encoding="utf-8", newline="") as out:
-                if rows:
-                    out.write("\n".join(rows))
-                    out.write("\n")
-            del rows
-        if task.jsonl_spool:
-            with open(task.jsonl_spool, "wb") as out:
-                out.writelines(table.json_lines(headline, units))
-    finally:
-        if collecting:
-            gc.enable()
-    return ChunkResult(lines=n_lines, rows=len(table.lines), columns=FIXED_COLUMNS + tuple(stat_columns) + ENV_COLUMNS,
-                       problems=problems, statuses=table.statuses)
+        with open(task.path, "rb") as handle:
+            handle.seek(task.start)
+            data = handle.read(task.end - task.start)
+        problems = Problems()
+        table = _Table(task, problems)
+        # Parsing makes millions of containers and frees none of them in a cycle: the collector only costs time.
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            n_lines = table.read(data, task.compiled)
+            del data
+            headline, units = table.compute()
+            columns = FIXED_COLUMNS + tuple(name for names, _, _ in units for name in names) + ENV_COLUMNS
+            if task.want_csv and table.lines:
+                csv_rows = b"\n".join(table.csv_lines(headline, units)) + b"\n"
+            if task.want_jsonl:
+                jsonl_rows = b"".join(table.json_lines(headline, units))
+        finally:
+            if collecting:
+                gc.enable()
+    finally:  # the turn passes even when this range failed: the ranges after it never wait forever
+        spool = _REPORT.write_in_turn(task.index, columns if csv_rows else (), csv_rows, jsonl_rows)
+    return ChunkResult(lines=n_lines, rows=len(table.lines), columns=columns, problems=problems,
+                       statuses=table.statuses, spool=spool)
 
 
 # ---------------------------------------------------------------- inputs
@@ -709,6 +952,7 @@ class Options:
     hide_errors: bool = False
     fallback_timestamp: float = 0.0
     jobs: int = 1
+    reader: str = "auto"  # auto (compiled when built), compiled, python
     chunk_bytes: Optional[int] = None  # default: enough ranges to keep every worker busy, up to 8 MiB each
 
 
@@ -721,6 +965,7 @@ class Summary:
     columns: list
     output: str
     database_action: Optional[str] = None  # created, appended, rewritten (new columns)
+    reader: str = "python"  # the reader that read the records: compiled or python
 
 
 def default_jobs() -> int:
@@ -728,6 +973,13 @@ def default_jobs() -> int:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:
         return max(1, os.cpu_count() or 1)
+
+
+def _context():
+    import multiprocessing
+
+    # fork: workers start at once with everything imported (spawn would import numpy in each again).
+    return multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else None)
 
 
 def _ignore_sigint() -> None:
@@ -740,21 +992,20 @@ class _Workers:
     """Runs a function over tasks, results in order: in this process for one task, else in `jobs` worker
     processes (started once, for every pass of the run)."""
 
-    def __init__(self, jobs: int):
-        self.jobs = jobs
+    def __init__(self, jobs: int, context, report: _OrderedReport):
+        self.jobs, self.context, self.report = jobs, context, report
         self.pool = None
 
     def map(self, function, tasks: list):
+        global _REPORT
         if self.jobs <= 1 or len(tasks) <= 1:
+            _REPORT = self.report
             return map(function, tasks)
         if self.pool is None:
-            import multiprocessing
             from concurrent.futures import ProcessPoolExecutor
 
-            # fork: workers start at once with everything imported (spawn would import numpy in each again).
-            methods = multiprocessing.get_all_start_methods()
-            context = multiprocessing.get_context("fork") if "fork" in methods else None
-            self.pool = ProcessPoolExecutor(max_workers=self.jobs, mp_context=context, initializer=_ignore_sigint)
+            self.pool = ProcessPoolExecutor(max_workers=self.jobs, mp_context=self.context,
+                                            initializer=_start_worker, initargs=(self.report,))
         return self.pool.map(function, tasks)
 
     def __enter__(self) -> "_Workers":
@@ -793,11 +1044,13 @@ def _append_file(out, path: str, offset: int = 0) -> None:
         shutil.copyfileobj(src, out, 1 << 20)
 
 
-def _append_realigned(out, path: str, columns, target, skip_header: bool = False) -> None:
-    """Copy CSV rows written under `columns` to `out`, each cell under its own name in `target`."""
+def _append_realigned(out, source, columns, target, skip_header: bool = False) -> None:
+    """Copy CSV rows written under `columns` (a file's path, or bytes) to `out`, each cell under its own name
+    in `target`."""
     position = {name: i for i, name in enumerate(columns)}
     index = [position.get(name) for name in target]
-    with open(path, encoding="utf-8", newline="") as src:
+    with (open(source, encoding="utf-8", newline="") if isinstance(source, str) else
+          io.TextIOWrapper(io.BytesIO(source), encoding="utf-8", newline="")) as src:
         reader = csv.reader(src)
         if skip_header:
             next(reader, None)
@@ -813,25 +1066,133 @@ def _append_realigned(out, path: str, columns, target, skip_header: bool = False
         out.write(buffer.getvalue().encode("utf-8"))
 
 
-def _realign_spool(job: tuple) -> None:
-    """Rewrite a range's CSV rows under the report's columns (the range lacked some metrics of others)."""
-    path, columns, target = job
-    with open(f"{path}.aligned", "wb") as out:
-        _append_realigned(out, path, columns, target)
-    os.replace(f"{path}.aligned", path)
+class _OrderedReport:
+    """The report, written by the workers as they finish their ranges, each range in its turn (file order),
+    at the offset the ranges before it ended: the parent never touches the rows.
+
+    The first range with rows writes the CSV header, with its columns. A later range with the same columns
+    writes its rows; one with fewer is realigned first; one with others, and every range after it, waits in
+    a spool file instead, and finish() (in the parent) realigns what it must: the whole report only when
+    the first range lacked columns that others had. Shared with the workers as they start (fork or spawn)."""
+
+    HEADER_ROOM = 1 << 16  # a header longer than this: every range waits in a spool file
+
+    def __init__(self, context, csv_path: Optional[str], jsonl_path: Optional[str], spool: str):
+        self.csv_path, self.jsonl_path, self.spool = csv_path, jsonl_path, spool
+        self.condition = context.Condition()
+        self.turn = context.RawValue("q", 0)
+        self.csv_end = context.RawValue("q", 0)
+        self.jsonl_end = context.RawValue("q", 0)
+        self.diverted = context.RawValue("b", 0)
+        self.header = context.RawArray("c", self.HEADER_ROOM)
+        self.header_length = context.RawValue("q", 0)
+        self._files = {}  # this process's descriptors of the outputs
+        self._header_columns = None
+
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        state["_files"], state["_header_columns"] = {}, None
+        return state
+
+    def _write(self, path: str, data: bytes, offset: int) -> None:
+        descriptor = self._files.get(path)
+        if descriptor is None:
+            descriptor = self._files[path] = os.open(path, os.O_WRONLY)
+        view = memoryview(data)
+        while view:
+            written = os.pwrite(descriptor, view, offset)
+            view, offset = view[written:], offset + written
+
+    def header_columns(self) -> Optional[list]:
+        if not self.header_length.value:
+            return None
+        if self._header_columns is None:
+            text = self.header.raw[:self.header_length.value].decode("utf-8")
+            self._header_columns = next(csv.reader([text]))
+        return self._header_columns
+
+    def write_in_turn(self, index: int, columns: tuple, csv_rows: bytes, jsonl_rows: bytes) -> Optional[str]:
+        """Wait for the turn of range `index`, write its rows, pass the turn; the spool file its CSV rows went
+        to instead, if they did."""
+        with self.condition:
+            self.condition.wait_for(lambda: self.turn.value == index)
+            try:
+                if jsonl_rows:
+                    self._write(self.jsonl_path, jsonl_rows, self.jsonl_end.value)
+                    self.jsonl_end.value += len(jsonl_rows)
+                if csv_rows:
+                    return self._write_csv(index, columns, csv_rows)
+                return None
+            finally:
+                self.turn.value = index + 1
+                self.condition.notify_all()
+
+    def _write_csv(self, index: int, columns: tuple, rows: bytes) -> Optional[str]:
+        if not self.diverted.value:
+            if not self.header_length.value:
+                header = _header_bytes(columns)
+                if len(header) <= self.HEADER_ROOM:
+                    self.header[:len(header)] = header
+                    self.header_length.value = len(header)
+                    self._write(self.csv_path, header, 0)
+                    self.csv_end.value = len(header)
+            target = self.header_columns()
+            if target is not None and tuple(target) == columns:
+                self._write(self.csv_path, rows, self.csv_end.value)
+                self.csv_end.value += len(rows)
+                return None
+            if target is not None and set(columns) <= set(target):
+                buffer = io.BytesIO()
+                _append_realigned(buffer, rows, columns, target)
+                self._write(self.csv_path, buffer.getvalue(), self.csv_end.value)
+                self.csv_end.value += buffer.tell()
+                return None
+            self.diverted.value = 1
+        path = os.path.join(self.spool, f"{index:06d}.csv")
+        with open(path, "wb") as out:
+            out.write(rows)
+        return path
+
+    def finish(self, all_columns, spools: list) -> list:
+        """(Parent) Complete the CSV report; returns its columns (the documented order of every range's).
+        spools: (columns, path) of the ranges that waited, in order."""
+        final = order_columns(all_columns)
+        written = self.header_columns()
+        if written is not None and list(written) == final:
+            with open(self.csv_path, "r+b") as out:
+                out.seek(self.csv_end.value)
+                for columns, path in spools:
+                    if tuple(columns) == tuple(final):
+                        _append_file(out, path)
+                    else:
+                        _append_realigned(out, path, columns, final)
+                out.truncate()
+            return final
+        rewritten = self.csv_path + ".realigned"
+        with open(rewritten, "wb") as out:
+            out.write(_header_bytes(final))
+            if written is not None:
+                with open(self.csv_path, "rb") as src:
+                    streamed = src.read(self.csv_end.value)
+                _append_realigned(out, streamed, written, final, skip_header=True)
+            for columns, path in spools:
+                _append_realigned(out, path, columns, final)
+        os.replace(rewritten, self.csv_path)
+        return final
+
+    def close(self) -> None:
+        for descriptor in self._files.values():
+            os.close(descriptor)
+        self._files.clear()
 
 
-def _write_csv(path: str, columns: list, chunks: list) -> None:
-    with open(path, "wb") as out:
-        out.write(_header_bytes(columns))
-        for _, task in chunks:
-            _append_file(out, task.csv_spool)
+_REPORT: Optional[_OrderedReport] = None  # this process's handle on the report being written
 
 
-def _write_jsonl(path: str, chunks: list) -> None:
-    with open(path, "wb") as out:
-        for _, task in chunks:
-            _append_file(out, task.jsonl_spool)
+def _start_worker(report: _OrderedReport) -> None:
+    global _REPORT
+    _ignore_sigint()
+    _REPORT = report
 
 
 def analyze(options: Options) -> Summary:
@@ -843,64 +1204,66 @@ def analyze(options: Options) -> Summary:
     reason = records.check_writable_dir(os.path.dirname(os.path.abspath(options.output)))
     if reason:
         raise AnalyzeError(reason)
+    if options.reader == "compiled" and _jsonl_scan is None:
+        raise AnalyzeError("--reader=compiled: the compiled reader is not built (benchmarks/_jsonl_scan.c; "
+                           "`pip install -e .` builds it when a C compiler is installed)")
+    compiled = options.reader != "python" and _jsonl_scan is not None
     want_csv = options.output_format == "csv" or bool(options.database)
     want_jsonl = options.output_format == "jsonl"
     spool = tempfile.mkdtemp(prefix=".result-analyzer-", dir=os.path.dirname(os.path.abspath(options.output)))
     temp_output = _temp_path(options.output)
+    report_csv = temp_output if options.output_format == "csv" else os.path.join(spool, "report.csv")
+    report = None
     try:
+        for path in ([report_csv] if want_csv else []) + ([temp_output] if want_jsonl else []):
+            open(path, "wb").close()
+        context = _context()
+        report = _OrderedReport(context, report_csv if want_csv else None, temp_output if want_jsonl else None, spool)
         chunk_bytes = options.chunk_bytes or min(DEFAULT_CHUNK_BYTES, max(
             MIN_CHUNK_BYTES, sum(map(os.path.getsize, options.inputs)) // (4 * max(1, options.jobs))))
         tasks, owners = [], []
         for file_index, path in enumerate(options.inputs):
             for start, end in plan_chunks(path, chunk_bytes):
-                stem = os.path.join(spool, f"{len(tasks):06d}")
                 tasks.append(ChunkTask(path, start, end, options.fallback_timestamp, options.hide_errors,
-                                       stem + ".csv" if want_csv else None, stem + ".jsonl" if want_jsonl else None))
+                                       len(tasks), want_csv, want_jsonl, compiled))
                 owners.append(file_index)
         lines = [0] * len(options.inputs)
         rows = [0] * len(options.inputs)
         problems = [Problems() for _ in options.inputs]
-        statuses, chunks = {}, []
-        with _Workers(options.jobs) as workers:
-            for file_index, task, result in zip(owners, tasks, workers.map(process_chunk, tasks)):
+        statuses, all_columns, spools = {}, {}, []
+        with _Workers(options.jobs, context, report) as workers:
+            # The workers write the rows; the parent gathers what the ranges say about themselves.
+            for file_index, result in zip(owners, workers.map(process_chunk, tasks)):
                 problems[file_index].merge(result.problems, lines[file_index] + 1)  # 1-based line numbers
                 lines[file_index] += result.lines
                 rows[file_index] += result.rows
                 for status, count in result.statuses.items():
                     statuses[status] = statuses.get(status, 0) + count
                 if result.rows:
-                    chunks.append((result.columns, task))
-            for path, found in zip(options.inputs, problems):
-                for level, text in found.lines(path):
-                    log.log(level, "%s", text)
-            for path, count in zip(options.inputs, rows):
-                if not count and len(options.inputs) > 1:
-                    log.warning("%s: no valid record", path)
-            if not chunks:
-                names = ", ".join(options.inputs)
-                raise AnalyzeError(f"no valid record in {names}" + ("" if len(options.inputs) == 1 else
-                                                                    " (any of them)"))
-            columns = order_columns(name for chunk_columns, _ in chunks for name in chunk_columns)
-            if want_csv:  # ranges that lacked some metrics of the others: their cells move under their names
-                jobs = [(task.csv_spool, chunk_columns, tuple(columns)) for chunk_columns, task in chunks
-                        if chunk_columns != tuple(columns)]
-                list(workers.map(_realign_spool, jobs))
-        report_csv = None
-        if options.output_format == "csv":
-            _write_csv(temp_output, columns, chunks)
-            report_csv = temp_output
-        else:
-            _write_jsonl(temp_output, chunks)
-            if options.database:
-                report_csv = os.path.join(spool, "report.csv")
-                _write_csv(report_csv, columns, chunks)
+                    all_columns.update(dict.fromkeys(result.columns))
+                if result.spool:
+                    spools.append((result.columns, result.spool))
+        report.close()
+        for path, found in zip(options.inputs, problems):
+            for level, text in found.lines(path):
+                log.log(level, "%s", text)
+        for path, count in zip(options.inputs, rows):
+            if not count and len(options.inputs) > 1:
+                log.warning("%s: no valid record", path)
+        if not all_columns:
+            names = ", ".join(options.inputs)
+            raise AnalyzeError(f"no valid record in {names}" + ("" if len(options.inputs) == 1 else " (any of them)"))
+        columns = report.finish(all_columns, spools) if want_csv else order_columns(all_columns)
         os.replace(temp_output, options.output)
         if report_csv == temp_output:
             report_csv = options.output
         action = append_to_database(options.database, report_csv, columns) if options.database else None
         return Summary(records=sum(rows), files=len(options.inputs), problems=sum(map(len, problems)),
-                       statuses=statuses, columns=columns, output=options.output, database_action=action)
+                       statuses=statuses, columns=columns, output=options.output, database_action=action,
+                       reader="compiled" if compiled else "python")
     finally:
+        if report is not None:
+            report.close()
         shutil.rmtree(spool, ignore_errors=True)
         if os.path.exists(temp_output):
             os.unlink(temp_output)

@@ -48,6 +48,9 @@ def build_parser() -> Parser:
                    help="timestamp for records that have none (default: now)")
     p.add_argument("--jobs", type=positive_int, default=None, metavar="N",
                    help="worker processes for large inputs (default: the usable cores)")
+    p.add_argument("--reader", default="auto", choices=["auto", "compiled", "python"],
+                   help="how records are read: the compiled reader (benchmarks/_jsonl_scan.c, built by `pip install "
+                   "-e .`), the pure-Python one, or auto: compiled when built (default). Both give the same report")
     p.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"])
     # Upstream's analyzer has this flag and ignores it; scripts that pass it keep working.
     p.add_argument("--experiment-name", default="run_all", choices=["run_all"], help=argparse.SUPPRESS)
@@ -68,6 +71,9 @@ def main(argv=None) -> int:
     options = parser.parse_args(argv)
     setup_logging(options.log_level)
     started = time.perf_counter()
+    # No BLAS here: its idle threads would only compete with the worker processes for the cores.
+    for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(name, "1")
     try:
         from benchmarks import analyze
 
@@ -81,6 +87,7 @@ def main(argv=None) -> int:
                 hide_errors=options.hide_errors,
                 fallback_timestamp=options.timestamp if options.timestamp is not None else time.time(),
                 jobs=options.jobs or analyze.default_jobs(),
+                reader=options.reader,
             )
             if os.path.abspath(run.output) in map(os.path.abspath, run.inputs):
                 raise analyze.AnalyzeError(f"the report {run.output} would overwrite one of its inputs")
@@ -106,7 +113,8 @@ def main(argv=None) -> int:
     counts = ", ".join(f"{count} {status}" for status, count in sorted(summary.statuses.items()))
     log.info("%d record(s) from %d file(s) (%s) in %.2f s; %s", summary.records, summary.files, counts, seconds,
              f"{summary.problems} problem(s) reported above" if summary.problems else "no problem")
-    log.info("wrote %s (%d rows, %d columns)", summary.output, summary.records, len(summary.columns))
+    log.info("wrote %s (%d rows, %d columns; %s reader)", summary.output, summary.records, len(summary.columns),
+             summary.reader)
     if summary.database_action:
         what = {"created": "created", "appended": "appended to",
                 "rewritten": "rewritten with new columns and appended to"}[summary.database_action]

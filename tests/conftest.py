@@ -60,3 +60,16 @@ def processes_mentioning(text: str) -> list:
         except psutil.Error:
             continue
     return found
+
+
+@pytest.fixture(params=["compiled", "python"])
+def analyzer_reader(request, monkeypatch):
+    """Runs a test with each of result_analyzer.py's readers: the compiled one (benchmarks/_jsonl_scan.c, built
+    by `make env`) and the pure-Python one it falls back to. Worker processes are forked, so they inherit it."""
+    from benchmarks import analyze
+
+    if request.param == "python":
+        monkeypatch.setattr(analyze, "_jsonl_scan", None)
+    else:
+        assert analyze._jsonl_scan is not None, "the compiled reader is not built: run `make env`"
+    return request.param

@@ -16,6 +16,8 @@ import pytest
 
 from benchmarks import analyze
 
+pytestmark = pytest.mark.usefixtures("analyzer_reader")  # each test with each reader
+
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "analyzer"
 FALLBACK_TIMESTAMP = 1234.5
 
@@ -305,17 +307,6 @@ def test_per_iteration_times_equal_to_totals_in_some_records_only(tmp_path):
         assert [float(r["median_per_iter_time"]) for r in rows] == [2.5, 2.5, 1.25]
         assert [float(r["max_per_iter_time"]) for r in rows] == [4.0, 9.0, 2.0]
         assert float(rows[1]["max_trace_per_iter_time"]) == 0.5
-
-
-def test_batches_of_records_change_nothing(tmp_path, monkeypatch):
-    """Metrics become arrays batch by batch; batches of 3 cut groups of records and metric equalities."""
-    combined = tmp_path / "in.jsonl"
-    names = ("ours", "upstream", "old_upstream")
-    combined.write_text("".join((FIXTURES / f"{name}.jsonl").read_text() for name in names))
-    run(tmp_path, combined, output=str(tmp_path / "one.csv"))
-    monkeypatch.setattr(analyze, "_BATCH", 3)
-    run(tmp_path, combined, output=str(tmp_path / "small.csv"))
-    assert (tmp_path / "one.csv").read_bytes() == (tmp_path / "small.csv").read_bytes()
 
 
 def test_pandas_reads_the_report_with_numbers_as_numbers(tmp_path):

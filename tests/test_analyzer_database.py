@@ -8,6 +8,8 @@ import pytest
 
 from benchmarks import analyze
 
+pytestmark = pytest.mark.usefixtures("analyzer_reader")  # each test with each reader
+
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "analyzer"
 
 

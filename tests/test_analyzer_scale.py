@@ -7,8 +7,11 @@ import json
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from benchmarks import analyze, stats
+
+pytestmark = pytest.mark.usefixtures("analyzer_reader")  # each test with each reader
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -39,10 +42,9 @@ def expected_row(record: dict) -> dict:
     return row
 
 
-def test_every_statistic_of_every_row_is_the_shared_definitions(tmp_path, monkeypatch):
+def test_every_statistic_of_every_row_is_the_shared_definitions(tmp_path):
     path = tmp_path / "results.jsonl"
     load_generator()(path, 1500, seed=7)
-    monkeypatch.setattr(analyze, "_BATCH", 100)
     analyze.analyze(analyze.Options(inputs=[str(path)], output=str(tmp_path / "r.csv"), jobs=2,
                                     chunk_bytes=400_000))
     records = [json.loads(line) for line in path.read_text().splitlines()]

@@ -1,0 +1,153 @@
+"""result_analyzer.py's two readers: the compiled one (benchmarks/_jsonl_scan.c) must write byte for byte the
+report of the pure-Python one, and report the same problems on the same lines, whatever the input. The input
+here is every analyzer fixture plus lines written to trip a hand-written JSON scanner."""
+
+import io
+import json
+import logging
+import math
+import random
+import struct
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from benchmarks import analyze
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "analyzer"
+compiled_reader = pytest.importorskip("benchmarks._jsonl_scan", reason="the compiled reader is not built")
+
+
+def record(model="m", metrics=None, **extra) -> dict:
+    out = {"model": {"suite_name": "s", "model_name": model},
+           "experiment": {"accelerator": "cpu", "xla": None, "dynamo": None, "test": "eval", "batch_size": 2},
+           "metrics": {"total_time": [3.0, 1.0, 2.0], "per_iter_time": [3.0, 1.0, 2.0]} if metrics is None
+           else metrics, "timestamp": 5.0}
+    out.update(extra)
+    return out
+
+
+def tricky_lines() -> list:
+    """Lines (bytes, without their newline) at the edges of JSON and of the record format."""
+    dump = lambda value: json.dumps(value, ensure_ascii=False).encode()  # noqa: E731
+    lines = [
+        dump(record()),
+        dump(record(metrics={"total_time": [1, 2.5, -0, -0.0, 1e-7, 18446744073709551616, 10 ** 30]})),
+        dump(record(metrics={"total_time": [float("nan"), 1.0], "per_iter_time": [float("inf"), 2.0]})),  # NaN
+        b'{"model":{"suite_name":"s","model_name":"esc"},"experiment":{"xla":null},'
+        b'"metrics":{"tot\\u0061l_time":[1,2]}}',  # a metric name with an escape
+        b'{"model":{"model_name":"dup"},"experiment":{},"metrics":{"total_time":[1],"total_time":[2,3]}}',
+        b'{"model":{"model_name":"a"},"model":{"model_name":"b"},"experiment":{},"metrics":{}}',
+        dump(record(model="\u6a21\u578b \u00e9\U0001F600", error={"type": "E", "message": 'a "quoted",\nline',
+                                                                  "phase": "run"}, status="error")),
+        dump(record(metrics={"total_time": [[1, 2]], "per_iter_time": [], "x": None, "y": {"a": 1, "b": {"c": 2}},
+                             "z": "text", "w": [True, False], "v": [1, None, 3], "u": 7, "warmup_time": "soon"})),
+        dump(record(metrics=[1, 2])), dump(record(metrics=None)), dump(record(metrics="x")),
+        b' { "model" : { "model_name" : "spaced" } ,\t"experiment" : {} , "metrics" : { "total_time" : [ 1 , 2 ] '
+        b', "error" : "x" } }\r',
+        b'[1, 2]', b'3', b'', b'   ', b'{"model": {}, "experiment": {}} trailing',
+        b'{"model": {"model_name": "bad utf8 \xff"}, "experiment": {}}',
+        b'{"model": {"model_name": "lone \\ud800"}, "experiment": {}}',
+        b'{"model": {"model_name": "pair \\ud83d\\ude00"}, "experiment": {}}',
+        b'{"model": {"model_name": "deep"}, "experiment": {}, "diagnostics": ' + b"[" * 600 + b"]" * 600 + b"}",
+        b'{"model": {"model_name": "deeper"}, "experiment": {}, "d": ' + b"[" * 3000 + b"]" * 3000 + b"}",
+        b'{"model": {"model_name": "ctl\x01"}, "experiment": {}}',
+        b'{"model": {"model_name": "num"}, "experiment": {"batch_size": 01}}',
+        b'{"model": {"model_name": "num"}, "experiment": {"batch_size": 1.}, "metrics": {"total_time": [1.]}}',
+        b'{"model": {"model_name": "huge"}, "experiment": {}, "metrics": {"total_time": [1e999, 2]}}',
+        b'{"model": {"model_name": "t"}, "experiment": {}, "diagnostics": {"big": 1e999}, "metrics": {"total_time": [2]}}',
+        dump(record(metrics={"error": "SKIP"})), dump(record(metrics={"error": "timed out"}, status=None)),
+        dump(record(experiment=[1])), dump({"experiment": {}, "metrics": {}}),
+        dump(record(timestamp="yesterday")), dump(record(timestamp=None)),
+        dump(record(verification_mean_rel_error=0.125, verification_code="PASS", warmup=2)),
+        dump(record(verification_mean_rel_error=[1], outputs_file=None, artifacts={"output": "o.pt"})),
+        dump(record(metrics={"total_time": [1.0, 2.0], "per_iter_time": [1.0, 2.5]})),  # not equal: no alias here
+        dump(record(metrics={"warmup_time": [9.0], "total_time": [1, 2, 3, 4]}, environment={"torch": "2.9.1"})),
+        dump(record(environment="not an object")),
+        dump(record(metrics={"dynamo_counters": {"stats": {"calls": 3}}, "total_time": [0.5]})),
+    ]
+    rng = random.Random(5)
+    for i in range(300):  # a sweep's worth of ordinary records with random samples
+        values = [rng.lognormvariate(-6, 2) for _ in range(rng.choice((1, 5, 10)))]
+        metrics = {"total_time": values, "per_iter_time": values if i % 7 else [v / 2 for v in values],
+                   "peak_rss_bytes": [rng.randrange(1 << 40)] * len(values)}
+        if i % 3 == 0:
+            metrics["warmup_time"] = [values[0] * 10]
+        lines.append(dump(record(model=f"m{i % 11}", metrics=metrics, timestamp=float(i // 100),
+                                 verification_mean_rel_error=rng.random() if i % 5 == 0 else None)))
+    return lines
+
+
+def corpus(tmp_path: Path) -> Path:
+    path = tmp_path / "corpus.jsonl"
+    with open(path, "wb") as out:
+        for fixture in sorted(FIXTURES.glob("*.jsonl")):
+            out.write(fixture.read_bytes())
+            out.write(b"\n")
+        out.write(b"\n".join(tricky_lines()))
+        out.write(b'\n{"model": {"model_name": "torn"}, "experiment": {}, "metr')  # torn last line
+    return path
+
+
+def report(tmp_path, monkeypatch, caplog, path, reader, **options) -> tuple:
+    """(the report's bytes, the problems logged) with one reader."""
+    monkeypatch.setattr(analyze, "_jsonl_scan", compiled_reader if reader == "compiled" else None)
+    output = tmp_path / f"out-{reader}-{len(caplog.records)}.{options.get('output_format', 'csv')}"
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="benchmarks.analyze"):
+        summary = analyze.analyze(analyze.Options(inputs=[str(path)], output=str(output), fallback_timestamp=7.0,
+                                                  **options))
+    assert summary.reader == reader
+    return output.read_bytes(), [r.getMessage() for r in caplog.records]
+
+
+@pytest.mark.parametrize("options", [dict(), dict(jobs=2, chunk_bytes=2048), dict(chunk_bytes=64),
+                                     dict(output_format="jsonl"), dict(hide_errors=True)],
+                         ids=["one-range", "two-workers", "tiny-ranges", "jsonl", "hide-errors"])
+def test_both_readers_write_the_same_report_and_problems(tmp_path, monkeypatch, caplog, options):
+    path = corpus(tmp_path)
+    compiled, compiled_log = report(tmp_path, monkeypatch, caplog, path, "compiled", **options)
+    python, python_log = report(tmp_path, monkeypatch, caplog, path, "python", **options)
+    assert compiled == python
+    assert compiled_log == python_log
+    assert len(compiled.splitlines()) > 300
+    assert any("torn last line" in line for line in compiled_log)
+    assert any("invalid JSON" in line for line in compiled_log)
+
+
+def test_the_compiled_reader_leaves_to_python_only_what_it_must(tmp_path):
+    """Ordinary records are read whole by the scanner (else the speed is the Python reader's)."""
+    lines = tricky_lines()
+    data = b"\n".join(lines) + b"\n"
+    offsets, status, fields, names, *_ = compiled_reader.scan(data, analyze._TOP_KEYS, "metrics")
+    status = list(status)
+    assert len(status) == len(lines)
+    assert status[-300:] == [0] * 300
+    slow = {lines[i][:60] for i, code in enumerate(status) if code == 1}
+    assert any(b"NaN" in lines[i] for i, code in enumerate(status) if code == 1)
+    assert all(code == 2 for line, code in zip(lines, status) if not line.strip())
+    assert {"total_time", "per_iter_time", "peak_rss_bytes", "warmup_time"} <= set(names), slow
+
+
+def test_numbers_read_exactly_as_python_reads_them():
+    """Correct rounding: random doubles of every magnitude, their shortest spellings and longer ones, values
+    halfway between two doubles, and the edges of the double range."""
+    rng = np.random.default_rng(3)
+    doubles = rng.integers(1, 0x7FEFFFFFFFFFFFFF, size=100_000, dtype=np.int64).view(np.float64).tolist()
+    tokens = [repr(v) for v in doubles] + [f"{v:.19e}" for v in doubles[:20_000]]
+    tokens += [repr(v) for v in rng.lognormal(-6, 3, size=50_000).tolist()]
+    for v in rng.lognormal(0, 10, size=5_000).tolist():  # halfway between neighbours, written out in full
+        nxt = float(np.nextafter(v, math.inf))
+        tokens.append(format((__import__("decimal").Decimal(v) + __import__("decimal").Decimal(nxt)) / 2, ".40e"))
+    tokens += ["0", "-0.0", "1", "-1", "5e-324", "2.4703282292062327e-324", "2.4703282292062328e-324",
+               "1.7976931348623157e308", "1.7976931348623158e308", "1e309", "1e-400", "9007199254740993",
+               "18446744073709551615", "18446744073709551616", "123456789012345678901234567890e-10",
+               "0.30000000000000004", "1e23", "8.98846567431158e307", "2.2250738585072011e-308"]
+    tokens = [t.replace("E", "e").replace("inf", "1e999") for t in tokens]
+    got = np.frombuffer(compiled_reader.parse_numbers([t.encode() for t in tokens]), dtype=np.float64)
+    want = np.array([float(t) for t in tokens])
+    different = np.flatnonzero(got.view(np.int64) != want.view(np.int64))
+    assert not different.size, [(tokens[i], got[i], want[i]) for i in different[:5]]
+    # JSON's integer -0 is Python's int 0 (orjson and json agree): +0.0, where -0.0 stays negative
+    assert struct.pack("<dd", 0.0, -0.0) == compiled_reader.parse_numbers([b"-0", b"-0.0"])
