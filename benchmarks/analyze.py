@@ -780,16 +780,11 @@ class _Table:
             if metric == "warmup_time":
                 warmup_first[rows] = values[:, 0]
                 has_warmup_time[rows] = True
-            row_skip = skip[rows]
-            low, high = int(row_skip.min()), int(row_skip.max())
-            for skip_value in (low,) if low == high else np.unique(row_skip).tolist():
-                chosen = row_skip == skip_value
-                sub_rows, sub_values = (rows, values) if low == high else (rows[chosen], values[chosen])
-                summary = stats.summary_rows(sub_values, skip_value)
-                parts.setdefault(metric, []).append((sub_rows, np.column_stack([summary[s] for s in STATISTICS])))
-                for row in sub_rows[np.isnan(summary["max"])].tolist():  # null or NaN samples (Python's json: NaN)
-                    self.problems.add(("nan", metric), self.lines[row], f"metric {metric!r} has null or NaN "
-                                      "samples; statistics that include them are left empty")
+            summary = stats.summary_rows(values, skip[rows])
+            parts.setdefault(metric, []).append((rows, np.column_stack([summary[s] for s in STATISTICS])))
+            for row in rows[np.isnan(summary["max"])].tolist():  # null or NaN samples (Python's json: NaN)
+                self.problems.add(("nan", metric), self.lines[row], f"metric {metric!r} has null or NaN "
+                                  "samples; statistics that include them are left empty")
         for name, source in aliases.items():
             if source in parts:
                 parts[name] = parts[source]
@@ -808,8 +803,8 @@ class _Table:
         for column in sorted(flat):
             rows, values = flat[column]
             units.append(((column,), np.asarray(rows, dtype=np.intp), np.asarray(values, dtype=np.float64)[:, None]))
-        xla = np.fromiter((entry[2] for entry in self.experiments), dtype=bool, count=n)
-        dynamo = np.fromiter((entry[3] for entry in self.experiments), dtype=bool, count=n)
+        xla = np.fromiter(map(itemgetter(2), self.experiments), dtype=bool, count=n)
+        dynamo = np.fromiter(map(itemgetter(3), self.experiments), dtype=bool, count=n)
         compile_time = stats.compile_time_rows(medians["total_time"], total_max, warmup_first, has_warmup_time)
         headline = np.empty((n, len(_HEADLINE)))
         headline[:, 0] = medians["total_time"]
@@ -836,13 +831,13 @@ class _Table:
         metric), formatted in one call."""
         n = len(self.lines)
         outcomes = self.outcomes
-        pieces = [_column_cells(self.timestamps), [entry[1] for entry in self.models],
-                  [entry[1] for entry in self.experiments], [entry[1] for entry in outcomes],
-                  _column_cells(self.messages), _format_numbers(headline), [entry[2] for entry in outcomes],
-                  _column_cells(self.rel_errors), [entry[3] for entry in outcomes]]
+        second, third, fourth = itemgetter(1), itemgetter(2), itemgetter(3)
+        pieces = [_column_cells(self.timestamps), map(second, self.models), map(second, self.experiments),
+                  map(second, outcomes), _column_cells(self.messages), _format_numbers(headline),
+                  map(third, outcomes), _column_cells(self.rel_errors), map(fourth, outcomes)]
         if units:
             pieces.append(_statistics_cells(n, units))
-        pieces.append([entry[1] for entry in self.environments])
+        pieces.append(map(second, self.environments))
         return list(map(b",".join, zip(*pieces)))
 
     def json_lines(self, headline: np.ndarray, units: list) -> list:

@@ -90,12 +90,12 @@ def compile_time(record: dict, total_time: Optional[np.ndarray], upstream_rule: 
 STATISTICS = ("min", "median", "max", "mean", "std")
 
 
-def summary_rows(values: np.ndarray, skip: int = 0) -> dict:
+def summary_rows(values: np.ndarray, skip=0) -> dict:
     """summary() of every row of a 2-D array (one record per row, all with the same number of samples).
 
-    `skip` is steady_state()'s count for these rows (0 for our records; for upstream records the caller's
-    skip_without_warmup): mean/std leave out the first `skip` samples but always keep the last one.
-    The same numbers as summary(values, steady_state(...)) row by row, at numpy speed.
+    `skip` is steady_state()'s count, for all rows or one per row (0 for our records; for upstream records
+    the caller's skip_without_warmup): mean/std leave out the first `skip` samples but always keep the last
+    one. The same numbers as summary(values, steady_state(...)) row by row, at numpy speed.
     """
     values = np.asarray(values, dtype=np.float64)
     if values.ndim != 2 or not values.shape[1]:
@@ -108,7 +108,20 @@ def summary_rows(values: np.ndarray, skip: int = 0) -> dict:
     has_nan = np.isnan(maximum)
     minimum = np.where(has_nan, np.nan, ordered[:, 0])
     median = np.where(has_nan, np.nan, (ordered[:, (length - 1) // 2] + ordered[:, length // 2]) / 2)
-    steady = values[:, min(skip, length - 1):]
+    skips = np.asarray(skip)
+    if skips.ndim == 0 or not len(skips) or skips.min() == skips.max():
+        mean, std = _moments(values, int(skips.flat[0]) if skips.size else 0)
+    else:
+        mean, std = np.empty(len(values)), np.empty(len(values))
+        for value in np.unique(skips).tolist():
+            chosen = skips == value
+            mean[chosen], std[chosen] = _moments(values[chosen], value)
+    return {"min": minimum, "median": median, "max": maximum, "mean": mean, "std": std}
+
+
+def _moments(values: np.ndarray, skip: int) -> tuple:
+    """(mean, std) of each row's steady-state samples: all but the first `skip`, and never none."""
+    steady = values[:, min(skip, values.shape[1] - 1):]
     count = steady.shape[1]
     mean = steady.sum(axis=1) / count
     if count > 1:  # np.std's own steps (mean, squared deviations, their mean), with the mean computed once
@@ -117,7 +130,7 @@ def summary_rows(values: np.ndarray, skip: int = 0) -> dict:
         std = np.sqrt(deviation.sum(axis=1) / count)
     else:
         std = np.zeros(len(values))
-    return {"min": minimum, "median": median, "max": maximum, "mean": mean, "std": std}
+    return mean, std
 
 
 def compile_time_rows(total_median: np.ndarray, total_max: np.ndarray, warmup_first: np.ndarray,
