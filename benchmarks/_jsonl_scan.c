@@ -751,6 +751,152 @@ done:
     return result;
 }
 
+/* ------------------------------------------------------------------ CSV rows */
+
+/* A piece of every row: constant text, one cell text per row, or a float matrix as orjson wrote it
+   ("[[1.5,null],[2.0,3.0]]"), read row by row with null as an empty cell. */
+typedef struct {
+    int kind; /* 0 constant, 1 per-row list, 2 matrix */
+    const char *text;
+    Py_ssize_t length;
+    PyObject *list;
+    const char *cursor, *end; /* matrix: where the next row starts */
+    int has_null;             /* matrix: this row's text holds a null */
+} Piece;
+
+/* Find the next matrix row: piece->text/length become its text (between the brackets); -1 if there is none. */
+static int next_matrix_row(Piece *piece) {
+    const char *p = piece->cursor, *end = piece->end;
+    while (p < end && (*p == '[' || *p == ',')) p++; /* "[[" before the first row, "],[" between rows */
+    const char *close = p < end ? memchr(p, ']', (size_t)(end - p)) : NULL;
+    if (!close) return -1;
+    piece->text = p;
+    piece->length = close - p;
+    piece->cursor = close + 1;
+    piece->has_null = memchr(p, 'n', (size_t)(close - p)) != NULL; /* numbers never hold an 'n' */
+    if (piece->has_null) { /* its length without the nulls */
+        Py_ssize_t nulls = 0;
+        for (const char *q = p; (q = memchr(q, 'n', (size_t)(close - q))) != NULL; q += 4) nulls++;
+        piece->length -= 4 * nulls;
+    }
+    return 0;
+}
+
+static char *copy_matrix_row(const Piece *piece, char *out) {
+    if (!piece->has_null) {
+        memcpy(out, piece->text, (size_t)piece->length);
+        return out + piece->length;
+    }
+    const char *p = piece->text, *end = piece->cursor - 1; /* the row's closing bracket */
+    while (p < end) {
+        if (*p == 'n') {
+            p += 4;
+        } else {
+            *out++ = *p++;
+        }
+    }
+    return out;
+}
+
+PyDoc_STRVAR(join_rows_doc,
+"join_rows(pieces: list, n_rows: int, as_list: bool) -> bytes | list[bytes]\n\n"
+"Each row: its pieces joined by commas. A piece is bytes (the same text in every row), a list of\n"
+"bytes (one per row), or a 1-tuple holding orjson's text of a float matrix with n_rows rows (its\n"
+"cells, null as empty). as_list: one bytes per row; else all rows, each ending with a newline.");
+
+static PyObject *join_rows(PyObject *self, PyObject *args) {
+    PyObject *piece_list;
+    Py_ssize_t n_rows;
+    int as_list;
+    if (!PyArg_ParseTuple(args, "O!np:join_rows", &PyList_Type, &piece_list, &n_rows, &as_list)) return NULL;
+    Py_ssize_t n_pieces = PyList_GET_SIZE(piece_list);
+    Piece *pieces = PyMem_Calloc(n_pieces ? n_pieces : 1, sizeof(Piece));
+    if (!pieces) return PyErr_NoMemory();
+    PyObject *result = NULL;
+    for (Py_ssize_t k = 0; k < n_pieces; k++) {
+        PyObject *item = PyList_GET_ITEM(piece_list, k);
+        Piece *piece = &pieces[k];
+        if (PyBytes_Check(item)) {
+            piece->kind = 0;
+            piece->text = PyBytes_AS_STRING(item);
+            piece->length = PyBytes_GET_SIZE(item);
+        } else if (PyList_Check(item) && PyList_GET_SIZE(item) == n_rows) {
+            piece->kind = 1;
+            piece->list = item;
+        } else if (PyTuple_Check(item) && PyTuple_GET_SIZE(item) == 1 && PyBytes_Check(PyTuple_GET_ITEM(item, 0))) {
+            PyObject *blob = PyTuple_GET_ITEM(item, 0);
+            piece->kind = 2;
+            piece->cursor = PyBytes_AS_STRING(blob);
+            piece->end = piece->cursor + PyBytes_GET_SIZE(blob);
+        } else {
+            PyErr_Format(PyExc_TypeError, "join_rows: piece %zd is not bytes, a list of %zd bytes or (matrix,)", k,
+                         n_rows);
+            goto done;
+        }
+    }
+    /* row by row: the length of its pieces, then their text */
+    Buf out = {0};
+    PyObject *rows = as_list ? PyList_New(n_rows) : NULL;
+    if (as_list && !rows) goto done;
+    for (Py_ssize_t i = 0; i < n_rows; i++) {
+        Py_ssize_t length = n_pieces ? n_pieces - 1 : 0;
+        for (Py_ssize_t k = 0; k < n_pieces; k++) {
+            Piece *piece = &pieces[k];
+            if (piece->kind == 1) {
+                PyObject *cell = PyList_GET_ITEM(piece->list, i);
+                if (!PyBytes_Check(cell)) {
+                    PyErr_SetString(PyExc_TypeError, "join_rows: a cell is not bytes");
+                    goto fail;
+                }
+                length += PyBytes_GET_SIZE(cell);
+            } else {
+                if (piece->kind == 2 && next_matrix_row(piece) < 0) {
+                    PyErr_SetString(PyExc_ValueError, "join_rows: a matrix has fewer rows than the others");
+                    goto fail;
+                }
+                length += piece->length;
+            }
+        }
+        char *dest;
+        if (as_list) {
+            PyObject *row = PyBytes_FromStringAndSize(NULL, length);
+            if (!row) goto fail;
+            PyList_SET_ITEM(rows, i, row);
+            dest = PyBytes_AS_STRING(row);
+        } else {
+            if (buf_reserve(&out, (size_t)length + 1) < 0) goto fail;
+            dest = out.data + out.len;
+        }
+        char *p = dest;
+        for (Py_ssize_t k = 0; k < n_pieces; k++) {
+            Piece *piece = &pieces[k];
+            if (k) *p++ = ',';
+            if (piece->kind == 0) {
+                memcpy(p, piece->text, (size_t)piece->length);
+                p += piece->length;
+            } else if (piece->kind == 1) {
+                PyObject *cell = PyList_GET_ITEM(piece->list, i);
+                memcpy(p, PyBytes_AS_STRING(cell), (size_t)PyBytes_GET_SIZE(cell));
+                p += PyBytes_GET_SIZE(cell);
+            } else {
+                p = copy_matrix_row(piece, p);
+            }
+        }
+        if (!as_list) {
+            *p++ = '\n';
+            out.len += (size_t)(p - dest);
+        }
+    }
+    result = as_list ? rows : bytes_of(&out);
+    rows = NULL;
+fail:
+    Py_XDECREF(rows);
+    buf_free(&out);
+done:
+    PyMem_Free(pieces);
+    return result;
+}
+
 PyDoc_STRVAR(parse_numbers_doc,
 "parse_numbers(tokens: list[bytes]) -> bytes\n\n"
 "Each JSON number token as the scanner converts it (float64 bytes); for the tests.");
@@ -786,6 +932,7 @@ fail:
 static PyMethodDef methods[] = {
     {"scan", scan, METH_VARARGS, scan_doc},
     {"parse_numbers", parse_numbers, METH_O, parse_numbers_doc},
+    {"join_rows", join_rows, METH_VARARGS, join_rows_doc},
     {NULL, NULL, 0, NULL},
 };
 

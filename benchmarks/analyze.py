@@ -161,23 +161,41 @@ def _column_cells(values: list) -> list:
     return list(map(text.__getitem__, values))
 
 
-def _format_numbers(matrix: np.ndarray) -> list:
-    """Each row of a float matrix as comma-separated cells (bytes; empty for NaN), formatted by orjson."""
-    n_rows, n_cols = matrix.shape
-    if not n_cols:
-        return [b""] * n_rows
-    if not n_rows:
-        return []
-    text = orjson.dumps(np.ascontiguousarray(matrix), option=orjson.OPT_SERIALIZE_NUMPY)[2:-2]
-    if np.isfinite(matrix).all():
-        return text.split(b"],[")
-    rows = text.replace(b"null", b"").split(b"],[")
-    for r in np.flatnonzero(np.isinf(matrix).any(axis=1)).tolist():  # orjson writes inf as null; keep it visible
+def _numbers_piece(matrix: np.ndarray):
+    """A float matrix as a piece of _join_rows: orjson's text of it (NaN cells empty), or its rows one by one
+    when it holds an infinity (orjson writes null for it, and it must stay visible)."""
+    if not matrix.shape[1]:
+        return b""
+    text = orjson.dumps(np.ascontiguousarray(matrix), option=orjson.OPT_SERIALIZE_NUMPY)
+    if not np.isinf(matrix).any():
+        return (text,)
+    rows = _matrix_rows(text)
+    for r in np.flatnonzero(np.isinf(matrix).any(axis=1)).tolist():
         rows[r] = ",".join("" if v != v else repr(v) for v in matrix[r].tolist()).encode()
     return rows
 
 
-def _statistics_cells(n_rows: int, units: list) -> list:
+def _matrix_rows(text: bytes) -> list:
+    """The rows of orjson's text of a float matrix, as CSV cells (null empty)."""
+    return text[2:-2].replace(b"null", b"").split(b"],[")
+
+
+def _join_rows(pieces: list, n_rows: int, as_list: bool, compiled: bool):
+    """Each row: its pieces joined by commas. A piece is bytes (in every row), a list (a cell per row) or
+    (orjson's text of a float matrix,). as_list: a list of rows; else the rows as one text, each ending
+    with a newline. The compiled module does it without the intermediate objects; same result."""
+    if compiled:
+        return _jsonl_scan.join_rows(pieces, n_rows, as_list)
+    columns = [itertools.repeat(piece, n_rows) if type(piece) is bytes else
+               _matrix_rows(piece[0]) if type(piece) is tuple else piece for piece in pieces]
+    rows = list(map(b",".join, zip(*columns)))
+    if as_list:
+        return rows
+    rows.append(b"")
+    return b"\n".join(rows)
+
+
+def _statistics_cells(n_rows: int, units: list, compiled: bool) -> list:
     """The statistics cells of each row (bytes, every unit's columns, empty where a row lacks the unit).
 
     Rows are grouped by the units they have. In a group, each run of units it has is formatted in one call
@@ -205,23 +223,23 @@ def _statistics_cells(n_rows: int, units: list) -> list:
         def close_run() -> None:
             if run:
                 tables = [units[i][2][position[members, i]] for i in run]
-                pieces.append(_format_numbers(tables[0] if len(tables) == 1 else np.hstack(tables)))
+                pieces.append(_numbers_piece(tables[0] if len(tables) == 1 else np.hstack(tables)))
                 run.clear()
 
         for u, (names, _, table) in enumerate(units):
             if not has[u]:
                 close_run()
-                pieces.append([b"," * (len(names) - 1)] * len(members))
+                pieces.append(b"," * (len(names) - 1))
             elif uses[id(table)] > 1:  # formatted once for every unit that has it
                 close_run()
-                text = shared.get(id(table))
-                if text is None:
-                    text = shared[id(table)] = _format_numbers(table[position[members, u]])
-                pieces.append(text)
+                piece = shared.get(id(table))
+                if piece is None:
+                    piece = shared[id(table)] = _numbers_piece(table[position[members, u]])
+                pieces.append(piece)
             else:
                 run.append(u)
         close_run()
-        cells[members] = pieces[0] if len(pieces) == 1 else list(map(b",".join, zip(*pieces)))
+        cells[members] = _join_rows(pieces, len(members), True, compiled)
     return cells.tolist()
 
 
@@ -827,19 +845,19 @@ class _Table:
 
     # -- output
 
-    def csv_lines(self, headline: np.ndarray, units: list) -> list:
-        """Each row as CSV bytes. The statistics of all metrics are one matrix (empty where a row lacks a
-        metric), formatted in one call."""
+    def csv_rows(self, headline: np.ndarray, units: list) -> bytes:
+        """The CSV rows, each ending with a newline."""
         n = len(self.lines)
         outcomes = self.outcomes
         second, third, fourth = itemgetter(1), itemgetter(2), itemgetter(3)
-        pieces = [_column_cells(self.timestamps), map(second, self.models), map(second, self.experiments),
-                  map(second, outcomes), _column_cells(self.messages), _format_numbers(headline),
-                  map(third, outcomes), _column_cells(self.rel_errors), map(fourth, outcomes)]
+        compiled = self.task.compiled
+        pieces = [_column_cells(self.timestamps), list(map(second, self.models)), list(map(second, self.experiments)),
+                  list(map(second, outcomes)), _column_cells(self.messages), _numbers_piece(headline),
+                  list(map(third, outcomes)), _column_cells(self.rel_errors), list(map(fourth, outcomes))]
         if units:
-            pieces.append(_statistics_cells(n, units))
-        pieces.append(map(second, self.environments))
-        return list(map(b",".join, zip(*pieces)))
+            pieces.append(_statistics_cells(n, units, compiled))
+        pieces.append(list(map(second, self.environments)))
+        return _join_rows(pieces, n, False, compiled)
 
     def json_lines(self, headline: np.ndarray, units: list) -> list:
         """One object per row: every fixed and environment column (null when unknown), and the statistics
@@ -893,10 +911,7 @@ def process_chunk(task: ChunkTask) -> ChunkResult:
             headline, units = table.compute()
             columns = FIXED_COLUMNS + tuple(name for names, _, _ in units for name in names) + ENV_COLUMNS
             if task.want_csv and table.lines:
-                lines = table.csv_lines(headline, units)
-                lines.append(b"")  # the last row's newline, without another copy
-                csv_rows = b"\n".join(lines)
-                del lines
+                csv_rows = table.csv_rows(headline, units)
             if task.want_jsonl:
                 jsonl_rows = b"".join(table.json_lines(headline, units))
         finally:
