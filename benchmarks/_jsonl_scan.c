@@ -604,11 +604,18 @@ static int scan_line(Scan *scan, const Request *req, Ptr p, Ptr end, int64_t lin
     return p == end ? LINE_OK : LINE_SLOW;
 }
 
-#define INTERN_SLOTS 64
+/* The distinct values of one key across a range's lines: each distinct text once (bytes, in order of first
+   appearance), and per line its index (-1: absent, or the line is left to the slow reader). A sweep
+   repeats its models, configs, outcomes and environment: the caller parses and formats each once. */
+typedef struct {
+    uint64_t *hashes; /* per slot: the text's hash with its low bit set; 0 for an empty slot */
+    int32_t *ids;
+    size_t mask;
+    PyObject *values; /* list of bytes */
+    Buf line_ids;     /* int32 per line */
+} Distinct;
 
-/* The bytes of text[0:n], shared with an earlier line's identical value when a small per-key cache has it
-   (a sweep repeats its models, configs and environment): fewer objects, and the caller hashes each once. */
-static PyObject *interned(PyObject **slots, const char *text, Py_ssize_t n) {
+static uint64_t text_hash(const char *text, Py_ssize_t n) {
     uint64_t h = (uint64_t)n * UINT64_C(0x9E3779B97F4A7C15), word;
     Py_ssize_t i = 0;
     for (; i + 8 <= n; i += 8) {
@@ -616,18 +623,85 @@ static PyObject *interned(PyObject **slots, const char *text, Py_ssize_t n) {
         h = (h ^ word) * UINT64_C(0xFF51AFD7ED558CCD);
     }
     for (; i < n; i++) h = (h ^ (unsigned char)text[i]) * UINT64_C(0x100000001B3);
-    PyObject **slot = &slots[(h >> 32) % INTERN_SLOTS];
-    PyObject *cached = *slot;
-    if (cached && PyBytes_GET_SIZE(cached) == n && memcmp(PyBytes_AS_STRING(cached), text, (size_t)n) == 0) {
-        Py_INCREF(cached);
-        return cached;
+    return (h ^ (h >> 29)) | 1;
+}
+
+static int distinct_init(Distinct *d) {
+    d->mask = 63;
+    d->hashes = PyMem_Calloc(d->mask + 1, sizeof(uint64_t));
+    d->ids = PyMem_Calloc(d->mask + 1, sizeof(int32_t));
+    d->values = PyList_New(0);
+    if (!d->hashes || !d->ids || !d->values) {
+        if (!PyErr_Occurred()) PyErr_NoMemory();
+        return -1;
     }
-    PyObject *item = PyBytes_FromStringAndSize(text, n);
-    if (!item) return NULL;
-    Py_XDECREF(cached);
-    Py_INCREF(item);
-    *slot = item;
-    return item;
+    return 0;
+}
+
+static void distinct_free(Distinct *d) {
+    PyMem_Free(d->hashes);
+    PyMem_Free(d->ids);
+    Py_XDECREF(d->values);
+    buf_free(&d->line_ids);
+}
+
+static int distinct_grow(Distinct *d) {
+    size_t slots = (d->mask + 1) * 2;
+    uint64_t *hashes = PyMem_Calloc(slots, sizeof(uint64_t));
+    int32_t *ids = PyMem_Calloc(slots, sizeof(int32_t));
+    if (!hashes || !ids) {
+        PyMem_Free(hashes);
+        PyMem_Free(ids);
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (size_t i = 0; i <= d->mask; i++) {
+        if (!d->hashes[i]) continue;
+        size_t j = (size_t)(d->hashes[i] >> 7) & (slots - 1);
+        while (hashes[j]) j = (j + 1) & (slots - 1);
+        hashes[j] = d->hashes[i];
+        ids[j] = d->ids[i];
+    }
+    PyMem_Free(d->hashes);
+    PyMem_Free(d->ids);
+    d->hashes = hashes;
+    d->ids = ids;
+    d->mask = slots - 1;
+    return 0;
+}
+
+/* Record text[0:n] as this line's value: its id, or -1 on a Python error. */
+static int32_t distinct_add(Distinct *d, const char *text, Py_ssize_t n) {
+    uint64_t h = text_hash(text, n);
+    size_t i = (size_t)(h >> 7) & d->mask;
+    while (d->hashes[i]) {
+        if (d->hashes[i] == h) {
+            PyObject *value = PyList_GET_ITEM(d->values, d->ids[i]);
+            if (PyBytes_GET_SIZE(value) == n && memcmp(PyBytes_AS_STRING(value), text, (size_t)n) == 0) return d->ids[i];
+        }
+        i = (i + 1) & d->mask;
+    }
+    Py_ssize_t id = PyList_GET_SIZE(d->values);
+    if (id >= INT32_MAX) {
+        PyErr_SetString(PyExc_OverflowError, "too many distinct values in one range");
+        return -1;
+    }
+    PyObject *value = PyBytes_FromStringAndSize(text, n);
+    if (!value) return -1;
+    int failed = PyList_Append(d->values, value);
+    Py_DECREF(value);
+    if (failed) return -1;
+    d->hashes[i] = h;
+    d->ids[i] = (int32_t)id;
+    if ((size_t)(id + 1) * 2 > d->mask + 1 && distinct_grow(d) < 0) return -1;
+    return (int32_t)id;
+}
+
+static int push_i32(Buf *b, int32_t v) {
+    if (buf_reserve(b, sizeof v) < 0) return -1;
+    memcpy(b->data + b->len, &v, sizeof v);
+    b->len += sizeof v;
+    return 0;
 }
 
 static PyObject *bytes_of(Buf *b) { return PyBytes_FromStringAndSize(b->data ? b->data : "", (Py_ssize_t)b->len); }
@@ -637,10 +711,11 @@ PyDoc_STRVAR(scan_doc,
 "Scan the JSON Lines in `data` (lines end with b'\\n'; a last line may lack it). Returns\n"
 "(line_offsets, line_status, fields, names, m_line, m_name, m_start, m_count, values):\n"
 "line_offsets: int64 bytes, n_lines + 1 offsets into data; line_status: one byte per line,\n"
-"0 read here, 1 for the slow reader, 2 blank; fields: one list per key, per line the raw JSON text\n"
-"of that key's value (bytes) or None (absent, or the line is not 0); for metrics_key, its object\n"
-"without the numeric arrays. names: the metric names; m_*: int64 bytes, one entry per numeric\n"
-"array (its line, its name's index, its first value, its length); values: float64 bytes.");
+"0 read here, 1 for the slow reader, 2 blank; fields: per key, (distinct raw JSON texts of its\n"
+"value, as a list of bytes; int32 bytes: per line the index of its text, -1 when the key is absent\n"
+"or the line is not 0); for metrics_key, its object without the numeric arrays. names: the metric\n"
+"names; m_*: int64 bytes, one entry per numeric array (its line, its name's index, its first\n"
+"value, its length); values: float64 bytes.");
 
 static PyObject *scan(PyObject *self, PyObject *args) {
     Py_buffer data;
@@ -654,7 +729,7 @@ static PyObject *scan(PyObject *self, PyObject *args) {
     Buf offsets = {0}, status = {0}, rest = {0};
     Request req = {0};
     Ptr *starts = NULL, *stops = NULL;
-    PyObject **cache = NULL;
+    Distinct *distinct = NULL;
 
     req.n_keys = PyTuple_GET_SIZE(key_tuple);
     req.metrics_index = -1;
@@ -662,10 +737,10 @@ static PyObject *scan(PyObject *self, PyObject *args) {
     req.key_len = PyMem_Calloc(req.n_keys ? req.n_keys : 1, sizeof(size_t));
     starts = PyMem_Calloc(req.n_keys ? req.n_keys : 1, sizeof(Ptr));
     stops = PyMem_Calloc(req.n_keys ? req.n_keys : 1, sizeof(Ptr));
-    cache = PyMem_Calloc((req.n_keys ? req.n_keys : 1) * INTERN_SLOTS, sizeof(PyObject *));
+    distinct = PyMem_Calloc(req.n_keys ? req.n_keys : 1, sizeof(Distinct));
     scan.names = PyList_New(0);
     fields = PyList_New(req.n_keys);
-    if (!req.key || !req.key_len || !starts || !stops || !cache || !scan.names || !fields) {
+    if (!req.key || !req.key_len || !starts || !stops || !distinct || !scan.names || !fields) {
         if (!PyErr_Occurred()) PyErr_NoMemory();
         goto done;
     }
@@ -676,9 +751,7 @@ static PyObject *scan(PyObject *self, PyObject *args) {
         req.key[k] = text;
         req.key_len[k] = (size_t)n;
         if ((Py_ssize_t)n == metrics_key_len && memcmp(text, metrics_key, n) == 0) req.metrics_index = k;
-        PyObject *column = PyList_New(0);
-        if (!column) goto done;
-        PyList_SET_ITEM(fields, k, column);
+        if (distinct_init(&distinct[k]) < 0) goto done;
     }
 
     /* room for the numbers of a typical range at once (a number takes at least 2 bytes of text) */
@@ -704,24 +777,24 @@ static PyObject *scan(PyObject *self, PyObject *args) {
         unsigned char code = (unsigned char)kind;
         if (buf_append(&status, &code, 1) < 0) goto done;
         for (Py_ssize_t k = 0; k < req.n_keys; k++) {
-            PyObject *item;
-            if (kind != LINE_OK || !starts[k]) {
-                item = Py_None;
-                Py_INCREF(item);
-            } else if (k == req.metrics_index && has_rest) {
-                item = interned(cache + k * INTERN_SLOTS, rest.data, (Py_ssize_t)rest.len);
-            } else {
-                item = interned(cache + k * INTERN_SLOTS, (const char *)starts[k], stops[k] - starts[k]);
+            int32_t id = -1;
+            if (kind == LINE_OK && starts[k]) {
+                id = (k == req.metrics_index && has_rest)
+                         ? distinct_add(&distinct[k], rest.data, (Py_ssize_t)rest.len)
+                         : distinct_add(&distinct[k], (const char *)starts[k], stops[k] - starts[k]);
+                if (id < 0) goto done;
             }
-            if (!item) goto done;
-            int failed = PyList_Append(PyList_GET_ITEM(fields, k), item);
-            Py_DECREF(item);
-            if (failed) goto done;
+            if (push_i32(&distinct[k].line_ids, id) < 0) goto done;
         }
         line++;
         p = newline ? newline + 1 : end;
     }
     if (push_i64(&offsets, (int64_t)(p - base)) < 0) goto done;
+    for (Py_ssize_t k = 0; k < req.n_keys; k++) {
+        PyObject *pair = Py_BuildValue("(ON)", distinct[k].values, bytes_of(&distinct[k].line_ids));
+        if (!pair) goto done;
+        PyList_SET_ITEM(fields, k, pair);
+    }
     result = Py_BuildValue("(NNOONNNNN)", bytes_of(&offsets), bytes_of(&status), fields, scan.names,
                            bytes_of(&scan.m_line), bytes_of(&scan.m_name), bytes_of(&scan.m_start),
                            bytes_of(&scan.m_count), bytes_of(&scan.values));
@@ -744,9 +817,9 @@ done:
     PyMem_Free(req.key_len);
     PyMem_Free(starts);
     PyMem_Free(stops);
-    if (cache) {
-        for (Py_ssize_t i = 0; i < req.n_keys * INTERN_SLOTS; i++) Py_XDECREF(cache[i]);
-        PyMem_Free(cache);
+    if (distinct) {
+        for (Py_ssize_t k = 0; k < req.n_keys; k++) distinct_free(&distinct[k]);
+        PyMem_Free(distinct);
     }
     return result;
 }
@@ -756,10 +829,11 @@ done:
 /* A piece of every row: constant text, one cell text per row, or a float matrix as orjson wrote it
    ("[[1.5,null],[2.0,3.0]]"), read row by row with null as an empty cell. */
 typedef struct {
-    int kind; /* 0 constant, 1 per-row list, 2 matrix */
+    int kind; /* 0 constant, 1 per-row list, 2 matrix, 3 indexed list */
     const char *text;
     Py_ssize_t length;
     PyObject *list;
+    Py_buffer index; /* kind 3: int32 per row, into list */
     const char *cursor, *end; /* matrix: where the next row starts */
     int has_null;             /* matrix: this row's text holds a null */
 } Piece;
@@ -801,8 +875,9 @@ static char *copy_matrix_row(const Piece *piece, char *out) {
 PyDoc_STRVAR(join_rows_doc,
 "join_rows(pieces: list, n_rows: int, as_list: bool) -> bytes | list[bytes]\n\n"
 "Each row: its pieces joined by commas. A piece is bytes (the same text in every row), a list of\n"
-"bytes (one per row), or a 1-tuple holding orjson's text of a float matrix with n_rows rows (its\n"
-"cells, null as empty). as_list: one bytes per row; else all rows, each ending with a newline.");
+"bytes (one per row), a 1-tuple holding orjson's text of a float matrix with n_rows rows (its\n"
+"cells, null as empty), or a 2-tuple (list of bytes, int32 buffer of n_rows indexes into it).\n"
+"as_list: one bytes per row; else all rows, each ending with a newline.");
 
 static PyObject *join_rows(PyObject *self, PyObject *args) {
     PyObject *piece_list;
@@ -828,9 +903,21 @@ static PyObject *join_rows(PyObject *self, PyObject *args) {
             piece->kind = 2;
             piece->cursor = PyBytes_AS_STRING(blob);
             piece->end = piece->cursor + PyBytes_GET_SIZE(blob);
+        } else if (PyTuple_Check(item) && PyTuple_GET_SIZE(item) == 2 && PyList_Check(PyTuple_GET_ITEM(item, 0))) {
+            piece->list = PyTuple_GET_ITEM(item, 0);
+            if (PyObject_GetBuffer(PyTuple_GET_ITEM(item, 1), &piece->index, PyBUF_C_CONTIGUOUS) < 0) goto done;
+            piece->kind = 3;
+            const int32_t *ids = piece->index.buf;
+            Py_ssize_t size = PyList_GET_SIZE(piece->list);
+            int bad = piece->index.len != n_rows * (Py_ssize_t)sizeof(int32_t);
+            for (Py_ssize_t i = 0; i < n_rows && !bad; i++) bad = ids[i] < 0 || ids[i] >= size;
+            if (bad) {
+                PyErr_Format(PyExc_ValueError, "join_rows: piece %zd has indexes out of its list", k);
+                goto done;
+            }
         } else {
-            PyErr_Format(PyExc_TypeError, "join_rows: piece %zd is not bytes, a list of %zd bytes or (matrix,)", k,
-                         n_rows);
+            PyErr_Format(PyExc_TypeError, "join_rows: piece %zd is not bytes, a list of %zd bytes, (matrix,) or "
+                         "(list, indexes)", k, n_rows);
             goto done;
         }
     }
@@ -842,8 +929,8 @@ static PyObject *join_rows(PyObject *self, PyObject *args) {
         Py_ssize_t length = n_pieces ? n_pieces - 1 : 0;
         for (Py_ssize_t k = 0; k < n_pieces; k++) {
             Piece *piece = &pieces[k];
-            if (piece->kind == 1) {
-                PyObject *cell = PyList_GET_ITEM(piece->list, i);
+            if (piece->kind == 1 || piece->kind == 3) {
+                PyObject *cell = PyList_GET_ITEM(piece->list, piece->kind == 1 ? i : ((const int32_t *)piece->index.buf)[i]);
                 if (!PyBytes_Check(cell)) {
                     PyErr_SetString(PyExc_TypeError, "join_rows: a cell is not bytes");
                     goto fail;
@@ -874,8 +961,8 @@ static PyObject *join_rows(PyObject *self, PyObject *args) {
             if (piece->kind == 0) {
                 memcpy(p, piece->text, (size_t)piece->length);
                 p += piece->length;
-            } else if (piece->kind == 1) {
-                PyObject *cell = PyList_GET_ITEM(piece->list, i);
+            } else if (piece->kind == 1 || piece->kind == 3) {
+                PyObject *cell = PyList_GET_ITEM(piece->list, piece->kind == 1 ? i : ((const int32_t *)piece->index.buf)[i]);
                 memcpy(p, PyBytes_AS_STRING(cell), (size_t)PyBytes_GET_SIZE(cell));
                 p += PyBytes_GET_SIZE(cell);
             } else {
@@ -893,6 +980,9 @@ fail:
     Py_XDECREF(rows);
     buf_free(&out);
 done:
+    for (Py_ssize_t k = 0; k < n_pieces; k++) {
+        if (pieces[k].kind == 3) PyBuffer_Release(&pieces[k].index);
+    }
     PyMem_Free(pieces);
     return result;
 }

@@ -30,7 +30,7 @@ import os
 import re
 import shutil
 import tempfile
-from operator import is_not, itemgetter
+from operator import itemgetter
 from typing import Optional
 
 import numpy as np
@@ -146,21 +146,6 @@ def _cells(values) -> str:
     return ",".join(map(_cell, values))
 
 
-def _column_cells(values: list) -> list:
-    """The CSV cells (bytes) of one column: each distinct value is formatted once (a sweep repeats most).
-
-    Values equal as numbers share a spelling (1 and 1.0): harmless in columns that hold one type.
-    """
-    try:
-        distinct = set(values)
-    except TypeError:  # a list or object inside: not hashable, formatted one by one
-        return [_cell(v).encode() for v in values]
-    if len(distinct) == 1:
-        return [_cell(values[0]).encode()] * len(values)
-    text = {v: _cell(v).encode() for v in distinct}
-    return list(map(text.__getitem__, values))
-
-
 def _numbers_piece(matrix: np.ndarray):
     """A float matrix as a piece of _join_rows: orjson's text of it (NaN cells empty), or its rows one by one
     when it holds an infinity (orjson writes null for it, and it must stay visible)."""
@@ -181,13 +166,14 @@ def _matrix_rows(text: bytes) -> list:
 
 
 def _join_rows(pieces: list, n_rows: int, as_list: bool, compiled: bool):
-    """Each row: its pieces joined by commas. A piece is bytes (in every row), a list (a cell per row) or
-    (orjson's text of a float matrix,). as_list: a list of rows; else the rows as one text, each ending
+    """Each row: its pieces joined by commas. A piece is bytes (in every row), a list (a cell per row),
+    (orjson's text of a float matrix,) or (cells, int32 index of each row's cell). as_list: a list of rows; else the rows as one text, each ending
     with a newline. The compiled module does it without the intermediate objects; same result."""
     if compiled:
         return _jsonl_scan.join_rows(pieces, n_rows, as_list)
     columns = [itertools.repeat(piece, n_rows) if type(piece) is bytes else
-               _matrix_rows(piece[0]) if type(piece) is tuple else piece for piece in pieces]
+               piece if type(piece) is list else _matrix_rows(piece[0]) if len(piece) == 1 else
+               list(map(piece[0].__getitem__, np.asarray(piece[1]).tolist())) for piece in pieces]
     rows = list(map(b",".join, zip(*columns)))
     if as_list:
         return rows
@@ -387,15 +373,6 @@ _SAME_AS = {"per_iter_time": "total_time", "trace_per_iter_time": "trace_total_t
 _UNREAD = object()  # a raw value orjson refused: its line goes to the Python reader
 
 
-def _take(items: list, index: list) -> list:
-    """items[i] for each i in index, at C speed."""
-    if not index:
-        return []
-    if len(index) == 1:
-        return [items[index[0]]]
-    return list(itemgetter(*index)(items))
-
-
 def _values_entry(values: tuple) -> tuple:
     """(values, their CSV text)."""
     return values, _cells(values).encode()
@@ -443,77 +420,80 @@ def _python_scan(data) -> tuple:
     lengths = [len(line) for line in io.BytesIO(data).readlines()]  # memchr: three times faster than split
     offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
-    fields = [[None] * len(lengths) for _ in _TOP_KEYS]
+    fields = [([], np.full(len(lengths), -1, dtype=np.int32)) for _ in _TOP_KEYS]
     return offsets, bytes([1]) * len(lengths), fields, [], b"", b"", b"", b"", b""
 
 
 class _Table:
-    """The rows of one byte range. The compiled reader gives each record's values as raw JSON text and its
-    numeric metrics as float64 arrays: each distinct text (a sweep repeats models, configs, outcomes,
-    environments) is parsed and formatted once per range, and statistics are computed and formatted per
-    column, for all rows at once. Lines it leaves (and every line without it) are read by orjson."""
+    """The rows of one byte range. The compiled reader gives, per key a row needs, the distinct raw texts of
+    its value and each line's index into them, and the numeric metrics as float64 arrays: each distinct
+    value (a sweep repeats models, configs, outcomes, environments) is parsed and formatted once per range,
+    rows hold indexes, and statistics are computed and formatted per column, for all rows at once. Lines it
+    leaves (and every line without it) are read by orjson, their values added as distinct values."""
 
     def __init__(self, task: ChunkTask, problems: Problems):
         self.task = task
         self.problems = problems
         self.lines = []  # per row: its line in the range (0-based)
-        self.timestamps, self.messages, self.rel_errors = [], [], []
-        self.models, self.experiments, self.outcomes, self.environments = [], [], [], []  # cache entries
+        self.values = []  # per key: its distinct values (the last one: absent)
+        self.ids = []  # per key: per row, the index of its value (int32)
+        self.cells = {}  # per key: the CSV cell of each distinct value
+        self.outcomes, self.outcome_ids = [], None  # distinct outcome entries (_outcome_entry), per row
+        self.xla = self.dynamo = np.zeros(0, dtype=bool)
         self.skips = np.zeros(0, dtype=np.intp)
         self.statuses = {}
         self.blocks = {}  # (metric, samples per record) -> [(rows, 2-D samples)]
         self.flat = {}  # a dict-valued metric's column -> (rows, values)
         self.aliases = {}  # metric -> the metric whose samples it has in every row
         self._samples = None  # the compiled reader's values
-        self._metric_keys = []  # per row: the key of its `metrics` value
 
     # -- reading
 
-    def read(self, data: bytes, compiled: bool) -> int:
+    def read(self, data, compiled: bool) -> int:
         """Every line of the range (the last may lack its newline); returns the number of lines."""
-        if compiled:
-            scanned = _jsonl_scan.scan(data, _TOP_KEYS, "metrics")
-        else:
-            scanned = _python_scan(data)
+        scanned = _jsonl_scan.scan(data, _TOP_KEYS, "metrics") if compiled else _python_scan(data)
         offsets, line_status, fields, names, m_line, m_name, m_start, m_count, values = scanned
         offsets = np.frombuffer(offsets, dtype=np.int64) if compiled else offsets
         n_lines = len(offsets) - 1
         status = np.frombuffer(line_status, dtype=np.uint8)
         loads, decode_error = orjson.loads, orjson.JSONDecodeError
-        # Each distinct text, parsed once; the key of a value is its text (or, on a slow line, (line, field)).
-        parsed, slow = [], set(np.flatnonzero(status == 1).tolist())
-        for column in fields:
-            table = dict.fromkeys(column)
-            refused = False
-            for raw in table:
-                if raw is not None:
-                    try:
-                        table[raw] = loads(raw)
-                    except decode_error:
-                        table[raw] = _UNREAD
-                        refused = True
+        # Each distinct text parsed once; one orjson refuses sends its lines to the Python reader.
+        parsed, ids, slow = [], [], set(np.flatnonzero(status == 1).tolist())
+        for texts, line_ids in fields:
+            column = []
+            refused = []
+            for index, text in enumerate(texts):
+                try:
+                    column.append(loads(text))
+                except decode_error:
+                    column.append(None)
+                    refused.append(index)
+            line_ids = np.frombuffer(line_ids, dtype=np.int32).copy() if compiled else line_ids
             if refused:
-                slow.update(i for i, raw in enumerate(column) if table[raw] is _UNREAD)
-            parsed.append(table)
-        dropped = self._read_slow_lines(data, offsets, sorted(slow), fields, parsed)
-        rows = self._rows(n_lines, status, fields, parsed, dropped)
+                slow.update(np.flatnonzero(np.isin(line_ids, refused)).tolist())
+            parsed.append(column)
+            ids.append(line_ids)
+        dropped = self._read_slow_lines(data, offsets, sorted(slow), parsed, ids)
+        rows = self._rows(n_lines, status, parsed, ids, dropped)
         if not rows:
             return n_lines
         same_text = self._absorb_compiled(rows, n_lines, names, m_line, m_name, m_start, m_count, values)
-        object_metrics = self._absorb_objects(parsed[_K_METRICS])
+        object_metrics = self._absorb_objects()
         self._settle_aliases(same_text, object_metrics)
         self._alias_equal_metrics()
         return n_lines
 
-    def _read_slow_lines(self, data: bytes, offsets, lines: list, fields: list, parsed: list) -> set:
-        """Read the given lines with orjson (json for NaN), their values put under (line, field) keys; returns
-        the lines that are no record (each reported, but blank lines)."""
+    def _read_slow_lines(self, data, offsets, lines: list, parsed: list, ids: list) -> set:
+        """Read the given lines with orjson (json for NaN), each value added to the distinct values of its key;
+        returns the lines that are no record (each reported, but blank lines)."""
         loads, decode_error, problems = orjson.loads, orjson.JSONDecodeError, self.problems
         n_lines = len(offsets) - 1
         torn = n_lines - 1 if n_lines and data[-1:] != b"\n" else -1
         dropped = set()
         for index in lines:
             raw = bytes(data[offsets[index]:offsets[index + 1]])
+            for line_ids in ids:
+                line_ids[index] = -1
             try:
                 record = loads(raw)
             except decode_error:
@@ -532,96 +512,105 @@ class _Table:
                 problems.add("not-object", index, "not a JSON object; line skipped")
                 dropped.add(index)
                 continue
-            for k, name in enumerate(_TOP_KEYS):
+            for name, column, line_ids in zip(_TOP_KEYS, parsed, ids):
                 if name in record:
-                    key = fields[k][index] = (index, k)
-                    parsed[k][key] = record[name]
-                else:
-                    fields[k][index] = None
+                    line_ids[index] = len(column)
+                    column.append(record[name])
         return dropped
 
-    def _rows(self, n_lines: int, status: np.ndarray, fields: list, parsed: list, dropped: set) -> list:
-        """The lines that are records (a model and an experiment object), each reduced to its row's entries;
-        returns their lines."""
+    def _rows(self, n_lines: int, status: np.ndarray, parsed: list, ids: list, dropped: set) -> list:
+        """The lines that are records (a model and an experiment object), with what their rows need per
+        distinct value; returns their lines."""
         problems, hide_errors = self.problems, self.task.hide_errors
-        good = [{key for key, value in parsed[k].items() if type(value) is dict} for k in (_K_MODEL, _K_EXPERIMENT)]
-        is_record = np.fromiter(map(good[0].__contains__, fields[_K_MODEL]), dtype=bool, count=n_lines)
-        is_record &= np.fromiter(map(good[1].__contains__, fields[_K_EXPERIMENT]), dtype=bool, count=n_lines)
+        present = [line_ids >= 0 for line_ids in ids]
+        for column, line_ids in zip(parsed, ids):  # the last value of each key: absent
+            line_ids[line_ids < 0] = len(column)
+            column.append(None)
+        is_dict = [np.fromiter((type(value) is dict for value in parsed[k]), dtype=bool, count=len(parsed[k]))
+                   for k in (_K_MODEL, _K_EXPERIMENT)]
+        is_record = is_dict[0][ids[_K_MODEL]] & is_dict[1][ids[_K_EXPERIMENT]]
         if not is_record.all():
-            blank = status == 2
-            for index in np.flatnonzero(~is_record & ~blank).tolist():
+            for index in np.flatnonzero(~is_record & (status != 2)).tolist():
                 if index not in dropped:
                     problems.add("not-record", index, "not a benchmark record (no model and experiment objects); "
                                  "skipped")
-        rows = np.flatnonzero(is_record).tolist()
-        if not rows:
-            return rows
-        keys = fields if len(rows) == n_lines else [_take(column, rows) for column in fields]
-        outcome_keys = list(zip(*(keys[k] for k in _OUTCOME_FIELDS)))
+        rows = np.flatnonzero(is_record)
+        if not len(rows):
+            return []
+        if len(rows) < n_lines:
+            ids = [line_ids[rows] for line_ids in ids]
+            present = [flags[rows] for flags in present]
+        # Outcomes: each distinct combination of the values they depend on.
+        combinations, outcome_ids = np.unique(np.stack([ids[k] for k in _OUTCOME_FIELDS], axis=1), axis=0,
+                                              return_inverse=True)
+        outcome_ids = outcome_ids.ravel().astype(np.int32)
         # Every distinct value (or combination) reduced once; one that cannot be costs its rows, never the report.
         unreadable = {}
 
-        def entries(values: dict, make) -> dict:
-            out = {}
-            for key, value in values.items():
+        def entries(k: int, make, values: list, used: np.ndarray) -> list:
+            out = [None] * len(values)
+            for index in np.flatnonzero(used).tolist():
                 try:
-                    out[key] = make(value)
+                    out[index] = make(values[index])
                 except Exception as exc:  # input we did not foresee
-                    unreadable[key] = exc
+                    unreadable[(k, index)] = exc
             return out
 
-        model_entries = entries({k: parsed[_K_MODEL][k] for k in dict.fromkeys(keys[_K_MODEL])}, _model_entry)
-        experiment_entries = entries({k: parsed[_K_EXPERIMENT][k] for k in dict.fromkeys(keys[_K_EXPERIMENT])},
-                                     _experiment_entry)
-        environment_entries = entries({k: parsed[_K_ENVIRONMENT][k] for k in dict.fromkeys(keys[_K_ENVIRONMENT])},
-                                      _environment_entry)
-        outcome_entries = entries(
-            {combo: [parsed[k][key] for k, key in zip(_OUTCOME_FIELDS, combo)] for combo in dict.fromkeys(outcome_keys)},
-            lambda values: _outcome_entry(values, hide_errors))
+        def used(k: int) -> np.ndarray:
+            flags = np.zeros(len(parsed[k]), dtype=bool)
+            flags[ids[k]] = True
+            return flags
+
+        models = entries(_K_MODEL, _model_entry, parsed[_K_MODEL], used(_K_MODEL))
+        experiments = entries(_K_EXPERIMENT, _experiment_entry, parsed[_K_EXPERIMENT], used(_K_EXPERIMENT))
+        environments = entries(_K_ENVIRONMENT, _environment_entry, parsed[_K_ENVIRONMENT], used(_K_ENVIRONMENT))
+        outcome_values = [[parsed[k][i] for k, i in zip(_OUTCOME_FIELDS, combination)]
+                          for combination in combinations.tolist()]
+        outcomes = entries(-1, lambda values: _outcome_entry(values, hide_errors), outcome_values,
+                           np.ones(len(outcome_values), dtype=bool))
         if unreadable:
-            keep = []
-            for position, row in enumerate(rows):
-                for key in (keys[_K_MODEL][position], keys[_K_EXPERIMENT][position],
-                            keys[_K_ENVIRONMENT][position], outcome_keys[position]):
-                    exc = unreadable.get(key)
-                    if exc is not None:
-                        problems.add(("unreadable", type(exc).__name__), row, f"record skipped: "
-                                     f"{type(exc).__name__}: {records.short_message(str(exc))}")
-                        break
-                else:
-                    keep.append(position)
-            rows = _take(rows, keep)
-            keys = [_take(column, keep) for column in keys]
-            outcome_keys = _take(outcome_keys, keep)
-            if not rows:
-                return rows
-        self.lines = rows
-        self.models = list(map(model_entries.__getitem__, keys[_K_MODEL]))
-        self.experiments = list(map(experiment_entries.__getitem__, keys[_K_EXPERIMENT]))
-        self.environments = list(map(environment_entries.__getitem__, keys[_K_ENVIRONMENT]))
-        self.outcomes = list(map(outcome_entries.__getitem__, outcome_keys))
-        self.messages = [entry[4] for entry in self.outcomes]
-        fallback = self.task.fallback_timestamp
-        timestamps = {key: fallback if value is None else value for key, value in parsed[_K_TIMESTAMP].items()}
-        self.timestamps = list(map(timestamps.__getitem__, keys[_K_TIMESTAMP]))
-        self.rel_errors = list(map(parsed[_K_REL_ERROR].__getitem__, keys[_K_REL_ERROR]))
-        for combo, count in collections.Counter(outcome_keys).items():
-            entry = outcome_entries[combo]
+            keep = np.ones(len(rows), dtype=bool)
+            for (k, index), exc in sorted(unreadable.items(), key=lambda item: item[0]):
+                hit = (outcome_ids if k < 0 else ids[k]) == index
+                for position in np.flatnonzero(hit & keep).tolist():
+                    problems.add(("unreadable", type(exc).__name__), int(rows[position]), f"record skipped: "
+                                 f"{type(exc).__name__}: {records.short_message(str(exc))}")
+                keep &= ~hit
+            rows, outcome_ids = rows[keep], outcome_ids[keep]
+            ids = [line_ids[keep] for line_ids in ids]
+            present = [flags[keep] for flags in present]
+            if not len(rows):
+                return []
+        self.lines = rows.tolist()
+        self.values, self.ids = parsed, ids
+        self.outcomes, self.outcome_ids = outcomes, outcome_ids
+        empty = b""
+        self.cells = {
+            _K_MODEL: [entry[1] if entry else empty for entry in models],
+            _K_EXPERIMENT: [entry[1] if entry else empty for entry in experiments],
+            _K_ENVIRONMENT: [entry[1] if entry else empty for entry in environments],
+        }
+        self.entries = {_K_MODEL: models, _K_EXPERIMENT: experiments, _K_ENVIRONMENT: environments}
+        flags = [(entry[2], entry[3]) if entry else (False, False) for entry in experiments]
+        self.xla = np.array([flag[0] for flag in flags], dtype=bool)[ids[_K_EXPERIMENT]]
+        self.dynamo = np.array([flag[1] for flag in flags], dtype=bool)[ids[_K_EXPERIMENT]]
+        counts = np.bincount(outcome_ids, minlength=len(outcomes))
+        for entry, count, combination in zip(outcomes, counts.tolist(), range(len(outcomes))):
+            if not count or entry is None:
+                continue
             self.statuses[entry[0][3]] = self.statuses.get(entry[0][3], 0) + count
             if entry[5]:
-                for position in (p for p, key in enumerate(outcome_keys) if key == combo):
-                    problems.add("metrics-type", rows[position],
+                for position in np.flatnonzero(outcome_ids == combination).tolist():
+                    problems.add("metrics-type", self.lines[position],
                                  "`metrics` is not an object; the row has no statistics")
         # Ours have a warm-up (the key, or a warmup_time metric); upstream's treat their first sample as one.
-        has_warmup = np.fromiter(map(is_not, keys[_K_WARMUP], itertools.repeat(None)), dtype=bool, count=len(rows))
-        with_warmup_time = {key for key, value in parsed[_K_METRICS].items()
-                            if type(value) is dict and "warmup_time" in value}
+        has_warmup = present[_K_WARMUP].copy()
+        metrics = parsed[_K_METRICS]
+        with_warmup_time = [i for i, value in enumerate(metrics) if type(value) is dict and "warmup_time" in value]
         if with_warmup_time:
-            has_warmup |= np.fromiter(map(with_warmup_time.__contains__, keys[_K_METRICS]), dtype=bool,
-                                      count=len(rows))
-        self._metric_keys = keys[_K_METRICS]
+            has_warmup |= np.isin(ids[_K_METRICS], with_warmup_time)
         self.skips = np.where(has_warmup, 0, SKIP_WITHOUT_WARMUP).astype(np.intp)
-        return rows
+        return self.lines
 
     def _absorb_compiled(self, rows: list, n_lines: int, names: list, m_line, m_name, m_start, m_count,
                          values) -> dict:
@@ -676,30 +665,29 @@ class _Table:
             else:
                 self.aliases[metric] = _SAME_AS[metric]
 
-    def _absorb_objects(self, parsed_metrics: dict) -> set:
+    def _absorb_objects(self) -> set:
         """Metrics the compiled reader left as objects (or every metric, on lines it did not read): arrays
         when a metric is a list of numbers of one length in every record that has the same metric names,
-        else one record at a time."""
-        keys = self._metric_keys
-        wanted = {key for key, value in parsed_metrics.items()
-                  if type(value) is dict and any(name != "error" for name in value)}
+        else one record at a time. Returns the names of the metrics met here."""
+        metrics, metric_ids = self.values[_K_METRICS], self.ids[_K_METRICS]
+        wanted = [index for index, value in enumerate(metrics)
+                  if type(value) is dict and any(name != "error" for name in value)]
         if not wanted:
             return set()
         groups = {}  # metric names -> ([rows], [dicts])
-        for position, key in enumerate(keys):
-            if key in wanted:
-                metrics = parsed_metrics[key]
-                group = groups.get(tuple(metrics))
-                if group is None:
-                    group = groups[tuple(metrics)] = ([], [])
-                group[0].append(position)
-                group[1].append(metrics)
-        for names, (positions, dicts) in groups.items():
-            rows_array = np.asarray(positions, dtype=np.intp)
+        positions = np.flatnonzero(np.isin(metric_ids, wanted))
+        for position, index in zip(positions.tolist(), metric_ids[positions].tolist()):
+            value = metrics[index]
+            group = groups.get(tuple(value))
+            if group is None:
+                group = groups[tuple(value)] = ([], [])
+            group[0].append(position)
+            group[1].append(value)
+        for names, (rows, dicts) in groups.items():
+            rows_array = np.asarray(rows, dtype=np.intp)
             for name in names:
-                if name == "error":
-                    continue
-                self._convert(name, positions, rows_array, list(map(itemgetter(name), dicts)))
+                if name != "error":  # upstream's error text, never a metric
+                    self._convert(name, rows, rows_array, list(map(itemgetter(name), dicts)))
         return {name for names in groups for name in names}
 
     def _convert(self, name: str, rows: list, rows_array: np.ndarray, values: list) -> None:
@@ -822,8 +810,7 @@ class _Table:
         for column in sorted(flat):
             rows, values = flat[column]
             units.append(((column,), np.asarray(rows, dtype=np.intp), np.asarray(values, dtype=np.float64)[:, None]))
-        xla = np.fromiter(map(itemgetter(2), self.experiments), dtype=bool, count=n)
-        dynamo = np.fromiter(map(itemgetter(3), self.experiments), dtype=bool, count=n)
+        xla, dynamo = self.xla, self.dynamo
         compile_time = stats.compile_time_rows(medians["total_time"], total_max, warmup_first, has_warmup_time)
         headline = np.empty((n, len(_HEADLINE)))
         headline[:, 0] = medians["total_time"]
@@ -846,17 +833,21 @@ class _Table:
     # -- output
 
     def csv_rows(self, headline: np.ndarray, units: list) -> bytes:
-        """The CSV rows, each ending with a newline."""
-        n = len(self.lines)
-        outcomes = self.outcomes
-        second, third, fourth = itemgetter(1), itemgetter(2), itemgetter(3)
-        compiled = self.task.compiled
-        pieces = [_column_cells(self.timestamps), list(map(second, self.models)), list(map(second, self.experiments)),
-                  list(map(second, outcomes)), _column_cells(self.messages), _numbers_piece(headline),
-                  list(map(third, outcomes)), _column_cells(self.rel_errors), list(map(fourth, outcomes))]
+        """The CSV rows, each ending with a newline: each distinct value's cells formatted once, joined by
+        the rows' indexes."""
+        n, ids, values, outcome_ids = len(self.lines), self.ids, self.values, self.outcome_ids
+        compiled, fallback = self.task.compiled, self.task.fallback_timestamp
+        timestamps = [_cell(fallback if value is None else value).encode() for value in values[_K_TIMESTAMP]]
+        rel_errors = [_cell(value).encode() for value in values[_K_REL_ERROR]]
+        outcomes = [entry or (None, b"", b"", b"", None) for entry in self.outcomes]
+        pieces = [(timestamps, ids[_K_TIMESTAMP]), (self.cells[_K_MODEL], ids[_K_MODEL]),
+                  (self.cells[_K_EXPERIMENT], ids[_K_EXPERIMENT]), ([entry[1] for entry in outcomes], outcome_ids),
+                  ([_cell(entry[4]).encode() for entry in outcomes], outcome_ids), _numbers_piece(headline),
+                  ([entry[2] for entry in outcomes], outcome_ids), (rel_errors, ids[_K_REL_ERROR]),
+                  ([entry[3] for entry in outcomes], outcome_ids)]
         if units:
             pieces.append(_statistics_cells(n, units, compiled))
-        pieces.append(list(map(second, self.environments)))
+        pieces.append((self.cells[_K_ENVIRONMENT], ids[_K_ENVIRONMENT]))
         return _join_rows(pieces, n, False, compiled)
 
     def json_lines(self, headline: np.ndarray, units: list) -> list:
@@ -867,21 +858,25 @@ class _Table:
         for names, rows, table in units:
             for row, values in zip(rows.tolist(), table.tolist()):
                 statistics[row].extend(zip(names, values))
+        fallback, values, entries = self.task.fallback_timestamp, self.values, self.entries
         out = []
-        for timestamp, model, experiment, outcome, environment, rel_error, h, values in zip(
-                self.timestamps, self.models, self.experiments, self.outcomes, self.environments, self.rel_errors,
+        for (timestamp, model, experiment, environment, rel_error, outcome_id, h, row_statistics) in zip(
+                self.ids[_K_TIMESTAMP].tolist(), self.ids[_K_MODEL].tolist(), self.ids[_K_EXPERIMENT].tolist(),
+                self.ids[_K_ENVIRONMENT].tolist(), self.ids[_K_REL_ERROR].tolist(), self.outcome_ids.tolist(),
                 headline.tolist(), statistics):
-            row = {"timestamp": timestamp}
-            row.update(zip(_MODEL_KEYS, model[0]))
-            row.update(zip(_EXPERIMENT_KEYS, experiment[0]))
+            outcome = self.outcomes[outcome_id]
+            timestamp = values[_K_TIMESTAMP][timestamp]
+            row = {"timestamp": fallback if timestamp is None else timestamp}
+            row.update(zip(_MODEL_KEYS, entries[_K_MODEL][model][0]))
+            row.update(zip(_EXPERIMENT_KEYS, entries[_K_EXPERIMENT][experiment][0]))
             row.update(zip(_RUN_KEYS, outcome[0][:2]))
             row["error_message"] = outcome[4]
             row.update((name, v if v == v else None) for name, v in zip(_HEADLINE, h))
             row.update(zip(_SEGMENT_B1, outcome[0][2:7]))
-            row["verification_mean_rel_error"] = rel_error
+            row["verification_mean_rel_error"] = values[_K_REL_ERROR][rel_error]
             row["warmup"] = outcome[0][7]
-            row.update((name, v) for name, v in values if v == v)
-            row.update(zip(ENV_COLUMNS, environment[0]))
+            row.update((name, v) for name, v in row_statistics if v == v)
+            row.update(zip(ENV_COLUMNS, entries[_K_ENVIRONMENT][environment][0]))
             out.append(dumps(row, option=option))
         return out
 

