@@ -415,6 +415,21 @@ def _outcome_entry(values: list, hide_errors: bool) -> tuple:
             odd_metrics)
 
 
+def _combinations(columns: list, sizes: list) -> tuple:
+    """The distinct combinations of index columns (column k's values below sizes[k]): (one row of indexes per
+    combination, each row's combination as int32). Mixed-radix keys, made dense again before they could
+    overflow: one sort of integers (np.unique over rows would sort tuples, ten times slower)."""
+    key, size = np.zeros(len(columns[0]), dtype=np.int64), 1
+    for column, cardinality in zip(columns, sizes):
+        if size * cardinality >= 1 << 62:
+            distinct, key = np.unique(key, return_inverse=True)
+            key, size = key.ravel().astype(np.int64), len(distinct)
+        key = key * cardinality + column
+        size *= cardinality
+    _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+    return np.stack(columns, axis=1)[first], inverse.ravel().astype(np.int32)
+
+
 def _python_scan(data) -> tuple:
     """What the compiled reader returns, with every line left to the Python reader."""
     lengths = [len(line) for line in io.BytesIO(data).readlines()]  # memchr: three times faster than split
@@ -541,9 +556,8 @@ class _Table:
             ids = [line_ids[rows] for line_ids in ids]
             present = [flags[rows] for flags in present]
         # Outcomes: each distinct combination of the values they depend on.
-        combinations, outcome_ids = np.unique(np.stack([ids[k] for k in _OUTCOME_FIELDS], axis=1), axis=0,
-                                              return_inverse=True)
-        outcome_ids = outcome_ids.ravel().astype(np.int32)
+        combinations, outcome_ids = _combinations([ids[k] for k in _OUTCOME_FIELDS],
+                                                  [len(parsed[k]) for k in _OUTCOME_FIELDS])
         # Every distinct value (or combination) reduced once; one that cannot be costs its rows, never the report.
         unreadable = {}
 
