@@ -123,13 +123,14 @@ def _moments(values: np.ndarray, skip: int) -> tuple:
     """(mean, std) of each row's steady-state samples: all but the first `skip`, and never none."""
     steady = values[:, min(skip, values.shape[1] - 1):]
     count = steady.shape[1]
-    mean = steady.sum(axis=1) / count
-    if count > 1:  # np.std's own steps (mean, squared deviations, their mean), with the mean computed once
-        deviation = steady - mean[:, None]
-        np.multiply(deviation, deviation, out=deviation)
-        std = np.sqrt(deviation.sum(axis=1) / count)
-    else:
-        std = np.zeros(len(values))
+    with np.errstate(invalid="ignore"):  # infinite samples: NaN statistics (empty cells), no warning
+        mean = steady.sum(axis=1) / count
+        if count > 1:  # np.std's own steps (mean, squared deviations, their mean), with the mean computed once
+            deviation = steady - mean[:, None]
+            np.multiply(deviation, deviation, out=deviation)
+            std = np.sqrt(deviation.sum(axis=1) / count)
+        else:
+            std = np.zeros(len(values))
     return mean, std
 
 
@@ -140,7 +141,8 @@ def compile_time_rows(total_median: np.ndarray, total_max: np.ndarray, warmup_fi
     Where a record has warm-up samples: its first warm-up run minus the median timed run; elsewhere
     upstream's max - median. NaN where a record has no total_time.
     """
-    return np.where(has_warmup_time, warmup_first - total_median, total_max - total_median)
+    with np.errstate(invalid="ignore"):  # inf - inf (infinite samples): NaN, an empty cell, no warning
+        return np.where(has_warmup_time, warmup_first - total_median, total_max - total_median)
 
 
 def speedup(base: tuple, new: tuple) -> tuple:

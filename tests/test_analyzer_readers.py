@@ -151,3 +151,49 @@ def test_numbers_read_exactly_as_python_reads_them():
     assert not different.size, [(tokens[i], got[i], want[i]) for i in different[:5]]
     # JSON's integer -0 is Python's int 0 (orjson and json agree): +0.0, where -0.0 stays negative
     assert struct.pack("<dd", 0.0, -0.0) == compiled_reader.parse_numbers([b"-0", b"-0.0"])
+
+
+def mutated_lines(count: int, seed: int) -> list:
+    """Records cut, spliced and sprinkled with the bytes JSON gives meaning to (and some it forbids)."""
+    rng = random.Random(seed)
+    base = [line for line in tricky_lines() if line]
+    alphabet = b'{}[]",:\\-+.eE0123456789 \tnulltruefalseNaN\x00\x1f\xc3\xa9\xff\xed\xa0'
+    out = []
+    for _ in range(count):
+        line = bytearray(rng.choice(base))
+        for _ in range(rng.randint(1, 3)):
+            where = rng.randrange(len(line) + 1)
+            action = rng.random()
+            if action < 0.3:
+                del line[where:where + rng.randint(1, 8)]
+            elif action < 0.6:
+                line[where:where] = bytes(rng.choice(alphabet) for _ in range(rng.randint(1, 4)))
+            elif action < 0.8:
+                other = rng.choice(base)
+                start = rng.randrange(len(other))
+                line[where:where] = other[start:start + rng.randint(1, 40)]
+            else:
+                line = line[:where]
+        out.append(bytes(line).replace(b"\n", b" "))
+    return out
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_both_readers_agree_on_damaged_records(tmp_path, monkeypatch, caplog, seed):
+    """Random damage: whatever the scanner makes of a line, the report and the problems are the Python
+    reader's (a line it cannot read whole goes to it), and nothing crashes."""
+    path = tmp_path / "damaged.jsonl"
+    path.write_bytes(b"\n".join(tricky_lines()[-50:] + mutated_lines(1500, seed)) + b"\n")
+    compiled, compiled_log = report(tmp_path, monkeypatch, caplog, path, "compiled", chunk_bytes=65536)
+    python, python_log = report(tmp_path, monkeypatch, caplog, path, "python", chunk_bytes=65536)
+    assert compiled == python
+    assert compiled_log == python_log
+
+
+def test_the_scanner_survives_any_bytes():
+    rng = random.Random(9)
+    for _ in range(300):
+        data = bytes(rng.randrange(256) for _ in range(rng.randint(0, 400)))
+        offsets, status, fields, *_ = compiled_reader.scan(data, analyze._TOP_KEYS, "metrics")
+        assert len(status) == len(np.frombuffer(offsets, dtype=np.int64)) - 1
+        assert all(len(np.frombuffer(ids, dtype=np.int32)) == len(status) for _, ids in fields)
