@@ -53,7 +53,14 @@ UPSTREAM_COLUMNS = (
     "outputs_file",
 )
 OUR_COLUMNS = ("status", "error_type", "error_phase", "verification_code", "verification_mean_rel_error", "warmup")
-FIXED_COLUMNS = UPSTREAM_COLUMNS + OUR_COLUMNS
+# --verify's other figures (benchmarks/verify.py), after ours: mean_rel_error alone does not say how far off.
+VERIFICATION_COLUMNS = ("verification_max_abs_error", "verification_cosine_similarity", "verification_tolerance",
+                        "verification_message")
+FIXED_COLUMNS = UPSTREAM_COLUMNS + OUR_COLUMNS + VERIFICATION_COLUMNS
+# A config's keys beyond the eight above (enable_functionalization, a suite's own matrix axes such as
+# microbench's dtype) become experiment_<key> columns after the fixed ones: rows of two configs always
+# differ somewhere. Upstream's obsolete experiment_name (always "run_all") does not.
+EXPERIMENT_PREFIX = "experiment_"
 # The record's `environment` keys, and their columns (last in a row).
 ENV_KEYS = ("python", "torch", "torch_xla", "torchvision", "numpy", "git_commit", "hostname")
 ENV_COLUMNS = ("python_version", "torch_version", "torch_xla_version", "torchvision_version", "numpy_version",
@@ -103,6 +110,8 @@ def metric_columns(metric: str) -> list:
 def _column_key(name: str) -> tuple:
     if name in _FIXED_INDEX:
         return (0, _FIXED_INDEX[name])
+    if name.startswith(EXPERIMENT_PREFIX):
+        return (0, len(FIXED_COLUMNS), name)
     if name in _ENV_INDEX:
         return (4, _ENV_INDEX[name])
     if "." in name:  # a dict-valued metric's entry
@@ -353,9 +362,11 @@ def _flatten(prefix: str, value: dict, out: dict, depth: int = 0) -> None:
 
 # The top-level keys a row needs: the compiled reader hands back each one's raw text, the Python reader its value.
 _TOP_KEYS = ("model", "experiment", "metrics", "timestamp", "repeat", "iterations_per_run", "status", "error",
-             "outputs_file", "verification_code", "verification_mean_rel_error", "warmup", "environment", "artifacts")
+             "outputs_file", "verification_code", "verification_mean_rel_error", "warmup", "environment",
+             "artifacts") + VERIFICATION_COLUMNS
 (_K_MODEL, _K_EXPERIMENT, _K_METRICS, _K_TIMESTAMP, _K_REPEAT, _K_ITERATIONS, _K_STATUS, _K_ERROR, _K_OUTPUTS,
- _K_VERIFICATION, _K_REL_ERROR, _K_WARMUP, _K_ENVIRONMENT, _K_ARTIFACTS) = range(len(_TOP_KEYS))
+ _K_VERIFICATION, _K_REL_ERROR, _K_WARMUP, _K_ENVIRONMENT, _K_ARTIFACTS) = range(14)
+_K_VERIFICATION_FIGURES = tuple(range(14, len(_TOP_KEYS)))  # VERIFICATION_COLUMNS, each its own value
 # What a row's outcome depends on (everything but the relative error, which differs per record).
 _OUTCOME_FIELDS = (_K_REPEAT, _K_ITERATIONS, _K_OUTPUTS, _K_ARTIFACTS, _K_STATUS, _K_ERROR, _K_VERIFICATION,
                    _K_WARMUP, _K_METRICS)
@@ -382,10 +393,14 @@ def _model_entry(model: dict) -> tuple:
     return _values_entry((model.get("suite_name"), model.get("model_name")))
 
 
+_NOT_EXTRA_EXPERIMENT_KEYS = frozenset(_EXPERIMENT_KEYS + ("experiment_name",))
+
+
 def _experiment_entry(experiment: dict) -> tuple:
-    """(values, CSV text, xla?, dynamo?) of an experiment config."""
+    """(values, CSV text, xla?, dynamo?, {its other keys: value}) of an experiment config."""
     values = tuple(map(experiment.get, _EXPERIMENT_KEYS))
-    return values, _cells(values).encode(), bool(values[2]), bool(values[4])
+    extra = {key: value for key, value in experiment.items() if key not in _NOT_EXTRA_EXPERIMENT_KEYS}
+    return values, _cells(values).encode(), bool(values[2]), bool(values[4]), extra
 
 
 def _environment_entry(environment) -> tuple:
@@ -455,6 +470,7 @@ class _Table:
         self.cells = {}  # per key: the CSV cell of each distinct value
         self.outcomes, self.outcome_ids = [], None  # distinct outcome entries (_outcome_entry), per row
         self.xla = self.dynamo = np.zeros(0, dtype=bool)
+        self.experiment_keys = []  # the configs' keys beyond upstream's, sorted: experiment_<key> columns
         self.skips = np.zeros(0, dtype=np.intp)
         self.statuses = {}
         self.blocks = {}  # (metric, samples per record) -> [(rows, 2-D samples)]
@@ -605,6 +621,7 @@ class _Table:
             _K_ENVIRONMENT: [entry[1] if entry else empty for entry in environments],
         }
         self.entries = {_K_MODEL: models, _K_EXPERIMENT: experiments, _K_ENVIRONMENT: environments}
+        self.experiment_keys = sorted({key for entry in experiments if entry for key in entry[4]})
         flags = [(entry[2], entry[3]) if entry else (False, False) for entry in experiments]
         self.xla = np.array([flag[0] for flag in flags], dtype=bool)[ids[_K_EXPERIMENT]]
         self.dynamo = np.array([flag[1] for flag in flags], dtype=bool)[ids[_K_EXPERIMENT]]
@@ -859,6 +876,10 @@ class _Table:
                   ([_cell(entry[4]).encode() for entry in outcomes], outcome_ids), _numbers_piece(headline),
                   ([entry[2] for entry in outcomes], outcome_ids), (rel_errors, ids[_K_REL_ERROR]),
                   ([entry[3] for entry in outcomes], outcome_ids)]
+        pieces += [([_cell(value).encode() for value in values[k]], ids[k]) for k in _K_VERIFICATION_FIGURES]
+        experiments = self.entries[_K_EXPERIMENT]
+        pieces += [([_cell(entry[4].get(key)).encode() if entry else b"" for entry in experiments], ids[_K_EXPERIMENT])
+                   for key in self.experiment_keys]
         if units:
             pieces.append(_statistics_cells(n, units, compiled))
         pieces.append((self.cells[_K_ENVIRONMENT], ids[_K_ENVIRONMENT]))
@@ -874,10 +895,10 @@ class _Table:
                 statistics[row].extend(zip(names, values))
         fallback, values, entries = self.task.fallback_timestamp, self.values, self.entries
         out = []
-        for (timestamp, model, experiment, environment, rel_error, outcome_id, h, row_statistics) in zip(
+        for position, (timestamp, model, experiment, environment, rel_error, outcome_id, h, row_statistics) in enumerate(zip(
                 self.ids[_K_TIMESTAMP].tolist(), self.ids[_K_MODEL].tolist(), self.ids[_K_EXPERIMENT].tolist(),
                 self.ids[_K_ENVIRONMENT].tolist(), self.ids[_K_REL_ERROR].tolist(), self.outcome_ids.tolist(),
-                headline.tolist(), statistics):
+                headline.tolist(), statistics)):
             outcome = self.outcomes[outcome_id]
             timestamp = values[_K_TIMESTAMP][timestamp]
             row = {"timestamp": fallback if timestamp is None else timestamp}
@@ -889,6 +910,10 @@ class _Table:
             row.update(zip(_SEGMENT_B1, outcome[0][2:7]))
             row["verification_mean_rel_error"] = values[_K_REL_ERROR][rel_error]
             row["warmup"] = outcome[0][7]
+            for name, k in zip(VERIFICATION_COLUMNS, _K_VERIFICATION_FIGURES):
+                row[name] = values[k][self.ids[k][position]]
+            extra = entries[_K_EXPERIMENT][experiment][4]
+            row.update((EXPERIMENT_PREFIX + key, extra.get(key)) for key in self.experiment_keys)
             row.update((name, v) for name, v in row_statistics if v == v)
             row.update(zip(ENV_COLUMNS, entries[_K_ENVIRONMENT][environment][0]))
             out.append(dumps(row, option=option))
@@ -918,7 +943,8 @@ def process_chunk(task: ChunkTask) -> ChunkResult:
         try:
             n_lines = _read_range(table, task)
             headline, units = table.compute()
-            columns = FIXED_COLUMNS + tuple(name for names, _, _ in units for name in names) + ENV_COLUMNS
+            columns = (FIXED_COLUMNS + tuple(EXPERIMENT_PREFIX + key for key in table.experiment_keys)
+                       + tuple(name for names, _, _ in units for name in names) + ENV_COLUMNS)
             if task.want_csv and table.lines:
                 csv_rows = table.csv_rows(headline, units)
             if task.want_jsonl:

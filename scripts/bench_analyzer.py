@@ -6,12 +6,15 @@ Shapes: 10 timed samples per metric and 8, 10 or 12 metrics per record (eager/In
 metrics, PyTorch/XLA with its counters, some with CPU profiler times), 2 warm-up runs, the environment;
 6% failure records (errors, crashes, timeouts, out-of-memory, with partial metrics) and 1% skips; 10%
 upstream-shaped records (no warm-up, no status). Sizes: 10k and 20k (upstream's analyzer took 25 s and
-72 s on those: it grows with the square of the records) and --records (default 1,000,000).
+72 s on those: it grows with the square of the records) and --records (default 1,000,000), read by the
+compiled reader (benchmarks/_jsonl_scan.c, built by `make env`); then 20k by the pure-Python reader, what a
+machine without a C compiler gets. --repeat runs the large size again and reports the median.
 Target: >= 100,000 records/s at 1M records; the exit status is 1 when it is missed.
 """
 
 import argparse
 import os
+import statistics
 import shutil
 import subprocess
 import sys
@@ -103,12 +106,12 @@ def generate(path: Path, count: int, seed: int = 0) -> None:
             out.write(b"\n".join(lines) + b"\n")
 
 
-def measure(results: Path, report: Path, jobs) -> tuple:
+def measure(results: Path, report: Path, jobs, reader: str) -> tuple:
     """(seconds, CPU seconds, peak RSS bytes of the analyzer's process tree) of one real run."""
     import psutil
 
     command = [sys.executable, str(ROOT / "result_analyzer.py"), str(results), f"--output={report}",
-               "--log-level=warning"] + ([f"--jobs={jobs}"] if jobs else [])
+               f"--reader={reader}", "--log-level=warning"] + ([f"--jobs={jobs}"] if jobs else [])
     started = time.perf_counter()
     child = subprocess.Popen(command)
     peak, done = 0, threading.Event()
@@ -151,13 +154,19 @@ def main() -> int:
     parser.add_argument("--jobs", type=int, default=None, help="passed to result_analyzer.py (default: its own)")
     parser.add_argument("--workdir", default=None, help="where the files go (default: a temporary directory)")
     parser.add_argument("--keep", action="store_true", help="keep the generated files")
+    parser.add_argument("--repeat", type=int, default=1, help="runs of the large size (the median counts)")
+    parser.add_argument("--reader", default="compiled", choices=["compiled", "python"],
+                        help="the reader measured (default compiled; the Python one is measured at 20k anyway)")
     args = parser.parse_args()
-    sizes = [int(s) for s in args.sizes.split(",") if s.strip()] + [args.records]
+    small = [int(s) for s in args.sizes.split(",") if s.strip()]
+    runs = [(count, args.reader) for count in small] + [(args.records, args.reader)] * max(1, args.repeat)
+    if args.reader != "python":
+        runs.append((max(small) if small else min(args.records, 20_000), "python"))
     workdir = Path(args.workdir or tempfile.mkdtemp(prefix="bench-analyzer-"))
     workdir.mkdir(parents=True, exist_ok=True)
     rows = []
     try:
-        for count in sizes:
+        for count, reader in runs:
             results = workdir / f"results-{count}.jsonl"
             if not results.exists():
                 print(f"generating {count:,} records ...", file=sys.stderr, flush=True)
@@ -165,25 +174,25 @@ def main() -> int:
                 results.with_suffix(".part").rename(results)
             report = workdir / f"report-{count}.csv"
             load = os.getloadavg()[0]
-            seconds, cpu, peak = measure(results, report, args.jobs)
-            rows.append((count, results.stat().st_size, seconds, cpu, peak, load))
+            seconds, cpu, peak = measure(results, report, args.jobs, reader)
+            rows.append((count, results.stat().st_size, seconds, cpu, peak, load, reader))
             report.unlink()
     finally:
         if not args.keep and not args.workdir:
             shutil.rmtree(workdir, ignore_errors=True)
-    print(f"{'records':>10}  {'input MB':>9}  {'seconds':>8}  {'records/s':>10}  {'CPU s':>7}  {'rec/CPU-s':>9}"
-          f"  {'peak RSS MB':>11}  {'load':>5}  upstream")
-    for count, size, seconds, cpu, peak, load in rows:
+    print(f"{'reader':>8}  {'records':>10}  {'input MB':>9}  {'seconds':>8}  {'records/s':>10}  {'CPU s':>7}"
+          f"  {'rec/CPU-s':>9}  {'peak RSS MB':>11}  {'load':>5}  upstream")
+    for count, size, seconds, cpu, peak, load, reader in rows:
         upstream = f"{UPSTREAM_SECONDS[count]:.0f} s" if count in UPSTREAM_SECONDS else ""
-        print(f"{count:>10,}  {size / 1e6:>9.1f}  {seconds:>8.2f}  {count / seconds:>10,.0f}  {cpu:>7.2f}"
-              f"  {count / cpu:>9,.0f}  {peak / 2**20:>11.0f}  {load:>5.2f}  {upstream}")
+        print(f"{reader:>8}  {count:>10,}  {size / 1e6:>9.1f}  {seconds:>8.2f}  {count / seconds:>10,.0f}"
+              f"  {cpu:>7.2f}  {count / cpu:>9,.0f}  {peak / 2**20:>11.0f}  {load:>5.2f}  {upstream}")
     print(f"(wall time of the whole command, Python start-up included; CPU time of it and its workers; peak RSS "
           f"summed over its processes; load: the 1-minute load average before the run; {os.cpu_count()} cores)")
     if max(row[5] for row in rows) > 0.5:
         print("note: other processes were running; records/s is then below what this machine gives alone")
-    big = [row for row in rows if row[0] >= TARGET_AT]
+    big = [row for row in rows if row[0] >= TARGET_AT and row[6] == args.reader]
     if big:
-        rate = big[-1][0] / big[-1][2]
+        rate = statistics.median(row[0] / row[2] for row in big)
         verdict = "met" if rate >= TARGET_RECORDS_PER_SECOND else "MISSED"
         print(f"target {TARGET_RECORDS_PER_SECOND:,} records/s at {TARGET_AT:,} records: {verdict} ({rate:,.0f})")
         return 0 if rate >= TARGET_RECORDS_PER_SECOND else 1

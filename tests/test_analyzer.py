@@ -67,7 +67,7 @@ def test_report_matches_its_golden_file(tmp_path, name):
     assert_same_report(tmp_path / "report.csv", FIXTURES / f"{name}.csv")
 
 
-def test_columns_start_with_upstreams_twenty_then_ours_then_metrics_then_environment(tmp_path):
+def test_columns_start_with_upstreams_twenty_then_ours_then_verification_then_metrics_then_environment(tmp_path):
     run(tmp_path, FIXTURES / "ours.jsonl")
     header, _ = read_csv(tmp_path / "report.csv")
     assert header[:20] == [
@@ -77,10 +77,13 @@ def test_columns_start_with_upstreams_twenty_then_ours_then_metrics_then_environ
         "outputs_file"]
     assert header[20:26] == ["status", "error_type", "error_phase", "verification_code",
                              "verification_mean_rel_error", "warmup"]
+    assert header[26:30] == ["verification_max_abs_error", "verification_cosine_similarity",
+                             "verification_tolerance", "verification_message"]
+    assert header[30] == "experiment_enable_functionalization"  # the config's keys beyond the eight above
     # Metrics in METRIC_ORDER; the medians already among the first columns are not repeated.
-    assert header[26:34] == ["min_total_time", "max_total_time", "mean_total_time", "std_total_time",
+    assert header[31:39] == ["min_total_time", "max_total_time", "mean_total_time", "std_total_time",
                              "min_per_iter_time", "max_per_iter_time", "mean_per_iter_time", "std_per_iter_time"]
-    assert header[34:39] == ["min_trace_total_time", "median_trace_total_time", "max_trace_total_time",
+    assert header[39:44] == ["min_trace_total_time", "median_trace_total_time", "max_trace_total_time",
                              "mean_trace_total_time", "std_trace_total_time"]
     assert header.index("min_warmup_time") < header.index("min_peak_rss_bytes") < header.index("python_version")
     assert header[-7:] == ["python_version", "torch_version", "torch_xla_version", "torchvision_version",
@@ -248,7 +251,7 @@ def test_jsonl_report_holds_the_same_rows_as_the_csv(tmp_path):
     json_rows = [json.loads(line) for line in (tmp_path / "r.jsonl").read_text().splitlines()]
     assert len(json_rows) == len(csv_rows) == 13
     for row_c, row_j in zip(csv_rows, json_rows):
-        assert list(row_j)[:26] == list(analyze.FIXED_COLUMNS)  # every fixed column, null when unknown
+        assert list(row_j)[:30] == list(analyze.FIXED_COLUMNS)  # every fixed column, null when unknown
         assert set(row_j) <= set(header)
         assert {k: v for k, v in row_j.items() if v is not None}.keys() == cells(row_c).keys()
         for name, value in cells(row_c).items():
@@ -316,3 +319,23 @@ def test_pandas_reads_the_report_with_numbers_as_numbers(tmp_path):
     assert frame["median_total_time"].dtype == "float64" and frame["batch_size"].max() == 16
     assert frame["status"].tolist().count("ok") == 6 and frame["xla"].isna().sum() == 8  # 3 + 3 ok; 4 + 4 eager
     assert frame.loc[1, "xla_compile_time"] == 7.375
+
+
+def test_verification_figures_and_a_configs_own_keys_have_columns(tmp_path):
+    """--verify's figures beside verification_code and its mean relative error; a suite's own matrix axis
+    (microbench's dtype) as an experiment_<key> column, empty for configs without it."""
+    run(tmp_path, FIXTURES / "verified.jsonl")
+    header, rows = read_csv(tmp_path / "report.csv")
+    assert header[24:32] == ["verification_mean_rel_error", "warmup", "verification_max_abs_error",
+                             "verification_cosine_similarity", "verification_tolerance", "verification_message",
+                             "experiment_dtype", "experiment_enable_functionalization"]
+    passed, failed, microbench = rows
+    assert (passed["verification_code"], passed["verification_mean_rel_error"], passed["verification_max_abs_error"],
+            passed["verification_cosine_similarity"], passed["verification_tolerance"],
+            passed["verification_message"]) == ("PASS", "0.0", "0.0", "1.0", "0.02", "")
+    assert (failed["verification_code"], failed["verification_mean_rel_error"], failed["verification_max_abs_error"],
+            failed["verification_cosine_similarity"]) == ("FAIL", "4.8125", "12.5", "0.125")
+    # one line, as error_message: the first line of the verifier's text is the verdict
+    assert failed["verification_message"] == "mean relative error 4.8125 > tolerance 0.02 worst at output[0][3, 1]"
+    assert [row["experiment_dtype"] for row in rows] == ["", "", "bfloat16"]
+    assert microbench["verification_max_abs_error"] == "" and microbench["median_total_time"] == "0.5"

@@ -66,6 +66,11 @@ def tricky_lines() -> list:
         dump(record(metrics={"warmup_time": [9.0], "total_time": [1, 2, 3, 4]}, environment={"torch": "2.9.1"})),
         dump(record(environment="not an object")),
         dump(record(metrics={"dynamo_counters": {"stats": {"calls": 3}}, "total_time": [0.5]})),
+        dump(record(verification_code="FAIL", verification_mean_rel_error=4.5, verification_max_abs_error=1e300,
+                    verification_cosine_similarity=-0.5, verification_tolerance=0.02,
+                    verification_message="far off,\nat [0]")),
+        dump(record(experiment={"accelerator": "cpu", "xla": None, "dynamo": None, "test": "eval", "dtype": "bf16",
+                                "shape": {"M": 64}, "experiment_name": "run_all"})),
     ]
     rng = random.Random(5)
     for i in range(300):  # a sweep's worth of ordinary records with random samples
