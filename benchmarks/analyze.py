@@ -381,7 +381,6 @@ _MEDIAN, _MAX = STATISTICS.index("median"), STATISTICS.index("max")
 # Per-iteration metrics equal to their totals when a run has one iteration (upstream's default): computed once.
 _SAME_AS = {"per_iter_time": "total_time", "trace_per_iter_time": "trace_total_time",
             "per_iter_cpu_time_s": "total_cpu_time_s", "per_iter_cuda_time_s": "total_cuda_time_s"}
-_UNREAD = object()  # a raw value orjson refused: its line goes to the Python reader
 
 
 def _values_entry(values: tuple) -> tuple:
@@ -428,6 +427,31 @@ def _outcome_entry(values: list, hide_errors: bool) -> tuple:
     row = (repeat, iterations, outputs_file, status, error_type, phase, verification, warmup)
     return (row, _cells(row[:2]).encode(), _cells(row[2:7]).encode(), _cell(warmup).encode(), message,
             odd_metrics)
+
+
+_NO_ERROR = object()
+
+
+def _metrics_outcomes(values: list) -> tuple:
+    """(one `metrics` value per distinct outcome they lead to, that index for each value): an outcome looks
+    only at whether `metrics` is an object, and at its error text."""
+    index, representatives = {}, []
+    of_value = np.empty(len(values), dtype=np.int32)
+    for position, value in enumerate(values):
+        if type(value) is dict:
+            key = ("object", value.get("error", _NO_ERROR))
+        else:
+            key = ("other", type(value), value)
+        try:
+            hash(key)
+        except TypeError:  # an error text that is an object: not shared
+            key = ("unshared", position)
+        found = index.get(key)
+        if found is None:
+            found = index[key] = len(representatives)
+            representatives.append(value)
+        of_value[position] = found
+    return representatives, of_value
 
 
 def _combinations(columns: list, sizes: list) -> tuple:
@@ -521,17 +545,25 @@ class _Table:
         n_lines = len(offsets) - 1
         torn = n_lines - 1 if n_lines and data[-1:] != b"\n" else -1
         dropped = set()
+        # A value met before on another line shares its index (as the compiled reader's distinct texts do):
+        # each distinct one is then formatted once. Keys: the value for scalars, orjson's text for objects.
+        known = [{} for _ in _TOP_KEYS]
+        found = [([], []) for _ in _TOP_KEYS]  # per key: the lines that have it, and their value's index
+        lenient = False
+        if lines:
+            for line_ids in ids:
+                line_ids[lines] = -1
         for index in lines:
             raw = bytes(data[offsets[index]:offsets[index + 1]])
-            for line_ids in ids:
-                line_ids[index] = -1
             try:
                 record = loads(raw)
+                lenient = False
             except decode_error:
                 if raw.isspace():
                     dropped.add(index)
                     continue  # a blank line is not a problem
                 record = _loads_lenient(raw)
+                lenient = True  # NaN inside: orjson would write it as null, so no text key
                 if isinstance(record, Exception):
                     if index == torn:
                         problems.add("torn", index, "torn last line (its writer was interrupted); skipped")
@@ -543,10 +575,26 @@ class _Table:
                 problems.add("not-object", index, "not a JSON object; line skipped")
                 dropped.add(index)
                 continue
-            for name, column, line_ids in zip(_TOP_KEYS, parsed, ids):
-                if name in record:
-                    line_ids[index] = len(column)
-                    column.append(record[name])
+            for k, (name, column) in enumerate(zip(_TOP_KEYS, parsed)):
+                if name not in record:
+                    continue
+                value = record[name]
+                kind = type(value)
+                if kind is dict or kind is list:
+                    key = None if lenient or k == _K_METRICS else orjson.dumps(value)  # samples: never shared
+                else:
+                    key = (kind, value)
+                position = known[k].get(key) if key is not None else None
+                if position is None:
+                    position = len(column)
+                    column.append(value)
+                    if key is not None:
+                        known[k][key] = position
+                found[k][0].append(index)
+                found[k][1].append(position)
+        for line_ids, (indexes, positions) in zip(ids, found):
+            if indexes:
+                line_ids[indexes] = positions
         return dropped
 
     def _rows(self, n_lines: int, status: np.ndarray, parsed: list, ids: list, dropped: set) -> list:
@@ -572,8 +620,11 @@ class _Table:
             ids = [line_ids[rows] for line_ids in ids]
             present = [flags[rows] for flags in present]
         # Outcomes: each distinct combination of the values they depend on.
-        combinations, outcome_ids = _combinations([ids[k] for k in _OUTCOME_FIELDS],
-                                                  [len(parsed[k]) for k in _OUTCOME_FIELDS])
+        # What an outcome needs of `metrics` is its type and its error text: records with the same share one.
+        metrics_outcomes, metrics_outcome_of = _metrics_outcomes(parsed[_K_METRICS])
+        columns = [metrics_outcome_of[ids[k]] if k == _K_METRICS else ids[k] for k in _OUTCOME_FIELDS]
+        sizes = [len(metrics_outcomes) if k == _K_METRICS else len(parsed[k]) for k in _OUTCOME_FIELDS]
+        combinations, outcome_ids = _combinations(columns, sizes)
         # Every distinct value (or combination) reduced once; one that cannot be costs its rows, never the report.
         unreadable = {}
 
@@ -594,8 +645,8 @@ class _Table:
         models = entries(_K_MODEL, _model_entry, parsed[_K_MODEL], used(_K_MODEL))
         experiments = entries(_K_EXPERIMENT, _experiment_entry, parsed[_K_EXPERIMENT], used(_K_EXPERIMENT))
         environments = entries(_K_ENVIRONMENT, _environment_entry, parsed[_K_ENVIRONMENT], used(_K_ENVIRONMENT))
-        outcome_values = [[parsed[k][i] for k, i in zip(_OUTCOME_FIELDS, combination)]
-                          for combination in combinations.tolist()]
+        outcome_values = [[metrics_outcomes[i] if k == _K_METRICS else parsed[k][i]
+                           for k, i in zip(_OUTCOME_FIELDS, combination)] for combination in combinations.tolist()]
         outcomes = entries(-1, lambda values: _outcome_entry(values, hide_errors), outcome_values,
                            np.ones(len(outcome_values), dtype=bool))
         if unreadable:
