@@ -850,7 +850,7 @@ static int next_matrix_row(Piece *piece) {
     piece->has_null = memchr(p, 'n', (size_t)(close - p)) != NULL; /* numbers never hold an 'n' */
     if (piece->has_null) { /* its length without the nulls */
         Py_ssize_t nulls = 0;
-        for (const char *q = p; (q = memchr(q, 'n', (size_t)(close - q))) != NULL; q += 4) nulls++;
+        for (const char *q = p; q < close && (q = memchr(q, 'n', (size_t)(close - q))) != NULL; q += 4) nulls++;
         piece->length -= 4 * nulls;
     }
     return 0;
