@@ -2,7 +2,6 @@
 report of the pure-Python one, and report the same problems on the same lines, whatever the input. The input
 here is every analyzer fixture plus lines written to trip a hand-written JSON scanner."""
 
-import io
 import json
 import logging
 import math
