@@ -1038,5 +1038,12 @@ PyMODINIT_FUNC PyInit__jsonl_scan(void) {
     POW10L[0] = 1.0L;
     for (int i = 1; i < 28; i++) POW10L[i] = POW10L[i - 1] * 10.0L; /* exact: each power fits 64 bits */
 #endif
-    return PyModule_Create(&module);
+    PyObject *m = PyModule_Create(&module);
+    /* The interface's version: the Python side refuses a module built from another (an old build left in
+       place after an update) and reads with its own reader instead. Raise it with any change of interface. */
+    if (m && PyModule_AddIntConstant(m, "ABI", 1) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
 }

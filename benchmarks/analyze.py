@@ -30,7 +30,8 @@ import tempfile
 from typing import Optional
 
 from benchmarks import records
-from benchmarks.analyze_cells import ENV_COLUMNS, FIXED_COLUMNS, UPSTREAM_COLUMNS, Problems, order_columns
+from benchmarks.analyze_cells import (COMPILED_READER_MISSING, ENV_COLUMNS, FIXED_COLUMNS, UPSTREAM_COLUMNS, Problems,
+                                      _jsonl_scan, order_columns)
 from benchmarks.analyze_files import (AnalyzeError, _OrderedReport, _temp_path, append_to_database, check_database,
                                       load_report)
 from benchmarks.analyze_table import _TOP_KEYS, EXPERIMENT_PREFIX, ChunkTask, _Table
@@ -40,10 +41,6 @@ __all__ = ["AnalyzeError", "ChunkTask", "Options", "Summary", "analyze", "find_i
            "process_chunk", "order_columns", "load_report", "check_database", "append_to_database", "FIXED_COLUMNS",
            "UPSTREAM_COLUMNS", "ENV_COLUMNS", "EXPERIMENT_PREFIX", "_TOP_KEYS"]
 
-try:  # built by `pip install -e .` (setup.py) when a C compiler is there; the Python reader otherwise
-    from benchmarks import _jsonl_scan
-except ImportError:
-    _jsonl_scan = None
 
 log = logging.getLogger("benchmarks.analyze")
 
@@ -234,9 +231,11 @@ def analyze(options: Options) -> Summary:
     reason = records.check_writable_dir(os.path.dirname(os.path.abspath(options.output)))
     if reason:
         raise AnalyzeError(reason)
-    if options.reader == "compiled" and _jsonl_scan is None:
-        raise AnalyzeError("--reader=compiled: the compiled reader is not built (benchmarks/_jsonl_scan.c; "
-                           "`pip install -e .` builds it when a C compiler is installed)")
+    if options.reader != "python" and _jsonl_scan is None:
+        if options.reader == "compiled":
+            raise AnalyzeError(f"--reader=compiled: the compiled reader is {COMPILED_READER_MISSING}")
+        if COMPILED_READER_MISSING and "another version" in COMPILED_READER_MISSING:
+            log.warning("the compiled reader is %s; reading with the Python reader, slower", COMPILED_READER_MISSING)
     compiled = options.reader != "python" and _jsonl_scan is not None
     want_csv = options.output_format == "csv" or bool(options.database)
     want_jsonl = options.output_format == "jsonl"

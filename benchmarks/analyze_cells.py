@@ -14,10 +14,25 @@ import orjson
 
 from benchmarks import records, stats
 
-try:  # built by `pip install -e .` (setup.py) when a C compiler is there
-    from benchmarks import _jsonl_scan
-except ImportError:
-    _jsonl_scan = None
+COMPILED_ABI = 1  # the interface this code expects of benchmarks/_jsonl_scan.c (its ABI constant)
+
+
+def load_compiled_reader(name: str = "benchmarks._jsonl_scan") -> tuple:
+    """(the compiled reader module, None), or (None, why not): not built (no C compiler at install time), or
+    built from another version of benchmarks/_jsonl_scan.c (an update since the last `make env`)."""
+    import importlib
+
+    try:
+        module = importlib.import_module(name)
+    except ImportError:
+        return None, "not built (benchmarks/_jsonl_scan.c; `make env` or `pip install -e .` builds it when a C " \
+                     "compiler is installed)"
+    if getattr(module, "ABI", None) != COMPILED_ABI:
+        return None, "built from another version of benchmarks/_jsonl_scan.c (run `make env` to rebuild it)"
+    return module, None
+
+
+_jsonl_scan, COMPILED_READER_MISSING = load_compiled_reader()
 
 # Upstream's result_analyzer.py columns: same names, same order, so its readers keep working.
 UPSTREAM_COLUMNS = (

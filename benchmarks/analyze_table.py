@@ -17,12 +17,9 @@ import orjson
 from benchmarks import records, stats
 from benchmarks.analyze_cells import (ENV_COLUMNS, ENV_KEYS, EXPERIMENT_PREFIX, OUR_COLUMNS, STATISTICS,
                                       UPSTREAM_COLUMNS, VERIFICATION_COLUMNS, Problems, _cell, _cells, _error_fields,
-                                      _join_rows, _metric_rank, _numbers_piece, _statistics_cells, metric_columns)
+                                      _join_rows, _jsonl_scan, _metric_rank, _numbers_piece, _statistics_cells,
+                                      metric_columns)
 
-try:  # built by `pip install -e .` (setup.py) when a C compiler is there
-    from benchmarks import _jsonl_scan
-except ImportError:
-    _jsonl_scan = None
 
 # Upstream's analyzer drops one sample from mean/std of records without a warm-up (ours have one).
 @dataclasses.dataclass

@@ -7,6 +7,8 @@ import logging
 import math
 import random
 import struct
+import sys
+import types
 from pathlib import Path
 
 import numpy as np
@@ -201,3 +203,19 @@ def test_the_scanner_survives_any_bytes():
         offsets, status, fields, *_ = compiled_reader.scan(data, analyze._TOP_KEYS, "metrics")
         assert len(status) == len(np.frombuffer(offsets, dtype=np.int64)) - 1
         assert all(len(np.frombuffer(ids, dtype=np.int32)) == len(status) for _, ids in fields)
+
+
+def test_a_compiled_reader_of_another_version_is_not_used(monkeypatch):
+    """An old build left in place after an update (its interface differs) must not be called: the analyzer
+    says so and reads with the Python reader."""
+    from benchmarks import analyze_cells
+
+    module, why = analyze_cells.load_compiled_reader()
+    assert module is compiled_reader and why is None and compiled_reader.ABI == analyze_cells.COMPILED_ABI
+    stale = types.ModuleType("stale_scan")
+    stale.ABI = analyze_cells.COMPILED_ABI - 1
+    monkeypatch.setitem(sys.modules, "stale_scan", stale)
+    assert analyze_cells.load_compiled_reader("stale_scan") == (
+        None, "built from another version of benchmarks/_jsonl_scan.c (run `make env` to rebuild it)")
+    module, why = analyze_cells.load_compiled_reader("benchmarks.no_such_module")
+    assert module is None and why.startswith("not built")
