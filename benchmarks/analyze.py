@@ -89,7 +89,7 @@ def process_chunk(task: ChunkTask) -> ChunkResult:
                        + tuple(name for names, _, _ in units for name in names) + ENV_COLUMNS)
             if task.want_csv and table.lines:
                 csv_rows = table.csv_rows(headline, units)
-            if task.want_jsonl:
+            if task.want_jsonl and table.lines:
                 jsonl_rows = b"".join(table.json_lines(headline, units))
         finally:
             if collecting:

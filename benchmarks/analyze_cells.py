@@ -140,10 +140,11 @@ def _numbers_piece(matrix: np.ndarray):
     if not matrix.shape[1]:
         return b""
     text = orjson.dumps(np.ascontiguousarray(matrix), option=orjson.OPT_SERIALIZE_NUMPY)
-    if not np.isinf(matrix).any():
+    infinite = np.isinf(matrix).any(axis=1)
+    if not infinite.any():
         return (text,)
     rows = _matrix_rows(text)
-    for r in np.flatnonzero(np.isinf(matrix).any(axis=1)).tolist():
+    for r in np.flatnonzero(infinite).tolist():
         rows[r] = ",".join("" if v != v else repr(v) for v in matrix[r].tolist()).encode()
     return rows
 
@@ -155,8 +156,9 @@ def _matrix_rows(text: bytes) -> list:
 
 def _join_rows(pieces: list, n_rows: int, as_list: bool, compiled: bool):
     """Each row: its pieces joined by commas. A piece is bytes (in every row), a list (a cell per row),
-    (orjson's text of a float matrix,) or (cells, int32 index of each row's cell). as_list: a list of rows; else the rows as one text, each ending
-    with a newline. The compiled module does it without the intermediate objects; same result."""
+    (orjson's text of a float matrix,) or (cells, int32 index of each row's cell). as_list: a list of rows;
+    else the rows as one text, each ending with a newline. The compiled module does it without the
+    intermediate objects; same result."""
     if compiled:
         return _jsonl_scan.join_rows(pieces, n_rows, as_list)
     columns = [itertools.repeat(piece, n_rows) if type(piece) is bytes else
@@ -167,6 +169,21 @@ def _join_rows(pieces: list, n_rows: int, as_list: bool, compiled: bool):
         return rows
     rows.append(b"")
     return b"\n".join(rows)
+
+
+def _combinations(columns: list, sizes: list) -> tuple:
+    """The distinct combinations of index columns (column k's values below sizes[k]): (one row of indexes per
+    combination, each row's combination as int32). Mixed-radix keys, made dense again before they could
+    overflow: one sort of integers (np.unique over rows would sort tuples, ten times slower)."""
+    key, size = np.zeros(len(columns[0]), dtype=np.int64), 1
+    for column, cardinality in zip(columns, sizes):
+        if size * cardinality >= 1 << 62:
+            distinct, key = np.unique(key, return_inverse=True)
+            key, size = key.ravel().astype(np.int64), len(distinct)
+        key = key * cardinality + column
+        size *= cardinality
+    _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+    return np.stack(columns, axis=1)[first], inverse.ravel().astype(np.int32)
 
 
 def _statistics_cells(n_rows: int, units: list, compiled: bool) -> list:
@@ -180,12 +197,7 @@ def _statistics_cells(n_rows: int, units: list, compiled: bool) -> list:
     for u, (_, rows, _) in enumerate(units):
         presence[rows, u] = True
         position[rows, u] = np.arange(len(rows))
-    if len(units) < 63:
-        _, group_of_row = np.unique(presence @ (np.int64(1) << np.arange(len(units), dtype=np.int64)),
-                                    return_inverse=True)
-    else:
-        _, group_of_row = np.unique(np.packbits(presence, axis=1), axis=0, return_inverse=True)
-    group_of_row = group_of_row.ravel()
+    _, group_of_row = _combinations(list(presence.T.astype(np.int64)), [2] * len(units))
     order = np.argsort(group_of_row, kind="stable")
     bounds = np.flatnonzero(np.diff(group_of_row[order])) + 1
     uses = collections.Counter(id(table) for _, _, table in units)

@@ -167,10 +167,8 @@ class _OrderedReport:
         rewritten = self.csv_path + ".realigned"
         with open(rewritten, "wb") as out:
             out.write(_header_bytes(final))
-            if written is not None:
-                with open(self.csv_path, "rb") as src:
-                    streamed = src.read(self.csv_end.value)
-                _append_realigned(out, streamed, written, final, skip_header=True)
+            if written is not None:  # streamed, not loaded: a report can be gigabytes
+                _append_realigned(out, self.csv_path, written, final, skip_header=True)
             for columns, path in spools:
                 _append_realigned(out, path, columns, final)
         os.replace(rewritten, self.csv_path)

@@ -16,12 +16,12 @@ import orjson
 
 from benchmarks import records, stats
 from benchmarks.analyze_cells import (ENV_COLUMNS, ENV_KEYS, EXPERIMENT_PREFIX, OUR_COLUMNS, STATISTICS,
-                                      UPSTREAM_COLUMNS, VERIFICATION_COLUMNS, Problems, _cell, _cells, _error_fields,
+                                      UPSTREAM_COLUMNS, VERIFICATION_COLUMNS, Problems, _cell, _cells, _combinations,
+                                      _error_fields,
                                       _join_rows, _jsonl_scan, _metric_rank, _numbers_piece, _statistics_cells,
                                       metric_columns)
 
 
-# Upstream's analyzer drops one sample from mean/std of records without a warm-up (ours have one).
 @dataclasses.dataclass
 class ChunkTask:
     path: str
@@ -35,10 +35,9 @@ class ChunkTask:
     compiled: bool = False  # read with the compiled reader (benchmarks/_jsonl_scan.c)
 
 
+# Upstream's analyzer drops one sample from mean/std of records without a warm-up (ours have one).
 SKIP_WITHOUT_WARMUP = 1
-# A row is these segments, in this order (the numeric ones are formatted for many rows at once).
-_HEADLINE = UPSTREAM_COLUMNS[14:19]  # median_total_time .. dynamo_compile_time
-_SEGMENT_B = UPSTREAM_COLUMNS[19:] + OUR_COLUMNS  # outputs_file, status .. warmup
+_HEADLINE = UPSTREAM_COLUMNS[14:19]  # median_total_time .. dynamo_compile_time: numbers, one matrix
 _FLATTEN_DEPTH = 4
 
 
@@ -76,7 +75,7 @@ _OUTCOME_FIELDS = (_K_REPEAT, _K_ITERATIONS, _K_OUTPUTS, _K_ARTIFACTS, _K_STATUS
 _MODEL_KEYS = UPSTREAM_COLUMNS[1:3]  # suite_name, model_name
 _EXPERIMENT_KEYS = UPSTREAM_COLUMNS[3:11]  # accelerator .. batch_size
 _RUN_KEYS = UPSTREAM_COLUMNS[11:13]  # repeat, iterations_per_run
-_SEGMENT_B1 = _SEGMENT_B[:-2]  # outputs_file .. verification_code; then verification_mean_rel_error, warmup
+_SEGMENT_B1 = UPSTREAM_COLUMNS[19:] + OUR_COLUMNS[:4]  # outputs_file .. verification_code
 _NO_ENV = (None,) * len(ENV_KEYS)
 _STATUSES = frozenset(records.STATUSES)
 _LIST_ONLY = {list}
@@ -84,6 +83,11 @@ _MEDIAN, _MAX = STATISTICS.index("median"), STATISTICS.index("max")
 # Per-iteration metrics equal to their totals when a run has one iteration (upstream's default): computed once.
 _SAME_AS = {"per_iter_time": "total_time", "trace_per_iter_time": "trace_total_time",
             "per_iter_cpu_time_s": "total_cpu_time_s", "per_iter_cuda_time_s": "total_cuda_time_s"}
+
+
+def _texts(entries: list) -> list:
+    """The CSV text of each entry (empty for a value no row uses)."""
+    return [entry[1] if entry else b"" for entry in entries]
 
 
 def _values_entry(values: tuple) -> tuple:
@@ -157,21 +161,6 @@ def _metrics_outcomes(values: list) -> tuple:
     return representatives, of_value
 
 
-def _combinations(columns: list, sizes: list) -> tuple:
-    """The distinct combinations of index columns (column k's values below sizes[k]): (one row of indexes per
-    combination, each row's combination as int32). Mixed-radix keys, made dense again before they could
-    overflow: one sort of integers (np.unique over rows would sort tuples, ten times slower)."""
-    key, size = np.zeros(len(columns[0]), dtype=np.int64), 1
-    for column, cardinality in zip(columns, sizes):
-        if size * cardinality >= 1 << 62:
-            distinct, key = np.unique(key, return_inverse=True)
-            key, size = key.ravel().astype(np.int64), len(distinct)
-        key = key * cardinality + column
-        size *= cardinality
-    _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
-    return np.stack(columns, axis=1)[first], inverse.ravel().astype(np.int32)
-
-
 def _python_scan(data) -> tuple:
     """What the compiled reader returns, with every line left to the Python reader."""
     lengths = [len(line) for line in io.BytesIO(data).readlines()]  # memchr: three times faster than split
@@ -194,7 +183,7 @@ class _Table:
         self.lines = []  # per row: its line in the range (0-based)
         self.values = []  # per key: its distinct values (the last one: absent)
         self.ids = []  # per key: per row, the index of its value (int32)
-        self.cells = {}  # per key: the CSV cell of each distinct value
+        self.entries = {}  # model, experiment, environment: per distinct value, its entry (values, CSV text, ...)
         self.outcomes, self.outcome_ids = [], None  # distinct outcome entries (_outcome_entry), per row
         self.xla = self.dynamo = np.zeros(0, dtype=bool)
         self.experiment_keys = []  # the configs' keys beyond upstream's, sorted: experiment_<key> columns
@@ -203,7 +192,6 @@ class _Table:
         self.blocks = {}  # (metric, samples per record) -> [(rows, 2-D samples)]
         self.flat = {}  # a dict-valued metric's column -> (rows, values)
         self.aliases = {}  # metric -> the metric whose samples it has in every row
-        self._samples = None  # the compiled reader's values
 
     # -- reading
 
@@ -235,9 +223,8 @@ class _Table:
         rows = self._rows(n_lines, status, parsed, ids, dropped)
         if not rows:
             return n_lines
-        same_text = self._absorb_compiled(rows, n_lines, names, m_line, m_name, m_start, m_count, values)
-        object_metrics = self._absorb_objects()
-        self._settle_aliases(same_text, object_metrics)
+        self._absorb_compiled(rows, n_lines, names, m_line, m_name, m_start, m_count, values)
+        self._absorb_objects()
         self._alias_equal_metrics()
         return n_lines
 
@@ -252,7 +239,6 @@ class _Table:
         # each distinct one is then formatted once. Keys: the value for scalars, orjson's text for objects.
         known = [{} for _ in _TOP_KEYS]
         found = [([], []) for _ in _TOP_KEYS]  # per key: the lines that have it, and their value's index
-        lenient = False
         if lines:
             for line_ids in ids:
                 line_ids[lines] = -1
@@ -368,19 +354,13 @@ class _Table:
         self.lines = rows.tolist()
         self.values, self.ids = parsed, ids
         self.outcomes, self.outcome_ids = outcomes, outcome_ids
-        empty = b""
-        self.cells = {
-            _K_MODEL: [entry[1] if entry else empty for entry in models],
-            _K_EXPERIMENT: [entry[1] if entry else empty for entry in experiments],
-            _K_ENVIRONMENT: [entry[1] if entry else empty for entry in environments],
-        }
         self.entries = {_K_MODEL: models, _K_EXPERIMENT: experiments, _K_ENVIRONMENT: environments}
         self.experiment_keys = sorted({key for entry in experiments if entry for key in entry[4]})
         flags = [(entry[2], entry[3]) if entry else (False, False) for entry in experiments]
         self.xla = np.array([flag[0] for flag in flags], dtype=bool)[ids[_K_EXPERIMENT]]
         self.dynamo = np.array([flag[1] for flag in flags], dtype=bool)[ids[_K_EXPERIMENT]]
         counts = np.bincount(outcome_ids, minlength=len(outcomes))
-        for entry, count, combination in zip(outcomes, counts.tolist(), range(len(outcomes))):
+        for combination, (entry, count) in enumerate(zip(outcomes, counts.tolist())):
             if not count or entry is None:
                 continue
             self.statuses[entry[0][3]] = self.statuses.get(entry[0][3], 0) + count
@@ -398,12 +378,10 @@ class _Table:
         return self.lines
 
     def _absorb_compiled(self, rows: list, n_lines: int, names: list, m_line, m_name, m_start, m_count,
-                         values) -> dict:
-        """The compiled reader's numeric metrics as 2-D arrays, one per metric and sample count. A metric read
-        from the same text as its source in every row (per-iteration times of one-iteration runs) gets no
-        arrays: returned as {metric: its entries}, for _settle_aliases."""
+                         values) -> None:
+        """The compiled reader's numeric metrics as 2-D arrays, one per metric and sample count."""
         if not names or not m_line:
-            return {}
+            return
         line = np.frombuffer(m_line, dtype=np.intp)
         name = np.frombuffer(m_name, dtype=np.int64)
         count = np.frombuffer(m_count, dtype=np.intp)
@@ -422,43 +400,24 @@ class _Table:
             chosen = np.flatnonzero(name == index)
             if chosen.size and metric != "error":  # upstream's error text, never a metric
                 per_metric[metric] = (row[chosen], start[chosen], count[chosen])
-        same_text = {}
-        for metric, source in _SAME_AS.items():
-            mine, theirs = per_metric.get(metric), per_metric.get(source)
-            if mine is not None and theirs is not None and all(map(np.array_equal, mine, theirs)):
-                same_text[metric] = per_metric.pop(metric)
-        for metric, entries in per_metric.items():
-            self._add_samples(metric, entries, samples)
+        for metric, (metric_rows, starts, counts) in per_metric.items():
+            uniform = counts.min() == counts.max()
+            for length in (int(counts[0]),) if uniform else np.unique(counts).tolist():
+                chosen = slice(None) if uniform else counts == length
+                block = samples[starts[chosen, None] + np.arange(length)]
+                self.blocks.setdefault((metric, length), []).append((metric_rows[chosen], block))
         if "warmup_time" in per_metric:
             self.skips[per_metric["warmup_time"][0]] = 0
-        self._samples = samples
-        return same_text
 
-    def _add_samples(self, metric: str, entries: tuple, samples: np.ndarray) -> None:
-        rows, starts, counts = entries
-        for length in ((int(counts[0]),) if counts.min() == counts.max() else np.unique(counts).tolist()):
-            chosen = slice(None) if counts.min() == counts.max() else counts == length
-            block = samples[starts[chosen, None] + np.arange(length)]
-            self.blocks.setdefault((metric, length), []).append((rows[chosen], block))
-
-    def _settle_aliases(self, same_text: dict, object_metrics: set) -> None:
-        """Metrics the compiled reader found equal to their source: aliases, unless some record also has one of
-        the two as an object (then their samples are compared like any others')."""
-        for metric, entries in same_text.items():
-            if metric in object_metrics or _SAME_AS[metric] in object_metrics:
-                self._add_samples(metric, entries, self._samples)
-            else:
-                self.aliases[metric] = _SAME_AS[metric]
-
-    def _absorb_objects(self) -> set:
+    def _absorb_objects(self) -> None:
         """Metrics the compiled reader left as objects (or every metric, on lines it did not read): arrays
         when a metric is a list of numbers of one length in every record that has the same metric names,
-        else one record at a time. Returns the names of the metrics met here."""
+        else one record at a time."""
         metrics, metric_ids = self.values[_K_METRICS], self.ids[_K_METRICS]
         wanted = [index for index, value in enumerate(metrics)
                   if type(value) is dict and any(name != "error" for name in value)]
         if not wanted:
-            return set()
+            return
         groups = {}  # metric names -> ([rows], [dicts])
         positions = np.flatnonzero(np.isin(metric_ids, wanted))
         for position, index in zip(positions.tolist(), metric_ids[positions].tolist()):
@@ -473,7 +432,6 @@ class _Table:
             for name in names:
                 if name != "error":  # upstream's error text, never a metric
                     self._convert(name, rows, rows_array, list(map(itemgetter(name), dicts)))
-        return {name for names in groups for name in names}
 
     def _convert(self, name: str, rows: list, rows_array: np.ndarray, values: list) -> None:
         """One metric of records that have the same metric names: a 2-D array when every value is a list of
@@ -544,7 +502,7 @@ class _Table:
         takes the source's statistics instead of computing them again."""
         present = {name for name, _ in self.blocks}
         for name, source in _SAME_AS.items():
-            if name not in present or source not in present or name in self.aliases:
+            if name not in present or source not in present:
                 continue
             mine, theirs = self._samples_of(name), self._samples_of(source)
             if mine.keys() != theirs.keys():
@@ -615,8 +573,6 @@ class _Table:
 
     # -- output
 
-    # -- output
-
     def csv_rows(self, headline: np.ndarray, units: list) -> bytes:
         """The CSV rows, each ending with a newline: each distinct value's cells formatted once, joined by
         the rows' indexes."""
@@ -625,18 +581,18 @@ class _Table:
         timestamps = [_cell(fallback if value is None else value).encode() for value in values[_K_TIMESTAMP]]
         rel_errors = [_cell(value).encode() for value in values[_K_REL_ERROR]]
         outcomes = [entry or (None, b"", b"", b"", None) for entry in self.outcomes]
-        pieces = [(timestamps, ids[_K_TIMESTAMP]), (self.cells[_K_MODEL], ids[_K_MODEL]),
-                  (self.cells[_K_EXPERIMENT], ids[_K_EXPERIMENT]), ([entry[1] for entry in outcomes], outcome_ids),
+        models, experiments, environments = (self.entries[k] for k in (_K_MODEL, _K_EXPERIMENT, _K_ENVIRONMENT))
+        pieces = [(timestamps, ids[_K_TIMESTAMP]), (_texts(models), ids[_K_MODEL]),
+                  (_texts(experiments), ids[_K_EXPERIMENT]), ([entry[1] for entry in outcomes], outcome_ids),
                   ([_cell(entry[4]).encode() for entry in outcomes], outcome_ids), _numbers_piece(headline),
                   ([entry[2] for entry in outcomes], outcome_ids), (rel_errors, ids[_K_REL_ERROR]),
                   ([entry[3] for entry in outcomes], outcome_ids)]
         pieces += [([_cell(value).encode() for value in values[k]], ids[k]) for k in _K_VERIFICATION_FIGURES]
-        experiments = self.entries[_K_EXPERIMENT]
         pieces += [([_cell(entry[4].get(key)).encode() if entry else b"" for entry in experiments], ids[_K_EXPERIMENT])
                    for key in self.experiment_keys]
         if units:
             pieces.append(_statistics_cells(n, units, compiled))
-        pieces.append((self.cells[_K_ENVIRONMENT], ids[_K_ENVIRONMENT]))
+        pieces.append((_texts(environments), ids[_K_ENVIRONMENT]))
         return _join_rows(pieces, n, False, compiled)
 
     def json_lines(self, headline: np.ndarray, units: list) -> list:

@@ -67,6 +67,7 @@ def tricky_lines() -> list:
         dump(record(metrics={"warmup_time": [9.0], "total_time": [1, 2, 3, 4]}, environment={"torch": "2.9.1"})),
         dump(record(environment="not an object")),
         dump(record(metrics={"dynamo_counters": {"stats": {"calls": 3}}, "total_time": [0.5]})),
+        dump(record(metrics={"total_time": [0.25], "per_operator": {f"op{i:02d}": i for i in range(70)}})),
         dump(record(verification_code="FAIL", verification_mean_rel_error=4.5, verification_max_abs_error=1e300,
                     verification_cosine_similarity=-0.5, verification_tolerance=0.02,
                     verification_message="far off,\nat [0]")),
@@ -109,8 +110,10 @@ def report(tmp_path, monkeypatch, caplog, path, reader, **options) -> tuple:
 
 
 @pytest.mark.parametrize("options", [dict(), dict(jobs=2, chunk_bytes=2048), dict(chunk_bytes=64),
-                                     dict(output_format="jsonl"), dict(hide_errors=True)],
-                         ids=["one-range", "two-workers", "tiny-ranges", "jsonl", "hide-errors"])
+                                     dict(output_format="jsonl"), dict(output_format="jsonl", chunk_bytes=64),
+                                     dict(hide_errors=True)],
+                         ids=["one-range", "two-workers", "tiny-ranges", "jsonl", "jsonl-tiny-ranges",
+                              "hide-errors"])
 def test_both_readers_write_the_same_report_and_problems(tmp_path, monkeypatch, caplog, options):
     path = corpus(tmp_path)
     compiled, compiled_log = report(tmp_path, monkeypatch, caplog, path, "compiled", **options)
