@@ -12,7 +12,7 @@ all: env
 env: $(STAMP)
 
 # Re-installs only when the pins or the compiled reader (result_analyzer.py's C scanner) change.
-$(STAMP): requirements.txt pyproject.toml setup.py benchmarks/_jsonl_scan.c
+$(STAMP): requirements.txt pyproject.toml setup.py benchmarks/analyzer/_jsonl_scan.c
 	test -x $(PY) || $(PYTHON_BOOT) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt
 	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps -e .

@@ -3,7 +3,7 @@
 
 import sys
 
-from benchmarks.aggregate_cli import main
+from benchmarks.aggregate.cli import main
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -3,7 +3,7 @@
 
 import sys
 
-from benchmarks.cli import main
+from benchmarks.runner.cli import main
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -3,7 +3,7 @@
 
 import sys
 
-from benchmarks.analyze_cli import main
+from benchmarks.analyzer.cli import main
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -1,5 +1,5 @@
 import sys
 
-from benchmarks.cli import main
+from benchmarks.runner.cli import main
 
 sys.exit(main())

@@ -7,7 +7,7 @@ metrics, PyTorch/XLA with its counters, some with CPU profiler times), 2 warm-up
 6% failure records (errors, crashes, timeouts, out-of-memory, with partial metrics) and 1% skips; 10%
 upstream-shaped records (no warm-up, no status). Sizes: 10k and 20k (upstream's analyzer took 25 s and
 72 s on those: it grows with the square of the records) and --records (default 1,000,000), read by the
-compiled reader (benchmarks/_jsonl_scan.c, built by `make env`); then 20k by the pure-Python reader, what a
+compiled reader (benchmarks/analyzer/_jsonl_scan.c, built by `make env`); then 20k by the pure-Python reader, what a
 machine without a C compiler gets. --repeat runs the large size again and reports the median.
 Target: >= 100,000 records/s at 1M records; the exit status is 1 when it is missed.
 """

@@ -64,12 +64,12 @@ def processes_mentioning(text: str) -> list:
 
 @pytest.fixture(params=["compiled", "python"])
 def analyzer_reader(request, monkeypatch):
-    """Runs a test with each of result_analyzer.py's readers: the compiled one (benchmarks/_jsonl_scan.c, built
+    """Runs a test with each of result_analyzer.py's readers: the compiled one (benchmarks/analyzer/_jsonl_scan.c, built
     by `make env`) and the pure-Python one it falls back to. Worker processes are forked, so they inherit it."""
-    from benchmarks import analyze
+    from benchmarks.analyzer import pipeline
 
     if request.param == "python":
-        monkeypatch.setattr(analyze, "_jsonl_scan", None)
+        monkeypatch.setattr(pipeline, "_jsonl_scan", None)
     else:
-        assert analyze._jsonl_scan is not None, "the compiled reader is not built: run `make env`"
+        assert pipeline._jsonl_scan is not None, "the compiled reader is not built: run `make env`"
     return request.param

@@ -156,7 +156,7 @@ def test_median_estimator_on_our_records():
 
 
 def test_failed_records_are_never_averaged():
-    from benchmarks import reports
+    from benchmarks.aggregate import reports
 
     options = reports.Options(input_files=ALL_FILES, accelerator="cpu", backends=["eager", "inductor"])
     analysis = reports.analyze(options)
@@ -230,7 +230,7 @@ def test_images_are_not_written_to_a_terminal():
 
 
 def test_help_is_fast_and_light():
-    code = ("import sys, time; t = time.perf_counter(); from benchmarks import aggregate_cli; "
+    code = ("import sys, time; t = time.perf_counter(); from benchmarks.aggregate import cli; "
             "heavy = [m for m in ('numpy', 'pandas', 'matplotlib') if m in sys.modules]; "
             "print(heavy, time.perf_counter() - t)")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True).stdout
@@ -247,7 +247,7 @@ def test_accelerator_must_be_chosen_when_the_files_hold_several():
 
 
 def test_accelerator_names():
-    from benchmarks.reports import accelerator_regex
+    from benchmarks.aggregate.reports import accelerator_regex
 
     assert accelerator_regex("a100").search("NVIDIA A100-SXM4-40GB")
     assert not accelerator_regex("a100").search("NVIDIA RTX A1000 6GB Laptop GPU")
@@ -288,7 +288,7 @@ def test_odd_records_are_survived(tmp_path):
 
 
 def test_frame_gives_unique_column_names():
-    from benchmarks import reports
+    from benchmarks.aggregate import reports
 
     table = reports.build(reports.Options(input_files=[V100_FILE], accelerator="v100", report="latest",
                                           backends=["inductor", "openxla+dynamo"]))

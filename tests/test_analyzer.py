@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks import analyze
+from benchmarks.analyzer import pipeline
 
 pytestmark = pytest.mark.usefixtures("analyzer_reader")  # each test with each reader
 
@@ -48,10 +48,10 @@ def assert_same_report(actual, golden) -> None:
         assert not different, f"row {number}: {different}"
 
 
-def run(tmp_path, *inputs, **options) -> analyze.Summary:
+def run(tmp_path, *inputs, **options) -> pipeline.Summary:
     options.setdefault("output", str(tmp_path / "report.csv"))
     options.setdefault("fallback_timestamp", FALLBACK_TIMESTAMP)
-    return analyze.analyze(analyze.Options(inputs=[str(path) for path in inputs], **options))
+    return pipeline.analyze(pipeline.Options(inputs=[str(path) for path in inputs], **options))
 
 
 def cells(row: dict) -> dict:
@@ -162,7 +162,7 @@ def test_old_upstream_records_are_read(tmp_path):
 
 
 def test_every_problem_is_reported_once_with_its_line_and_the_rest_is_read(tmp_path, caplog):
-    caplog.set_level(logging.INFO, logger="benchmarks.analyze")
+    caplog.set_level(logging.INFO, logger="benchmarks.analyzer.pipeline")
     summary = run(tmp_path, FIXTURES / "messy.jsonl")
     path = str(FIXTURES / "messy.jsonl")
     reported = [r.getMessage() for r in caplog.records if r.getMessage().startswith(path)]
@@ -195,14 +195,14 @@ def test_every_problem_is_reported_once_with_its_line_and_the_rest_is_read(tmp_p
     assert not any(name.startswith("dynamo_counters.inductor") for name in counters)  # text leaves are left out
     assert text["median_total_time"] == "" and "min_peak_rss_bytes" not in text  # no record had one
     assert float(text["mean_xla_CompileTime_number"]) == 7.0  # a bare number is one sample
-    assert cells(metrics_text).keys() <= set(analyze.FIXED_COLUMNS)
+    assert cells(metrics_text).keys() <= set(pipeline.FIXED_COLUMNS)
     assert float(nan["timestamp"]) == FALLBACK_TIMESTAMP and nan["min_total_time"] == ""
 
 
 def test_a_file_without_any_valid_record_is_an_error(tmp_path):
     path = tmp_path / "bad.jsonl"
     path.write_text('not json\n[1]\n{"a": 1}\n\n{"model": {"model_na')
-    with pytest.raises(analyze.AnalyzeError, match="no valid record in"):
+    with pytest.raises(pipeline.AnalyzeError, match="no valid record in"):
         run(tmp_path, path)
     assert not (tmp_path / "report.csv").exists()
     assert [p.name for p in tmp_path.iterdir()] == ["bad.jsonl"]  # no spool or temporary file left behind
@@ -232,7 +232,7 @@ def test_chunks_and_worker_processes_change_nothing(tmp_path, caplog):
     combined.parent.mkdir()
     combined.write_text("".join((FIXTURES / f"{name}.jsonl").read_text()
                                 for name in ("ours", "upstream", "old_upstream", "messy")))
-    caplog.set_level(logging.WARNING, logger="benchmarks.analyze")
+    caplog.set_level(logging.WARNING, logger="benchmarks.analyzer.pipeline")
     one = run(tmp_path, combined, output=str(tmp_path / "one.csv"), jobs=1)
     serial_problems = [r.getMessage() for r in caplog.records]
     caplog.clear()
@@ -251,7 +251,7 @@ def test_jsonl_report_holds_the_same_rows_as_the_csv(tmp_path):
     json_rows = [json.loads(line) for line in (tmp_path / "r.jsonl").read_text().splitlines()]
     assert len(json_rows) == len(csv_rows) == 13
     for row_c, row_j in zip(csv_rows, json_rows):
-        assert list(row_j)[:30] == list(analyze.FIXED_COLUMNS)  # every fixed column, null when unknown
+        assert list(row_j)[:30] == list(pipeline.FIXED_COLUMNS)  # every fixed column, null when unknown
         assert set(row_j) <= set(header)
         assert {k: v for k, v in row_j.items() if v is not None}.keys() == cells(row_c).keys()
         for name, value in cells(row_c).items():
@@ -266,20 +266,20 @@ def test_inputs_directory_globs_and_the_jsonl_report_itself(tmp_path):
         shutil.copy(FIXTURES / f"{name}.jsonl", data / f"{name}.jsonl")
     (data / "metric_report.jsonl").write_text('{"not": "a record"}\n')  # a previous JSONL report
     (data / "notes.txt").write_text("ignored")
-    assert analyze.find_inputs([], str(data)) == [str(data / "ours.jsonl"), str(data / "upstream.jsonl")]
-    assert analyze.find_inputs([str(data / "u*.jsonl")], None) == [str(data / "upstream.jsonl")]
-    assert analyze.find_inputs([str(data), str(data / "ours.jsonl")], None) == [str(data / "ours.jsonl"),
+    assert pipeline.find_inputs([], str(data)) == [str(data / "ours.jsonl"), str(data / "upstream.jsonl")]
+    assert pipeline.find_inputs([str(data / "u*.jsonl")], None) == [str(data / "upstream.jsonl")]
+    assert pipeline.find_inputs([str(data), str(data / "ours.jsonl")], None) == [str(data / "ours.jsonl"),
                                                                                str(data / "upstream.jsonl")]
     for bad, message in (([str(tmp_path / "nope")], "no such file"), ([str(data / "*.csv")], "matches no file"),
                          ([str(tmp_path)], "no \\*.jsonl results file")):
-        with pytest.raises(analyze.AnalyzeError, match=message):
-            analyze.find_inputs(bad, None)
+        with pytest.raises(pipeline.AnalyzeError, match=message):
+            pipeline.find_inputs(bad, None)
 
 
 def test_column_order_is_the_documented_one_for_any_set_of_names():
     shuffled = ["hostname", "max_zeta", "a.b", "min_zeta", "std_total_time", "status", "min_peak_rss_bytes",
                 "timestamp", "my_note", "min_alpha"]
-    assert analyze.order_columns(shuffled) == [
+    assert pipeline.order_columns(shuffled) == [
         "timestamp", "status", "std_total_time", "min_peak_rss_bytes", "min_alpha", "min_zeta", "max_zeta",
         "a.b", "my_note", "hostname"]
 
@@ -314,8 +314,8 @@ def test_per_iteration_times_equal_to_totals_in_some_records_only(tmp_path):
 
 def test_pandas_reads_the_report_with_numbers_as_numbers(tmp_path):
     run(tmp_path, FIXTURES / "ours.jsonl", FIXTURES / "upstream.jsonl")
-    frame = analyze.load_report(str(tmp_path / "report.csv"))
-    assert len(frame) == 13 and list(frame.columns[:20]) == list(analyze.UPSTREAM_COLUMNS)
+    frame = pipeline.load_report(str(tmp_path / "report.csv"))
+    assert len(frame) == 13 and list(frame.columns[:20]) == list(pipeline.UPSTREAM_COLUMNS)
     assert frame["median_total_time"].dtype == "float64" and frame["batch_size"].max() == 16
     assert frame["status"].tolist().count("ok") == 6 and frame["xla"].isna().sum() == 8  # 3 + 3 ok; 4 + 4 eager
     assert frame.loc[1, "xla_compile_time"] == 7.375

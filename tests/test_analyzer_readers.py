@@ -1,4 +1,4 @@
-"""result_analyzer.py's two readers: the compiled one (benchmarks/_jsonl_scan.c) must write byte for byte the
+"""result_analyzer.py's two readers: the compiled one (benchmarks/analyzer/_jsonl_scan.c) must write byte for byte the
 report of the pure-Python one, and report the same problems on the same lines, whatever the input. The input
 here is every analyzer fixture plus lines written to trip a hand-written JSON scanner."""
 
@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from benchmarks import analyze
+from benchmarks.analyzer import pipeline
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "analyzer"
 compiled_reader = pytest.importorskip("benchmarks._jsonl_scan", reason="the compiled reader is not built")
@@ -99,11 +99,11 @@ def corpus(tmp_path: Path) -> Path:
 
 def report(tmp_path, monkeypatch, caplog, path, reader, **options) -> tuple:
     """(the report's bytes, the problems logged) with one reader."""
-    monkeypatch.setattr(analyze, "_jsonl_scan", compiled_reader if reader == "compiled" else None)
+    monkeypatch.setattr(pipeline, "_jsonl_scan", compiled_reader if reader == "compiled" else None)
     output = tmp_path / f"out-{reader}-{len(caplog.records)}.{options.get('output_format', 'csv')}"
     caplog.clear()
-    with caplog.at_level(logging.INFO, logger="benchmarks.analyze"):
-        summary = analyze.analyze(analyze.Options(inputs=[str(path)], output=str(output), fallback_timestamp=7.0,
+    with caplog.at_level(logging.INFO, logger="benchmarks.analyzer.pipeline"):
+        summary = pipeline.analyze(pipeline.Options(inputs=[str(path)], output=str(output), fallback_timestamp=7.0,
                                                   **options))
     assert summary.reader == reader
     return output.read_bytes(), [r.getMessage() for r in caplog.records]
@@ -129,7 +129,7 @@ def test_the_compiled_reader_leaves_to_python_only_what_it_must(tmp_path):
     """Ordinary records are read whole by the scanner (else the speed is the Python reader's)."""
     lines = tricky_lines()
     data = b"\n".join(lines) + b"\n"
-    offsets, status, fields, names, *_ = compiled_reader.scan(data, analyze._TOP_KEYS, "metrics")
+    offsets, status, fields, names, *_ = compiled_reader.scan(data, pipeline._TOP_KEYS, "metrics")
     status = list(status)
     assert len(status) == len(lines)
     assert status[-300:] == [0] * 300
@@ -203,7 +203,7 @@ def test_the_scanner_survives_any_bytes():
     rng = random.Random(9)
     for _ in range(300):
         data = bytes(rng.randrange(256) for _ in range(rng.randint(0, 400)))
-        offsets, status, fields, *_ = compiled_reader.scan(data, analyze._TOP_KEYS, "metrics")
+        offsets, status, fields, *_ = compiled_reader.scan(data, pipeline._TOP_KEYS, "metrics")
         assert len(status) == len(np.frombuffer(offsets, dtype=np.int64)) - 1
         assert all(len(np.frombuffer(ids, dtype=np.int32)) == len(status) for _, ids in fields)
 
@@ -211,14 +211,14 @@ def test_the_scanner_survives_any_bytes():
 def test_a_compiled_reader_of_another_version_is_not_used(monkeypatch):
     """An old build left in place after an update (its interface differs) must not be called: the analyzer
     says so and reads with the Python reader."""
-    from benchmarks import analyze_cells
+    from benchmarks.analyzer import columns
 
-    module, why = analyze_cells.load_compiled_reader()
-    assert module is compiled_reader and why is None and compiled_reader.ABI == analyze_cells.COMPILED_ABI
+    module, why = columns.load_compiled_reader()
+    assert module is compiled_reader and why is None and compiled_reader.ABI == columns.COMPILED_ABI
     stale = types.ModuleType("stale_scan")
-    stale.ABI = analyze_cells.COMPILED_ABI - 1
+    stale.ABI = columns.COMPILED_ABI - 1
     monkeypatch.setitem(sys.modules, "stale_scan", stale)
-    assert analyze_cells.load_compiled_reader("stale_scan") == (
-        None, "built from another version of benchmarks/_jsonl_scan.c (run `make env` to rebuild it)")
-    module, why = analyze_cells.load_compiled_reader("benchmarks.no_such_module")
+    assert columns.load_compiled_reader("stale_scan") == (
+        None, "built from another version of benchmarks/analyzer/_jsonl_scan.c (run `make env` to rebuild it)")
+    module, why = columns.load_compiled_reader("benchmarks.no_such_module")
     assert module is None and why.startswith("not built")

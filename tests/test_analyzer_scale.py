@@ -9,7 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from benchmarks import analyze, stats
+from benchmarks.analyzer import pipeline
+
+from benchmarks.common import stats
 
 pytestmark = pytest.mark.usefixtures("analyzer_reader")  # each test with each reader
 
@@ -45,7 +47,7 @@ def expected_row(record: dict) -> dict:
 def test_every_statistic_of_every_row_is_the_shared_definitions(tmp_path):
     path = tmp_path / "results.jsonl"
     load_generator()(path, 1500, seed=7)
-    analyze.analyze(analyze.Options(inputs=[str(path)], output=str(tmp_path / "r.csv"), jobs=2,
+    pipeline.analyze(pipeline.Options(inputs=[str(path)], output=str(tmp_path / "r.csv"), jobs=2,
                                     chunk_bytes=400_000))
     records = [json.loads(line) for line in path.read_text().splitlines()]
     with open(tmp_path / "r.csv", newline="") as handle:

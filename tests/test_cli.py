@@ -60,7 +60,7 @@ def test_a_filter_that_selects_nothing_says_so_and_exits_0(tmp_path):
 
 
 def test_help_and_parser_do_not_import_torch():
-    code = ("import sys; from benchmarks import cli, runner; cli.build_parser().format_help(); "
+    code = ("import sys; from benchmarks.runner import cli, sweep; cli.build_parser().format_help(); "
             "heavy = [m for m in ('torch', 'torch_xla', 'pandas', 'matplotlib') if m in sys.modules]; "
             "assert not heavy, heavy")
     subprocess.run([PYTHON, "-c", code], check=True, cwd=ROOT)
@@ -104,7 +104,7 @@ def test_a_dry_run_command_runs_that_config_alone(dry_run, tmp_path):
 
 
 def test_the_parent_never_imports_torch_even_while_planning_a_sweep(tmp_path):
-    code = ("import sys; from benchmarks import cli; "
+    code = ("import sys; from benchmarks.runner import cli; "
             f"rc = cli.main(['--accelerator=cpu', '--xla=PJRT', '--xla=None', '--dry-run', '--output-dirname={tmp_path}']); "
             "heavy = [m for m in ('torch', 'torch_xla') if m in sys.modules]; "
             "assert rc == 0 and not heavy, heavy")
@@ -112,14 +112,15 @@ def test_the_parent_never_imports_torch_even_while_planning_a_sweep(tmp_path):
 
 
 def test_partitions_slice_the_suite_list_before_filters():
-    from benchmarks import cli, runner
+    from benchmarks.common.run_options import RunOptions
+    from benchmarks.runner import cli, sweep
     from benchmarks.suites import load_suite
 
     parser = cli.build_parser()
-    names = lambda *args: [m["model_name"] for m in runner.select_models(load_suite("faults"), parser.parse_args(args))]
+    names = lambda *args: [m["model_name"] for m in sweep.select_models(load_suite("faults"), RunOptions.from_flags(parser.parse_args(args)))]
     everything = names()
     parts = [names("--total-partitions=4", f"--partition-id={i}") for i in range(4)]
     assert sum(parts, []) == everything  # disjoint, complete, in order; the last takes the remainder
     assert names("--total-partitions=4", "--partition-id=0", "-k", "nothing-matches") == []
     assert names("-k", "SEG") == ["segfault"] and names("-x", "^s") == [n for n in everything if not n.startswith("s")]
-    assert [m["model_name"] for m in runner.select_models(load_suite("dummy"), parser.parse_args(["--filter-by-tier=1"]))] == ["mlp"]
+    assert [m["model_name"] for m in sweep.select_models(load_suite("dummy"), RunOptions.from_flags(parser.parse_args(["--filter-by-tier=1"])))] == ["mlp"]

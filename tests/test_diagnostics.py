@@ -14,7 +14,7 @@ EAGER, XLA, INDUCTOR = "cpu-eager-eval", "cpu-openxla-lazytensor-eval", "cpu-ind
 
 
 def records_by_slug(out) -> dict:
-    from benchmarks.matrix import ExperimentConfig
+    from benchmarks.common.experiment_config import ExperimentConfig
 
     found = {}
     for record in read_jsonl(out / "results.jsonl"):
@@ -200,8 +200,8 @@ def test_filter_by_single_graph_makes_a_graph_break_an_error_record(tmp_path):
 def fresh_eager_mlp_output():
     import torch
 
-    from benchmarks import backends
-    from benchmarks.matrix import ExperimentConfig
+    from benchmarks.child import backends
+    from benchmarks.common.experiment_config import ExperimentConfig
     from benchmarks.suites import dummy_models
 
     backends.seed_everything(ExperimentConfig("cpu", None, None, "eval"))  # as the child does before building

@@ -4,7 +4,14 @@ import argparse
 
 import pytest
 
-from benchmarks import cli, matrix, records
+from benchmarks.common import experiment_config
+
+from benchmarks.runner import matrix
+
+from benchmarks.common.cli_support import forwarded_args
+from benchmarks.runner import cli
+
+from benchmarks.common import records
 
 CPU_ONLY = matrix.Capabilities(dynamo_backends=("inductor", "openxla", "openxla_eval", "eager", "aot_eager"),
                                torch_xla_error=None, xla_devices=("CPU",))
@@ -43,20 +50,20 @@ def test_upstream_worked_example_cpu_pjrt_none_openxla_inductor():
     ("cuda", None, "inductor", CPU_ONLY, "no CUDA device"),
 ])
 def test_each_support_rule_drops_with_its_reason(accelerator, xla, dynamo, caps, reason):
-    experiment = matrix.ExperimentConfig(accelerator=accelerator, xla=xla, dynamo=dynamo, test="eval")
+    experiment = experiment_config.ExperimentConfig(accelerator=accelerator, xla=xla, dynamo=dynamo, test="eval")
     assert reason in matrix.unsupported_reason(experiment, caps)
 
 
 def test_supported_configs_pass_every_rule():
     gpu = matrix.Capabilities(dynamo_backends=("inductor",), torch_xla_error=None, cuda_devices=("NVIDIA H100",))
-    assert matrix.unsupported_reason(matrix.ExperimentConfig("cuda", None, "inductor", "train"), gpu) is None
-    assert matrix.unsupported_reason(matrix.ExperimentConfig("cpu", "PJRT", "openxla", "eval"), CPU_ONLY) is None
+    assert matrix.unsupported_reason(experiment_config.ExperimentConfig("cuda", None, "inductor", "train"), gpu) is None
+    assert matrix.unsupported_reason(experiment_config.ExperimentConfig("cpu", "PJRT", "openxla", "eval"), CPU_ONLY) is None
 
 
 def test_experiment_config_round_trip_keeps_upstream_key_order():
-    data = matrix.ExperimentConfig("cpu", "PJRT", "openxla", "train", batch_size=4).to_dict()
-    assert list(data) == list(matrix.EXPERIMENT_KEYS)
-    assert matrix.ExperimentConfig.from_dict(data).to_dict() == data
+    data = experiment_config.ExperimentConfig("cpu", "PJRT", "openxla", "train", batch_size=4).to_dict()
+    assert list(data) == list(experiment_config.EXPERIMENT_KEYS)
+    assert experiment_config.ExperimentConfig.from_dict(data).to_dict() == data
 
 
 @pytest.mark.parametrize("data, message", [
@@ -68,20 +75,20 @@ def test_experiment_config_round_trip_keeps_upstream_key_order():
     ({"accelerator": "cpu", "xla": None, "dynamo": None, "test": "eval", "batch_size": 0}, "batch_size must be"),
 ])
 def test_bad_experiment_configs_say_what_is_wrong(data, message):
-    with pytest.raises(matrix.ConfigError, match=message.replace("(", r"\(").replace(")", r"\)")):
-        matrix.ExperimentConfig.from_dict(data)
+    with pytest.raises(experiment_config.ConfigError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        experiment_config.ExperimentConfig.from_dict(data)
 
 
 def test_slug_is_deterministic_and_file_name_safe():
-    e = matrix.ExperimentConfig("cpu", "PJRT", "openxla", "train", batch_size=8, xla_flags="--xla_foo=1 --bar")
-    assert e.slug() == matrix.ExperimentConfig.from_dict(e.to_dict()).slug()
+    e = experiment_config.ExperimentConfig("cpu", "PJRT", "openxla", "train", batch_size=8, xla_flags="--xla_foo=1 --bar")
+    assert e.slug() == experiment_config.ExperimentConfig.from_dict(e.to_dict()).slug()
     assert e.slug().startswith("cpu-openxla-dynamo-train-bs8-xlaflags-")
     assert "/" not in e.slug() and " " not in e.slug()
 
 
 def test_fingerprint_counts_the_requested_batch_size_not_the_real_one_nor_accelerator_model():
     model = {"suite_name": "dummy", "model_name": "mlp"}
-    requested = matrix.ExperimentConfig("cpu", None, None, "eval").to_dict()
+    requested = experiment_config.ExperimentConfig("cpu", None, None, "eval").to_dict()
     real = dict(requested, batch_size=16, accelerator_model="Some CPU")
     assert records.fingerprint(model, requested, None, False) == records.fingerprint(model, real, None, False)
     assert records.fingerprint(model, requested, None, False) != records.fingerprint(model, requested, 8, False)
@@ -103,7 +110,7 @@ def test_children_get_run_flags_but_not_sweep_flags():
     parser = cli.build_parser()
     options = parser.parse_args(["--accelerator=cpu", "--dynamo=inductor", "-k", "mlp", "--repeat=3", "--warmup=0",
                                  "--subprocess-timeout=5", "--output-dirname=/tmp/x", "--timestamp=12.5"])
-    forwarded = cli.forwarded_args(parser, options)
+    forwarded = forwarded_args(parser, options, cli.PARENT_ONLY)
     assert "--repeat=3" in forwarded and "--warmup=0" in forwarded and "--timestamp=12.5" in forwarded
     assert "--output-dirname=/tmp/x" in forwarded
     assert not any(a.startswith(("--accelerator", "--dynamo", "--filter", "--subprocess-timeout")) for a in forwarded)

@@ -8,7 +8,8 @@ import json
 
 import pytest
 
-from benchmarks import matrix
+
+from benchmarks.runner import matrix
 from benchmarks.suites import microbench
 from conftest import read_jsonl, run_runner, run_tool
 

@@ -8,7 +8,8 @@ import time
 
 import pytest
 
-from benchmarks import noise
+from benchmarks.common import cpu_affinity
+from benchmarks.runner import noise
 from conftest import read_jsonl, run_runner
 
 
@@ -83,11 +84,11 @@ def test_swap_and_gpu_clock_problems_name_their_fixes():
 
 
 def test_core_lists():
-    assert noise.parse_cores("0-2,5,1") == [0, 1, 2, 5]
-    assert noise.format_cores([5, 0, 1, 2]) == "0-2,5"
+    assert cpu_affinity.parse_cores("0-2,5,1") == [0, 1, 2, 5]
+    assert cpu_affinity.format_cores([5, 0, 1, 2]) == "0-2,5"
     for bad in ("", "a", "3-1", "-1", "0,,1"):
         with pytest.raises(ValueError):
-            noise.parse_cores(bad)
+            cpu_affinity.parse_cores(bad)
 
 
 @pytest.mark.parametrize("spec, message", [("99", "core(s) 99 not available here"), ("1-x", "not a core number")])
@@ -101,7 +102,7 @@ def sweep(tmp_path_factory):
     """One eager config run by a child (ok) and one the parent skips (train), under a fake powersave /sys."""
     out = tmp_path_factory.mktemp("noise")
     root = fake_sysfs(tmp_path_factory.mktemp("sys"), {core: "powersave" for core in range(os.cpu_count())})
-    core = max(noise.usable_cores())
+    core = max(cpu_affinity.usable_cores())
     env = dict(os.environ, **{noise.SYSFS_ENV: str(root)})
     result = run_runner("--suite-name=microbench", "--shapes=32x32x32", "--accelerator=cpu", "--xla=None",
                         "--dynamo=None", "--test=eval", "--test=train", "--repeat=2", "--warmup=1",

@@ -7,7 +7,12 @@ import pytest
 
 from conftest import ROOT, read_jsonl, run_runner
 
-from benchmarks import matrix, paths, runner
+from benchmarks.common import experiment_config
+
+
+from benchmarks.common import output_paths
+
+from benchmarks.runner import sweep
 from benchmarks.suites import files
 
 MODELS = ROOT / "tests" / "fixtures" / "user_models"
@@ -49,12 +54,12 @@ def test_params_are_part_of_the_model_config_and_its_fingerprint():
     one = files.SUITE.list_models(options(model_params='{"hidden": 8}'))[2]
     two = files.SUITE.list_models(options(model_params='{"hidden": 16}'))[2]
     assert one["params"] == {"hidden": 8} and two["params"] == {"hidden": 16}
-    exp = matrix.ExperimentConfig(accelerator="cpu", xla=None, dynamo=None, test="eval")
-    assert runner.Config(one, exp).fingerprint != runner.Config(two, exp).fingerprint
+    exp = experiment_config.ExperimentConfig(accelerator="cpu", xla=None, dynamo=None, test="eval")
+    assert sweep.Config(one, exp).fingerprint != sweep.Config(two, exp).fingerprint
     # Labels and the file's location are not: moving the folder or relabelling keeps resume working.
     moved = dict(one, path="/elsewhere/tiny_mlp.py", labels={"x": ["y"]})
-    assert runner.Config(moved, exp).fingerprint == runner.Config(one, exp).fingerprint
-    assert paths.model_dirname(one) != paths.model_dirname(two)
+    assert sweep.Config(moved, exp).fingerprint == sweep.Config(one, exp).fingerprint
+    assert output_paths.model_dirname(one) != output_paths.model_dirname(two)
 
 
 def test_listing_never_runs_user_code(tmp_path):
@@ -145,6 +150,6 @@ def test_a_file_that_does_not_parse_is_listed_with_a_warning_and_its_build_says_
     models = files.SUITE.list_models(options(search_dir=[str(tmp_path)]))
     assert [(m["model_name"], m["labels"]) for m in models] == [("half_written", {"author": ["dana"]})]
     assert any("half_written.py" in r.getMessage() and "unparsable" in r.getMessage() for r in caplog.records)
-    exp = matrix.ExperimentConfig(accelerator="cpu", xla=None, dynamo=None, test="eval")
+    exp = experiment_config.ExperimentConfig(accelerator="cpu", xla=None, dynamo=None, test="eval")
     with pytest.raises(files.ModelFileError, match=r"cannot import .*half_written.py: SyntaxError"):
         files.SUITE.build(models[0], exp, "cpu", None)

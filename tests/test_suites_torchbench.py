@@ -12,7 +12,10 @@ import pytest
 
 from conftest import ROOT, by_model, read_jsonl, run_runner
 
-from benchmarks import cli, matrix
+from benchmarks.common import experiment_config
+
+
+from benchmarks.runner import cli
 from benchmarks.suites import torchbench
 
 FIXTURE = ROOT / "tests" / "fixtures" / "torchbench"
@@ -25,7 +28,7 @@ FIXTURE_MODELS = ["cpu_train_not_implemented", "downloads_weights", "eval_only",
 def experiment(**kw):
     base = dict(accelerator="cpu", xla=None, dynamo=None, test="train", accelerator_model="Some CPU")
     base.update(kw)
-    return matrix.ExperimentConfig(**base)
+    return experiment_config.ExperimentConfig(**base)
 
 
 # ---------------------------------------------------------------- finding and listing (parent side, no torch)

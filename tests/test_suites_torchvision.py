@@ -6,7 +6,10 @@ import pytest
 
 from conftest import read_jsonl, run_runner
 
-from benchmarks import cli, runner, tiers
+from benchmarks.common.run_options import RunOptions
+from benchmarks.runner import cli, sweep
+
+from benchmarks.common import tiers
 from benchmarks.suites import load_suite, torchvision_suite
 
 COMMON = ["--suite-name=torchvision", "--accelerator=cpu", "--xla=None", "--repeat=2", "--warmup=1",
@@ -20,7 +23,7 @@ def selection(suite_name, **kw):
     base = dict(filter=[], exclude=[], filter_by_tier=[], exclude_by_tier=[], total_partitions=1, partition_id=0,
                 model_params=None, torchbench_dir=None, torchbench_skips=None)
     base.update(kw)
-    return [m["model_name"] for m in runner.select_models(load_suite(suite_name), argparse.Namespace(**base))]
+    return [m["model_name"] for m in sweep.select_models(load_suite(suite_name), RunOptions.from_flags(argparse.Namespace(**base)))]
 
 
 # ---------------------------------------------------------------- listing and tiers (no torch)
@@ -115,9 +118,9 @@ def test_compiled_eval_and_train_at_a_requested_batch_size(compiled):
 
 
 def test_an_image_size_a_model_cannot_take_is_a_skip_with_the_reason():
-    from benchmarks import matrix
+    from benchmarks.common import experiment_config
 
-    exp = matrix.ExperimentConfig(accelerator="cpu", xla=None, dynamo=None, test="eval")
+    exp = experiment_config.ExperimentConfig(accelerator="cpu", xla=None, dynamo=None, test="eval")
     suite = torchvision_suite.SUITE
     small = {"image_size": 64}
     assert "at least 75, not 64" in suite.skip_reason({"model_name": "inception_v3", "params": small}, exp, None)
@@ -127,10 +130,10 @@ def test_an_image_size_a_model_cannot_take_is_a_skip_with_the_reason():
 
 
 def test_models_that_draw_random_numbers_while_training_say_so():
-    from benchmarks import matrix
+    from benchmarks.common import experiment_config
 
     suite, params = torchvision_suite.SUITE, {"image_size": 32, "num_classes": 10}
-    built = lambda name, test: suite.build({"model_name": name, "params": params}, matrix.ExperimentConfig(
+    built = lambda name, test: suite.build({"model_name": name, "params": params}, experiment_config.ExperimentConfig(
         accelerator="cpu", xla=None, dynamo=None, test=test), "cpu", None)
     squeezenet = built("squeezenet1_1", "train")  # dropout: --verify must not expect equal results
     assert squeezenet.deterministic is False and built("squeezenet1_1", "eval").deterministic is True

@@ -8,7 +8,10 @@ import time
 
 import pytest
 
-from benchmarks import matrix, timing
+
+from benchmarks.runner import matrix
+
+from benchmarks.child import precise_timing
 from conftest import read_jsonl, run_runner
 
 try:
@@ -29,7 +32,7 @@ def sleeper(seconds):
 
 def test_samples_hold_every_timed_call_and_the_statistic_is_theirs():
     for name, reduce in (("min", min), ("median", statistics.median), ("mean", statistics.fmean)):
-        result = timing.do_bench(sleeper(0.002), warmup=0.005, budget=0.03, statistic=name)
+        result = precise_timing.do_bench(sleeper(0.002), warmup=0.005, budget=0.03, statistic=name)
         assert result.clock == "perf_counter_ns" and result.statistic == name
         assert len(result.samples) >= 2 and all(s >= 0.002 for s in result.samples)
         assert result.value == pytest.approx(reduce(result.samples))
@@ -40,7 +43,7 @@ def test_samples_hold_every_timed_call_and_the_statistic_is_theirs():
 
 def test_time_budget_is_honoured():
     started = time.perf_counter()
-    result = timing.do_bench(sleeper(0.005), warmup=0.0, budget=0.05)
+    result = precise_timing.do_bench(sleeper(0.005), warmup=0.0, budget=0.05)
     elapsed = time.perf_counter() - started
     # Each call takes >= 5 ms, so a 50 ms budget admits at most 10 calls, and the loop stops once it is spent.
     assert 1 <= len(result.samples) <= 10
@@ -50,9 +53,9 @@ def test_time_budget_is_honoured():
 
 def test_count_limit_stops_before_the_budget_and_min_calls_outlasts_it():
     started = time.perf_counter()
-    result = timing.do_bench(sleeper(0.001), warmup=0.0, budget=60.0, max_calls=3)
+    result = precise_timing.do_bench(sleeper(0.001), warmup=0.0, budget=60.0, max_calls=3)
     assert len(result.samples) == 3 and time.perf_counter() - started < 5
-    result = timing.do_bench(sleeper(0.001), warmup=0.0, budget=1e-9, min_calls=4)
+    result = precise_timing.do_bench(sleeper(0.001), warmup=0.0, budget=1e-9, min_calls=4)
     assert len(result.samples) == 4
 
 
@@ -65,7 +68,7 @@ def test_sync_is_called_after_every_call():
     def sync():
         calls["sync"] += 1
 
-    result = timing.do_bench(fn, sync, warmup=0.002, budget=0.005)
+    result = precise_timing.do_bench(fn, sync, warmup=0.002, budget=0.005)
     assert calls["sync"] == calls["fn"] == result.warmup_calls + len(result.samples)
 
 
@@ -73,38 +76,38 @@ def test_a_real_matmul_on_the_cpu():
     import torch
 
     a, b = torch.randn(64, 32), torch.randn(32, 16)
-    result = timing.do_bench(lambda: torch.matmul(a, b), budget=0.02, statistic="median")
+    result = precise_timing.do_bench(lambda: torch.matmul(a, b), budget=0.02, statistic="median")
     assert torch.allclose(result.output, a @ b)
     assert all(s > 0 for s in result.samples) and result.value <= max(result.samples)
     flops = 2 * 64 * 32 * 16
-    assert timing.tflops(flops, [result.value]) == [pytest.approx(flops / result.value / 1e12)]
+    assert precise_timing.tflops(flops, [result.value]) == [pytest.approx(flops / result.value / 1e12)]
 
 
 @pytest.mark.parametrize("kwargs", [{"statistic": "p90"}, {"budget": 0}, {"warmup": -1}, {"min_calls": 0},
                                     {"min_calls": 3, "max_calls": 2}])
 def test_bad_arguments_are_refused(kwargs):
     with pytest.raises(ValueError):
-        timing.do_bench(lambda: None, **kwargs)
+        precise_timing.do_bench(lambda: None, **kwargs)
 
 
 @pytest.mark.skipif(HAS_CUDA, reason="this machine has CUDA: the CUDA test below runs instead")
 def test_cuda_timing_without_cuda_is_a_clear_error():
-    with pytest.raises(timing.PureWallTimeUnsupported, match="needs a CUDA device"):
-        timing.do_bench(lambda: None, cuda=True)
+    with pytest.raises(precise_timing.PureWallTimeUnsupported, match="needs a CUDA device"):
+        precise_timing.do_bench(lambda: None, cuda=True)
 
 
 @pytest.mark.skipif(not HAS_CUDA, reason="needs a CUDA device")
 def test_cuda_events_time_the_device():  # pragma: no cover - runs on GPU machines only
     a = torch.randn(1024, 1024, device="cuda")
-    result = timing.do_bench(lambda: a @ a, torch.cuda.synchronize, cuda=True, budget=0.05)
+    result = precise_timing.do_bench(lambda: a @ a, torch.cuda.synchronize, cuda=True, budget=0.05)
     assert result.clock == "cuda_event" and len(result.samples) >= 1 and result.value > 0
 
 
 def test_pure_wall_time_rules_drop_only_configs_without_cuda():
     configs = matrix.expand(["cpu", "cuda"], [None], [None, "inductor"], ["eval"])
     caps = matrix.Capabilities(dynamo_backends=("inductor",), cuda_devices=("NVIDIA A100",), torch_xla_error=None)
-    assert timing.support_rules(argparse.Namespace(pure_wall_time=False)) == []
-    rules = matrix.SUPPORT_RULES + timing.support_rules(argparse.Namespace(pure_wall_time=True))
+    assert precise_timing.support_rules(argparse.Namespace(pure_wall_time=False)) == []
+    rules = matrix.SUPPORT_RULES + precise_timing.support_rules(argparse.Namespace(pure_wall_time=True))
     kept, dropped = matrix.split(configs, caps, rules)
     assert [e.accelerator for e in kept] == ["cuda", "cuda"]
     assert [e.accelerator for e, _ in dropped] == ["cpu", "cpu"]

@@ -7,7 +7,7 @@ declared-random (VERIFIER_SKIPPED), an exception after timing, and a structure m
 The comparison itself is also checked directly on real tensors and outputs.
 """
 
-import argparse
+from benchmarks.common.run_options import VerifyOptions
 import collections
 import dataclasses
 import shutil
@@ -171,9 +171,9 @@ def test_resume_treats_verified_and_unverified_runs_as_different(faults, tmp_pat
 
 
 def test_fingerprint_tells_verified_from_unverified():
-    from benchmarks import records
-    from benchmarks.matrix import ExperimentConfig
-    from benchmarks.runner import Config
+    from benchmarks.common import records
+    from benchmarks.common.experiment_config import ExperimentConfig
+    from benchmarks.runner.sweep import Config
 
     model = {"suite_name": "dummy", "model_name": "mlp"}
     experiment = ExperimentConfig(accelerator="cpu", xla=None, dynamo="inductor", test="eval")
@@ -206,7 +206,7 @@ def test_bad_verify_flags_are_one_line_and_exit_2():
 def test_compare_figures_on_real_tensors():
     import torch
 
-    from benchmarks import verify
+    from benchmarks.child import verify
 
     ref = {"a": torch.tensor([1.0, -2.0, 0.0, 4.0]), "b": (torch.tensor([[10.0]]), 3, "x")}
     out = {"a": torch.tensor([1.5, -2.0, 0.0, 4.0]), "b": (torch.tensor([[9.0]]), 3, "x")}
@@ -238,7 +238,7 @@ def test_compare_figures_on_real_tensors():
 def test_structure_mismatches_say_where():
     import torch
 
-    from benchmarks import verify
+    from benchmarks.child import verify
 
     Pair = collections.namedtuple("Pair", "left right")
 
@@ -274,7 +274,7 @@ def test_structure_mismatches_say_where():
 def test_to_cpu_tree_copies_so_no_view_keeps_a_model_alive():
     import torch
 
-    from benchmarks import verify
+    from benchmarks.child import verify
 
     weight = torch.nn.Parameter(torch.ones(4))
     copied = verify.to_cpu_tree({"view": weight[:2]})
@@ -286,26 +286,26 @@ def test_to_cpu_tree_copies_so_no_view_keeps_a_model_alive():
 
 
 def eval_experiment(test="eval"):
-    from benchmarks.matrix import ExperimentConfig
+    from benchmarks.common.experiment_config import ExperimentConfig
 
     return ExperimentConfig(accelerator="cpu", xla=None, dynamo=None, test=test)
 
 
 def options(**overrides):
-    values = {"verify_iterations": 1, "verify_tolerance": 0.02}
+    values = {"enabled": True, "iterations": 1, "tolerance": 0.02}
     values.update(overrides)
-    return argparse.Namespace(**values)
+    return VerifyOptions(**values)
 
 
 def test_eager_reference_is_on_the_cpu_and_its_models_are_freed():
-    from benchmarks import child, verify
+    from benchmarks.child import single_config, verify
     from benchmarks.suites import load_suite
 
     built, phases = [], []
     suite = load_suite("dummy")
 
     def build(experiment):
-        bm = child.build_model(suite, {"suite_name": "dummy", "model_name": "mlp"}, experiment, None)
+        bm = single_config.build_model(suite, {"suite_name": "dummy", "model_name": "mlp"}, experiment, None)
         built.append(weakref.ref(bm.module))
         return bm
 
@@ -323,7 +323,7 @@ def run_declared_random(tolerance):
     """A random model declared non-deterministic, with its own tolerance: checked through the child's steps."""
     import torch
 
-    from benchmarks import measure, verify
+    from benchmarks.child import measured_loop, verify
     from benchmarks.suites import BenchmarkModel
     from benchmarks.suites.faults_models import RandomOutput
 
@@ -336,10 +336,10 @@ def run_declared_random(tolerance):
     verifier = verify.Verifier(options(), build)
     verifier.compute_reference(experiment)
     bm = build(experiment)
-    step = measure.make_step(bm, experiment, bm.module, bm.example_inputs, {})
+    step = measured_loop.make_step(bm, experiment, bm.module, bm.example_inputs, {})
     verifier.before_timing(experiment, bm.module, step)
     record = {"verification_code": "VERIFIER_SKIPPED", "status": "ok",
-              "metrics": measure.measure(step, experiment, 1, 1, 1)}
+              "metrics": measured_loop.measure(step, experiment, 1, 1, 1)}
     verifier.check(experiment, bm.module, step)
     return verifier.finish(record)
 
@@ -353,7 +353,7 @@ def test_declared_non_deterministic_with_a_tolerance_is_compared_with_it():
 
 
 def test_an_eager_reference_the_suite_skips_is_not_a_failure():
-    from benchmarks import verify
+    from benchmarks.child import verify
     from benchmarks.suites import ModelSkipped
 
     def build(experiment):
@@ -369,7 +369,7 @@ def test_an_eager_reference_the_suite_skips_is_not_a_failure():
 def test_train_result_is_the_same_with_collect_full_output():
     import torch
 
-    from benchmarks import backends, measure, verify
+    from benchmarks.child import backends, measured_loop, verify
     from benchmarks.suites import load_suite
 
     experiment = eval_experiment("train")
@@ -377,7 +377,7 @@ def test_train_result_is_the_same_with_collect_full_output():
     for full_output in (False, True):
         backends.seed_everything(experiment)
         bm = load_suite("dummy").build({"suite_name": "dummy", "model_name": "mlp"}, experiment, "cpu", None)
-        step = measure.make_step(bm, experiment, bm.module, tuple(bm.example_inputs), {}, full_output=full_output)
+        step = measured_loop.make_step(bm, experiment, bm.module, tuple(bm.example_inputs), {}, full_output=full_output)
         results.append(verify.collect(experiment, bm.module, step()))
     plain, full = results
     assert isinstance(full["loss"], torch.Tensor) and full["loss"].shape == ()

@@ -65,7 +65,7 @@ def parse_model_params(text: Optional[str]) -> Optional[dict]:
         return None
     problem = params_problem(text)
     if problem:
-        from benchmarks.cli import UsageError
+        from benchmarks.common.cli_support import UsageError
 
         raise UsageError(f"--model-params {problem}")
     return json.loads(text)
@@ -148,7 +148,7 @@ def inspect_file(path: str) -> tuple:
 def candidate_files(options) -> list:
     """(path, name if the stem is taken, explicit) for every *.py under each --search-dir (recursively, sorted),
     then each --model-file; absolute and unique."""
-    from benchmarks.cli import UsageError
+    from benchmarks.common.cli_support import UsageError
 
     found = []
     for directory in getattr(options, "search_dir", None) or ():
@@ -206,7 +206,7 @@ class FilesSuite(Suite):
                            "num_classes for torchvision")
 
     def list_models(self, options):
-        from benchmarks.cli import UsageError
+        from benchmarks.common.cli_support import UsageError
 
         params = parse_model_params(getattr(options, "model_params", None))
         filters = parse_label_filters(getattr(options, "labels", None))
@@ -246,7 +246,7 @@ class FilesSuite(Suite):
         params = model_config.get("params") or {}
         result = create(batch_size, **params)
         net, args, kwargs = split_result(result, path)
-        from benchmarks import backends
+        from benchmarks.child import backends
 
         tolerance = getattr(module, "TOLERANCE", None)
         return BenchmarkModel(module=net.to(device), example_inputs=backends.move(args, device),

@@ -23,7 +23,7 @@ import sys
 import textwrap
 from typing import Optional
 
-from benchmarks import tiers
+from benchmarks.common import tiers
 from benchmarks.suites import BenchmarkModel, ModelSkipped, Suite, model_config
 
 log = logging.getLogger("benchmarks.suites.torchbench")
@@ -129,7 +129,7 @@ def load_skips(path: Optional[str]) -> list:
     """Our skip groups: [{"reason", "models", and any of SKIP_KEYS}], validated. 'none' -> []."""
     import yaml
 
-    from benchmarks.cli import UsageError
+    from benchmarks.common.cli_support import UsageError
 
     if path is not None and path.strip().lower() == "none":
         return []
@@ -300,7 +300,7 @@ class TorchBenchSuite(Suite):
                            "benchmarks/suites/torchbench_skips.yaml; 'none' skips nothing")
 
     def root(self, options) -> str:
-        from benchmarks.cli import UsageError
+        from benchmarks.common.cli_support import UsageError
 
         root, how = find_root(getattr(options, "torchbench_dir", None))
         if root is None:
@@ -309,7 +309,7 @@ class TorchBenchSuite(Suite):
         return root
 
     def list_models(self, options):
-        from benchmarks.cli import UsageError
+        from benchmarks.common.cli_support import UsageError
 
         if getattr(options, "model_params", None):
             raise UsageError("the torchbench suite takes no --model-params (TorchBench models take no parameters)")

@@ -8,7 +8,8 @@ Parameters (--model-params): `image_size` (default 224, 299 for inception_v3) an
 
 from __future__ import annotations
 
-from benchmarks import tiers
+from benchmarks.common import tiers
+from benchmarks.common.cli_support import UsageError
 from benchmarks.suites import BenchmarkModel, Suite, model_config
 
 # name -> default batch size, chosen so one step takes about a second or less on a laptop CPU.
@@ -71,13 +72,12 @@ class TorchvisionSuite(Suite):
     name = "torchvision"
 
     def list_models(self, options):
-        from benchmarks import cli
         from benchmarks.suites import files
 
         params = files.parse_model_params(getattr(options, "model_params", None))
         problem = check_params(params or {})
         if problem:
-            raise cli.UsageError(problem)
+            raise UsageError(problem)
         return [model_config(self.name, name, params=params or None) for name in MODELS]
 
     def tiers(self):

@@ -12,7 +12,7 @@ import logging
 import os
 import sys
 
-from benchmarks.cliutil import Parser, non_negative_int
+from benchmarks.common.cli_support import Parser, UsageError, non_negative_int
 
 log = logging.getLogger("benchmarks.aggregate")
 
@@ -129,8 +129,6 @@ def write(data, options) -> None:
             with open(options.output, mode, **({} if mode == "wb" else {"encoding": "utf-8"})) as handle:
                 handle.write(data)
         except OSError as exc:
-            from benchmarks.reports import UsageError
-
             raise UsageError(f"cannot write {options.output}: {exc.strerror or exc}") from None
         log.info("wrote %s", options.output)
         return
@@ -143,7 +141,7 @@ def write(data, options) -> None:
 
 
 def run(options) -> int:
-    from benchmarks import reports
+    from benchmarks.aggregate import reports
 
     if options.list_accelerators:
         rows = reports.load_rows(reports.expand_inputs(options.input_file))
@@ -151,7 +149,7 @@ def run(options) -> int:
         return 0
     fmt = output_format(options)
     if fmt in IMAGE_FORMATS and not options.output and sys.stdout.isatty():
-        raise reports.UsageError(f"not writing {fmt.upper()} to a terminal: use --output FILE or redirect stdout")
+        raise UsageError(f"not writing {fmt.upper()} to a terminal: use --output FILE or redirect stdout")
     request = reports.Options(
         input_files=options.input_file, accelerator=options.accelerator, test=options.test,
         backends=options.backends, baseline=options.baseline, filter=options.filter, exclude=options.exclude,
@@ -166,7 +164,7 @@ def run(options) -> int:
     elif fmt == "tab":
         write(reports.format_tab(table), options)
     else:
-        from benchmarks import plots
+        from benchmarks.aggregate import plots
 
         write(plots.render(table, fmt, options.fig_width, options.fig_height), options)
     return 0
@@ -179,11 +177,11 @@ def main(argv=None) -> int:
     options = build_parser().parse_args(argv)
     logging.basicConfig(level=options.log_level.upper(), format="aggregate.py: %(levelname)s: %(message)s",
                         force=True)
-    from benchmarks import reports
+    from benchmarks.aggregate import reports
 
     try:
         return run(options)
-    except reports.UsageError as exc:
+    except UsageError as exc:
         print(f"aggregate.py: error: {exc}", file=sys.stderr)
         return 2
     except reports.NoData as exc:

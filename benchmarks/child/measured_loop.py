@@ -10,7 +10,7 @@ from typing import Callable, Optional
 
 import torch
 
-from benchmarks import backends
+from benchmarks.child import backends
 
 
 def reduce_to_scalar(output) -> torch.Tensor:

@@ -25,9 +25,9 @@ import threading
 import time
 from typing import Any, Callable, Optional
 
-from benchmarks import paths
+from benchmarks.common import output_paths
 
-log = logging.getLogger("benchmarks.diagnostics")
+log = logging.getLogger("benchmarks.child.diagnostics")
 
 MATMUL_PRECISIONS = ("default", "high", "highest")
 IR_FORMATS = ("text", "hlo", "stablehlo")
@@ -39,7 +39,7 @@ XLA_TRACE_TIMEOUT_S = 60
 
 def add_arguments(parser) -> None:
     """Flags of this feature (an argument group); all are forwarded to children."""
-    from benchmarks.cli import positive_int
+    from benchmarks.common.cli_support import positive_int
 
     g = parser.add_argument_group(
         "diagnostics (files go to <output-dir>/<model>/<kind>-<config>[-<repeat>].<ext>, listed in the "
@@ -88,9 +88,9 @@ def add_arguments(parser) -> None:
 
 def validate_options(options) -> None:
     """Flag combinations that contradict each other: a UsageError (one line, exit 2)."""
-    precision = getattr(options, "matmul_precision", None)
-    if getattr(options, "disable_tf32", False) and precision not in (None, "highest"):
-        from benchmarks.cli import UsageError
+    precision = options.diagnostics.matmul_precision
+    if options.diagnostics.disable_tf32 and precision not in (None, "highest"):
+        from benchmarks.common.cli_support import UsageError
 
         raise UsageError(f"--disable-tf32 asks for full float32 precision, --matmul-precision={precision} "
                          "for less; pass one of them")
@@ -100,7 +100,7 @@ def validate_options(options) -> None:
 
 
 def _path(options, model_config: dict, experiment, kind: str, ext: str = "", repeat: Optional[int] = None) -> str:
-    return os.path.abspath(paths.artifact_path(options.output_dirname, model_config, experiment, kind, ext, repeat))
+    return os.path.abspath(output_paths.artifact_path(options.output_dirname, model_config, experiment, kind, ext, repeat))
 
 
 def hlo_dir(options, model_config, experiment) -> str:
@@ -108,7 +108,7 @@ def hlo_dir(options, model_config, experiment) -> str:
 
 
 def ir_file(options, model_config, experiment) -> str:
-    return _path(options, model_config, experiment, "dump", options.save_ir_format)
+    return _path(options, model_config, experiment, "dump", options.diagnostics.save_ir_format)
 
 
 def update_child_env(env: dict, experiment, options, model_config: dict) -> None:
@@ -116,12 +116,12 @@ def update_child_env(env: dict, experiment, options, model_config: dict) -> None
     child_environment rebuilds XLA_FLAGS from the experiment for XLA configs)."""
     if not experiment.xla:
         return
-    if getattr(options, "dump_hlo", False):
+    if options.diagnostics.dump_hlo:
         flag = f"--xla_dump_to={hlo_dir(options, model_config, experiment)}"
         if flag not in env.get("XLA_FLAGS", "").split():
             env["XLA_FLAGS"] = (env.get("XLA_FLAGS", "") + " " + flag).strip()
-    if getattr(options, "save_ir_format", None):
-        env["XLA_SAVE_TENSORS_FMT"] = options.save_ir_format
+    if options.diagnostics.save_ir_format:
+        env["XLA_SAVE_TENSORS_FMT"] = options.diagnostics.save_ir_format
         env["XLA_SAVE_TENSORS_FILE"] = ir_file(options, model_config, experiment)
 
 
@@ -138,14 +138,14 @@ def env_artifacts(options, model_config: dict, experiment) -> dict:
     if not experiment.xla:
         return found
     out = os.path.abspath(options.output_dirname)
-    if getattr(options, "dump_hlo", False):
+    if options.diagnostics.dump_hlo:
         directory = hlo_dir(options, model_config, experiment)
         if os.path.isdir(directory) and os.listdir(directory):
-            found["hlo"] = paths.relative(directory, out)
-    if getattr(options, "save_ir_format", None):
+            found["hlo"] = output_paths.relative(directory, out)
+    if options.diagnostics.save_ir_format:
         files = ir_files(ir_file(options, model_config, experiment))
         if files:  # one device: one file, <name>.0
-            found["dump"] = paths.relative(files[0], out)
+            found["dump"] = output_paths.relative(files[0], out)
     return found
 
 
@@ -282,7 +282,7 @@ class Diagnostics:
         self._xla_error: list = []
         self._counters: list = []
         self._op_tables: dict = {}  # diagnostics key -> one op table per repeat
-        opt = lambda name, default=False: getattr(options, name, default)  # noqa: E731
+        opt = lambda name, default=False: getattr(options.diagnostics, name)  # noqa: E731
         xla, dynamo = bool(experiment.xla), experiment.dynamo is not None
         self.profile = opt("dump_pytorch_profiles") or opt("profile_cuda_cpu") or opt("profile_cuda_cpu_individual_ops")
         self.xla_metrics_report = opt("dump_pytorch_xla_metrics") and xla
@@ -316,7 +316,7 @@ class Diagnostics:
         return path
 
     def _relative(self, path: str) -> str:
-        return paths.relative(path, os.path.abspath(self.options.output_dirname))
+        return output_paths.relative(path, os.path.abspath(self.options.output_dirname))
 
     def add_artifact(self, kind: str, path: str, repeat: Optional[int] = None) -> None:
         if repeat is None:
@@ -328,17 +328,17 @@ class Diagnostics:
 
     def setup(self) -> None:
         """Before the model is built: stale files of an earlier run go, precision is set, servers start."""
-        from benchmarks import backends
+        from benchmarks.child import backends
 
-        if self.experiment.xla and getattr(self.options, "dump_hlo", False):
+        if self.experiment.xla and self.options.diagnostics.dump_hlo:
             shutil.rmtree(hlo_dir(self.options, self.model_config, self.experiment), ignore_errors=True)
-        if self.experiment.xla and getattr(self.options, "save_ir_format", None):
+        if self.experiment.xla and self.options.diagnostics.save_ir_format:
             for stale in ir_files(ir_file(self.options, self.model_config, self.experiment)):
                 os.remove(stale)  # torch_xla appends to it
         self.cuda = self.experiment.accelerator == "cuda" and not self.experiment.xla
         self.record["diagnostics"]["matmul_precision"] = backends.set_matmul_precision(
-            self.experiment, getattr(self.options, "matmul_precision", None),
-            getattr(self.options, "disable_tf32", False))
+            self.experiment, self.options.diagnostics.matmul_precision,
+            self.options.diagnostics.disable_tf32)
         if self.dynamo_counters:
             from torch._dynamo.utils import counters
 
@@ -348,8 +348,8 @@ class Diagnostics:
 
     def make_inputs(self, args: tuple, kwargs: dict) -> Optional[RandomInputs]:
         """The input source for make_step: random inputs with --randomize-input, else None (the examples)."""
-        if getattr(self.options, "randomize_input", False):
-            from benchmarks.backends import SEED
+        if self.options.diagnostics.randomize_input:
+            from benchmarks.child.backends import SEED
 
             self.inputs = RandomInputs(args, kwargs, SEED)
         return self.inputs
@@ -379,7 +379,7 @@ class Diagnostics:
 
     @property
     def after_repeat(self) -> Optional[Callable]:
-        return self._save_output if getattr(self.options, "save_output", False) else None
+        return self._save_output if self.options.diagnostics.save_output else None
 
     @contextlib.contextmanager
     def _around_repeat(self, index: int):
@@ -411,8 +411,8 @@ class Diagnostics:
 
     def _profiled(self, index: int, prof) -> None:
         events = prof.key_averages()
-        opts = self.options
-        if getattr(opts, "dump_pytorch_profiles", False):
+        opts = self.options.diagnostics
+        if opts.dump_pytorch_profiles:
             trace = self.path("trace", "json", index)
             prof.export_chrome_trace(trace)
             self.add_artifact("trace", trace, index)
@@ -421,7 +421,7 @@ class Diagnostics:
             with open(table, "w", encoding="utf-8") as handle:
                 handle.write(events.table(sort_by=sort_by, row_limit=-1) + "\n")
             self.add_artifact("pytorch-profile", table, index)
-        if getattr(opts, "profile_cuda_cpu", False):
+        if opts.profile_cuda_cpu:
             cpu = sum(event.self_cpu_time_total for event in events) / 1e6
             self.metrics["total_cpu_time_s"].append(cpu)
             self.metrics["per_iter_cpu_time_s"].append(cpu / self.iterations)
@@ -429,7 +429,7 @@ class Diagnostics:
                 cuda = sum(event.self_device_time_total for event in events) / 1e6
                 self.metrics["total_cuda_time_s"].append(cuda)
                 self.metrics["per_iter_cuda_time_s"].append(cuda / self.iterations)
-        if getattr(opts, "profile_cuda_cpu_individual_ops", False):
+        if opts.profile_cuda_cpu_individual_ops:
             if self.experiment.xla:
                 import torch_xla.debug.metrics as met
 
@@ -458,7 +458,7 @@ class Diagnostics:
                 self._xla_server = xp.start_server(port)
                 self._xla_port = port
                 self.record["diagnostics"]["xla_profile"] = {"port": port,
-                                                             "duration_ms": self.options.profile_xla_duration_ms}
+                                                             "duration_ms": self.options.diagnostics.profile_xla_duration_ms}
                 return
             except RuntimeError as exc:
                 problem = exc
@@ -472,7 +472,7 @@ class Diagnostics:
 
         def capture():
             try:
-                xp.trace(f"localhost:{self._xla_port}", logdir, duration_ms=self.options.profile_xla_duration_ms,
+                xp.trace(f"localhost:{self._xla_port}", logdir, duration_ms=self.options.diagnostics.profile_xla_duration_ms,
                          timeout_s=XLA_TRACE_TIMEOUT_S)
             except Exception as exc:  # reported by finish()
                 self._xla_error.append(exc)
@@ -484,7 +484,7 @@ class Diagnostics:
     def _finish_xla_capture(self) -> None:
         if self._xla_thread is None:
             return
-        limit = self.options.profile_xla_duration_ms / 1e3 + XLA_TRACE_TIMEOUT_S + 30
+        limit = self.options.diagnostics.profile_xla_duration_ms / 1e3 + XLA_TRACE_TIMEOUT_S + 30
         self._xla_thread.join(timeout=limit)
         logdir = self.path("xla-profile")
         files = sorted(glob.glob(os.path.join(glob.escape(logdir), "**", "*.xplane.pb"), recursive=True))
@@ -507,9 +507,9 @@ class Diagnostics:
             metrics[name] = values
         for key, tables in self._op_tables.items():
             self.record["diagnostics"][key] = per_repeat_tables(tables)
-        if self._counters and getattr(self.options, "collect_dynamo_counters", False):
+        if self._counters and self.options.diagnostics.collect_dynamo_counters:
             self.record["diagnostics"]["dynamo_counters"] = self._counters[-1]
-        if self._counters and getattr(self.options, "dump_dynamo_counters", False):
+        if self._counters and self.options.diagnostics.dump_dynamo_counters:
             path = self.path("dynamo-counters", "json")
             with open(path, "w", encoding="utf-8") as handle:
                 json.dump({"per_repeat": self._counters}, handle, indent=1, ensure_ascii=False)
@@ -522,7 +522,7 @@ class Diagnostics:
             self._list_env_artifacts()
         except OSError as exc:  # never turns a record into a crash
             log.warning("could not list the XLA dump files: %s", exc)
-        wants_counters = getattr(self.options, "collect_dynamo_counters", False)
+        wants_counters = self.options.diagnostics.collect_dynamo_counters
         if self.dynamo_counters and wants_counters and "dynamo_counters" not in self.record["diagnostics"]:
             try:  # a failed config (a graph break, say): the counters say why
                 self.record["diagnostics"]["dynamo_counters"] = counters_snapshot()

@@ -175,7 +175,7 @@ def pure_wall_time_reason(experiment) -> Optional[str]:
 
 def support_rules(options) -> list:
     """Support rules (matrix.SUPPORT_RULES' form) that this module's flags add to the sweep."""
-    if not getattr(options, "pure_wall_time", False):
+    if not options.pure_wall_time:
         return []
     return [("pure-wall-time-needs-cuda", lambda e, c: pure_wall_time_reason(e) is not None,
              lambda e, c: pure_wall_time_reason(e))]
@@ -183,7 +183,7 @@ def support_rules(options) -> list:
 
 def pure_wall_time_problem(experiment, options) -> Optional[str]:
     """In the child: why --pure-wall-time cannot run here (the config, or no CUDA device), or None."""
-    if not getattr(options, "pure_wall_time", False):
+    if not options.pure_wall_time:
         return None
     reason = pure_wall_time_reason(experiment)
     if reason:

@@ -11,9 +11,9 @@ import os
 import sys
 import time
 
-from benchmarks.cliutil import Parser, positive_int, setup_logging
+from benchmarks.common.cli_support import Parser, positive_int, setup_logging
 
-log = logging.getLogger("benchmarks.analyze")
+log = logging.getLogger("benchmarks.analyzer.pipeline")
 
 
 def timestamp(text: str) -> float:
@@ -49,7 +49,7 @@ def build_parser() -> Parser:
     p.add_argument("--jobs", type=positive_int, default=None, metavar="N",
                    help="worker processes for large inputs (default: the usable cores)")
     p.add_argument("--reader", default="auto", choices=["auto", "compiled", "python"],
-                   help="how records are read: the compiled reader (benchmarks/_jsonl_scan.c, built by `pip install "
+                   help="how records are read: the compiled reader (benchmarks/analyzer/_jsonl_scan.c, built by `pip install "
                    "-e .`), the pure-Python one, or auto: compiled when built (default). Both give the same report")
     p.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"])
     # Upstream's analyzer has this flag and ignores it; scripts that pass it keep working.
@@ -95,24 +95,24 @@ def main(argv=None) -> int:
         os.environ.setdefault(name, "1")
     keep_freed_memory()
     try:
-        from benchmarks import analyze
+        from benchmarks.analyzer import pipeline
 
         try:
-            options.input_files = analyze.find_inputs(options.inputs, options.output_dirname or "./output/")
-            run = analyze.Options(
+            options.input_files = pipeline.find_inputs(options.inputs, options.output_dirname or "./output/")
+            run = pipeline.Options(
                 inputs=options.input_files,
                 output=output_path(options),
                 output_format=options.output_format,
                 database=options.database,
                 hide_errors=options.hide_errors,
                 fallback_timestamp=options.timestamp if options.timestamp is not None else time.time(),
-                jobs=options.jobs or analyze.default_jobs(),
+                jobs=options.jobs or pipeline.default_jobs(),
                 reader=options.reader,
             )
             if os.path.abspath(run.output) in map(os.path.abspath, run.inputs):
-                raise analyze.AnalyzeError(f"the report {run.output} would overwrite one of its inputs")
-            summary = analyze.analyze(run)
-        except analyze.AnalyzeError as exc:
+                raise pipeline.AnalyzeError(f"the report {run.output} would overwrite one of its inputs")
+            summary = pipeline.analyze(run)
+        except pipeline.AnalyzeError as exc:
             print(f"{parser.prog}: error: {exc}", file=sys.stderr)
             return 2
         except OSError as exc:  # a disk full or a file gone mid-run: say which, no traceback

@@ -7,7 +7,7 @@ import json
 import os
 from typing import Optional
 
-from benchmarks.matrix import safe_name, short_hash
+from benchmarks.common.experiment_config import safe_name, short_hash
 
 
 def model_dirname(model_config: dict) -> str:

@@ -14,8 +14,8 @@ from operator import itemgetter
 import numpy as np
 import orjson
 
-from benchmarks import records, stats
-from benchmarks.analyze_cells import (ENV_COLUMNS, ENV_KEYS, EXPERIMENT_PREFIX, OUR_COLUMNS, STATISTICS,
+from benchmarks.common import records, stats
+from benchmarks.analyzer.columns import (ENV_COLUMNS, ENV_KEYS, EXPERIMENT_PREFIX, OUR_COLUMNS, STATISTICS,
                                       UPSTREAM_COLUMNS, VERIFICATION_COLUMNS, Problems, _cell, _cells, _combinations,
                                       _error_fields,
                                       _join_rows, _jsonl_scan, _metric_rank, _numbers_piece, _statistics_cells,
@@ -32,7 +32,7 @@ class ChunkTask:
     index: int = 0  # its place among all ranges: its rows are written in this turn
     want_csv: bool = True  # write this range's CSV rows
     want_jsonl: bool = False  # write its JSON lines
-    compiled: bool = False  # read with the compiled reader (benchmarks/_jsonl_scan.c)
+    compiled: bool = False  # read with the compiled reader (benchmarks/analyzer/_jsonl_scan.c)
 
 
 # Upstream's analyzer drops one sample from mean/std of records without a warm-up (ours have one).

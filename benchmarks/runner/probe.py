@@ -35,7 +35,7 @@ def check_in_subprocess(kind: str) -> dict:
     env = dict(os.environ, PJRT_DEVICE=kind)
     env.pop("XLA_FLAGS", None)
     try:
-        out = subprocess.run([sys.executable, "-m", "benchmarks.probe", "--single-kind", kind], env=env,
+        out = subprocess.run([sys.executable, "-m", "benchmarks.runner.probe", "--single-kind", kind], env=env,
                              capture_output=True, text=True, timeout=300)
         return json.loads(out.stdout.strip().splitlines()[-1])
     except (subprocess.SubprocessError, ValueError, IndexError):

@@ -166,7 +166,7 @@ def check_writable_dir(directory: str) -> Optional[str]:
 
 def new_record(model: dict, experiment: dict, *, repeat: int, iterations_per_run: int, warmup: int,
                timestamp: float, verify: bool, requested_batch_size: Optional[int], environment: dict) -> dict:
-    """A record in DESIGN.md §4's key order: upstream's keys first, then ours."""
+    """A record in the documented key order (docs/architecture.md, "The record"): upstream's keys first, then ours."""
     return {
         "model": model,
         "experiment": experiment,
@@ -186,6 +186,14 @@ def new_record(model: dict, experiment: dict, *, repeat: int, iterations_per_run
         "environment": environment,
     }
 
+
+
+def config_record(model: dict, experiment, options, environment: dict) -> dict:
+    """The new record of one config (an ExperimentConfig) run with `options` (RunOptions): where every record
+    of the parent (failure, skip) and of the child starts."""
+    return new_record(model, experiment.to_dict(), repeat=options.repeat, iterations_per_run=options.iterations_per_run,
+                      warmup=options.warmup, timestamp=options.timestamp, verify=options.verify.enabled,
+                      requested_batch_size=experiment.batch_size, environment=environment)
 
 def short_message(text: str, limit: int = 400) -> str:
     """One readable line: the first non-empty line of `text`, cut to `limit` characters."""

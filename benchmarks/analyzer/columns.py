@@ -12,23 +12,23 @@ import re
 import numpy as np
 import orjson
 
-from benchmarks import records, stats
+from benchmarks.common import records, stats
 
-COMPILED_ABI = 1  # the interface this code expects of benchmarks/_jsonl_scan.c (its ABI constant)
+COMPILED_ABI = 1  # the interface this code expects of benchmarks/analyzer/_jsonl_scan.c (its ABI constant)
 
 
-def load_compiled_reader(name: str = "benchmarks._jsonl_scan") -> tuple:
+def load_compiled_reader(name: str = "benchmarks.analyzer._jsonl_scan") -> tuple:
     """(the compiled reader module, None), or (None, why not): not built (no C compiler at install time), or
-    built from another version of benchmarks/_jsonl_scan.c (an update since the last `make env`)."""
+    built from another version of benchmarks/analyzer/_jsonl_scan.c (an update since the last `make env`)."""
     import importlib
 
     try:
         module = importlib.import_module(name)
     except ImportError:
-        return None, "not built (benchmarks/_jsonl_scan.c; `make env` or `pip install -e .` builds it when a C " \
+        return None, "not built (benchmarks/analyzer/_jsonl_scan.c; `make env` or `pip install -e .` builds it when a C " \
                      "compiler is installed)"
     if getattr(module, "ABI", None) != COMPILED_ABI:
-        return None, "built from another version of benchmarks/_jsonl_scan.c (run `make env` to rebuild it)"
+        return None, "built from another version of benchmarks/analyzer/_jsonl_scan.c (run `make env` to rebuild it)"
     return module, None
 
 
@@ -42,7 +42,7 @@ UPSTREAM_COLUMNS = (
     "outputs_file",
 )
 OUR_COLUMNS = ("status", "error_type", "error_phase", "verification_code", "verification_mean_rel_error", "warmup")
-# --verify's other figures (benchmarks/verify.py), after ours: mean_rel_error alone does not say how far off.
+# --verify's other figures (benchmarks/child/verify.py), after ours: mean_rel_error alone does not say how far off.
 VERIFICATION_COLUMNS = ("verification_max_abs_error", "verification_cosine_similarity", "verification_tolerance",
                         "verification_message")
 FIXED_COLUMNS = UPSTREAM_COLUMNS + OUR_COLUMNS + VERIFICATION_COLUMNS

@@ -7,15 +7,18 @@ this process (the child, or a user running one config by hand). Importing this m
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import logging
 import re
 import sys
 import time
 
-from benchmarks import matrix
-from benchmarks.cliutil import Parser, non_negative_int, positive_float, positive_int, setup_logging
+from benchmarks.child import diagnostics, precise_timing, verify
+from benchmarks.common import experiment_config
+from benchmarks.common.cli_support import (Parser, UsageError, forwarded_args, non_negative_int, positive_float,
+                                           positive_int, setup_logging)
+from benchmarks.common.run_options import RunOptions
+from benchmarks.runner import noise
 from benchmarks.suites import all_suites, suite_names
 
 log = logging.getLogger("benchmarks")
@@ -29,12 +32,9 @@ PARENT_ONLY = {
     "op", "shapes", "dtype",  # microbench: a child's operator, shape and dtype are in its model/experiment config
 }
 
-# Feature modules that register their own flags (cheap to import: no torch at module level).
-FEATURE_MODULES = ("benchmarks.verify", "benchmarks.diagnostics", "benchmarks.timing", "benchmarks.noise")
-
-
-class UsageError(Exception):
-    """Bad input: reported as one line on stderr, exit status 2."""
+# Features that register their own flags (cheap to import: no torch at module level); their values are
+# the sections of RunOptions.
+FEATURE_MODULES = (verify, diagnostics, precise_timing, noise)
 
 
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(?:i?b)?\s*$", re.IGNORECASE)
@@ -50,7 +50,7 @@ def memory_size(text: str) -> int:
 
 
 def xla_choice(text: str):
-    value = matrix.parse_none(text)
+    value = experiment_config.parse_none(text)
     if value is not None and value.upper() == "PJRT":
         return "PJRT"
     if value is None:
@@ -81,14 +81,14 @@ def build_parser() -> Parser:
     sel.add_argument("--partition-id", type=non_negative_int, default=0, help="which slice to run (0-based)")
 
     mx = p.add_argument_group("experiment matrix (each flag repeatable; the product is run)")
-    mx.add_argument("--accelerator", action="append", choices=matrix.ACCELERATORS,
+    mx.add_argument("--accelerator", action="append", choices=experiment_config.ACCELERATORS,
                     help="default: cpu, cuda, tpu (those not present are dropped, with the reason)")
     mx.add_argument("--xla", action="append", type=xla_choice, metavar="{None,PJRT}", help="default: None, PJRT")
-    mx.add_argument("--dynamo", action="append", type=matrix.parse_none, metavar="BACKEND",
+    mx.add_argument("--dynamo", action="append", type=experiment_config.parse_none, metavar="BACKEND",
                     help="None or any registered dynamo backend (inductor, openxla, openxla_eval, aot_eager, ...); "
                     "default: None, inductor, openxla")
-    mx.add_argument("--test", action="append", choices=matrix.TESTS, help="default: eval, train")
-    mx.add_argument("--xla-flags", action="append", type=matrix.parse_none, metavar="FLAGS",
+    mx.add_argument("--test", action="append", choices=experiment_config.TESTS, help="default: eval, train")
+    mx.add_argument("--xla-flags", action="append", type=experiment_config.parse_none, metavar="FLAGS",
                     help="one whole XLA_FLAGS string per value")
     mx.add_argument("--batch-size", action="append", type=positive_int, metavar="N",
                     help="requested batch size (repeatable: a batch-size sweep); default: the model's")
@@ -123,29 +123,10 @@ def build_parser() -> Parser:
     single.add_argument("--record-fd", type=int, default=None, help=argparse.SUPPRESS)
 
     for module in FEATURE_MODULES:
-        importlib.import_module(module).add_arguments(p)
+        module.add_arguments(p)
     for suite in all_suites():
         suite.add_arguments(p)
     return p
-
-
-def forwarded_args(parser: argparse.ArgumentParser, options: argparse.Namespace) -> list:
-    """The flags a child needs, as `--flag=value` strings (everything but the sweep's own flags)."""
-    args = []
-    for action in parser._actions:
-        dest = action.dest
-        if dest in PARENT_ONLY or not action.option_strings or not hasattr(options, dest):
-            continue
-        value, flag = getattr(options, dest), action.option_strings[-1]
-        if value == action.default or value is None:
-            continue
-        if isinstance(action, argparse._StoreTrueAction):
-            args.append(flag)
-        elif isinstance(action, argparse._AppendAction):
-            args.extend(f"{flag}={item}" for item in value)
-        else:
-            args.append(f"{flag}={value}")
-    return args
 
 
 def parse_single_config(options) -> tuple:
@@ -166,13 +147,13 @@ def parse_single_config(options) -> tuple:
     if suite not in suite_names():
         raise UsageError(f"--model-config names suite {suite!r}; known suites: {', '.join(suite_names())}")
     try:
-        experiment = matrix.ExperimentConfig.from_dict(experiment_data)
-    except matrix.ConfigError as exc:
+        experiment = experiment_config.ExperimentConfig.from_dict(experiment_data)
+    except experiment_config.ConfigError as exc:
         raise UsageError(f"--experiment-config: {exc}")
     return model, experiment
 
 
-def validate(options) -> None:
+def validate(options: RunOptions) -> None:
     for flag in ("filter", "exclude"):
         for pattern in getattr(options, flag):
             try:
@@ -181,28 +162,27 @@ def validate(options) -> None:
                 raise UsageError(f"--{flag} {pattern!r} is not a valid regular expression: {exc}")
     if options.partition_id >= options.total_partitions:
         raise UsageError(f"--partition-id must be below --total-partitions ({options.total_partitions})")
-    for module in FEATURE_MODULES:  # a feature's own flag combinations (raises UsageError)
-        check = getattr(importlib.import_module(module), "validate_options", None)
-        if check is not None:
-            check(options)
+    diagnostics.validate_options(options)  # a feature's own flag combinations (raises UsageError)
 
 
 def main(argv=None) -> int:
     parser = build_parser()
-    options = parser.parse_args(argv)
-    setup_logging(options.log_level)
-    if options.timestamp is None:
-        options.timestamp = time.time()
+    flags = parser.parse_args(argv)
+    setup_logging(flags.log_level)
+    if flags.timestamp is None:
+        flags.timestamp = time.time()
+    # Built once; the sweep hands `child_flags` to every child, which parses them into the same options.
+    options = RunOptions.from_flags(flags, child_flags=forwarded_args(parser, flags, PARENT_ONLY))
     try:
         validate(options)
         if options.model_config is not None or options.experiment_config is not None:
             model, experiment = parse_single_config(options)
-            from benchmarks import child
+            from benchmarks.child import single_config
 
-            return child.main(options, model, experiment)
-        from benchmarks import runner
+            return single_config.main(options, model, experiment)
+        from benchmarks.runner import sweep
 
-        return runner.run_sweep(parser, options)
+        return sweep.run_sweep(options)
     except UsageError as exc:
         print(f"{parser.prog}: error: {exc}", file=sys.stderr)
         return 2

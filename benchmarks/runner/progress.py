@@ -8,9 +8,9 @@ import os
 import statistics
 import sys
 
-from benchmarks import records
+from benchmarks.common import records
 
-log = logging.getLogger("benchmarks.runner")
+log = logging.getLogger("benchmarks.runner.sweep")
 
 
 class Progress:
@@ -92,7 +92,7 @@ def speedup_table(sweep_records: list) -> str:
     groups, backends = {}, []
     for record in sweep_records:
         exp = record["experiment"]
-        from benchmarks.matrix import backend_name
+        from benchmarks.common.experiment_config import backend_name
 
         backend = backend_name(exp.get("xla"), exp.get("dynamo"))
         if backend not in backends:

@@ -15,11 +15,14 @@ import signal
 import threading
 import time
 
-from benchmarks import environment, noise, records
-from benchmarks.childenv import child_environment
+from benchmarks.common import machine_facts, records
+from benchmarks.common.cpu_affinity import pin_self
+from benchmarks.common.run_options import RunOptions
+
+from benchmarks.child.process_env import child_environment
 from benchmarks.suites import ModelSkipped, load_suite
 
-log = logging.getLogger("benchmarks.child")
+log = logging.getLogger("benchmarks.child.single_config")
 
 
 class Channel:
@@ -90,47 +93,43 @@ def resolve_accelerator_model(experiment) -> str:
         import torch
 
         cuda_names = tuple(torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count()))
-    return environment.accelerator_model(experiment.accelerator, cuda_names)
+    return machine_facts.accelerator_model(experiment.accelerator, cuda_names)
 
 
-def build_model(suite, model_config: dict, experiment, options):
+def build_model(suite, model_config: dict, experiment, options: RunOptions):
     """The suite's model for `experiment` on its plain accelerator, built under fixed seeds."""
-    from benchmarks import backends
+    from benchmarks.child import backends
 
     backends.seed_everything(experiment)
     try:
-        return suite.build(model_config, experiment, backends.base_device(experiment), options)
+        return suite.build(model_config, experiment, backends.base_device(experiment), options.suite_flags)
     except NotImplementedError as exc:
         raise ModelSkipped(str(exc) or f"{model_config['model_name']} does not implement {experiment.test}")
 
 
-def run_config(options, model_config: dict, experiment, channel: Channel) -> dict:
+def run_config(options: RunOptions, model_config: dict, experiment, channel: Channel) -> dict:
     """Everything the child does for one config; always returns a record (never raises)."""
-    record = records.new_record(
-        model_config, experiment.to_dict(), repeat=options.repeat, iterations_per_run=options.iterations_per_run,
-        warmup=options.warmup, timestamp=options.timestamp, verify=getattr(options, "verify", False),
-        requested_batch_size=experiment.batch_size, environment=environment.collect(),
-    )
+    record = records.config_record(model_config, experiment, options, machine_facts.collect())
     verifier = None
     diag = None
     try:
         channel.set_phase("setup")
-        from benchmarks import backends, diagnostics, measure, timing
+        from benchmarks.child import backends, diagnostics, measured_loop, precise_timing
 
         accelerator_model = resolve_accelerator_model(experiment)
         experiment = experiment.with_(accelerator_model=accelerator_model)
         record["experiment"] = experiment.to_dict()
-        problem = timing.pure_wall_time_problem(experiment, options)
+        problem = precise_timing.pure_wall_time_problem(experiment, options.timing)
         if problem:  # the parent drops such configs; reached anyway (by hand): a clear error, no traceback
             return records.mark_failed(record, records.STATUS_ERROR, "PureWallTimeUnsupported", problem, "setup")
         suite = load_suite(model_config["suite_name"])
         diag = diagnostics.Diagnostics(options, model_config, experiment, record)  # paths from the requested config
         diag.setup()
-        if getattr(options, "verify", False):
-            from benchmarks import verify
+        if options.verify.enabled:
+            from benchmarks.child import verify
 
             # The eager reference comes first and is kept on the CPU; its model is freed before ours is built.
-            verifier = verify.Verifier(options, lambda exp: build_model(suite, model_config, exp, options),
+            verifier = verify.Verifier(options.verify, lambda exp: build_model(suite, model_config, exp, options),
                                        channel.set_phase)
             verifier.compute_reference(experiment)
 
@@ -149,19 +148,19 @@ def run_config(options, model_config: dict, experiment, channel: Channel) -> dic
 
         channel.set_phase("compile")
         backends.seed_everything(experiment)
-        step = diag.guard(measure.make_step(bm, experiment, module, args, kwargs, fullgraph=diag.fullgraph,
+        step = diag.guard(measured_loop.make_step(bm, experiment, module, args, kwargs, fullgraph=diag.fullgraph,
                                             inputs=diag.make_inputs(args, kwargs),
-                                            full_output=getattr(options, "collect_full_output", False)))
+                                            full_output=options.diagnostics.collect_full_output))
         if verifier:
             verifier.before_timing(experiment, module, step)
-        record["metrics"] = measure.measure(
+        record["metrics"] = measured_loop.measure(
             step, experiment, options.repeat, options.iterations_per_run, options.warmup, on_phase=channel.set_phase,
-            timed=timing.pure_wall_time_run if getattr(options, "pure_wall_time", False) else None,
+            timed=precise_timing.pure_wall_time_run if options.timing.pure_wall_time else None,
             around_repeat=diag.around_repeat, after_repeat=diag.after_repeat,
         )
         diag.finish(record["metrics"])
         if bm.info.get("flops"):  # FLOPs of one iteration (microbench): throughput per repeat
-            record["metrics"]["tflops"] = timing.tflops(bm.info["flops"], record["metrics"]["per_iter_time"])
+            record["metrics"]["tflops"] = precise_timing.tflops(bm.info["flops"], record["metrics"]["per_iter_time"])
         if verifier:  # after timing, which it never hides: its failures are verification codes
             verifier.check(experiment, module, step)
     except ModelSkipped as exc:
@@ -178,9 +177,9 @@ def run_config(options, model_config: dict, experiment, channel: Channel) -> dic
     return record
 
 
-def main(options, model_config: dict, experiment) -> int:
+def main(options: RunOptions, model_config: dict, experiment) -> int:
     launched_by_parent = options.record_fd is not None
-    cpu_affinity = noise.pin_self(options)  # before any thread starts (--cpu-affinity; also by hand)
+    cpu_affinity = pin_self(options.noise)  # before any thread starts (--cpu-affinity; also by hand)
     if launched_by_parent:
         die_with_parent()
     # A hand-run config gets the same environment the parent would compose (before torch is imported).

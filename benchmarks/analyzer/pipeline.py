@@ -11,7 +11,7 @@ environment. Statistics come from benchmarks.stats, the module aggregate.py uses
 
 Speed (scripts/bench_analyzer.py measures it): a file is cut into byte ranges of 8 MiB that worker
 processes (one per core) read on their own, mapped rather than copied. The compiled reader
-(benchmarks/_jsonl_scan.c) validates each line and hands back the metric samples as float64 arrays and
+(benchmarks/analyzer/_jsonl_scan.c) validates each line and hands back the metric samples as float64 arrays and
 every other value as its distinct texts with an index per line; each distinct value is parsed and
 formatted once, statistics are computed per column for a whole range, numbers are formatted by orjson,
 and rows are joined in C. Each worker writes its range's rows into the report itself, in file order.
@@ -29,12 +29,12 @@ import shutil
 import tempfile
 from typing import Optional
 
-from benchmarks import records
-from benchmarks.analyze_cells import (COMPILED_READER_MISSING, ENV_COLUMNS, FIXED_COLUMNS, UPSTREAM_COLUMNS, Problems,
+from benchmarks.common import records
+from benchmarks.analyzer.columns import (COMPILED_READER_MISSING, ENV_COLUMNS, FIXED_COLUMNS, UPSTREAM_COLUMNS, Problems,
                                       _jsonl_scan, order_columns)
-from benchmarks.analyze_files import (AnalyzeError, _OrderedReport, _temp_path, append_to_database, check_database,
+from benchmarks.analyzer.report_files import (AnalyzeError, _OrderedReport, _temp_path, append_to_database, check_database,
                                       load_report)
-from benchmarks.analyze_table import _TOP_KEYS, EXPERIMENT_PREFIX, ChunkTask, _Table
+from benchmarks.analyzer.table import _TOP_KEYS, EXPERIMENT_PREFIX, ChunkTask, _Table
 
 # What callers (the CLI, aggregate.py, the tests) use from here, wherever it lives.
 __all__ = ["AnalyzeError", "ChunkTask", "Options", "Summary", "analyze", "find_inputs", "plan_chunks", "default_jobs",
@@ -42,7 +42,7 @@ __all__ = ["AnalyzeError", "ChunkTask", "Options", "Summary", "analyze", "find_i
            "UPSTREAM_COLUMNS", "ENV_COLUMNS", "EXPERIMENT_PREFIX", "_TOP_KEYS"]
 
 
-log = logging.getLogger("benchmarks.analyze")
+log = logging.getLogger("benchmarks.analyzer.pipeline")
 
 REPORT_BASENAME = "metric_report"
 DEFAULT_CHUNK_BYTES = 8 << 20

@@ -1,9 +1,14 @@
-"""What the three command lines share: one-line argparse errors, number types, logging set-up."""
+"""What the command lines share: the one UsageError, one-line argparse errors, number types, the flags a
+child is given, logging set-up."""
 
 from __future__ import annotations
 
 import argparse
 import logging
+
+
+class UsageError(Exception):
+    """Bad input (flags, files): reported as one line on stderr, exit status 2."""
 
 
 class Parser(argparse.ArgumentParser):
@@ -37,6 +42,26 @@ def positive_float(text: str) -> float:
     if not value > 0:
         raise argparse.ArgumentTypeError(f"must be a positive number, not {text}")
     return value
+
+
+def forwarded_args(parser: argparse.ArgumentParser, options: argparse.Namespace, keep_out) -> list:
+    """The flags set in `options` as `--flag=value` strings, but for the destinations in `keep_out`: what a
+    child process must be given to see the same options (defaults and unset flags are left out)."""
+    args = []
+    for action in parser._actions:
+        dest = action.dest
+        if dest in keep_out or not action.option_strings or not hasattr(options, dest):
+            continue
+        value, flag = getattr(options, dest), action.option_strings[-1]
+        if value == action.default or value is None:
+            continue
+        if isinstance(action, argparse._StoreTrueAction):
+            args.append(flag)
+        elif isinstance(action, argparse._AppendAction):
+            args.extend(f"{flag}={item}" for item in value)
+        else:
+            args.append(f"{flag}={value}")
+    return args
 
 
 def setup_logging(level: str) -> None:

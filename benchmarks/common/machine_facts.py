@@ -11,7 +11,7 @@ from importlib import metadata
 from typing import Optional
 
 PACKAGES = ("torch", "torch_xla", "torchvision", "numpy")
-PROJECT_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PROJECT_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # benchmarks/common/ -> the repo
 
 
 def package_version(name: str) -> Optional[str]:

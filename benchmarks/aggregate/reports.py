@@ -20,7 +20,11 @@ import re
 from datetime import datetime, timezone
 from typing import Optional
 
-from benchmarks import matrix, records, stats
+from benchmarks.common import experiment_config
+from benchmarks.common.cli_support import UsageError
+
+
+from benchmarks.common import records, stats
 
 log = logging.getLogger("benchmarks.aggregate")
 
@@ -46,10 +50,6 @@ BACKEND_NAME = re.compile(r"^[A-Za-z0-9_.\-]+(\+[A-Za-z0-9_.\-]+)?$")
 # Reasons a model is left out of a backend's numbers, in the order the notes list them.
 LEFT_OUT = ("failed", "skipped", "no data", "no baseline", "missing")
 MAX_NAMES = 6
-
-
-class UsageError(Exception):
-    """Bad input (flags, files): one line on stderr, exit status 2."""
 
 
 class NoData(Exception):
@@ -129,7 +129,7 @@ def _text(value) -> Optional[str]:
 
 
 def _none_or_text(value) -> Optional[str]:
-    return matrix.parse_none(value) if isinstance(value, str) else None
+    return experiment_config.parse_none(value) if isinstance(value, str) else None
 
 
 @dataclasses.dataclass
@@ -182,7 +182,7 @@ def record_row(record: dict) -> tuple:
     if torch_xla2:
         backend = f"torch_xla2+{torch_xla2}"  # upstream would call these eager
     else:
-        backend = matrix.backend_name(_none_or_text(experiment.get("xla")), _none_or_text(experiment.get("dynamo")))
+        backend = experiment_config.backend_name(_none_or_text(experiment.get("xla")), _none_or_text(experiment.get("dynamo")))
     batch_size = experiment.get("batch_size")
     if isinstance(batch_size, bool) or not isinstance(batch_size, (int, str, type(None))):
         batch_size = None

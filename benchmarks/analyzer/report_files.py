@@ -10,7 +10,7 @@ import os
 import shutil
 from typing import Optional
 
-from benchmarks.analyze_cells import ENV_COLUMNS, _header_bytes, order_columns
+from benchmarks.analyzer.columns import ENV_COLUMNS, _header_bytes, order_columns
 
 class AnalyzeError(Exception):
     """Bad input (no file, no valid record, a database that is not one): one line, exit status 2."""

@@ -20,7 +20,7 @@ from typing import Callable, Optional
 
 import psutil
 
-log = logging.getLogger("benchmarks.launcher")
+log = logging.getLogger("benchmarks.runner.launcher")
 
 
 @dataclasses.dataclass

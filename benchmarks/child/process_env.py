@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from benchmarks import diagnostics
+from benchmarks.child import diagnostics
 
 # Variables that belong to one XLA config and must not leak from the parent's environment.
 XLA_RUNTIME_VARS = ("PJRT_DEVICE", "XRT_TPU_CONFIG", "XLA_FLAGS")

@@ -16,11 +16,22 @@ import sys
 import time
 from typing import Optional
 
-from benchmarks import cli, diagnostics, environment, launcher, matrix, noise, paths, records, summary, timing
-from benchmarks.childenv import child_environment
+from benchmarks.common import experiment_config
+from benchmarks.common.cli_support import UsageError
+from benchmarks.common.cpu_affinity import requested_cores
+from benchmarks.common.run_options import RunOptions
+
+from benchmarks.runner import matrix
+
+from benchmarks.runner import launcher, noise, progress
+
+from benchmarks.child import diagnostics, precise_timing
+
+from benchmarks.common import machine_facts, output_paths, records
+from benchmarks.child.process_env import child_environment
 from benchmarks.suites import load_suite
 
-log = logging.getLogger("benchmarks.runner")
+log = logging.getLogger("benchmarks.runner.sweep")
 
 DEFAULT_ACCELERATORS = ["cpu", "cuda", "tpu"]
 DEFAULT_XLA = [None, "PJRT"]
@@ -31,7 +42,7 @@ DEFAULT_TESTS = ["eval", "train"]
 @dataclasses.dataclass
 class Config:
     model: dict
-    experiment: matrix.ExperimentConfig
+    experiment: experiment_config.ExperimentConfig
     verify: bool = False
 
     @property
@@ -44,14 +55,14 @@ class Config:
 
 def entry_argv() -> list:
     """How to start experiment_runner.py in a child: the top-level script when present, else the package."""
-    script = os.path.join(environment.PROJECT_ROOT, "experiment_runner.py")
+    script = os.path.join(machine_facts.PROJECT_ROOT, "experiment_runner.py")
     if os.path.exists(script):
         return [sys.executable, script]
     return [sys.executable, "-m", "benchmarks"]
 
 
-def single_config_argv(parser, options, config: Config) -> list:
-    return entry_argv() + cli.forwarded_args(parser, options) + [
+def single_config_argv(options: RunOptions, config: Config) -> list:
+    return entry_argv() + list(options.child_flags) + [
         "--model-config=" + json.dumps(config.model, sort_keys=True),
         "--experiment-config=" + json.dumps(config.experiment.to_dict()),
     ]
@@ -60,20 +71,20 @@ def single_config_argv(parser, options, config: Config) -> list:
 # ---------------------------------------------------------------- planning
 
 
-def select_models(suite, options) -> list:
-    models = suite.list_models(options)
+def select_models(suite, options: RunOptions) -> list:
+    models = suite.list_models(options.suite_flags)
     tiers = suite.tiers()
     keep = [re.compile(p, re.IGNORECASE) for p in options.filter]
     drop = [re.compile(p, re.IGNORECASE) for p in options.exclude]
     for tier in options.filter_by_tier:
         names = tiers.get(tier)
         if names is None:
-            raise cli.UsageError(f"suite {suite.name} has no tier {tier} (tiers: {sorted(tiers) or 'none'})")
+            raise UsageError(f"suite {suite.name} has no tier {tier} (tiers: {sorted(tiers) or 'none'})")
         keep.append(re.compile("^(" + "|".join(map(re.escape, names)) + ")$"))
     for tier in options.exclude_by_tier:
         names = tiers.get(tier)
         if names is None:
-            raise cli.UsageError(f"suite {suite.name} has no tier {tier} (tiers: {sorted(tiers) or 'none'})")
+            raise UsageError(f"suite {suite.name} has no tier {tier} (tiers: {sorted(tiers) or 'none'})")
         drop.append(re.compile("^(" + "|".join(map(re.escape, names)) + ")$"))
     # Partitions slice the suite's whole list first, as upstream does, so shards are stable under filters.
     total, index = options.total_partitions, options.partition_id
@@ -91,7 +102,7 @@ def select_models(suite, options) -> list:
     return selected
 
 
-def expand_experiments(suite, options) -> list:
+def expand_experiments(suite, options: RunOptions) -> list:
     return matrix.expand(
         accelerators=options.accelerator or DEFAULT_ACCELERATORS,
         xlas=options.xla or DEFAULT_XLA,
@@ -100,7 +111,7 @@ def expand_experiments(suite, options) -> list:
         xla_flags=options.xla_flags or [None],
         batch_sizes=options.batch_size or [None],
         enable_functionalization=options.enable_functionalization,
-        extra_axes=suite.extra_axes(options),
+        extra_axes=suite.extra_axes(options.suite_flags),
     )
 
 
@@ -112,9 +123,9 @@ def probe(experiments: list) -> matrix.Capabilities:
     need_cuda = any(e.accelerator == "cuda" for e in experiments)
     if not (kinds or need_dynamo or need_cuda):
         return matrix.Capabilities()
-    argv = [sys.executable, "-m", "benchmarks.probe"] + [f"--xla-kind={k}" for k in kinds]
+    argv = [sys.executable, "-m", "benchmarks.runner.probe"] + [f"--xla-kind={k}" for k in kinds]
     argv += ["--dynamo"] * need_dynamo + ["--cuda"] * need_cuda
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [environment.PROJECT_ROOT,
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [machine_facts.PROJECT_ROOT,
                                                                     os.environ.get("PYTHONPATH")])))
     started = time.monotonic()
     out = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=600)
@@ -123,12 +134,12 @@ def probe(experiments: list) -> matrix.Capabilities:
         facts = json.loads(out.stdout.strip().splitlines()[-1])
     except (ValueError, IndexError):
         detail = records.short_message(out.stderr.strip().splitlines()[-1] if out.stderr.strip() else "no output")
-        raise cli.UsageError(f"cannot start torch in a child process ({detail}); is the environment built? (make)")
+        raise UsageError(f"cannot start torch in a child process ({detail}); is the environment built? (make)")
     return matrix.Capabilities.from_dict(facts)
 
 
 def with_accelerator_model(experiment, caps: matrix.Capabilities):
-    model = environment.accelerator_model(experiment.accelerator, caps.cuda_devices, caps.tpu_type)
+    model = machine_facts.accelerator_model(experiment.accelerator, caps.cuda_devices, caps.tpu_type)
     return experiment.with_(accelerator_model=model)
 
 
@@ -166,13 +177,9 @@ def back_up(path: str) -> Optional[str]:
 # ---------------------------------------------------------------- one config
 
 
-def failure_record(config: Config, options, result: launcher.ChildResult, log_path: str, env_facts: dict) -> dict:
-    record = records.new_record(
-        config.model, config.experiment.to_dict(), repeat=options.repeat,
-        iterations_per_run=options.iterations_per_run, warmup=options.warmup, timestamp=options.timestamp,
-        verify=config.verify, requested_batch_size=config.experiment.batch_size, environment=env_facts,
-    )
-    rel_log = paths.relative(log_path, options.output_dirname)
+def failure_record(config: Config, options: RunOptions, result: launcher.ChildResult, log_path: str, env_facts: dict) -> dict:
+    record = records.config_record(config.model, config.experiment, options, env_facts)
+    rel_log = output_paths.relative(log_path, options.output_dirname)
     if result.timed_out:
         return records.mark_failed(record, records.STATUS_TIMEOUT, "Timeout",
                                    f"timed out after {options.subprocess_timeout:g} s in phase {result.last_phase}",
@@ -195,16 +202,16 @@ def failure_record(config: Config, options, result: launcher.ChildResult, log_pa
     return records.mark_failed(record, records.STATUS_CRASH, "NoRecord", message, result.last_phase, rel_log)
 
 
-def run_one(parser, options, config: Config, env_facts: dict, echo) -> dict:
-    log_path = paths.log_path(options.output_dirname, config.model, config.experiment)
+def run_one(options: RunOptions, config: Config, env_facts: dict, echo) -> dict:
+    log_path = output_paths.log_path(options.output_dirname, config.model, config.experiment)
     request = launcher.ChildRequest(
-        argv=single_config_argv(parser, options, config),
+        argv=single_config_argv(options, config),
         env=child_environment(config.experiment, options, dict(os.environ), config.model),
         log_path=log_path,
         timeout=options.subprocess_timeout,
         memory_limit=options.subprocess_memory_limit,
         echo=echo,
-        cpu_affinity=noise.requested_cores(options),
+        cpu_affinity=requested_cores(options.noise),
     )
     result = launcher.run_child(request)
     if result.record is None:
@@ -213,18 +220,14 @@ def run_one(parser, options, config: Config, env_facts: dict, echo) -> dict:
         return noise.annotate(record, env_facts.get("noise"), result.cpu_affinity)
     record = noise.annotate(result.record, env_facts.get("noise"), result.cpu_affinity)  # the sweep's facts
     if record.get("error"):
-        record["error"]["log"] = paths.relative(log_path, options.output_dirname)
+        record["error"]["log"] = output_paths.relative(log_path, options.output_dirname)
     if result.returncode:
         log.warning("%s: exited with status %s after handing back its record", config.label(), result.returncode)
     return record
 
 
-def skip_record(config: Config, options, reason: str, env_facts: dict) -> dict:
-    record = records.new_record(
-        config.model, config.experiment.to_dict(), repeat=options.repeat,
-        iterations_per_run=options.iterations_per_run, warmup=options.warmup, timestamp=options.timestamp,
-        verify=config.verify, requested_batch_size=config.experiment.batch_size, environment=env_facts,
-    )
+def skip_record(config: Config, options: RunOptions, reason: str, env_facts: dict) -> dict:
+    record = records.config_record(config.model, config.experiment, options, env_facts)
     return records.mark_failed(record, records.STATUS_SKIP, "Unsupported", reason, "setup",
                                verification_code=records.VERIFIER_SKIPPED)
 
@@ -232,11 +235,11 @@ def skip_record(config: Config, options, reason: str, env_facts: dict) -> dict:
 # ---------------------------------------------------------------- the sweep
 
 
-def print_dry_run(parser, options, configs: list, skipped: list, dropped: list, models: list, kept: list) -> None:
+def print_dry_run(options: RunOptions, configs: list, skipped: list, dropped: list, models: list, kept: list) -> None:
     out = sys.stdout
     print(f"# {len(configs)} config(s) to run; each line is its exact single-config command", file=out)
     for config in configs:
-        print(shlex.join(single_config_argv(parser, options, config)), file=out)
+        print(shlex.join(single_config_argv(options, config)), file=out)
     if skipped:
         print(f"# {len(skipped)} config(s) the suite skips (a skip record is written when the sweep runs)", file=out)
         for config, reason in skipped:
@@ -249,13 +252,13 @@ def print_dry_run(parser, options, configs: list, skipped: list, dropped: list, 
           f"{len(skipped)} skipped, {len(dropped)} experiment config(s) dropped", file=out)
 
 
-def resume_command(options) -> str:
+def resume_command(options: RunOptions) -> str:
     argv = [a for a in sys.argv[1:] if a != "--no-resume" and not a.startswith("--timestamp")]
     return shlex.join(["python", os.path.basename(sys.argv[0]) or "experiment_runner.py"] + argv
                       + [f"--timestamp={options.timestamp}"])
 
 
-def run_sweep(parser, options) -> int:
+def run_sweep(options: RunOptions) -> int:
     suite = load_suite(options.suite_name)
     models = select_models(suite, options)
     if not models:
@@ -263,19 +266,19 @@ def run_sweep(parser, options) -> int:
         return 0
     experiments = expand_experiments(suite, options)
     caps = probe(experiments)
-    kept, dropped = matrix.split(experiments, caps, matrix.SUPPORT_RULES + timing.support_rules(options))
+    kept, dropped = matrix.split(experiments, caps, matrix.SUPPORT_RULES + precise_timing.support_rules(options.timing))
     kept = [with_accelerator_model(e, caps) for e in kept]
-    verify = getattr(options, "verify", False)
+    verify = options.verify.enabled
     configs, skipped = [], []
     for model in models:
         for experiment in kept:
             if not suite.matches(model, experiment):
                 continue
             config = Config(model, experiment, verify)
-            reason = suite.skip_reason(model, experiment, options)
+            reason = suite.skip_reason(model, experiment, options.suite_flags)
             (skipped.append((config, reason)) if reason else configs.append(config))
     if options.dry_run:
-        print_dry_run(parser, options, configs, skipped, dropped, models, kept)
+        print_dry_run(options, configs, skipped, dropped, models, kept)
         return 0
     if not kept:
         print("nothing to run: every experiment config was dropped (see --dry-run for why)", file=sys.stderr)
@@ -283,7 +286,7 @@ def run_sweep(parser, options) -> int:
 
     problem = records.check_writable_dir(options.output_dirname)
     if problem:
-        raise cli.UsageError(problem)
+        raise UsageError(problem)
     results_path = os.path.join(options.output_dirname, options.output_basename)
     if options.no_resume:
         backup = back_up(results_path)
@@ -298,29 +301,29 @@ def run_sweep(parser, options) -> int:
     already = len(plan) - len(todo)
     log.info("%d model(s) x %d experiment config(s): %d to run, %d already in %s, %d dropped", len(models),
              len(kept), len(todo), already, results_path, len(dropped))
-    noise_facts = noise.sweep_check(options)  # once per sweep: warns, and every record carries it
-    env_facts = noise.annotate({"environment": environment.collect()}, noise_facts)["environment"]
+    noise_facts = noise.sweep_check(options.noise)  # once per sweep: warns, and every record carries it
+    env_facts = noise.annotate({"environment": machine_facts.collect()}, noise_facts)["environment"]
     counts = {"ok": 0, "failed": 0, "skipped": 0}
-    progress = summary.Progress(len(todo), enabled=options.progress_bar or sys.stderr.isatty())
-    echo = progress.write if options.print_subprocess else None
+    bar = progress.Progress(len(todo), enabled=options.progress_bar or sys.stderr.isatty())
+    echo = bar.write if options.print_subprocess else None
     started = time.monotonic()
     try:
-        with records.ResultsWriter(results_path) as writer, progress:
+        with records.ResultsWriter(results_path) as writer, bar:
             for index, (config, reason) in enumerate(todo, start=1):
-                progress.describe(config, counts)
+                bar.describe(config, counts)
                 if reason:
                     record = skip_record(config, options, reason, env_facts)
                 else:
-                    record = run_one(parser, options, config, env_facts, echo)
+                    record = run_one(options, config, env_facts, echo)
                 writer.append(record)
                 status = record["status"]
                 counts["ok" if status == records.STATUS_OK else "skipped" if status == records.STATUS_SKIP
                        else "failed"] += 1
-                progress.done(index, config, record, counts)
+                bar.done(index, config, record, counts)
     except KeyboardInterrupt:
         print(f"\nInterrupted: every record written so far is in {results_path}.\n"
               f"Resume with: {resume_command(options)}", file=sys.stderr)
         return 130
     elapsed = time.monotonic() - started
-    print(summary.end_of_sweep(results_path, configs, options, counts, already, elapsed, resume_command(options)))
+    print(progress.end_of_sweep(results_path, configs, options, counts, already, elapsed, resume_command(options)))
     return 0

@@ -35,9 +35,9 @@ import logging
 import math
 from typing import Any, Callable, Optional
 
-from benchmarks import records
+from benchmarks.common import records
 
-log = logging.getLogger("benchmarks.verify")
+log = logging.getLogger("benchmarks.child.verify")
 
 DEFAULT_TOLERANCE = 0.02  # upstream README's 2 %
 MAX_LISTED = 3  # mismatches named in the message; the rest are counted
@@ -59,7 +59,7 @@ def tolerance_value(text: str) -> float:
 
 def add_arguments(parser) -> None:
     """Flags of this feature (an argument group); forwarded to children unless listed in cli.PARENT_ONLY."""
-    from benchmarks.cli import positive_int
+    from benchmarks.common.cli_support import positive_int
 
     group = parser.add_argument_group("verification")
     group.add_argument("--verify", action="store_true",
@@ -299,8 +299,8 @@ class Verifier:
     """
 
     def __init__(self, options, build: Callable, on_phase: Callable[[str], None] = lambda phase: None):
-        self.iterations = options.verify_iterations
-        self.default_tolerance = options.verify_tolerance
+        self.iterations = options.iterations
+        self.default_tolerance = options.tolerance
         self.build = build
         self.on_phase = on_phase
         self.code: Optional[str] = records.VERIFIER_SKIPPED
@@ -313,14 +313,14 @@ class Verifier:
     # -- 1. eager reference
     def _eager_result(self, experiment, bm) -> Any:
         """Run `bm` eagerly for the verification iterations; the result on the CPU."""
-        from benchmarks import backends, measure
+        from benchmarks.child import backends, measured_loop
 
         module = bm.module.to(backends.target_device(experiment))
         args = backends.move(tuple(bm.example_inputs), backends.target_device(experiment))
         kwargs = backends.move(dict(bm.example_kwargs), backends.target_device(experiment))
-        step = measure.make_step(bm, experiment, module, args, kwargs)
+        step = measured_loop.make_step(bm, experiment, module, args, kwargs)
         backends.seed_everything(experiment)
-        _, _, output = measure.timed_run(step, experiment, self.iterations)
+        _, _, output = measured_loop.timed_run(step, experiment, self.iterations)
         return collect(experiment, module, output)
 
     def compute_reference(self, experiment) -> None:
@@ -332,7 +332,7 @@ class Verifier:
         if experiment.xla:
             # The autograd engine sizes its device queues at the first backward: the XLA runtime must be
             # up before eager's backward, or the config's backward fails an internal assert.
-            from benchmarks import backends
+            from benchmarks.child import backends
 
             try:
                 backends.target_device(experiment)
@@ -391,7 +391,7 @@ class Verifier:
         """After timing: the config's own result from the initial weights, compared with eager's."""
         if self.reference is None:
             return
-        from benchmarks import backends, measure
+        from benchmarks.child import backends, measured_loop
 
         self.on_phase("verify")
         try:
@@ -401,7 +401,7 @@ class Verifier:
                 if optimizer_state is not None:
                     step.optimizer.load_state_dict(optimizer_state)
             backends.seed_everything(experiment)
-            _, _, output = measure.timed_run(step, experiment, self.iterations)
+            _, _, output = measured_loop.timed_run(step, experiment, self.iterations)
             self.comparison = compare(self.reference, collect(experiment, module, output), root_name(experiment))
             self.code, self.message = verdict(self.comparison, self.tolerance)
             self.reference = self._initial = None

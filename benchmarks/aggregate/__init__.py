@@ -1,0 +1,1 @@
+"""aggregate.py's library: geomean speedup reports, tables and plots (docs/architecture.md)."""

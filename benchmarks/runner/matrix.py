@@ -1,0 +1,144 @@
+"""The experiment matrix: flag expansion and the support rules (one table, one reason per rule).
+
+Pure Python: the parent imports this without torch. What must be learned from torch (registered
+dynamo backends, XLA devices, CUDA) arrives as a `Capabilities` value from one probe child.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import json
+from typing import Iterable, Optional
+
+from benchmarks.common.experiment_config import XLA_DYNAMO_BACKENDS, ExperimentConfig
+
+
+@dataclasses.dataclass(frozen=True)
+class Capabilities:
+    """What the probe child learned from torch on this machine."""
+
+    dynamo_backends: tuple = ()
+    torch_xla_error: Optional[str] = "not probed"  # None when torch_xla imports
+    xla_devices: tuple = ()  # device kinds with at least one XLA device, e.g. ("CPU",)
+    cuda_devices: tuple = ()  # CUDA device names
+    tpu_type: Optional[str] = None
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "Capabilities":
+        return cls(
+            dynamo_backends=tuple(data.get("dynamo_backends", ())),
+            torch_xla_error=data.get("torch_xla_error"),
+            xla_devices=tuple(data.get("xla_devices", ())),
+            cuda_devices=tuple(data.get("cuda_devices", ())),
+            tpu_type=data.get("tpu_type"),
+        )
+
+
+# The support rules: (name, test that says the config cannot run, reason). First match wins.
+
+SUPPORT_RULES: list = [
+    (
+        "tpu-needs-xla",
+        lambda e, c: e.accelerator == "tpu" and not e.xla,
+        lambda e, c: "accelerator tpu runs only through PyTorch/XLA (add --xla=PJRT)",
+    ),
+    (
+        "no-xla-on-cuda",
+        lambda e, c: e.accelerator == "cuda" and bool(e.xla),
+        lambda e, c: "XLA:CUDA is not supported by torch-xla 2.9; use --xla=None with a dynamo backend",
+    ),
+    (
+        "torch-xla2-unsupported",
+        lambda e, c: e.torch_xla2 is not None,
+        lambda e, c: "torch_xla2 is not supported by this runner",
+    ),
+    (
+        "inductor-not-with-xla",
+        lambda e, c: e.dynamo == "inductor" and bool(e.xla),
+        lambda e, c: "inductor compiles for native devices, not XLA tensors (use --xla=None)",
+    ),
+    (
+        "openxla-needs-xla",
+        lambda e, c: e.dynamo in XLA_DYNAMO_BACKENDS and not e.xla,
+        lambda e, c: f"dynamo backend {e.dynamo} runs on XLA devices only (add --xla=PJRT)",
+    ),
+    (
+        "dynamo-backend-registered",
+        lambda e, c: e.dynamo is not None and e.dynamo not in c.dynamo_backends,
+        lambda e, c: f"dynamo backend {e.dynamo!r} is not registered (torch._dynamo.list_backends)",
+    ),
+    (
+        "xla-needs-torch-xla",
+        lambda e, c: bool(e.xla) and c.torch_xla_error is not None,
+        lambda e, c: f"torch_xla is not usable: {c.torch_xla_error}",
+    ),
+    (
+        "xla-needs-device",
+        lambda e, c: bool(e.xla) and e.accelerator.upper() not in c.xla_devices,
+        lambda e, c: f"no XLA {e.accelerator.upper()} device on this machine",
+    ),
+    (
+        "cuda-needs-device",
+        lambda e, c: e.accelerator == "cuda" and not c.cuda_devices,
+        lambda e, c: "no CUDA device on this machine",
+    ),
+]
+
+
+def unsupported_reason(experiment: ExperimentConfig, caps: Capabilities, rules: Iterable = None) -> Optional[str]:
+    for _name, blocked, reason in rules if rules is not None else SUPPORT_RULES:
+        if blocked(experiment, caps):
+            return reason(experiment, caps)
+    return None
+
+
+def unique(values: Iterable) -> list:
+    """De-duplicate, keeping the first occurrence's order (upstream used set(): random order)."""
+    seen, out = set(), []
+    for value in values:
+        key = json.dumps(value, sort_keys=True)
+        if key not in seen:
+            seen.add(key)
+            out.append(value)
+    return out
+
+
+def expand(
+    accelerators: list,
+    xlas: list,
+    dynamos: list,
+    tests: list,
+    xla_flags: list = (None,),
+    batch_sizes: list = (None,),
+    enable_functionalization: bool = False,
+    extra_axes: Optional[dict] = None,
+) -> list:
+    """The cartesian product in command-line order (accelerator outermost, extra axes innermost)."""
+    extra_axes = extra_axes or {}
+    extra_names = sorted(extra_axes)
+    configs = []
+    for acc, xla, flags, dynamo, test, bs, *extra_values in itertools.product(
+        unique(accelerators), unique(xlas), unique(xla_flags), unique(dynamos), unique(tests),
+        unique(batch_sizes), *(unique(extra_axes[k]) for k in extra_names),
+    ):
+        configs.append(
+            ExperimentConfig(
+                accelerator=acc, xla=xla, dynamo=dynamo, test=test, xla_flags=flags, batch_size=bs,
+                enable_functionalization=enable_functionalization,
+                extra=tuple(zip(extra_names, extra_values)),
+            )
+        )
+    return configs
+
+
+def split(configs: list, caps: Capabilities, rules: Iterable = None) -> tuple:
+    """(kept, dropped) where dropped is a list of (config, reason)."""
+    kept, dropped = [], []
+    for config in configs:
+        reason = unsupported_reason(config, caps, rules)
+        if reason is None:
+            kept.append(config)
+        else:
+            dropped.append((config, reason))
+    return kept, dropped
