@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 OUT ?= output/bench
 
-.PHONY: all env bench bench-torchvision test test-golden bench-overhead bench-analyzer clean
+.PHONY: all env bench bench-torchvision test test-fast test-golden bench-overhead bench-analyzer clean
 
 all: env
 
@@ -45,9 +45,13 @@ bench-torchvision: env
 	  --xla=PJRT --dynamo=None --dynamo=inductor --dynamo=openxla --test=eval --test=train --repeat=5"
 
 # Test files run in parallel, one file per worker (module-scoped sweeps run once); TEST_WORKERS=0 runs serially.
+# `make test` runs both tiers; `make test-fast` only the unit tier (no child process, no compile: ~1 min).
 TEST_WORKERS ?= 2
 test: env
 	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile tests
+
+test-fast: env
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile -m "not integration" tests
 
 # aggregate.py's golden files (tests/aggregate/*.test, upstream PyTorch/XLA's style); `make test` runs them too.
 test-golden: env

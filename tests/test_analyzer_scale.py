@@ -1,4 +1,4 @@
-"""The vectorised report against a record-by-record computation with benchmarks.stats, on synthetic records
+"""The vectorised report against a record-by-record computation with benchmarks.common.stats, on synthetic records
 of the benchmark's shapes (ours and upstream's, failures, skips, XLA and not), cut in many ranges and batches."""
 
 import csv

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from conftest import PYTHON, ROOT, read_jsonl, run_runner
+from helpers import PYTHON, ROOT, read_jsonl, run_runner
 
 EXP = '{"accelerator": "cpu", "xla": null, "dynamo": null, "test": "eval"}'
 MODEL = '{"suite_name": "dummy", "model_name": "mlp"}'
@@ -76,6 +76,7 @@ def dry_run(tmp_path_factory):
     return result, out
 
 
+@pytest.mark.integration
 def test_dry_run_lists_kept_commands_dropped_reasons_and_counts(dry_run):
     result, out = dry_run
     lines = result.stdout.splitlines()
@@ -89,6 +90,7 @@ def test_dry_run_lists_kept_commands_dropped_reasons_and_counts(dry_run):
     assert not out.exists() or list(out.iterdir()) == []  # a dry run writes nothing
 
 
+@pytest.mark.integration
 def test_a_dry_run_command_runs_that_config_alone(dry_run, tmp_path):
     result, out = dry_run
     command = next(line for line in result.stdout.splitlines() if '"dynamo": null' in line and '"xla": null' in line)
@@ -103,6 +105,7 @@ def test_a_dry_run_command_runs_that_config_alone(dry_run, tmp_path):
     assert json.loads(json.dumps(record)) == record
 
 
+@pytest.mark.integration
 def test_the_parent_never_imports_torch_even_while_planning_a_sweep(tmp_path):
     code = ("import sys; from benchmarks.runner import cli; "
             f"rc = cli.main(['--accelerator=cpu', '--xla=PJRT', '--xla=None', '--dry-run', '--output-dirname={tmp_path}']); "

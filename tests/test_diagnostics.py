@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from conftest import read_jsonl, run_runner
+from helpers import read_jsonl, run_runner
 
 COMMON = ["--accelerator=cpu", "--test=eval", "--repeat=2", "--warmup=1"]
 EAGER, XLA, INDUCTOR = "cpu-eager-eval", "cpu-openxla-lazytensor-eval", "cpu-inductor-eval"
@@ -83,6 +83,7 @@ def test_contradicting_precision_flags_are_a_usage_error():
 # ---------------------------------------------------------------- torch.profiler
 
 
+@pytest.mark.integration
 def test_pytorch_profiles_are_a_chrome_trace_and_an_operator_table_per_repeat(mlp):
     out, found = mlp
     for slug in (EAGER, XLA):
@@ -98,6 +99,7 @@ def test_pytorch_profiles_are_a_chrome_trace_and_an_operator_table_per_repeat(ml
             assert "Self CPU" in table and "aten::" in table
 
 
+@pytest.mark.integration
 def test_profile_cuda_cpu_adds_per_repeat_cpu_times(mlp):
     _, found = mlp
     for record in found.values():
@@ -108,6 +110,7 @@ def test_profile_cuda_cpu_adds_per_repeat_cpu_times(mlp):
         assert "total_cuda_time_s" not in metrics  # no CUDA here
 
 
+@pytest.mark.integration
 def test_individual_ops_go_to_diagnostics_not_metrics(mlp):
     _, found = mlp
     ops = found[("mlp", EAGER)]["diagnostics"]["aten_ops"]
@@ -117,6 +120,7 @@ def test_individual_ops_go_to_diagnostics_not_metrics(mlp):
     assert not any(isinstance(v, dict) for r in found.values() for v in r["metrics"].values())
 
 
+@pytest.mark.integration
 def test_xla_fallback_operators_are_listed(graph_break):
     _, found = graph_break
     ops = found[("graph_break", XLA)]["diagnostics"]["xla_unlowered_ops"]
@@ -128,6 +132,7 @@ def test_xla_fallback_operators_are_listed(graph_break):
 # ---------------------------------------------------------------- torch_xla
 
 
+@pytest.mark.integration
 def test_xla_metrics_report_per_repeat(mlp):
     out, found = mlp
     artifacts = found[("mlp", XLA)]["artifacts"]
@@ -140,6 +145,7 @@ def test_xla_metrics_report_per_repeat(mlp):
     assert eager["diagnostics"]["not_applied"]["--dump-pytorch-xla-metrics"] == "not an XLA config"
 
 
+@pytest.mark.integration
 def test_hlo_dump_and_ir_dump(mlp):
     out, found = mlp
     artifacts = found[("mlp", XLA)]["artifacts"]
@@ -152,6 +158,7 @@ def test_hlo_dump_and_ir_dump(mlp):
     assert "hlo" not in found[("mlp", EAGER)]["artifacts"]
 
 
+@pytest.mark.integration
 def test_xla_profile_is_captured_on_a_free_port(graph_break):
     out, found = graph_break
     record = found[("graph_break", XLA)]
@@ -165,6 +172,7 @@ def test_xla_profile_is_captured_on_a_free_port(graph_break):
 # ---------------------------------------------------------------- dynamo
 
 
+@pytest.mark.integration
 def test_dynamo_counters_and_graph_metrics(graph_break):
     out, found = graph_break
     record = found[("graph_break", INDUCTOR)]
@@ -183,6 +191,7 @@ def test_dynamo_counters_and_graph_metrics(graph_break):
         assert other["diagnostics"]["not_applied"]["--collect-dynamo-counters"] == "not a dynamo config"
 
 
+@pytest.mark.integration
 def test_filter_by_single_graph_makes_a_graph_break_an_error_record(tmp_path):
     record = single(tmp_path, "graph_break", {"accelerator": "cpu", "xla": None, "dynamo": "inductor", "test": "eval"},
                     "--filter-by-single-graph", "--collect-dynamo-counters", rc=1)
@@ -210,6 +219,7 @@ def fresh_eager_mlp_output():
         return module.eval()(*inputs)
 
 
+@pytest.mark.integration
 def test_saved_outputs_load_safely_and_match_a_fresh_eager_run(mlp):
     import torch
 
@@ -224,6 +234,7 @@ def test_saved_outputs_load_safely_and_match_a_fresh_eager_run(mlp):
         torch.testing.assert_close(outputs[0], expected, rtol=tolerance, atol=tolerance)
 
 
+@pytest.mark.integration
 def test_collect_full_output_saves_loss_output_and_gradients_of_train_steps(mlp):
     import torch
 
@@ -236,6 +247,7 @@ def test_collect_full_output_saves_loss_output_and_gradients_of_train_steps(mlp)
         assert saved["grads"]["fc1.weight"].shape == (128, 32) and torch.isfinite(saved["grads"]["fc1.weight"]).all()
 
 
+@pytest.mark.integration
 def test_randomize_input_works_for_bf16_and_fp16_and_keeps_integer_inputs(tmp_path):
     import torch
 
@@ -248,6 +260,7 @@ def test_randomize_input_works_for_bf16_and_fp16_and_keeps_integer_inputs(tmp_pa
     assert record["diagnostics"]["matmul_precision"] == {"torch": "highest", "cudnn_allow_tf32": False}
 
 
+@pytest.mark.integration
 def test_matmul_precision_reaches_torch_and_torch_xla(mlp):
     _, found = mlp
     assert found[("mlp", EAGER)]["diagnostics"]["matmul_precision"]["torch"] == "high"

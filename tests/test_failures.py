@@ -7,7 +7,9 @@ import time
 
 import pytest
 
-from conftest import PYTHON, ROOT, by_model, processes_mentioning, read_jsonl, run_runner
+from helpers import PYTHON, ROOT, by_model, processes_mentioning, read_jsonl, run_runner
+
+pytestmark = pytest.mark.integration  # every test here starts real sweeps or children
 
 FAULTS = ["--suite-name=faults", "--accelerator=cpu", "--xla=None", "--dynamo=None", "--test=eval", "--repeat=1",
           "--warmup=1", "--subprocess-timeout=15", "--subprocess-memory-limit=1G"]

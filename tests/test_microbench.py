@@ -11,7 +11,7 @@ import pytest
 
 from benchmarks.runner import matrix
 from benchmarks.suites import microbench
-from conftest import read_jsonl, run_runner, run_tool
+from helpers import read_jsonl, run_runner, run_tool
 
 SHAPES = "64x64x64,128x256x512"
 BACKENDS = [(None, None), (None, "inductor"), ("PJRT", None), ("PJRT", "openxla")]
@@ -130,6 +130,7 @@ def sweep(tmp_path_factory):
     return result, out, read_jsonl(out / "results.jsonl")
 
 
+@pytest.mark.integration
 def test_each_shape_ran_on_every_backend(sweep):
     _, _, records = sweep
     seen = [(r["model"]["model_name"], r["experiment"]["xla"], r["experiment"]["dynamo"]) for r in records]
@@ -139,6 +140,7 @@ def test_each_shape_ran_on_every_backend(sweep):
         assert record["experiment"]["dtype"] == "float32" and record["experiment"]["batch_size"] is None
 
 
+@pytest.mark.integration
 def test_records_carry_flops_and_tflops_per_repeat(sweep):
     _, _, records = sweep
     for record in records:
@@ -151,6 +153,7 @@ def test_records_carry_flops_and_tflops_per_repeat(sweep):
             assert tflops == pytest.approx(info["flops"] / seconds / 1e12)
 
 
+@pytest.mark.integration
 def test_the_end_of_sweep_table_shows_time_tflops_and_speedup_per_shape(sweep):
     result, _, _ = sweep
     lines = result.stdout.splitlines()
@@ -162,6 +165,7 @@ def test_the_end_of_sweep_table_shows_time_tflops_and_speedup_per_shape(sweep):
         assert row.count("TFLOP/s") == 4 and row.count("x)") == 3  # three speedups over eager
 
 
+@pytest.mark.integration
 def test_result_analyzer_reads_the_records(sweep):
     _, out, _ = sweep
     report = out / "report.csv"
@@ -174,6 +178,7 @@ def test_result_analyzer_reads_the_records(sweep):
         assert float(row["median_tflops"]) > 0 and float(row["median_per_iter_time"]) > 0
 
 
+@pytest.mark.integration
 def test_aggregate_reads_the_records(sweep):
     _, out, _ = sweep
     table = out / "speedups.csv"
@@ -186,6 +191,7 @@ def test_aggregate_reads_the_records(sweep):
         assert f"matmul-float32-{shape}," in text
 
 
+@pytest.mark.integration
 def test_a_second_operator_in_bfloat16_runs_by_hand(tmp_path):
     model = json.dumps({"suite_name": "microbench", "model_name": "linear_relu-bfloat16-32x64x16"})
     experiment = json.dumps({"accelerator": "cpu", "xla": None, "dynamo": None, "test": "eval", "dtype": "bfloat16"})

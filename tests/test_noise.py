@@ -10,7 +10,7 @@ import pytest
 
 from benchmarks.common import cpu_affinity
 from benchmarks.runner import noise
-from conftest import read_jsonl, run_runner
+from helpers import read_jsonl, run_runner
 
 
 def fake_sysfs(root, governors: dict, no_turbo=None):
@@ -110,6 +110,7 @@ def sweep(tmp_path_factory):
     return result, read_jsonl(out / "results.jsonl"), core
 
 
+@pytest.mark.integration
 def test_the_sweep_warns_once_with_the_fix(sweep):
     result, _, _ = sweep
     assert result.stderr.count("benchmark noise:") == 1
@@ -117,6 +118,7 @@ def test_the_sweep_warns_once_with_the_fix(sweep):
     assert "fix: sudo cpupower frequency-set --governor performance" in result.stderr
 
 
+@pytest.mark.integration
 def test_every_record_carries_the_noise_facts(sweep):
     _, records, core = sweep
     assert sorted(r["status"] for r in records) == ["ok", "skip"]
@@ -128,6 +130,7 @@ def test_every_record_carries_the_noise_facts(sweep):
         assert any("powersave" in p for p in facts["problems"])
 
 
+@pytest.mark.integration
 def test_the_child_ran_on_the_requested_core(sweep):
     _, records, core = sweep
     [ran] = [r for r in records if r["status"] == "ok"]

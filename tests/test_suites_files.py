@@ -5,7 +5,7 @@ import argparse
 
 import pytest
 
-from conftest import ROOT, read_jsonl, run_runner
+from helpers import ROOT, read_jsonl, run_runner
 
 from benchmarks.common import experiment_config
 
@@ -108,6 +108,7 @@ def batch_sweep(tmp_path_factory):
     return read_jsonl(out / "results.jsonl")
 
 
+@pytest.mark.integration
 def test_eval_and_train_eager_and_compiled_with_labels_and_params_in_the_record(good):
     records = good
     assert [(r["experiment"]["dynamo"], r["experiment"]["test"]) for r in records] == [
@@ -120,12 +121,14 @@ def test_eval_and_train_eager_and_compiled_with_labels_and_params_in_the_record(
         assert record["experiment"]["batch_size"] == 4 and record["requested_batch_size"] is None  # BATCH_SIZE
 
 
+@pytest.mark.integration
 def test_batch_size_sweep_records_requested_and_real(batch_sweep):
     ok = [r for r in batch_sweep if r["model"]["model_name"] == "tiny_mlp"]
     assert [(r["requested_batch_size"], r["experiment"]["batch_size"], r["status"]) for r in ok] == [
         (2, 2, "ok"), (5, 5, "ok")]
 
 
+@pytest.mark.integration
 def test_a_file_that_fails_to_import_is_an_error_record(batch_sweep):
     broken = [r for r in batch_sweep if r["model"]["model_name"] == "broken_import"]
     assert len(broken) == 2
@@ -135,6 +138,7 @@ def test_a_file_that_fails_to_import_is_an_error_record(batch_sweep):
         assert "broken_import.py" in record["error"]["message"] and "on purpose" in record["error"]["message"]
 
 
+@pytest.mark.integration
 def test_a_named_file_without_create_model_is_an_error_record(batch_sweep):
     records = [r for r in batch_sweep if r["model"]["model_name"] == "no_entry"]
     assert [r["requested_batch_size"] for r in records] == [2, 5]

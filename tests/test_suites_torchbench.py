@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from conftest import ROOT, by_model, read_jsonl, run_runner
+from helpers import ROOT, by_model, read_jsonl, run_runner
 
 from benchmarks.common import experiment_config
 
@@ -142,6 +142,7 @@ def compiled_with_batch_size(tmp_path_factory):
     return by_model(read_jsonl(out / "results.jsonl"))
 
 
+@pytest.mark.integration
 def test_eager_and_xla_eval_and_train_run_with_the_same_default_batch_size(eager_and_xla):
     got = {(r["experiment"]["xla"], r["experiment"]["test"]): r for r in eager_and_xla}
     assert sorted(got, key=str) == sorted([(None, "eval"), (None, "train"), ("PJRT", "eval"), ("PJRT", "train")],
@@ -156,6 +157,7 @@ def test_eager_and_xla_eval_and_train_run_with_the_same_default_batch_size(eager
     assert got[("PJRT", "train")]["metrics"]["xla_ExecuteTime_number"][0] >= 1
 
 
+@pytest.mark.integration
 def test_a_compiled_backend_and_a_requested_batch_size(compiled_with_batch_size):
     records = compiled_with_batch_size
     for record in records.values():
@@ -177,6 +179,7 @@ SKIP_REASONS = {
 }
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("name", sorted(SKIP_REASONS))
 def test_each_skip_is_a_record_that_says_why(skips, name):
     _, records = skips
@@ -187,6 +190,7 @@ def test_each_skip_is_a_record_that_says_why(skips, name):
     assert record["metrics"]["error"].startswith("SKIP: ") and record["verification_code"] == "VERIFIER_SKIPPED"
 
 
+@pytest.mark.integration
 def test_skips_end_a_sweep_normally(skips):
     result, records = skips
     assert result.returncode == 0 and set(records) == set(SKIP_REASONS)

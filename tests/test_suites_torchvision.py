@@ -4,7 +4,7 @@ import argparse
 
 import pytest
 
-from conftest import read_jsonl, run_runner
+from helpers import read_jsonl, run_runner
 
 from benchmarks.common.run_options import RunOptions
 from benchmarks.runner import cli, sweep
@@ -97,6 +97,7 @@ def compiled(tmp_path_factory):
     return read_jsonl(out / "results.jsonl")
 
 
+@pytest.mark.integration
 def test_two_models_eval_and_train_eager(eager):
     got = {(r["model"]["model_name"], r["experiment"]["test"]): r for r in eager}
     assert set(got) == {(m, t) for m in ("squeezenet1_1", "resnet18") for t in ("eval", "train")}
@@ -109,6 +110,7 @@ def test_two_models_eval_and_train_eager(eager):
         assert all(t > 0 for t in record["metrics"]["per_iter_time"])
 
 
+@pytest.mark.integration
 def test_compiled_eval_and_train_at_a_requested_batch_size(compiled):
     assert [r["experiment"]["test"] for r in compiled] == ["eval", "train"]
     for record in compiled:

@@ -3,7 +3,9 @@ train, one child per config; then resume adds nothing."""
 
 import pytest
 
-from conftest import read_jsonl, run_runner
+from helpers import read_jsonl, run_runner
+
+pytestmark = pytest.mark.integration  # every test here starts real sweeps or children
 
 MATRIX = ["--accelerator=cpu", "--xla=None", "--xla=PJRT", "--dynamo=None", "--dynamo=inductor", "--dynamo=openxla",
           "--test=eval", "--test=train", "-k", "^multi_output$", "--repeat=2", "--warmup=1"]

@@ -12,7 +12,7 @@ import pytest
 from benchmarks.runner import matrix
 
 from benchmarks.child import precise_timing
-from conftest import read_jsonl, run_runner
+from helpers import read_jsonl, run_runner
 
 try:
     import torch
@@ -123,6 +123,7 @@ def test_dry_run_shows_why_pure_wall_time_drops_cpu_configs():
     assert "# 0 config(s) to run" in result.stdout
 
 
+@pytest.mark.integration
 def test_a_child_asked_for_pure_wall_time_without_cuda_writes_a_clear_error(tmp_path):
     result = run_runner(
         "--suite-name=dummy", "--pure-wall-time", f"--output-dirname={tmp_path}",

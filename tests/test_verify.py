@@ -17,7 +17,7 @@ import weakref
 
 import pytest
 
-from conftest import ROOT, read_jsonl, run_runner
+from helpers import ROOT, read_jsonl, run_runner
 
 VERIFY_KEYS = ("verification_code", "verification_mean_rel_error", "verification_max_abs_error",
                "verification_cosine_similarity", "verification_tolerance", "verification_message")
@@ -63,6 +63,7 @@ def faults(tmp_path_factory):
     return result, out, {r["model"]["model_name"]: r for r in records}
 
 
+@pytest.mark.integration
 def test_pass_on_every_backend_for_eval_and_train_with_timing_and_figures(passing):
     result, records = passing
     configs = by_config(records)
@@ -85,6 +86,7 @@ def test_pass_on_every_backend_for_eval_and_train_with_timing_and_figures(passin
     assert "verification PASS" in result.stderr  # the per-config progress line
 
 
+@pytest.mark.integration
 def test_accuracy_error_backend_fails_every_time_and_keeps_the_timing(failing):
     for test in ("eval", "train"):
         record = failing[("mlp", None, "relu_accuracy_error_TESTING_ONLY", test)]
@@ -95,6 +97,7 @@ def test_accuracy_error_backend_fails_every_time_and_keeps_the_timing(failing):
         assert len(record["metrics"]["per_iter_time"]) == 1 and "error" not in record["metrics"]
 
 
+@pytest.mark.integration
 def test_runtime_error_backend_is_exception_raised(failing):
     for test in ("eval", "train"):
         record = failing[("mlp", None, "relu_runtime_error_TESTING_ONLY", test)]
@@ -107,6 +110,7 @@ def test_runtime_error_backend_is_exception_raised(failing):
         assert record["verification_mean_rel_error"] is None
 
 
+@pytest.mark.integration
 def test_random_output_not_declared_is_nondeterministic_eager_run(faults):
     record = faults[2]["unseeded_noise"]
     assert record["status"] == "ok" and len(record["metrics"]["per_iter_time"]) == 1
@@ -115,6 +119,7 @@ def test_random_output_not_declared_is_nondeterministic_eager_run(faults):
     assert record["verification_mean_rel_error"] > 0 and record["verification_max_abs_error"] > 0
 
 
+@pytest.mark.integration
 def test_declared_non_deterministic_without_tolerance_opts_out(faults):
     record = faults[2]["random_output"]
     assert record["status"] == "ok" and len(record["metrics"]["per_iter_time"]) == 1
@@ -122,6 +127,7 @@ def test_declared_non_deterministic_without_tolerance_opts_out(faults):
     assert "declares a non-deterministic output" in record["verification_message"]
 
 
+@pytest.mark.integration
 def test_eager_reference_raising_is_eager_failed(faults):
     record = faults[2]["raise_on_load"]
     assert record["verification_code"] == "EAGER_FAILED"
@@ -130,6 +136,7 @@ def test_eager_reference_raising_is_eager_failed(faults):
     assert record["status"] == "error" and record["error"]["phase"] == "load"  # then the config's own build
 
 
+@pytest.mark.integration
 def test_a_child_dying_during_verification_is_verifier_didnt_run(faults):
     record = faults[2]["segfault"]  # it dies in its first forward: the eager reference's
     assert record["status"] == "crash" and record["error"]["type"] == "SIGSEGV"
@@ -137,6 +144,7 @@ def test_a_child_dying_during_verification_is_verifier_didnt_run(faults):
     assert record["verification_code"] == "VERIFIER_DIDNT_RUN"
 
 
+@pytest.mark.integration
 def test_exception_during_verification_keeps_the_timing(faults):
     _, out, records = faults
     record = records["third_call_raises"]
@@ -149,6 +157,7 @@ def test_exception_during_verification_keeps_the_timing(faults):
     assert "Traceback" in log
 
 
+@pytest.mark.integration
 def test_structure_mismatch_fails_and_says_where(faults):
     record = faults[2]["structure_differs"]
     assert record["status"] == "ok" and record["experiment"]["dynamo"] == "eager"
@@ -156,6 +165,7 @@ def test_structure_mismatch_fails_and_says_where(faults):
     assert record["verification_message"] == "differs from eager: output: keys differ from eager's (extra ['extra'])"
 
 
+@pytest.mark.integration
 def test_resume_treats_verified_and_unverified_runs_as_different(faults, tmp_path):
     _, out, _ = faults
     shutil.copy(out / "results.jsonl", tmp_path / "results.jsonl")

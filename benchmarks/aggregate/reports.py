@@ -25,6 +25,7 @@ from benchmarks.common.cli_support import UsageError
 
 
 from benchmarks.common import records, stats
+from benchmarks.suites import SUITES, load_suite
 
 log = logging.getLogger("benchmarks.aggregate")
 
@@ -287,8 +288,6 @@ def select_accelerator(rows: list, pattern: Optional[str]) -> tuple:
 
 def tier_members(suites: list, tiers: list) -> set:
     """{(suite, model)} of the given tiers, from each suite's own tier lists."""
-    from benchmarks.suites import SUITES, load_suite
-
     members, defined = set(), {}
     for suite in suites:
         if suite not in SUITES:

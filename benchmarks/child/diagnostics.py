@@ -26,6 +26,7 @@ import time
 from typing import Any, Callable, Optional
 
 from benchmarks.common import output_paths
+from benchmarks.common.cli_support import UsageError, positive_int
 
 log = logging.getLogger("benchmarks.child.diagnostics")
 
@@ -39,8 +40,6 @@ XLA_TRACE_TIMEOUT_S = 60
 
 def add_arguments(parser) -> None:
     """Flags of this feature (an argument group); all are forwarded to children."""
-    from benchmarks.common.cli_support import positive_int
-
     g = parser.add_argument_group(
         "diagnostics (files go to <output-dir>/<model>/<kind>-<config>[-<repeat>].<ext>, listed in the "
         "record's artifacts)")
@@ -90,8 +89,6 @@ def validate_options(options) -> None:
     """Flag combinations that contradict each other: a UsageError (one line, exit 2)."""
     precision = options.diagnostics.matmul_precision
     if options.diagnostics.disable_tf32 and precision not in (None, "highest"):
-        from benchmarks.common.cli_support import UsageError
-
         raise UsageError(f"--disable-tf32 asks for full float32 precision, --matmul-precision={precision} "
                          "for less; pass one of them")
 

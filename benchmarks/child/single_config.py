@@ -15,11 +15,11 @@ import signal
 import threading
 import time
 
+from benchmarks.child import diagnostics, precise_timing, verify
+from benchmarks.child.process_env import child_environment
 from benchmarks.common import machine_facts, records
 from benchmarks.common.cpu_affinity import pin_self
 from benchmarks.common.run_options import RunOptions
-
-from benchmarks.child.process_env import child_environment
 from benchmarks.suites import ModelSkipped, load_suite
 
 log = logging.getLogger("benchmarks.child.single_config")
@@ -96,13 +96,13 @@ def resolve_accelerator_model(experiment) -> str:
     return machine_facts.accelerator_model(experiment.accelerator, cuda_names)
 
 
-def build_model(suite, model_config: dict, experiment, options: RunOptions):
+def build_model(suite, model_config: dict, experiment, suite_flags):
     """The suite's model for `experiment` on its plain accelerator, built under fixed seeds."""
     from benchmarks.child import backends
 
     backends.seed_everything(experiment)
     try:
-        return suite.build(model_config, experiment, backends.base_device(experiment), options.suite_flags)
+        return suite.build(model_config, experiment, backends.base_device(experiment), suite_flags)
     except NotImplementedError as exc:
         raise ModelSkipped(str(exc) or f"{model_config['model_name']} does not implement {experiment.test}")
 
@@ -114,7 +114,7 @@ def run_config(options: RunOptions, model_config: dict, experiment, channel: Cha
     diag = None
     try:
         channel.set_phase("setup")
-        from benchmarks.child import backends, diagnostics, measured_loop, precise_timing
+        from benchmarks.child import backends, measured_loop
 
         accelerator_model = resolve_accelerator_model(experiment)
         experiment = experiment.with_(accelerator_model=accelerator_model)
@@ -126,15 +126,13 @@ def run_config(options: RunOptions, model_config: dict, experiment, channel: Cha
         diag = diagnostics.Diagnostics(options, model_config, experiment, record)  # paths from the requested config
         diag.setup()
         if options.verify.enabled:
-            from benchmarks.child import verify
-
             # The eager reference comes first and is kept on the CPU; its model is freed before ours is built.
-            verifier = verify.Verifier(options.verify, lambda exp: build_model(suite, model_config, exp, options),
+            verifier = verify.Verifier(options.verify, lambda exp: build_model(suite, model_config, exp, options.suite_flags),
                                        channel.set_phase)
             verifier.compute_reference(experiment)
 
         channel.set_phase("load")
-        bm = build_model(suite, model_config, experiment, options)
+        bm = build_model(suite, model_config, experiment, options.suite_flags)
         experiment = experiment.with_(batch_size=bm.batch_size)
         record["experiment"] = experiment.to_dict()
         if bm.info:

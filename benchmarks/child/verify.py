@@ -36,6 +36,8 @@ import math
 from typing import Any, Callable, Optional
 
 from benchmarks.common import records
+from benchmarks.common.cli_support import positive_int
+from benchmarks.suites import ModelSkipped
 
 log = logging.getLogger("benchmarks.child.verify")
 
@@ -59,8 +61,6 @@ def tolerance_value(text: str) -> float:
 
 def add_arguments(parser) -> None:
     """Flags of this feature (an argument group); forwarded to children unless listed in cli.PARENT_ONLY."""
-    from benchmarks.common.cli_support import positive_int
-
     group = parser.add_argument_group("verification")
     group.add_argument("--verify", action="store_true",
                        help="also compare each config's result with eager's (output for eval; loss and every "
@@ -325,8 +325,6 @@ class Verifier:
 
     def compute_reference(self, experiment) -> None:
         """Eager, twice unless the model declares itself non-deterministic; then everything eager is freed."""
-        from benchmarks.suites import ModelSkipped
-
         self.on_phase("verify")
         eager = experiment.with_(xla=None, dynamo=None)
         if experiment.xla:

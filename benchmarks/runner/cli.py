@@ -13,12 +13,12 @@ import re
 import sys
 import time
 
-from benchmarks.child import diagnostics, precise_timing, verify
+from benchmarks.child import diagnostics, precise_timing, single_config, verify
 from benchmarks.common import experiment_config
 from benchmarks.common.cli_support import (Parser, UsageError, forwarded_args, non_negative_int, positive_float,
                                            positive_int, setup_logging)
 from benchmarks.common.run_options import RunOptions
-from benchmarks.runner import noise
+from benchmarks.runner import noise, sweep
 from benchmarks.suites import all_suites, suite_names
 
 log = logging.getLogger("benchmarks")
@@ -177,11 +177,7 @@ def main(argv=None) -> int:
         validate(options)
         if options.model_config is not None or options.experiment_config is not None:
             model, experiment = parse_single_config(options)
-            from benchmarks.child import single_config
-
             return single_config.main(options, model, experiment)
-        from benchmarks.runner import sweep
-
         return sweep.run_sweep(options)
     except UsageError as exc:
         print(f"{parser.prog}: error: {exc}", file=sys.stderr)

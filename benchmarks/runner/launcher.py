@@ -1,4 +1,4 @@
-"""Launch one child for one config and get its record back: the executor interface (DESIGN.md §8).
+"""Launch one child for one config and get its record back: the executor interface (docs/architecture.md, "Executors").
 
 The child runs in its own session (process group). Its output streams to a log file (and to the
 terminal with --print-subprocess); its record comes back over a pipe named on its command line.

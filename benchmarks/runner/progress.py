@@ -9,6 +9,7 @@ import statistics
 import sys
 
 from benchmarks.common import records
+from benchmarks.common.experiment_config import backend_name
 
 log = logging.getLogger("benchmarks.runner.sweep")
 
@@ -92,8 +93,6 @@ def speedup_table(sweep_records: list) -> str:
     groups, backends = {}, []
     for record in sweep_records:
         exp = record["experiment"]
-        from benchmarks.common.experiment_config import backend_name
-
         backend = backend_name(exp.get("xla"), exp.get("dynamo"))
         if backend not in backends:
             backends.append(backend)

@@ -1,7 +1,9 @@
 """Model suites behind one small interface.
 
 A suite module defines `SUITE`, an instance of a `Suite` subclass. Listing models must not import
-torch (the parent stays light); `build` runs in the child only.
+torch (the parent stays light); `build` runs in the child only. A suite registers its own flags
+(`add_arguments`) and reads them from `flags`, the parsed command line (RunOptions.suite_flags).
+How to add a suite: docs/architecture.md, "Adding a suite".
 """
 
 from __future__ import annotations
@@ -64,7 +66,7 @@ class Suite:
     def add_arguments(self, parser) -> None:
         """Suite-specific flags (registered for every suite; forwarded to children)."""
 
-    def list_models(self, options) -> list:
+    def list_models(self, flags) -> list:
         """Model configs, e.g. {"suite_name": "dummy", "model_name": "mlp"}; no torch import."""
         raise NotImplementedError
 
@@ -73,7 +75,7 @@ class Suite:
         dtype, pairs only with experiments of that value); pairs that are not are left out silently."""
         return True
 
-    def skip_reason(self, model_config: dict, experiment, options) -> Optional[str]:
+    def skip_reason(self, model_config: dict, experiment, flags) -> Optional[str]:
         """Why this model cannot run this experiment (the parent writes a skip record), or None."""
         return None
 
@@ -81,11 +83,11 @@ class Suite:
         """Tier number -> list of model names."""
         return {}
 
-    def extra_axes(self, options) -> dict:
+    def extra_axes(self, flags) -> dict:
         """Extra experiment keys this suite sweeps, name -> list of values (e.g. a dtype)."""
         return {}
 
-    def build(self, model_config: dict, experiment, device: str, options) -> BenchmarkModel:
+    def build(self, model_config: dict, experiment, device: str, flags) -> BenchmarkModel:
         """Build the model and its inputs on `device` (the plain accelerator device); child only."""
         raise NotImplementedError
 

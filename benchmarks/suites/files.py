@@ -19,6 +19,7 @@ import sys
 from typing import Optional
 
 from benchmarks.suites import BenchmarkModel, Suite, model_config
+from benchmarks.common.cli_support import UsageError
 
 log = logging.getLogger("benchmarks.suites.files")
 
@@ -65,8 +66,6 @@ def parse_model_params(text: Optional[str]) -> Optional[dict]:
         return None
     problem = params_problem(text)
     if problem:
-        from benchmarks.common.cli_support import UsageError
-
         raise UsageError(f"--model-params {problem}")
     return json.loads(text)
 
@@ -148,8 +147,6 @@ def inspect_file(path: str) -> tuple:
 def candidate_files(options) -> list:
     """(path, name if the stem is taken, explicit) for every *.py under each --search-dir (recursively, sorted),
     then each --model-file; absolute and unique."""
-    from benchmarks.common.cli_support import UsageError
-
     found = []
     for directory in getattr(options, "search_dir", None) or ():
         if not os.path.isdir(directory):
@@ -206,8 +203,6 @@ class FilesSuite(Suite):
                            "num_classes for torchvision")
 
     def list_models(self, options):
-        from benchmarks.common.cli_support import UsageError
-
         params = parse_model_params(getattr(options, "model_params", None))
         filters = parse_label_filters(getattr(options, "labels", None))
         candidates = candidate_files(options)

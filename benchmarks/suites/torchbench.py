@@ -25,6 +25,7 @@ from typing import Optional
 
 from benchmarks.common import tiers
 from benchmarks.suites import BenchmarkModel, ModelSkipped, Suite, model_config
+from benchmarks.common.cli_support import UsageError
 
 log = logging.getLogger("benchmarks.suites.torchbench")
 
@@ -128,8 +129,6 @@ def as_list(value) -> list:
 def load_skips(path: Optional[str]) -> list:
     """Our skip groups: [{"reason", "models", and any of SKIP_KEYS}], validated. 'none' -> []."""
     import yaml
-
-    from benchmarks.common.cli_support import UsageError
 
     if path is not None and path.strip().lower() == "none":
         return []
@@ -300,8 +299,6 @@ class TorchBenchSuite(Suite):
                            "benchmarks/suites/torchbench_skips.yaml; 'none' skips nothing")
 
     def root(self, options) -> str:
-        from benchmarks.common.cli_support import UsageError
-
         root, how = find_root(getattr(options, "torchbench_dir", None))
         if root is None:
             raise UsageError(how)
@@ -309,8 +306,6 @@ class TorchBenchSuite(Suite):
         return root
 
     def list_models(self, options):
-        from benchmarks.common.cli_support import UsageError
-
         if getattr(options, "model_params", None):
             raise UsageError("the torchbench suite takes no --model-params (TorchBench models take no parameters)")
         root = self.root(options)

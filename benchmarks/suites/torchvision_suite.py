@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from benchmarks.common import tiers
 from benchmarks.common.cli_support import UsageError
-from benchmarks.suites import BenchmarkModel, Suite, model_config
+from benchmarks.suites import BenchmarkModel, Suite, files, model_config
 
 # name -> default batch size, chosen so one step takes about a second or less on a laptop CPU.
 MODELS = {
@@ -72,8 +72,6 @@ class TorchvisionSuite(Suite):
     name = "torchvision"
 
     def list_models(self, options):
-        from benchmarks.suites import files
-
         params = files.parse_model_params(getattr(options, "model_params", None))
         problem = check_params(params or {})
         if problem:

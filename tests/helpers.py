@@ -1,0 +1,56 @@
+"""Test helpers: run the real tools as subprocesses, read what they wrote, find processes left behind.
+Imported by test modules (`from helpers import ...`); fixtures live in conftest.py."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PYTHON = sys.executable
+
+
+def run_tool(script: str, *args, timeout: float = 600, env=None, check_rc=None) -> subprocess.CompletedProcess:
+    """Run a top-level tool (experiment_runner.py, result_analyzer.py, aggregate.py) for real."""
+    result = subprocess.run([PYTHON, str(ROOT / script), *map(str, args)], capture_output=True, text=True,
+                            timeout=timeout, cwd=ROOT, env=env)
+    if check_rc is not None:
+        assert result.returncode == check_rc, f"exit {result.returncode}\nSTDOUT:\n{result.stdout}\nSTDERR:\n{result.stderr}"
+    return result
+
+
+def run_runner(*args, **kwargs) -> subprocess.CompletedProcess:
+    return run_tool("experiment_runner.py", *args, **kwargs)
+
+
+def read_jsonl(path) -> list:
+    """Every valid record of a results file (torn or invalid lines are skipped)."""
+    out = []
+    with open(path, encoding="utf-8") as handle:
+        for line in handle:
+            line = line.strip()
+            if line:
+                try:
+                    out.append(json.loads(line))
+                except ValueError:
+                    pass
+    return out
+
+
+def by_model(records: list) -> dict:
+    return {r["model"]["model_name"]: r for r in records}
+
+
+def processes_mentioning(text: str) -> list:
+    """Live processes whose command line contains `text` (to prove nothing was left behind)."""
+    import psutil
+
+    found = []
+    for proc in psutil.process_iter(["pid", "cmdline"]):
+        try:
+            if proc.pid != os.getpid() and text in " ".join(proc.info["cmdline"] or []):
+                found.append(proc)
+        except psutil.Error:
+            continue
+    return found

@@ -1,0 +1,79 @@
+"""The library's shape (docs/architecture.md, "Layout"): imports run one way, with no circle, and only
+a handful of modules stay at the top of benchmarks/."""
+
+import ast
+import graphlib
+from pathlib import Path
+
+from helpers import ROOT
+
+LIBRARY = ROOT / "benchmarks"
+
+
+def module_name(path: Path, root: Path) -> str:
+    name = ".".join(path.relative_to(root).with_suffix("").parts)
+    return name.removesuffix(".__init__")
+
+
+def import_graph(library: Path = LIBRARY) -> dict:
+    """Module -> the library modules it imports, function-level imports included (relative ones resolved)."""
+    modules = {module_name(path, library.parent): path for path in library.rglob("*.py")}
+    graph = {}
+    for name, path in modules.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        targets = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                candidates = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    parts = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    base = ".".join(parts + ([base] if base else []))
+                candidates = [base] + [f"{base}.{alias.name}" for alias in node.names]
+            else:
+                continue
+            targets.update(c for c in candidates if c in modules and c != name)
+        graph[name] = targets
+    return graph
+
+
+def test_the_import_graph_has_no_circle():
+    try:
+        order = list(graphlib.TopologicalSorter(import_graph()).static_order())
+    except graphlib.CycleError as exc:
+        raise AssertionError(f"import circle: {' -> '.join(exc.args[1])}") from None
+    assert "benchmarks.common.records" in order
+
+
+def test_a_circle_through_a_function_level_import_is_found(tmp_path):
+    package = tmp_path / "lib"
+    (package / "sub").mkdir(parents=True)
+    (package / "a.py").write_text("from lib.sub import b\n")
+    (package / "sub" / "__init__.py").write_text("")
+    (package / "sub" / "b.py").write_text("def late():\n    from ..a import x\n")
+    graph = import_graph(package)
+    assert graph["lib.a"] == {"lib.sub", "lib.sub.b"} and graph["lib.sub.b"] == {"lib.a"}
+    try:
+        list(graphlib.TopologicalSorter(graph).static_order())
+    except graphlib.CycleError:
+        return
+    raise AssertionError("the planted circle was not found")
+
+
+def test_common_imports_no_tool_and_no_tool_imports_a_cli_module():
+    graph = import_graph()
+    for module, targets in graph.items():
+        if module == "benchmarks.__main__":  # an entry point (python -m benchmarks), like experiment_runner.py
+            continue
+        if module.startswith("benchmarks.common."):
+            assert all(t.startswith("benchmarks.common") for t in targets), (module, targets)
+        clis = {t for t in targets if t.endswith(".cli") and t.rpartition(".")[0] != module.rpartition(".")[0]}
+        assert not clis, f"{module} imports another tool's command line {clis}"
+
+
+def test_few_modules_at_the_top_of_the_library():
+    top = sorted(p.name for p in LIBRARY.glob("*.py"))
+    assert top == ["__main__.py"], top
+    assert {p.name for p in LIBRARY.iterdir() if p.is_dir() and not p.name.startswith("__")} >= {
+        "common", "runner", "child", "suites", "analyzer", "aggregate"}
