@@ -121,6 +121,11 @@ class RunOptions:
     retry_failed: bool = False
     timestamp: Optional[float] = None
     log_level: str = "info"
+    # where the children run (docs/architecture.md, "Executors")
+    jobs: Optional[int] = None  # None: 1 locally, the cluster's CPUs with Ray
+    executor: str = "local"
+    ray_address: Optional[str] = None
+    gpus_per_job: int = 1
     # one config (the child, or by hand)
     experiment_config: Optional[str] = None
     model_config: Optional[str] = None

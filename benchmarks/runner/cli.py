@@ -29,6 +29,7 @@ PARENT_ONLY = {
     "test", "xla_flags", "batch_size", "enable_functionalization", "total_partitions", "partition_id",
     "dry_run", "print_subprocess", "subprocess_timeout", "subprocess_memory_limit", "progress_bar",
     "no_resume", "retry_failed", "experiment_config", "model_config", "record_fd", "help",
+    "jobs", "executor", "ray_address", "gpus_per_job",
     "op", "shapes", "dtype",  # microbench: a child's operator, shape and dtype are in its model/experiment config
 }
 
@@ -116,6 +117,18 @@ def build_parser() -> Parser:
     run.add_argument("--retry-failed", action="store_true", help="re-run configs whose latest record failed")
     run.add_argument("--timestamp", type=float, default=None, help="sweep timestamp for every record (default: now)")
     run.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"])
+
+    par = p.add_argument_group("parallel sweeps (README: when to use --jobs, and running on a Ray cluster)")
+    par.add_argument("--jobs", type=positive_int, default=None, metavar="N",
+                     help="run up to N children at once; locally each gets its own share of the cores (default 1; "
+                     "with Ray: the cluster's CPUs)")
+    par.add_argument("--executor", choices=("local", "ray"), default="local",
+                     help="where children run: this machine, or the nodes of a Ray cluster (default local)")
+    par.add_argument("--ray-address", default=None, metavar="HOST:PORT",
+                     help="the Ray cluster to join (or auto; default: $RAY_ADDRESS, else a Ray instance started "
+                     "for this sweep on this machine)")
+    par.add_argument("--gpus-per-job", type=positive_int, default=1, metavar="N",
+                     help="GPUs each CUDA config's child gets (default 1)")
 
     single = p.add_argument_group("single config (what each child runs; also by hand)")
     single.add_argument("--experiment-config", metavar="JSON", help="one experiment config")

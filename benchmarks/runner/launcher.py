@@ -31,7 +31,8 @@ class ChildRequest:
     timeout: float
     memory_limit: Optional[int] = None
     echo: Optional[Callable[[str], None]] = None  # where to stream output too (--print-subprocess)
-    cpu_affinity: Optional[list] = None  # cores to pin the child to (--cpu-affinity)
+    cpu_affinity: Optional[list] = None  # cores to pin the child to (--cpu-affinity, or its --jobs grant)
+    on_start: Optional[Callable[[int], None]] = None  # told the child's pid (= its process group) once started
 
 
 @dataclasses.dataclass
@@ -44,6 +45,8 @@ class ChildResult:
     peak_tree_rss: int = 0
     seconds: float = 0.0
     cpu_affinity: Optional[list] = None  # the cores the child had
+    start_error: Optional[str] = None  # why the child could not be started at all
+    lost: Optional[str] = None  # why the executor lost the child with its host (e.g. a Ray worker died)
 
     def signal_name(self) -> Optional[str]:
         if self.returncode is None or self.returncode >= 0:
@@ -128,6 +131,8 @@ def run_child(request: ChildRequest) -> ChildResult:
         finally:
             os.close(write_fd)
         cpu_affinity = pin(child.pid, request.cpu_affinity)
+        if request.on_start:
+            request.on_start(child.pid)
         reader = _RecordReader(read_fd)
         reader.start()
         tee = _Tee(child.stdout, log_file, request.echo) if request.echo else None

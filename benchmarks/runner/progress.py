@@ -21,6 +21,7 @@ class Progress:
         self.total = total
         self.bar = None
         self._redirect = None
+        self._label = None
         if enabled and total:
             from tqdm import tqdm
             from tqdm.contrib.logging import logging_redirect_tqdm
@@ -45,9 +46,16 @@ class Progress:
         else:
             print(line, file=sys.stderr)
 
-    def describe(self, config, counts: dict) -> None:
-        if self.bar:
-            self.bar.set_description(f"{config.model['model_name']} {config.experiment.backend}")
+    def running(self, configs: list, counts: dict) -> None:
+        """Show which configs are running now (one for a serial sweep, up to --jobs otherwise)."""
+        if not self.bar:
+            return
+        names = [f"{c.model['model_name']} {c.experiment.backend}" for c in configs]
+        label = names[0] if len(names) == 1 else f"{len(names)} running: " + ", ".join(names[:3]) + (
+            ", ..." if len(names) > 3 else "")
+        if label != self._label:
+            self._label = label
+            self.bar.set_description(label, refresh=False)
             self.bar.set_postfix(counts)
 
     def done(self, index: int, config, record: dict, counts: dict) -> None:
@@ -127,7 +135,7 @@ def speedup_table(sweep_records: list) -> str:
 
 
 def end_of_sweep(results_path: str, configs: list, options, counts: dict, already: int, seconds: float,
-                 resume: str) -> str:
+                 resume: str, beside: int = 0, jobs: int = 1) -> str:
     wanted = {config.fingerprint for config in configs}
     latest = {}
     if os.path.exists(results_path):
@@ -145,6 +153,9 @@ def end_of_sweep(results_path: str, configs: list, options, counts: dict, alread
             codes[record.get("verification_code")] = codes.get(record.get("verification_code"), 0) + 1
     if codes:
         lines.append("verification: " + ", ".join(f"{count} {code}" for code, count in sorted(codes.items())))
+    if beside:
+        lines.append(f"note: {beside} config(s) were timed while other children ran beside them (--jobs {jobs}); "
+                     "they shared the machine's memory bandwidth and caches: for final timings run with --jobs 1")
     lines.append(f"results: {results_path}")
     lines.append(f"logs:    {os.path.join(options.output_dirname, 'logs')}")
     lines.append(f"resume:  {resume}")

@@ -1,0 +1,137 @@
+"""What torch can do here, as the parent learns it without importing torch: one probe child
+(`python -m benchmarks.runner.probe`), asked only what the configs need, its answer cached per environment.
+
+The cache key holds everything that could change the answer: the interpreter, the versions, install paths
+and modification times of torch, torch_xla and torchvision, the probe's own source, the variables that
+choose devices (CUDA_VISIBLE_DEVICES, PJRT_DEVICE, TPU_*, ...) and the device files present (/dev/nvidia*,
+/dev/accel*, /dev/vfio/*), and the question asked. A stale entry can't hide a device or a backend change:
+any of those changing gives another key. BENCHMARKS_PROBE_CACHE names the cache directory (default
+$XDG_CACHE_HOME/ptbench-matrix, else ~/.cache/ptbench-matrix); "off" disables the cache.
+"""
+
+from __future__ import annotations
+
+import glob
+import hashlib
+import importlib.util
+import json
+import logging
+import os
+import subprocess
+import sys
+import time
+from typing import Optional
+
+from benchmarks.common import machine_facts, records
+from benchmarks.common.cli_support import UsageError
+from benchmarks.runner import matrix
+
+log = logging.getLogger("benchmarks.runner.capabilities")
+
+CACHE_ENV = "BENCHMARKS_PROBE_CACHE"
+DEVICE_VARIABLES = ("CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "PJRT_DEVICE", "XLA_FLAGS", "TPU_ACCELERATOR_TYPE",
+                    "TPU_VISIBLE_CHIPS", "TPU_PROCESS_BOUNDS", "TPU_CHIPS_PER_PROCESS_BOUNDS", "LD_LIBRARY_PATH")
+DEVICE_FILES = ("/dev/nvidia*", "/dev/accel*", "/dev/vfio/*")
+
+
+def probe_argv(experiments: list) -> Optional[list]:
+    """The probe's command line for what these configs need, or None when they need nothing probed."""
+    kinds = sorted({e.accelerator.upper() for e in experiments if e.xla})
+    need_dynamo = any(e.dynamo for e in experiments)
+    need_cuda = any(e.accelerator == "cuda" for e in experiments)
+    if not (kinds or need_dynamo or need_cuda):
+        return None
+    argv = [sys.executable, "-m", "benchmarks.runner.probe"] + [f"--xla-kind={k}" for k in kinds]
+    return argv + ["--dynamo"] * need_dynamo + ["--cuda"] * need_cuda
+
+
+def _package_stamp(name: str) -> list:
+    """Where a package is installed and when it last changed, found without importing it."""
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        spec = None
+    if spec is None or not spec.origin:
+        return [name, None]
+    folder = os.path.dirname(spec.origin)
+    try:
+        stamp = max(os.stat(path).st_mtime_ns for path in [folder, spec.origin, os.path.join(folder, "version.py")]
+                    if os.path.exists(path))
+    except OSError:
+        stamp = None
+    return [name, folder, stamp]
+
+
+def cache_key(argv: list, environ: Optional[dict] = None) -> str:
+    environ = os.environ if environ is None else environ
+    facts = {
+        "argv": argv[1:],
+        "python": sys.executable,
+        "packages": [_package_stamp(name) for name in ("torch", "torch_xla", "torchvision")],
+        "probe": _package_stamp("benchmarks.runner.probe"),
+        "variables": {name: environ.get(name) for name in DEVICE_VARIABLES},
+        "device_files": sorted(path for pattern in DEVICE_FILES for path in glob.glob(pattern)),
+    }
+    return hashlib.sha256(json.dumps(facts, sort_keys=True, default=str).encode()).hexdigest()[:32]
+
+
+def cache_dir(environ: Optional[dict] = None) -> Optional[str]:
+    environ = os.environ if environ is None else environ
+    chosen = environ.get(CACHE_ENV)
+    if chosen == "off":
+        return None
+    if chosen:
+        return chosen
+    base = environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "ptbench-matrix")
+
+
+def _read_cache(path: str) -> Optional[dict]:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            facts = json.load(handle)
+        return facts if isinstance(facts, dict) else None
+    except (OSError, ValueError):
+        return None
+
+
+def _write_cache(path: str, facts: dict) -> None:
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        temp = f"{path}.{os.getpid()}.tmp"
+        with open(temp, "w", encoding="utf-8") as handle:
+            json.dump(facts, handle)
+        os.replace(temp, path)
+    except OSError as exc:  # a read-only home is no reason to fail a sweep
+        log.debug("probe cache not written (%s)", exc)
+
+
+def run_probe(argv: list) -> dict:
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [machine_facts.PROJECT_ROOT,
+                                                                    os.environ.get("PYTHONPATH")])))
+    started = time.monotonic()
+    out = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=600)
+    log.debug("probe took %.1f s", time.monotonic() - started)
+    try:
+        return json.loads(out.stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        detail = records.short_message(out.stderr.strip().splitlines()[-1] if out.stderr.strip() else "no output")
+        raise UsageError(f"cannot start torch in a child process ({detail}); is the environment built? (make)")
+
+
+def probe_capabilities(experiments: list) -> matrix.Capabilities:
+    """What these configs need to know of torch here: from the cache when this environment was probed for
+    the same question, else from one probe child (whose answer is then cached)."""
+    argv = probe_argv(experiments)
+    if argv is None:
+        return matrix.Capabilities()
+    directory = cache_dir()
+    path = os.path.join(directory, f"probe-{cache_key(argv)}.json") if directory else None
+    facts = _read_cache(path) if path else None
+    if facts is not None:
+        log.debug("probe answer from %s", path)
+    else:
+        facts = run_probe(argv)
+        if path:
+            _write_cache(path, facts)
+    return matrix.Capabilities.from_dict(facts)

@@ -1,0 +1,126 @@
+"""The executor interface: "run this config's child, give me its result and log" (docs/architecture.md,
+"Executors"), and the local executor: up to --jobs children at once on this machine, each on its own cores.
+
+The sweep owns the plan and is the only writer: it offers the executor the next job of its plan
+(`try_start`), collects finished jobs (`wait`) and writes their records. An executor never writes a record.
+Serial runs are the local executor with one job: one code path, not two.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import queue
+import socket
+import threading
+from typing import Optional
+
+from benchmarks.runner import launcher
+from benchmarks.runner.job_resources import Grant, Needs, ResourcePool
+
+
+@dataclasses.dataclass
+class Job:
+    """One config's child, as the sweep asks for it."""
+
+    key: int  # its place in the plan
+    config: object  # the sweep's Config
+    request: launcher.ChildRequest  # the same command and environment a serial run uses
+    needs: Needs
+
+
+@dataclasses.dataclass
+class Finished:
+    job: Job
+    result: launcher.ChildResult
+    facts: dict  # how it ran: the record's environment.executor
+
+
+class LocalExecutor:
+    """Children on this machine, one thread each (a thread only waits on its child)."""
+
+    kind = "local"
+
+    def __init__(self, pool: ResourcePool, confine: bool):
+        self.pool = pool
+        self.jobs = len(pool.groups)
+        self.confine = confine  # pin each child to its cores and size its threads to them (--jobs > 1)
+        self.host = socket.gethostname()
+        self._done: queue.Queue = queue.Queue()
+        self._lock = threading.Lock()
+        self._running: dict = {}  # job key -> (job, pid or None)
+        self._threads: list = []
+
+    def describe(self) -> str:
+        return f"executor: local on {self.host}, " + (self.pool.describe() if self.confine else "one job at a time")
+
+    def impossible(self, job: Job) -> Optional[str]:
+        return self.pool.impossible(job.needs)
+
+    def running(self) -> list:
+        with self._lock:
+            return [job for job, _ in self._running.values()]
+
+    def try_start(self, job: Job) -> bool:
+        grant = self.pool.try_acquire(job.needs)
+        if grant is None:
+            return False
+        request = job.request
+        if self.confine:
+            request = dataclasses.replace(
+                request, argv=request.argv + [f"--cpu-affinity={','.join(map(str, grant.cores))}"],
+                env={**request.env, **grant.child_env()}, cpu_affinity=list(grant.cores))
+        with self._lock:
+            beside = len(self._running)
+            self._running[job.key] = (job, None)
+        request = dataclasses.replace(request, on_start=lambda pid, key=job.key: self._started(key, pid))
+        thread = threading.Thread(target=self._run, args=(job, request, grant, beside), daemon=True,
+                                  name=f"job-{job.key}")
+        self._threads.append(thread)
+        thread.start()
+        return True
+
+    def _started(self, key: int, pid: int) -> None:
+        with self._lock:
+            if key in self._running:
+                self._running[key] = (self._running[key][0], pid)
+
+    def _run(self, job: Job, request: launcher.ChildRequest, grant: Grant, beside_at_start: int) -> None:
+        try:
+            result = launcher.run_child(request)
+        except Exception as exc:  # could not even start it (no such interpreter, no fork): a crash record says so
+            result = launcher.ChildResult(record=None, returncode=None, start_error=f"{type(exc).__name__}: {exc}")
+        with self._lock:
+            self._running.pop(job.key, None)
+            beside_at_end = len(self._running)
+        facts = {"kind": self.kind, "jobs": self.jobs, "host": self.host,
+                 "cores": list(grant.cores) if self.confine else None, "gpus": list(grant.gpus),
+                 "running_beside_at_start": beside_at_start, "running_beside_at_end": beside_at_end}
+        self._done.put((Finished(job, result, facts), grant))
+
+    def wait(self, timeout: float) -> list:
+        """The jobs that finished (at least one, unless `timeout` seconds pass first)."""
+        items = []
+        try:
+            items.append(self._done.get(timeout=timeout))
+            while True:
+                items.append(self._done.get_nowait())
+        except queue.Empty:
+            pass
+        finished = []
+        for done, grant in items:
+            self.pool.release(grant)
+            finished.append(done)
+        return finished
+
+    def stop_all(self) -> None:
+        """Kill every running child's process group (Ctrl-C); their threads then end on their own."""
+        with self._lock:
+            pids = [pid for _, pid in self._running.values() if pid]
+        for pid in pids:
+            launcher.kill_group(pid)
+        for thread in self._threads:
+            thread.join(timeout=10)
+
+    def close(self) -> None:
+        for thread in self._threads:
+            thread.join(timeout=1)

@@ -1,0 +1,191 @@
+"""The plan of a sweep: which configs, in which order, and what earlier runs already did.
+
+Models (the suite's list, filters, tiers, partitions) x experiment configs (the matrix, filtered by the
+support rules) give the Configs; the suite may skip some (a skip record says why); resume leaves out what
+the results file already holds (by fingerprint); earlier run times order the rest longest first.
+Pure Python: the parent never imports torch (what it must know comes from the probe).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import re
+import statistics
+import sys
+import time
+from typing import Optional
+
+from benchmarks.child import precise_timing
+from benchmarks.common import experiment_config, machine_facts, records
+from benchmarks.common.cli_support import UsageError
+from benchmarks.common.run_options import RunOptions
+from benchmarks.runner import matrix
+from benchmarks.runner.capabilities import probe_capabilities
+
+DEFAULT_ACCELERATORS = ["cpu", "cuda", "tpu"]
+DEFAULT_XLA = [None, "PJRT"]
+DEFAULT_DYNAMO = [None, "inductor", "openxla"]
+DEFAULT_TESTS = ["eval", "train"]
+
+
+@dataclasses.dataclass
+class Config:
+    model: dict
+    experiment: experiment_config.ExperimentConfig
+    verify: bool = False
+
+    @property
+    def fingerprint(self) -> str:
+        return records.fingerprint(self.model, self.experiment.to_dict(), self.experiment.batch_size, self.verify)
+
+    def label(self) -> str:
+        return f"{self.model['model_name']} {self.experiment.slug()}"
+
+
+def entry_argv() -> list:
+    """How to start experiment_runner.py in a child: the top-level script when present, else the package."""
+    script = os.path.join(machine_facts.PROJECT_ROOT, "experiment_runner.py")
+    if os.path.exists(script):
+        return [sys.executable, script]
+    return [sys.executable, "-m", "benchmarks"]
+
+
+def single_config_argv(options: RunOptions, config: Config) -> list:
+    return entry_argv() + list(options.child_flags) + [
+        "--model-config=" + json.dumps(config.model, sort_keys=True),
+        "--experiment-config=" + json.dumps(config.experiment.to_dict()),
+    ]
+
+
+def select_models(suite, options: RunOptions) -> list:
+    models = suite.list_models(options.suite_flags)
+    tiers = suite.tiers()
+    keep = [re.compile(p, re.IGNORECASE) for p in options.filter]
+    drop = [re.compile(p, re.IGNORECASE) for p in options.exclude]
+    for tier in options.filter_by_tier:
+        names = tiers.get(tier)
+        if names is None:
+            raise UsageError(f"suite {suite.name} has no tier {tier} (tiers: {sorted(tiers) or 'none'})")
+        keep.append(re.compile("^(" + "|".join(map(re.escape, names)) + ")$"))
+    for tier in options.exclude_by_tier:
+        names = tiers.get(tier)
+        if names is None:
+            raise UsageError(f"suite {suite.name} has no tier {tier} (tiers: {sorted(tiers) or 'none'})")
+        drop.append(re.compile("^(" + "|".join(map(re.escape, names)) + ")$"))
+    # Partitions slice the suite's whole list first, as upstream does, so shards are stable under filters.
+    total, index = options.total_partitions, options.partition_id
+    size = len(models) // total
+    end = len(models) if index == total - 1 else (index + 1) * size
+    models = models[index * size:end]
+    selected = []
+    for model in models:
+        name = model["model_name"]
+        if keep and not any(p.search(name) for p in keep):
+            continue
+        if any(p.search(name) for p in drop):
+            continue
+        selected.append(model)
+    return selected
+
+
+def expand_experiments(suite, options: RunOptions) -> list:
+    return matrix.expand(
+        accelerators=options.accelerator or DEFAULT_ACCELERATORS,
+        xlas=options.xla or DEFAULT_XLA,
+        dynamos=options.dynamo or DEFAULT_DYNAMO,
+        tests=options.test or DEFAULT_TESTS,
+        xla_flags=options.xla_flags or [None],
+        batch_sizes=options.batch_size or [None],
+        enable_functionalization=options.enable_functionalization,
+        extra_axes=suite.extra_axes(options.suite_flags),
+    )
+
+
+def with_accelerator_model(experiment, caps: matrix.Capabilities):
+    model = machine_facts.accelerator_model(experiment.accelerator, caps.cuda_devices, caps.tpu_type)
+    return experiment.with_(accelerator_model=model)
+
+
+@dataclasses.dataclass
+class Plan:
+    models: list
+    kept: list  # experiment configs that can run here
+    dropped: list  # (experiment config, reason)
+    configs: list  # Configs to run
+    skipped: list  # (Config, reason): the suite skips them; the sweep writes a skip record for each
+    capabilities: matrix.Capabilities = dataclasses.field(default_factory=matrix.Capabilities)
+
+
+def make_plan(suite, options: RunOptions, models: list) -> Plan:
+    experiments = expand_experiments(suite, options)
+    caps = probe_capabilities(experiments)
+    rules = matrix.SUPPORT_RULES + precise_timing.support_rules(options.timing)
+    kept, dropped = matrix.split(experiments, caps, rules)
+    kept = [with_accelerator_model(e, caps) for e in kept]
+    configs, skipped = [], []
+    for model in models:
+        for experiment in kept:
+            if not suite.matches(model, experiment):
+                continue
+            config = Config(model, experiment, options.verify.enabled)
+            reason = suite.skip_reason(model, experiment, options.suite_flags)
+            (skipped.append((config, reason)) if reason else configs.append(config))
+    return Plan(models, kept, dropped, configs, skipped, caps)
+
+
+# ---------------------------------------------------------------- resume and order
+
+
+@dataclasses.dataclass
+class Earlier:
+    """What the results file already holds: fingerprints not to run again, and each config's last run time."""
+
+    done: set
+    records: int
+    run_seconds: dict  # fingerprint -> the child's wall time in its latest record
+
+
+def load_earlier(path: str, retry_failed: bool) -> Earlier:
+    if not os.path.exists(path):
+        return Earlier(set(), 0, {})
+    latest, seconds = {}, {}
+    count = 0
+    for record in records.read_records(path):
+        key = records.record_fingerprint(record)
+        if key is None:
+            continue
+        latest[key] = records.record_status(record)
+        count += 1
+        run_seconds = record.get("run_seconds")
+        if isinstance(run_seconds, (int, float)) and run_seconds > 0:
+            seconds[key] = float(run_seconds)
+    if retry_failed:
+        done = {k for k, status in latest.items() if status not in records.FAILED_STATUSES}
+    else:
+        done = set(latest)
+    return Earlier(done, count, seconds)
+
+
+def longest_first(todo: list, run_seconds: dict) -> list:
+    """`todo` ((Config, skip reason) pairs) with the configs whose earlier runs took longest first, so that
+    the sweep's tail is short; a config never run before counts as the median of those that were. Without
+    any earlier run time, plan order is kept (the sort is stable)."""
+    known = [run_seconds[c.fingerprint] for c, _ in todo if c.fingerprint in run_seconds]
+    if not known:
+        return list(todo)
+    typical = statistics.median(known)
+    return sorted(todo, key=lambda item: -run_seconds.get(item[0].fingerprint, typical))
+
+
+def back_up(path: str) -> Optional[str]:
+    if not os.path.exists(path):
+        return None
+    backup = f"{path}.bak-{time.strftime('%Y%m%d-%H%M%S')}"
+    suffix = 1
+    while os.path.exists(backup):
+        backup = f"{path}.bak-{time.strftime('%Y%m%d-%H%M%S')}-{suffix}"
+        suffix += 1
+    os.rename(path, backup)
+    return backup

@@ -1,0 +1,79 @@
+"""The record of each config of a sweep, written by the parent: the child's own record with the sweep's facts
+added, or the failure record of a child that handed none back (crash, timeout, oom, lost), or a skip record.
+Every one of them says how the config ran (environment.executor) and how long its child took (run_seconds).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Optional
+
+from benchmarks.child import diagnostics
+from benchmarks.common import output_paths, records
+from benchmarks.common.run_options import RunOptions
+from benchmarks.runner import launcher, noise
+
+log = logging.getLogger("benchmarks.runner.sweep")
+
+
+def failure_record(config, options: RunOptions, result: launcher.ChildResult, log_path: str, env_facts: dict) -> dict:
+    record = records.config_record(config.model, config.experiment, options, env_facts)
+    rel_log = output_paths.relative(log_path, options.output_dirname)
+    if result.timed_out:
+        return records.mark_failed(record, records.STATUS_TIMEOUT, "Timeout",
+                                   f"timed out after {options.subprocess_timeout:g} s in phase {result.last_phase}",
+                                   result.last_phase, rel_log)
+    if result.out_of_memory:
+        limit = options.subprocess_memory_limit / 2**30
+        return records.mark_failed(record, records.STATUS_OOM, "MemoryLimitExceeded",
+                                   f"resident memory of the process tree passed the limit of {limit:.2f} GiB "
+                                   f"(reached {result.peak_tree_rss / 2**30:.2f} GiB)", result.last_phase, rel_log)
+    if result.start_error:
+        return records.mark_failed(record, records.STATUS_CRASH, "NotStarted", result.start_error, "setup", rel_log)
+    if result.lost:  # the executor lost the child with its host (a Ray worker or node died)
+        return records.mark_failed(record, records.STATUS_CRASH, "ExecutorLost", result.lost, result.last_phase,
+                                   rel_log)
+    signal_name = result.signal_name()
+    if signal_name:
+        why = {"SIGKILL": " (killed from outside, possibly by the kernel's out-of-memory killer)"}.get(signal_name, "")
+        return records.mark_failed(record, records.STATUS_CRASH, signal_name,
+                                   f"killed by {signal_name}{why} in phase {result.last_phase}", result.last_phase,
+                                   rel_log)
+    tail = launcher.log_tail(log_path)
+    message = f"exited with status {result.returncode} without handing back a record"
+    if tail and result.returncode:
+        message += f"; last output: {tail}"
+    return records.mark_failed(record, records.STATUS_CRASH, "NoRecord", message, result.last_phase, rel_log)
+
+
+def child_record(config, options: RunOptions, result: launcher.ChildResult, log_path: str, env_facts: dict,
+                 executor_facts: Optional[dict] = None) -> dict:
+    """The record of a config whose child ended (or was lost): its own, or a failure record."""
+    if result.record is None:
+        record = failure_record(config, options, result, log_path, env_facts)
+        record["artifacts"].update(diagnostics.env_artifacts(options, config.model, config.experiment))  # XLA dumps
+    else:
+        record = result.record
+        if record.get("error"):
+            record["error"]["log"] = output_paths.relative(log_path, options.output_dirname)
+        if result.returncode:
+            log.warning("%s: exited with status %s after handing back its record", config.label(), result.returncode)
+    record = noise.annotate(record, env_facts.get("noise"), result.cpu_affinity)  # the sweep's facts
+    record["run_seconds"] = round(result.seconds, 3)
+    if executor_facts is not None:
+        record["environment"]["executor"] = executor_facts
+    return record
+
+
+def skip_record(config, options: RunOptions, reason: str, env_facts: dict) -> dict:
+    record = records.config_record(config.model, config.experiment, options, env_facts)
+    return records.mark_failed(record, records.STATUS_SKIP, "Unsupported", reason, "setup",
+                               verification_code=records.VERIFIER_SKIPPED)
+
+
+def skipped_record(config, options: RunOptions, reason: str, env_facts: dict, executor_facts: dict) -> dict:
+    """A skip record written by the parent: no child ran (run_seconds is null)."""
+    record = skip_record(config, options, reason, env_facts)
+    record["run_seconds"] = None
+    record["environment"] = dict(record["environment"], executor=executor_facts)
+    return record
