@@ -116,14 +116,14 @@ def test_the_parent_never_imports_torch_even_while_planning_a_sweep(tmp_path):
 
 def test_partitions_slice_the_suite_list_before_filters():
     from benchmarks.common.run_options import RunOptions
-    from benchmarks.runner import cli, sweep
+    from benchmarks.runner import cli, plan
     from benchmarks.suites import load_suite
 
     parser = cli.build_parser()
-    names = lambda *args: [m["model_name"] for m in sweep.select_models(load_suite("faults"), RunOptions.from_flags(parser.parse_args(args)))]
+    names = lambda *args: [m["model_name"] for m in plan.select_models(load_suite("faults"), RunOptions.from_flags(parser.parse_args(args)))]
     everything = names()
     parts = [names("--total-partitions=4", f"--partition-id={i}") for i in range(4)]
     assert sum(parts, []) == everything  # disjoint, complete, in order; the last takes the remainder
     assert names("--total-partitions=4", "--partition-id=0", "-k", "nothing-matches") == []
     assert names("-k", "SEG") == ["segfault"] and names("-x", "^s") == [n for n in everything if not n.startswith("s")]
-    assert [m["model_name"] for m in sweep.select_models(load_suite("dummy"), RunOptions.from_flags(parser.parse_args(["--filter-by-tier=1"])))] == ["mlp"]
+    assert [m["model_name"] for m in plan.select_models(load_suite("dummy"), RunOptions.from_flags(parser.parse_args(["--filter-by-tier=1"])))] == ["mlp"]

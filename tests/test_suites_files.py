@@ -12,7 +12,7 @@ from benchmarks.common import experiment_config
 
 from benchmarks.common import output_paths
 
-from benchmarks.runner import sweep
+from benchmarks.runner import plan
 from benchmarks.suites import files
 
 MODELS = ROOT / "tests" / "fixtures" / "user_models"
@@ -55,10 +55,10 @@ def test_params_are_part_of_the_model_config_and_its_fingerprint():
     two = files.SUITE.list_models(options(model_params='{"hidden": 16}'))[2]
     assert one["params"] == {"hidden": 8} and two["params"] == {"hidden": 16}
     exp = experiment_config.ExperimentConfig(accelerator="cpu", xla=None, dynamo=None, test="eval")
-    assert sweep.Config(one, exp).fingerprint != sweep.Config(two, exp).fingerprint
+    assert plan.Config(one, exp).fingerprint != plan.Config(two, exp).fingerprint
     # Labels and the file's location are not: moving the folder or relabelling keeps resume working.
     moved = dict(one, path="/elsewhere/tiny_mlp.py", labels={"x": ["y"]})
-    assert sweep.Config(moved, exp).fingerprint == sweep.Config(one, exp).fingerprint
+    assert plan.Config(moved, exp).fingerprint == plan.Config(one, exp).fingerprint
     assert output_paths.model_dirname(one) != output_paths.model_dirname(two)
 
 

@@ -7,7 +7,7 @@ import pytest
 from helpers import read_jsonl, run_runner
 
 from benchmarks.common.run_options import RunOptions
-from benchmarks.runner import cli, sweep
+from benchmarks.runner import cli, plan
 
 from benchmarks.common import tiers
 from benchmarks.suites import load_suite, torchvision_suite
@@ -23,7 +23,7 @@ def selection(suite_name, **kw):
     base = dict(filter=[], exclude=[], filter_by_tier=[], exclude_by_tier=[], total_partitions=1, partition_id=0,
                 model_params=None, torchbench_dir=None, torchbench_skips=None)
     base.update(kw)
-    return [m["model_name"] for m in sweep.select_models(load_suite(suite_name), RunOptions.from_flags(argparse.Namespace(**base)))]
+    return [m["model_name"] for m in plan.select_models(load_suite(suite_name), RunOptions.from_flags(argparse.Namespace(**base)))]
 
 
 # ---------------------------------------------------------------- listing and tiers (no torch)

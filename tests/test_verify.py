@@ -183,7 +183,7 @@ def test_resume_treats_verified_and_unverified_runs_as_different(faults, tmp_pat
 def test_fingerprint_tells_verified_from_unverified():
     from benchmarks.common import records
     from benchmarks.common.experiment_config import ExperimentConfig
-    from benchmarks.runner.sweep import Config
+    from benchmarks.runner.plan import Config
 
     model = {"suite_name": "dummy", "model_name": "mlp"}
     experiment = ExperimentConfig(accelerator="cpu", xla=None, dynamo="inductor", test="eval")

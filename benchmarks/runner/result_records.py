@@ -58,7 +58,9 @@ def child_record(config, options: RunOptions, result: launcher.ChildResult, log_
             record["error"]["log"] = output_paths.relative(log_path, options.output_dirname)
         if result.returncode:
             log.warning("%s: exited with status %s after handing back its record", config.label(), result.returncode)
-    record = noise.annotate(record, env_facts.get("noise"), result.cpu_affinity)  # the sweep's facts
+    # The sweep's facts; the cores are the child's own reading when it handed one back, else the launcher's.
+    own_cores = (record.get("environment") or {}).get("cpu_affinity") if result.record is not None else None
+    record = noise.annotate(record, env_facts.get("noise"), None if own_cores else result.cpu_affinity)
     record["run_seconds"] = round(result.seconds, 3)
     if executor_facts is not None:
         record["environment"]["executor"] = executor_facts

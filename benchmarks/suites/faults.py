@@ -8,6 +8,7 @@ MODELS = {
     "silent_exit": "exits with status 0 before handing back a record",
     "segfault": "dereferences a null pointer (killed by SIGSEGV)",
     "hang": "sleeps for an hour (a timeout)",
+    "sleepy": "sleeps 0.5 s per forward and trains (works; make bench-parallel's model: it waits, using no core)",
     "memory_hog": "allocates 256 MiB more every 50 ms, up to 12 GiB (an oom with --subprocess-memory-limit)",
     "random_output": "adds fresh noise to its output: eager runs never agree (works, but nondeterministic)",
     "graph_break": "a data-dependent branch breaks dynamo's graph; torch.median falls back to the CPU on XLA (works)",

@@ -26,6 +26,14 @@ class Hang(_Base):
         return self.fc(x)
 
 
+class Sleepy(_Base):
+    SECONDS = 0.5
+
+    def forward(self, x):
+        time.sleep(self.SECONDS)  # waits, using no core: parallel sweeps can show their scheduling
+        return torch.relu(self.fc(x))
+
+
 class MemoryHog(_Base):
     def forward(self, x):
         hoard = []
@@ -98,6 +106,7 @@ class StructureDiffers(_Base):
 MODELS = {
     "segfault": Segfault,
     "hang": Hang,
+    "sleepy": Sleepy,
     "memory_hog": MemoryHog,
     "silent_exit": SilentExit,
     "random_output": RandomOutput,
