@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 OUT ?= output/bench
 
-.PHONY: all env bench bench-torchvision test test-fast test-golden bench-overhead bench-analyzer clean
+.PHONY: all env bench bench-torchvision test test-fast test-golden bench-overhead bench-analyzer bench-parallel clean
 
 all: env
 
@@ -59,6 +59,10 @@ test-golden: env
 
 bench-overhead: env
 	$(PY) scripts/bench_overhead.py
+
+# The same sweeps serially, with --jobs 2 and on Ray (2 CPUs), side by side: wall times and throughput ratios.
+bench-parallel: env
+	$(PY) scripts/bench_parallel.py
 
 # result_analyzer.py on synthetic results files of 10k, 20k and 1M records: records/s and peak memory.
 bench-analyzer: env

@@ -74,14 +74,23 @@ class RayExecutor:
         except ImportError:
             raise UsageError("--executor=ray needs Ray: pip install -e '.[ray]' (make env installs it)") from None
         self.ray = ray
+        self._saved_python_path = None
         self.address = options.ray_address or os.environ.get("RAY_ADDRESS") or None
         if self.address:
             check_reachable(self.address)
-        runtime_env = {"env_vars": {"PYTHONPATH": os.pathsep.join(
-            filter(None, [machine_facts.PROJECT_ROOT, os.environ.get("PYTHONPATH")]))}}
+        # The workers import this module: they find it on PYTHONPATH (the same path on every node). A local
+        # instance's workers inherit this process's environment; a cluster's get it as the job's runtime env
+        # (which costs every worker a slower start, so the local instance goes without).
+        python_path = os.pathsep.join(filter(None, [machine_facts.PROJECT_ROOT, os.environ.get("PYTHONPATH")]))
+        if self.address:
+            where = {"runtime_env": {"env_vars": {"PYTHONPATH": python_path}}}
+        else:
+            self._saved_python_path = os.environ.get("PYTHONPATH")
+            os.environ["PYTHONPATH"] = python_path
+            where = {"num_cpus": os.cpu_count()}
         try:
             ray.init(address=self.address, include_dashboard=False, log_to_driver=False, configure_logging=False,
-                     runtime_env=runtime_env, **({} if self.address else {"num_cpus": os.cpu_count()}))
+                     **where)
         except (ConnectionError, RuntimeError, ValueError) as exc:
             raise UsageError(f"cannot join the Ray cluster at {self.address or 'a new local instance'}: "
                              f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None
@@ -164,3 +173,8 @@ class RayExecutor:
     def close(self) -> None:
         self.stop_all()
         self.ray.shutdown()
+        if not self.address:  # the environment as it was before this executor
+            if self._saved_python_path is None:
+                os.environ.pop("PYTHONPATH", None)
+            else:
+                os.environ["PYTHONPATH"] = self._saved_python_path
