@@ -44,13 +44,16 @@ class Config:
     model: dict
     experiment: experiment_config.ExperimentConfig
     verify: bool = False
+    round: int = 0  # --rounds: which run of this config (0-based)
 
     @property
     def fingerprint(self) -> str:
-        return records.fingerprint(self.model, self.experiment.to_dict(), self.experiment.batch_size, self.verify)
+        return records.fingerprint(self.model, self.experiment.to_dict(), self.experiment.batch_size, self.verify,
+                                   self.round)
 
     def label(self) -> str:
-        return f"{self.model['model_name']} {self.experiment.slug()}"
+        label = f"{self.model['model_name']} {self.experiment.slug()}"
+        return f"{label} round {self.round}" if self.round else label
 
 
 def entry_argv() -> list:
@@ -162,6 +165,21 @@ def load_done(path: str, retry_failed: bool) -> tuple:
     return set(latest), count
 
 
+def plan_rounds(plan: list, rounds: int, done: set) -> list:
+    """The (config, skip reason) entries still to run: every config of `plan` once per round, round by round
+    (all configs once, then all again: slow drift of the machine spreads over every config), each round its
+    own fingerprint, so a resumed sweep runs only the rounds it lacks. A skip is written once (round 0)."""
+    todo = []
+    for index in range(rounds):
+        for config, reason in plan:
+            if reason and index:
+                continue
+            entry = config if not index else dataclasses.replace(config, round=index)
+            if entry.fingerprint not in done:
+                todo.append((entry, reason))
+    return todo
+
+
 def back_up(path: str) -> Optional[str]:
     if not os.path.exists(path):
         return None
@@ -203,7 +221,7 @@ def failure_record(config: Config, options: RunOptions, result: launcher.ChildRe
 
 
 def run_one(options: RunOptions, config: Config, env_facts: dict, echo) -> dict:
-    log_path = output_paths.log_path(options.output_dirname, config.model, config.experiment)
+    log_path = output_paths.log_path(options.output_dirname, config.model, config.experiment, config.round)
     request = launcher.ChildRequest(
         argv=single_config_argv(options, config),
         env=child_environment(config.experiment, options, dict(os.environ), config.model),
@@ -217,8 +235,8 @@ def run_one(options: RunOptions, config: Config, env_facts: dict, echo) -> dict:
     if result.record is None:
         record = failure_record(config, options, result, log_path, env_facts)
         record["artifacts"].update(diagnostics.env_artifacts(options, config.model, config.experiment))  # XLA dumps
-        return noise.annotate(record, env_facts.get("noise"), result.cpu_affinity)
-    record = noise.annotate(result.record, env_facts.get("noise"), result.cpu_affinity)  # the sweep's facts
+        return with_round(noise.annotate(record, env_facts.get("noise"), result.cpu_affinity), config)
+    record = with_round(noise.annotate(result.record, env_facts.get("noise"), result.cpu_affinity), config)
     if record.get("error"):
         record["error"]["log"] = output_paths.relative(log_path, options.output_dirname)
     if result.returncode:
@@ -226,8 +244,14 @@ def run_one(options: RunOptions, config: Config, env_facts: dict, echo) -> dict:
     return record
 
 
+def with_round(record: dict, config: Config) -> dict:
+    """The record's top-level `round` (0-based; --rounds): every record the sweep writes has it."""
+    record["round"] = config.round
+    return record
+
+
 def skip_record(config: Config, options: RunOptions, reason: str, env_facts: dict) -> dict:
-    record = records.config_record(config.model, config.experiment, options, env_facts)
+    record = with_round(records.config_record(config.model, config.experiment, options, env_facts), config)
     return records.mark_failed(record, records.STATUS_SKIP, "Unsupported", reason, "setup",
                                verification_code=records.VERIFIER_SKIPPED)
 
@@ -250,6 +274,9 @@ def print_dry_run(options: RunOptions, configs: list, skipped: list, dropped: li
             print(f"dropped: {experiment.describe()}: {reason}", file=out)
     print(f"# {len(models)} model(s) x {len(kept)} experiment config(s): {len(configs)} to run, "
           f"{len(skipped)} skipped, {len(dropped)} experiment config(s) dropped", file=out)
+    if options.rounds > 1:
+        print(f"# --rounds {options.rounds}: each config runs {options.rounds} times, all configs once per round",
+              file=out)
 
 
 def resume_command(options: RunOptions) -> str:
@@ -297,8 +324,8 @@ def run_sweep(options: RunOptions) -> int:
         log.info("dropped %s: %s", config.describe(), reason)
     plan = [(c, None) for c in configs] + [(c, reason) for c, reason in skipped]
     plan.sort(key=lambda item: models.index(item[0].model))  # outer loop models, as upstream
-    todo = [(c, reason) for c, reason in plan if c.fingerprint not in done]
-    already = len(plan) - len(todo)
+    todo = plan_rounds(plan, options.rounds, done)
+    already = len(plan) * options.rounds - len(skipped) * (options.rounds - 1) - len(todo)
     log.info("%d model(s) x %d experiment config(s): %d to run, %d already in %s, %d dropped", len(models),
              len(kept), len(todo), already, results_path, len(dropped))
     noise_facts = noise.sweep_check(options.noise)  # once per sweep: warns, and every record carries it
