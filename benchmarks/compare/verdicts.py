@@ -91,6 +91,6 @@ def parse_fail_on(text: str) -> tuple:
         return ()
     unknown = [item for item in items if item not in FAIL_ON_CHOICES]
     if unknown or not items:
-        raise ValueError(f"unknown --fail-on value {', '.join(unknown) or text!r} (choose from "
+        raise ValueError(f"unknown value {', '.join(unknown) or text!r} (choose from "
                          f"{', '.join(FAIL_ON_CHOICES)}, or none)")
     return items
