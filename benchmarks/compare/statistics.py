@@ -1,14 +1,17 @@
-"""compare.py's statistics: a hierarchical bootstrap of the ratio of medians, with its interval.
+"""compare.py's statistics: a bootstrap over processes of the ratio of medians, with its interval.
 
 Each side of a config is a list of processes (records: one per --rounds round or per run of the runner),
-each a 1-D array of samples. A resample draws the processes with replacement, then the samples of each
-chosen process with replacement: the spread of the resampled medians holds both the variation between
-processes (memory layout, thread placement, caches) and within one (docs/architecture.md, "compare.py").
+each a 1-D array of samples; its estimate is the median of all its samples. A resample draws the processes
+with replacement and keeps each one's samples, so the spread of the resampled medians holds the variation
+between processes (memory layout, thread placement, caches) and, through each process's own samples, the
+variation within one. Drawing the samples again within each process (the two-stage bootstrap) would count
+that second part twice: measured, its 95% intervals held the truth 99-100% of the time. A side of one
+process has nothing else to show, so there the samples are drawn (docs/architecture.md, "compare.py").
 
-With few processes a bootstrap over them is too narrow: its variance is (n-1)/n of the truth, and a normal
-quantile where a Student t one belongs. Each side's log-draws are widened by sqrt(n/(n-1)) around its
+With few processes a bootstrap is too narrow: its variance is (n-1)/n of the truth, and a normal quantile
+stands where a Student t one belongs. Each side's log-draws are widened by sqrt(n/(n-1)) around its
 estimate, and the ratio's by t(df)/z with Welch's degrees of freedom over the processes, so a 95% interval
-covers the true ratio about 95% of the time even with 3-5 processes (scripts/bench_compare.py measures it).
+covers the true ratio about 95% of the time with 3-10 processes (scripts/bench_compare.py measures it).
 
 Everything is vectorised over configs, resamples and samples, and seeded: the same inputs give the same
 output.
