@@ -113,9 +113,9 @@ def test_intervals_cover_the_true_ratio_at_about_the_stated_rate():
             sides = []
             for factor in factors:
                 for f in (1.0, factor):
-                    sides.append([f * np.exp(rng.normal(0, 0.01)) * np.exp(rng.normal(0, 0.02, 20))
+                    sides.append([f * np.exp(rng.normal(0, 0.01)) * np.exp(rng.normal(0, 0.02, 10))
                                   for _ in range(processes)])
-            draws = statistics.side_draws(sides, 600, np.random.default_rng(0))
+            draws = statistics.side_draws(sides, 400, np.random.default_rng(0))
             for i, factor in enumerate(factors):
                 result = statistics.ratio(draws[2 * i], draws[2 * i + 1], confidence)
                 covered += result.ci[0] <= factor <= result.ci[1]
@@ -368,7 +368,7 @@ def test_help_is_fast_and_imports_no_numpy():
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT, check=True)
     assert out.stdout.strip() == "False"
     result = run_tool("compare.py", "--help", check_rc=0)
-    assert "--fail-on" in result.stdout and "--rounds" not in result.stdout
+    assert "--fail-on" in result.stdout and "--confidence" in result.stdout
 
 
 def test_round_zero_keeps_the_fingerprint_records_had_before_rounds():
