@@ -56,7 +56,7 @@ def main() -> int:
 
     truth = np.ones(args.configs)
     truth[:args.slowed] = 1 + args.slowdown
-    detected = false_positive = covered = intervals = geomean_covered = 0
+    detected = false_positive = called_same = covered = intervals = geomean_covered = 0
     started = time.monotonic()
     for trial in range(args.trials):
         rng = np.random.default_rng(1000 + trial)
@@ -71,6 +71,7 @@ def main() -> int:
                 detected += row["verdict"] == "slower"
             else:
                 false_positive += row["verdict"] in ("slower", "faster")
+                called_same += row["verdict"] == "same"
             covered += row["ci"][0] <= true_ratio <= row["ci"][1]
             intervals += 1
         true_geomean = float(np.exp(np.log(truth).mean()))
@@ -91,6 +92,7 @@ def main() -> int:
     ]
     for name, value, ok, target in checks:
         print(f"  {name:<40} {value:7.2%}   target {target:<14} {'ok' if ok else 'MISSED'}")
+    print(f"  {'unchanged configs called same':<40} {called_same / unchanged:7.2%}   (the rest: unsure)")
     print(f"  {'geomean interval coverage':<40} {geomean_covered / args.trials:7.2%}   ({args.trials} geomeans)")
     print(f"  {'time per trial':<40} {seconds / args.trials:7.3f} s ({2 * args.configs} sides x "
           f"{args.resamples} resamples)")
