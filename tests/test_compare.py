@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import zlib
 
 import numpy as np
 import pytest
@@ -138,11 +139,11 @@ def test_the_same_inputs_give_the_same_output(tmp_path, capsys):
 # ---------------------------------------------------------------- every verdict
 
 
-def steady(model, level, processes=4, spread=0.001, **kwargs) -> list:
-    """Quiet records: `processes` rounds, tiny noise."""
-    rng = np.random.default_rng(hash(model) % 1000)
-    return [record(model, samples=(level * (1 + rng.normal(0, spread, 10))).tolist(), round_=r, **kwargs)
-            for r in range(processes)]
+def steady(model, level, processes=4, spread=0.001, seed=0, **kwargs) -> list:
+    """Quiet records: `processes` rounds, tiny noise (`spread` within a process and between processes)."""
+    rng = np.random.default_rng(zlib.crc32(model.encode()) + seed)
+    return [record(model, samples=(level * (1 + rng.normal(0, spread)) * (1 + rng.normal(0, spread, 10))).tolist(),
+                   round_=r, **kwargs) for r in range(processes)]
 
 
 def test_every_verdict(tmp_path, capsys):
@@ -150,7 +151,7 @@ def test_every_verdict(tmp_path, capsys):
                + steady("broken", BASE) + steady("wrong", BASE) + steady("repaired", BASE, status="error")
                + steady("dead", BASE, status="crash") + steady("gone", BASE) + steady("lone", BASE, 1))
     treatment = (steady("slow", BASE * 1.2) + steady("fast", BASE * 0.8) + steady("same", BASE)
-                 + steady("noisy", BASE * 1.03, 2, 0.05) + steady("broken", BASE, status="timeout")
+                 + steady("noisy", BASE * 1.03, 2, 0.05, seed=1) + steady("broken", BASE, status="timeout")
                  + steady("wrong", BASE, verification="FAIL") + steady("repaired", BASE)
                  + steady("dead", BASE, status="oom") + steady("new", BASE) + steady("lone", BASE * 1.04, 1))
     status, report, _ = compare_json(capsys, write(tmp_path / "a.jsonl", control), write(tmp_path / "b.jsonl", treatment))
@@ -291,6 +292,26 @@ def test_upstream_records(tmp_path, capsys):
     v100 = os.path.join(ROOT, "tests", "aggregate", "upstream_v100.jsonl")
     status, report, _ = compare_json(capsys, v100, v100)
     assert status == 0 and report["rows"] and report["counts"].get("slower", 0) == 0
+
+
+def test_an_unknown_metric_is_bad_usage(tmp_path):
+    a = write(tmp_path / "a.jsonl", steady("a", BASE))
+    assert "no_such_metric" in one_line_error(run_tool("compare.py", a, a, "--metric=no_such_metric"))
+
+
+def test_resampled_medians_of_processes_of_different_lengths():
+    """The padded, vectorised resample gives each resample the median of its chosen processes' samples."""
+    rng = np.random.default_rng(2)
+    processes = [rng.random(n) for n in (3, 7, 4)]
+    padded, counts = statistics.pad(processes)
+    chosen_rng = np.random.default_rng(9)
+    draws = statistics.bootstrap_medians(padded[None], counts[None], 50, np.random.default_rng(9))[0]
+    chosen = chosen_rng.integers(0, 3, size=(1, 50, 3))[0]
+    expected = [np.median(np.concatenate([processes[i] for i in row])) for row in chosen]
+    assert np.allclose(draws, expected)
+    # One process: its samples are drawn again (there is nothing else to resample); the median stays inside.
+    single = statistics.bootstrap_medians(padded[None, :1], counts[None, :1], 200, rng, within=True)[0]
+    assert single.min() >= processes[0].min() and single.max() <= processes[0].max() and len(set(single)) > 1
 
 
 # ---------------------------------------------------------------- output

@@ -109,6 +109,11 @@ def run(options) -> int:
     settings = comparison.Settings(metric=options.metric, confidence=options.confidence, threshold=options.threshold,
                                    resamples=options.resamples, seed=options.seed, skip_samples=options.skip_samples)
     report = comparison.compare(pairs, settings)
+    from benchmarks.compare.metrics import KINDS
+
+    if options.metric not in KINDS and report.geomean is None and set(report.counts) == {verdicts.NO_DATA}:
+        raise UsageError(f"no matched config has samples of metric {options.metric!r} on both sides (metrics: "
+                         "time, compile, memory, or a name in the records' `metrics`)")
     text = output.render(report, options.format, _use_colour(options.color, bool(options.output)))
     if options.output:
         try:
