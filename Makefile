@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 OUT ?= output/bench
 
-.PHONY: all env bench bench-torchvision test test-fast test-golden bench-overhead bench-analyzer bench-parallel clean
+.PHONY: all env bench bench-torchvision test test-fast test-golden bench-overhead bench-analyzer bench-parallel bench-compare clean
 
 all: env
 
@@ -67,6 +67,10 @@ bench-parallel: env
 # result_analyzer.py on synthetic results files of 10k, 20k and 1M records: records/s and peak memory.
 bench-analyzer: env
 	$(PY) scripts/bench_analyzer.py
+
+# compare.py's statistics over seeded synthetic A/B trials: detection rate, false positives, interval coverage.
+bench-compare: env
+	$(PY) scripts/bench_compare.py
 
 clean:
 	rm -rf output .pytest_cache

@@ -148,6 +148,7 @@ class Row:
     status: str
     variant: str
     record: dict
+    pooled: list = dataclasses.field(default_factory=list)  # the ok records measured together (`deduplicate`)
     value: Optional[float] = None  # the time (s), once measured by `datapoint`
     spread: Optional[float] = None
     why: Optional[str] = None  # why an ok record has no value
@@ -341,29 +342,49 @@ def check_backends(names: list) -> list:
 # ---------------------------------------------------------------- datapoints
 
 
-def datapoint(record: dict, options: Options) -> tuple:
-    """(time, spread, None) of one successful record, or (None, None, why there is none)."""
+def record_samples(record: dict, options: Options) -> tuple:
+    """(the samples one successful record adds to its datapoint, None), or (None, why it adds none):
+    its steady-state per-iteration times, or (--metric=compile) its one compile time."""
+    import numpy as np
+
     metrics = record.get("metrics")
     metrics = metrics if isinstance(metrics, dict) else {}
     raw = metrics.get("total_time")
     total = stats.samples(raw)
     if total is None:
         if raw is None:
-            return None, None, "total_time is null" if "total_time" in metrics else "no total_time"
-        return None, None, "total_time is empty" if raw == [] else "total_time is not a list of numbers"
+            return None, "total_time is null" if "total_time" in metrics else "no total_time"
+        return None, "total_time is empty" if raw == [] else "total_time is not a list of numbers"
     if options.metric == "compile":
         value = stats.compile_time(record, total, upstream_rule="first-mean")
-        if value is None:
-            return None, None, "a single sample"
-        spread = 0.0  # a single measurement, as upstream
+        return (None, "a single sample") if value is None else (np.array([value]), None)
+    iterations = record.get("iterations_per_run")
+    if isinstance(iterations, int) and not isinstance(iterations, bool) and iterations > 1:
+        total = total / iterations  # per iteration, so runs with different iteration counts compare
+    steady = stats.steady_state_or_none(total, record, options.skip_samples, UPSTREAM_SKIP)
+    if steady is None:
+        return None, f"all {len(total)} sample{'s' if len(total) != 1 else ''} skipped"
+    return steady, None
+
+
+def datapoint(found: list, options: Options) -> tuple:
+    """(time, spread, None) of the successful records of one config in one run, their samples pooled (each
+    --rounds round, or each resumed run of the same sweep, is one more process); or (None, None, why not)."""
+    import numpy as np
+
+    pooled, why = [], None
+    for record in found:
+        values, reason = record_samples(record, options)
+        if values is None:
+            why = reason
+        else:
+            pooled.append(values)
+    if not pooled:
+        return None, None, why
+    if options.metric == "compile" and len(pooled) == 1:
+        value, spread = float(pooled[0][0]), 0.0  # a single measurement, as upstream
     else:
-        iterations = record.get("iterations_per_run")
-        if isinstance(iterations, int) and not isinstance(iterations, bool) and iterations > 1:
-            total = total / iterations  # per iteration, so runs with different iteration counts compare
-        steady = stats.steady_state_or_none(total, record, options.skip_samples, UPSTREAM_SKIP)
-        if steady is None:
-            return None, None, f"all {len(total)} sample{'s' if len(total) != 1 else ''} skipped"
-        value, spread = stats.estimate(steady, options.estimator)
+        value, spread = stats.estimate(np.concatenate(pooled), options.estimator)
     if not math.isfinite(value) or value <= 0:
         return None, None, f"time {value:.3g} s is not positive"
     return value, spread, None
@@ -435,24 +456,34 @@ def analyze(options: Options):
     rows = deduplicate(rows)
     for row in rows:
         if row.status == records.STATUS_OK:  # failed records are never measured, whatever they hold
-            row.value, row.spread, row.why = datapoint(row.record, options)
+            row.value, row.spread, row.why = datapoint(row.pooled, options)
     return compute(rows, options, backends, accelerator)
 
 
 def deduplicate(rows: list) -> list:
-    """One record per run, workload, backend and batch size: the last one read, as upstream."""
-    last, variants = {}, {}
+    """One row per run, workload, backend and batch size. Its records of one config (the --rounds rounds,
+    a resumed sweep's records) are pooled: the row is ok when any of them is, and measures the samples of
+    all the ok ones. Records of another config under the same backend name: the last one read wins, as
+    upstream."""
+    groups, variants = {}, {}
     for row in rows:
         key = (row.timestamp, row.workload, row.backend, row.batch_key)
-        last[key] = row
+        groups.setdefault(key, []).append(row)
         variants.setdefault(key, set()).add(row.variant)
-    if len(last) < len(rows):
+    out = []
+    for group in groups.values():
+        same = [r for r in group if r.variant == group[-1].variant]
+        ok = [r for r in same if r.status == records.STATUS_OK]
+        row = ok[-1] if ok else same[-1]
+        row.pooled = [r.record for r in ok]
+        out.append(row)
+    if len(out) < len(rows):
         differing = sum(1 for v in variants.values() if len(v) > 1)
         if differing:
             log.warning("%d result(s) have records of different configs (xla_flags, functionalization, ...) "
                         "under one backend name; the last record read is used", differing)
-        log.info("%d repeated record(s) replaced by later ones", len(rows) - len(last))
-    return list(last.values())
+        log.info("%d record(s) pooled with others of the same config and run", len(rows) - len(out))
+    return out
 
 
 def compute(rows: list, options: Options, backends: list, accelerator: str) -> Analysis:

@@ -46,6 +46,8 @@ OUR_COLUMNS = ("status", "error_type", "error_phase", "verification_code", "veri
 VERIFICATION_COLUMNS = ("verification_max_abs_error", "verification_cosine_similarity", "verification_tolerance",
                         "verification_message")
 FIXED_COLUMNS = UPSTREAM_COLUMNS + OUR_COLUMNS + VERIFICATION_COLUMNS
+# The record's --rounds index: a column only where some record of the range has one, right after the fixed ones.
+ROUND_COLUMN = "round"
 # A config's keys beyond the eight above (enable_functionalization, a suite's own matrix axes such as
 # microbench's dtype) become experiment_<key> columns after the fixed ones: rows of two configs always
 # differ somewhere. Upstream's obsolete experiment_name (always "run_all") does not.
@@ -85,6 +87,8 @@ def metric_columns(metric: str) -> list:
 def _column_key(name: str) -> tuple:
     if name in _FIXED_INDEX:
         return (0, _FIXED_INDEX[name])
+    if name == ROUND_COLUMN:
+        return (0, len(FIXED_COLUMNS), "")
     if name.startswith(EXPERIMENT_PREFIX):
         return (0, len(FIXED_COLUMNS), name)
     if name in _ENV_INDEX:

@@ -30,7 +30,7 @@ import tempfile
 from typing import Optional
 
 from benchmarks.common import records
-from benchmarks.analyzer.columns import (COMPILED_READER_MISSING, ENV_COLUMNS, FIXED_COLUMNS, UPSTREAM_COLUMNS, Problems,
+from benchmarks.analyzer.columns import (COMPILED_READER_MISSING, ENV_COLUMNS, FIXED_COLUMNS, ROUND_COLUMN, UPSTREAM_COLUMNS, Problems,
                                       _jsonl_scan, order_columns)
 from benchmarks.analyzer.report_files import (AnalyzeError, _OrderedReport, _temp_path, append_to_database, check_database,
                                       load_report)
@@ -85,7 +85,7 @@ def process_chunk(task: ChunkTask) -> ChunkResult:
         try:
             n_lines = _read_range(table, task)
             headline, units = table.compute()
-            columns = (FIXED_COLUMNS + tuple(EXPERIMENT_PREFIX + key for key in table.experiment_keys)
+            columns = (FIXED_COLUMNS + (ROUND_COLUMN,) * table.has_round + tuple(EXPERIMENT_PREFIX + key for key in table.experiment_keys)
                        + tuple(name for names, _, _ in units for name in names) + ENV_COLUMNS)
             if task.want_csv and table.lines:
                 csv_rows = table.csv_rows(headline, units)

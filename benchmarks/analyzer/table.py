@@ -15,7 +15,7 @@ import numpy as np
 import orjson
 
 from benchmarks.common import records, stats
-from benchmarks.analyzer.columns import (ENV_COLUMNS, ENV_KEYS, EXPERIMENT_PREFIX, OUR_COLUMNS, STATISTICS,
+from benchmarks.analyzer.columns import (ENV_COLUMNS, ENV_KEYS, EXPERIMENT_PREFIX, OUR_COLUMNS, ROUND_COLUMN, STATISTICS,
                                       UPSTREAM_COLUMNS, VERIFICATION_COLUMNS, Problems, _cell, _cells, _combinations,
                                       _error_fields,
                                       _join_rows, _jsonl_scan, _metric_rank, _numbers_piece, _statistics_cells,
@@ -65,10 +65,11 @@ def _flatten(prefix: str, value: dict, out: dict, depth: int = 0) -> None:
 # The top-level keys a row needs: the compiled reader hands back each one's raw text, the Python reader its value.
 _TOP_KEYS = ("model", "experiment", "metrics", "timestamp", "repeat", "iterations_per_run", "status", "error",
              "outputs_file", "verification_code", "verification_mean_rel_error", "warmup", "environment",
-             "artifacts") + VERIFICATION_COLUMNS
+             "artifacts") + VERIFICATION_COLUMNS + (ROUND_COLUMN,)
 (_K_MODEL, _K_EXPERIMENT, _K_METRICS, _K_TIMESTAMP, _K_REPEAT, _K_ITERATIONS, _K_STATUS, _K_ERROR, _K_OUTPUTS,
  _K_VERIFICATION, _K_REL_ERROR, _K_WARMUP, _K_ENVIRONMENT, _K_ARTIFACTS) = range(14)
-_K_VERIFICATION_FIGURES = tuple(range(14, len(_TOP_KEYS)))  # VERIFICATION_COLUMNS, each its own value
+_K_VERIFICATION_FIGURES = tuple(range(14, 14 + len(VERIFICATION_COLUMNS)))  # VERIFICATION_COLUMNS, each its own value
+_K_ROUND = len(_TOP_KEYS) - 1
 # What a row's outcome depends on (everything but the relative error, which differs per record).
 _OUTCOME_FIELDS = (_K_REPEAT, _K_ITERATIONS, _K_OUTPUTS, _K_ARTIFACTS, _K_STATUS, _K_ERROR, _K_VERIFICATION,
                    _K_WARMUP, _K_METRICS)
@@ -187,6 +188,7 @@ class _Table:
         self.outcomes, self.outcome_ids = [], None  # distinct outcome entries (_outcome_entry), per row
         self.xla = self.dynamo = np.zeros(0, dtype=bool)
         self.experiment_keys = []  # the configs' keys beyond upstream's, sorted: experiment_<key> columns
+        self.has_round = False  # some record has `round` (--rounds): a round column
         self.skips = np.zeros(0, dtype=np.intp)
         self.statuses = {}
         self.blocks = {}  # (metric, samples per record) -> [(rows, 2-D samples)]
@@ -356,6 +358,7 @@ class _Table:
         self.outcomes, self.outcome_ids = outcomes, outcome_ids
         self.entries = {_K_MODEL: models, _K_EXPERIMENT: experiments, _K_ENVIRONMENT: environments}
         self.experiment_keys = sorted({key for entry in experiments if entry for key in entry[4]})
+        self.has_round = bool(present[_K_ROUND].any())
         flags = [(entry[2], entry[3]) if entry else (False, False) for entry in experiments]
         self.xla = np.array([flag[0] for flag in flags], dtype=bool)[ids[_K_EXPERIMENT]]
         self.dynamo = np.array([flag[1] for flag in flags], dtype=bool)[ids[_K_EXPERIMENT]]
@@ -587,7 +590,8 @@ class _Table:
                   ([_cell(entry[4]).encode() for entry in outcomes], outcome_ids), _numbers_piece(headline),
                   ([entry[2] for entry in outcomes], outcome_ids), (rel_errors, ids[_K_REL_ERROR]),
                   ([entry[3] for entry in outcomes], outcome_ids)]
-        pieces += [([_cell(value).encode() for value in values[k]], ids[k]) for k in _K_VERIFICATION_FIGURES]
+        pieces += [([_cell(value).encode() for value in values[k]], ids[k]) for k in _K_VERIFICATION_FIGURES
+                   + ((_K_ROUND,) if self.has_round else ())]
         pieces += [([_cell(entry[4].get(key)).encode() if entry else b"" for entry in experiments], ids[_K_EXPERIMENT])
                    for key in self.experiment_keys]
         if units:
@@ -622,6 +626,8 @@ class _Table:
             row["warmup"] = outcome[0][7]
             for name, k in zip(VERIFICATION_COLUMNS, _K_VERIFICATION_FIGURES):
                 row[name] = values[k][self.ids[k][position]]
+            if self.has_round:
+                row[ROUND_COLUMN] = values[_K_ROUND][self.ids[_K_ROUND][position]]
             extra = entries[_K_EXPERIMENT][experiment][4]
             row.update((EXPERIMENT_PREFIX + key, extra.get(key)) for key in self.experiment_keys)
             row.update((name, v) for name, v in row_statistics if v == v)

@@ -18,8 +18,10 @@ def model_dirname(model_config: dict) -> str:
     return name
 
 
-def log_path(output_dir: str, model_config: dict, experiment) -> str:
-    return os.path.join(output_dir, "logs", model_dirname(model_config), experiment.slug() + ".log")
+def log_path(output_dir: str, model_config: dict, experiment, round_index: int = 0) -> str:
+    """<out>/logs/<model>/<config>.log; a --rounds round past the first: <config>.round<N>.log."""
+    suffix = f".round{round_index}" if round_index else ""
+    return os.path.join(output_dir, "logs", model_dirname(model_config), experiment.slug() + suffix + ".log")
 
 
 def artifact_path(output_dir: str, model_config: dict, experiment, kind: str, ext: str = "",

@@ -57,8 +57,11 @@ def record_status(record: dict) -> str:
     return STATUS_ERROR
 
 
-def fingerprint(model: dict, experiment: dict, requested_batch_size: Optional[int], verify: bool) -> str:
-    """The config as requested: not the real batch size, not accelerator_model, not the environment."""
+def fingerprint(model: dict, experiment: dict, requested_batch_size: Optional[int], verify: bool,
+                round_index: int = 0) -> str:
+    """The config as requested: not the real batch size, not accelerator_model, not the environment.
+    A round past the first (--rounds) is its own run: its index is part of it (round 0 keeps the fingerprint
+    records had before rounds existed, so their results files resume unchanged)."""
     model_part = {k: model.get(k) for k in FINGERPRINT_MODEL_KEYS if model.get(k) is not None}
     exp_part = {k: v for k, v in experiment.items() if k not in ("accelerator_model", "batch_size")}
     # Old records lack these keys; their absence means the default.
@@ -66,7 +69,10 @@ def fingerprint(model: dict, experiment: dict, requested_batch_size: Optional[in
     exp_part.setdefault("enable_functionalization", False)
     exp_part.setdefault("xla_flags", None)
     exp_part["batch_size"] = requested_batch_size
-    return json.dumps({"model": model_part, "experiment": exp_part, "verify": bool(verify)}, sort_keys=True)
+    key = {"model": model_part, "experiment": exp_part, "verify": bool(verify)}
+    if round_index:
+        key["round"] = round_index
+    return json.dumps(key, sort_keys=True)
 
 
 def record_fingerprint(record: dict) -> Optional[str]:
@@ -74,7 +80,14 @@ def record_fingerprint(record: dict) -> Optional[str]:
     if not isinstance(model, dict) or not isinstance(experiment, dict):
         return None
     # Upstream records hold only the real batch size; like upstream's resume, treat them as "no request".
-    return fingerprint(model, experiment, record.get("requested_batch_size"), record.get("verify", False))
+    return fingerprint(model, experiment, record.get("requested_batch_size"), record.get("verify", False),
+                       record_round(record))
+
+
+def record_round(record: dict) -> int:
+    """The record's --rounds index (0-based); 0 for records from before rounds, or with a bad value."""
+    value = record.get("round")
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
 
 @dataclasses.dataclass

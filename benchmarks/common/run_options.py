@@ -119,6 +119,7 @@ class RunOptions:
     output_basename: str = "results.jsonl"
     no_resume: bool = False
     retry_failed: bool = False
+    rounds: int = 1
     timestamp: Optional[float] = None
     log_level: str = "info"
     # where the children run (docs/architecture.md, "Executors")

@@ -28,7 +28,7 @@ PARENT_ONLY = {
     "filter", "exclude", "filter_by_tier", "exclude_by_tier", "accelerator", "xla", "dynamo",
     "test", "xla_flags", "batch_size", "enable_functionalization", "total_partitions", "partition_id",
     "dry_run", "print_subprocess", "subprocess_timeout", "subprocess_memory_limit", "progress_bar",
-    "no_resume", "retry_failed", "experiment_config", "model_config", "record_fd", "help",
+    "no_resume", "retry_failed", "rounds", "experiment_config", "model_config", "record_fd", "help",
     "jobs", "executor", "ray_address", "gpus_per_job",
     "op", "shapes", "dtype",  # microbench: a child's operator, shape and dtype are in its model/experiment config
 }
@@ -115,6 +115,9 @@ def build_parser() -> Parser:
     run.add_argument("--no-resume", action="store_true",
                      help="start a new results file (an existing one is kept as a .bak-<time> backup)")
     run.add_argument("--retry-failed", action="store_true", help="re-run configs whose latest record failed")
+    run.add_argument("--rounds", type=positive_int, default=1, metavar="R",
+                     help="run each config R times, each in a fresh child, interleaved (every config once, then "
+                          "every config again ...): R records per config, for compare.py's intervals (default 1)")
     run.add_argument("--timestamp", type=float, default=None, help="sweep timestamp for every record (default: now)")
     run.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"])
 

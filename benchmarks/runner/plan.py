@@ -35,13 +35,20 @@ class Config:
     model: dict
     experiment: experiment_config.ExperimentConfig
     verify: bool = False
+    round: int = 0  # --rounds: which run of this config (0-based)
 
     @property
     def fingerprint(self) -> str:
-        return records.fingerprint(self.model, self.experiment.to_dict(), self.experiment.batch_size, self.verify)
+        return records.fingerprint(self.model, self.experiment.to_dict(), self.experiment.batch_size, self.verify,
+                                   self.round)
+
+    @property
+    def first_round(self) -> "Config":
+        return dataclasses.replace(self, round=0) if self.round else self
 
     def label(self) -> str:
-        return f"{self.model['model_name']} {self.experiment.slug()}"
+        label = f"{self.model['model_name']} {self.experiment.slug()}"
+        return f"{label} round {self.round}" if self.round else label
 
 
 def entry_argv() -> list:
@@ -144,7 +151,7 @@ class Earlier:
 
     done: set
     records: int
-    run_seconds: dict  # fingerprint -> the child's wall time in its latest record
+    run_seconds: dict  # a config's fingerprint (its first round's) -> the child's wall time in its latest record
 
 
 def load_earlier(path: str, retry_failed: bool) -> Earlier:
@@ -160,7 +167,7 @@ def load_earlier(path: str, retry_failed: bool) -> Earlier:
         count += 1
         run_seconds = record.get("run_seconds")
         if isinstance(run_seconds, (int, float)) and run_seconds > 0:
-            seconds[key] = float(run_seconds)
+            seconds[records.record_fingerprint(dict(record, round=0))] = float(run_seconds)
     if retry_failed:
         done = {k for k, status in latest.items() if status not in records.FAILED_STATUSES}
     else:
@@ -168,15 +175,31 @@ def load_earlier(path: str, retry_failed: bool) -> Earlier:
     return Earlier(done, count, seconds)
 
 
+def plan_rounds(plan: list, rounds: int, done: set) -> list:
+    """The (config, skip reason) entries still to run: every config of `plan` once per round, round by round
+    (all configs once, then all again: slow drift of the machine spreads over every config), each round its
+    own fingerprint, so a resumed sweep runs only the rounds it lacks. A skip is written once (round 0)."""
+    todo = []
+    for index in range(rounds):
+        for config, reason in plan:
+            if reason and index:
+                continue
+            entry = config if not index else dataclasses.replace(config, round=index)
+            if entry.fingerprint not in done:
+                todo.append((entry, reason))
+    return todo
+
+
 def longest_first(todo: list, run_seconds: dict) -> list:
-    """`todo` ((Config, skip reason) pairs) with the configs whose earlier runs took longest first, so that
-    the sweep's tail is short; a config never run before counts as the median of those that were. Without
-    any earlier run time, plan order is kept (the sort is stable)."""
-    known = [run_seconds[c.fingerprint] for c, _ in todo if c.fingerprint in run_seconds]
+    """`todo` ((Config, skip reason) pairs) with the configs whose earlier runs took longest first, within each
+    round (rounds stay interleaved), so that the sweep's tail is short; a config never run before counts as
+    the median of those that were. Without any earlier run time, plan order is kept (the sort is stable)."""
+    seconds = lambda config: run_seconds.get(config.first_round.fingerprint)  # noqa: E731
+    known = [s for s in (seconds(c) for c, _ in todo) if s is not None]
     if not known:
         return list(todo)
     typical = statistics.median(known)
-    return sorted(todo, key=lambda item: -run_seconds.get(item[0].fingerprint, typical))
+    return sorted(todo, key=lambda item: (item[0].round, -(seconds(item[0]) or typical)))
 
 
 def back_up(path: str) -> Optional[str]:

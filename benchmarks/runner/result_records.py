@@ -62,6 +62,7 @@ def child_record(config, options: RunOptions, result: launcher.ChildResult, log_
     own_cores = (record.get("environment") or {}).get("cpu_affinity") if result.record is not None else None
     record = noise.annotate(record, env_facts.get("noise"), None if own_cores else result.cpu_affinity)
     record["run_seconds"] = round(result.seconds, 3)
+    record["round"] = config.round  # --rounds (0-based): every record the sweep writes has it
     if executor_facts is not None:
         record["environment"]["executor"] = executor_facts
     return record
@@ -77,5 +78,6 @@ def skipped_record(config, options: RunOptions, reason: str, env_facts: dict, ex
     """A skip record written by the parent: no child ran (run_seconds is null)."""
     record = skip_record(config, options, reason, env_facts)
     record["run_seconds"] = None
+    record["round"] = config.round
     record["environment"] = dict(record["environment"], executor=executor_facts)
     return record

@@ -22,7 +22,8 @@ from benchmarks.common.run_options import RunOptions
 from benchmarks.runner import launcher, noise, progress
 from benchmarks.runner.executor import Job, LocalExecutor
 from benchmarks.runner.job_resources import Needs, ResourceError, ResourcePool
-from benchmarks.runner.plan import Plan, back_up, load_earlier, longest_first, make_plan, select_models, single_config_argv
+from benchmarks.runner.plan import (Plan, back_up, load_earlier, longest_first, make_plan, plan_rounds, select_models,
+                                    single_config_argv)
 from benchmarks.runner.result_records import child_record, skipped_record
 from benchmarks.suites import load_suite
 
@@ -51,7 +52,7 @@ def make_job(key: int, options: RunOptions, config, echo) -> Job:
     request = launcher.ChildRequest(
         argv=single_config_argv(options, config),
         env=child_environment(config.experiment, options, dict(os.environ), config.model),
-        log_path=output_paths.log_path(options.output_dirname, config.model, config.experiment),
+        log_path=output_paths.log_path(options.output_dirname, config.model, config.experiment, config.round),
         timeout=options.subprocess_timeout,
         memory_limit=options.subprocess_memory_limit,
         echo=echo,
@@ -75,6 +76,9 @@ def print_dry_run(options: RunOptions, plan: Plan, executor) -> None:
         for experiment, reason in plan.dropped:
             print(f"dropped: {experiment.describe()}: {reason}", file=out)
     print(f"# {executor.describe()}", file=out)
+    if options.rounds > 1:
+        print(f"# --rounds {options.rounds}: each config runs {options.rounds} times, all configs once per round",
+              file=out)
     print(f"# {len(plan.models)} model(s) x {len(plan.kept)} experiment config(s): {len(plan.configs)} to run, "
           f"{len(plan.skipped)} skipped, {len(plan.dropped)} experiment config(s) dropped", file=out)
 
@@ -172,11 +176,10 @@ def execute(options: RunOptions, plan: Plan, executor) -> int:
     earlier = load_earlier(results_path, options.retry_failed)
     for experiment, reason in plan.dropped:
         log.info("dropped %s: %s", experiment.describe(), reason)
-    todo = [(c, None) for c in plan.configs] + [(c, reason) for c, reason in plan.skipped]
-    todo.sort(key=lambda item: plan.models.index(item[0].model))  # outer loop models, as upstream
-    already = len(todo)
-    todo = longest_first([item for item in todo if item[0].fingerprint not in earlier.done], earlier.run_seconds)
-    already -= len(todo)
+    planned = [(c, None) for c in plan.configs] + [(c, reason) for c, reason in plan.skipped]
+    planned.sort(key=lambda item: plan.models.index(item[0].model))  # outer loop models, as upstream
+    todo = longest_first(plan_rounds(planned, options.rounds, earlier.done), earlier.run_seconds)
+    already = len(plan.configs) * options.rounds + len(plan.skipped) - len(todo)
     log.info("%d model(s) x %d experiment config(s): %d to run, %d already in %s, %d dropped; %s", len(plan.models),
              len(plan.kept), len(todo), already, results_path, len(plan.dropped), executor.describe())
     noise_facts = noise.sweep_check(options.noise)  # once per sweep: warns, and every record carries it

@@ -1,0 +1,146 @@
+"""compare.py's command line: A/B comparison of two result sets, with intervals, verdicts and an exit status.
+
+Exit status: 0 nothing the --fail-on list names was found, 1 something was, 2 bad input (one line on
+stderr). Importing this module is cheap; numpy loads once there is something to compare.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+
+from benchmarks.common.cli_support import Parser, UsageError, non_negative_int, positive_int, setup_logging
+
+log = logging.getLogger("benchmarks.compare")
+
+
+def fraction(text: str) -> float:
+    """0.02 or 2%."""
+    try:
+        value = float(text[:-1]) / 100 if text.endswith("%") else float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not 0 <= value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 0 and below 1 (or 100%), not {text}")
+    return value
+
+
+def confidence(text: str) -> float:
+    value = fraction(text)
+    if value < 0.5:
+        raise argparse.ArgumentTypeError(f"must be at least 0.5 (a 50% interval), not {text}")
+    return value
+
+
+def fail_on(text: str) -> tuple:
+    from benchmarks.compare import verdicts
+
+    try:
+        return verdicts.parse_fail_on(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def build_parser() -> Parser:
+    p = Parser(
+        prog="compare.py",
+        description="Compare two sets of experiment_runner.py results (ours or upstream PyTorch/XLA's), config by "
+                    "config: the treatment/control ratio with a confidence interval, a verdict, a geomean.",
+        epilog="Exit status: 0 nothing that --fail-on names, 1 something it names (default: a config slower "
+               "or newly failing), 2 bad input. Example: compare.py base/ mine/ --format=md",
+    )
+    p.add_argument("control", metavar="CONTROL", help="results file, directory (every *.jsonl below it) or glob")
+    p.add_argument("treatment", metavar="TREATMENT", help="results file, directory or glob")
+    runs = p.add_argument_group("which runs (a file may hold several, each its own timestamp)")
+    runs.add_argument("--control-timestamp", type=float, metavar="T", help="only CONTROL's run of this timestamp")
+    runs.add_argument("--treatment-timestamp", type=float, metavar="T", help="only TREATMENT's run of this timestamp")
+    runs.add_argument("--latest", action="store_true",
+                      help="only the newest run of each side (unless its --*-timestamp names one)")
+    what = p.add_argument_group("what to compare")
+    what.add_argument("--metric", default="time",
+                      help="time (per-iteration time, the default), compile (the first run, compilation included), "
+                           "memory (peak resident memory), or a metric's name in the records")
+    what.add_argument("--confidence", type=confidence, default=0.95, help="interval level (default 0.95)")
+    what.add_argument("--threshold", type=fraction, default=0.02,
+                      help="smallest change that counts, as 0.02 or 2%% (default 2%%)")
+    what.add_argument("--skip-samples", type=non_negative_int, default=None, metavar="N",
+                      help="samples to drop from the start of each record (default: 0 for ours, which keep "
+                           "warm-up apart; 1 for upstream's, whose first holds compilation)")
+    what.add_argument("--resamples", type=positive_int, default=2000, help="bootstrap resamples (default 2000)")
+    what.add_argument("--seed", type=int, default=0, help="the bootstrap's random seed (default 0: same inputs, "
+                                                          "same output)")
+    out = p.add_argument_group("output")
+    out.add_argument("--format", choices=("table", "csv", "json", "md"), default="table",
+                     help="table (the terminal's, default), csv, json (for scripts) or md (to paste in a review)")
+    out.add_argument("--output", metavar="FILE", help="write the report here instead of stdout")
+    out.add_argument("--plot", metavar="FILE", help="also draw a forest plot of the ratios (.png or .svg)")
+    out.add_argument("--color", choices=("auto", "always", "never"), default="auto",
+                     help="colour the table's verdicts (auto: when stdout is a terminal and NO_COLOR is unset)")
+    out.add_argument("--fail-on", type=fail_on, default=None, metavar="LIST",
+                     help="verdicts that make the exit status 1: a comma list of slower, new-failure, geomean "
+                          "(the geomean is slower), unsure, faster, ... or none (default: slower,new-failure)")
+    out.add_argument("--log-level", default="warning", choices=["critical", "error", "warning", "info", "debug"])
+    return p
+
+
+def _use_colour(choice: str, to_file: bool) -> bool:
+    if choice != "auto":
+        return choice == "always"
+    return not to_file and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+
+
+def run(options) -> int:
+    from benchmarks.compare import comparison, matching, output, verdicts
+
+    if options.plot and os.path.splitext(options.plot)[1].lower() not in (".png", ".svg"):
+        raise UsageError(f"--plot {options.plot}: name a .png or .svg file")
+    sides = {}
+    for side in ("control", "treatment"):
+        found = matching.read_side([getattr(options, side)], side)
+        sides[side] = matching.pick_run(found, side, getattr(options, f"{side}_timestamp"), options.latest)
+        if not sides[side]:
+            raise UsageError(f"{side}: no records in {getattr(options, side)}")
+    pairs = matching.pair(sides["control"], sides["treatment"])
+    if not any(p.control and p.treatment for p in pairs):
+        raise UsageError(f"no config of {options.control} matches one of {options.treatment} (a config is the "
+                         "model and its experiment config; see README.md, compare.py)")
+    settings = comparison.Settings(metric=options.metric, confidence=options.confidence, threshold=options.threshold,
+                                   resamples=options.resamples, seed=options.seed, skip_samples=options.skip_samples)
+    report = comparison.compare(pairs, settings)
+    from benchmarks.compare.metrics import KINDS
+
+    if options.metric not in KINDS and report.geomean is None and set(report.counts) == {verdicts.NO_DATA}:
+        raise UsageError(f"no matched config has samples of metric {options.metric!r} on both sides (metrics: "
+                         "time, compile, memory, or a name in the records' `metrics`)")
+    text = output.render(report, options.format, _use_colour(options.color, bool(options.output)))
+    if options.output:
+        try:
+            with open(options.output, "w", encoding="utf-8") as handle:
+                handle.write(text)
+        except OSError as exc:
+            raise UsageError(f"cannot write {options.output}: {exc.strerror or exc}") from None
+    else:
+        sys.stdout.write(text)
+    if options.plot:
+        try:
+            output.forest_plot(report, options.plot)
+        except OSError as exc:
+            raise UsageError(f"cannot write {options.plot}: {exc.strerror or exc}") from None
+    return comparison.exit_status(report, options.fail_on if options.fail_on is not None else verdicts.DEFAULT_FAIL_ON)
+
+
+def main(argv=None) -> int:
+    parser = build_parser()
+    options = parser.parse_args(argv)
+    setup_logging(options.log_level)
+    try:
+        return run(options)
+    except UsageError as exc:
+        print(f"{parser.prog}: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,113 @@
+"""compare.py's result: every pair's row (the JSON shape the README documents), the geomean, the counts."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Optional
+
+from benchmarks.compare import metrics, statistics, verdicts
+
+
+@dataclasses.dataclass
+class Settings:
+    metric: str = "time"
+    confidence: float = 0.95
+    threshold: float = 0.02
+    resamples: int = statistics.DEFAULT_RESAMPLES
+    seed: int = statistics.DEFAULT_SEED
+    skip_samples: Optional[int] = None
+
+
+@dataclasses.dataclass
+class Report:
+    rows: list
+    geomean: Optional[dict]
+    counts: dict
+    settings: Settings
+
+    def as_json(self) -> dict:
+        return {"rows": self.rows, "geomean": self.geomean, "counts": self.counts,
+                "metric": self.settings.metric, "confidence": self.settings.confidence,
+                "threshold": self.settings.threshold}
+
+
+def _side_summary(draws) -> dict:
+    if draws is None:
+        return {"median": None, "n_samples": 0, "n_processes": 0}
+    return {"median": draws.median, "n_samples": draws.n_samples, "n_processes": draws.n_processes}
+
+
+def _processes(found: list, settings: Settings) -> tuple:
+    """([samples of each record that has some], why none has any)."""
+    processes, why = [], None
+    for record in found:
+        values, reason = metrics.record_samples(record, settings.metric, settings.skip_samples)
+        if values is None:
+            why = reason
+        else:
+            processes.append(values)
+    return processes, why
+
+
+def compare(pairs: list, settings: Settings) -> Report:
+    import numpy as np
+
+    rows, measured = [], []  # measured: (row, control processes, treatment processes)
+    for pair in pairs:
+        row = {"model_name": pair.model.get("model_name"), "suite_name": pair.model.get("suite_name"),
+               "experiment": pair.experiment, "metric": settings.metric,
+               "control": _side_summary(None), "treatment": _side_summary(None),
+               "time_ratio": None, "ci": None, "verdict": None, "note": ""}
+        rows.append(row)
+        decided = verdicts.correctness(pair.control, pair.treatment)
+        if decided:
+            row["verdict"], row["note"] = decided
+            continue
+        control, why_control = _processes(pair.control, settings)
+        treatment, why_treatment = _processes(pair.treatment, settings)
+        if not control or not treatment:
+            row["verdict"] = verdicts.NO_DATA
+            row["note"] = f"control: {why_control}" if not control else f"treatment: {why_treatment}"
+            continue
+        measured.append((row, control, treatment))
+    rng = np.random.default_rng(settings.seed)
+    sides = [side for _, control, treatment in measured for side in (control, treatment)]
+    draws = statistics.side_draws(sides, settings.resamples, rng) if sides else []
+    ratios = []
+    for index, (row, _, _) in enumerate(measured):
+        control, treatment = draws[2 * index], draws[2 * index + 1]
+        result = statistics.ratio(control, treatment, settings.confidence)
+        ratios.append(result)
+        row["control"], row["treatment"] = _side_summary(control), _side_summary(treatment)
+        row["time_ratio"], row["ci"] = result.value, list(result.ci)
+        row["verdict"], row["note"] = verdicts.timing(result.value, result.ci, settings.threshold,
+                                                      control.n_processes, treatment.n_processes)
+    geomean = None
+    combined = statistics.geomean(ratios, settings.confidence)
+    if combined is not None:
+        fewest = min(min(d.n_processes for d in draws[2 * i:2 * i + 2]) for i in range(len(measured)))
+        verdict, _ = verdicts.timing(combined.value, combined.ci, settings.threshold, fewest, fewest)
+        geomean = {"time_ratio": combined.value, "ci": list(combined.ci), "verdict": verdict, "n_configs": len(ratios)}
+    counts = {name: 0 for name in verdicts.VERDICTS}
+    for row in rows:
+        counts[row["verdict"]] += 1
+    rows.sort(key=_effect_order)
+    return Report(rows, geomean, {k: v for k, v in counts.items() if v}, settings)
+
+
+def _effect_order(row: dict) -> tuple:
+    """Failures first, then by ratio (the largest slowdown first), then configs without a ratio."""
+    if row["verdict"] in (verdicts.NEW_FAILURE, verdicts.FIXED):
+        return (0, verdicts.VERDICTS.index(row["verdict"]), 0.0)
+    if row["time_ratio"] is not None:
+        return (1, 0, -math.log(row["time_ratio"]))
+    return (2, verdicts.VERDICTS.index(row["verdict"]), 0.0)
+
+
+def exit_status(report: Report, fail_on: tuple) -> int:
+    """1 when a row's verdict (or the geomean's, with "geomean") is one of `fail_on`, else 0."""
+    wanted = set(fail_on)
+    if verdicts.GEOMEAN in wanted and report.geomean and report.geomean["verdict"] == verdicts.SLOWER:
+        return 1
+    return 1 if any(row["verdict"] in wanted for row in report.rows) else 0

@@ -1,0 +1,105 @@
+"""compare.py's inputs: read each side's records, pick its runs by timestamp, pair the configs.
+
+Two records are the same config when their model (suite, name, parameters) and experiment config agree,
+the accelerator model, environment, timestamps and round aside: the resume fingerprint of
+benchmarks/common/records.py, taken on the real batch size (upstream records hold only that one).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import math
+from typing import Optional
+
+from benchmarks.common import records
+from benchmarks.common.cli_support import UsageError
+
+log = logging.getLogger("benchmarks.compare")
+
+# Upstream's obsolete experiment key (always "run_all"): never a difference between configs.
+_NOT_CONFIG = ("experiment_name",)
+# Two timestamps closer than this are one run (JSON round trips of a float).
+_SAME_TIME = 1e-3
+
+
+def config_key(record: dict) -> Optional[str]:
+    model, experiment = record.get("model"), record.get("experiment")
+    if not isinstance(model, dict) or not isinstance(experiment, dict) or not model.get("model_name"):
+        return None
+    experiment = {k: v for k, v in experiment.items() if k not in _NOT_CONFIG}
+    return records.fingerprint(model, experiment, experiment.get("batch_size"), False)
+
+
+def read_side(paths: list, side: str) -> list:
+    """Every record of the files that `paths` names; bad lines reported and skipped."""
+    try:
+        files = records.expand_input_paths(paths, recursive=True)
+    except records.InputError as exc:
+        raise UsageError(f"{side}: {exc}") from None
+    out = []
+    for path in files:
+        problems: list = []
+        try:
+            found = [record for _, record in records.iter_records(path, problems)]
+        except OSError as exc:
+            raise UsageError(f"{side}: cannot read {path}: {exc.strerror or exc}") from None
+        if problems and not found:
+            raise UsageError(f"{side}: {path} is not a JSON-lines results file ({problems[0]})")
+        for problem in problems:
+            log.warning("%s: skipped %s", side, problem)
+        out.extend(found)
+    return out
+
+
+def _timestamp(record: dict) -> Optional[float]:
+    value = record.get("timestamp")
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return None
+    return float(value)
+
+
+def pick_run(found: list, side: str, timestamp: Optional[float], latest: bool) -> list:
+    """The records of the run a side asks for: one timestamp, the newest, or (neither) all of them."""
+    if timestamp is None and not latest:
+        return found
+    stamps = sorted({t for t in map(_timestamp, found) if t is not None})
+    if not stamps:
+        raise UsageError(f"{side}: no record has a timestamp to choose a run by")
+    wanted = stamps[-1] if timestamp is None else timestamp
+    kept = [r for r in found if _timestamp(r) is not None and abs(_timestamp(r) - wanted) < _SAME_TIME]
+    if not kept:
+        listed = ", ".join(f"{t:.3f}" for t in stamps[-5:])
+        raise UsageError(f"--{side}-timestamp={timestamp}: no such run (the newest: {listed})")
+    return kept
+
+
+@dataclasses.dataclass
+class Pair:
+    """One config and its records on each side (either list may be empty)."""
+
+    key: str
+    model: dict
+    experiment: dict
+    control: list
+    treatment: list
+
+
+def pair(control: list, treatment: list) -> list:
+    """Pairs in the control's order, then the configs the treatment alone has."""
+    pairs, unplaced = {}, 0
+    for side, found in (("control", control), ("treatment", treatment)):
+        for record in found:
+            key = config_key(record)
+            if key is None:
+                unplaced += 1
+                continue
+            entry = pairs.get(key)
+            if entry is None:
+                experiment = {k: v for k, v in record["experiment"].items()
+                              if k not in _NOT_CONFIG + ("accelerator_model",)}
+                entry = pairs[key] = Pair(key, record["model"], experiment, [], [])
+            getattr(entry, side).append(record)
+    if unplaced:
+        log.warning("skipped %d record(s) without a model and an experiment config", unplaced)
+    return list(pairs.values())

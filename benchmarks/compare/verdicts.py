@@ -1,0 +1,96 @@
+"""compare.py's verdicts: one per config (and one for the geomean), with what would settle an unsure one.
+
+A ratio above 1 is worse whatever the metric (time, compile time, memory): the treatment costs more.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from benchmarks.common import records
+
+SLOWER, FASTER, SAME, UNSURE = "slower", "faster", "same", "unsure"
+NEW_FAILURE, FIXED, FAILING = "new-failure", "fixed", "failing"
+NO_DATA, ONLY_CONTROL, ONLY_TREATMENT = "no-data", "only-control", "only-treatment"
+# In the order of the counts line; also the sort order of rows with no ratio.
+VERDICTS = (SLOWER, NEW_FAILURE, UNSURE, FASTER, FIXED, SAME, FAILING, NO_DATA, ONLY_CONTROL, ONLY_TREATMENT)
+GEOMEAN = "geomean"
+FAIL_ON_CHOICES = VERDICTS + (GEOMEAN,)
+DEFAULT_FAIL_ON = (SLOWER, NEW_FAILURE)
+# With one process on a side, the variation between processes (often a few percent) is unknown: only an
+# interval wholly beyond this much change (or the threshold, if larger) gives slower/faster, never same.
+SINGLE_PROCESS_MARGIN = 0.10
+
+
+def failure(found: list) -> Optional[str]:
+    """Why a side's records count as failed (any of them: a failing round is a failure), or None."""
+    for record in found:
+        status = records.record_status(record)
+        if status in records.FAILED_STATUSES:
+            error = record.get("error")
+            message = error.get("message") if isinstance(error, dict) else (record.get("metrics") or {}).get("error")
+            return f"{status}: {_error_line(str(message))}" if message else status
+        if record.get("verification_code") == records.FAIL:
+            return "verification FAIL"
+    return None
+
+
+def _error_line(text: str) -> str:
+    """The line of an error text that says what went wrong (upstream kept a child's whole traceback)."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    if len(lines) > 1 and lines[0].startswith("Traceback"):
+        return records.short_message(lines[-1], 120)
+    return records.short_message(text, 120)
+
+
+def correctness(control: list, treatment: list) -> Optional[tuple]:
+    """(verdict, note) when the configs differ in what ran at all, else None (compare the numbers)."""
+    if not treatment:
+        return ONLY_CONTROL, "no treatment record"
+    if not control:
+        return ONLY_TREATMENT, "no control record"
+    control_failed, treatment_failed = failure(control), failure(treatment)
+    if treatment_failed and not control_failed:
+        return NEW_FAILURE, f"treatment {treatment_failed}"
+    if control_failed and not treatment_failed:
+        return FIXED, f"control {control_failed}"
+    if control_failed and treatment_failed:
+        return FAILING, f"control {control_failed}; treatment {treatment_failed}"
+    return None
+
+
+def timing(value: float, ci: tuple, threshold: float, n_control: int, n_treatment: int) -> tuple:
+    """(verdict, note) of a ratio and its interval."""
+    low, high = ci
+    if min(n_control, n_treatment) < 2:
+        margin = max(threshold, SINGLE_PROCESS_MARGIN)
+        if low > 1 + margin:
+            return SLOWER, "1 process on a side: its interval ignores process-to-process variation"
+        if high < 1 - margin:
+            return FASTER, "1 process on a side: its interval ignores process-to-process variation"
+        which = "each side" if max(n_control, n_treatment) < 2 else \
+            "the control side" if n_control < 2 else "the treatment side"
+        return UNSURE, (f"1 process on {which}: variation between processes unknown; "
+                        "run both with --rounds 3 or more")
+    if low > 1 and value > 1 + threshold:
+        return SLOWER, ""
+    if high < 1 and value < 1 - threshold:
+        return FASTER, ""
+    if low >= 1 - threshold and high <= 1 + threshold:
+        return SAME, ""
+    fewest = min(n_control, n_treatment)
+    if fewest < 5:
+        return UNSURE, f"interval wider than ±{threshold:.0%}: more --rounds ({fewest} processes now) narrow it"
+    return UNSURE, f"interval wider than ±{threshold:.0%}: more --rounds or --repeat, or a quieter machine"
+
+
+def parse_fail_on(text: str) -> tuple:
+    """--fail-on's value: a comma list of verdicts and/or "geomean", or "none". ValueError with the reason."""
+    items = tuple(item.strip() for item in text.split(",") if item.strip())
+    if items == ("none",):
+        return ()
+    unknown = [item for item in items if item not in FAIL_ON_CHOICES]
+    if unknown or not items:
+        raise ValueError(f"unknown value {', '.join(unknown) or text!r} (choose from "
+                         f"{', '.join(FAIL_ON_CHOICES)}, or none)")
+    return items
