@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 OUT ?= output/bench
 
-.PHONY: all env bench bench-torchvision test test-fast test-golden bench-overhead bench-analyzer bench-parallel bench-compare clean
+.PHONY: all env browser bench bench-torchvision test test-fast test-golden bench-overhead bench-analyzer bench-parallel bench-compare clean
 
 all: env
 
@@ -31,12 +31,15 @@ bench: env
 	  --log-level=warning > $(OUT)/report-training.txt
 	$(PY) aggregate.py $(OUT)/results.jsonl --accelerator=cpu --test=inference --report=latest --format=png \
 	  --output=$(OUT)/report-inference.png --log-level=warning
+	$(PY) aggregate.py $(OUT)/results.jsonl --accelerator=cpu --test=inference --format=html \
+	  --output=$(OUT)/report-inference.html --log-level=warning
 	@cat $(OUT)/report-inference.txt $(OUT)/report-training.txt
 	@echo
 	@echo "results (JSONL):  $(OUT)/results.jsonl"
 	@echo "logs:             $(OUT)/logs/"
 	@echo "CSV:              $(OUT)/metric_report.csv"
 	@echo "reports:          $(OUT)/report-inference.txt $(OUT)/report-training.txt $(OUT)/report-inference.png"
+	@echo "HTML report:      $(OUT)/report-inference.html (one file: open it in a browser, attach it, share it)"
 
 # Real torchvision models (random weights, nothing downloaded) at 64 px, same backends: slower (compiles).
 bench-torchvision: env
@@ -47,11 +50,17 @@ bench-torchvision: env
 # Test files run in parallel, one file per worker (module-scoped sweeps run once); TEST_WORKERS=0 runs serially.
 # `make test` runs both tiers; `make test-fast` only the unit tier (no child process, no compile: ~1 min).
 TEST_WORKERS ?= 2
-test: env
+test: env browser
 	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile tests
 
 test-fast: env
 	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile -m "not integration" tests
+
+# Debian's chromium for the HTML report's browser test; where it can't be installed, that test says so and skips.
+browser:
+	@command -v chromium >/dev/null 2>&1 || { command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ] && \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) >/dev/null 2>&1; } || \
+	  echo "make browser: chromium could not be installed; the browser test will be skipped"
 
 # aggregate.py's golden files (tests/aggregate/*.test, upstream PyTorch/XLA's style); `make test` runs them too.
 test-golden: env

@@ -159,7 +159,7 @@ def test_failed_records_are_never_averaged():
     from benchmarks.aggregate import reports
 
     options = reports.Options(input_files=ALL_FILES, accelerator="cpu", backends=["eager", "inductor"])
-    analysis = reports.analyze(options)
+    analysis = reports.prepare(options)
     t4 = analysis.timestamps[0]
     cell = analysis.cell(t4, "inductor")
     by_name = {analysis.labels[w]: why for w, why in cell.left_out.items()}

@@ -17,7 +17,7 @@ from benchmarks.common.cli_support import Parser, UsageError, non_negative_int
 log = logging.getLogger("benchmarks.aggregate")
 
 REPORTS = ("speedup", "histogram", "latest", "latest_grouped")
-FORMATS = ("csv", "tab", "png", "svg")
+FORMATS = ("csv", "tab", "png", "svg", "html")
 IMAGE_FORMATS = ("png", "svg")
 # --test also takes the record's own names.
 TEST_ALIASES = {"inference": "inference", "training": "training", "eval": "inference", "train": "training"}
@@ -101,8 +101,9 @@ def build_parser() -> Parser:
                          "warm-up, 3 for records without, as upstream)")
     out = parser.add_argument_group("output")
     out.add_argument("--format", choices=FORMATS,
-                     help="csv (upstream's), tab (a readable grid), png or svg (default: from --output's "
-                          "extension, else csv)")
+                     help="csv (upstream's), tab (a readable grid), png or svg, or html (one self-contained "
+                          "page: what was run, geomeans, plots, a sortable per-model table; --report does not apply) "
+                          "(default: from --output's extension, else csv)")
     out.add_argument("--output", "-o", metavar="FILE",
                      help="write here instead of stdout (png/svg go to stdout only when it is not a terminal)")
     out.add_argument("--title", help="extra line for the plot title")
@@ -119,7 +120,7 @@ def output_format(options) -> str:
     if options.format:
         return options.format
     extension = os.path.splitext(options.output or "")[1].lower().lstrip(".")
-    return extension if extension in ("csv", "png", "svg") else "csv"
+    return extension if extension in ("csv", "png", "svg", "html") else "csv"
 
 
 def write(data, options) -> None:
@@ -155,6 +156,11 @@ def run(options) -> int:
         backends=options.backends, baseline=options.baseline, filter=options.filter, exclude=options.exclude,
         filter_by_tier=options.filter_by_tier, exclude_by_tier=options.exclude_by_tier, report=options.report,
         metric=options.metric, estimator=options.estimator, skip_samples=options.skip_samples, title=options.title)
+    if fmt == "html":
+        from benchmarks.aggregate import html_report
+
+        write(html_report.render(request, options.output, options.fig_width, options.fig_height), options)
+        return 0
     table = reports.build(request)
     if fmt == "csv":
         write(reports.format_csv(table), options)

@@ -416,6 +416,7 @@ class Analysis:
     cells: dict  # (timestamp, backend) -> Cell
     labels: dict  # workload -> display name
     universe: dict  # timestamp -> workloads with any record in that run
+    rows: list = dataclasses.field(default_factory=list)  # the selected rows (one per run, workload, backend, batch)
 
     @property
     def base(self) -> str:
@@ -425,8 +426,8 @@ class Analysis:
         return self.cells.get((timestamp, backend)) or Cell()
 
 
-def analyze(options: Options):
-    """Read, select and compute every (run, backend) cell: the common ground of all four reports."""
+def prepare(options: Options) -> Analysis:
+    """Read, select and compute every (run, backend) cell: the common ground of every report."""
     for name, value, choices in (("test", options.test, TESTS), ("report", options.report, REPORTS),
                                  ("metric", options.metric, METRICS), ("estimator", options.estimator, ESTIMATORS),
                                  ("baseline", options.baseline, BASELINES)):
@@ -519,7 +520,7 @@ def compute(rows: list, options: Options, backends: list, accelerator: str) -> A
             for workload in universe[ts]:
                 if workload not in cell.speedups and workload not in cell.left_out:
                     cell.left_out[workload] = ("missing", None)
-    return Analysis(options, backends, accelerator, timestamps, cells, workload_labels(rows), universe)
+    return Analysis(options, backends, accelerator, timestamps, cells, workload_labels(rows), universe, rows)
 
 
 def left_out_reason(rows: list) -> tuple:
@@ -590,7 +591,7 @@ def speedup_header(analysis: Analysis, backend: str, tab: bool) -> str:
 
 
 def build(options: Options) -> Table:
-    analysis = analyze(options)
+    analysis = prepare(options)
     builder = {"speedup": report_speedup, "histogram": report_histogram, "latest": report_latest,
                "latest_grouped": report_latest_grouped}[options.report]
     table = builder(analysis)

@@ -1,0 +1,234 @@
+"""aggregate.py --format=html: one self-contained page to share (a review, a bug, a mail attachment).
+
+Top to bottom: what was run (suites, models, backends, test, accelerator, dates, the environment and its
+noise warnings); the geomean speedup per backend over the baseline with the number of models behind each
+(the numbers of --report=latest_grouped); the speedup-over-time and latest per-model plots (inline SVG);
+a per-model table of the newest run (batch size, each backend's time, speedup and verification code),
+sortable and filterable by a few lines of plain JavaScript, where failed and skipped configs show their
+status, phase and message and link to their log. Nothing is fetched: no external script, style or font.
+"""
+
+from __future__ import annotations
+
+import html
+import os
+import re
+from datetime import datetime, timezone
+from typing import Optional
+
+from benchmarks.aggregate import reports
+from benchmarks.common import records
+
+STYLE = """
+body{font:14px/1.45 system-ui,-apple-system,'Segoe UI',sans-serif;margin:2em auto;max-width:1200px;color:#1d2330;
+padding:0 1em}
+h1{font-size:1.5em;margin-bottom:.2em}h2{font-size:1.15em;margin-top:1.8em;border-bottom:1px solid #dde;padding-bottom:.2em}
+table{border-collapse:collapse;margin:.6em 0}th,td{border:1px solid #d6d9e0;padding:.25em .6em;text-align:left;
+vertical-align:top}th{background:#f2f4f8}td.num{text-align:right;font-variant-numeric:tabular-nums}
+#models th{cursor:pointer;user-select:none}#models th:after{content:' \\2195';color:#99a}
+#models th[data-order=asc]:after{content:' \\2191'}#models th[data-order=desc]:after{content:' \\2193'}
+.ok{color:#1b6e2a}.failed{color:#b3261e;font-weight:600}.skipped{color:#8a6d00}.msg{color:#555;font-size:.9em}
+.facts td:first-child{color:#555;white-space:nowrap}.warn{background:#fff4e5;border:1px solid #f0c36d;
+padding:.5em .8em;margin:.6em 0}.plot svg{max-width:100%;height:auto}.small{color:#666;font-size:.9em}
+input#filter{padding:.3em .5em;width:22em;font:inherit}.wide{overflow-x:auto}
+"""
+
+# Sorting and filtering of the per-model table: plain JavaScript, nothing loaded from anywhere.
+SCRIPT = """
+(function(){
+  var table=document.getElementById('models'); if(!table) return;
+  var body=table.tBodies[0];
+  function key(cell){var v=cell.getAttribute('data-sort'); if(v===null) v=cell.textContent.trim();
+    var n=parseFloat(v); return isNaN(n)||v===''?{n:null,s:v.toLowerCase()}:{n:n,s:v};}
+  function sortBy(index,order){
+    var rows=Array.prototype.slice.call(body.rows);
+    rows.sort(function(a,b){var x=key(a.cells[index]),y=key(b.cells[index]),r;
+      if(x.n===null&&y.n!==null) return 1; if(y.n===null&&x.n!==null) return -1;  /* no number: last */
+      r=x.n!==null?x.n-y.n:(x.s<y.s?-1:x.s>y.s?1:0); return order==='desc'?-r:r;});
+    rows.forEach(function(row){body.appendChild(row);});
+    Array.prototype.forEach.call(table.tHead.rows[0].cells,function(th,i){
+      if(i===index) th.setAttribute('data-order',order); else th.removeAttribute('data-order');});
+  }
+  Array.prototype.forEach.call(table.tHead.rows[0].cells,function(th,i){
+    th.addEventListener('click',function(){sortBy(i,th.getAttribute('data-order')==='asc'?'desc':'asc');});});
+  var filter=document.getElementById('filter');
+  filter.addEventListener('input',function(){var q=filter.value.toLowerCase();
+    Array.prototype.forEach.call(body.rows,function(row){
+      row.style.display=row.textContent.toLowerCase().indexOf(q)<0?'none':'';});});
+})();
+"""
+
+
+def esc(value) -> str:
+    return html.escape("" if value is None else str(value), quote=True)
+
+
+def _svg(table, width: float, height: float) -> str:
+    """A report's plot as inline SVG (no XML prolog, no fixed size: it scales with the page)."""
+    from benchmarks.aggregate import plots
+
+    text = plots.render(table, "svg", width, height).decode("utf-8")
+    text = text[text.index("<svg"):]
+    return re.sub(r'<svg([^>]*?) width="[^"]*" height="[^"]*"', r"<svg\1", text, count=1)
+
+
+def _date(timestamp: float) -> str:
+    return datetime.fromtimestamp(timestamp, timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def _distinct(values) -> list:
+    out = []
+    for value in values:
+        if value not in (None, "") and value not in out:
+            out.append(value)
+    return out
+
+
+def _facts_section(analysis: reports.Analysis) -> str:
+    rows = analysis.rows
+    environments = [r.record.get("environment") or {} for r in rows]
+    environments = [e for e in environments if isinstance(e, dict)]
+    versions = []
+    for name in ("python", "torch", "torch_xla", "torchvision"):
+        found = _distinct(e.get(name) for e in environments)
+        if found:
+            versions.append(f"{name} {', '.join(map(str, found))}")
+    gpus = _distinct(g for e in environments for g in (e.get("gpu_names") or []))
+    commits = _distinct(e.get("git_commit") for e in environments)
+    executors = _distinct(f"{x.get('kind')} (--jobs {x.get('jobs')})" for e in environments
+                          if isinstance(x := e.get("executor"), dict))
+    facts = [
+        ("Suites", ", ".join(_distinct(r.suite for r in rows))),
+        ("Models", f"{len({r.workload for r in rows})}"),
+        ("Backends", ", ".join(reports.backend_title(b) for b in analysis.backends)
+         + f" (baseline: {analysis.options.baseline} {reports.backend_title(analysis.base)})"),
+        ("Test", analysis.options.test),
+        ("Accelerator", analysis.accelerator),
+        ("Runs", "; ".join(_date(ts) for ts in analysis.timestamps)),
+        ("Versions", "; ".join(versions) or "not recorded"),
+        ("CPU", ", ".join(map(str, _distinct(e.get("cpu_model") for e in environments))) or "not recorded"),
+        ("GPU", ", ".join(gpus) or "none"),
+        ("Hosts", ", ".join(map(str, _distinct(e.get("hostname") for e in environments))) or "not recorded"),
+        ("Executor", ", ".join(executors) or "not recorded"),
+        ("Code", ", ".join(c[:12] for c in commits) or "not recorded"),
+    ]
+    out = ['<h2>What was run</h2><table class="facts">']
+    out += [f"<tr><td>{esc(k)}</td><td>{esc(v)}</td></tr>" for k, v in facts]
+    out.append("</table>")
+    problems = _distinct(p for e in environments for p in ((e.get("noise") or {}).get("problems") or [])
+                         if isinstance(e.get("noise"), dict))
+    if problems:
+        out.append('<div class="warn"><b>Noise warnings</b> (recorded when the sweeps started):<ul>')
+        out += [f"<li>{esc(p if isinstance(p, str) else p[0] if isinstance(p, (list, tuple)) else p)}</li>"
+                for p in problems]
+        out.append("</ul></div>")
+    return "\n".join(out)
+
+
+def _geomean_section(grouped: reports.Table, analysis: reports.Analysis) -> str:
+    geomean = grouped.rows[-1]
+    counts = [sum(1 for row in grouped.rows[:-1] if row[1 + 2 * i] is not None) for i in range(len(analysis.backends))]
+    out = ["<h2>Geomean speedup over the baseline</h2>",
+           f'<p class="small">{esc(grouped.title.splitlines()[0])}. Speedup = baseline time / backend time: '
+           "above 1 is faster.</p>",
+           '<table id="geomean"><thead><tr><th>Backend</th><th>Geomean speedup</th><th>StdDev</th>'
+           "<th>Models</th></tr></thead><tbody>"]
+    for i, backend in enumerate(analysis.backends):
+        value, error = geomean[1 + 2 * i], geomean[2 + 2 * i]
+        out.append(f'<tr><td>{esc(reports.backend_title(backend))}</td>'
+                   f'<td class="num" data-backend="{esc(backend)}">{"" if value is None else f"{value:.4f}"}</td>'
+                   f'<td class="num">{"" if error is None else f"{error:.4f}"}</td>'
+                   f'<td class="num">{counts[i]}</td></tr>')
+    out.append("</tbody></table>")
+    out += [f'<p class="small">{esc(note)}</p>' for note in grouped.notes]
+    return "\n".join(out)
+
+
+def _log_link(record: dict, results_dir: str, page_dir: str) -> str:
+    log = (record.get("error") or {}).get("log")
+    if not isinstance(log, str) or not log:
+        return ""
+    path = log if os.path.isabs(log) else os.path.join(results_dir, log)
+    href = os.path.relpath(path, page_dir) if page_dir else path
+    return f' <a href="{esc(href)}">log</a>'
+
+
+def _cell(row: Optional[reports.Row], speedup, results_dir: str, page_dir: str, verified: bool) -> list:
+    """The time, speedup (and, where the backend was verified, verification) cells of one backend for one
+    model and batch size."""
+    if row is None:
+        cells = ['<td class="msg" data-sort="">no record</td>', '<td class="num" data-sort=""></td>']
+        return cells + ["<td></td>"] * verified
+    record = row.record
+    verification = [f"<td>{esc(record.get('verification_code') if record.get('verify') else '')}</td>"] * verified
+    if row.status == records.STATUS_OK and row.value is not None:
+        ms = row.value * 1e3
+        speed = "" if speedup is None else f"{speedup:.3f}"
+        return [f'<td class="num" data-sort="{ms:.6g}">{ms:.3f}</td>',
+                f'<td class="num" data-sort="{speed}">{speed}</td>'] + verification
+    error = record.get("error") or {}
+    kind = "skipped" if row.status == records.STATUS_SKIP else "failed"
+    message = records.short_message(str(error.get("message") or row.why or ""), 200)
+    phase = f" in {error.get('phase')}" if error.get("phase") else ""
+    text = (f'<span class="{kind}">{esc(row.status)}{esc(phase)}</span>'
+            f'{_log_link(record, results_dir, page_dir)}<div class="msg">{esc(message)}</div>')
+    # No colspan: every row keeps one cell per column, so that sorting reads the same column in each.
+    return [f'<td data-sort="{esc(row.status)}">{text}</td>', '<td class="num" data-sort=""></td>'] + verification
+
+
+def _models_section(analysis: reports.Analysis, results_dir: str, page_dir: str) -> str:
+    runs = reports.newest_runs(analysis, analysis.backends)
+    cells = {b: reports.merged_cell(analysis, b, runs) for b in analysis.backends}
+    newest = {}
+    for row in analysis.rows:
+        if runs.get(row.workload[0]) == row.timestamp:
+            newest[(row.workload, row.batch_key, row.backend)] = row
+    keys = sorted({(w, b) for w, b, _ in newest}, key=lambda k: (analysis.labels[k[0]].casefold(), str(k[1])))
+    verified = {b: any(r.record.get("verify") for (_, _, rb), r in newest.items() if rb == b) for b in analysis.backends}
+    head = ["Model", "Batch"]
+    for backend in analysis.backends:
+        title = reports.backend_title(backend)
+        head += [f"{title} ms", f"{title} speedup"] + [f"{title} verify"] * verified[backend]
+    out = [f"<h2>Per model ({esc(reports.runs_text(runs))})</h2>",
+           '<p><input id="filter" type="search" placeholder="Filter rows (model, status, message ...)"> '
+           '<span class="small">Click a column header to sort.</span></p>',
+           '<div class="wide"><table id="models"><thead><tr>' + "".join(f"<th>{esc(h)}</th>" for h in head)
+           + "</tr></thead><tbody>"]
+    for workload, batch in keys:
+        cells_html = [f"<td>{esc(analysis.labels[workload])}</td>", f'<td class="num">{esc(batch)}</td>']
+        for backend in analysis.backends:
+            speedup = cells[backend].speedups.get(workload, (None, None))[0]
+            row = newest.get((workload, batch, backend))
+            cells_html += _cell(row, speedup, results_dir, page_dir, verified[backend])
+        out.append("<tr>" + "".join(cells_html) + "</tr>")
+    out.append("</tbody></table></div>")
+    return "\n".join(out)
+
+
+def render(options: reports.Options, page_path: Optional[str], fig_width: float, fig_height: float) -> str:
+    """The page for `options` (aggregate's selection flags); links to logs are relative to `page_path`."""
+    analysis = reports.prepare(options)
+    grouped = reports.report_latest_grouped(analysis)
+    if not any(v is not None for row in grouped.rows for v in row[1:]):
+        raise reports.NoData(f"no speedups to report for {analysis.accelerator} ({options.test})", grouped.notes)
+    over_time = reports.report_speedup(analysis)
+    latest = reports.report_latest(analysis)
+    inputs = reports.expand_inputs(options.input_files)
+    results_dir = os.path.dirname(os.path.abspath(inputs[0])) if inputs else os.getcwd()
+    page_dir = os.path.dirname(os.path.abspath(page_path)) if page_path else os.getcwd()
+    title = f"Benchmark report: {analysis.accelerator}, {options.test}"
+    body = [
+        f"<h1>{esc(title)}</h1>",
+        f'<p class="small">Made by aggregate.py on {esc(_date(datetime.now(timezone.utc).timestamp()))} from '
+        f"{esc(', '.join(inputs))}.</p>",
+        _facts_section(analysis),
+        _geomean_section(grouped, analysis),
+        "<h2>Speedup over time</h2>",
+        f'<div class="plot">{_svg(over_time, fig_width, fig_height)}</div>',
+        "<h2>Newest run, per model</h2>",
+        f'<div class="plot">{_svg(latest, fig_width, fig_height)}</div>',
+        _models_section(analysis, results_dir, page_dir),
+    ]
+    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            f"<title>{esc(title)}</title><style>{STYLE}</style></head><body>\n" + "\n".join(body)
+            + f"\n<script>{SCRIPT}</script>\n</body></html>\n")
