@@ -37,8 +37,14 @@ def build_parser() -> Parser:
     p.add_argument("--output-dirname", default=None, metavar="DIR",
                    help="read every *.jsonl in DIR (when no FILE is given) and write DIR/metric_report.csv "
                    "(default DIR: ./output/, or the first FILE's directory)")
-    p.add_argument("--output", default=None, metavar="FILE", help="write the report here instead")
-    p.add_argument("--output-format", default="csv", choices=["csv", "jsonl"], help="report format (default csv)")
+    p.add_argument("--output", default=None, metavar="FILE", help="write the report here instead (oss-benchmark: "
+                   "- for stdout)")
+    p.add_argument("--output-format", default="csv", choices=["csv", "jsonl", "oss-benchmark"],
+                   help="report format (default csv); oss-benchmark: a JSON array of PyTorch OSS benchmark database "
+                   "rows, one per record and metric (failed records are left out and counted on stderr)")
+    p.add_argument("--baseline", default=None, metavar="BACKEND",
+                   help="oss-benchmark: also a speedup row per record over this backend's record of the same "
+                   "model, test, batch size and run (e.g. eager)")
     p.add_argument("--database", default=None, metavar="FILE",
                    help="also append the rows to this CSV, matched to its header by column name (new columns "
                    "rewrite it once; it is replaced atomically)")
@@ -82,7 +88,31 @@ def output_path(options) -> str:
     directory = options.output_dirname
     if directory is None:
         directory = (os.path.dirname(options.input_files[0]) or ".") if options.inputs else "./output/"
+    if options.output_format == "oss-benchmark":
+        return os.path.join(directory, "oss_benchmark.json")
     return os.path.join(directory, f"metric_report.{options.output_format}")
+
+
+def write_oss_benchmark(options, parser) -> int:
+    """The OSS benchmark database rows of every record (benchmarks/analyzer/oss_benchmark.py)."""
+    import json
+
+    from benchmarks.analyzer import oss_benchmark
+
+    rows, left_out = oss_benchmark.rows(oss_benchmark.read_all(options.input_files), options.baseline)
+    text = json.dumps(rows, indent=1, allow_nan=False) + "\n"
+    target = output_path(options)
+    if target == "-":
+        sys.stdout.write(text)
+    else:
+        with open(target, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        log.info("wrote %s (%d rows)", target, len(rows))
+    if left_out:
+        counts = ", ".join(f"{count} {status}" for status, count in sorted(left_out.items()))
+        print(f"{parser.prog}: {sum(left_out.values())} record(s) left out, with no numbers to plot: {counts}",
+              file=sys.stderr)
+    return 0
 
 
 def main(argv=None) -> int:
@@ -99,6 +129,8 @@ def main(argv=None) -> int:
 
         try:
             options.input_files = pipeline.find_inputs(options.inputs, options.output_dirname or "./output/")
+            if options.output_format == "oss-benchmark":
+                return write_oss_benchmark(options, parser)
             run = pipeline.Options(
                 inputs=options.input_files,
                 output=output_path(options),
