@@ -108,21 +108,10 @@ def expand_inputs(paths: list) -> list:
 def read_inputs(files: list) -> list:
     """Every record of every file, in order. Bad lines are skipped with a warning; a file with no
     JSON object line at all is not a results file (UsageError)."""
-    out = []
-    for path in files:
-        problems: list = []
-        try:
-            found = [record for _, record in records.iter_records(path, problems)]
-        except OSError as exc:
-            raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
-        if problems and not found:
-            raise UsageError(f"{path} is not a JSON-lines results file ({problems[0]})")
-        for problem in problems:
-            log.warning("skipped %s", problem)
-        if not found:
-            log.warning("%s holds no records", path)
-        out.extend(found)
-    return out
+    try:
+        return records.read_results_files(files)
+    except records.InputError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def _text(value) -> Optional[str]:

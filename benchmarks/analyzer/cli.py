@@ -11,6 +11,7 @@ import os
 import sys
 import time
 
+from benchmarks.common import records
 from benchmarks.common.cli_support import Parser, positive_int, setup_logging
 
 log = logging.getLogger("benchmarks.analyzer.pipeline")
@@ -130,7 +131,10 @@ def main(argv=None) -> int:
         try:
             options.input_files = pipeline.find_inputs(options.inputs, options.output_dirname or "./output/")
             if options.output_format == "oss-benchmark":
-                return write_oss_benchmark(options, parser)
+                try:
+                    return write_oss_benchmark(options, parser)
+                except records.InputError as exc:
+                    raise pipeline.AnalyzeError(str(exc)) from None
             run = pipeline.Options(
                 inputs=options.input_files,
                 output=output_path(options),

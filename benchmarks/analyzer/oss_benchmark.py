@@ -126,8 +126,5 @@ def rows(all_records: list, baseline: Optional[str] = None) -> tuple:
 
 
 def read_all(paths: list) -> list:
-    found = []
-    for path in paths:
-        for _, record in records.iter_records(path):
-            found.append(record)
-    return found
+    """Every record of the files (bad lines reported and skipped; an unreadable file: records.InputError)."""
+    return records.read_results_files(paths)

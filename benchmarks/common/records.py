@@ -258,3 +258,24 @@ def expand_input_paths(paths: list, recursive: bool = False, skip_basename: Opti
             seen.add(os.path.realpath(path))
             unique.append(path)
     return unique
+
+
+def read_results_files(files: list, label: str = "") -> list:
+    """Every record of every file, in order. Bad lines are logged and skipped; a file that can't be read, or
+    that has lines but no JSON object line at all (not a results file), is an InputError."""
+    prefix = f"{label}: " if label else ""
+    out = []
+    for path in files:
+        problems: list = []
+        try:
+            found = [record for _, record in iter_records(path, problems)]
+        except OSError as exc:
+            raise InputError(f"{prefix}cannot read {path}: {exc.strerror or exc}") from None
+        if problems and not found:
+            raise InputError(f"{prefix}{path} is not a JSON-lines results file ({problems[0]})")
+        for problem in problems:
+            log.warning("%sskipped %s", prefix, problem)
+        if not found:
+            log.warning("%s%s holds no records", prefix, path)
+        out.extend(found)
+    return out

@@ -37,19 +37,10 @@ def read_side(paths: list, side: str) -> list:
         files = records.expand_input_paths(paths, recursive=True)
     except records.InputError as exc:
         raise UsageError(f"{side}: {exc}") from None
-    out = []
-    for path in files:
-        problems: list = []
-        try:
-            found = [record for _, record in records.iter_records(path, problems)]
-        except OSError as exc:
-            raise UsageError(f"{side}: cannot read {path}: {exc.strerror or exc}") from None
-        if problems and not found:
-            raise UsageError(f"{side}: {path} is not a JSON-lines results file ({problems[0]})")
-        for problem in problems:
-            log.warning("%s: skipped %s", side, problem)
-        out.extend(found)
-    return out
+    try:
+        return records.read_results_files(files, side)
+    except records.InputError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def _timestamp(record: dict) -> Optional[float]:
