@@ -76,7 +76,7 @@ def test_bad_input_is_one_clear_line_and_exit_status_2(tmp_path):
 def test_help_answers_without_importing_numpy_or_pandas():
     result = analyzer("--help", check_rc=0)
     assert "--output-dirname" in result.stdout and "--database" in result.stdout
-    probe = ("import sys, benchmarks.analyze_cli as cli; cli.build_parser(); "
+    probe = ("import sys, benchmarks.analyzer.cli as cli; cli.build_parser(); "
              "print(sorted(m for m in ('numpy', 'pandas', 'orjson') if m in sys.modules))")
     imported = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT, check=True)
     assert imported.stdout.strip() == "[]"

@@ -17,7 +17,7 @@ import pytest
 from benchmarks.analyzer import pipeline
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "analyzer"
-compiled_reader = pytest.importorskip("benchmarks._jsonl_scan", reason="the compiled reader is not built")
+compiled_reader = pytest.importorskip("benchmarks.analyzer._jsonl_scan", reason="the compiled reader is not built")
 
 
 def record(model="m", metrics=None, **extra) -> dict:
