@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from benchmarks.analyzer import pipeline
+from benchmarks.analyzer.range_reader import TOP_KEYS
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "analyzer"
 compiled_reader = pytest.importorskip("benchmarks.analyzer._jsonl_scan", reason="the compiled reader is not built")
@@ -97,14 +98,13 @@ def corpus(tmp_path: Path) -> Path:
     return path
 
 
-def report(tmp_path, monkeypatch, caplog, path, reader, **options) -> tuple:
+def report(tmp_path, caplog, path, reader, **options) -> tuple:
     """(the report's bytes, the problems logged) with one reader."""
-    monkeypatch.setattr(pipeline, "_jsonl_scan", compiled_reader if reader == "compiled" else None)
     output = tmp_path / f"out-{reader}-{len(caplog.records)}.{options.get('output_format', 'csv')}"
     caplog.clear()
     with caplog.at_level(logging.INFO, logger="benchmarks.analyzer.pipeline"):
         summary = pipeline.analyze(pipeline.Options(inputs=[str(path)], output=str(output), fallback_timestamp=7.0,
-                                                  **options))
+                                                    reader=reader, **options))
     assert summary.reader == reader
     return output.read_bytes(), [r.getMessage() for r in caplog.records]
 
@@ -114,10 +114,10 @@ def report(tmp_path, monkeypatch, caplog, path, reader, **options) -> tuple:
                                      dict(hide_errors=True)],
                          ids=["one-range", "two-workers", "tiny-ranges", "jsonl", "jsonl-tiny-ranges",
                               "hide-errors"])
-def test_both_readers_write_the_same_report_and_problems(tmp_path, monkeypatch, caplog, options):
+def test_both_readers_write_the_same_report_and_problems(tmp_path, caplog, options):
     path = corpus(tmp_path)
-    compiled, compiled_log = report(tmp_path, monkeypatch, caplog, path, "compiled", **options)
-    python, python_log = report(tmp_path, monkeypatch, caplog, path, "python", **options)
+    compiled, compiled_log = report(tmp_path, caplog, path, "compiled", **options)
+    python, python_log = report(tmp_path, caplog, path, "python", **options)
     assert compiled == python
     assert compiled_log == python_log
     assert len(compiled.splitlines()) > 300
@@ -129,7 +129,7 @@ def test_the_compiled_reader_leaves_to_python_only_what_it_must(tmp_path):
     """Ordinary records are read whole by the scanner (else the speed is the Python reader's)."""
     lines = tricky_lines()
     data = b"\n".join(lines) + b"\n"
-    offsets, status, fields, names, *_ = compiled_reader.scan(data, pipeline._TOP_KEYS, "metrics")
+    offsets, status, fields, names, *_ = compiled_reader.scan(data, TOP_KEYS, "metrics")
     status = list(status)
     assert len(status) == len(lines)
     assert status[-300:] == [0] * 300
@@ -188,13 +188,13 @@ def mutated_lines(count: int, seed: int) -> list:
 
 
 @pytest.mark.parametrize("seed", [1, 2])
-def test_both_readers_agree_on_damaged_records(tmp_path, monkeypatch, caplog, seed):
+def test_both_readers_agree_on_damaged_records(tmp_path, caplog, seed):
     """Random damage: whatever the scanner makes of a line, the report and the problems are the Python
     reader's (a line it cannot read whole goes to it), and nothing crashes."""
     path = tmp_path / "damaged.jsonl"
     path.write_bytes(b"\n".join(tricky_lines()[-50:] + mutated_lines(1500, seed)) + b"\n")
-    compiled, compiled_log = report(tmp_path, monkeypatch, caplog, path, "compiled", chunk_bytes=65536)
-    python, python_log = report(tmp_path, monkeypatch, caplog, path, "python", chunk_bytes=65536)
+    compiled, compiled_log = report(tmp_path, caplog, path, "compiled", chunk_bytes=65536)
+    python, python_log = report(tmp_path, caplog, path, "python", chunk_bytes=65536)
     assert compiled == python
     assert compiled_log == python_log
 
@@ -203,7 +203,7 @@ def test_the_scanner_survives_any_bytes():
     rng = random.Random(9)
     for _ in range(300):
         data = bytes(rng.randrange(256) for _ in range(rng.randint(0, 400)))
-        offsets, status, fields, *_ = compiled_reader.scan(data, pipeline._TOP_KEYS, "metrics")
+        offsets, status, fields, *_ = compiled_reader.scan(data, TOP_KEYS, "metrics")
         assert len(status) == len(np.frombuffer(offsets, dtype=np.int64)) - 1
         assert all(len(np.frombuffer(ids, dtype=np.int32)) == len(status) for _, ids in fields)
 
@@ -211,14 +211,14 @@ def test_the_scanner_survives_any_bytes():
 def test_a_compiled_reader_of_another_version_is_not_used(monkeypatch):
     """An old build left in place after an update (its interface differs) must not be called: the analyzer
     says so and reads with the Python reader."""
-    from benchmarks.analyzer import columns
+    from benchmarks.analyzer import compiled_reader as loader
 
-    module, why = columns.load_compiled_reader()
-    assert module is compiled_reader and why is None and compiled_reader.ABI == columns.COMPILED_ABI
+    module, why = loader.load()
+    assert module is compiled_reader and why is None and compiled_reader.ABI == loader.ABI
     stale = types.ModuleType("stale_scan")
-    stale.ABI = columns.COMPILED_ABI - 1
+    stale.ABI = loader.ABI - 1
     monkeypatch.setitem(sys.modules, "stale_scan", stale)
-    assert columns.load_compiled_reader("stale_scan") == (
+    assert loader.load("stale_scan") == (
         None, "built from another version of benchmarks/analyzer/_jsonl_scan.c (run `make env` to rebuild it)")
-    module, why = columns.load_compiled_reader("benchmarks.no_such_module")
+    module, why = loader.load("benchmarks.no_such_module")
     assert module is None and why.startswith("not built")
