@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from benchmarks.analyzer import pipeline
+from benchmarks.analyzer.problems import Problems
 from benchmarks.analyzer.range_reader import TOP_KEYS
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "analyzer"
@@ -74,6 +75,18 @@ def tricky_lines() -> list:
                     verification_message="far off,\nat [0]")),
         dump(record(experiment={"accelerator": "cpu", "xla": None, "dynamo": None, "test": "eval", "dtype": "bf16",
                                 "shape": {"M": 64}, "experiment_name": "run_all"})),
+        # Found by scripts/fuzz_scanner.py, each once a crash of the report: values nested deeper than orjson
+        # writes (on a line read by Python's json for its NaN, and on one the scanner reads), integers beyond 64
+        # bits and beyond the doubles, a lone surrogate as bytes in a column's name.
+        b'{"model": {"model_name": "deep-config"}, "experiment": {"x": ' + b"[" * 300 + b"]" * 300
+        + b'}, "metrics": {"total_time": [NaN]}}',
+        b'{"model": {"model_name": "deep-stamp"}, "experiment": {}, "timestamp": ' + b"[" * 300 + b"]" * 300 + b"}",
+        b'{"model": {"model_name": "big"}, "experiment": {}, "timestamp": [18446744073709551616], "metrics": '
+        b'{"total_time": [NaN]}}',
+        b'{"model": {"model_name": "big-repeat"}, "experiment": {}, "repeat": 18446744073709551616, "metrics": '
+        b'{"total_time": [NaN, 1]}}',
+        b'{"model": {"model_name": "huge"}, "experiment": {}, "metrics": {"total_time": [NaN, ' + b"9" * 400 + b"]}}",
+        b'{"model": {"model_name": "cesu"}, "experiment": {"\xed\xa0\x80": 1}, "metrics": {"total_time": [1]}}',
     ]
     rng = random.Random(5)
     for i in range(300):  # a sweep's worth of ordinary records with random samples
@@ -185,6 +198,23 @@ def mutated_lines(count: int, seed: int) -> list:
                 line = line[:where]
         out.append(bytes(line).replace(b"\n", b" "))
     return out
+
+
+def test_a_problems_lines_are_in_file_order_whichever_reader_found_them(tmp_path, caplog):
+    """Found by scripts/fuzz_scanner.py: the readers meet a kind of problem in different orders (NaN samples
+    of two lengths go to two arrays); the log names its lines in file order, and the first line's message."""
+    nan = lambda n: json.dumps(record(metrics={"total_time": [math.nan] + [1.0] * (n - 1)})).encode()  # noqa: E731
+    path = tmp_path / "nan.jsonl"
+    path.write_bytes(b"\n".join([nan(5), nan(2), nan(5)]) + b"\n")
+    compiled, compiled_log = report(tmp_path, caplog, path, "compiled")
+    python, python_log = report(tmp_path, caplog, path, "python")
+    assert compiled == python and compiled_log == python_log
+    assert f"{path}:1: metric 'total_time' has null or NaN samples; statistics that include them are left empty " \
+           "(also lines 2, 3)" in compiled_log
+    problems = Problems()
+    for line in (9, 3, 7, 1, 8, 2, 6):
+        problems.add("kind", line, f"seen on {line}")
+    assert problems.lines("f") == [(logging.WARNING, "f:1: seen on 1 (also lines 2, 3, 6, 7 and 2 more)")]
 
 
 @pytest.mark.parametrize("seed", [1, 2])

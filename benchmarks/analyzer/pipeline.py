@@ -91,7 +91,7 @@ def _read_range(task: ChunkTask, problems: Problems) -> tuple:
         with open(task.path, "rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
             with memoryview(mapped)[task.start:task.end] as data:
                 read = read_range(data, task.compiled, problems)
-    return read.n_lines, RangeRows(read, problems, task.hide_errors)
+    return read.n_lines, RangeRows(read, problems, task.hide_errors, task.fallback_timestamp, task.want_jsonl)
 
 
 def process_chunk(task: ChunkTask) -> ChunkResult:
@@ -109,9 +109,9 @@ def process_chunk(task: ChunkTask) -> ChunkResult:
             columns = (FIXED_COLUMNS + tuple(EXPERIMENT_PREFIX + key for key in table.experiment_keys)
                        + tuple(name for names, _, _ in units for name in names) + ENV_COLUMNS)
             if task.want_csv and table.lines:
-                csv_rows = table.csv_rows(headline, units, task.fallback_timestamp, task.compiled)
+                csv_rows = table.csv_rows(headline, units, task.compiled)
             if task.want_jsonl and table.lines:
-                jsonl_rows = b"".join(table.json_lines(headline, units, task.fallback_timestamp))
+                jsonl_rows = b"".join(table.json_lines(headline, units))
         finally:
             if collecting:
                 gc.enable()

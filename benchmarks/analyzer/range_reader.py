@@ -14,6 +14,7 @@ import io
 import itertools
 import json
 import logging
+import re
 from operator import itemgetter
 from typing import Optional
 
@@ -35,6 +36,8 @@ K_VERIFICATION_FIGURES = tuple(range(14, len(TOP_KEYS)))  # VERIFICATION_COLUMNS
 LINE_SLOW, LINE_BLANK = 1, 2  # a line's status: the compiled reader left it to orjson; it is blank
 _FLATTEN_DEPTH = 4
 _LIST_ONLY = {list}
+# A surrogate's escape, or its bytes (which Python's json decodes too): the text may hold a lone surrogate.
+_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]|\xed[\xa0-\xbf]")
 
 
 @dataclasses.dataclass
@@ -75,6 +78,35 @@ def _flatten(prefix: str, value: dict, out: dict, depth: int = 0) -> None:
             _flatten(name, item, out, depth + 1)
         elif kind is int or kind is float:
             out[name] = item
+
+
+def _lone_surrogate(value) -> bool:
+    """Whether a value parsed by Python's json holds text with a lone surrogate (orjson refuses it; no report
+    can be written with it)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        kind = type(item)
+        if kind is str:
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                return True
+        elif kind is dict:
+            stack.extend(item)
+            stack.extend(item.values())
+        elif kind is list:
+            stack.extend(item)
+    return False
+
+
+def _text_key(value) -> Optional[bytes]:
+    """orjson's text of an object or list, to share it among lines; None (not shared) when nested deeper
+    than orjson writes."""
+    try:
+        return orjson.dumps(value)
+    except TypeError:
+        return None
 
 
 def _python_scan(data) -> tuple:
@@ -152,13 +184,17 @@ def _read_slow_lines(data, offsets, lines: list, parsed: list, ids: list, proble
             problems.add("not-object", index, "not a JSON object; line skipped")
             dropped.add(index)
             continue
+        if lenient and _SURROGATE.search(raw) and _lone_surrogate(list(map(record.get, TOP_KEYS))):
+            problems.add("not-unicode", index, "text that is not Unicode (a lone surrogate); record skipped")
+            dropped.add(index)
+            continue
         for k, (name, column) in enumerate(zip(TOP_KEYS, parsed)):
             if name not in record:
                 continue
             value = record[name]
             kind = type(value)
             if kind is dict or kind is list:
-                key = None if lenient or k == K_METRICS else orjson.dumps(value)  # samples: never shared
+                key = None if lenient or k == K_METRICS else _text_key(value)  # samples: never shared
             else:
                 key = (kind, value)
             position = known[k].get(key) if key is not None else None
@@ -257,7 +293,7 @@ def _convert(samples: Samples, lines: list, problems: Problems, name: str, rows:
             try:
                 array = np.fromiter(itertools.chain.from_iterable(values), dtype=np.float64,
                                     count=length * len(values))
-            except (ValueError, TypeError):
+            except (ValueError, TypeError, OverflowError):  # OverflowError: an integer beyond the doubles
                 pass
             else:
                 samples.blocks.setdefault((name, length), []).append((rows_array, array.reshape(len(values),

@@ -5,6 +5,7 @@ metric computed a column at a time for all rows at once, and the rows as CSV or 
 from __future__ import annotations
 
 import re
+from operator import itemgetter
 
 import numpy as np
 import orjson
@@ -38,6 +39,8 @@ _NO_ENV = (None,) * len(ENV_KEYS)
 _STATUSES = frozenset(records.STATUSES)
 _MEDIAN, _MAX = STATISTICS.index("median"), STATISTICS.index("max")
 # Per-iteration metrics equal to their totals when a run has one iteration (upstream's default): computed once.
+# The values a row shows as they are (no entry of their own).
+_PLAIN_KEYS = (K_TIMESTAMP, K_REL_ERROR) + K_VERIFICATION_FIGURES
 _SAME_AS = {"per_iter_time": "total_time", "trace_per_iter_time": "trace_total_time",
             "per_iter_cpu_time_s": "total_cpu_time_s", "per_iter_cuda_time_s": "total_cuda_time_s"}
 
@@ -60,10 +63,17 @@ _NOT_EXTRA_EXPERIMENT_KEYS = frozenset(_EXPERIMENT_KEYS + ("experiment_name",))
 
 
 def _experiment_entry(experiment: dict) -> tuple:
-    """(values, CSV text, xla?, dynamo?, {its other keys: value}) of an experiment config."""
+    """(values, CSV text, xla?, dynamo?, {its other keys: value}, {its other keys: CSV text}) of an experiment
+    config."""
     values = tuple(map(experiment.get, _EXPERIMENT_KEYS))
     extra = {key: value for key, value in experiment.items() if key not in _NOT_EXTRA_EXPERIMENT_KEYS}
-    return values, cells(values).encode(), bool(values[2]), bool(values[4]), extra
+    extra_cells = {key: cell(value).encode() for key, value in extra.items()}
+    return values, cells(values).encode(), bool(values[2]), bool(values[4]), extra, extra_cells
+
+
+def _plain_entry(value) -> tuple:
+    """(CSV text, value) of a value a row shows as it is."""
+    return cell(value).encode(), value
 
 
 def _environment_entry(environment) -> tuple:
@@ -152,13 +162,18 @@ class RangeRows:
     distinct value is formatted once, rows hold indexes, and statistics are computed and formatted per
     column, for all rows at once."""
 
-    def __init__(self, read: RangeRead, problems: Problems, hide_errors: bool):
+    def __init__(self, read: RangeRead, problems: Problems, hide_errors: bool, fallback_timestamp: float,
+                 check_json: bool):
+        """check_json: every value a row shows must also be written as JSON (for a JSON Lines report)."""
         self.problems = problems
         self.hide_errors = hide_errors
+        self.fallback_timestamp = fallback_timestamp
+        self.check_json = check_json
         self.lines = []  # per row: its line in the range (0-based)
         self.values = []  # per key: its distinct values (the last one: absent)
         self.ids = []  # per key: per row, the index of its value (int32)
         self.entries = {}  # model, experiment, environment: per distinct value, its entry (values, CSV text, ...)
+        self.plain = {}  # timestamp, relative error, --verify's figures: per distinct value, (CSV text, value)
         self.outcomes, self.outcome_ids = [], None  # distinct outcome entries (_outcome_entry), per row
         self.xla = self.dynamo = np.zeros(0, dtype=bool)
         self.experiment_keys = []  # the configs' keys beyond upstream's, sorted: experiment_<key> columns
@@ -207,12 +222,17 @@ class RangeRows:
         # Every distinct value (or combination) reduced once; one that cannot be costs its rows, never the report.
         unreadable = {}
 
-        def entries(k: int, make, values: list, used: np.ndarray) -> list:
+        def entries(k: int, make, values: list, used: np.ndarray, shown=None) -> list:
+            """make(value) of each used value; shown(entry): what a JSON line shows of it, when it must be
+            written as JSON too (orjson refuses integers beyond 64 bits, which Python's json reads)."""
             out = [None] * len(values)
             for index in np.flatnonzero(used).tolist():
                 try:
-                    out[index] = make(values[index])
-                except Exception as exc:  # input we did not foresee
+                    entry = make(values[index])
+                    if shown is not None and self.check_json:
+                        orjson.dumps(shown(entry))
+                    out[index] = entry
+                except Exception as exc:  # input we did not foresee (text nested deeper than orjson writes ...)
                     unreadable[(k, index)] = exc
             return out
 
@@ -221,13 +241,19 @@ class RangeRows:
             flags[ids[k]] = True
             return flags
 
-        models = entries(K_MODEL, _model_entry, parsed[K_MODEL], used(K_MODEL))
-        experiments = entries(K_EXPERIMENT, _experiment_entry, parsed[K_EXPERIMENT], used(K_EXPERIMENT))
-        environments = entries(K_ENVIRONMENT, _environment_entry, parsed[K_ENVIRONMENT], used(K_ENVIRONMENT))
+        values_shown, first_and_extra = itemgetter(0), itemgetter(0, 4)
+        models = entries(K_MODEL, _model_entry, parsed[K_MODEL], used(K_MODEL), values_shown)
+        experiments = entries(K_EXPERIMENT, _experiment_entry, parsed[K_EXPERIMENT], used(K_EXPERIMENT),
+                              first_and_extra)
+        environments = entries(K_ENVIRONMENT, _environment_entry, parsed[K_ENVIRONMENT], used(K_ENVIRONMENT),
+                               values_shown)
         outcome_values = [[metrics_outcomes[i] if k == K_METRICS else parsed[k][i]
                            for k, i in zip(_OUTCOME_FIELDS, combination)] for combination in outcome_keys.tolist()]
         outcomes = entries(-1, lambda values: _outcome_entry(values, hide_errors), outcome_values,
-                           np.ones(len(outcome_values), dtype=bool))
+                           np.ones(len(outcome_values), dtype=bool), first_and_extra)
+        fallback = self.fallback_timestamp
+        plain = {k: entries(k, _plain_entry, [fallback if value is None else value for value in parsed[k]]
+                            if k == K_TIMESTAMP else parsed[k], used(k), itemgetter(1)) for k in _PLAIN_KEYS}
         if unreadable:
             keep = np.ones(len(rows), dtype=bool)
             for (k, index), exc in sorted(unreadable.items(), key=lambda item: item[0]):
@@ -245,6 +271,7 @@ class RangeRows:
         self.values, self.ids = parsed, ids
         self.outcomes, self.outcome_ids = outcomes, outcome_ids
         self.entries = {K_MODEL: models, K_EXPERIMENT: experiments, K_ENVIRONMENT: environments}
+        self.plain = {k: [entry[0] if entry else b"" for entry in entries] for k, entries in plain.items()}
         self.experiment_keys = sorted({key for entry in experiments if entry for key in entry[4]})
         flags = [(entry[2], entry[3]) if entry else (False, False) for entry in experiments]
         self.xla = np.array([flag[0] for flag in flags], dtype=bool)[ids[K_EXPERIMENT]]
@@ -354,29 +381,26 @@ class RangeRows:
 
     # -- output
 
-    def csv_rows(self, headline: np.ndarray, units: list, fallback_timestamp: float, compiled: bool) -> bytes:
+    def csv_rows(self, headline: np.ndarray, units: list, compiled: bool) -> bytes:
         """The CSV rows, each ending with a newline: each distinct value's cells formatted once, joined by
         the rows' indexes."""
-        n, ids, values, outcome_ids = len(self.lines), self.ids, self.values, self.outcome_ids
-        fallback = fallback_timestamp
-        timestamps = [cell(fallback if value is None else value).encode() for value in values[K_TIMESTAMP]]
-        rel_errors = [cell(value).encode() for value in values[K_REL_ERROR]]
+        n, ids, plain, outcome_ids = len(self.lines), self.ids, self.plain, self.outcome_ids
         outcomes = [entry or (None, b"", b"", b"", None) for entry in self.outcomes]
         models, experiments, environments = (self.entries[k] for k in (K_MODEL, K_EXPERIMENT, K_ENVIRONMENT))
-        pieces = [(timestamps, ids[K_TIMESTAMP]), (_texts(models), ids[K_MODEL]),
+        pieces = [(plain[K_TIMESTAMP], ids[K_TIMESTAMP]), (_texts(models), ids[K_MODEL]),
                   (_texts(experiments), ids[K_EXPERIMENT]), ([entry[1] for entry in outcomes], outcome_ids),
                   ([cell(entry[4]).encode() for entry in outcomes], outcome_ids), numbers_piece(headline),
-                  ([entry[2] for entry in outcomes], outcome_ids), (rel_errors, ids[K_REL_ERROR]),
+                  ([entry[2] for entry in outcomes], outcome_ids), (plain[K_REL_ERROR], ids[K_REL_ERROR]),
                   ([entry[3] for entry in outcomes], outcome_ids)]
-        pieces += [([cell(value).encode() for value in values[k]], ids[k]) for k in K_VERIFICATION_FIGURES]
-        pieces += [([cell(entry[4].get(key)).encode() if entry else b"" for entry in experiments], ids[K_EXPERIMENT])
+        pieces += [(plain[k], ids[k]) for k in K_VERIFICATION_FIGURES]
+        pieces += [([entry[5].get(key, b"") if entry else b"" for entry in experiments], ids[K_EXPERIMENT])
                    for key in self.experiment_keys]
         if units:
             pieces.append(statistics_cells(n, units, compiled))
         pieces.append((_texts(environments), ids[K_ENVIRONMENT]))
         return join_rows(pieces, n, False, compiled)
 
-    def json_lines(self, headline: np.ndarray, units: list, fallback_timestamp: float) -> list:
+    def json_lines(self, headline: np.ndarray, units: list) -> list:
         """One object per row: every fixed and environment column (null when unknown), and the statistics
         of the metrics this record has."""
         dumps, option = orjson.dumps, orjson.OPT_APPEND_NEWLINE
@@ -384,7 +408,7 @@ class RangeRows:
         for names, rows, table in units:
             for row, values in zip(rows.tolist(), table.tolist()):
                 statistics[row].extend(zip(names, values))
-        fallback, values, entries = fallback_timestamp, self.values, self.entries
+        fallback, values, entries = self.fallback_timestamp, self.values, self.entries
         out = []
         for position, (timestamp, model, experiment, environment, rel_error, outcome_id, h, row_statistics) in enumerate(zip(
                 self.ids[K_TIMESTAMP].tolist(), self.ids[K_MODEL].tolist(), self.ids[K_EXPERIMENT].tolist(),
