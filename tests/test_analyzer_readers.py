@@ -165,7 +165,8 @@ def test_numbers_read_exactly_as_python_reads_them():
     tokens += ["0", "-0.0", "1", "-1", "5e-324", "2.4703282292062327e-324", "2.4703282292062328e-324",
                "1.7976931348623157e308", "1.7976931348623158e308", "1e309", "1e-400", "9007199254740993",
                "18446744073709551615", "18446744073709551616", "123456789012345678901234567890e-10",
-               "0.30000000000000004", "1e23", "8.98846567431158e307", "2.2250738585072011e-308"]
+               "0.30000000000000004", "1e23", "8.98846567431158e307", "2.2250738585072011e-308",
+               "0." + "0" * 100_001 + "1e100010", "1." + "0" * 100_001]  # fractions too long for the fast path
     tokens = [t.replace("E", "e").replace("inf", "1e999") for t in tokens]
     got = np.frombuffer(compiled_reader.parse_numbers([t.encode() for t in tokens]), dtype=np.float64)
     want = np.array([float(t) for t in tokens])
@@ -211,6 +212,14 @@ def test_a_problems_lines_are_in_file_order_whichever_reader_found_them(tmp_path
     assert compiled == python and compiled_log == python_log
     assert f"{path}:1: metric 'total_time' has null or NaN samples; statistics that include them are left empty " \
            "(also lines 2, 3)" in compiled_log
+    # Two kinds on one line: in column order, though the scanner met warmup_time first (on line 1).
+    path.write_bytes(b"\n".join([json.dumps(record(metrics={"warmup_time": [1.0]})).encode(), json.dumps(record(
+        metrics={"total_time": [1.0], "per_iter_time": [math.nan], "warmup_time": [math.nan]})).encode()]) + b"\n")
+    compiled, compiled_log = report(tmp_path, caplog, path, "compiled")
+    python, python_log = report(tmp_path, caplog, path, "python")
+    assert compiled == python and compiled_log == python_log
+    assert [line.split(": ", 1)[1][:28] for line in compiled_log if ":2: " in line] == [
+        "metric 'per_iter_time' has n", "metric 'warmup_time' has nul"]
     problems = Problems()
     for line in (9, 3, 7, 1, 8, 2, 6):
         problems.add("kind", line, f"seen on {line}")

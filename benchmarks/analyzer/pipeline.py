@@ -83,8 +83,8 @@ class ChunkResult:
 
 
 def _read_range(task: ChunkTask, problems: Problems) -> tuple:
-    """Read the task's byte range, the file mapped rather than read: the scanner reads the page cache in
-    place (one copy of every byte less). (lines in the range, its rows)"""
+    """(lines in the task's byte range, its rows): the file mapped rather than read, so that the scanner reads
+    the page cache in place (one copy of every byte less)."""
     if task.end <= task.start:
         read = read_range(b"", task.compiled, problems)
     else:

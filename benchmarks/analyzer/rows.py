@@ -332,6 +332,7 @@ class RangeRows:
         warmup_first = np.full(n, np.nan)
         has_warmup_time = np.zeros(n, dtype=bool)
         parts = {}  # metric -> [(rows, statistics table)]
+        not_numbers = []  # (metric, rows whose samples hold a null or NaN)
         for (metric, _), pieces in blocks.items():
             rows = np.concatenate([r for r, _ in pieces]) if len(pieces) > 1 else pieces[0][0]
             values = np.concatenate([v for _, v in pieces]) if len(pieces) > 1 else pieces[0][1]
@@ -340,7 +341,10 @@ class RangeRows:
                 has_warmup_time[rows] = True
             summary = stats.summary_rows(values, skip[rows])
             parts.setdefault(metric, []).append((rows, np.column_stack([summary[s] for s in STATISTICS])))
-            for row in rows[np.isnan(summary["max"])].tolist():  # null or NaN samples (Python's json: NaN)
+            not_numbers.append((metric, rows[np.isnan(summary["max"])]))  # null or NaN samples (Python's json: NaN)
+        # Reported in column order: the readers read a line's metrics in different orders.
+        for metric, rows in sorted(not_numbers, key=lambda item: metric_rank(item[0])):
+            for row in rows.tolist():
                 self.problems.add(("nan", metric), self.lines[row], f"metric {metric!r} has null or NaN "
                                   "samples; statistics that include them are left empty")
         for name, source in aliases.items():
