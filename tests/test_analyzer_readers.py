@@ -2,6 +2,8 @@
 report of the pure-Python one, and report the same problems on the same lines, whatever the input. The input
 here is every analyzer fixture plus lines written to trip a hand-written JSON scanner."""
 
+import csv
+import io
 import json
 import logging
 import math
@@ -224,6 +226,20 @@ def test_a_problems_lines_are_in_file_order_whichever_reader_found_them(tmp_path
     for line in (9, 3, 7, 1, 8, 2, 6):
         problems.add("kind", line, f"seen on {line}")
     assert problems.lines("f") == [(logging.WARNING, "f:1: seen on 1 (also lines 2, 3, 6, 7 and 2 more)")]
+
+
+def test_minus_zero_is_not_taken_for_zero(tmp_path, caplog):
+    """Found by scripts/fuzz_scanner.py: -0.0 == 0.0 in Python, yet each row shows its own (on lines read by
+    Python's json, for their NaN, and on lines the scanner reads)."""
+    lines = [json.dumps(record(metrics={"total_time": [math.nan]} if slow else None,
+                               verification_max_abs_error=value)).encode()
+             for slow in (True, False) for value in (0.0, -0.0, 0)]
+    path = tmp_path / "zeros.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    for reader in ("compiled", "python"):
+        text, _ = report(tmp_path, caplog, path, reader)
+        rows = list(csv.DictReader(io.StringIO(text.decode())))
+        assert [row["verification_max_abs_error"] for row in rows] == ["0.0", "-0.0", "0"] * 2, reader
 
 
 @pytest.mark.parametrize("seed", [1, 2])

@@ -14,6 +14,7 @@ import io
 import itertools
 import json
 import logging
+import math
 import re
 from operator import itemgetter
 from typing import Optional
@@ -195,6 +196,8 @@ def _read_slow_lines(data, offsets, lines: list, parsed: list, ids: list, proble
             kind = type(value)
             if kind is dict or kind is list:
                 key = None if lenient or k == K_METRICS else _text_key(value)  # samples: never shared
+            elif kind is float and not value:
+                key = (kind, value, math.copysign(1.0, value))  # -0.0 == 0.0, but a row shows its own
             else:
                 key = (kind, value)
             position = known[k].get(key) if key is not None else None
