@@ -88,6 +88,8 @@ def tricky_lines() -> list:
         b'{"model": {"model_name": "big-repeat"}, "experiment": {}, "repeat": 18446744073709551616, "metrics": '
         b'{"total_time": [NaN, 1]}}',
         b'{"model": {"model_name": "huge"}, "experiment": {}, "metrics": {"total_time": [NaN, ' + b"9" * 400 + b"]}}",
+        b'{"model": {"model_name": "huge-leaf"}, "experiment": {}, "metrics": {"total_time": [NaN], "counters": {"n": '
+        + b"9" * 400 + b"}}}",
         b'{"model": {"model_name": "cesu"}, "experiment": {"\xed\xa0\x80": 1}, "metrics": {"total_time": [1]}}',
     ]
     rng = random.Random(5)

@@ -4,10 +4,11 @@ takes for a difference between the two readers, and that the real readers pass i
 import importlib.util
 import struct
 import sys
+from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def load_driver():

@@ -4,7 +4,7 @@ script takes another module's underscore names, by `from ... import _x` or by `m
 import ast
 from pathlib import Path
 
-from conftest import ROOT
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def private_uses(path: Path) -> list:

@@ -77,8 +77,10 @@ def _flatten(prefix: str, value: dict, out: dict, depth: int = 0) -> None:
         kind = type(item)
         if kind is dict and depth < _FLATTEN_DEPTH:
             _flatten(name, item, out, depth + 1)
-        elif kind is int or kind is float:
+        elif kind is float:
             out[name] = item
+        elif kind is int:
+            out[name] = stats.to_double(item)  # as the scanner reads it: infinite beyond the doubles
 
 
 def _lone_surrogate(value) -> bool:
