@@ -48,9 +48,11 @@ bench-torchvision: env
 	  --xla=PJRT --dynamo=None --dynamo=inductor --dynamo=openxla --test=eval --test=train --repeat=5"
 
 # Test files run in parallel, one file per worker (module-scoped sweeps run once); TEST_WORKERS=0 runs serially.
-# `make test` runs both tiers; `make test-fast` only the unit tier (no child process, no compile: ~1 min).
+# `make test` runs both tiers (after 20 s of the compiled reader under sanitizers, make fuzz-scanner's check);
+# `make test-fast` only the unit tier (no child process, no compile: ~1 min).
 TEST_WORKERS ?= 2
 test: env browser
+	$(PY) scripts/fuzz_scanner.py --seconds 20 --seed $(FUZZ_SEED)
 	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile tests
 
 test-fast: env
@@ -80,6 +82,19 @@ bench-analyzer: env
 # compare.py's statistics over seeded synthetic A/B trials: detection rate, false positives, interval coverage.
 bench-compare: env
 	$(PY) scripts/bench_compare.py
+
+# result_analyzer.py's compiled reader built with AddressSanitizer + UndefinedBehaviorSanitizer (into build/fuzz-scanner/,
+# the normal build untouched) and fed mutated and random lines, against the Python reader: exit 1 on any sanitizer
+# report or difference, the failing input kept in output/fuzz-scanner/. FUZZ_SECONDS=300 for longer, FUZZ_SEED=N.
+# test-fuzz-scanner: the same with a short budget, for `make test`.
+.PHONY: fuzz-scanner test-fuzz-scanner
+FUZZ_SECONDS ?= 60
+FUZZ_SEED ?= 12
+fuzz-scanner: env
+	$(PY) scripts/fuzz_scanner.py --seconds $(FUZZ_SECONDS) --seed $(FUZZ_SEED)
+
+test-fuzz-scanner: env
+	$(PY) scripts/fuzz_scanner.py --seconds 20 --seed $(FUZZ_SEED)
 
 clean:
 	rm -rf output .pytest_cache

@@ -13,10 +13,10 @@ def out_dir(tmp_path):
 def analyzer_reader(request, monkeypatch):
     """Runs a test with each of result_analyzer.py's readers: the compiled one (benchmarks/analyzer/_jsonl_scan.c, built
     by `make env`) and the pure-Python one it falls back to. Worker processes are forked, so they inherit it."""
-    from benchmarks.analyzer import pipeline
+    from benchmarks.analyzer import compiled_reader
 
     if request.param == "python":
-        monkeypatch.setattr(pipeline, "_jsonl_scan", None)
+        monkeypatch.setattr(compiled_reader, "module", None)  # as on a machine without a C compiler
     else:
-        assert pipeline._jsonl_scan is not None, "the compiled reader is not built: run `make env`"
+        assert compiled_reader.module is not None, "the compiled reader is not built: run `make env`"
     return request.param

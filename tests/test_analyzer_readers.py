@@ -2,6 +2,8 @@
 report of the pure-Python one, and report the same problems on the same lines, whatever the input. The input
 here is every analyzer fixture plus lines written to trip a hand-written JSON scanner."""
 
+import csv
+import io
 import json
 import logging
 import math
@@ -15,6 +17,8 @@ import numpy as np
 import pytest
 
 from benchmarks.analyzer import pipeline
+from benchmarks.analyzer.problems import Problems
+from benchmarks.analyzer.range_reader import TOP_KEYS
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "analyzer"
 compiled_reader = pytest.importorskip("benchmarks.analyzer._jsonl_scan", reason="the compiled reader is not built")
@@ -73,6 +77,20 @@ def tricky_lines() -> list:
                     verification_message="far off,\nat [0]")),
         dump(record(experiment={"accelerator": "cpu", "xla": None, "dynamo": None, "test": "eval", "dtype": "bf16",
                                 "shape": {"M": 64}, "experiment_name": "run_all"})),
+        # Found by scripts/fuzz_scanner.py, each once a crash of the report: values nested deeper than orjson
+        # writes (on a line read by Python's json for its NaN, and on one the scanner reads), integers beyond 64
+        # bits and beyond the doubles, a lone surrogate as bytes in a column's name.
+        b'{"model": {"model_name": "deep-config"}, "experiment": {"x": ' + b"[" * 300 + b"]" * 300
+        + b'}, "metrics": {"total_time": [NaN]}}',
+        b'{"model": {"model_name": "deep-stamp"}, "experiment": {}, "timestamp": ' + b"[" * 300 + b"]" * 300 + b"}",
+        b'{"model": {"model_name": "big"}, "experiment": {}, "timestamp": [18446744073709551616], "metrics": '
+        b'{"total_time": [NaN]}}',
+        b'{"model": {"model_name": "big-repeat"}, "experiment": {}, "repeat": 18446744073709551616, "metrics": '
+        b'{"total_time": [NaN, 1]}}',
+        b'{"model": {"model_name": "huge"}, "experiment": {}, "metrics": {"total_time": [NaN, ' + b"9" * 400 + b"]}}",
+        b'{"model": {"model_name": "huge-leaf"}, "experiment": {}, "metrics": {"total_time": [NaN], "counters": {"n": '
+        + b"9" * 400 + b"}}}",
+        b'{"model": {"model_name": "cesu"}, "experiment": {"\xed\xa0\x80": 1}, "metrics": {"total_time": [1]}}',
     ]
     rng = random.Random(5)
     for i in range(300):  # a sweep's worth of ordinary records with random samples
@@ -97,14 +115,13 @@ def corpus(tmp_path: Path) -> Path:
     return path
 
 
-def report(tmp_path, monkeypatch, caplog, path, reader, **options) -> tuple:
+def report(tmp_path, caplog, path, reader, **options) -> tuple:
     """(the report's bytes, the problems logged) with one reader."""
-    monkeypatch.setattr(pipeline, "_jsonl_scan", compiled_reader if reader == "compiled" else None)
     output = tmp_path / f"out-{reader}-{len(caplog.records)}.{options.get('output_format', 'csv')}"
     caplog.clear()
     with caplog.at_level(logging.INFO, logger="benchmarks.analyzer.pipeline"):
         summary = pipeline.analyze(pipeline.Options(inputs=[str(path)], output=str(output), fallback_timestamp=7.0,
-                                                  **options))
+                                                    reader=reader, **options))
     assert summary.reader == reader
     return output.read_bytes(), [r.getMessage() for r in caplog.records]
 
@@ -114,10 +131,10 @@ def report(tmp_path, monkeypatch, caplog, path, reader, **options) -> tuple:
                                      dict(hide_errors=True)],
                          ids=["one-range", "two-workers", "tiny-ranges", "jsonl", "jsonl-tiny-ranges",
                               "hide-errors"])
-def test_both_readers_write_the_same_report_and_problems(tmp_path, monkeypatch, caplog, options):
+def test_both_readers_write_the_same_report_and_problems(tmp_path, caplog, options):
     path = corpus(tmp_path)
-    compiled, compiled_log = report(tmp_path, monkeypatch, caplog, path, "compiled", **options)
-    python, python_log = report(tmp_path, monkeypatch, caplog, path, "python", **options)
+    compiled, compiled_log = report(tmp_path, caplog, path, "compiled", **options)
+    python, python_log = report(tmp_path, caplog, path, "python", **options)
     assert compiled == python
     assert compiled_log == python_log
     assert len(compiled.splitlines()) > 300
@@ -129,7 +146,7 @@ def test_the_compiled_reader_leaves_to_python_only_what_it_must(tmp_path):
     """Ordinary records are read whole by the scanner (else the speed is the Python reader's)."""
     lines = tricky_lines()
     data = b"\n".join(lines) + b"\n"
-    offsets, status, fields, names, *_ = compiled_reader.scan(data, pipeline._TOP_KEYS, "metrics")
+    offsets, status, fields, names, *_ = compiled_reader.scan(data, TOP_KEYS, "metrics")
     status = list(status)
     assert len(status) == len(lines)
     assert status[-300:] == [0] * 300
@@ -152,7 +169,8 @@ def test_numbers_read_exactly_as_python_reads_them():
     tokens += ["0", "-0.0", "1", "-1", "5e-324", "2.4703282292062327e-324", "2.4703282292062328e-324",
                "1.7976931348623157e308", "1.7976931348623158e308", "1e309", "1e-400", "9007199254740993",
                "18446744073709551615", "18446744073709551616", "123456789012345678901234567890e-10",
-               "0.30000000000000004", "1e23", "8.98846567431158e307", "2.2250738585072011e-308"]
+               "0.30000000000000004", "1e23", "8.98846567431158e307", "2.2250738585072011e-308",
+               "0." + "0" * 100_001 + "1e100010", "1." + "0" * 100_001]  # fractions too long for the fast path
     tokens = [t.replace("E", "e").replace("inf", "1e999") for t in tokens]
     got = np.frombuffer(compiled_reader.parse_numbers([t.encode() for t in tokens]), dtype=np.float64)
     want = np.array([float(t) for t in tokens])
@@ -187,14 +205,53 @@ def mutated_lines(count: int, seed: int) -> list:
     return out
 
 
+def test_a_problems_lines_are_in_file_order_whichever_reader_found_them(tmp_path, caplog):
+    """Found by scripts/fuzz_scanner.py: the readers meet a kind of problem in different orders (NaN samples
+    of two lengths go to two arrays); the log names its lines in file order, and the first line's message."""
+    nan = lambda n: json.dumps(record(metrics={"total_time": [math.nan] + [1.0] * (n - 1)})).encode()  # noqa: E731
+    path = tmp_path / "nan.jsonl"
+    path.write_bytes(b"\n".join([nan(5), nan(2), nan(5)]) + b"\n")
+    compiled, compiled_log = report(tmp_path, caplog, path, "compiled")
+    python, python_log = report(tmp_path, caplog, path, "python")
+    assert compiled == python and compiled_log == python_log
+    assert f"{path}:1: metric 'total_time' has null or NaN samples; statistics that include them are left empty " \
+           "(also lines 2, 3)" in compiled_log
+    # Two kinds on one line: in column order, though the scanner met warmup_time first (on line 1).
+    path.write_bytes(b"\n".join([json.dumps(record(metrics={"warmup_time": [1.0]})).encode(), json.dumps(record(
+        metrics={"total_time": [1.0], "per_iter_time": [math.nan], "warmup_time": [math.nan]})).encode()]) + b"\n")
+    compiled, compiled_log = report(tmp_path, caplog, path, "compiled")
+    python, python_log = report(tmp_path, caplog, path, "python")
+    assert compiled == python and compiled_log == python_log
+    assert [line.split(": ", 1)[1][:28] for line in compiled_log if ":2: " in line] == [
+        "metric 'per_iter_time' has n", "metric 'warmup_time' has nul"]
+    problems = Problems()
+    for line in (9, 3, 7, 1, 8, 2, 6):
+        problems.add("kind", line, f"seen on {line}")
+    assert problems.lines("f") == [(logging.WARNING, "f:1: seen on 1 (also lines 2, 3, 6, 7 and 2 more)")]
+
+
+def test_minus_zero_is_not_taken_for_zero(tmp_path, caplog):
+    """Found by scripts/fuzz_scanner.py: -0.0 == 0.0 in Python, yet each row shows its own (on lines read by
+    Python's json, for their NaN, and on lines the scanner reads)."""
+    lines = [json.dumps(record(metrics={"total_time": [math.nan]} if slow else None,
+                               verification_max_abs_error=value)).encode()
+             for slow in (True, False) for value in (0.0, -0.0, 0)]
+    path = tmp_path / "zeros.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    for reader in ("compiled", "python"):
+        text, _ = report(tmp_path, caplog, path, reader)
+        rows = list(csv.DictReader(io.StringIO(text.decode())))
+        assert [row["verification_max_abs_error"] for row in rows] == ["0.0", "-0.0", "0"] * 2, reader
+
+
 @pytest.mark.parametrize("seed", [1, 2])
-def test_both_readers_agree_on_damaged_records(tmp_path, monkeypatch, caplog, seed):
+def test_both_readers_agree_on_damaged_records(tmp_path, caplog, seed):
     """Random damage: whatever the scanner makes of a line, the report and the problems are the Python
     reader's (a line it cannot read whole goes to it), and nothing crashes."""
     path = tmp_path / "damaged.jsonl"
     path.write_bytes(b"\n".join(tricky_lines()[-50:] + mutated_lines(1500, seed)) + b"\n")
-    compiled, compiled_log = report(tmp_path, monkeypatch, caplog, path, "compiled", chunk_bytes=65536)
-    python, python_log = report(tmp_path, monkeypatch, caplog, path, "python", chunk_bytes=65536)
+    compiled, compiled_log = report(tmp_path, caplog, path, "compiled", chunk_bytes=65536)
+    python, python_log = report(tmp_path, caplog, path, "python", chunk_bytes=65536)
     assert compiled == python
     assert compiled_log == python_log
 
@@ -203,7 +260,7 @@ def test_the_scanner_survives_any_bytes():
     rng = random.Random(9)
     for _ in range(300):
         data = bytes(rng.randrange(256) for _ in range(rng.randint(0, 400)))
-        offsets, status, fields, *_ = compiled_reader.scan(data, pipeline._TOP_KEYS, "metrics")
+        offsets, status, fields, *_ = compiled_reader.scan(data, TOP_KEYS, "metrics")
         assert len(status) == len(np.frombuffer(offsets, dtype=np.int64)) - 1
         assert all(len(np.frombuffer(ids, dtype=np.int32)) == len(status) for _, ids in fields)
 
@@ -211,14 +268,14 @@ def test_the_scanner_survives_any_bytes():
 def test_a_compiled_reader_of_another_version_is_not_used(monkeypatch):
     """An old build left in place after an update (its interface differs) must not be called: the analyzer
     says so and reads with the Python reader."""
-    from benchmarks.analyzer import columns
+    from benchmarks.analyzer import compiled_reader as loader
 
-    module, why = columns.load_compiled_reader()
-    assert module is compiled_reader and why is None and compiled_reader.ABI == columns.COMPILED_ABI
+    module, why = loader.load()
+    assert module is compiled_reader and why is None and compiled_reader.ABI == loader.ABI
     stale = types.ModuleType("stale_scan")
-    stale.ABI = columns.COMPILED_ABI - 1
+    stale.ABI = loader.ABI - 1
     monkeypatch.setitem(sys.modules, "stale_scan", stale)
-    assert columns.load_compiled_reader("stale_scan") == (
+    assert loader.load("stale_scan") == (
         None, "built from another version of benchmarks/analyzer/_jsonl_scan.c (run `make env` to rebuild it)")
-    module, why = columns.load_compiled_reader("benchmarks.no_such_module")
+    module, why = loader.load("benchmarks.no_such_module")
     assert module is None and why.startswith("not built")

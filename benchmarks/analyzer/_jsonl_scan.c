@@ -339,7 +339,8 @@ static Ptr read_number(Ptr p, Ptr end, double *out, int *error) {
         *out = (negative && !integer) ? -0.0 : 0.0;
         return p;
     }
-    if (significant <= 19) {
+    /* a fraction of more digits than an int counts (zeros before its first significant one): the slow path */
+    if (significant <= 19 && frac_stop - frac_start <= 100000) {
         uint64_t mantissa = *int_start == '0' ? 0 : accumulate(0, int_start, int_stop);
         mantissa = accumulate(mantissa, first, frac_stop);
         exponent -= (int)(frac_stop - frac_start);

@@ -1,13 +1,18 @@
 """result_analyzer.py's library: results files -> one report row per record, as CSV or JSON Lines, and the
-long-lived CSV database the rows are appended to. This module runs it; the parts are
-  analyze_table.py  one byte range's records -> rows (the compiled reader or orjson, statistics)
-  analyze_cells.py  the columns and their order, cells, rows joined, problems reported once
-  analyze_files.py  the report written in file order, the database, reading a report back
+long-lived CSV database the rows are appended to. This module runs it: the inputs, their byte ranges, the
+worker processes, the run's summary. The parts (one job each):
+  range_reader.py     one byte range -> per key the distinct values and each line's index; the samples
+  compiled_reader.py  the compiled reader (_jsonl_scan.c), or why it is not used
+  rows.py             what a range read -> rows (CSV or JSON Lines) and the statistics of every metric
+  cells.py            CSV cells, rows joined from pieces, statistics cells
+  columns.py          the columns and their order
+  problems.py         the problems found in a file, each kind reported once
+  report_files.py     the report written in file order, the database, reading a report back
 
 Row layout (README, "result_analyzer.py"): upstream PyTorch/XLA's 20 columns, then ours, then --verify's
 other figures and a config's own keys, then min_/median_/max_/mean_/std_ per metric in METRIC_ORDER (then
 other metrics by name), then the numeric entries of dict-valued metrics as `name.key` columns, then the
-environment. Statistics come from benchmarks.stats, the module aggregate.py uses too.
+environment. Statistics come from benchmarks.common.stats, the module aggregate.py uses too.
 
 Speed (scripts/bench_analyzer.py measures it): a file is cut into byte ranges of 8 MiB that worker
 processes (one per core) read on their own, mapped rather than copied. The compiled reader
@@ -29,17 +34,20 @@ import shutil
 import tempfile
 from typing import Optional
 
+from benchmarks.analyzer import compiled_reader
+from benchmarks.analyzer.columns import (ENV_COLUMNS, EXPERIMENT_PREFIX, FIXED_COLUMNS, ROUND_COLUMN, UPSTREAM_COLUMNS,
+                                         order_columns)
+from benchmarks.analyzer.problems import Problems
+from benchmarks.analyzer.range_reader import read_range
+from benchmarks.analyzer.report_files import (AnalyzeError, OrderedReport, append_to_database, check_database,
+                                              load_report, temp_path)
+from benchmarks.analyzer.rows import RangeRows
 from benchmarks.common import records
-from benchmarks.analyzer.columns import (COMPILED_READER_MISSING, ENV_COLUMNS, FIXED_COLUMNS, ROUND_COLUMN, UPSTREAM_COLUMNS, Problems,
-                                      _jsonl_scan, order_columns)
-from benchmarks.analyzer.report_files import (AnalyzeError, _OrderedReport, _temp_path, append_to_database, check_database,
-                                      load_report)
-from benchmarks.analyzer.table import _TOP_KEYS, EXPERIMENT_PREFIX, ChunkTask, _Table
 
 # What callers (the CLI, aggregate.py, the tests) use from here, wherever it lives.
 __all__ = ["AnalyzeError", "ChunkTask", "Options", "Summary", "analyze", "find_inputs", "plan_chunks", "default_jobs",
            "process_chunk", "order_columns", "load_report", "check_database", "append_to_database", "FIXED_COLUMNS",
-           "UPSTREAM_COLUMNS", "ENV_COLUMNS", "EXPERIMENT_PREFIX", "_TOP_KEYS"]
+           "UPSTREAM_COLUMNS", "ENV_COLUMNS", "EXPERIMENT_PREFIX"]
 
 
 log = logging.getLogger("benchmarks.analyzer.pipeline")
@@ -53,6 +61,19 @@ MIN_CHUNK_BYTES = 1 << 20
 
 
 @dataclasses.dataclass
+class ChunkTask:
+    path: str
+    start: int
+    end: int
+    fallback_timestamp: float
+    hide_errors: bool = False
+    index: int = 0  # its place among all ranges: its rows are written in this turn
+    want_csv: bool = True  # write this range's CSV rows
+    want_jsonl: bool = False  # write its JSON lines
+    compiled: bool = False  # read with the compiled reader (benchmarks/analyzer/_jsonl_scan.c)
+
+
+@dataclasses.dataclass
 class ChunkResult:
     lines: int  # lines in the range, for the line numbers of the next one
     rows: int
@@ -62,14 +83,16 @@ class ChunkResult:
     spool: Optional[str] = None  # where its CSV rows wait, when they could not go to the report in turn
 
 
-def _read_range(table: "_Table", task: ChunkTask) -> int:
-    """Read the task's byte range into the table, the file mapped rather than read: the scanner reads the page
-    cache in place (one copy of every byte less). Returns the number of lines."""
+def _read_range(task: ChunkTask, problems: Problems) -> tuple:
+    """(lines in the task's byte range, its rows): the file mapped rather than read, so that the scanner reads
+    the page cache in place (one copy of every byte less)."""
     if task.end <= task.start:
-        return table.read(b"", task.compiled)
-    with open(task.path, "rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
-        with memoryview(mapped)[task.start:task.end] as data:
-            return table.read(data, task.compiled)
+        read = read_range(b"", task.compiled, problems)
+    else:
+        with open(task.path, "rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
+            with memoryview(mapped)[task.start:task.end] as data:
+                read = read_range(data, task.compiled, problems)
+    return read.n_lines, RangeRows(read, problems, task.hide_errors, task.fallback_timestamp, task.want_jsonl)
 
 
 def process_chunk(task: ChunkTask) -> ChunkResult:
@@ -78,17 +101,17 @@ def process_chunk(task: ChunkTask) -> ChunkResult:
     columns = ()
     try:
         problems = Problems()
-        table = _Table(task, problems)
         # Parsing makes millions of containers and frees none of them in a cycle: the collector only costs time.
         collecting = gc.isenabled()
         gc.disable()
         try:
-            n_lines = _read_range(table, task)
+            n_lines, table = _read_range(task, problems)
             headline, units = table.compute()
-            columns = (FIXED_COLUMNS + (ROUND_COLUMN,) * table.has_round + tuple(EXPERIMENT_PREFIX + key for key in table.experiment_keys)
+            columns = (FIXED_COLUMNS + (ROUND_COLUMN,) * table.has_round
+                       + tuple(EXPERIMENT_PREFIX + key for key in table.experiment_keys)
                        + tuple(name for names, _, _ in units for name in names) + ENV_COLUMNS)
             if task.want_csv and table.lines:
-                csv_rows = table.csv_rows(headline, units)
+                csv_rows = table.csv_rows(headline, units, task.compiled)
             if task.want_jsonl and table.lines:
                 jsonl_rows = b"".join(table.json_lines(headline, units))
         finally:
@@ -189,7 +212,7 @@ class _Workers:
     """Runs a function over tasks, results in order: in this process for one task, else in `jobs` worker
     processes (started once, for every pass of the run)."""
 
-    def __init__(self, jobs: int, context, report: _OrderedReport):
+    def __init__(self, jobs: int, context, report: OrderedReport):
         self.jobs, self.context, self.report = jobs, context, report
         self.pool = None
 
@@ -213,10 +236,10 @@ class _Workers:
             self.pool.shutdown(wait=True, cancel_futures=True)
 
 
-_REPORT: Optional[_OrderedReport] = None  # this process's handle on the report being written
+_REPORT: Optional[OrderedReport] = None  # this process's handle on the report being written
 
 
-def _start_worker(report: _OrderedReport) -> None:
+def _start_worker(report: OrderedReport) -> None:
     global _REPORT
     _ignore_sigint()
     _REPORT = report
@@ -231,23 +254,24 @@ def analyze(options: Options) -> Summary:
     reason = records.check_writable_dir(os.path.dirname(os.path.abspath(options.output)))
     if reason:
         raise AnalyzeError(reason)
-    if options.reader != "python" and _jsonl_scan is None:
+    if options.reader != "python" and compiled_reader.module is None:
+        why = compiled_reader.why_unavailable
         if options.reader == "compiled":
-            raise AnalyzeError(f"--reader=compiled: the compiled reader is {COMPILED_READER_MISSING}")
-        if COMPILED_READER_MISSING and "another version" in COMPILED_READER_MISSING:
-            log.warning("the compiled reader is %s; reading with the Python reader, slower", COMPILED_READER_MISSING)
-    compiled = options.reader != "python" and _jsonl_scan is not None
+            raise AnalyzeError(f"--reader=compiled: the compiled reader is {why}")
+        if why and "another version" in why:
+            log.warning("the compiled reader is %s; reading with the Python reader, slower", why)
+    compiled = options.reader != "python" and compiled_reader.module is not None
     want_csv = options.output_format == "csv" or bool(options.database)
     want_jsonl = options.output_format == "jsonl"
     spool = tempfile.mkdtemp(prefix=".result-analyzer-", dir=os.path.dirname(os.path.abspath(options.output)))
-    temp_output = _temp_path(options.output)
+    temp_output = temp_path(options.output)
     report_csv = temp_output if options.output_format == "csv" else os.path.join(spool, "report.csv")
     report = None
     try:
         for path in ([report_csv] if want_csv else []) + ([temp_output] if want_jsonl else []):
             open(path, "wb").close()
         context = _context()
-        report = _OrderedReport(context, report_csv if want_csv else None, temp_output if want_jsonl else None, spool)
+        report = OrderedReport(context, report_csv if want_csv else None, temp_output if want_jsonl else None, spool)
         chunk_bytes = options.chunk_bytes or min(DEFAULT_CHUNK_BYTES, max(
             MIN_CHUNK_BYTES, sum(map(os.path.getsize, options.inputs)) // (4 * max(1, options.jobs))))
         tasks, owners = [], []
@@ -296,11 +320,4 @@ def analyze(options: Options) -> Summary:
         shutil.rmtree(spool, ignore_errors=True)
         if os.path.exists(temp_output):
             os.unlink(temp_output)
-
-
-# ---------------------------------------------------------------- the database
-
-
-# ---------------------------------------------------------------- reading a report back
-
 

@@ -10,13 +10,16 @@ import os
 import shutil
 from typing import Optional
 
-from benchmarks.analyzer.columns import ENV_COLUMNS, _header_bytes, order_columns
+from benchmarks.analyzer.cells import header_bytes
+from benchmarks.analyzer.columns import ENV_COLUMNS, order_columns
+
 
 class AnalyzeError(Exception):
     """Bad input (no file, no valid record, a database that is not one): one line, exit status 2."""
 
 
-def _temp_path(path: str) -> str:
+def temp_path(path: str) -> str:
+    """A hidden file beside `path`, for writing what then replaces it at once."""
     directory, name = os.path.split(os.path.abspath(path))
     return os.path.join(directory, f".{name}.{os.getpid()}.tmp")
 
@@ -62,7 +65,7 @@ def _append_realigned(out, source, columns, target, skip_header: bool = False) -
         out.write(buffer.getvalue().encode("utf-8"))
 
 
-class _OrderedReport:
+class OrderedReport:
     """The report, written by the workers as they finish their ranges, each range in its turn (file order),
     at the offset the ranges before it ended: the parent never touches the rows.
 
@@ -126,7 +129,7 @@ class _OrderedReport:
     def _write_csv(self, index: int, columns: tuple, rows: bytes) -> Optional[str]:
         if not self.diverted.value:
             if not self.header_length.value:
-                header = _header_bytes(columns)
+                header = header_bytes(columns)
                 if len(header) <= self.HEADER_ROOM:
                     self.header[:len(header)] = header
                     self.header_length.value = len(header)
@@ -166,7 +169,7 @@ class _OrderedReport:
             return final
         rewritten = self.csv_path + ".realigned"
         with open(rewritten, "wb") as out:
-            out.write(_header_bytes(final))
+            out.write(header_bytes(final))
             if written is not None:  # streamed, not loaded: a report can be gigabytes
                 _append_realigned(out, self.csv_path, written, final, skip_header=True)
             for columns, path in spools:
@@ -219,7 +222,7 @@ def append_to_database(path: str, report_csv: str, columns: list) -> str:
         except ImportError:  # no flock (Windows): one analyzer at a time is then the user's business
             pass
         header = check_database(path)
-        temp = _temp_path(path)
+        temp = temp_path(path)
         try:
             with open(temp, "wb") as out:
                 if header is None:
@@ -230,13 +233,13 @@ def append_to_database(path: str, report_csv: str, columns: list) -> str:
                     if not _ends_with_newline(path):
                         out.write(b"\n")
                     if list(columns) == header:
-                        _append_file(out, report_csv, offset=len(_header_bytes(columns)))
+                        _append_file(out, report_csv, offset=len(header_bytes(columns)))
                     else:
                         _append_realigned(out, report_csv, columns, header, skip_header=True)
                     action = "appended"
                 else:
                     merged = order_columns(list(header) + list(columns))
-                    out.write(_header_bytes(merged))
+                    out.write(header_bytes(merged))
                     _append_realigned(out, path, header, merged, skip_header=True)
                     _append_realigned(out, report_csv, columns, merged, skip_header=True)
                     action = "rewritten"

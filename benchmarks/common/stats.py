@@ -26,10 +26,21 @@ def samples(value) -> Optional[np.ndarray]:
     if not isinstance(value, (list, tuple)) or not value:
         return None
     try:
-        array = np.asarray(value, dtype=np.float64)
-    except (TypeError, ValueError):
+        try:
+            array = np.asarray(value, dtype=np.float64)
+        except OverflowError:  # an integer beyond the doubles (Python's json reads 1e400 as inf, 10**400 as int)
+            array = np.asarray([to_double(v) if type(v) is int else v for v in value], dtype=np.float64)
+    except (TypeError, ValueError, OverflowError):
         return None
     return array if array.ndim == 1 else None
+
+
+def to_double(value: int) -> float:
+    """An integer as the double float() of its text gives: infinite beyond the largest double."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
 
 
 def steady_state(values: np.ndarray, record: dict, skip: Optional[int] = None,

@@ -1,0 +1,443 @@
+"""result_analyzer.py's rows of one byte range: from what range_reader.py read, the lines that are records,
+each distinct value (model, config, outcome, environment) reduced once to its cells, the statistics of every
+metric computed a column at a time for all rows at once, and the rows as CSV or JSON Lines."""
+
+from __future__ import annotations
+
+import re
+from operator import itemgetter
+
+import numpy as np
+import orjson
+
+from benchmarks.analyzer import range_reader
+from benchmarks.analyzer.cells import cell, cells, combinations, join_rows, numbers_piece, statistics_cells
+from benchmarks.analyzer.columns import (ENV_COLUMNS, ENV_KEYS, EXPERIMENT_PREFIX, OUR_COLUMNS, ROUND_COLUMN, STATISTICS,
+                                         UPSTREAM_COLUMNS, VERIFICATION_COLUMNS, metric_columns, metric_rank)
+from benchmarks.analyzer.problems import Problems
+from benchmarks.analyzer.range_reader import (K_ARTIFACTS, K_ENVIRONMENT, K_ERROR, K_EXPERIMENT, K_ITERATIONS,
+                                              K_METRICS, K_MODEL, K_OUTPUTS, K_REL_ERROR, K_REPEAT, K_ROUND, K_STATUS,
+                                              K_TIMESTAMP, K_VERIFICATION, K_VERIFICATION_FIGURES, K_WARMUP,
+                                              LINE_BLANK, RangeRead)
+from benchmarks.common import records, stats
+
+# Upstream's analyzer drops one sample from mean/std of records without a warm-up (ours have one).
+SKIP_WITHOUT_WARMUP = 1
+_HEADLINE = UPSTREAM_COLUMNS[14:19]  # median_total_time .. dynamo_compile_time: numbers, one matrix
+# The line of a Python traceback (or of any stderr) that names what went wrong: "SomeError: message".
+_EXCEPTION_LINE = re.compile(r"^((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Exit|Interrupt|Failed|Failure"
+                             r"|Timeout|Expired))(?::\s|:?$)")
+
+# What a row's outcome depends on (everything but the relative error, which differs per record).
+_OUTCOME_FIELDS = (K_REPEAT, K_ITERATIONS, K_OUTPUTS, K_ARTIFACTS, K_STATUS, K_ERROR, K_VERIFICATION,
+                   K_WARMUP, K_METRICS)
+_MODEL_KEYS = UPSTREAM_COLUMNS[1:3]  # suite_name, model_name
+_EXPERIMENT_KEYS = UPSTREAM_COLUMNS[3:11]  # accelerator .. batch_size
+_RUN_KEYS = UPSTREAM_COLUMNS[11:13]  # repeat, iterations_per_run
+_SEGMENT_B1 = UPSTREAM_COLUMNS[19:] + OUR_COLUMNS[:4]  # outputs_file .. verification_code
+_NO_ENV = (None,) * len(ENV_KEYS)
+_STATUSES = frozenset(records.STATUSES)
+_MEDIAN, _MAX = STATISTICS.index("median"), STATISTICS.index("max")
+# Per-iteration metrics equal to their totals when a run has one iteration (upstream's default): computed once.
+# The values a row shows as they are (no entry of their own).
+_PLAIN_KEYS = (K_TIMESTAMP, K_REL_ERROR) + K_VERIFICATION_FIGURES + (K_ROUND,)
+_SAME_AS = {"per_iter_time": "total_time", "trace_per_iter_time": "trace_total_time",
+            "per_iter_cpu_time_s": "total_cpu_time_s", "per_iter_cuda_time_s": "total_cuda_time_s"}
+
+
+def _texts(entries: list) -> list:
+    """The CSV text of each entry (empty for a value no row uses)."""
+    return [entry[1] if entry else b"" for entry in entries]
+
+
+def _values_entry(values: tuple) -> tuple:
+    """(values, their CSV text)."""
+    return values, cells(values).encode()
+
+
+def _model_entry(model: dict) -> tuple:
+    return _values_entry((model.get("suite_name"), model.get("model_name")))
+
+
+_NOT_EXTRA_EXPERIMENT_KEYS = frozenset(_EXPERIMENT_KEYS + ("experiment_name",))
+
+
+def _experiment_entry(experiment: dict) -> tuple:
+    """(values, CSV text, xla?, dynamo?, {its other keys: value}, {its other keys: CSV text}) of an experiment
+    config."""
+    values = tuple(map(experiment.get, _EXPERIMENT_KEYS))
+    extra = {key: value for key, value in experiment.items() if key not in _NOT_EXTRA_EXPERIMENT_KEYS}
+    extra_cells = {key: cell(value).encode() for key, value in extra.items()}
+    return values, cells(values).encode(), bool(values[2]), bool(values[4]), extra, extra_cells
+
+
+def _plain_entry(value) -> tuple:
+    """(CSV text, value) of a value a row shows as it is."""
+    return cell(value).encode(), value
+
+
+def _environment_entry(environment) -> tuple:
+    return _values_entry(tuple(map(environment.get, ENV_KEYS)) if type(environment) is dict else _NO_ENV)
+
+
+def _outcome_entry(values: list, hide_errors: bool) -> tuple:
+    """(repeat, iterations_per_run, outputs_file, status, error_type, error_phase, verification_code, warmup),
+    the CSV text of the first two, of outputs_file .. verification_code, of warmup; the error message, and
+    whether `metrics` was something other than an object."""
+    repeat, iterations, outputs_file, artifacts, status, error, verification, warmup, metrics = values
+    odd_metrics = metrics is not None and type(metrics) is not dict
+    if type(metrics) is not dict:
+        metrics = {}
+    if status not in _STATUSES:
+        status = records.record_status({"status": status, "metrics": metrics})
+    if error is None and "error" not in metrics:
+        message = error_type = phase = None
+    else:
+        message, error_type, phase = _error_fields(error, metrics, status)
+        if hide_errors:
+            message = None
+    if outputs_file is None and artifacts and type(artifacts) is dict:
+        outputs_file = artifacts.get("output")
+    row = (repeat, iterations, outputs_file, status, error_type, phase, verification, warmup)
+    return (row, cells(row[:2]).encode(), cells(row[2:7]).encode(), cell(warmup).encode(), message,
+            odd_metrics)
+
+
+_NO_ERROR = object()
+
+
+def _metrics_outcomes(values: list) -> tuple:
+    """(one `metrics` value per distinct outcome they lead to, that index for each value): an outcome looks
+    only at whether `metrics` is an object, and at its error text."""
+    index, representatives = {}, []
+    of_value = np.empty(len(values), dtype=np.int32)
+    for position, value in enumerate(values):
+        if type(value) is dict:
+            key = ("object", value.get("error", _NO_ERROR))
+        else:
+            key = ("other", type(value), value)
+        try:
+            hash(key)
+        except TypeError:  # an error text that is an object: not shared
+            key = ("unshared", position)
+        found = index.get(key)
+        if found is None:
+            found = index[key] = len(representatives)
+            representatives.append(value)
+        of_value[position] = found
+    return representatives, of_value
+
+
+def _one_line(text: str) -> str:
+    """The line of a (possibly multi-line) error text that says what went wrong, cut to one short line."""
+    lines = [line.strip() for line in str(text).splitlines() if line.strip()]
+    if len(lines) > 1:
+        # Upstream stored a child's whole stderr; its first line is rarely the error, the last exception line is.
+        for line in reversed(lines):
+            if _EXCEPTION_LINE.match(line):
+                return records.short_message(line)
+        if any(line.startswith("Traceback (most recent call last)") for line in lines):
+            return records.short_message(lines[-1])
+    return records.short_message(lines[0]) if lines else ""
+
+
+def _error_fields(error, metrics: dict, status: str) -> tuple:
+    """(message, type, phase) of a record: ours from `error`, upstream's from the text in metrics.error."""
+    if isinstance(error, dict):
+        message = error.get("message")
+        return (_one_line(message) if message else None), error.get("type"), error.get("phase")
+    text = metrics.get("error")
+    if text is None:
+        return None, None, None
+    message = _one_line(text)
+    match = _EXCEPTION_LINE.match(message)
+    error_type = match.group(1).rsplit(".", 1)[-1] if match else None
+    if error_type is None and status == records.STATUS_TIMEOUT:
+        error_type = "Timeout"
+    return message, error_type, None
+
+
+class RangeRows:
+    """The rows of one byte range: per key, the distinct values read and each row's index into them; each
+    distinct value is formatted once, rows hold indexes, and statistics are computed and formatted per
+    column, for all rows at once."""
+
+    def __init__(self, read: RangeRead, problems: Problems, hide_errors: bool, fallback_timestamp: float,
+                 check_json: bool):
+        """check_json: every value a row shows must also be written as JSON (for a JSON Lines report)."""
+        self.problems = problems
+        self.hide_errors = hide_errors
+        self.fallback_timestamp = fallback_timestamp
+        self.check_json = check_json
+        self.lines = []  # per row: its line in the range (0-based)
+        self.values = []  # per key: its distinct values (the last one: absent)
+        self.ids = []  # per key: per row, the index of its value (int32)
+        self.entries = {}  # model, experiment, environment: per distinct value, its entry (values, CSV text, ...)
+        self.plain = {}  # timestamp, relative error, --verify's figures: per distinct value, (CSV text, value)
+        self.outcomes, self.outcome_ids = [], None  # distinct outcome entries (_outcome_entry), per row
+        self.xla = self.dynamo = np.zeros(0, dtype=bool)
+        self.experiment_keys = []  # the configs' keys beyond upstream's, sorted: experiment_<key> columns
+        self.has_round = False  # some record has `round` (--rounds): a round column
+        self.skips = np.zeros(0, dtype=np.intp)
+        self.statuses = {}
+        self.blocks = {}  # (metric, samples per record) -> [(rows, 2-D samples)]
+        self.flat = {}  # a dict-valued metric's column -> (rows, values)
+        self.aliases = {}  # metric -> the metric whose samples it has in every row
+        if not self._select_records(read.n_lines, read.status, read.values, read.ids, read.dropped):
+            return
+        samples = range_reader.read_samples(read, self.lines, self.values[K_METRICS], self.ids[K_METRICS],
+                                            problems)
+        self.blocks, self.flat = samples.blocks, samples.flat
+        if samples.timed_warmup is not None:
+            self.skips[samples.timed_warmup] = 0
+        self._alias_equal_metrics()
+
+    def _select_records(self, n_lines: int, status: np.ndarray, parsed: list, ids: list, dropped: set) -> list:
+        """The lines that are records (a model and an experiment object), with what their rows need per
+        distinct value; returns their lines."""
+        problems, hide_errors = self.problems, self.hide_errors
+        present = [line_ids >= 0 for line_ids in ids]
+        for column, line_ids in zip(parsed, ids):  # the last value of each key: absent
+            line_ids[line_ids < 0] = len(column)
+            column.append(None)
+        is_dict = [np.fromiter((type(value) is dict for value in parsed[k]), dtype=bool, count=len(parsed[k]))
+                   for k in (K_MODEL, K_EXPERIMENT)]
+        is_record = is_dict[0][ids[K_MODEL]] & is_dict[1][ids[K_EXPERIMENT]]
+        if not is_record.all():
+            for index in np.flatnonzero(~is_record & (status != LINE_BLANK)).tolist():
+                if index not in dropped:
+                    problems.add("not-record", index, "not a benchmark record (no model and experiment objects); "
+                                 "skipped")
+        rows = np.flatnonzero(is_record)
+        if not len(rows):
+            return []
+        if len(rows) < n_lines:
+            ids = [line_ids[rows] for line_ids in ids]
+            present = [flags[rows] for flags in present]
+        # Outcomes: each distinct combination of the values they depend on.
+        # What an outcome needs of `metrics` is its type and its error text: records with the same share one.
+        metrics_outcomes, metrics_outcome_of = _metrics_outcomes(parsed[K_METRICS])
+        columns = [metrics_outcome_of[ids[k]] if k == K_METRICS else ids[k] for k in _OUTCOME_FIELDS]
+        sizes = [len(metrics_outcomes) if k == K_METRICS else len(parsed[k]) for k in _OUTCOME_FIELDS]
+        outcome_keys, outcome_ids = combinations(columns, sizes)
+        # Every distinct value (or combination) reduced once; one that cannot be costs its rows, never the report.
+        unreadable = {}
+
+        def entries(k: int, make, values: list, used: np.ndarray, shown=None) -> list:
+            """make(value) of each used value; shown(entry): what a JSON line shows of it, when it must be
+            written as JSON too (orjson refuses integers beyond 64 bits, which Python's json reads)."""
+            out = [None] * len(values)
+            for index in np.flatnonzero(used).tolist():
+                try:
+                    entry = make(values[index])
+                    if shown is not None and self.check_json:
+                        orjson.dumps(shown(entry))
+                    out[index] = entry
+                except Exception as exc:  # input we did not foresee (text nested deeper than orjson writes ...)
+                    unreadable[(k, index)] = exc
+            return out
+
+        def used(k: int) -> np.ndarray:
+            flags = np.zeros(len(parsed[k]), dtype=bool)
+            flags[ids[k]] = True
+            return flags
+
+        values_shown, first_and_extra = itemgetter(0), itemgetter(0, 4)
+        models = entries(K_MODEL, _model_entry, parsed[K_MODEL], used(K_MODEL), values_shown)
+        experiments = entries(K_EXPERIMENT, _experiment_entry, parsed[K_EXPERIMENT], used(K_EXPERIMENT),
+                              first_and_extra)
+        environments = entries(K_ENVIRONMENT, _environment_entry, parsed[K_ENVIRONMENT], used(K_ENVIRONMENT),
+                               values_shown)
+        outcome_values = [[metrics_outcomes[i] if k == K_METRICS else parsed[k][i]
+                           for k, i in zip(_OUTCOME_FIELDS, combination)] for combination in outcome_keys.tolist()]
+        outcomes = entries(-1, lambda values: _outcome_entry(values, hide_errors), outcome_values,
+                           np.ones(len(outcome_values), dtype=bool), first_and_extra)
+        fallback = self.fallback_timestamp
+        plain = {k: entries(k, _plain_entry, [fallback if value is None else value for value in parsed[k]]
+                            if k == K_TIMESTAMP else parsed[k], used(k), itemgetter(1)) for k in _PLAIN_KEYS}
+        if unreadable:
+            keep = np.ones(len(rows), dtype=bool)
+            for (k, index), exc in sorted(unreadable.items(), key=lambda item: item[0]):
+                hit = (outcome_ids if k < 0 else ids[k]) == index
+                for position in np.flatnonzero(hit & keep).tolist():
+                    problems.add(("unreadable", type(exc).__name__), int(rows[position]), f"record skipped: "
+                                 f"{type(exc).__name__}: {records.short_message(str(exc))}")
+                keep &= ~hit
+            rows, outcome_ids = rows[keep], outcome_ids[keep]
+            ids = [line_ids[keep] for line_ids in ids]
+            present = [flags[keep] for flags in present]
+            if not len(rows):
+                return []
+        self.lines = rows.tolist()
+        self.values, self.ids = parsed, ids
+        self.outcomes, self.outcome_ids = outcomes, outcome_ids
+        self.entries = {K_MODEL: models, K_EXPERIMENT: experiments, K_ENVIRONMENT: environments}
+        self.plain = {k: [entry[0] if entry else b"" for entry in entries] for k, entries in plain.items()}
+        self.experiment_keys = sorted({key for entry in experiments if entry for key in entry[4]})
+        self.has_round = bool(present[K_ROUND].any())
+        flags = [(entry[2], entry[3]) if entry else (False, False) for entry in experiments]
+        self.xla = np.array([flag[0] for flag in flags], dtype=bool)[ids[K_EXPERIMENT]]
+        self.dynamo = np.array([flag[1] for flag in flags], dtype=bool)[ids[K_EXPERIMENT]]
+        counts = np.bincount(outcome_ids, minlength=len(outcomes))
+        for combination, (entry, count) in enumerate(zip(outcomes, counts.tolist())):
+            if not count or entry is None:
+                continue
+            self.statuses[entry[0][3]] = self.statuses.get(entry[0][3], 0) + count
+            if entry[5]:
+                for position in np.flatnonzero(outcome_ids == combination).tolist():
+                    problems.add("metrics-type", self.lines[position],
+                                 "`metrics` is not an object; the row has no statistics")
+        # Ours have a warm-up (the key, or a warmup_time metric); upstream's treat their first sample as one.
+        has_warmup = present[K_WARMUP].copy()
+        metrics = parsed[K_METRICS]
+        with_warmup_time = [i for i, value in enumerate(metrics) if type(value) is dict and "warmup_time" in value]
+        if with_warmup_time:
+            has_warmup |= np.isin(ids[K_METRICS], with_warmup_time)
+        self.skips = np.where(has_warmup, 0, SKIP_WITHOUT_WARMUP).astype(np.intp)
+        return self.lines
+
+    def _samples_of(self, metric: str) -> dict:
+        """{samples per record: (rows, 2-D samples)} of a metric, rows in order."""
+        out = {}
+        for (name, length), pieces in self.blocks.items():
+            if name == metric:
+                rows = np.concatenate([r for r, _ in pieces])
+                samples = np.concatenate([v for _, v in pieces])
+                order = np.argsort(rows, kind="stable")
+                out[length] = (rows[order], samples[order])
+        return out
+
+    def _alias_equal_metrics(self) -> None:
+        """A metric whose samples equal its source's in every row (per-iteration times of one-iteration runs)
+        takes the source's statistics instead of computing them again."""
+        present = {name for name, _ in self.blocks}
+        for name, source in _SAME_AS.items():
+            if name not in present or source not in present:
+                continue
+            mine, theirs = self._samples_of(name), self._samples_of(source)
+            if mine.keys() != theirs.keys():
+                continue
+            if all(np.array_equal(mine[n][0], theirs[n][0]) and
+                   np.array_equal(mine[n][1], theirs[n][1], equal_nan=True) for n in mine):
+                self.aliases[name] = source
+                for length in mine:
+                    del self.blocks[(name, length)]
+
+    def compute(self) -> tuple:
+        """(headline matrix, units): a unit is (column names, rows, values) for one metric's statistics (or one
+        entry of a dict-valued metric), in column order, with the rows that have it."""
+        n = len(self.lines)
+        blocks, flat, aliases = self.blocks, self.flat, self.aliases
+        skip = self.skips
+        medians = {m: np.full(n, np.nan) for m in ("total_time", "per_iter_time", "trace_per_iter_time")}
+        total_max = np.full(n, np.nan)
+        warmup_first = np.full(n, np.nan)
+        has_warmup_time = np.zeros(n, dtype=bool)
+        parts = {}  # metric -> [(rows, statistics table)]
+        not_numbers = []  # (metric, rows whose samples hold a null or NaN)
+        for (metric, _), pieces in blocks.items():
+            rows = np.concatenate([r for r, _ in pieces]) if len(pieces) > 1 else pieces[0][0]
+            values = np.concatenate([v for _, v in pieces]) if len(pieces) > 1 else pieces[0][1]
+            if metric == "warmup_time":
+                warmup_first[rows] = values[:, 0]
+                has_warmup_time[rows] = True
+            summary = stats.summary_rows(values, skip[rows])
+            parts.setdefault(metric, []).append((rows, np.column_stack([summary[s] for s in STATISTICS])))
+            not_numbers.append((metric, rows[np.isnan(summary["max"])]))  # null or NaN samples (Python's json: NaN)
+        # Reported in column order: the readers read a line's metrics in different orders.
+        for metric, rows in sorted(not_numbers, key=lambda item: metric_rank(item[0])):
+            for row in rows.tolist():
+                self.problems.add(("nan", metric), self.lines[row], f"metric {metric!r} has null or NaN "
+                                  "samples; statistics that include them are left empty")
+        for name, source in aliases.items():
+            if source in parts:
+                parts[name] = parts[source]
+        for metric, column in (("total_time", _MEDIAN), ("per_iter_time", _MEDIAN), ("trace_per_iter_time", _MEDIAN),
+                               ("total_time", _MAX)):
+            target = total_max if column == _MAX else medians[metric]
+            for rows, table in parts.get(metric, ()):
+                target[rows] = table[:, column]
+        units, tables = [], {}
+        for metric in sorted(parts, key=metric_rank):
+            names = metric_columns(metric)
+            kept = tuple(STATISTICS.index(name.split("_", 1)[0]) for name in names)
+            rows, table = tables.get((id(parts[metric]), kept)) or tables.setdefault(
+                (id(parts[metric]), kept), self._unit_table(parts[metric], kept))
+            units.append((tuple(names), rows, table))
+        for column in sorted(flat):
+            rows, values = flat[column]
+            units.append(((column,), np.asarray(rows, dtype=np.intp), np.asarray(values, dtype=np.float64)[:, None]))
+        xla, dynamo = self.xla, self.dynamo
+        compile_time = stats.compile_time_rows(medians["total_time"], total_max, warmup_first, has_warmup_time)
+        headline = np.empty((n, len(_HEADLINE)))
+        headline[:, 0] = medians["total_time"]
+        headline[:, 1] = medians["per_iter_time"]
+        headline[:, 2] = np.where(xla, medians["trace_per_iter_time"], np.nan)  # upstream computed it, never filled it
+        headline[:, 3] = np.where(xla, compile_time, np.nan)
+        headline[:, 4] = np.where(dynamo, compile_time, np.nan)
+        return headline, units
+
+    @staticmethod
+    def _unit_table(pieces: list, kept: tuple) -> tuple:
+        rows = np.concatenate([r for r, _ in pieces]) if len(pieces) > 1 else pieces[0][0]
+        table = np.concatenate([v for _, v in pieces]) if len(pieces) > 1 else pieces[0][1]
+        if len(kept) < len(STATISTICS):  # a median among the fixed columns is not repeated
+            table = table[:, list(kept)]
+        return rows, table
+
+    # -- output
+
+    def csv_rows(self, headline: np.ndarray, units: list, compiled: bool) -> bytes:
+        """The CSV rows, each ending with a newline: each distinct value's cells formatted once, joined by
+        the rows' indexes."""
+        n, ids, plain, outcome_ids = len(self.lines), self.ids, self.plain, self.outcome_ids
+        outcomes = [entry or (None, b"", b"", b"", None) for entry in self.outcomes]
+        models, experiments, environments = (self.entries[k] for k in (K_MODEL, K_EXPERIMENT, K_ENVIRONMENT))
+        pieces = [(plain[K_TIMESTAMP], ids[K_TIMESTAMP]), (_texts(models), ids[K_MODEL]),
+                  (_texts(experiments), ids[K_EXPERIMENT]), ([entry[1] for entry in outcomes], outcome_ids),
+                  ([cell(entry[4]).encode() for entry in outcomes], outcome_ids), numbers_piece(headline),
+                  ([entry[2] for entry in outcomes], outcome_ids), (plain[K_REL_ERROR], ids[K_REL_ERROR]),
+                  ([entry[3] for entry in outcomes], outcome_ids)]
+        pieces += [(plain[k], ids[k]) for k in K_VERIFICATION_FIGURES + ((K_ROUND,) if self.has_round else ())]
+        pieces += [([entry[5].get(key, b"") if entry else b"" for entry in experiments], ids[K_EXPERIMENT])
+                   for key in self.experiment_keys]
+        if units:
+            pieces.append(statistics_cells(n, units, compiled))
+        pieces.append((_texts(environments), ids[K_ENVIRONMENT]))
+        return join_rows(pieces, n, False, compiled)
+
+    def json_lines(self, headline: np.ndarray, units: list) -> list:
+        """One object per row: every fixed and environment column (null when unknown), and the statistics
+        of the metrics this record has."""
+        dumps, option = orjson.dumps, orjson.OPT_APPEND_NEWLINE
+        statistics = [[] for _ in self.lines]
+        for names, rows, table in units:
+            for row, values in zip(rows.tolist(), table.tolist()):
+                statistics[row].extend(zip(names, values))
+        fallback, values, entries = self.fallback_timestamp, self.values, self.entries
+        out = []
+        for position, (timestamp, model, experiment, environment, rel_error, outcome_id, h, row_statistics) in enumerate(zip(
+                self.ids[K_TIMESTAMP].tolist(), self.ids[K_MODEL].tolist(), self.ids[K_EXPERIMENT].tolist(),
+                self.ids[K_ENVIRONMENT].tolist(), self.ids[K_REL_ERROR].tolist(), self.outcome_ids.tolist(),
+                headline.tolist(), statistics)):
+            outcome = self.outcomes[outcome_id]
+            timestamp = values[K_TIMESTAMP][timestamp]
+            row = {"timestamp": fallback if timestamp is None else timestamp}
+            row.update(zip(_MODEL_KEYS, entries[K_MODEL][model][0]))
+            row.update(zip(_EXPERIMENT_KEYS, entries[K_EXPERIMENT][experiment][0]))
+            row.update(zip(_RUN_KEYS, outcome[0][:2]))
+            row["error_message"] = outcome[4]
+            row.update((name, v if v == v else None) for name, v in zip(_HEADLINE, h))
+            row.update(zip(_SEGMENT_B1, outcome[0][2:7]))
+            row["verification_mean_rel_error"] = values[K_REL_ERROR][rel_error]
+            row["warmup"] = outcome[0][7]
+            for name, k in zip(VERIFICATION_COLUMNS, K_VERIFICATION_FIGURES):
+                row[name] = values[k][self.ids[k][position]]
+            if self.has_round:
+                row[ROUND_COLUMN] = values[K_ROUND][self.ids[K_ROUND][position]]
+            extra = entries[K_EXPERIMENT][experiment][4]
+            row.update((EXPERIMENT_PREFIX + key, extra.get(key)) for key in self.experiment_keys)
+            row.update((name, v) for name, v in row_statistics if v == v)
+            row.update(zip(ENV_COLUMNS, entries[K_ENVIRONMENT][environment][0]))
+            out.append(dumps(row, option=option))
+        return out
