@@ -6,6 +6,9 @@ from typing import Optional
 
 from benchmarks.child import diagnostics
 
+# The launcher's pid, set by the launcher itself: the child dies with it (single_config.die_with_parent).
+PARENT_PID_VARIABLE = "BENCHMARKS_PARENT_PID"
+
 # Variables that belong to one XLA config and must not leak from the parent's environment.
 XLA_RUNTIME_VARS = ("PJRT_DEVICE", "XRT_TPU_CONFIG", "XLA_FLAGS")
 

@@ -16,7 +16,7 @@ import threading
 import time
 
 from benchmarks.child import diagnostics, precise_timing, verify
-from benchmarks.child.process_env import child_environment
+from benchmarks.child.process_env import PARENT_PID_VARIABLE, child_environment
 from benchmarks.common import machine_facts, records
 from benchmarks.common.cpu_affinity import pin_self
 from benchmarks.common.run_options import RunOptions
@@ -66,7 +66,12 @@ def die_with_parent() -> None:
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
     except (OSError, AttributeError):
         pass
-    parent = os.getppid()
+    # The launcher names itself: a parent that died before this line (PDEATHSIG set too late, getppid()
+    # already the reaper's) is caught at once instead of never.
+    named = os.environ.get(PARENT_PID_VARIABLE, "")
+    parent = int(named) if named.isdigit() else os.getppid()
+    if os.getppid() != parent:
+        os.killpg(os.getpgrp(), signal.SIGKILL)
 
     def watch():
         while True:

@@ -20,6 +20,8 @@ from typing import Callable, Optional
 
 import psutil
 
+from benchmarks.child.process_env import PARENT_PID_VARIABLE
+
 log = logging.getLogger("benchmarks.runner.launcher")
 
 
@@ -123,8 +125,9 @@ def run_child(request: ChildRequest) -> ChildResult:
         log_file.write(f"$ {subprocess.list2cmdline(request.argv)}\n".encode())
         log_file.flush()
         try:
+            env = dict(request.env, **{PARENT_PID_VARIABLE: str(os.getpid())})  # the child dies with this process
             child = subprocess.Popen(
-                request.argv + [f"--record-fd={write_fd}"], env=request.env, stdin=subprocess.DEVNULL,
+                request.argv + [f"--record-fd={write_fd}"], env=env, stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE if request.echo else log_file, stderr=subprocess.STDOUT,
                 pass_fds=(write_fd,), start_new_session=True,
             )
