@@ -97,14 +97,21 @@ def resolve_accelerator_model(experiment) -> str:
 
 
 def build_model(suite, model_config: dict, experiment, options: RunOptions):
-    """The suite's model for `experiment` on its plain accelerator, built under fixed seeds."""
+    """The suite's model for `experiment` on its plain accelerator, built under fixed seeds, quantized
+    with the experiment's TorchAO recipe if it has one."""
     from benchmarks.child import backends
 
     backends.seed_everything(experiment)
+    device = backends.base_device(experiment)
     try:
-        return suite.build(model_config, experiment, backends.base_device(experiment), options.suite_flags)
+        bm = suite.build(model_config, experiment, device, options.suite_flags)
     except NotImplementedError as exc:
         raise ModelSkipped(str(exc) or f"{model_config['model_name']} does not implement {experiment.test}")
+    if experiment.quantization:  # before the backend sees it; --verify's eager reference is quantized alike
+        from benchmarks.child import quantize
+
+        quantize.apply(bm, experiment.quantization, device)
+    return bm
 
 
 def run_config(options: RunOptions, model_config: dict, experiment, channel: Channel) -> dict:
