@@ -147,7 +147,7 @@ def run_config(options: RunOptions, model_config: dict, experiment, channel: Cha
         if bm.info:
             record["model_info"] = bm.info
         device = backends.target_device(experiment)
-        module = bm.module.to(device)
+        module = backends.module_on(bm, device)
         if callable(getattr(bm.loss_fn, "to", None)):  # a loss module holding targets moves with the model
             bm.loss_fn.to(device)
         args = backends.move(tuple(bm.example_inputs), device)
