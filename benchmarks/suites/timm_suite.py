@@ -43,8 +43,8 @@ TOLERANCE = {"eval": 1e-3, "train": 1e-2}
 # Input sizes an architecture cannot take: name -> (test, why); checked in the parent (a skip record). The rest
 # were built and run here at 50, 64, 70, 96 and 100 pixels (timm pads or resizes patches and windows).
 SIZE_LIMITS = {
-    name: (lambda size: size >= 75, f"{name} needs an image_size of at least 75 (its stem shrinks smaller "
-           "images below its 3x3 kernels)")
+    name: (lambda size: size >= 75, f"{name}'s stem shrinks smaller images below its 3x3 kernels: it needs "
+           "an image_size of at least 75")
     for name in ("adv_inception_v3", "inception_v3")
 }
 
