@@ -256,11 +256,10 @@ def never_download(url, dst, *args, **kwargs):
 
 
 def missing_checkpoint_reason(item: MissingCheckpoint, name: str) -> str:
-    folder = os.path.dirname(item.path)
-    return (f"needs pretrained weights that are not in the local torch hub cache: {item.path} (from {item.url}); "
-            f"fetch them once with: python -c \"import torch.hub; torch.hub.load_state_dict_from_url('{item.url}')\" "
-            f"(with TORCH_HOME set as for the sweep: the file goes to {folder}), or run python install.py {name} in "
-            "the TorchBench checkout; a sweep never downloads")
+    # Kept short: record messages hold 400 characters, and the path and address are long.
+    return (f"pretrained weights missing from the local cache: {item.path}; fetch them with python install.py {name} "
+            f"(TorchBench checkout) or, with the same TORCH_HOME, python -c \"import torch.hub; "
+            f"torch.hub.load_state_dict_from_url('{item.url}')\"")
 
 
 def hub_cache_reason(item: BaseException, name: str) -> str:
