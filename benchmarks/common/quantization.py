@@ -66,7 +66,7 @@ def unsupported_reason(recipe: Optional[str], experiment) -> Optional[str]:
     if kind == "float8dq" and experiment.accelerator != "cuda":
         return (f"quantization {recipe}: torchao's float8 dynamic activation kernels need a CUDA GPU of compute "
                 f"capability 8.9 or newer (or MI300), not {experiment.accelerator}")
-    if kind in ("int4wo", "uintx") and experiment.xla:
-        return (f"quantization {recipe}: its packed low-bit weight layouts run through torchao's CPU/CUDA kernels, "
-                "which XLA tensors cannot take (use --xla=None)")
+    if kind == "int4wo" and experiment.xla:
+        return (f"quantization {recipe}: torchao packs int4 weights for its CPU or CUDA kernels, which XLA tensors "
+                "cannot take (use --xla=None)")
     return None
