@@ -22,7 +22,7 @@ FIXTURE = ROOT / "tests" / "fixtures" / "torchbench"
 FIXTURE_SKIPS = ROOT / "tests" / "fixtures" / "torchbench_skips.yaml"
 COMMON = [f"--torchbench-dir={FIXTURE}", "--suite-name=torchbench", "--accelerator=cpu", "--repeat=2", "--warmup=1"]
 FIXTURE_MODELS = ["cpu_train_not_implemented", "downloads_weights", "eval_only", "fixed_batch", "grad_in_eval",
-                  "needs_data", "needs_dependency", "needs_other_models_file", "no_train", "pretrained_convnet",
+                  "hub_weights", "needs_data", "needs_dependency", "needs_other_models_file", "no_train", "pretrained_convnet",
                   "skip_listed", "tiny_convnet", "canary_mlp"]
 
 
@@ -132,7 +132,7 @@ def skips(tmp_path_factory):
     """Every model that cannot train here, for its own reason (train, eager, default batch sizes)."""
     out = tmp_path_factory.mktemp("tb_skips")
     result = run_runner(*COMMON, f"--torchbench-skips={FIXTURE_SKIPS}", "-x",
-                        "tiny_convnet|fixed_batch|canary|grad_in_eval|pretrained_convnet",
+                        "tiny_convnet|fixed_batch|canary|grad_in_eval|pretrained_convnet|hub_weights",
                         "--xla=None", "--dynamo=None", "--test=train", f"--output-dirname={out}", check_rc=0)
     return result, by_model(read_jsonl(out / "results.jsonl"))
 
@@ -202,10 +202,12 @@ def test_skips_end_a_sweep_normally(skips):
 # ---------------------------------------------------------------- pretrained weights, gradients in eval
 
 
-def checkpoint_sweep(out, torch_home, *extra):
-    env = dict(os.environ, TORCH_HOME=str(torch_home))
-    return run_runner(*COMMON, "-k", "^pretrained_convnet$", "--xla=None", "--dynamo=None", "--test=eval",
-                      f"--output-dirname={out}", *extra, env=env, check_rc=0)
+def checkpoint_sweep(out, home, *extra):
+    """Both pretrained fixtures with `home` as TORCH_HOME and HF_HOME (HF_HUB_OFFLINE left to the runner)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("HF_HUB_OFFLINE", "HF_HUB_CACHE")}
+    env.update(TORCH_HOME=str(home), HF_HOME=str(home))
+    return run_runner(*COMMON, "-k", "^(pretrained_convnet|hub_weights)$", "--xla=None", "--dynamo=None",
+                      "--test=eval", f"--output-dirname={out}", *extra, env=env, check_rc=0)
 
 
 @pytest.fixture(scope="module")
@@ -225,25 +227,35 @@ def pretrained(tmp_path_factory):
     checkpoints.mkdir(parents=True)
     torch.manual_seed(1)
     torch.save(Net().state_dict(), checkpoints / WEIGHTS_URL.rsplit("/", 1)[1])
+    # A Hugging Face cache entry as the hub client leaves it: refs/main names the snapshot holding the file.
+    repo = filled / "hub" / "models--fixture-org--tiny-linear"
+    commit = "0123456789abcdef0123456789abcdef01234567"
+    (repo / "refs").mkdir(parents=True)
+    (repo / "refs" / "main").write_text(commit)
+    (repo / "snapshots" / commit).mkdir(parents=True)
+    torch.save(torch.nn.Linear(4, 3).state_dict(), repo / "snapshots" / commit / "weights.pt")
     missing_out, present_out, grad_out = (tmp_path_factory.mktemp(n) for n in ("missing", "present", "grad"))
     checkpoint_sweep(missing_out, empty)
     checkpoint_sweep(present_out, filled, "--verify")
     run_runner(*COMMON, "-k", "^grad_in_eval$", "--xla=None", "--xla=PJRT", "--dynamo=None", "--test=eval",
                "--verify", f"--output-dirname={grad_out}", check_rc=0)
-    return (read_jsonl(missing_out / "results.jsonl"), read_jsonl(present_out / "results.jsonl"),
+    return (by_model(read_jsonl(missing_out / "results.jsonl")), by_model(read_jsonl(present_out / "results.jsonl")),
             read_jsonl(grad_out / "results.jsonl"), empty, WEIGHTS_URL)
 
 
 @pytest.mark.integration
-def test_pretrained_weights_run_from_the_local_cache(pretrained):
-    _, (record,), _, _, _ = pretrained
-    assert record["status"] == "ok", record["error"]
-    assert record["verification_code"] == "PASS"
+def test_pretrained_weights_run_from_the_local_caches(pretrained):
+    _, records, _, _, _ = pretrained
+    assert set(records) == {"pretrained_convnet", "hub_weights"}  # torch hub and Hugging Face hub caches
+    for record in records.values():
+        assert record["status"] == "ok", record["error"]
+        assert record["verification_code"] == "PASS"
 
 
 @pytest.mark.integration
 def test_missing_pretrained_weights_are_a_skip_naming_the_file_and_the_fetch_command(pretrained):
-    (record,), _, _, empty_home, url = pretrained
+    records, _, _, empty_home, url = pretrained
+    record = records["pretrained_convnet"]
     assert record["status"] == "skip" and record["error"]["phase"] == "load", record["error"]
     message = record["error"]["message"]
     wanted = str(empty_home / "hub" / "checkpoints" / url.rsplit("/", 1)[1])
@@ -259,3 +271,12 @@ def test_an_eval_that_takes_gradients_runs_with_them(pretrained):
     for record in records:
         assert record["status"] == "ok", record["error"]
         assert record["verification_code"] == "PASS", record.get("verification_message")
+
+
+@pytest.mark.integration
+def test_missing_hub_files_are_a_skip_naming_the_cache(pretrained):
+    records, _, _, empty_home, _ = pretrained
+    record = records["hub_weights"]
+    assert record["status"] == "skip" and record["error"]["phase"] == "load", record["error"]
+    message = record["error"]["message"]
+    assert f"not in the local cache {empty_home / 'hub'}" in message and "HF_HUB_OFFLINE=1" in message

@@ -270,10 +270,10 @@ def hub_cache_reason(item: BaseException, name: str) -> str:
     except ImportError:
         cache = os.path.join(os.environ.get("HF_HOME", os.path.join("~", ".cache", "huggingface")), "hub")
     repo = re.search(r"['\"]([\w.-]+/[\w.-]+)['\"]", str(item))
-    fetch = f"hf download {repo.group(1)}" if repo else f"python install.py {name} in the TorchBench checkout"
+    fetch = f"hf download {repo.group(1)}" if repo else f"python install.py {name} (TorchBench checkout)"
+    # Kept short: record messages hold 400 characters.
     return (f"needs files from the Hugging Face hub that are not in the local cache {cache} "
-            f"({type(item).__name__}: {str(item).splitlines()[0][:200] if str(item) else ''}); fetch them once with: "
-            f"{fetch}; a sweep never downloads (HF_HUB_OFFLINE=1)")
+            f"({type(item).__name__}); fetch them with {fetch}; a sweep never downloads (HF_HUB_OFFLINE=1)")
 
 
 def missing_file_reason(filename: str, root: str, name: str) -> Optional[str]:
@@ -406,7 +406,7 @@ class TorchBenchSuite(Suite):
             sys.path.insert(0, root)
         # Nothing is downloaded: hub libraries fail fast instead (a skip record that says so).
         for key in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_DATASETS_OFFLINE"):
-            os.environ.setdefault(key, "1")
+            os.environ[key] = "1"
         os.environ.setdefault("KALDI_ROOT", "/tmp")  # as upstream: one speech model reads it at import
         import torch.hub
 
