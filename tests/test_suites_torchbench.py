@@ -252,12 +252,15 @@ def test_pretrained_weights_run_from_the_local_caches(pretrained):
         assert record["verification_code"] == "PASS"
 
 
+def load_skip_message(record: dict) -> str:
+    assert record["status"] == "skip" and record["error"]["phase"] == "load", record["error"]
+    return record["error"]["message"]
+
+
 @pytest.mark.integration
 def test_missing_pretrained_weights_are_a_skip_naming_the_file_and_the_fetch_command(pretrained):
     records, _, _, empty_home, url = pretrained
-    record = records["pretrained_convnet"]
-    assert record["status"] == "skip" and record["error"]["phase"] == "load", record["error"]
-    message = record["error"]["message"]
+    message = load_skip_message(records["pretrained_convnet"])
     wanted = str(empty_home / "hub" / "checkpoints" / url.rsplit("/", 1)[1])
     assert f"pretrained weights missing from the local cache: {wanted};" in message
     assert f"torch.hub.load_state_dict_from_url('{url}')" in message and "python install.py pretrained_convnet" in message
@@ -276,7 +279,5 @@ def test_an_eval_that_takes_gradients_runs_with_them(pretrained):
 @pytest.mark.integration
 def test_missing_hub_files_are_a_skip_naming_the_cache(pretrained):
     records, _, _, empty_home, _ = pretrained
-    record = records["hub_weights"]
-    assert record["status"] == "skip" and record["error"]["phase"] == "load", record["error"]
-    message = record["error"]["message"]
+    message = load_skip_message(records["hub_weights"])
     assert f"not in the local cache {empty_home / 'hub'}" in message and "HF_HUB_OFFLINE=1" in message
