@@ -47,7 +47,8 @@ CANONICAL_ORDER = ("eager", "inductor", "openxla+dynamo", "openxla+lazytensor", 
 # Upstream aggregate drops the first 3 samples of records without warm-up (compile, then cache warm-up).
 UPSTREAM_SKIP = 3
 PERCENTILES = (95, 50, 5)
-BACKEND_NAME = re.compile(r"^[A-Za-z0-9_.\-]+(\+[A-Za-z0-9_.\-]+)?$")
+# A backend name, then a quantization recipe: eager, openxla+dynamo, inductor+int8wo, openxla+dynamo+int8dq.
+BACKEND_NAME = re.compile(r"^[A-Za-z0-9_.\-]+(\+[A-Za-z0-9_.\-]+){0,2}$")
 # Reasons a model is left out of a backend's numbers, in the order the notes list them.
 LEFT_OUT = ("failed", "skipped", "no data", "no baseline", "missing")
 MAX_NAMES = 6
@@ -174,12 +175,16 @@ def record_row(record: dict) -> tuple:
         backend = f"torch_xla2+{torch_xla2}"  # upstream would call these eager
     else:
         backend = experiment_config.backend_name(_none_or_text(experiment.get("xla")), _none_or_text(experiment.get("dynamo")))
+    recipe = _none_or_text(experiment.get("quantization"))
+    if recipe:  # a quantized model is its own backend: --backends eager --backends eager+int8wo compares them
+        backend = f"{backend}+{recipe}"
     batch_size = experiment.get("batch_size")
     if isinstance(batch_size, bool) or not isinstance(batch_size, (int, str, type(None))):
         batch_size = None
     # Keys that make two records of the same backend different configs (upstream ignores them).
     variant = {k: v for k, v in experiment.items() if k not in (
-        "accelerator", "accelerator_model", "xla", "dynamo", "test", "batch_size", "torch_xla2", "experiment_name")}
+        "accelerator", "accelerator_model", "xla", "dynamo", "test", "batch_size", "torch_xla2", "experiment_name",
+        "quantization")}
     if variant.get("enable_functionalization") is False:
         del variant["enable_functionalization"]
     variant = {k: v for k, v in variant.items() if v is not None}

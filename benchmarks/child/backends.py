@@ -37,6 +37,15 @@ def move(tree, device):
     return tree
 
 
+def module_on(bm, device):
+    """`bm.module` on `device`, with the suite's after-move fix (a move to XLA makes new parameters, which
+    unties shared weights: Hugging Face models tie them again)."""
+    module = bm.module.to(device)
+    if bm.after_move is not None:
+        bm.after_move(module)
+    return module
+
+
 def seed_everything(experiment) -> None:
     torch.manual_seed(SEED)
     random.seed(SEED)

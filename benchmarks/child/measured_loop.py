@@ -50,10 +50,11 @@ def make_step(bm, experiment, module, args: tuple, kwargs: dict, fullgraph: bool
             return module(*a, **k)
 
         compiled = backends.compile_fn(forward, experiment, fullgraph)
+        grad_mode = torch.enable_grad if bm.eval_needs_grad else torch.no_grad
 
         def eval_step():
             a, k = inputs() if inputs is not None else (args, kwargs)
-            with torch.no_grad():
+            with grad_mode():
                 return compiled(*a, **k)
 
         return eval_step

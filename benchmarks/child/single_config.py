@@ -102,14 +102,21 @@ def resolve_accelerator_model(experiment) -> str:
 
 
 def build_model(suite, model_config: dict, experiment, suite_flags):
-    """The suite's model for `experiment` on its plain accelerator, built under fixed seeds."""
+    """The suite's model for `experiment` on its plain accelerator, built under fixed seeds, quantized
+    with the experiment's TorchAO recipe if it has one."""
     from benchmarks.child import backends
 
     backends.seed_everything(experiment)
+    device = backends.base_device(experiment)
     try:
-        return suite.build(model_config, experiment, backends.base_device(experiment), suite_flags)
+        bm = suite.build(model_config, experiment, device, suite_flags)
     except NotImplementedError as exc:
         raise ModelSkipped(str(exc) or f"{model_config['model_name']} does not implement {experiment.test}")
+    if experiment.quantization:  # before the backend sees it; --verify's eager reference is quantized alike
+        from benchmarks.child import quantize
+
+        quantize.apply(bm, experiment.quantization, device)
+    return bm
 
 
 def run_config(options: RunOptions, model_config: dict, experiment, channel: Channel) -> dict:
@@ -143,7 +150,7 @@ def run_config(options: RunOptions, model_config: dict, experiment, channel: Cha
         if bm.info:
             record["model_info"] = bm.info
         device = backends.target_device(experiment)
-        module = bm.module.to(device)
+        module = backends.module_on(bm, device)
         if callable(getattr(bm.loss_fn, "to", None)):  # a loss module holding targets moves with the model
             bm.loss_fn.to(device)
         args = backends.move(tuple(bm.example_inputs), device)

@@ -315,7 +315,7 @@ class Verifier:
         """Run `bm` eagerly for the verification iterations; the result on the CPU."""
         from benchmarks.child import backends, measured_loop
 
-        module = bm.module.to(backends.target_device(experiment))
+        module = backends.module_on(bm, backends.target_device(experiment))
         args = backends.move(tuple(bm.example_inputs), backends.target_device(experiment))
         kwargs = backends.move(dict(bm.example_kwargs), backends.target_device(experiment))
         step = measured_loop.make_step(bm, experiment, module, args, kwargs)

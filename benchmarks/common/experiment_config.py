@@ -7,6 +7,8 @@ import hashlib
 import re
 from typing import Any, Optional
 
+from benchmarks.common import quantization
+
 # Upstream PyTorch/XLA's experiment keys, in its order; records keep this order.
 EXPERIMENT_KEYS = (
     "accelerator",
@@ -19,6 +21,8 @@ EXPERIMENT_KEYS = (
     "batch_size",
     "enable_functionalization",
 )
+# Our keys after upstream's (always written, null when unset; old records without them read as null).
+OWN_KEYS = ("quantization",)
 # Keys a hand-written --experiment-config must carry (the rest have defaults).
 REQUIRED_EXPERIMENT_KEYS = ("accelerator", "xla", "dynamo", "test")
 
@@ -50,11 +54,13 @@ class ExperimentConfig:
     batch_size: Optional[int] = None
     enable_functionalization: bool = False
     accelerator_model: Optional[str] = None
+    # A TorchAO recipe (common/quantization.py), None for none.
+    quantization: Optional[str] = None
     # Keys beyond upstream's (new matrix axes such as a dtype); sorted (key, value) pairs.
     extra: tuple = ()
 
     def to_dict(self) -> dict:
-        out = {k: getattr(self, k) for k in EXPERIMENT_KEYS}
+        out = {k: getattr(self, k) for k in EXPERIMENT_KEYS + OWN_KEYS}
         out.update(dict(self.extra))
         return out
 
@@ -83,7 +89,11 @@ class ExperimentConfig:
         functionalization = data.get("enable_functionalization", False)
         if not isinstance(functionalization, bool):
             raise ConfigError(f"enable_functionalization must be true or false, not {functionalization!r}")
-        extra = tuple(sorted((k, v) for k, v in data.items() if k not in EXPERIMENT_KEYS))
+        try:
+            recipe = quantization.parse(data.get("quantization"))
+        except quantization.RecipeError as exc:
+            raise ConfigError(str(exc))
+        extra = tuple(sorted((k, v) for k, v in data.items() if k not in EXPERIMENT_KEYS + OWN_KEYS))
         return cls(
             accelerator=accelerator,
             xla=xla,
@@ -94,6 +104,7 @@ class ExperimentConfig:
             batch_size=batch_size,
             enable_functionalization=functionalization,
             accelerator_model=data.get("accelerator_model"),
+            quantization=recipe,
             extra=extra,
         )
 
@@ -119,6 +130,8 @@ class ExperimentConfig:
             parts.append("xlaflags-" + short_hash(self.xla_flags))
         if self.enable_functionalization:
             parts.append("func")
+        if self.quantization:
+            parts.append("q-" + self.quantization)
         for key, value in self.extra:
             parts.append(f"{key}-{value}")
         return safe_name("-".join(parts))

@@ -104,6 +104,7 @@ class RunOptions:
     test: tuple = ()
     xla_flags: tuple = ()
     batch_size: tuple = ()
+    quantization: tuple = ()  # TorchAO recipes (None for none)
     enable_functionalization: bool = False
     # measurement
     repeat: int = 10

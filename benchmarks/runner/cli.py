@@ -14,7 +14,7 @@ import sys
 import time
 
 from benchmarks.child import diagnostics, precise_timing, single_config, verify
-from benchmarks.common import experiment_config
+from benchmarks.common import experiment_config, quantization
 from benchmarks.common.cli_support import (Parser, UsageError, forwarded_args, non_negative_int, positive_float,
                                            positive_int, setup_logging)
 from benchmarks.common.run_options import RunOptions
@@ -30,7 +30,7 @@ PARENT_ONLY = {
     "dry_run", "print_subprocess", "subprocess_timeout", "subprocess_memory_limit", "progress_bar",
     "no_resume", "retry_failed", "rounds", "experiment_config", "model_config", "record_fd", "help",
     "jobs", "executor", "ray_address", "gpus_per_job",
-    "op", "shapes", "dtype",  # microbench: a child's operator, shape and dtype are in its model/experiment config
+    "quantization", "op", "shapes", "dtype",  # microbench: a child's operator, shape and dtype are in its model/experiment config
 }
 
 # Features that register their own flags (cheap to import: no torch at module level); their values are
@@ -59,6 +59,13 @@ def xla_choice(text: str):
     if value.upper() == "XRT":
         raise argparse.ArgumentTypeError("XRT was removed from PyTorch/XLA; use PJRT")
     raise argparse.ArgumentTypeError(f"invalid choice {text!r} (choose None or PJRT)")
+
+
+def quantization_recipe(text: str):
+    try:
+        return quantization.parse(text)
+    except quantization.RecipeError as exc:
+        raise argparse.ArgumentTypeError(str(exc))
 
 
 def build_parser() -> Parser:
@@ -93,6 +100,9 @@ def build_parser() -> Parser:
                     help="one whole XLA_FLAGS string per value")
     mx.add_argument("--batch-size", action="append", type=positive_int, metavar="N",
                     help="requested batch size (repeatable: a batch-size sweep); default: the model's")
+    mx.add_argument("--quantization", action="append", type=quantization_recipe, metavar="RECIPE",
+                    help="TorchAO recipe applied after the model is built (repeatable): none (default), "
+                    + quantization.KNOWN_TEXT.replace("none, ", "") + "; experiment key `quantization`")
     mx.add_argument("--enable-functionalization", action="store_true",
                     help="keep XLA functionalization on (default: XLA_DISABLE_FUNCTIONALIZATION=1)")
 

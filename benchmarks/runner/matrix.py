@@ -11,6 +11,7 @@ import itertools
 import json
 from typing import Iterable, Optional
 
+from benchmarks.common import quantization
 from benchmarks.common.experiment_config import XLA_DYNAMO_BACKENDS, ExperimentConfig
 
 
@@ -83,6 +84,11 @@ SUPPORT_RULES: list = [
         lambda e, c: e.accelerator == "cuda" and not c.cuda_devices,
         lambda e, c: "no CUDA device on this machine",
     ),
+    (
+        "quantization-supported",
+        lambda e, c: quantization.unsupported_reason(e.quantization, e) is not None,
+        lambda e, c: quantization.unsupported_reason(e.quantization, e),
+    ),
 ]
 
 
@@ -113,19 +119,21 @@ def expand(
     batch_sizes: list = (None,),
     enable_functionalization: bool = False,
     extra_axes: Optional[dict] = None,
+    quantizations: list = (None,),
 ) -> list:
-    """The cartesian product in command-line order (accelerator outermost, extra axes innermost)."""
+    """The cartesian product in command-line order (accelerator outermost, then upstream's axes, the
+    quantization recipe, the suite's extra axes innermost)."""
     extra_axes = extra_axes or {}
     extra_names = sorted(extra_axes)
     configs = []
-    for acc, xla, flags, dynamo, test, bs, *extra_values in itertools.product(
+    for acc, xla, flags, dynamo, test, bs, recipe, *extra_values in itertools.product(
         unique(accelerators), unique(xlas), unique(xla_flags), unique(dynamos), unique(tests),
-        unique(batch_sizes), *(unique(extra_axes[k]) for k in extra_names),
+        unique(batch_sizes), unique(quantizations), *(unique(extra_axes[k]) for k in extra_names),
     ):
         configs.append(
             ExperimentConfig(
                 accelerator=acc, xla=xla, dynamo=dynamo, test=test, xla_flags=flags, batch_size=bs,
-                enable_functionalization=enable_functionalization,
+                enable_functionalization=enable_functionalization, quantization=recipe,
                 extra=tuple(zip(extra_names, extra_values)),
             )
         )

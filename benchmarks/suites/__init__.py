@@ -20,6 +20,8 @@ SUITES = {
     "torchbench": "benchmarks.suites.torchbench",
     "files": "benchmarks.suites.files",
     "microbench": "benchmarks.suites.microbench",
+    "huggingface": "benchmarks.suites.huggingface",
+    "timm": "benchmarks.suites.timm_suite",
 }
 
 
@@ -56,6 +58,11 @@ class BenchmarkModel:
     # False for models whose eager output is random by design: --verify skips the determinism check and
     # compares with `tolerance`, or, without one, does not compare (VERIFIER_SKIPPED).
     deterministic: bool = True
+    # True for models whose eval step itself takes gradients (TorchBench's maml: eval_in_nograd() is False):
+    # their eval runs without torch.no_grad().
+    eval_needs_grad: bool = False
+    # Called with the module once it is on its target device (e.g. to tie shared weights again); None: nothing.
+    after_move: Optional[Callable] = None
     # Extra facts for the record (e.g. a FLOP count), merged into record["model_info"].
     info: dict = dataclasses.field(default_factory=dict)
 

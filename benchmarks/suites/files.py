@@ -200,7 +200,8 @@ class FilesSuite(Suite):
         group.add_argument("--model-params", type=model_params_text, default=None, metavar="JSON",
                            help="parameters for the model builder, part of each model config and its "
                            "fingerprint: create_model(batch_size, **params) for files; image_size and "
-                           "num_classes for torchvision")
+                           "num_classes for torchvision; config fields, seq_len and dropout for huggingface; "
+                           "image_size for timm")
 
     def list_models(self, options):
         params = parse_model_params(getattr(options, "model_params", None))

@@ -9,8 +9,11 @@ moves it to the XLA device afterwards, so that XLA and non-XLA configs get the s
 
 Skips, each with its reason: our skip data (torchbench_skips.yaml), the model's own metadata.yaml
 `not_implemented` entries (parent side); a model's NotImplementedError, a `train`/`eval` method that
-only raises it, a missing package, input data that TorchBench's install.py did not fetch, or a download
-that cannot happen (child side).
+only raises it, a missing package, input data or files that TorchBench's install.py did not fetch, or a
+download that cannot happen (child side). Pretrained weights load from the local caches ($TORCH_HOME/hub/
+checkpoints, the Hugging Face cache) and are never downloaded: missing ones are a skip naming the file
+and the command that fetches it. A model whose eval() takes gradients (eval_in_nograd() False, as maml)
+runs its eval without torch.no_grad().
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import ast
 import inspect
 import logging
 import os
+import re
 import sys
 import textwrap
 from typing import Optional
@@ -236,28 +240,81 @@ def missing_dependency(exc: ImportError, name: str) -> Optional[str]:
             f"(python install.py {name} in the TorchBench checkout)")
 
 
+class MissingCheckpoint(Exception):
+    """Raised instead of a download: the pretrained weights a model wants are not in the local cache."""
+
+    def __init__(self, url: str, path: str):
+        super().__init__(f"{path} (from {url})")
+        self.url, self.path = url, path
+
+
+def never_download(url, dst, *args, **kwargs):
+    """Stands in for torch.hub.download_url_to_file in the child: torch.hub calls it only when the file is not
+    in $TORCH_HOME/hub/checkpoints, and a sweep never downloads."""
+    raise MissingCheckpoint(url, dst)
+
+
+def missing_checkpoint_reason(item: MissingCheckpoint, name: str) -> str:
+    # Kept short: record messages hold 400 characters, and the path and address are long.
+    return (f"pretrained weights missing from the local cache: {item.path}; fetch them with python install.py {name} "
+            f"(TorchBench checkout) or, with the same TORCH_HOME, python -c \"import torch.hub; "
+            f"torch.hub.load_state_dict_from_url('{item.url}')\"")
+
+
+def hub_cache_reason(item: BaseException, name: str) -> str:
+    try:
+        from huggingface_hub import constants
+
+        cache = constants.HF_HUB_CACHE
+    except ImportError:
+        cache = os.path.join(os.environ.get("HF_HOME", os.path.join("~", ".cache", "huggingface")), "hub")
+    repo = re.search(r"['\"]([\w.-]+/[\w.-]+)['\"]", str(item))
+    fetch = f"hf download {repo.group(1)}" if repo else f"python install.py {name} (TorchBench checkout)"
+    # Kept short: record messages hold 400 characters.
+    return (f"needs files from the Hugging Face hub that are not in the local cache {cache} "
+            f"({type(item).__name__}); fetch them with {fetch}; a sweep never downloads (HF_HUB_OFFLINE=1)")
+
+
+def missing_file_reason(filename: str, root: str, name: str) -> Optional[str]:
+    """A file the checkout lacks (input data or a model's batch): TorchBench's install.py fetches it."""
+    package = os.path.join(root, PACKAGE)
+    path = os.path.abspath(str(filename))
+    if not path.startswith(package + os.sep):
+        return None
+    names = [name]
+    parts = os.path.relpath(path, package).split(os.sep)
+    if len(parts) > 2 and parts[0] in MODEL_FOLDERS and parts[1] != name:
+        names.append(parts[1])  # a file kept in another model's folder (functorch_maml_omniglot: maml_omniglot)
+    what = "input data" if parts[0] == "data" else "a file"
+    return (f"needs TorchBench's {what}, which is not installed ({filename}); "
+            f"run python install.py {' '.join(names)} in the TorchBench checkout")
+
+
 def load_failure_skip(exc: BaseException, root: str, name: str) -> Optional[str]:
     """A skip reason for load failures that mean "not installed here", not "broken"."""
-    data_dir = os.path.join(root, PACKAGE, "data")
     chain, seen = [], set()
     while exc is not None and id(exc) not in seen:  # the exception and its causes
         seen.add(id(exc))
         chain.append(exc)
         exc = exc.__cause__ or exc.__context__
     for item in chain:
+        if isinstance(item, MissingCheckpoint):
+            return missing_checkpoint_reason(item, name)
         if isinstance(item, ImportError):
             return missing_dependency(item, name)
         filename = getattr(item, "filename", None)
-        if isinstance(item, FileNotFoundError) and filename and os.path.abspath(str(filename)).startswith(data_dir):
-            return (f"needs TorchBench's input data, which is not installed ({filename}); "
-                    f"run python install.py {name} in the TorchBench checkout")
+        if isinstance(item, FileNotFoundError) and filename:
+            reason = missing_file_reason(filename, root, name)
+            if reason:
+                return reason
     import socket
     import urllib.error
 
     for item in chain:
         kind = type(item).__name__
-        if isinstance(item, (urllib.error.URLError, socket.gaierror, ConnectionError)) or \
-                kind in ("OfflineModeIsEnabled", "LocalEntryNotFoundError"):
+        if kind in ("OfflineModeIsEnabled", "LocalEntryNotFoundError"):
+            return hub_cache_reason(item, name)
+        if isinstance(item, (urllib.error.URLError, socket.gaierror, ConnectionError)):
             return f"needs a download while it is built, which cannot happen here ({kind}: {str(item)[:200]})"
     return None
 
@@ -344,8 +401,12 @@ class TorchBenchSuite(Suite):
             sys.path.insert(0, root)
         # Nothing is downloaded: hub libraries fail fast instead (a skip record that says so).
         for key in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_DATASETS_OFFLINE"):
-            os.environ.setdefault(key, "1")
+            os.environ[key] = "1"
         os.environ.setdefault("KALDI_ROOT", "/tmp")  # as upstream: one speech model reads it at import
+        import torch.hub
+
+        # Pretrained weights come from the local cache ($TORCH_HOME/hub/checkpoints) or not at all.
+        torch.hub.download_url_to_file = never_download
         dotted = module_name(root, name)
         if dotted is None:
             raise KeyError(f"TorchBench at {root} has no model {name!r}")
@@ -369,11 +430,15 @@ class TorchBenchSuite(Suite):
                 raise ModelSkipped(reason) from exc
             raise
         args, kwargs = split_inputs(inputs)
+        # TorchBench's own convention: a model whose eval takes gradients (maml) says eval_in_nograd() is False.
+        in_nograd = getattr(benchmark, "eval_in_nograd", None)
+        eval_needs_grad = experiment.test == "eval" and callable(in_nograd) and in_nograd() is False
         metadata = read_metadata(os.path.dirname(os.path.abspath(module.__file__)))
         return BenchmarkModel(
             module=net, example_inputs=args, example_kwargs=kwargs, batch_size=benchmark.batch_size,
             tolerance=tolerance_for(experiment),
             deterministic=metadata.get(f"{experiment.test}_deterministic", True) is not False,
+            eval_needs_grad=eval_needs_grad,
         )
 
 

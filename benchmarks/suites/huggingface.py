@@ -1,0 +1,170 @@
+"""`huggingface`: Hugging Face transformers models, as PyTorch's dynamo benchmark harness runs them.
+
+The names, batch sizes and sequence lengths are the harness's (huggingface_models.yaml). Each model is built
+offline from its config class (random weights; no hub, no tokenizer) and fed random token ids of the model's
+sequence length, with decoder inputs for encoder-decoder models and the labels of its task, so that eval and
+train both compute the model's own loss (as the harness does); train back-propagates that loss.
+
+--model-params: config fields ({"num_hidden_layers": 2, "hidden_size": 64}) and the suite's own knobs:
+`seq_len` (tokens per sequence) and `dropout` (every float config field with "drop" in its name, e.g. 0 for a
+deterministic training step). A field the model's config does not have is an error record for that config.
+Listing needs neither torch nor transformers.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import os
+from typing import Optional
+
+from benchmarks.common.cli_support import UsageError
+from benchmarks.suites import BenchmarkModel, ModelSkipped, Suite, model_config
+
+DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "huggingface_models.yaml")
+KNOBS = ("seq_len", "dropout")
+INSTALL = "pip install transformers==5.23.0 (the project's `huggingface` extra)"
+# The dynamo harness's accuracy tolerances for these models (float32): inference 1e-3, training 1e-2.
+TOLERANCE = {"eval": 1e-3, "train": 1e-2}
+# Class-name endings -> the labels the harness gives (the model's own loss).
+TOKEN_LABELS = ("MaskedLM", "HeadModel", "CausalLM", "ForConditionalGeneration")
+
+
+@functools.lru_cache(maxsize=None)
+def models() -> dict:
+    """name -> {batch_size, seq_len, class?, config?} from the project's data file."""
+    import yaml
+
+    with open(DATA, encoding="utf-8") as handle:
+        return dict(yaml.safe_load(handle)["models"])
+
+
+def check_params(params: dict) -> str:
+    """'' if the suite's own knobs in --model-params are usable, else why not (config fields are checked by
+    the model's config class, in the child)."""
+    seq_len, dropout = params.get("seq_len"), params.get("dropout")
+    if seq_len is not None and (not isinstance(seq_len, int) or isinstance(seq_len, bool) or seq_len < 1):
+        return f"--model-params seq_len must be a positive integer, not {seq_len!r}"
+    if dropout is not None and (isinstance(dropout, bool) or not isinstance(dropout, (int, float))
+                                or not 0 <= dropout < 1):
+        return f"--model-params dropout must be a number in [0, 1), not {dropout!r}"
+    return ""
+
+
+def config_fields(config) -> set:
+    return set(config.to_dict()) | set(getattr(config, "attribute_map", {}) or {})
+
+
+def make_config(cls, entry: dict, params: dict):
+    """The model's config: its class's defaults, the data file's overrides, then --model-params."""
+    config = cls.config_class()
+    fields = config_fields(config)
+    unknown = sorted(key for key in params if key not in KNOBS and key not in fields)
+    if unknown:
+        raise ValueError(f"--model-params: {type(config).__name__} has no field {', '.join(map(repr, unknown))} "
+                         f"(the suite's own knobs: {', '.join(KNOBS)})")
+    for key, value in {**(entry.get("config") or {}), **params}.items():
+        if key not in KNOBS:
+            setattr(config, key, value)
+    if params.get("dropout") is not None:
+        for key, value in config.to_dict().items():
+            if "drop" in key and isinstance(value, float):
+                setattr(config, key, float(params["dropout"]))
+    if hasattr(config, "use_cache"):
+        config.use_cache = False  # as the harness: one forward pass, no key/value cache
+    return config
+
+
+def has_dropout(config) -> bool:
+    return any("drop" in key and isinstance(value, float) and value > 0 for key, value in config.to_dict().items())
+
+
+def make_inputs(cls_name: str, config, batch_size: int, seq_len: int) -> dict:
+    """Random token ids (fixed seed), decoder inputs for encoder-decoder models, the labels of the task."""
+    import torch
+
+    generator = torch.Generator().manual_seed(0)
+
+    def ints(high, shape):
+        return torch.randint(0, max(int(high), 1), shape, generator=generator, dtype=torch.int64)
+
+    vocab = config.vocab_size
+    ids = ints(1 if cls_name.startswith("Roberta") else vocab, (batch_size, seq_len))  # as the harness
+    if "Bart" in cls_name and config.eos_token_id is not None:
+        ids[:, -1] = config.eos_token_id
+    inputs = {"input_ids": ids}
+    if getattr(config, "is_encoder_decoder", False):
+        inputs["decoder_input_ids"] = ids.clone()
+    if cls_name.endswith("QuestionAnswering"):
+        inputs["start_positions"] = ints(seq_len, (batch_size,))
+        inputs["end_positions"] = ints(seq_len, (batch_size,))
+    elif cls_name.endswith("SequenceClassification"):
+        inputs["labels"] = ints(config.num_labels - 1, (batch_size,))
+    elif cls_name.endswith(TOKEN_LABELS):
+        inputs["labels"] = ints(vocab - 1 if cls_name.endswith("ForConditionalGeneration") else vocab,
+                                (batch_size, seq_len))
+    else:
+        raise ValueError(f"the huggingface suite does not know the labels of {cls_name}")
+    return inputs
+
+
+def model_loss(output):
+    return output.loss if getattr(output, "loss", None) is not None else output[0]
+
+
+class HuggingFaceSuite(Suite):
+    name = "huggingface"
+
+    def list_models(self, options):
+        from benchmarks.suites import files
+
+        params = files.parse_model_params(getattr(options, "model_params", None))
+        problem = check_params(params or {})
+        if problem:
+            raise UsageError(problem)
+        return [model_config(self.name, name, params=params or None) for name in models()]
+
+    def skip_reason(self, model_config, experiment, options) -> Optional[str]:
+        if importlib.util.find_spec("transformers") is None:
+            return f"the huggingface suite needs transformers, which is not installed: {INSTALL}"
+        return None
+
+    def build(self, model_config, experiment, device, options):
+        for key in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_DATASETS_OFFLINE"):
+            os.environ[key] = "1"  # nothing is ever downloaded
+        try:
+            import transformers
+        except ImportError as exc:
+            raise ModelSkipped(f"the huggingface suite needs transformers ({exc}); {INSTALL}")
+        name = model_config["model_name"]
+        entry = models().get(name)
+        if entry is None:
+            raise KeyError(f"the huggingface suite has no model {name!r} (see {DATA})")
+        params = dict(model_config.get("params") or {})
+        problem = check_params(params)
+        if problem:
+            raise ValueError(problem)
+        cls_name = entry.get("class", name)
+        cls = getattr(transformers, cls_name, None)
+        if cls is None:
+            raise ModelSkipped(f"transformers {transformers.__version__} has no class {cls_name}")
+        config = make_config(cls, entry, params)
+        seq_len = params.get("seq_len") or entry["seq_len"]
+        positions = getattr(config, "max_position_embeddings", None)
+        if isinstance(positions, int) and 0 < positions < seq_len:
+            raise ModelSkipped(f"seq_len {seq_len} is longer than {name}'s max_position_embeddings ({positions})")
+        module = cls(config).to(device)
+        batch_size = experiment.batch_size or entry["batch_size"]
+        inputs = make_inputs(cls_name, config, batch_size, seq_len)
+        # Dropout draws from each device's own RNG while training: a backend's step differs by design, and
+        # --verify does not compare it (train with {"dropout": 0} to verify a training step).
+        deterministic = experiment.test == "eval" or not has_dropout(config)
+        return BenchmarkModel(
+            module=module, example_inputs=(), example_kwargs={k: v.to(device) for k, v in inputs.items()},
+            batch_size=batch_size, loss_fn=model_loss, tolerance=TOLERANCE[experiment.test] if deterministic else None,
+            deterministic=deterministic, after_move=lambda moved: moved.tie_weights(),
+            info={"seq_len": seq_len, "class": cls_name, "parameters": sum(p.numel() for p in module.parameters())},
+        )
+
+
+SUITE = HuggingFaceSuite()

@@ -1,0 +1,143 @@
+"""`timm`: the timm models of PyTorch's dynamo benchmark harness (its timm_models_list.txt names and batch
+sizes), built with `timm.create_model(name, pretrained=False)` (random weights, nothing downloaded) and fed
+random images of the model's own default input size. Train: cross-entropy on fixed random labels.
+
+--model-params: `image_size` (e.g. 64 for quick CPU runs): transformers are built for it (img_size=...),
+convolutional models take it as it is; an architecture that cannot take the size is a skip record saying why.
+Named timm_suite so that it never shadows the timm package. Listing needs neither torch nor timm.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from typing import Optional
+
+from benchmarks.common.cli_support import UsageError
+from benchmarks.suites import BenchmarkModel, ModelSkipped, Suite, model_config
+
+INSTALL = "pip install timm==1.0.31 (the project's `timm` extra)"
+# The harness's names (a pretrained tag picks that checkpoint's default config, not its weights) and batch sizes.
+MODELS = {
+    "adv_inception_v3": 128,
+    "beit_base_patch16_224": 128,
+    "convnextv2_nano.fcmae_ft_in22k_in1k": 128,
+    "deit_base_distilled_patch16_224": 128,
+    "deit_tiny_patch16_224.fb_in1k": 128,
+    "dm_nfnet_f0": 128,
+    "ghostnet_100": 512,
+    "inception_v3": 128,
+    "mobilenetv2_100": 128,
+    "mobilenetv3_large_100": 512,
+    "mobilevit_s": 128,
+    "nfnet_l0": 128,
+    "repvgg_a2": 128,
+    "swin_base_patch4_window7_224": 128,
+    "tf_efficientnet_b0": 128,
+    "visformer_small": 128,
+    "vit_base_patch14_dinov2.lvd142m": 128,
+    "vit_base_patch16_siglip_256": 128,
+}
+PARAMS = ("image_size",)
+# The dynamo harness's accuracy tolerances (float32): inference 1e-3, training 1e-2.
+TOLERANCE = {"eval": 1e-3, "train": 1e-2}
+# Input sizes an architecture cannot take: name -> (test, why); checked in the parent (a skip record). The rest
+# were built and run here at 50, 64, 70, 96 and 100 pixels (timm pads or resizes patches and windows).
+SIZE_LIMITS = {
+    name: (lambda size: size >= 75, f"{name}'s stem shrinks smaller images below its 3x3 kernels: it needs "
+           "an image_size of at least 75")
+    for name in ("adv_inception_v3", "inception_v3")
+}
+
+
+def check_params(params: dict) -> str:
+    unknown = sorted(set(params) - set(PARAMS))
+    if unknown:
+        return f"timm takes only {', '.join(PARAMS)} in --model-params, not {', '.join(unknown)}"
+    size = params.get("image_size")
+    if size is not None and (not isinstance(size, int) or isinstance(size, bool) or size < 1):
+        return f"--model-params image_size must be a positive integer, not {size!r}"
+    return ""
+
+
+def create(timm, name: str, size: Optional[int]):
+    """The model as the harness creates it; with a size, transformers are built for it (img_size)."""
+    kwargs = dict(pretrained=False, in_chans=3, drop_rate=0.0)
+    if size is None:
+        return timm.create_model(name, **kwargs)
+    try:
+        return timm.create_model(name, img_size=size, **kwargs)
+    except TypeError as exc:
+        if "img_size" not in str(exc):
+            raise
+    return timm.create_model(name, **kwargs)  # a convolutional network: any size passes through
+
+
+def has_random_layers(module) -> bool:
+    from torch import nn
+
+    return any((isinstance(m, nn.modules.dropout._DropoutNd) and m.p > 0) or getattr(m, "drop_prob", 0) > 0
+               for m in module.modules())
+
+
+class TimmSuite(Suite):
+    name = "timm"
+
+    def list_models(self, options):
+        from benchmarks.suites import files
+
+        params = files.parse_model_params(getattr(options, "model_params", None))
+        problem = check_params(params or {})
+        if problem:
+            raise UsageError(problem)
+        return [model_config(self.name, name, params=params or None) for name in MODELS]
+
+    def skip_reason(self, model_config, experiment, options) -> Optional[str]:
+        if importlib.util.find_spec("timm") is None:
+            return f"the timm suite needs timm, which is not installed: {INSTALL}"
+        size = (model_config.get("params") or {}).get("image_size")
+        limit = SIZE_LIMITS.get(model_config["model_name"])
+        if size and limit and not limit[0](size):
+            return f"{limit[1]}, not {size}"
+        return None
+
+    def build(self, model_config, experiment, device, options):
+        import torch
+
+        from benchmarks.suites.torchvision_suite import classification_loss
+
+        try:
+            import timm
+        except ImportError as exc:
+            raise ModelSkipped(f"the timm suite needs timm ({exc}); {INSTALL}")
+        name = model_config["model_name"]
+        if name not in MODELS:
+            raise KeyError(f"the timm suite has no model {name!r}")
+        params = dict(model_config.get("params") or {})
+        problem = check_params(params)
+        if problem:
+            raise ValueError(problem)
+        size = params.get("image_size")
+        try:
+            module = create(timm, name, size)
+        except (AssertionError, ValueError) as exc:
+            if size is None:
+                raise
+            raise ModelSkipped(f"timm cannot build {name} for image_size {size}: {str(exc).splitlines()[0]}")
+        channels, height, width = module.pretrained_cfg["input_size"]
+        if size:
+            height = width = size
+        classes = module.num_classes  # 0 for feature models (dinov2, siglip): no labels, the generic loss
+        batch_size = experiment.batch_size or MODELS[name]
+        generator = torch.Generator().manual_seed(0)
+        images = torch.randn(batch_size, channels, height, width, generator=generator)
+        labels = torch.randint(0, max(classes, 1), (batch_size,), generator=generator)
+        deterministic = experiment.test == "eval" or not has_random_layers(module)
+        return BenchmarkModel(
+            module=module.to(device), example_inputs=(images.to(device),), batch_size=batch_size,
+            loss_fn=classification_loss(labels.to(device)) if classes else None,
+            tolerance=TOLERANCE[experiment.test] if deterministic else None, deterministic=deterministic,
+            info={"image_size": [height, width], "num_classes": classes},
+        )
+
+
+SUITE = TimmSuite()

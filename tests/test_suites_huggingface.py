@@ -1,0 +1,105 @@
+"""The huggingface suite: the harness's model list (a data file), offline builds from config classes with
+--model-params (config fields and the suite's knobs), one clear error for an unknown config field, the skip
+without transformers; one sweep of an encoder, a decoder and an encoder-decoder, eager and PyTorch/XLA lazy,
+eval and train, with --verify."""
+
+import argparse
+import importlib.util
+
+import pytest
+
+from helpers import read_jsonl, run_runner
+
+from benchmarks.common import experiment_config
+from benchmarks.runner import cli
+from benchmarks.suites import huggingface
+
+MODELS = ["BertForMaskedLM", "GPT2ForSequenceClassification", "T5ForConditionalGeneration"]
+# Field names every one of the three configs knows (GPT2 and T5 map them to their own names).
+TINY = ('{"num_hidden_layers": 1, "hidden_size": 32, "num_attention_heads": 2, "vocab_size": 128, '
+        '"seq_len": 16, "dropout": 0}')
+
+
+def options(params=None):
+    return argparse.Namespace(model_params=params)
+
+
+def test_the_harness_list_with_its_batch_sizes_and_sequence_lengths():
+    names = [m["model_name"] for m in huggingface.SUITE.list_models(options())]
+    assert len(names) == 48 and set(MODELS + ["DistilBertForMaskedLM", "AlbertForMaskedLM", "T5Small"]) <= set(names)
+    data = huggingface.models()
+    assert data["BertForMaskedLM"] == {"batch_size": 32, "seq_len": 512}
+    assert data["GPT2ForSequenceClassification"]["config"] == {"pad_token_id": 0}  # batches of several sequences
+    assert data["DistillGPT2"]["class"] == "GPT2LMHeadModel"
+    assert all(m["params"] == {"seq_len": 8} for m in huggingface.SUITE.list_models(options('{"seq_len": 8}')))
+
+
+@pytest.mark.parametrize("params, message", [
+    ('{"seq_len": 0}', "seq_len must be a positive integer"),
+    ('{"dropout": 1.5}', "dropout must be a number in [0, 1)"),
+])
+def test_bad_knobs_are_usage_errors(params, message):
+    with pytest.raises(cli.UsageError, match=message.replace("[", r"\[").replace("(", r"\(").replace(")", r"\)")):
+        huggingface.SUITE.list_models(options(params))
+    result = run_runner("--suite-name=huggingface", f"--model-params={params}", "--dry-run", check_rc=2)
+    assert result.stderr.count("\n") == 1 and message in result.stderr
+
+
+def test_config_fields_and_knobs_are_applied_offline():
+    import transformers
+
+    config = huggingface.make_config(transformers.T5ForConditionalGeneration, {},
+                                     {"num_hidden_layers": 2, "hidden_size": 16, "dropout": 0, "seq_len": 8})
+    assert (config.num_layers, config.d_model, config.dropout_rate, config.use_cache) == (2, 16, 0.0, False)
+    with pytest.raises(ValueError, match="BertConfig has no field 'no_such_field'"):
+        huggingface.make_config(transformers.BertForMaskedLM, {}, {"no_such_field": 1})
+    inputs = huggingface.make_inputs("T5ForConditionalGeneration", config, 2, 8)
+    assert set(inputs) == {"input_ids", "decoder_input_ids", "labels"} and inputs["labels"].shape == (2, 8)
+    qa = huggingface.make_inputs("BertForQuestionAnswering", transformers.BertConfig(), 3, 8)
+    assert qa["start_positions"].shape == (3,)
+
+
+def test_without_transformers_every_config_is_a_skip_saying_how_to_install(monkeypatch):
+    found = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "transformers" else found(name, *a))
+    experiment = experiment_config.ExperimentConfig("cpu", None, None, "eval")
+    reason = huggingface.SUITE.skip_reason({"model_name": "BertForMaskedLM"}, experiment, options())
+    assert "needs transformers" in reason and "pip install transformers==" in reason
+
+
+@pytest.fixture(scope="module")
+def sweep(tmp_path_factory):
+    out = tmp_path_factory.mktemp("hf")
+    common = ["--suite-name=huggingface", "--accelerator=cpu", "--dynamo=None", "--batch-size=2", "--repeat=1",
+              "--warmup=1", f"--output-dirname={out}"]
+    run_runner(*common, "-k", "^(" + "|".join(MODELS) + ")$", "--xla=None", "--test=eval", "--test=train",
+               f"--model-params={TINY}", "--verify", check_rc=0)
+    # On XLA: the encoder-decoder, and the encoder's training step (its tied embeddings must stay tied there).
+    run_runner(*common, "-k", f"^{MODELS[2]}$", "--xla=PJRT", "--test=eval", "--test=train", f"--model-params={TINY}",
+               "--verify", check_rc=0)
+    run_runner(*common, "-k", f"^{MODELS[0]}$", "--xla=PJRT", "--test=train", f"--model-params={TINY}", "--verify",
+               check_rc=0)
+    run_runner(*common, "-k", "^BertForMaskedLM$", "--xla=None", "--test=eval",
+               '--model-params={"num_hidden_layers": 1, "no_such_field": 3}', check_rc=0)
+    return read_jsonl(out / "results.jsonl")
+
+
+@pytest.mark.integration
+def test_an_encoder_a_decoder_and_an_encoder_decoder_run_and_verify_on_eager_and_xla(sweep):
+    got = {(r["model"]["model_name"], r["experiment"]["xla"], r["experiment"]["test"]): r for r in sweep
+           if "no_such_field" not in r["model"]["params"]}
+    assert set(got) == {(m, None, t) for m in MODELS for t in ("eval", "train")} | {
+        (MODELS[2], "PJRT", "eval"), (MODELS[2], "PJRT", "train"), (MODELS[0], "PJRT", "train")}
+    for key, record in got.items():
+        assert record["status"] == "ok", (key, record.get("error"))
+        assert record["verification_code"] == "PASS", (key, record.get("verification_message"))
+        assert record["verification_tolerance"] == (1e-3 if key[2] == "eval" else 1e-2)
+        assert record["experiment"]["batch_size"] == 2 and record["model_info"]["seq_len"] == 16
+    assert got[("T5ForConditionalGeneration", "PJRT", "train")]["metrics"]["xla_ExecuteTime_number"][0] >= 1
+
+
+@pytest.mark.integration
+def test_an_unknown_config_field_is_one_clear_error_record(sweep):
+    (record,) = [r for r in sweep if "no_such_field" in r["model"]["params"]]
+    assert record["status"] == "error" and record["error"]["phase"] == "load"
+    assert "BertConfig has no field 'no_such_field'" in record["error"]["message"]

@@ -1,0 +1,66 @@
+"""The timm suite: the harness's names and batch sizes, image_size where the architecture takes it (a skip
+record saying why where it does not), the skip without timm; one sweep of two models, eager and PyTorch/XLA
+lazy, eval and train, with --verify."""
+
+import argparse
+import importlib.util
+
+import pytest
+
+from helpers import read_jsonl, run_runner
+
+from benchmarks.common import experiment_config
+from benchmarks.suites import timm_suite
+
+MODELS = ["deit_tiny_patch16_224.fb_in1k", "mobilenetv2_100"]
+
+
+def exp(test="eval"):
+    return experiment_config.ExperimentConfig("cpu", None, None, test)
+
+
+def test_the_harness_list_and_image_size():
+    models = timm_suite.SUITE.list_models(argparse.Namespace(model_params='{"image_size": 64}'))
+    assert len(models) == 18 and {m["model_name"] for m in models} >= set(MODELS)
+    assert timm_suite.MODELS["ghostnet_100"] == 512 and timm_suite.MODELS["inception_v3"] == 128
+    skip = timm_suite.SUITE.skip_reason({"model_name": "inception_v3", "params": {"image_size": 64}}, exp(), None)
+    assert "at least 75, not 64" in skip
+    assert timm_suite.SUITE.skip_reason({"model_name": "inception_v3", "params": {"image_size": 96}}, exp(), None) is None
+    result = run_runner("--suite-name=timm", '--model-params={"img": 3}', "--dry-run", check_rc=2)
+    assert "timm takes only image_size" in result.stderr and result.stderr.count("\n") == 1
+
+
+def test_without_timm_every_config_is_a_skip_saying_how_to_install(monkeypatch):
+    found = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "timm" else found(name, *a))
+    assert "pip install timm==" in timm_suite.SUITE.skip_reason({"model_name": "mobilenetv2_100"}, exp(), None)
+
+
+@pytest.fixture(scope="module")
+def sweep(tmp_path_factory):
+    out = tmp_path_factory.mktemp("timm")
+    common = ["--suite-name=timm", "--accelerator=cpu", "--dynamo=None", "--test=eval", "--test=train",
+              "--batch-size=2", '--model-params={"image_size": 32}', "--repeat=1", "--warmup=1", "--verify",
+              f"--output-dirname={out}"]
+    run_runner(*common, "-k", "^(" + "|".join(MODELS) + "|inception_v3)$", "--xla=None", check_rc=0)
+    # On XLA, the transformer only: a CNN's training step compiles for half a minute here.
+    run_runner(*common, "-k", f"^{MODELS[0]}$", "--xla=PJRT", check_rc=0)
+    return read_jsonl(out / "results.jsonl")
+
+
+@pytest.mark.integration
+def test_models_run_and_verify_on_eager_and_xla(sweep):
+    got = {(r["model"]["model_name"], r["experiment"]["xla"], r["experiment"]["test"]): r for r in sweep}
+    keys = [(m, None, t) for m in MODELS for t in ("eval", "train")] + [(MODELS[0], "PJRT", t) for t in ("eval", "train")]
+    for key in keys:
+        record = got[key]
+        assert record["status"] == "ok", (key, record.get("error"))
+        assert record["verification_code"] == "PASS", (key, record.get("verification_message"))
+        assert record["model_info"]["image_size"] == [32, 32] and record["experiment"]["batch_size"] == 2
+
+
+@pytest.mark.integration
+def test_a_size_the_architecture_cannot_take_is_a_skip_record(sweep):
+    skips = [r for r in sweep if r["model"]["model_name"] == "inception_v3"]
+    assert len(skips) == 2 and all(r["status"] == "skip" for r in skips)
+    assert "needs an image_size of at least 75, not 32" in skips[0]["error"]["message"]
