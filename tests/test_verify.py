@@ -7,7 +7,6 @@ declared-random (VERIFIER_SKIPPED), an exception after timing, and a structure m
 The comparison itself is also checked directly on real tensors and outputs.
 """
 
-from benchmarks.common.run_options import RunOptions, VerifyOptions
 import collections
 import dataclasses
 import shutil
@@ -17,6 +16,7 @@ import weakref
 
 import pytest
 
+from benchmarks.common.run_options import VerifyOptions
 from helpers import ROOT, read_jsonl, run_runner
 
 VERIFY_KEYS = ("verification_code", "verification_mean_rel_error", "verification_max_abs_error",
@@ -315,7 +315,7 @@ def test_eager_reference_is_on_the_cpu_and_its_models_are_freed():
     suite = load_suite("dummy")
 
     def build(experiment):
-        bm = single_config.build_model(suite, {"suite_name": "dummy", "model_name": "mlp"}, experiment, RunOptions())
+        bm = single_config.build_model(suite, {"suite_name": "dummy", "model_name": "mlp"}, experiment, None)
         built.append(weakref.ref(bm.module))
         return bm
 
