@@ -70,6 +70,16 @@ def parse_model_params(text: Optional[str]) -> Optional[dict]:
     return json.loads(text)
 
 
+def models_with_params(suite_name: str, names, flags, check_params) -> list:
+    """The model configs of a suite whose models all take the same --model-params (image sizes, classes ...):
+    `check_params(params) -> problem or None`; a problem is a UsageError."""
+    params = parse_model_params(getattr(flags, "model_params", None))
+    problem = check_params(params or {})
+    if problem:
+        raise UsageError(problem)
+    return [model_config(suite_name, name, params=params or None) for name in names]
+
+
 def parse_label_filters(texts: list) -> list:
     """['key::v1,v2', ...] -> [(key, {v1, v2}), ...]; a model matches when every key has one of the values."""
     filters = []

@@ -12,8 +12,7 @@ from __future__ import annotations
 import importlib.util
 from typing import Optional
 
-from benchmarks.common.cli_support import UsageError
-from benchmarks.suites import BenchmarkModel, ModelSkipped, Suite, model_config
+from benchmarks.suites import BenchmarkModel, ModelSkipped, Suite
 
 INSTALL = "pip install timm==1.0.31 (the project's `timm` extra)"
 # The harness's names (a pretrained tag picks that checkpoint's default config, not its weights) and batch sizes.
@@ -82,14 +81,10 @@ def has_random_layers(module) -> bool:
 class TimmSuite(Suite):
     name = "timm"
 
-    def list_models(self, options):
+    def list_models(self, flags):
         from benchmarks.suites import files
 
-        params = files.parse_model_params(getattr(options, "model_params", None))
-        problem = check_params(params or {})
-        if problem:
-            raise UsageError(problem)
-        return [model_config(self.name, name, params=params or None) for name in MODELS]
+        return files.models_with_params(self.name, MODELS, flags, check_params)
 
     def skip_reason(self, model_config, experiment, options) -> Optional[str]:
         if importlib.util.find_spec("timm") is None:

@@ -9,8 +9,7 @@ Parameters (--model-params): `image_size` (default 224, 299 for inception_v3) an
 from __future__ import annotations
 
 from benchmarks.common import tiers
-from benchmarks.common.cli_support import UsageError
-from benchmarks.suites import BenchmarkModel, Suite, files, model_config
+from benchmarks.suites import BenchmarkModel, Suite, files
 
 # name -> default batch size, chosen so one step takes about a second or less on a laptop CPU.
 MODELS = {
@@ -71,12 +70,8 @@ def check_params(params: dict) -> str:
 class TorchvisionSuite(Suite):
     name = "torchvision"
 
-    def list_models(self, options):
-        params = files.parse_model_params(getattr(options, "model_params", None))
-        problem = check_params(params or {})
-        if problem:
-            raise UsageError(problem)
-        return [model_config(self.name, name, params=params or None) for name in MODELS]
+    def list_models(self, flags):
+        return files.models_with_params(self.name, MODELS, flags, check_params)
 
     def tiers(self):
         return tiers.TORCHVISION_TIERS
