@@ -80,6 +80,16 @@ def models_with_params(suite_name: str, names, flags, check_params) -> list:
     return [model_config(suite_name, name, params=params or None) for name in names]
 
 
+def size_limit_reason(model_config: dict, limits: dict) -> Optional[str]:
+    """Why a model can't take the requested --model-params image_size (limits: name -> (accepts(size), why)),
+    or None."""
+    size = (model_config.get("params") or {}).get("image_size")
+    limit = limits.get(model_config["model_name"])
+    if size and limit and not limit[0](size):
+        return f"{limit[1]}, not {size}"
+    return None
+
+
 def parse_label_filters(texts: list) -> list:
     """['key::v1,v2', ...] -> [(key, {v1, v2}), ...]; a model matches when every key has one of the values."""
     filters = []

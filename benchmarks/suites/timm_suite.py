@@ -89,11 +89,9 @@ class TimmSuite(Suite):
     def skip_reason(self, model_config, experiment, options) -> Optional[str]:
         if importlib.util.find_spec("timm") is None:
             return f"the timm suite needs timm, which is not installed: {INSTALL}"
-        size = (model_config.get("params") or {}).get("image_size")
-        limit = SIZE_LIMITS.get(model_config["model_name"])
-        if size and limit and not limit[0](size):
-            return f"{limit[1]}, not {size}"
-        return None
+        from benchmarks.suites import files
+
+        return files.size_limit_reason(model_config, SIZE_LIMITS)
 
     def build(self, model_config, experiment, device, options):
         import torch

@@ -77,11 +77,7 @@ class TorchvisionSuite(Suite):
         return tiers.TORCHVISION_TIERS
 
     def skip_reason(self, model_config, experiment, options):
-        size = (model_config.get("params") or {}).get("image_size")
-        limit = SIZE_LIMITS.get(model_config["model_name"])
-        if size and limit and not limit[0](size):
-            return f"{limit[1]}, not {size}"
-        return None
+        return files.size_limit_reason(model_config, SIZE_LIMITS)
 
     def build(self, model_config, experiment, device, options):
         import torch
