@@ -51,6 +51,12 @@ def add_arguments(parser, test_default: Optional[str] = "inference", accelerator
         group.add_argument("--backend", action="append", default=[], metavar="BACKEND",
                            help="keep records of this backend label (eager, inductor, openxla+dynamo, "
                                 "inductor+int8wo, ...; repeatable)")
+    add_model_arguments(group)
+
+
+def add_model_arguments(group) -> None:
+    """-k/--filter, -x/--exclude, --filter-by-tier, --exclude-by-tier: which models (any tool that selects
+    models by name and tier)."""
     group.add_argument("--filter", "-k", action="append", default=[], metavar="REGEX",
                        help="keep models whose name matches (case-insensitive; repeatable; adds to tiers)")
     group.add_argument("--exclude", "-x", action="append", default=[], metavar="REGEX",
