@@ -214,14 +214,14 @@ def render(options: Options, page_path: Optional[str], fig_width: float, fig_hei
         raise inputs.NoData(f"no speedups to report for {analysis.accelerator} ({options.test})", grouped.notes)
     over_time = reports.report_speedup(analysis)
     latest = reports.report_latest(analysis)
-    inputs = inputs.expand_inputs(options.input_files)
-    results_dir = os.path.dirname(os.path.abspath(inputs[0])) if inputs else os.getcwd()
+    files = inputs.expand_inputs(options.input_files)
+    results_dir = os.path.dirname(os.path.abspath(files[0])) if files else os.getcwd()
     page_dir = os.path.dirname(os.path.abspath(page_path)) if page_path else os.getcwd()
     title = f"Benchmark report: {analysis.accelerator}, {options.test}"
     body = [
         f"<h1>{esc(title)}</h1>",
         f'<p class="small">Made by aggregate.py on {esc(_date(datetime.now(timezone.utc).timestamp()))} from '
-        f"{esc(', '.join(inputs))}.</p>",
+        f"{esc(', '.join(files))}.</p>",
         _facts_section(analysis),
         _geomean_section(grouped, analysis),
         "<h2>Speedup over time</h2>",
