@@ -156,10 +156,10 @@ def test_median_estimator_on_our_records():
 
 
 def test_failed_records_are_never_averaged():
-    from benchmarks.aggregate import reports
+    from benchmarks.aggregate.analysis import Options, prepare
 
-    options = reports.Options(input_files=ALL_FILES, accelerator="cpu", backends=["eager", "inductor"])
-    analysis = reports.prepare(options)
+    options = Options(input_files=ALL_FILES, accelerator="cpu", backends=["eager", "inductor"])
+    analysis = prepare(options)
     t4 = analysis.timestamps[0]
     cell = analysis.cell(t4, "inductor")
     by_name = {analysis.labels[w]: why for w, why in cell.left_out.items()}
@@ -247,7 +247,7 @@ def test_accelerator_must_be_chosen_when_the_files_hold_several():
 
 
 def test_accelerator_names():
-    from benchmarks.aggregate.reports import accelerator_regex
+    from benchmarks.common.selection import accelerator_regex
 
     assert accelerator_regex("a100").search("NVIDIA A100-SXM4-40GB")
     assert not accelerator_regex("a100").search("NVIDIA RTX A1000 6GB Laptop GPU")
@@ -289,9 +289,10 @@ def test_odd_records_are_survived(tmp_path):
 
 def test_frame_gives_unique_column_names():
     from benchmarks.aggregate import reports
+    from benchmarks.aggregate.analysis import Options
 
-    table = reports.build(reports.Options(input_files=[V100_FILE], accelerator="v100", report="latest",
-                                          backends=["inductor", "openxla+dynamo"]))
+    table = reports.build(Options(input_files=[V100_FILE], accelerator="v100", report="latest",
+                                  backends=["inductor", "openxla+dynamo"]))
     frame = table.frame()
     assert list(frame.columns)[:4] == ["Workload", "Speedup(Inductor/Oldest Inductor)", "StdDev",
                                        "ModelName(Inductor)"]

@@ -396,3 +396,20 @@ def test_round_zero_keeps_the_fingerprint_records_had_before_rounds():
     assert records.record_fingerprint(old) == records.record_fingerprint(record(round_=0))
     assert records.record_fingerprint(record(round_=1)) != records.record_fingerprint(record(round_=0))
     assert records.record_fingerprint(record(round_=1)) != records.record_fingerprint(record(round_=2))
+
+
+def test_selection_flags_choose_the_records_of_both_sides(tmp_path, capsys):
+    # The same flags as aggregate.py's (benchmarks/common/selection.py), applied to each side.
+    side = [record(model, dynamo=dynamo, round_=r) for model in ("mlp", "cnn") for dynamo in (None, "inductor")
+            for r in range(2)]
+    side += [record("mlp", round_=r, test="train") for r in range(2)]
+    control, treatment = write(tmp_path / "a.jsonl", side), write(tmp_path / "b.jsonl", side)
+    _, report, _ = compare_json(capsys, control, treatment)
+    assert len(report["rows"]) == 5
+    _, report, _ = compare_json(capsys, control, treatment, "-k", "mlp", "--backend", "inductor", "--test", "inference")
+    assert [(r["model_name"], r["experiment"]["dynamo"], r["experiment"]["test"]) for r in report["rows"]] == [
+        ("mlp", "inductor", "eval")]
+    _, report, _ = compare_json(capsys, control, treatment, "--filter-by-tier", "1", "-x", "cnn", "--test", "training")
+    assert [(r["model_name"], r["experiment"]["test"]) for r in report["rows"]] == [("mlp", "train")]  # dummy tier 1
+    status, _, err = compare(capsys, control, treatment, "--accelerator", "a100")
+    assert status == 1 and "match the selection flags" in err and "Traceback" not in err

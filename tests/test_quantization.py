@@ -8,7 +8,7 @@ import pytest
 
 from helpers import read_jsonl, run_runner, run_tool
 
-from benchmarks.aggregate import reports
+from benchmarks.aggregate import inputs
 from benchmarks.common import experiment_config, quantization, records
 from benchmarks.runner import matrix
 from benchmarks.runner.plan import Config
@@ -91,13 +91,13 @@ def test_dry_run_shows_the_drops_with_reasons():
 def test_aggregate_names_a_quantized_config_as_its_own_backend():
     record = {"model": {"suite_name": "dummy", "model_name": "mlp"}, "timestamp": 1.0,
               "experiment": exp(quantization="int8wo").to_dict(), "metrics": {"per_iter_time": [1.0]}}
-    row, _ = reports.record_row(record)
+    row, _ = inputs.record_row(record)
     assert row.backend == "eager+int8wo" and "quantization" not in row.variant
     record["experiment"] = exp(xla="PJRT", dynamo="openxla", quantization="int8dq").to_dict()
-    assert reports.record_row(record)[0].backend == "openxla+dynamo+int8dq"
+    assert inputs.record_row(record)[0].backend == "openxla+dynamo+int8dq"
     record["experiment"] = {k: v for k, v in exp().to_dict().items() if k != "quantization"}  # an old record
-    assert reports.record_row(record)[0].backend == "eager"
-    assert reports.check_backends(["eager", "eager+int8wo", "openxla+dynamo+int4wo-128"])
+    assert inputs.record_row(record)[0].backend == "eager"
+    assert inputs.check_backends(["eager", "eager+int8wo", "openxla+dynamo+int4wo-128"])
 
 
 # ---------------------------------------------------------------- real sweeps

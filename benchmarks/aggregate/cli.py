@@ -12,6 +12,7 @@ import logging
 import os
 import sys
 
+from benchmarks.common import selection
 from benchmarks.common.cli_support import (EXIT_BAD_NEWS, Parser, UsageError, choice, epilog, metavar, non_negative_int,
                                            run_main)
 
@@ -23,8 +24,6 @@ FORMAT_ALIASES = {"tab": "table"}  # this tool's name for the grid until issue 1
 METRICS = ("time", "compile")
 METRIC_ALIASES = {"exec": "time"}  # upstream aggregate.py's name
 IMAGE_FORMATS = ("png", "svg")
-# --test also takes the record's own names.
-TEST_ALIASES = {"inference": "inference", "training": "training", "eval": "inference", "train": "training"}
 
 
 def positive_float(text: str) -> float:
@@ -35,20 +34,6 @@ def positive_float(text: str) -> float:
     if not value > 0 or value > 1000:
         raise argparse.ArgumentTypeError(f"must be a positive number of inches (at most 1000), not {text}")
     return value
-
-
-def tier(text: str) -> int:
-    try:
-        return int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"a tier is a number, not {text!r}") from None
-
-
-def test_name(text: str) -> str:
-    try:
-        return TEST_ALIASES[text.lower()]
-    except KeyError:
-        raise argparse.ArgumentTypeError(f"invalid choice: {text!r} (choose from inference, training)") from None
 
 
 def build_parser() -> Parser:
@@ -68,14 +53,8 @@ def build_parser() -> Parser:
                       help="speedup: geomean speedup per run; histogram: p95/p50/p5 of the per-model speedups "
                            "per run; latest: each backend's newest per-model speedups, sorted; latest_grouped: "
                            "one row per model of the newest run, plus GEOMEAN (default: %(default)s)")
-    what.add_argument("--accelerator", metavar="NAME",
-                      help="accelerator to report: case-insensitive substring or regex of the records' "
-                           "accelerator_model (v100, a100, a6000, 'Xeon', 'H100|A100'), an accelerator kind "
-                           "(cpu, cuda, tpu), or 'all'. Default: the only one in the files")
     what.add_argument("--list-accelerators", action="store_true",
                       help="print the accelerators the files contain, then exit")
-    what.add_argument("--test", type=test_name, default="inference", metavar="{inference,training}",
-                      help="inference (eval) or training (train) records (default: %(default)s)")
     what.add_argument("--backends", action="extend", nargs="+", metavar="BACKEND",
                       help="backends to report; the first is the baseline. Names: eager, inductor, "
                            "openxla+dynamo, openxla+lazytensor, openxla_eval+dynamo, or any other dynamo "
@@ -88,15 +67,7 @@ def build_parser() -> Parser:
     what.add_argument("--metric", type=choice(METRICS, METRIC_ALIASES), default="time", metavar=metavar(METRICS),
                       help="time (upstream's exec, also taken): steady-state time per iteration; compile: time of "
                            "the first run beyond a steady one (default: %(default)s)")
-    sel = parser.add_argument_group("models")
-    sel.add_argument("--filter", "-k", action="append", default=[], metavar="REGEX",
-                     help="keep models whose name matches (case-insensitive; repeatable; adds to tiers)")
-    sel.add_argument("--exclude", "-x", action="append", default=[], metavar="REGEX",
-                     help="drop models whose name matches (case-insensitive; repeatable)")
-    sel.add_argument("--filter-by-tier", action="append", type=tier, default=[], metavar="N",
-                     help="keep the models of tier N of their suite (repeatable)")
-    sel.add_argument("--exclude-by-tier", action="append", type=tier, default=[], metavar="N",
-                     help="drop the models of tier N of their suite (repeatable)")
+    selection.add_arguments(parser)
     st = parser.add_argument_group("statistics")
     st.add_argument("--estimator", choices=("median", "mean"), default="median",
                     help="per-record time: median (spread 1.4826 x MAD) or mean (sample std), over the "
@@ -149,16 +120,16 @@ def write(data, options) -> None:
 
 
 def run(options) -> int:
-    from benchmarks.aggregate import reports
+    from benchmarks.aggregate import analysis, inputs, reports, text_formats
 
     if options.list_accelerators:
-        rows = reports.load_rows(reports.expand_inputs(options.input_file))
-        write(reports.list_accelerators(rows), options)
+        rows = inputs.load_rows(inputs.expand_inputs(options.input_file))
+        write(inputs.list_accelerators(rows), options)
         return 0
     fmt = output_format(options)
     if fmt in IMAGE_FORMATS and not options.output and sys.stdout.isatty():
         raise UsageError(f"not writing {fmt.upper()} to a terminal: use --output FILE or redirect stdout")
-    request = reports.Options(
+    request = analysis.Options(
         input_files=options.input_file, accelerator=options.accelerator, test=options.test,
         backends=options.backends, baseline=options.baseline, filter=options.filter, exclude=options.exclude,
         filter_by_tier=options.filter_by_tier, exclude_by_tier=options.exclude_by_tier, report=options.report,
@@ -170,12 +141,12 @@ def run(options) -> int:
         return 0
     table = reports.build(request)
     if fmt == "csv":
-        write(reports.format_csv(table), options)
+        write(text_formats.format_csv(table), options)
         # The CSV stays machine-readable; what it includes and leaves out goes to stderr.
         for note in table.notes:
             print(f"note: {note}", file=sys.stderr)
     elif fmt == "table":
-        write(reports.format_tab(table), options)
+        write(text_formats.format_tab(table), options)
     else:
         from benchmarks.aggregate import plots
 
@@ -198,11 +169,11 @@ def main(argv=None) -> int:
 
 def run_reporting_no_data(options) -> int:
     """run, with "no data" said as bad news (exit 1): its line, then the notes on what was left out."""
-    from benchmarks.aggregate import reports
+    from benchmarks.aggregate.inputs import NoData
 
     try:
         return run(options)
-    except reports.NoData as exc:
+    except NoData as exc:
         print(f"aggregate.py: {exc}", file=sys.stderr)
         for note in exc.notes:
             print(f"note: {note}", file=sys.stderr)

@@ -16,7 +16,8 @@ import re
 from datetime import datetime, timezone
 from typing import Optional
 
-from benchmarks.aggregate import reports
+from benchmarks.aggregate import inputs, notes, reports
+from benchmarks.aggregate.analysis import Analysis, Options, prepare
 from benchmarks.common import records
 
 STYLE = """
@@ -84,7 +85,7 @@ def _distinct(values) -> list:
     return out
 
 
-def _facts_section(analysis: reports.Analysis) -> str:
+def _facts_section(analysis: Analysis) -> str:
     rows = analysis.rows
     environments = [r.record.get("environment") or {} for r in rows]
     environments = [e for e in environments if isinstance(e, dict)]
@@ -100,8 +101,8 @@ def _facts_section(analysis: reports.Analysis) -> str:
     facts = [
         ("Suites", ", ".join(_distinct(r.suite for r in rows))),
         ("Models", f"{len({r.workload for r in rows})}"),
-        ("Backends", ", ".join(reports.backend_title(b) for b in analysis.backends)
-         + f" (baseline: {analysis.options.baseline} {reports.backend_title(analysis.base)})"),
+        ("Backends", ", ".join(inputs.backend_title(b) for b in analysis.backends)
+         + f" (baseline: {analysis.options.baseline} {inputs.backend_title(analysis.base)})"),
         ("Test", analysis.options.test),
         ("Accelerator", analysis.accelerator),
         ("Runs", "; ".join(_date(ts) for ts in analysis.timestamps)),
@@ -125,7 +126,7 @@ def _facts_section(analysis: reports.Analysis) -> str:
     return "\n".join(out)
 
 
-def _geomean_section(grouped: reports.Table, analysis: reports.Analysis) -> str:
+def _geomean_section(grouped: reports.Table, analysis: Analysis) -> str:
     geomean = grouped.rows[-1]
     counts = [sum(1 for row in grouped.rows[:-1] if row[1 + 2 * i] is not None) for i in range(len(analysis.backends))]
     out = ["<h2>Geomean speedup over the baseline</h2>",
@@ -135,7 +136,7 @@ def _geomean_section(grouped: reports.Table, analysis: reports.Analysis) -> str:
            "<th>Models</th></tr></thead><tbody>"]
     for i, backend in enumerate(analysis.backends):
         value, error = geomean[1 + 2 * i], geomean[2 + 2 * i]
-        out.append(f'<tr><td>{esc(reports.backend_title(backend))}</td>'
+        out.append(f'<tr><td>{esc(inputs.backend_title(backend))}</td>'
                    f'<td class="num" data-backend="{esc(backend)}">{"" if value is None else f"{value:.4f}"}</td>'
                    f'<td class="num">{"" if error is None else f"{error:.4f}"}</td>'
                    f'<td class="num">{counts[i]}</td></tr>')
@@ -153,7 +154,7 @@ def _log_link(record: dict, results_dir: str, page_dir: str) -> str:
     return f' <a href="{esc(href)}">log</a>'
 
 
-def _cell(row: Optional[reports.Row], speedup, results_dir: str, page_dir: str, verified: bool) -> list:
+def _cell(row: Optional[inputs.Row], speedup, results_dir: str, page_dir: str, verified: bool) -> list:
     """The time, speedup (and, where the backend was verified, verification) cells of one backend for one
     model and batch size."""
     if row is None:
@@ -176,7 +177,7 @@ def _cell(row: Optional[reports.Row], speedup, results_dir: str, page_dir: str, 
     return [f'<td data-sort="{esc(row.status)}">{text}</td>', '<td class="num" data-sort=""></td>'] + verification
 
 
-def _models_section(analysis: reports.Analysis, results_dir: str, page_dir: str) -> str:
+def _models_section(analysis: Analysis, results_dir: str, page_dir: str) -> str:
     runs = reports.newest_runs(analysis, analysis.backends)
     cells = {b: reports.merged_cell(analysis, b, runs) for b in analysis.backends}
     newest = {}
@@ -187,9 +188,9 @@ def _models_section(analysis: reports.Analysis, results_dir: str, page_dir: str)
     verified = {b: any(r.record.get("verify") for (_, _, rb), r in newest.items() if rb == b) for b in analysis.backends}
     head = ["Model", "Batch"]
     for backend in analysis.backends:
-        title = reports.backend_title(backend)
+        title = inputs.backend_title(backend)
         head += [f"{title} ms", f"{title} speedup"] + [f"{title} verify"] * verified[backend]
-    out = [f"<h2>Per model ({esc(reports.runs_text(runs))})</h2>",
+    out = [f"<h2>Per model ({esc(notes.runs_text(runs))})</h2>",
            '<p><input id="filter" type="search" placeholder="Filter rows (model, status, message ...)"> '
            '<span class="small">Click a column header to sort.</span></p>',
            '<div class="wide"><table id="models"><thead><tr>' + "".join(f"<th>{esc(h)}</th>" for h in head)
@@ -205,22 +206,22 @@ def _models_section(analysis: reports.Analysis, results_dir: str, page_dir: str)
     return "\n".join(out)
 
 
-def render(options: reports.Options, page_path: Optional[str], fig_width: float, fig_height: float) -> str:
+def render(options: Options, page_path: Optional[str], fig_width: float, fig_height: float) -> str:
     """The page for `options` (aggregate's selection flags); links to logs are relative to `page_path`."""
-    analysis = reports.prepare(options)
+    analysis = prepare(options)
     grouped = reports.report_latest_grouped(analysis)
     if not any(v is not None for row in grouped.rows for v in row[1:]):
-        raise reports.NoData(f"no speedups to report for {analysis.accelerator} ({options.test})", grouped.notes)
+        raise inputs.NoData(f"no speedups to report for {analysis.accelerator} ({options.test})", grouped.notes)
     over_time = reports.report_speedup(analysis)
     latest = reports.report_latest(analysis)
-    inputs = reports.expand_inputs(options.input_files)
-    results_dir = os.path.dirname(os.path.abspath(inputs[0])) if inputs else os.getcwd()
+    files = inputs.expand_inputs(options.input_files)
+    results_dir = os.path.dirname(os.path.abspath(files[0])) if files else os.getcwd()
     page_dir = os.path.dirname(os.path.abspath(page_path)) if page_path else os.getcwd()
     title = f"Benchmark report: {analysis.accelerator}, {options.test}"
     body = [
         f"<h1>{esc(title)}</h1>",
         f'<p class="small">Made by aggregate.py on {esc(_date(datetime.now(timezone.utc).timestamp()))} from '
-        f"{esc(', '.join(inputs))}.</p>",
+        f"{esc(', '.join(files))}.</p>",
         _facts_section(analysis),
         _geomean_section(grouped, analysis),
         "<h2>Speedup over time</h2>",

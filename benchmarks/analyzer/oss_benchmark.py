@@ -1,8 +1,8 @@
 """result_analyzer.py --output-format=oss-benchmark: rows for the PyTorch OSS benchmark database, the JSON that
 TorchAO's and PyTorch's CI upload to their dashboards.
 
-One row per record and metric a dashboard plots: `per_iter_time_ms` (the steady-state samples),
-`compile_time_s` (first warm-up run beyond a steady one), `peak_rss_mb`, `tflops` (microbenchmarks) and, with
+One row per record and metric a dashboard plots, each as common/measurement.py defines it: `per_iter_time_ms`
+(the steady-state samples), `compile_time_s` (first run beyond a steady one), `peak_rss_mb`, `tflops` (microbenchmarks) and, with
 --baseline BACKEND, `speedup` over that backend's record of the same model, test, batch size, accelerator
 and run. Each row: {"benchmark": {"name", "mode", "dtype", "extra_info"}, "model": {"name", "type",
 "origins"}, "metric": {"name", "benchmark_values", "target_value"}, "runners": [...], "dependencies": {...}};
@@ -17,22 +17,15 @@ import math
 import statistics
 from typing import Optional
 
-from benchmarks.common import records, stats
-from benchmarks.common.experiment_config import backend_name
+from benchmarks.common import records
+from benchmarks.common.measurement import EVERY_SAMPLE, Measurement
 
 BENCHMARK_NAME = "ptbench-matrix"
 TEST_MODES = {"eval": "inference", "train": "training"}
 
 
 def _finite(values) -> list:
-    return [float(v) for v in values if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)]
-
-
-def _steady(record: dict, name: str) -> list:
-    values = stats.samples((record.get("metrics") or {}).get(name))
-    if values is None or not len(values):
-        return []
-    return _finite(stats.steady_state(values, record))
+    return [] if values is None else [float(v) for v in values if math.isfinite(v)]
 
 
 def _runner(environment: dict, experiment: dict) -> dict:
@@ -59,20 +52,19 @@ def _config_key(record: dict) -> tuple:
             experiment.get("accelerator_model"), record.get("timestamp"))
 
 
-def _metrics(record: dict) -> list:
+def _metrics(m: Measurement) -> list:
     """(metric name, values) a dashboard plots, for one ok record."""
     out = []
-    per_iter = _steady(record, "per_iter_time")
+    per_iter = _finite(m.per_iter_time())
     if per_iter:
         out.append(("per_iter_time_ms", [v * 1e3 for v in per_iter]))
-    total = stats.samples((record.get("metrics") or {}).get("total_time"))
-    compile_seconds = stats.compile_time(record, total) if total is not None and len(total) else None
+    compile_seconds = m.compile_time()
     if compile_seconds is not None and math.isfinite(compile_seconds):
         out.append(("compile_time_s", [float(compile_seconds)]))
-    peak = _finite((record.get("metrics") or {}).get("peak_rss_bytes") or [])
-    if peak:
-        out.append(("peak_rss_mb", [max(peak) / 2**20]))
-    tflops = _finite((record.get("metrics") or {}).get("tflops") or [])
+    peak = m.peak_memory()
+    if peak is not None:
+        out.append(("peak_rss_mb", [peak / 2**20]))
+    tflops = _finite(m.samples("tflops", EVERY_SAMPLE))
     if tflops:
         out.append(("tflops", tflops))
     return out
@@ -90,16 +82,17 @@ def rows(all_records: list, baseline: Optional[str] = None) -> tuple:
     baselines = {}
     if baseline:
         for record in ok:
-            experiment = record["experiment"]
-            if backend_name(experiment.get("xla"), experiment.get("dynamo")) == baseline:
-                per_iter = _steady(record, "per_iter_time")
+            m = Measurement(record)
+            if m.backend == baseline:
+                per_iter = _finite(m.per_iter_time())
                 if per_iter:
                     baselines.setdefault(_config_key(record), []).extend(per_iter)
     out = []
     for record in ok:
+        m = Measurement(record)
         experiment, model = record["experiment"], record["model"]
         environment = record.get("environment") if isinstance(record.get("environment"), dict) else {}
-        backend = backend_name(experiment.get("xla"), experiment.get("dynamo"))
+        backend = m.backend
         extra = dict(experiment, backend=backend, suite=model.get("suite_name"), status=records.STATUS_OK,
                      timestamp=record.get("timestamp"), round=record.get("round", 0), repeat=record.get("repeat"),
                      iterations_per_run=record.get("iterations_per_run"),
@@ -114,7 +107,7 @@ def rows(all_records: list, baseline: Optional[str] = None) -> tuple:
             "runners": [_runner(environment, experiment)],
             "dependencies": _dependencies(environment),
         }
-        metrics = _metrics(record)
+        metrics = _metrics(m)
         if baseline and backend != baseline:
             base_values = baselines.get(_config_key(record))
             per_iter = dict(metrics).get("per_iter_time_ms")

@@ -1,5 +1,8 @@
 """Tier lists per suite: tier number -> model names, for --filter-by-tier / --exclude-by-tier.
 
+The one source: suites return theirs from here (`Suite.tiers`), and tools that select records
+(aggregate.py, compare.py) read them here without importing the suites.
+
 TorchBench's tiers are the ones upstream PyTorch/XLA's runner defines (names only; a name that a
 checkout lacks simply selects nothing). torchvision's are ours, by cost on a CPU.
 """
@@ -33,3 +36,13 @@ TORCHVISION_TIERS = {
     3: ["vgg16", "vit_b_16", "inception_v3", "wide_resnet50_2", "resnet152", "convnext_base", "swin_b",
         "maxvit_t", "vit_l_16"],
 }
+
+DUMMY_TIERS = {1: ["mlp"], 2: ["cnn", "multi_output"]}
+
+# Suite name -> its tiers; a suite not listed has none.
+TIERS = {"torchbench": TORCHBENCH_TIERS, "torchvision": TORCHVISION_TIERS, "dummy": DUMMY_TIERS}
+
+
+def of_suite(suite: str) -> dict:
+    """Tier number -> model names of a suite ({} for a suite without tiers)."""
+    return TIERS.get(suite, {})

@@ -12,6 +12,7 @@ import logging
 import os
 import sys
 
+from benchmarks.common import selection
 from benchmarks.common.cli_support import (BadNews, Parser, UsageError, choice, epilog, metavar, non_negative_int,
                                            positive_int, run_main, setup_logging)
 
@@ -70,6 +71,8 @@ def build_parser() -> Parser:
     runs.add_argument("--treatment-timestamp", type=float, metavar="T", help="only TREATMENT's run of this timestamp")
     runs.add_argument("--latest", action="store_true",
                       help="only the newest run of each side (unless its --*-timestamp names one)")
+    selection.add_arguments(p, test_default=None, accelerator_default="every one", backend=True,
+                            group=p.add_argument_group("which records (of both sides)"))
     what = p.add_argument_group("what to compare")
     what.add_argument("--metric", default="time", type=metric_name,
                       help="time (per-iteration time, the default; upstream's exec also taken), compile (the first run, compilation included), "
@@ -108,12 +111,17 @@ def run(options) -> int:
 
     if options.plot and os.path.splitext(options.plot)[1].lower() not in (".png", ".svg"):
         raise UsageError(f"--plot {options.plot}: name a .png or .svg file")
-    sides = {}
+    from benchmarks.common.measurement import Measurement
+
+    sides, chosen = {}, selection.Selection.of(options)
     for side in ("control", "treatment"):
         found = matching.read_side([getattr(options, side)], side)
-        sides[side] = matching.pick_run(found, side, getattr(options, f"{side}_timestamp"), options.latest)
-        if not sides[side]:
+        picked = matching.pick_run(found, side, getattr(options, f"{side}_timestamp"), options.latest)
+        if not picked:
             raise BadNews(f"{side}: no records in {getattr(options, side)}")
+        sides[side] = chosen.select(picked, view=Measurement)
+        if not sides[side]:
+            raise BadNews(f"{side}: no records in {getattr(options, side)} match the selection flags")
     pairs = matching.pair(sides["control"], sides["treatment"])
     if not any(p.control and p.treatment for p in pairs):
         raise BadNews(f"no config of {options.control} matches one of {options.treatment} (a config is the "

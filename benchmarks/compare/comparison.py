@@ -6,6 +6,7 @@ import dataclasses
 import math
 from typing import Optional
 
+from benchmarks.common.measurement import Measurement
 from benchmarks.compare import metrics, statistics, verdicts
 
 
@@ -42,7 +43,7 @@ def _processes(found: list, settings: Settings) -> tuple:
     """([samples of each record that has some], why none has any)."""
     processes, why = [], None
     for record in found:
-        values, reason = metrics.record_samples(record, settings.metric, settings.skip_samples)
+        values, reason = metrics.record_samples(Measurement(record), settings.metric, settings.skip_samples)
         if values is None:
             why = reason
         else:

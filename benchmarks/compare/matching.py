@@ -1,34 +1,28 @@
 """compare.py's inputs: read each side's records, pick its runs by timestamp, pair the configs.
 
 Two records are the same config when their model (suite, name, parameters) and experiment config agree,
-the accelerator model, environment, timestamps and round aside: the resume fingerprint of
-benchmarks/common/records.py, taken on the real batch size (upstream records hold only that one).
+the accelerator model, environment, timestamps and round aside: Measurement.config_key
+(benchmarks/common/measurement.py).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import logging
-import math
 from typing import Optional
 
 from benchmarks.common import records
 from benchmarks.common.cli_support import UsageError
+from benchmarks.common.measurement import NOT_CONFIG, Measurement
 
 log = logging.getLogger("benchmarks.compare")
 
-# Upstream's obsolete experiment key (always "run_all"): never a difference between configs.
-_NOT_CONFIG = ("experiment_name",)
 # Two timestamps closer than this are one run (JSON round trips of a float).
 _SAME_TIME = 1e-3
 
 
 def config_key(record: dict) -> Optional[str]:
-    model, experiment = record.get("model"), record.get("experiment")
-    if not isinstance(model, dict) or not isinstance(experiment, dict) or not model.get("model_name"):
-        return None
-    experiment = {k: v for k, v in experiment.items() if k not in _NOT_CONFIG}
-    return records.fingerprint(model, experiment, experiment.get("batch_size"), False)
+    return Measurement(record).config_key
 
 
 def read_side(paths: list, side: str) -> list:
@@ -44,10 +38,7 @@ def read_side(paths: list, side: str) -> list:
 
 
 def _timestamp(record: dict) -> Optional[float]:
-    value = record.get("timestamp")
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        return None
-    return float(value)
+    return Measurement(record).timestamp
 
 
 def pick_run(found: list, side: str, timestamp: Optional[float], latest: bool) -> list:
@@ -88,7 +79,7 @@ def pair(control: list, treatment: list) -> list:
             entry = pairs.get(key)
             if entry is None:
                 experiment = {k: v for k, v in record["experiment"].items()
-                              if k not in _NOT_CONFIG + ("accelerator_model",)}
+                              if k not in NOT_CONFIG + ("accelerator_model",)}
                 entry = pairs[key] = Pair(key, record["model"], experiment, [], [])
             getattr(entry, side).append(record)
     if unplaced:

@@ -61,8 +61,8 @@ class Progress:
     def done(self, index: int, config, record: dict, counts: dict) -> None:
         status = record["status"]
         if status == records.STATUS_OK:
-            per_iter = record["metrics"].get("per_iter_time") or [float("nan")]
-            what = f"ok, median {statistics.median(per_iter) * 1e3:.3f} ms/iter"
+            ms = _median_ms(record)
+            what = f"ok, median {float('nan') if ms is None else ms:.3f} ms/iter"
         else:
             error = record.get("error") or {}
             what = f"{status} in {error.get('phase')}: {error.get('message')}"
@@ -76,10 +76,11 @@ class Progress:
 
 
 def _median_ms(record: dict):
-    values = (record.get("metrics") or {}).get("per_iter_time")
-    if not isinstance(values, list) or not values:
-        return None
-    return statistics.median(values) * 1e3
+    """The median per-iteration time (ms), as common/measurement.py defines it."""
+    from benchmarks.common.measurement import Measurement  # numpy: only once a record is in
+
+    values = Measurement(record).per_iter_time()
+    return None if values is None else float(statistics.median(values.tolist())) * 1e3
 
 
 def _median_tflops(record: dict):

@@ -12,6 +12,8 @@ import dataclasses
 import importlib
 from typing import Any, Callable, Optional
 
+from benchmarks.common import tiers
+
 # Suite name -> module. Modules are imported lazily, and none imports torch at import time.
 SUITES = {
     "dummy": "benchmarks.suites.dummy",
@@ -87,8 +89,8 @@ class Suite:
         return None
 
     def tiers(self) -> dict:
-        """Tier number -> list of model names."""
-        return {}
+        """Tier number -> list of model names (benchmarks/common/tiers.py, the one source)."""
+        return tiers.of_suite(self.name)
 
     def extra_axes(self, flags) -> dict:
         """Extra experiment keys this suite sweeps, name -> list of values (e.g. a dtype)."""

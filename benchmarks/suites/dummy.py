@@ -11,9 +11,6 @@ class DummySuite(Suite):
     def list_models(self, options):
         return [model_config(self.name, name) for name in MODELS]
 
-    def tiers(self):
-        return {1: ["mlp"], 2: ["cnn", "multi_output"]}
-
     def build(self, model_config, experiment, device, options):
         from benchmarks.suites import dummy_models
 

@@ -27,7 +27,6 @@ import sys
 import textwrap
 from typing import Optional
 
-from benchmarks.common import tiers
 from benchmarks.suites import BenchmarkModel, ModelSkipped, Suite, model_config
 from benchmarks.common.cli_support import UsageError
 
@@ -373,8 +372,6 @@ class TorchBenchSuite(Suite):
         self._folders = dict(dirs)
         return [model_config(self.name, name) for name, _ in dirs]
 
-    def tiers(self):
-        return tiers.TORCHBENCH_TIERS
 
     def skip_reason(self, model_config, experiment, options):
         name = model_config["model_name"]

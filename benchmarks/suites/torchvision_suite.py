@@ -8,7 +8,6 @@ Parameters (--model-params): `image_size` (default 224, 299 for inception_v3) an
 
 from __future__ import annotations
 
-from benchmarks.common import tiers
 from benchmarks.suites import BenchmarkModel, Suite, files
 
 # name -> default batch size, chosen so one step takes about a second or less on a laptop CPU.
@@ -73,8 +72,6 @@ class TorchvisionSuite(Suite):
     def list_models(self, flags):
         return files.models_with_params(self.name, MODELS, flags, check_params)
 
-    def tiers(self):
-        return tiers.TORCHVISION_TIERS
 
     def skip_reason(self, model_config, experiment, options):
         return files.size_limit_reason(model_config, SIZE_LIMITS)

@@ -1,0 +1,261 @@
+"""aggregate.py's analysis: each config's datapoint in each run (its time, through common/measurement.py),
+the baseline, and every (run, backend) cell of per-model speedups with what was left out and why: the
+common ground of every report (reports.py) and of the HTML page.
+
+A *workload* is (accelerator_model, suite, model). Its speedup for a backend in one run (timestamp) is
+the geomean over batch sizes of baseline time / backend time, the baseline being the first backend's
+oldest (or newest) result for that workload and batch size.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import math
+from typing import Optional
+
+from benchmarks.aggregate.inputs import NoData, check_backends, expand_inputs, load_rows, order_backends, \
+    select_accelerator
+from benchmarks.common import measurement, records, stats
+from benchmarks.common.cli_support import UsageError
+from benchmarks.common.selection import TESTS, Selection
+
+log = logging.getLogger("benchmarks.aggregate")
+
+REPORTS = ("speedup", "histogram", "latest", "latest_grouped")
+METRICS = ("exec", "compile")
+ESTIMATORS = ("median", "mean")
+BASELINES = ("oldest", "latest")
+PERCENTILES = (95, 50, 5)
+# As upstream aggregate.py: records without warm-up lose their first 3 samples (compilation, then caches).
+WARMUP = measurement.FIRST_THREE
+
+
+@dataclasses.dataclass
+class Options:
+    """What to report; aggregate_cli fills it from the command line (same names as the flags)."""
+
+    input_files: list
+    accelerator: Optional[str] = None
+    test: str = "inference"
+    backends: Optional[list] = None
+    baseline: str = "oldest"
+    filter: list = dataclasses.field(default_factory=list)
+    exclude: list = dataclasses.field(default_factory=list)
+    filter_by_tier: list = dataclasses.field(default_factory=list)
+    exclude_by_tier: list = dataclasses.field(default_factory=list)
+    report: str = "speedup"
+    metric: str = "exec"
+    estimator: str = "median"
+    skip_samples: Optional[int] = None
+    title: Optional[str] = None
+
+    @property
+    def warmup(self) -> measurement.WarmupPolicy:
+        return WARMUP if self.skip_samples is None else measurement.skip_exactly(self.skip_samples)
+
+
+# ---------------------------------------------------------------- datapoints
+
+
+def record_samples(m: measurement.Measurement, options: Options) -> tuple:
+    """(the samples one successful record adds to its datapoint, None), or (None, why it adds none):
+    its steady-state per-iteration times, or (--metric=compile) its one compile time."""
+    import numpy as np
+
+    total = m.raw(measurement.TOTAL_TIME)
+    if total is None:
+        return None, m.why_none(measurement.TOTAL_TIME)
+    if options.metric == "compile":
+        value = m.compile_time(measurement.FIRST_MINUS_MEAN)
+        return (None, "a single sample") if value is None else (np.array([value]), None)
+    steady = m.per_iter_time(options.warmup)
+    if steady is None:
+        return None, f"all {len(total)} sample{'s' if len(total) != 1 else ''} skipped"
+    return steady, None
+
+
+def datapoint(found: list, options: Options) -> tuple:
+    """(time, spread, None) of the successful records of one config in one run, their samples pooled (each
+    --rounds round, or each resumed run of the same sweep, is one more process); or (None, None, why not)."""
+    import numpy as np
+
+    pooled, why = [], None
+    for m in found:
+        values, reason = record_samples(m, options)
+        if values is None:
+            why = reason
+        else:
+            pooled.append(values)
+    if not pooled:
+        return None, None, why
+    if options.metric == "compile" and len(pooled) == 1:
+        value, spread = float(pooled[0][0]), 0.0  # a single measurement, as upstream
+    else:
+        value, spread = stats.estimate(np.concatenate(pooled), options.estimator)
+    if not math.isfinite(value) or value <= 0:
+        return None, None, f"time {value:.3g} s is not positive"
+    return value, spread, None
+
+
+# ---------------------------------------------------------------- analysis
+
+
+@dataclasses.dataclass
+class Cell:
+    """One backend in one run: per-workload speedups (value, error), and what was left out and why."""
+
+    speedups: dict = dataclasses.field(default_factory=dict)
+    left_out: dict = dataclasses.field(default_factory=dict)  # workload -> (reason, detail)
+
+    def summary(self) -> Optional[tuple]:
+        return stats.geomean(list(self.speedups.values())) if self.speedups else None
+
+    def percentiles(self) -> Optional[list]:
+        return stats.percentiles([v for v, _ in self.speedups.values()], PERCENTILES) if self.speedups else None
+
+
+@dataclasses.dataclass
+class Analysis:
+    options: Options
+    backends: list
+    accelerator: str
+    timestamps: list  # ascending: runs with any record of a selected backend
+    cells: dict  # (timestamp, backend) -> Cell
+    labels: dict  # workload -> display name
+    universe: dict  # timestamp -> workloads with any record in that run
+    rows: list = dataclasses.field(default_factory=list)  # the selected rows (one per run, workload, backend, batch)
+
+    @property
+    def base(self) -> str:
+        return self.backends[0]
+
+    def cell(self, timestamp: float, backend: str) -> Cell:
+        return self.cells.get((timestamp, backend)) or Cell()
+
+
+def prepare(options: Options) -> Analysis:
+    """Read, select and compute every (run, backend) cell: the common ground of every report."""
+    for name, value, choices in (("test", options.test, TESTS), ("report", options.report, REPORTS),
+                                 ("metric", options.metric, METRICS), ("estimator", options.estimator, ESTIMATORS),
+                                 ("baseline", options.baseline, BASELINES)):
+        if value not in choices:
+            raise UsageError(f"--{name} must be one of {', '.join(choices)}, not {value!r}")
+    if options.skip_samples is not None and options.skip_samples < 0:
+        raise UsageError(f"--skip-samples must be zero or more, not {options.skip_samples}")
+    rows = load_rows(expand_inputs(options.input_files))
+    if not rows:
+        raise NoData("no records in the input files")
+    rows, accelerator = select_accelerator(rows, options.accelerator)
+    rows = Selection(test=options.test).select(rows, view=lambda row: row.measurement)
+    if not rows:
+        raise NoData(f"no {options.test} records for {accelerator}")
+    models = Selection(filter=options.filter, exclude=options.exclude, filter_by_tier=options.filter_by_tier,
+                       exclude_by_tier=options.exclude_by_tier)
+    rows = models.select(rows, view=lambda row: row.measurement)
+    if not rows:
+        raise NoData(f"no {options.test} records for {accelerator} match the model filters")
+    present = order_backends({r.backend for r in rows})
+    backends = check_backends(options.backends) if options.backends else present
+    for name in backends:
+        if name not in present:
+            log.warning("no %s records for backend %s (found: %s)", options.test, name, ", ".join(present))
+    rows = [r for r in rows if r.backend in backends]
+    if not rows:
+        raise NoData(f"no {options.test} records of backend(s) {', '.join(backends)} for {accelerator} "
+                     f"(found: {', '.join(present)})")
+    rows = deduplicate(rows)
+    for row in rows:
+        if row.status == records.STATUS_OK:  # failed records are never measured, whatever they hold
+            row.value, row.spread, row.why = datapoint(row.pooled, options)
+    return compute(rows, options, backends, accelerator)
+
+
+def deduplicate(rows: list) -> list:
+    """One row per run, workload, backend and batch size. Its records of one config (the --rounds rounds,
+    a resumed sweep's records) are pooled: the row is ok when any of them is, and measures the samples of
+    all the ok ones. Records of another config under the same backend name: the last one read wins, as
+    upstream."""
+    groups, variants = {}, {}
+    for row in rows:
+        key = (row.timestamp, row.workload, row.backend, row.batch_key)
+        groups.setdefault(key, []).append(row)
+        variants.setdefault(key, set()).add(row.variant)
+    out = []
+    for group in groups.values():
+        same = [r for r in group if r.variant == group[-1].variant]
+        ok = [r for r in same if r.status == records.STATUS_OK]
+        row = ok[-1] if ok else same[-1]
+        row.pooled = [r.measurement for r in ok]
+        out.append(row)
+    if len(out) < len(rows):
+        differing = sum(1 for v in variants.values() if len(v) > 1)
+        if differing:
+            log.warning("%d result(s) have records of different configs (xla_flags, functionalization, ...) "
+                        "under one backend name; the last record read is used", differing)
+        log.info("%d record(s) pooled with others of the same config and run", len(rows) - len(out))
+    return out
+
+
+def compute(rows: list, options: Options, backends: list, accelerator: str) -> Analysis:
+    baseline: dict = {}
+    base_rows = sorted((r for r in rows if r.backend == backends[0] and r.value is not None),
+                       key=lambda r: r.timestamp)
+    for row in base_rows:
+        key = (row.workload, row.batch_key)
+        if options.baseline == "latest" or key not in baseline:
+            baseline[key] = (row.value, row.spread)
+
+    groups: dict = {}  # (timestamp, backend) -> workload -> rows
+    universe: dict = {}
+    for row in rows:
+        groups.setdefault((row.timestamp, row.backend), {}).setdefault(row.workload, []).append(row)
+        universe.setdefault(row.timestamp, set()).add(row.workload)
+    timestamps = sorted(universe)
+    cells: dict = {}
+    for key, by_workload in groups.items():
+        cell = Cell()
+        for workload, group in by_workload.items():
+            pairs = [stats.speedup(baseline[(workload, r.batch_key)], (r.value, r.spread))
+                     for r in group if r.value is not None and (workload, r.batch_key) in baseline]
+            if pairs:
+                # Batch sizes of one model combine by geomean (upstream does so even for one).
+                cell.speedups[workload] = stats.geomean(pairs)
+            else:
+                cell.left_out[workload] = left_out_reason(group)
+        cells[key] = cell
+    for ts in timestamps:
+        for backend in backends:
+            cell = cells.setdefault((ts, backend), Cell())
+            for workload in universe[ts]:
+                if workload not in cell.speedups and workload not in cell.left_out:
+                    cell.left_out[workload] = ("missing", None)
+    return Analysis(options, backends, accelerator, timestamps, cells, workload_labels(rows), universe, rows)
+
+
+def left_out_reason(rows: list) -> tuple:
+    statuses = [r.status for r in rows]
+    if any(r.value is not None for r in rows):
+        return "no baseline", None
+    failed = [s for s in statuses if s in records.FAILED_STATUSES]
+    if failed:
+        return "failed", failed[-1]
+    if records.STATUS_SKIP in statuses:
+        return "skipped", None
+    whys = [r.why for r in rows if r.why]
+    return "no data", whys[-1] if whys else None
+
+
+def workload_labels(rows: list) -> dict:
+    """Model names, made unique: with several accelerators the accelerator is added, with one model
+    name in several suites the suite."""
+    workloads = {r.workload for r in rows}
+    accelerators = {w[0] for w in workloads}
+    suites_of: dict = {}
+    for _, suite, model in workloads:
+        suites_of.setdefault(model, set()).add(suite)
+    labels = {}
+    for accel, suite, model in workloads:
+        label = f"{suite}/{model}" if len(suites_of[model]) > 1 else model
+        labels[(accel, suite, model)] = f"{label} [{accel}]" if len(accelerators) > 1 else label
+    return labels

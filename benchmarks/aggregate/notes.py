@@ -1,0 +1,101 @@
+"""aggregate.py's words: the plot titles and the notes every report carries (how it was measured, how many
+models each backend includes, and which were left out and why)."""
+
+from __future__ import annotations
+
+from benchmarks.aggregate.analysis import WARMUP, Analysis, Cell
+from benchmarks.aggregate.inputs import backend_title, utc_text
+
+# Reasons a model is left out of a backend's numbers, in the order the notes list them.
+LEFT_OUT = ("failed", "skipped", "no data", "no baseline", "missing")
+MAX_NAMES = 6
+
+
+def sentence(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def metric_word(analysis: Analysis) -> str:
+    return "compile-time " if analysis.options.metric == "compile" else ""
+
+
+def plot_title(analysis: Analysis, what: str, detail: str = "") -> str:
+    """What, against which baseline; then accelerator and test; then the user's --title."""
+    options = analysis.options
+    title = sentence(what.format(m=metric_word(analysis))) + f" over {options.baseline} {backend_title(analysis.base)}"
+    title += (f", {detail}" if detail else "") + f"\n{analysis.accelerator}, {options.test}"
+    if options.title:
+        title += f"\n{options.title}"
+    return title
+
+
+def method_notes(analysis: Analysis) -> list:
+    options = analysis.options
+    base = backend_title(analysis.base)
+    notes = [f"Speedup = {base} time / backend time (above 1 is faster), against the {options.baseline} {base} "
+             "result of each model and batch size; batch sizes of one model combine by geomean."]
+    if options.metric == "compile":
+        notes.append("Time: compile time = first warm-up run - median timed run (records without warm-up: "
+                     "first run - mean of the others).")
+    else:
+        skip = (f"first {options.skip_samples} samples skipped" if options.skip_samples is not None
+                else f"warm-up excluded; records without warm-up skip their first {WARMUP.upstream} samples")
+        spread = "1.4826 x MAD" if options.estimator == "median" else "sample std (ddof 1)"
+        notes.append(f"Time: {options.estimator} per iteration of the timed samples ({skip}); spread: {spread}.")
+    return notes
+
+
+def _names(items: list) -> str:
+    shown = items[:MAX_NAMES]
+    text = ", ".join(shown)
+    if len(items) > len(shown):
+        text += f", +{len(items) - len(shown)} more"
+    return text
+
+
+def left_out_text(left_out: dict, labels: dict) -> str:
+    """'1 failed (BERT_pytorch: timeout), 2 missing (a, b)'."""
+    parts = []
+    for reason in LEFT_OUT:
+        items = sorted(((labels[w], detail) for w, (r, detail) in left_out.items() if r == reason),
+                       key=lambda item: item[0].casefold())
+        if items:
+            names = [f"{name}: {detail}" if detail else name for name, detail in items]
+            parts.append(f"{len(items)} {reason} ({_names(names)})")
+    return ", ".join(parts)
+
+
+def cell_note(analysis: Analysis, title: str, cell: Cell, where: str) -> str:
+    count = len(cell.speedups)
+    text = f"{title}: {count} model{'s' if count != 1 else ''} ({where})"
+    left = left_out_text(cell.left_out, analysis.labels)
+    return text + (f"; left out: {left}" if left else "")
+
+
+def series_notes(analysis: Analysis, timestamps: list) -> list:
+    """Per backend: the newest run's models and left-outs, then the range over earlier runs."""
+    notes = method_notes(analysis)
+    newest, earlier = timestamps[-1], timestamps[:-1]
+    for backend in analysis.backends:
+        text = cell_note(analysis, backend_title(backend), analysis.cell(newest, backend),
+                         f"newest run, {utc_text(newest)}")
+        if earlier:
+            counts = [len(analysis.cell(ts, backend).speedups) for ts in earlier]
+            merged: dict = {}
+            for ts in earlier:
+                for workload, why in analysis.cell(ts, backend).left_out.items():
+                    merged.setdefault(workload, why)
+            span = f"{min(counts)}" if min(counts) == max(counts) else f"{min(counts)} to {max(counts)}"
+            text += (f"; {len(earlier)} earlier run{'s' if len(earlier) > 1 else ''}: {span} "
+                     f"model{'' if max(counts) == 1 else 's'}")
+            left = left_out_text(merged, analysis.labels)
+            if left:
+                text += f", left out in some: {left}"
+        notes.append(text)
+    return notes
+
+
+def runs_text(runs: dict) -> str:
+    if len(runs) == 1:
+        return f"run {utc_text(next(iter(runs.values())))}"
+    return "runs " + "; ".join(f"{utc_text(ts)} on {accel}" for accel, ts in sorted(runs.items()))
