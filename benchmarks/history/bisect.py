@@ -105,6 +105,7 @@ class Bisection:
         command = [sys.executable, os.path.join(PROJECT_ROOT, "experiment_runner.py"), *flags,
                    f"--output-dirname={self.run_dir(commit)}", f"--rounds={rounds}", "--log-level=warning"]
         log.info("%s: %s", commit[:12], shlex.join(command))
+        os.makedirs(self.run_dir(commit), exist_ok=True)
         with open(os.path.join(self.run_dir(commit), "runner.log"), "a", encoding="utf-8") as log_file:
             subprocess.run(command, cwd=self.checkout_dir, stdout=log_file, stderr=subprocess.STDOUT)
         results = os.path.join(self.run_dir(commit), "results.jsonl")

@@ -58,7 +58,7 @@ def run(options) -> int:
 
     if not options.runner_flags:
         raise UsageError("bisect: give the runner's flags after `--` (e.g. -- --suite-name=files --search-dir=.)")
-    own = [flag for flag in options.runner_flags if flag.split("=")[0] in OWN_RUNNER_FLAGS]
+    own = [flag.split("=")[0] for flag in options.runner_flags if flag.split("=")[0] in OWN_RUNNER_FLAGS]
     if own:
         raise UsageError(f"bisect sets {', '.join(own)} itself: leave it out of the runner flags")
     if options.max_rounds < options.rounds:
