@@ -11,20 +11,9 @@ import logging
 import os
 import sys
 
-from benchmarks.common.cli_support import Parser, UsageError, non_negative_int, positive_int, setup_logging
+from benchmarks.common.cli_support import Parser, UsageError, fraction, non_negative_int, positive_int, setup_logging
 
 log = logging.getLogger("benchmarks.compare")
-
-
-def fraction(text: str) -> float:
-    """0.02 or 2%."""
-    try:
-        value = float(text[:-1]) / 100 if text.endswith("%") else float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not 0 <= value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 0 and below 1 (or 100%), not {text}")
-    return value
 
 
 def confidence(text: str) -> float:

@@ -6,16 +6,10 @@ import argparse
 import os
 import sys
 
-from benchmarks.common.cli_support import UsageError, positive_int
+from benchmarks.common.cli_support import UsageError, fraction, positive_int
 
 # The runner flags bisect sets itself.
 OWN_RUNNER_FLAGS = ("--output-dirname", "--rounds", "--output-basename", "--no-resume")
-
-
-def fraction(text: str) -> float:
-    from benchmarks.compare.cli import fraction as compare_fraction
-
-    return compare_fraction(text)
 
 
 def add_parser(sub, exit_text: str) -> None:

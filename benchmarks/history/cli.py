@@ -26,6 +26,10 @@ FAIL_ON_CHOICES = ("slower", "faster", "new-failure", "fixed", "accuracy-failure
 DEFAULT_FAIL_ON = ("slower", "new-failure", "accuracy-failure")
 
 
+class NothingToReport(Exception):
+    """The selection matched nothing: one line on stderr, exit status 1."""
+
+
 def probability(text: str) -> float:
     try:
         value = float(text)
@@ -171,6 +175,8 @@ def _analysis(options) -> tuple:
         found_series = series.load(connection, chosen)
     finally:
         connection.close()
+    if not found_series:
+        raise NothingToReport("no config in the database matches the selection")
     settings = changes.Settings(alpha=options.alpha, permutations=options.permutations, min_size=options.min_runs,
                                 seed=options.seed)
     if settings.permutations + 1 < 1 / settings.alpha:
@@ -191,9 +197,6 @@ def run_show(options) -> int:
     from benchmarks.history import output
 
     found_series, found_changes, _, found_events, _ = _analysis(options)
-    if not found_series:
-        print("history.py: no config in the database matches the selection", file=sys.stderr)
-        return 1
     fmt = output_format(options)
     if fmt == "csv":
         write(output.csv_text(output.series_rows(found_series, found_changes), output.SERIES_COLUMNS), options)
@@ -212,9 +215,6 @@ def run_detect(options) -> int:
     from benchmarks.history import output
 
     found_series, found_changes, groups, found_events, method = _analysis(options)
-    if not found_series:
-        print("history.py: no config in the database matches the selection", file=sys.stderr)
-        return 1
     fmt = output_format(options)
     if fmt == "json":
         write(output.detect_json(found_changes, groups, found_events), options)
@@ -248,6 +248,9 @@ def main(argv=None) -> int:
     except (UsageError, database.DatabaseError) as exc:
         print(f"{parser.prog}: error: {exc}", file=sys.stderr)
         return 2
+    except NothingToReport as exc:
+        print(f"{parser.prog}: {exc}", file=sys.stderr)
+        return 1
     except BrokenPipeError:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
