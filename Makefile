@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 OUT ?= output/bench
 
-.PHONY: all env browser bench bench-torchvision test test-fast test-golden bench-overhead bench-analyzer bench-parallel bench-compare clean
+.PHONY: all env browser bench bench-torchvision test test-fast test-golden bench-overhead bench-analyzer bench-parallel bench-compare bench-history clean
 
 all: env
 
@@ -82,6 +82,10 @@ bench-analyzer: env
 # compare.py's statistics over seeded synthetic A/B trials: detection rate, false positives, interval coverage.
 bench-compare: env
 	$(PY) scripts/bench_compare.py
+
+# history detect's change points against the two fixed rules on seeded synthetic series: steps found, false alarms.
+bench-history: env
+	$(PY) scripts/bench_history.py
 
 # result_analyzer.py's compiled reader built with AddressSanitizer + UndefinedBehaviorSanitizer (into build/fuzz-scanner/,
 # the normal build untouched) and fed mutated and random lines, against the Python reader: exit 1 on any sanitizer

@@ -149,6 +149,17 @@ def positive_float(text: str) -> float:
     return value
 
 
+def fraction(text: str) -> float:
+    """0.02 or 2%: a share at least 0 and below 1."""
+    try:
+        value = float(text[:-1]) / 100 if text.endswith("%") else float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not 0 <= value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 0 and below 1 (or 100%), not {text}")
+    return value
+
+
 def forwarded_args(parser: argparse.ArgumentParser, options: argparse.Namespace, keep_out) -> list:
     """The flags set in `options` as `--flag=value` strings, but for the destinations in `keep_out`: what a
     child process must be given to see the same options (defaults and unset flags are left out)."""

@@ -13,7 +13,7 @@ import os
 import sys
 
 from benchmarks.common import selection
-from benchmarks.common.cli_support import (BadNews, Parser, UsageError, choice, epilog, metavar, non_negative_int,
+from benchmarks.common.cli_support import (BadNews, Parser, UsageError, choice, fraction, epilog, metavar, non_negative_int,
                                            positive_int, run_main, setup_logging)
 
 log = logging.getLogger("benchmarks.compare")
@@ -21,17 +21,6 @@ log = logging.getLogger("benchmarks.compare")
 FORMATS = ("table", "csv", "json", "md")
 FORMAT_ALIASES = {"tab": "table", "markdown": "md"}  # aggregate.py's old name for the grid, the long name
 METRIC_ALIASES = {"exec": "time"}  # upstream aggregate.py's name for the per-iteration time
-
-
-def fraction(text: str) -> float:
-    """0.02 or 2%."""
-    try:
-        value = float(text[:-1]) / 100 if text.endswith("%") else float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not 0 <= value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 0 and below 1 (or 100%), not {text}")
-    return value
 
 
 def confidence(text: str) -> float:

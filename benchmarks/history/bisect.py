@@ -1,0 +1,243 @@
+"""`history bisect`: the first commit of a git repository at which a sweep subset got slower.
+
+Each tested commit is checked out in its own clone (git_checkout.py), built with --setup (a failure is a
+skip, as `git bisect skip`), and run with experiment_runner.py --rounds R into runs/<commit>/ under the
+output directory. Its records are compared with both ends' by compare.py's statistics (the bootstrap over
+processes and its verdicts): good when it is faster than the bad end and not slower than the good one,
+bad when it is slower than the good end and not faster than the bad one. While neither, rounds are added
+(the runner resumes and runs only the new ones) up to --max-rounds; then the nearer end decides and the
+evidence says it was unsure. Verdicts go to state.json as they are reached: a re-run resumes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import math
+import os
+import shlex
+import subprocess
+import sys
+from typing import Optional
+
+from benchmarks.common import records
+from benchmarks.common.machine_facts import PROJECT_ROOT
+from benchmarks.history import git_checkout, records_view
+
+log = logging.getLogger("benchmarks.history")
+
+GOOD, BAD, SKIP = "good", "bad", "skip"
+
+
+@dataclasses.dataclass
+class Settings:
+    repo: str
+    good: str
+    bad: str
+    setup: Optional[str]
+    runner_flags: list
+    directory: str  # the bisection's own directory under the output directory
+    rounds: int = 3
+    max_rounds: int = 9
+    threshold: float = 0.02
+    confidence: float = 0.95
+
+
+@dataclasses.dataclass
+class Verdict:
+    verdict: str
+    rounds: int
+    evidence: str
+    vs_good: Optional[float] = None
+
+
+class Bisection:
+    def __init__(self, settings: Settings, say=print):
+        self.settings = settings
+        self.say = say
+        self.checkout_dir = os.path.join(settings.directory, "checkout")
+        self.state_path = os.path.join(settings.directory, "state.json")
+        self.commits = git_checkout.commits_between(settings.repo, settings.good, settings.bad)
+        self.state = self._load_state()
+
+    # ------------------------------------------------------------ state (resume)
+
+    def _load_state(self) -> dict:
+        fresh = {"repo": os.path.abspath(self.settings.repo), "good": self.settings.good, "bad": self.settings.bad,
+                 "runner_flags": self.settings.runner_flags, "setup": self.settings.setup, "verdicts": {}}
+        if not os.path.exists(self.state_path):
+            return fresh
+        with open(self.state_path, encoding="utf-8") as handle:
+            state = json.load(handle)
+        if any(state.get(k) != fresh[k] for k in ("good", "bad", "runner_flags", "setup")):
+            raise ValueError(f"{self.settings.directory} holds another bisection (other ends, flags or setup): "
+                             "use another --output-dirname")
+        return state
+
+    def _save(self) -> None:
+        os.makedirs(self.settings.directory, exist_ok=True)
+        temporary = self.state_path + ".tmp"
+        with open(temporary, "w", encoding="utf-8") as handle:
+            json.dump(self.state, handle, indent=1)
+        os.replace(temporary, self.state_path)
+
+    # ------------------------------------------------------------ running one commit
+
+    def run_dir(self, commit: str) -> str:
+        return os.path.join(self.settings.directory, "runs", commit[:12])
+
+    def build(self, commit: str) -> Optional[str]:
+        """Check `commit` out and run --setup there; None when it built, else why not."""
+        git_checkout.checkout(self.settings.repo, self.checkout_dir, commit)
+        if not self.settings.setup:
+            return None
+        log_path = os.path.join(self.run_dir(commit), "setup.log")
+        os.makedirs(os.path.dirname(log_path), exist_ok=True)
+        with open(log_path, "w", encoding="utf-8") as log_file:
+            done = subprocess.run(self.settings.setup, shell=True, cwd=self.checkout_dir, stdout=log_file,
+                                  stderr=subprocess.STDOUT, env={**os.environ, "HISTORY_COMMIT": commit})
+        return None if done.returncode == 0 else f"--setup exited {done.returncode} (log: {log_path})"
+
+    def measure(self, commit: str, rounds: int) -> dict:
+        """config key -> processes (each a list of per-iteration samples) of `commit`'s first `rounds` rounds."""
+        flags = [flag.replace("{checkout}", self.checkout_dir) for flag in self.settings.runner_flags]
+        command = [sys.executable, os.path.join(PROJECT_ROOT, "experiment_runner.py"), *flags,
+                   f"--output-dirname={self.run_dir(commit)}", f"--rounds={rounds}", "--log-level=warning"]
+        log.info("%s: %s", commit[:12], shlex.join(command))
+        os.makedirs(self.run_dir(commit), exist_ok=True)
+        with open(os.path.join(self.run_dir(commit), "runner.log"), "a", encoding="utf-8") as log_file:
+            subprocess.run(command, cwd=self.checkout_dir, stdout=log_file, stderr=subprocess.STDOUT)
+        results = os.path.join(self.run_dir(commit), "results.jsonl")
+        found: dict = {}
+        if os.path.exists(results):
+            for record in records.read_results_files([results]):
+                view, _ = records_view.view(record)
+                if view is not None and view.samples and view.round < rounds:
+                    found.setdefault(view.config_key, []).append(view.samples)
+        return found
+
+    # ------------------------------------------------------------ deciding
+
+    def compare(self, control: dict, treatment: dict) -> tuple:
+        """(verdicts per config, ratios with intervals per config) of treatment against control."""
+        import numpy as np
+
+        from benchmarks.compare import statistics, verdicts
+
+        out = {}
+        for key in sorted(set(control) & set(treatment)):
+            sides = [[np.asarray(p) for p in side[key]] for side in (control, treatment)]
+            a, b = statistics.side_draws(sides, 2000, np.random.default_rng(0))
+            found = statistics.ratio(a, b, self.settings.confidence)
+            verdict, _ = verdicts.timing(found.value, found.ci, self.settings.threshold, a.n_processes, b.n_processes)
+            out[key] = (verdict, found.value, found.ci)
+        return out
+
+    def decide(self, good: dict, bad: dict, candidate: dict, final: bool) -> Optional[tuple]:
+        """(verdict, evidence, ratio to good) of a candidate, or None while unsure and rounds can be added."""
+        vs_good, vs_bad = self.compare(good, candidate), self.compare(bad, candidate)
+        if not vs_good or set(vs_good) != set(vs_bad):
+            return SKIP, "no config measured at both ends and here", None
+        verdicts_, worst = [], None
+        for key in vs_good:
+            (to_good, ratio_good, ci_good), (to_bad, ratio_bad, ci_bad) = vs_good[key], vs_bad[key]
+            text = (f"x{ratio_good:.3f} [{ci_good[0]:.3f}, {ci_good[1]:.3f}] of good, "
+                    f"x{ratio_bad:.3f} [{ci_bad[0]:.3f}, {ci_bad[1]:.3f}] of bad")
+            if to_good == "slower" and to_bad == "faster":  # between the ends: the nearer one
+                step = math.log(ratio_good) - math.log(ratio_bad)
+                verdict = BAD if math.log(ratio_good) > step / 2 else GOOD
+            elif to_bad == "faster" and to_good != "slower":
+                verdict = GOOD
+            elif to_good == "slower" and to_bad != "faster":
+                verdict = BAD
+            elif final:
+                verdict = BAD if abs(math.log(ratio_bad)) < abs(math.log(ratio_good)) else GOOD
+                text += " (unsure: the nearer end decided)"
+            else:
+                return None
+            verdicts_.append((verdict, text))
+            worst = ratio_good if worst is None else max(worst, ratio_good)
+        verdict = BAD if any(v == BAD for v, _ in verdicts_) else GOOD
+        return verdict, "; ".join(text for _, text in verdicts_), worst
+
+    def measure_until_sure(self, commit: str, ends: dict) -> Verdict:
+        rounds = self.settings.rounds
+        while True:
+            found = self.measure(commit, rounds)
+            if not found:
+                return Verdict(SKIP, rounds, "no successful record (it does not run at this commit)")
+            decided = self.decide(ends[GOOD], ends[BAD], found, rounds >= self.settings.max_rounds)
+            if decided is not None:
+                return Verdict(decided[0], rounds, decided[1], decided[2])
+            rounds = min(self.settings.max_rounds, rounds + self.settings.rounds)
+            for end in (GOOD, BAD):  # the ends get as many processes as the candidate
+                ends[end] = self.measure_at(self.state[end], rounds) or ends[end]
+            self.build(commit)
+
+    def measure_at(self, commit: str, rounds: int) -> dict:
+        """Check out and build `commit`, then measure it ({} when it does not build)."""
+        return {} if self.build(commit) else self.measure(commit, rounds)
+
+    def ends(self) -> dict:
+        """The ends' measurements, after checking that the bad end is slower than the good one."""
+        measured = {}
+        for end in (GOOD, BAD):
+            commit = self.state[end]
+            found = self.measure_at(commit, self.settings.rounds)
+            if not found:
+                raise EndError(f"the {end} commit {commit[:12]} does not build or run (see {self.run_dir(commit)})")
+            measured[end] = found
+        rounds = self.settings.rounds
+        while True:
+            compared = self.compare(measured[GOOD], measured[BAD])
+            if not compared:
+                raise EndError("the good and bad commits measured no config in common")
+            if any(verdict == "slower" for verdict, _, _ in compared.values()):
+                return measured
+            if rounds >= self.settings.max_rounds:
+                ratios = ", ".join(f"x{r:.3f} [{ci[0]:.3f}, {ci[1]:.3f}]" for _, r, ci in compared.values())
+                raise EndError(f"the bad commit is not slower than the good one ({ratios}): nothing to bisect")
+            rounds = min(self.settings.max_rounds, rounds + self.settings.rounds)
+            for end in (GOOD, BAD):
+                measured[end] = self.measure_at(self.state[end], rounds) or measured[end]
+
+    def test(self, index: int, ends: dict) -> str:
+        commit = self.commits[index]
+        if commit in self.state["verdicts"]:
+            return self.state["verdicts"][commit]["verdict"]
+        problem = self.build(commit)
+        verdict = Verdict(SKIP, 0, problem) if problem else self.measure_until_sure(commit, ends)
+        self.state["verdicts"][commit] = dataclasses.asdict(verdict)
+        self._save()
+        self.say(f"{commit[:12]} {verdict.verdict:4}  {git_checkout.subject(self.settings.repo, commit)[:50]:50}  "
+                 f"{verdict.evidence}")
+        return verdict.verdict
+
+    def run(self) -> tuple:
+        """(first bad commit or None, the candidates when skips leave several)."""
+        self.state["good"], self.state["bad"] = self.settings.good, self.settings.bad
+        self._save()
+        self.say(f"bisecting {len(self.commits) - 1} commit(s) after {self.settings.good[:12]} up to "
+                 f"{self.settings.bad[:12]}; runs in {self.settings.directory}")
+        ends = self.ends()
+        low, high = 0, len(self.commits) - 1
+        while high - low > 1:
+            untested = [i for i in range(low + 1, high)
+                        if self.state["verdicts"].get(self.commits[i], {}).get("verdict") != SKIP]
+            if not untested:
+                break
+            middle = (low + high) / 2
+            index = min(untested, key=lambda i: (abs(i - middle), i))
+            verdict = self.test(index, ends)
+            if verdict == GOOD:
+                low = index
+            elif verdict == BAD:
+                high = index
+        if high - low == 1:
+            return self.commits[high], []
+        return None, self.commits[low + 1:high + 1]
+
+
+class EndError(Exception):
+    """An end of the bisection that can't be used (does not run, or bad is not slower): exit status 1."""

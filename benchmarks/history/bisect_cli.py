@@ -1,0 +1,87 @@
+"""`history bisect`'s flags and its run (the search itself is bisect.py)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from benchmarks.common.cli_support import UsageError, fraction, positive_int
+
+# The runner flags bisect sets itself.
+OWN_RUNNER_FLAGS = ("--output-dirname", "--rounds", "--output-basename", "--no-resume")
+
+
+def add_parser(sub, exit_text: str) -> None:
+    p = sub.add_parser(
+        "bisect", help="the first commit of a git repository at which a sweep subset got slower",
+        usage="history.py bisect --repo DIR --good REV --bad REV [--setup CMD] [options] -- RUNNER-FLAGS",
+        description="Check commits of --repo out in a clone of their own (the repository itself is only "
+                    "read), build each with --setup, run experiment_runner.py RUNNER-FLAGS --rounds R there, and "
+                    "decide good or bad with compare.py's statistics against both ends, adding rounds while "
+                    "unsure. Commits that fail to build or run are skipped. Everything stays under "
+                    "OUTPUT_DIRNAME/bisect/; a re-run resumes. In RUNNER-FLAGS, {checkout} names the checkout "
+                    "(the runner also runs there, so relative paths work).", epilog=exit_text)
+    p.add_argument("--repo", required=True, metavar="DIR", help="the git repository of the code under test")
+    p.add_argument("--good", required=True, metavar="REV", help="a commit known to be fast")
+    p.add_argument("--bad", required=True, metavar="REV", help="a later commit known to be slow")
+    p.add_argument("--setup", metavar="CMD", help="shell command run in the checkout before each measurement "
+                                                  "(build, install); a failure skips the commit")
+    p.add_argument("--rounds", type=positive_int, default=3, metavar="R",
+                   help="processes per commit to start with, and added while unsure (default 3)")
+    p.add_argument("--max-rounds", type=positive_int, default=9, metavar="R",
+                   help="most processes per commit before the nearer end decides (default 9)")
+    p.add_argument("--threshold", type=fraction, default=0.02,
+                   help="smallest change that counts, as 0.02 or 2%% (compare.py's; default 2%%)")
+    p.add_argument("--output-dirname", default="./output/", metavar="DIR",
+                   help="the bisection's checkout, runs and state go to DIR/bisect/ (default: ./output/)")
+    p.add_argument("--log-level", default="warning", choices=["critical", "error", "warning", "info", "debug"])
+    p.set_defaults(runner_flags=[])
+
+
+def split_runner_flags(argv: list) -> tuple:
+    """(history's own arguments, the runner flags after the first `--`)."""
+    if "--" not in argv:
+        return argv, []
+    at = argv.index("--")
+    return argv[:at], argv[at + 1:]
+
+
+def run(options) -> int:
+    from benchmarks.history import bisect, git_checkout
+
+    if not options.runner_flags:
+        raise UsageError("bisect: give the runner's flags after `--` (e.g. -- --suite-name=files --search-dir=.)")
+    own = [flag.split("=")[0] for flag in options.runner_flags if flag.split("=")[0] in OWN_RUNNER_FLAGS]
+    if own:
+        raise UsageError(f"bisect sets {', '.join(own)} itself: leave it out of the runner flags")
+    if options.max_rounds < options.rounds:
+        raise UsageError(f"--max-rounds {options.max_rounds} is below --rounds {options.rounds}")
+    if not os.path.isdir(options.repo):
+        raise UsageError(f"--repo {options.repo}: no such directory")
+    try:
+        good = git_checkout.resolve(options.repo, options.good)
+        bad = git_checkout.resolve(options.repo, options.bad)
+    except git_checkout.GitError:
+        raise UsageError(f"--repo {options.repo}: --good {options.good} or --bad {options.bad} is not a commit "
+                         "of this git repository") from None
+    settings = bisect.Settings(repo=options.repo, good=good, bad=bad, setup=options.setup,
+                               runner_flags=options.runner_flags,
+                               directory=os.path.abspath(os.path.join(options.output_dirname, "bisect")),
+                               rounds=options.rounds, max_rounds=options.max_rounds, threshold=options.threshold)
+    try:
+        search = bisect.Bisection(settings)
+        first_bad, candidates = search.run()
+    except (git_checkout.GitError, ValueError) as exc:
+        raise UsageError(str(exc)) from None
+    except bisect.EndError as exc:
+        print(f"history.py: {exc}", file=sys.stderr)
+        return 1
+    if first_bad is None:
+        print(f"history.py: skipped commits leave {len(candidates)} candidates for the first bad commit: "
+              + " ".join(c[:12] for c in candidates), file=sys.stderr)
+        return 1
+    evidence = search.state["verdicts"].get(first_bad, {}).get("evidence", "the bad end itself")
+    print(f"first bad commit: {first_bad} {git_checkout.subject(options.repo, first_bad)}")
+    print(f"evidence: {evidence}")
+    return 0

@@ -1,0 +1,260 @@
+"""history.py's command line: ingest results into a history database, show series, detect changes and
+events, bisect a git repository to the commit that made a config slower. See docs/history.md.
+
+Exit status: 0 ok; 1 bad news (detect: a change or event that --fail-on names; show/detect: nothing to
+report; bisect: no first bad commit could be named); 2 bad usage or bad input (one line on stderr).
+Importing this module is cheap: numpy and matplotlib load only once there is something to compute.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+
+from benchmarks.common.cli_support import Parser, UsageError, positive_int, setup_logging
+from benchmarks.history import selection
+
+log = logging.getLogger("benchmarks.history")
+
+EXIT_TEXT = ("Exit status: 0 ok; 1 bad news (detect: a change or event --fail-on names; nothing to report; "
+             "bisect: no first bad commit); 2 bad usage or bad input.")
+SHOW_FORMATS = ("table", "csv", "png", "svg", "html")
+DETECT_FORMATS = ("table", "csv", "json", "html")
+FAIL_ON_CHOICES = ("slower", "faster", "new-failure", "fixed", "accuracy-failure", "accuracy-fixed", "graph-breaks")
+DEFAULT_FAIL_ON = ("slower", "new-failure", "accuracy-failure")
+
+
+class NothingToReport(Exception):
+    """The selection matched nothing: one line on stderr, exit status 1."""
+
+
+def probability(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"must be between 0 and 1, not {text}")
+    return value
+
+
+def fail_on(text: str) -> tuple:
+    names = tuple(name.strip() for name in text.split(",") if name.strip())
+    if names == ("none",):
+        return ()
+    unknown = [name for name in names if name not in FAIL_ON_CHOICES]
+    if unknown or not names:
+        raise argparse.ArgumentTypeError(f"unknown {', '.join(unknown) or 'empty list'} (choose from "
+                                         f"{', '.join(FAIL_ON_CHOICES)}, or none)")
+    return names
+
+
+def _db_flags(parser) -> None:
+    parser.add_argument("--db", metavar="FILE", help="the history database (default: OUTPUT_DIRNAME/history.sqlite)")
+    parser.add_argument("--output-dirname", default="./output/", metavar="DIR",
+                        help="where the default database lives (and bisect's runs) (default: ./output/)")
+    parser.add_argument("--log-level", default="warning", choices=["critical", "error", "warning", "info", "debug"])
+
+
+def _detection_flags(parser) -> None:
+    from_detection = parser.add_argument_group("change detection (E-divisive means; docs/history.md)")
+    from_detection.add_argument("--alpha", type=probability, default=0.01,
+                                help="significance of each change: the false-alarm rate per series without a "
+                                     "change (default 0.01: about 1 false alarm per 100 clean series)")
+    from_detection.add_argument("--permutations", type=positive_int, default=199,
+                                help="permutations of the significance test (default 199)")
+    from_detection.add_argument("--min-runs", type=positive_int, default=3, metavar="N",
+                                help="fewest runs on each side of a change (at least 2; default 3)")
+    from_detection.add_argument("--seed", type=int, default=0, help="random seed (same inputs, same output)")
+
+
+def _output_flags(parser, formats) -> None:
+    parser.add_argument("--format", choices=formats, default=None,
+                        help=f"{', '.join(formats)} (default: from --output's extension, else table)")
+    parser.add_argument("--output", "-o", metavar="FILE", help="write here instead of stdout")
+
+
+def build_parser() -> Parser:
+    p = Parser(prog="history.py", description="Regressions over time: a history database of results files, "
+               "the series of each config, change points and events, and bisection to the commit.",
+               epilog=EXIT_TEXT + " Example: history.py ingest output/ && history.py detect --fail-on slower")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
+    sub.required = True
+    ingest = sub.add_parser("ingest", help="put results files' records into the database",
+                            description="Put records (ours or upstream PyTorch/XLA's) into the history database. "
+                            "A record is stored once however often its file is ingested; bad or torn lines are "
+                            "reported and skipped.", epilog=EXIT_TEXT)
+    ingest.add_argument("results", nargs="+", metavar="RESULTS", help="results file, directory or glob")
+    ingest.add_argument("--commit", metavar="SHA",
+                        help="the commit of the code under test, for these records (default: each record's "
+                             "environment.git_commit)")
+    _db_flags(ingest)
+    show = sub.add_parser("show", help="each config's series by run, with its changes marked",
+                          description="Per config, the per-iteration median (and compile time, peak memory, "
+                          "status) of every run, with the detected changes marked.", epilog=EXIT_TEXT)
+    selection.add_arguments(show)
+    _detection_flags(show)
+    _output_flags(show, SHOW_FORMATS)
+    _db_flags(show)
+    detect = sub.add_parser("detect", help="change points and pass/accuracy events",
+                            description="Per config, the runs where its time changed (E-divisive means with a "
+                            "permutation test), the size with an interval, the configs that moved together; and "
+                            "the pass, accuracy and graph-break events.", epilog=EXIT_TEXT)
+    selection.add_arguments(detect)
+    _detection_flags(detect)
+    _output_flags(detect, DETECT_FORMATS)
+    detect.add_argument("--fail-on", type=fail_on, default=None, metavar="LIST",
+                        help="what makes the exit status 1: a comma list of " + ", ".join(FAIL_ON_CHOICES)
+                             + ", or none (default: slower,new-failure,accuracy-failure)")
+    _db_flags(detect)
+    from benchmarks.history import bisect_cli
+
+    bisect_cli.add_parser(sub, EXIT_TEXT)
+    return p
+
+
+def database_path(options) -> str:
+    return options.db or os.path.join(options.output_dirname, "history.sqlite")
+
+
+def output_format(options) -> str:
+    if options.format:
+        return options.format
+    extension = os.path.splitext(options.output or "")[1].lower().lstrip(".")
+    return {"csv": "csv", "png": "png", "svg": "svg", "html": "html", "json": "json"}.get(extension, "table")
+
+
+def write(data, options) -> None:
+    if options.output:
+        try:
+            with open(options.output, "wb") as handle:
+                handle.write(data if isinstance(data, bytes) else data.encode("utf-8"))
+        except OSError as exc:
+            raise UsageError(f"cannot write {options.output}: {exc.strerror or exc}") from None
+    elif isinstance(data, bytes):
+        if sys.stdout.isatty():
+            raise UsageError("not writing an image to a terminal: use --output FILE or redirect stdout")
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+    else:
+        sys.stdout.write(data)
+
+
+def run_ingest(options) -> int:
+    from benchmarks.common import records
+    from benchmarks.history import database, ingest
+
+    try:
+        files = records.expand_input_paths(options.results, recursive=True)
+    except records.InputError as exc:
+        raise UsageError(str(exc)) from None
+    connection = database.connect(database_path(options))
+    try:
+        report = ingest.ingest(connection, files, options.commit)
+    except records.InputError as exc:
+        raise UsageError(str(exc)) from None
+    finally:
+        connection.close()
+    for problem in report.problems:
+        print(f"history.py: {problem}", file=sys.stderr)
+    print(f"{report.summary()} -> {database_path(options)}")
+    return 0
+
+
+def _analysis(options) -> tuple:
+    """(series, changes, groups, events, method text) of the selected configs; UsageError when none."""
+    from benchmarks.history import changes, database, events, series
+
+    if options.min_runs < 2:
+        raise UsageError("--min-runs must be at least 2")
+    connection = database.connect(database_path(options), create=False)
+    try:
+        chosen = selection.select(database.configs(connection), options)
+        found_series = series.load(connection, chosen)
+    finally:
+        connection.close()
+    if not found_series:
+        raise NothingToReport("no config in the database matches the selection")
+    settings = changes.Settings(alpha=options.alpha, permutations=options.permutations, min_size=options.min_runs,
+                                seed=options.seed)
+    if settings.permutations + 1 < 1 / settings.alpha:
+        raise UsageError(f"--permutations {settings.permutations} can't reach --alpha {settings.alpha}: "
+                         f"use at least {int(1 / settings.alpha)}")
+    found_changes = [c for one in found_series for c in changes.series_changes(one, settings)]
+    runs = sorted({(p.timestamp, p.run_id) for one in found_series for p in one.points})
+    run_order = {run_id: place for place, (_, run_id) in enumerate(runs)}
+    groups = changes.group(found_changes, run_order, found_series, settings)
+    found_events = [e for one in found_series for e in events.series_events(one)]
+    method = (f"E-divisive means, alpha {settings.alpha:g} (about {100 * settings.alpha:g} false alarm(s) per 100 "
+              f"series without a change), {settings.permutations} permutations, at least {settings.min_size} runs "
+              "a side")
+    return found_series, found_changes, groups, found_events, method
+
+
+def run_show(options) -> int:
+    from benchmarks.history import output
+
+    found_series, found_changes, _, found_events, _ = _analysis(options)
+    fmt = output_format(options)
+    if fmt == "csv":
+        write(output.csv_text(output.series_rows(found_series, found_changes), output.SERIES_COLUMNS), options)
+    elif fmt in ("png", "svg"):
+        if not options.output and sys.stdout.isatty():
+            raise UsageError(f"not writing {fmt.upper()} to a terminal: use --output FILE or redirect stdout")
+        write(output.plot(found_series, found_changes, fmt), options)
+    elif fmt == "html":
+        write(output.html_page(output.html_section(found_series, found_changes, found_events)), options)
+    else:
+        write(output.series_table(found_series, found_changes), options)
+    return 0
+
+
+def run_detect(options) -> int:
+    from benchmarks.history import output
+
+    found_series, found_changes, groups, found_events, method = _analysis(options)
+    fmt = output_format(options)
+    if fmt == "json":
+        write(output.detect_json(found_changes, groups, found_events), options)
+    elif fmt == "csv":
+        write(output.csv_text(output.detect_rows(found_changes, groups, found_events), output.DETECT_COLUMNS), options)
+    elif fmt == "html":
+        write(output.html_page(output.html_section(found_series, found_changes, found_events)), options)
+    else:
+        write(output.detect_text(found_changes, groups, found_events, method, len(found_series)), options)
+    wanted = set(options.fail_on if options.fail_on is not None else DEFAULT_FAIL_ON)
+    found = {c.direction for c in found_changes} | {e.kind for e in found_events}
+    return 1 if wanted & found else 0
+
+
+def main(argv=None) -> int:
+    from benchmarks.history import bisect_cli
+
+    parser = build_parser()
+    own, runner_flags = bisect_cli.split_runner_flags(list(sys.argv[1:] if argv is None else argv))
+    options = parser.parse_args(own)
+    if runner_flags and options.command != "bisect":
+        parser.error(f"{options.command} takes no runner flags after --")
+    if options.command == "bisect":
+        options.runner_flags = runner_flags
+    setup_logging(options.log_level)
+    from benchmarks.history import database
+
+    commands = {"ingest": run_ingest, "show": run_show, "detect": run_detect, "bisect": bisect_cli.run}
+    try:
+        return commands[options.command](options)
+    except (UsageError, database.DatabaseError) as exc:
+        print(f"{parser.prog}: error: {exc}", file=sys.stderr)
+        return 2
+    except NothingToReport as exc:
+        print(f"{parser.prog}: {exc}", file=sys.stderr)
+        return 1
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,56 @@
+"""Pass and accuracy changes between consecutive runs of a config: events beside the timing changes.
+
+new-failure      the config ran (status ok) in the previous run and failed (error, timeout, crash, oom)
+fixed            the other way round
+accuracy-failure its verification passed (PASS) and now fails (FAIL)
+accuracy-fixed   the other way round
+graph-breaks     dynamo reported more graph breaks than in the previous run
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from benchmarks.common import records
+
+NEW_FAILURE, FIXED = "new-failure", "fixed"
+ACCURACY_FAILURE, ACCURACY_FIXED = "accuracy-failure", "accuracy-fixed"
+GRAPH_BREAKS = "graph-breaks"
+KINDS = (NEW_FAILURE, FIXED, ACCURACY_FAILURE, ACCURACY_FIXED, GRAPH_BREAKS)
+
+
+@dataclasses.dataclass
+class Event:
+    kind: str
+    series: object
+    before: object  # Point
+    after: object  # Point
+    detail: str
+
+
+def _ran(point) -> bool:
+    return point.status == records.STATUS_OK
+
+
+def _failed(point) -> bool:
+    return point.status in records.FAILED_STATUSES
+
+
+def series_events(one) -> list:
+    """The events of one Series, oldest first (skipped runs are neither passing nor failing)."""
+    out = []
+    points = [p for p in one.points if p.status != records.STATUS_SKIP]
+    for before, after in zip(points, points[1:]):
+        if _ran(before) and _failed(after):
+            out.append(Event(NEW_FAILURE, one, before, after, f"status {after.status}"))
+        elif _failed(before) and _ran(after):
+            out.append(Event(FIXED, one, before, after, f"was {before.status}"))
+        if before.verification == records.PASS and after.verification == records.FAIL:
+            out.append(Event(ACCURACY_FAILURE, one, before, after, "verification PASS -> FAIL"))
+        elif before.verification == records.FAIL and after.verification == records.PASS:
+            out.append(Event(ACCURACY_FIXED, one, before, after, "verification FAIL -> PASS"))
+        if before.graph_breaks is not None and after.graph_breaks is not None \
+                and after.graph_breaks > before.graph_breaks:
+            out.append(Event(GRAPH_BREAKS, one, before, after,
+                             f"graph breaks {before.graph_breaks} -> {after.graph_breaks}"))
+    return out

@@ -1,0 +1,52 @@
+"""`history ingest`: records of results files (ours and upstream PyTorch/XLA's) into the database.
+
+A record is stored once however often its file is ingested (its digest is unique); a bad or torn line is
+reported and skipped (records.iter_records), as is a record that can't be placed (no model, no timestamp).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+from typing import Optional
+
+from benchmarks.common import records
+from benchmarks.history import database, records_view
+
+log = logging.getLogger("benchmarks.history")
+
+
+@dataclasses.dataclass
+class IngestReport:
+    files: int = 0
+    added: int = 0
+    already: int = 0
+    problems: list = dataclasses.field(default_factory=list)  # one line each: bad lines, unplaceable records
+
+    def summary(self) -> str:
+        return (f"{self.files} file(s): {self.added} record(s) added, {self.already} already in the database, "
+                f"{len(self.problems)} skipped")
+
+
+def ingest(connection, files: list, commit: Optional[str] = None) -> IngestReport:
+    """Every record of `files` into the database, one transaction per file."""
+    report = IngestReport()
+    for path in files:
+        problems: list = []
+        source = os.path.abspath(path)
+        try:
+            with connection:
+                for number, record in records.iter_records(path, problems):
+                    found, why = records_view.view(record, commit)
+                    if found is None:
+                        report.problems.append(f"{path}:{number}: skipped record: {why}")
+                    elif database.add_measurement(connection, found, source):
+                        report.added += 1
+                    else:
+                        report.already += 1
+        except OSError as exc:
+            raise records.InputError(f"cannot read {path}: {exc.strerror or exc}") from None
+        report.problems.extend(f"skipped {problem}" for problem in problems)
+        report.files += 1
+    return report

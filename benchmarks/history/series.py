@@ -1,0 +1,89 @@
+"""A config's history: one point per run (its records pooled: one per --rounds round), oldest first."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import statistics
+from datetime import datetime, timezone
+from typing import Optional
+
+from benchmarks.common import records
+from benchmarks.history import database
+
+
+@dataclasses.dataclass
+class Point:
+    """One config in one run."""
+
+    run_id: int
+    timestamp: float
+    host: str
+    commit: str
+    status: str  # ok when every record of the run is; else the first failure's status
+    verification: str
+    processes: list  # per record (process): its per-iteration samples, seconds
+    compile_s: Optional[float]
+    peak_rss: Optional[float]
+    graph_breaks: Optional[int]
+
+    @property
+    def median(self) -> Optional[float]:
+        """The per-iteration median over the run's pooled samples (None: nothing measured)."""
+        pooled = [value for process in self.processes for value in process]
+        return statistics.median(pooled) if pooled else None
+
+    def when(self) -> str:
+        return datetime.fromtimestamp(self.timestamp, timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
+
+    def run_text(self) -> str:
+        commit = f" {self.commit[:10]}" if self.commit else ""
+        return f"{self.when()}{commit}"
+
+
+@dataclasses.dataclass
+class Series:
+    config_id: int
+    key: str
+    labels: dict
+    points: list
+
+    @property
+    def label(self) -> str:
+        labels = self.labels
+        precision = f" {labels['precision']}" if labels["precision"] else ""
+        return (f"{labels['suite']}/{labels['model']} {labels['backend']} {labels['test']}{precision} "
+                f"bs={labels['batch_size'] or '-'}")
+
+    def measured(self) -> list:
+        """The points with samples: the numeric series change points are found in."""
+        return [point for point in self.points if point.processes]
+
+
+def _point(rows: list) -> Point:
+    failed = [row["status"] for row in rows if row["status"] in records.FAILED_STATUSES]
+    codes = [row["verification"] for row in rows if row["verification"]]
+    status = failed[0] if failed else (records.STATUS_SKIP if all(r["status"] == records.STATUS_SKIP for r in rows)
+                                       else records.STATUS_OK)
+    # The run's verification: a FAIL in any round is a FAIL; else the first record's code.
+    verification = records.FAIL if records.FAIL in codes else (codes[0] if codes else "")
+    compiles = [row["compile_s"] for row in rows if row["compile_s"] is not None]
+    peaks = [row["peak_rss"] for row in rows if row["peak_rss"] is not None]
+    breaks = [row["graph_breaks"] for row in rows if row["graph_breaks"] is not None]
+    first = rows[0]
+    return Point(run_id=first["id"], timestamp=first["timestamp"], host=first["host"], commit=first["commit_sha"],
+                 status=status, verification=verification,
+                 processes=[json.loads(row["samples"]) for row in rows if row["samples"] and row["status"] == "ok"],
+                 compile_s=statistics.median(compiles) if compiles else None, peak_rss=max(peaks) if peaks else None,
+                 graph_breaks=max(breaks) if breaks else None)
+
+
+def load(connection, configs: list) -> list:
+    """The Series of the given (id, key, labels) configs."""
+    out = []
+    for config, key, labels in configs:
+        by_run: dict = {}
+        for row in database.measurements(connection, config):
+            by_run.setdefault(row["id"], []).append(row)
+        out.append(Series(config, key, labels, [_point(rows) for rows in by_run.values()]))
+    return out
