@@ -1,6 +1,6 @@
 """aggregate.py's command line: geomean speedup reports and plots over results files.
 
-Flags have upstream PyTorch/XLA aggregate.py's names and meanings (see README.md), and the conventions
+Flags have upstream PyTorch/XLA aggregate.py's names and meanings (docs/aggregate.md), and the conventions
 shared by every tool (docs/command-line.md: --format, -o, exit statuses). Importing this module is cheap;
 numpy and matplotlib load only once a report is being made.
 """

@@ -1,5 +1,5 @@
-"""result_analyzer.py's columns: the names of a report's columns and their documented order (README,
-"result_analyzer.py")."""
+"""result_analyzer.py's columns: the names of a report's columns and their documented order (docs/analyzer.md,
+"The columns")."""
 
 from __future__ import annotations
 

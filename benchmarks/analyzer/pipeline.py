@@ -9,7 +9,7 @@ worker processes, the run's summary. The parts (one job each):
   problems.py         the problems found in a file, each kind reported once
   report_files.py     the report written in file order, the database, reading a report back
 
-Row layout (README, "result_analyzer.py"): upstream PyTorch/XLA's 20 columns, then ours, then --verify's
+Row layout (docs/analyzer.md, "The columns"): upstream PyTorch/XLA's 20 columns, then ours, then --verify's
 other figures and a config's own keys, then min_/median_/max_/mean_/std_ per metric in METRIC_ORDER (then
 other metrics by name), then the numeric entries of dict-valued metrics as `name.key` columns, then the
 environment. Statistics come from benchmarks.common.stats, the module aggregate.py uses too.

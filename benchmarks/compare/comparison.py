@@ -1,4 +1,4 @@
-"""compare.py's result: every pair's row (the JSON shape the README documents), the geomean, the counts."""
+"""compare.py's result: every pair's row (the JSON shape docs/compare.md documents), the geomean, the counts."""
 
 from __future__ import annotations
 
