@@ -13,7 +13,9 @@ from helpers import ROOT, run_tool
 from benchmarks.common import cli_support
 
 OURS = ROOT / "tests" / "fixtures" / "analyzer" / "ours.jsonl"
-TOOLS = ("result_analyzer.py", "aggregate.py", "compare.py")
+TOOLS = ("result_analyzer.py", "aggregate.py", "compare.py", "history.py")
+# The commands that write a report (history.py's through its subcommands).
+REPORTERS = [(tool,) for tool in TOOLS if tool != "history.py"] + [("history.py", "show"), ("history.py", "detect")]
 
 
 def write_jsonl(path, found) -> str:
@@ -46,6 +48,16 @@ def tool_args(tool: str, tmp_path, inputs: list) -> list:
     return inputs
 
 
+def answer(tool: str, tmp_path, inputs: list, *flags):
+    """Run `tool` on `inputs` with `flags`. history.py ingests the inputs into a database, then shows it: a
+    failed ingest is the answer."""
+    if tool == "history.py":
+        db = tmp_path / "history.sqlite"
+        ingested = run_tool(tool, "ingest", *inputs, "--db", db)
+        return ingested if ingested.returncode else run_tool(tool, "show", "--db", db, *flags)
+    return run_tool(tool, *tool_args(tool, tmp_path, inputs), *flags)
+
+
 def assert_one_line(result, status: int, *fragments) -> str:
     assert result.returncode == status, f"exit {result.returncode}\n{result.stderr}"
     lines = result.stderr.strip().splitlines()
@@ -58,9 +70,10 @@ def assert_one_line(result, status: int, *fragments) -> str:
 # ---------------------------------------------------------------- --help
 
 
-@pytest.mark.parametrize("tool", TOOLS)
-def test_help_shows_the_shared_flags_and_the_exit_statuses(tool):
-    result = run_tool(tool, "--help", check_rc=0)
+@pytest.mark.parametrize("command", REPORTERS, ids=" ".join)
+def test_help_shows_the_shared_flags_and_the_exit_statuses(command):
+    tool = command[0]
+    result = run_tool(*command, "--help", check_rc=0)
     text = result.stdout
     assert "-o FILE, --output FILE" in text and "--format {" in text
     statuses = text[text.index("\nexit status:\n"):]
@@ -82,15 +95,21 @@ def test_help_shows_the_shared_flags_and_the_exit_statuses(tool):
 
 
 def test_every_epilog_comes_from_the_one_helper():
-    """The three parsers' epilogs are the helper's text (so that the paragraphs cannot drift apart)."""
+    """Every parser's epilog (history.py's and each of its subcommands') is the helper's text (so that the
+    paragraphs cannot drift apart)."""
     from benchmarks.aggregate import cli as aggregate_cli
     from benchmarks.analyzer import cli as analyzer_cli
     from benchmarks.compare import cli as compare_cli
+    from benchmarks.history import cli as history_cli
 
     generic = cli_support.epilog(ok="", bad_news="").split("\n")[3:]
-    for module in (analyzer_cli, aggregate_cli, compare_cli):
-        lines = module.build_parser().epilog.split("\n")
-        assert lines[0] == "exit status:" and lines[3:3 + len(generic)] == generic, module.__name__
+    history = history_cli.build_parser()
+    subcommands = history._subparsers._group_actions[0].choices
+    assert set(subcommands) == {"ingest", "show", "detect", "bisect"}
+    parsers = [m.build_parser() for m in (analyzer_cli, aggregate_cli, compare_cli)] + [history, *subcommands.values()]
+    for parser in parsers:
+        lines = parser.epilog.split("\n")
+        assert lines[0] == "exit status:" and lines[3:3 + len(generic)] == generic, parser.prog
 
 
 # ---------------------------------------------------------------- exit statuses
@@ -98,21 +117,21 @@ def test_every_epilog_comes_from_the_one_helper():
 
 @pytest.mark.parametrize("tool", TOOLS)
 def test_a_bad_flag_is_one_line_and_exit_2(tool, tmp_path):
-    assert_one_line(run_tool(tool, *tool_args(tool, tmp_path, [OURS]), "--format=xml"), 2, "--format", "xml")
-    assert_one_line(run_tool(tool, *tool_args(tool, tmp_path, [OURS]), "--no-such-flag"), 2, "--no-such-flag")
+    assert_one_line(answer(tool, tmp_path, [OURS], "--format=xml"), 2, "--format", "xml")
+    assert_one_line(answer(tool, tmp_path, [OURS], "--no-such-flag"), 2, "--no-such-flag")
 
 
 @pytest.mark.parametrize("tool", TOOLS)
 def test_a_missing_input_file_is_one_line_and_exit_2(tool, tmp_path):
     missing = tmp_path / "missing.jsonl"
-    assert_one_line(run_tool(tool, *tool_args(tool, tmp_path, [missing])), 2, "no such file", "missing.jsonl")
+    assert_one_line(answer(tool, tmp_path, [missing]), 2, "no such file", "missing.jsonl")
 
 
 @pytest.mark.parametrize("tool", TOOLS)
 def test_an_invalid_input_file_is_exit_2(tool, tmp_path):
     garbage = tmp_path / "garbage.jsonl"
     garbage.write_text("{not json\n[]\n")
-    result = run_tool(tool, *tool_args(tool, tmp_path, [garbage]), "-o", tmp_path / "out")
+    result = answer(tool, tmp_path, [garbage], "-o", tmp_path / "out")
     assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
     assert not (tmp_path / "out").exists()
 
@@ -121,7 +140,7 @@ def test_an_invalid_input_file_is_exit_2(tool, tmp_path):
 def test_an_output_that_cannot_be_written_is_one_line_and_exit_2(tool, tmp_path):
     not_a_directory = tmp_path / "file"
     not_a_directory.write_text("")
-    result = run_tool(tool, *tool_args(tool, tmp_path, [OURS]), "-o", not_a_directory / "report.csv")
+    result = answer(tool, tmp_path, [OURS], "-o", not_a_directory / "report.csv")
     line = assert_one_line(result, 2, "error")
     assert "file" in line
 
@@ -130,7 +149,7 @@ def test_an_output_that_cannot_be_written_is_one_line_and_exit_2(tool, tmp_path)
 def test_an_empty_input_is_nothing_to_report_exit_1(tool, tmp_path):
     empty = tmp_path / "empty.jsonl"
     empty.write_text("")
-    result = run_tool(tool, *tool_args(tool, tmp_path, [empty]), "-o", tmp_path / "out")
+    result = answer(tool, tmp_path, [empty], "-o", tmp_path / "out")
     assert result.returncode == 1, result.stderr
     assert "Traceback" not in result.stderr and "no" in result.stderr.strip().splitlines()[-1]
 
@@ -147,6 +166,11 @@ def test_compare_with_no_config_in_common_is_nothing_to_compare_exit_1(tmp_path)
     assert_one_line(result, 1, "no config of", "matches one of")
 
 
+def test_history_with_nothing_selected_is_exit_1(tmp_path):
+    result = answer("history.py", tmp_path, [OURS], "-k", "no_such_model")
+    assert_one_line(result, 1, "no config in the database matches the selection")
+
+
 def test_compare_regression_is_exit_1_and_no_change_exit_0(tmp_path):
     control = rounds(tmp_path, "control", 1.0)
     slower = run_tool("compare.py", control, rounds(tmp_path, "slower", 1.5), "--format=csv")
@@ -159,7 +183,7 @@ def test_compare_regression_is_exit_1_and_no_change_exit_0(tmp_path):
 
 @pytest.mark.parametrize("tool", TOOLS)
 def test_ok_is_exit_0_and_o_dash_is_stdout(tool, tmp_path):
-    result = run_tool(tool, *tool_args(tool, tmp_path, [OURS]), "--format=csv", "-o", "-", "--log-level=warning")
+    result = answer(tool, tmp_path, [OURS], "--format=csv", "-o", "-", "--log-level=warning")
     assert result.returncode == 0, result.stderr
     assert result.stdout.count("\n") >= 2 and "," in result.stdout.splitlines()[0]
     assert not (ROOT / "-").exists()

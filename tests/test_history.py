@@ -224,5 +224,31 @@ def test_a_file_that_is_not_a_database_is_bad_input(tmp_path):
 
 def test_help_states_the_exit_statuses():
     for command in ((), ("ingest",), ("show",), ("detect",), ("bisect",)):
-        done = history(*command, "--help", check_rc=0)
-        assert "Exit status: 0 ok; 1 bad news" in " ".join(done.stdout.split())
+        text = history(*command, "--help", check_rc=0).stdout
+        assert "\nexit status:\n  0    " in text and "\n  1    bad news: " in text, command
+
+
+def test_selection_by_precision_and_the_backend_label_of_the_shared_view(tmp_path):
+    """--precision is the shared selection's axis flag; the backend label is the Measurement's (the
+    precision in brackets), and a record without a precision has none."""
+    found = []
+    for run in range(3):
+        for precision in ("bf16", "fp16", None):
+            one = record("mlp", run, 0.01, seed=run, backend="inductor")
+            if precision:
+                one["experiment"]["precision"] = precision
+            found.append(one)
+    db = ingest(tmp_path, write(tmp_path / "results.jsonl", found))
+    rows = history("show", "--db", db, "--format=csv", "--precision", "bf16", "--test", "inference",
+                   check_rc=0).stdout.splitlines()
+    header = rows[0].split(",")
+    picked = [dict(zip(header, line.split(","))) for line in rows[1:]]
+    assert [(r["backend"], r["precision"]) for r in picked] == [("inductor[bf16]", "bf16")] * 3
+    both = history("show", "--db", db, "--format=csv", "--precision", "bf16", "--precision", "fp16",
+                   check_rc=0).stdout
+    assert both.count("inductor[fp16]") == 3 and both.count("inductor[bf16]") == 3 and ",inductor," not in both
+    unlabelled = history("show", "--db", db, "--backend", "inductor", check_rc=0).stdout
+    assert unlabelled.startswith("dummy/mlp inductor eval bs=8") and "[bf16]" not in unlabelled
+    nothing = history("show", "--db", db, "--precision", "fp8")
+    assert nothing.returncode == 1 and nothing.stderr.strip() == ("history.py: no config in the database matches "
+                                                                  "the selection")

@@ -90,6 +90,20 @@ def test_selection_flags_are_declared_once_and_select_measurements():
         selection.Selection(filter_by_tier=[9]).select(items)
 
 
+def test_an_axis_flag_selects_by_the_measurements_label_and_records_without_the_axis_have_none():
+    import argparse
+
+    parser = argparse.ArgumentParser()
+    selection.add_arguments(parser, test_default=None, axes=True)
+    items = [Measurement(record(precision="bf16")), Measurement(record(precision="fp16")), Measurement(record())]
+    chosen = selection.Selection.of(parser.parse_args(["--precision", "bf16", "--precision", "fp16"]))
+    assert chosen.axes == {"precision": ["bf16", "fp16"]} and chosen.select(items) == items[:2]
+    assert selection.Selection.of(parser.parse_args([])).select(items) == items
+    without = argparse.ArgumentParser()
+    selection.add_arguments(without)
+    assert "--precision" not in without.format_help()  # a tool that does not apply the axes does not offer them
+
+
 # ---------------------------------------------------------------- no tool measures outside the view
 
 TIMING_METRICS = {"total_time", "per_iter_time", "warmup_time", "peak_rss_bytes", "trace_per_iter_time"}
@@ -120,13 +134,15 @@ def violations(source: str, name: str = "<source>") -> list:
 
 
 def test_no_tool_computes_samples_per_iteration_or_compile_time_outside_the_view():
-    found = []
+    found, read = [], set()
     for path in sorted((ROOT / "benchmarks").rglob("*.py")):
         relative = path.relative_to(ROOT / "benchmarks").as_posix()
         if relative in ALLOWED or relative.startswith("child/"):
             continue
+        read.add(relative.partition("/")[0])
         found += violations(path.read_text(encoding="utf-8"), relative)
     assert found == []
+    assert {"aggregate", "compare", "history", "runner"} <= read  # every tool that reads records is covered
 
 
 def test_the_rule_catches_a_planted_violation():

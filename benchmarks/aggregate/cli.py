@@ -14,7 +14,7 @@ import sys
 
 from benchmarks.common import selection
 from benchmarks.common.cli_support import (EXIT_BAD_NEWS, Parser, UsageError, choice, epilog, metavar, non_negative_int,
-                                           run_main)
+                                           run_main, write_output)
 
 log = logging.getLogger("benchmarks.aggregate")
 
@@ -102,21 +102,9 @@ def output_format(options) -> str:
 
 
 def write(data, options) -> None:
+    write_output(data, options.output)
     if options.output:
-        mode = "wb" if isinstance(data, bytes) else "w"
-        try:
-            with open(options.output, mode, **({} if mode == "wb" else {"encoding": "utf-8"})) as handle:
-                handle.write(data)
-        except OSError as exc:
-            raise UsageError(f"cannot write {options.output}: {exc.strerror or exc}") from None
         log.info("wrote %s", options.output)
-        return
-    if isinstance(data, bytes):
-        sys.stdout.buffer.write(data)
-        sys.stdout.buffer.flush()
-    else:
-        sys.stdout.write(data)
-        sys.stdout.flush()
 
 
 def run(options) -> int:

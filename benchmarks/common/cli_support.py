@@ -1,6 +1,7 @@
 """What the command lines share: the one UsageError, one-line argparse errors, number types, the flags a
 child is given, logging set-up, and the conventions of docs/command-line.md (exit statuses and the
---help paragraph that states them, hidden aliases of old spellings, one way to end a tool's run)."""
+--help paragraph that states them, hidden aliases of old spellings, one way to end a tool's run, one way to
+write a report to -o/--output)."""
 
 from __future__ import annotations
 
@@ -119,6 +120,26 @@ def run_main(prog: str, body, log: logging.Logger) -> int:
         print(f"{prog}: internal error: {type(exc).__name__}: {exc} (run with --log-level=debug for the traceback)",
               file=sys.stderr)
         return EXIT_INTERNAL
+
+
+def write_output(data, path) -> None:
+    """A report (text, or an image's bytes) to -o/--output's file, or to stdout for none or `-`; an image
+    never to a terminal. A file that can't be written is a UsageError."""
+    if path and path != "-":
+        mode = "wb" if isinstance(data, bytes) else "w"
+        try:
+            with open(path, mode, **({} if mode == "wb" else {"encoding": "utf-8"})) as handle:
+                handle.write(data)
+        except OSError as exc:
+            raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
+    elif isinstance(data, bytes):
+        if sys.stdout.isatty():
+            raise UsageError("not writing an image to a terminal: use --output FILE or redirect stdout")
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+    else:
+        sys.stdout.write(data)
+        sys.stdout.flush()
 
 
 def _number(text: str, kind):

@@ -1,9 +1,10 @@
 """Which records a tool looks at: the selection flags, declared once for every tool that selects records
-(aggregate.py, compare.py), and one matcher over measurements (benchmarks/common/measurement.py).
+(aggregate.py, compare.py, history.py), and one matcher over measurements (benchmarks/common/measurement.py).
 
 Models: -k/--filter and --filter-by-tier add up (a union, as upstream and the runner); -x/--exclude and
 --exclude-by-tier win. Accelerator: an accelerator kind (cpu, cuda, tpu) or a case-insensitive search in
 accelerator_model. Test: inference (eval) or training (train). Backend: the measurement's backend label.
+Axes (--precision, ...): the value of that experiment axis among the measurement's labels.
 """
 
 from __future__ import annotations
@@ -20,6 +21,9 @@ from benchmarks.common.cli_support import UsageError
 TESTS = {"inference": "eval", "training": "train"}
 TEST_ALIASES = {"inference": "inference", "training": "training", "eval": "inference", "train": "training"}
 ALL = "all"
+# Experiment axes beyond upstream's nine that a tool may select by (one repeatable flag each, matched
+# against Measurement.labels; a record without the axis has no value and matches none): axis -> examples.
+AXES = {"precision": "fp32, bf16, fp16, amp"}
 
 
 def tier(text: str) -> int:
@@ -37,8 +41,9 @@ def test_name(text: str) -> str:
 
 
 def add_arguments(parser, test_default: Optional[str] = "inference", accelerator_default: str = "the only one in "
-                  "the files", backend: bool = False, group=None) -> None:
-    """The selection flags, in `group` (or a new "which records" group of `parser`)."""
+                  "the files", backend: bool = False, axes: bool = False, group=None) -> None:
+    """The selection flags, in `group` (or a new "which records" group of `parser`); `axes`: also a flag per
+    experiment axis of AXES."""
     group = group or parser.add_argument_group("which records")
     group.add_argument("--accelerator", metavar="NAME",
                        help="accelerator: case-insensitive substring or regex of the records' accelerator_model "
@@ -51,6 +56,11 @@ def add_arguments(parser, test_default: Optional[str] = "inference", accelerator
         group.add_argument("--backend", action="append", default=[], metavar="BACKEND",
                            help="keep records of this backend label (eager, inductor, openxla+dynamo, "
                                 "inductor+int8wo, ...; repeatable)")
+    if axes:
+        for axis, examples in AXES.items():
+            group.add_argument(f"--{axis.replace('_', '-')}", dest=axis, action="append", default=[], metavar="NAME",
+                               help=f"keep records whose experiment {axis} is NAME ({examples}; repeatable; "
+                                    f"records without a {axis} have none)")
     add_model_arguments(group)
 
 
@@ -111,15 +121,20 @@ class Selection:
     exclude: list = dataclasses.field(default_factory=list)
     filter_by_tier: list = dataclasses.field(default_factory=list)
     exclude_by_tier: list = dataclasses.field(default_factory=list)
+    axes: dict = dataclasses.field(default_factory=dict)  # axis -> the values to keep (AXES' flags)
 
     @classmethod
     def of(cls, options) -> "Selection":
         """From parsed flags (or any object with their names); missing ones select everything."""
-        names = [field.name for field in dataclasses.fields(cls)]
-        return cls(**{name: getattr(options, name) for name in names if getattr(options, name, None) is not None})
+        names = [field.name for field in dataclasses.fields(cls) if field.name != "axes"]
+        found = {name: getattr(options, name) for name in names if getattr(options, name, None) is not None}
+        axes = {axis: list(getattr(options, axis)) for axis in AXES if getattr(options, axis, None)}
+        return cls(**found, axes=axes)
 
     def matcher(self, suites):
-        """A predicate over measurements. `suites`: the suites of the records it will see (for the tiers)."""
+        """A predicate over measurements (or anything with their label attributes: suite, model_name,
+        accelerator, accelerator_model, test, backend, labels). `suites`: the suites of the records it will
+        see (for the tiers)."""
         suites = sorted(set(suites))
         keep = [compile_regex(p, "--filter") for p in self.filter]
         drop = [compile_regex(p, "--exclude") for p in self.exclude]
@@ -138,6 +153,11 @@ class Selection:
                 return False
             if backends and m.backend not in backends:
                 return False
+            if self.axes:
+                labels = m.labels
+                if not all(labels.get(axis) is not None and str(labels[axis]) in values
+                           for axis, values in self.axes.items()):
+                    return False
             name, place = m.model_name or "", (m.suite, m.model_name)
             if choose_models and not (any(p.search(name) for p in keep) or place in keep_tiers):
                 return False

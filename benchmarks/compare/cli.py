@@ -60,7 +60,7 @@ def build_parser() -> Parser:
     runs.add_argument("--treatment-timestamp", type=float, metavar="T", help="only TREATMENT's run of this timestamp")
     runs.add_argument("--latest", action="store_true",
                       help="only the newest run of each side (unless its --*-timestamp names one)")
-    selection.add_arguments(p, test_default=None, accelerator_default="every one", backend=True,
+    selection.add_arguments(p, test_default=None, accelerator_default="every one", backend=True, axes=True,
                             group=p.add_argument_group("which records (of both sides)"))
     what = p.add_argument_group("what to compare")
     what.add_argument("--metric", default="time", type=metric_name,

@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import argparse
 import os
-import sys
 
-from benchmarks.common.cli_support import UsageError, fraction, positive_int
+from benchmarks.common.cli_support import BadNews, UsageError, epilog, fraction, positive_int
 
 # The runner flags bisect sets itself.
 OWN_RUNNER_FLAGS = ("--output-dirname", "--rounds", "--output-basename", "--no-resume")
 
 
-def add_parser(sub, exit_text: str) -> None:
+def add_parser(sub) -> None:
     p = sub.add_parser(
         "bisect", help="the first commit of a git repository at which a sweep subset got slower",
         usage="history.py bisect --repo DIR --good REV --bad REV [--setup CMD] [options] -- RUNNER-FLAGS",
@@ -21,7 +19,12 @@ def add_parser(sub, exit_text: str) -> None:
                     "decide good or bad with compare.py's statistics against both ends, adding rounds while "
                     "unsure. Commits that fail to build or run are skipped. Everything stays under "
                     "OUTPUT_DIRNAME/bisect/; a re-run resumes. In RUNNER-FLAGS, {checkout} names the checkout "
-                    "(the runner also runs there, so relative paths work).", epilog=exit_text)
+                    "(the runner also runs there, so relative paths work).",
+        epilog=epilog(ok="the first bad commit was named, with its evidence",
+                      bad_news="the bad end is not slower than the good one, or skipped commits leave several "
+                               "candidates for the first bad commit (named on stderr)",
+                      examples=["history.py bisect --repo ~/models --good v1.2 --bad main --setup 'pip install -e .' "
+                                "-- --suite-name=files --search-dir=. --dynamo=inductor --test=eval"]))
     p.add_argument("--repo", required=True, metavar="DIR", help="the git repository of the code under test")
     p.add_argument("--good", required=True, metavar="REV", help="a commit known to be fast")
     p.add_argument("--bad", required=True, metavar="REV", help="a later commit known to be slow")
@@ -75,12 +78,10 @@ def run(options) -> int:
     except (git_checkout.GitError, ValueError) as exc:
         raise UsageError(str(exc)) from None
     except bisect.EndError as exc:
-        print(f"history.py: {exc}", file=sys.stderr)
-        return 1
+        raise BadNews(str(exc)) from None
     if first_bad is None:
-        print(f"history.py: skipped commits leave {len(candidates)} candidates for the first bad commit: "
-              + " ".join(c[:12] for c in candidates), file=sys.stderr)
-        return 1
+        raise BadNews(f"skipped commits leave {len(candidates)} candidates for the first bad commit: "
+                      + " ".join(c[:12] for c in candidates))
     evidence = search.state["verdicts"].get(first_bad, {}).get("evidence", "the bad end itself")
     print(f"first bad commit: {first_bad} {git_checkout.subject(options.repo, first_bad)}")
     print(f"evidence: {evidence}")

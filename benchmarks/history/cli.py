@@ -1,8 +1,7 @@
 """history.py's command line: ingest results into a history database, show series, detect changes and
-events, bisect a git repository to the commit that made a config slower. See docs/history.md.
+events, bisect a git repository to the commit that made a config slower. See docs/history.md; its flags,
+formats and exit statuses follow docs/command-line.md.
 
-Exit status: 0 ok; 1 bad news (detect: a change or event that --fail-on names; show/detect: nothing to
-report; bisect: no first bad commit could be named); 2 bad usage or bad input (one line on stderr).
 Importing this module is cheap: numpy and matplotlib load only once there is something to compute.
 """
 
@@ -13,21 +12,17 @@ import logging
 import os
 import sys
 
-from benchmarks.common.cli_support import Parser, UsageError, positive_int, setup_logging
-from benchmarks.history import selection
+from benchmarks.common import selection
+from benchmarks.common.cli_support import (BadNews, Parser, UsageError, epilog, positive_int, run_main,
+                                           setup_logging, write_output)
 
 log = logging.getLogger("benchmarks.history")
 
-EXIT_TEXT = ("Exit status: 0 ok; 1 bad news (detect: a change or event --fail-on names; nothing to report; "
-             "bisect: no first bad commit); 2 bad usage or bad input.")
+NOTHING = "no config in the database matches the selection"
 SHOW_FORMATS = ("table", "csv", "png", "svg", "html")
 DETECT_FORMATS = ("table", "csv", "json", "html")
 FAIL_ON_CHOICES = ("slower", "faster", "new-failure", "fixed", "accuracy-failure", "accuracy-fixed", "graph-breaks")
 DEFAULT_FAIL_ON = ("slower", "new-failure", "accuracy-failure")
-
-
-class NothingToReport(Exception):
-    """The selection matched nothing: one line on stderr, exit status 1."""
 
 
 def probability(text: str) -> float:
@@ -70,22 +65,38 @@ def _detection_flags(parser) -> None:
     from_detection.add_argument("--seed", type=int, default=0, help="random seed (same inputs, same output)")
 
 
+def _selection_flags(parser) -> None:
+    selection.add_arguments(parser, test_default=None, accelerator_default="every one", backend=True, axes=True)
+
+
 def _output_flags(parser, formats) -> None:
-    parser.add_argument("--format", choices=formats, default=None,
-                        help=f"{', '.join(formats)} (default: from --output's extension, else table)")
-    parser.add_argument("--output", "-o", metavar="FILE", help="write here instead of stdout")
+    out = parser.add_argument_group("output")
+    out.add_argument("--format", choices=formats, default=None,
+                     help=f"{', '.join(formats)} (default: from --output's extension, else table)")
+    out.add_argument("-o", "--output", metavar="FILE",
+                     help="write here instead of stdout (- for stdout; png/svg go to stdout only when it is not a "
+                          "terminal)")
 
 
 def build_parser() -> Parser:
     p = Parser(prog="history.py", description="Regressions over time: a history database of results files, "
                "the series of each config, change points and events, and bisection to the commit.",
-               epilog=EXIT_TEXT + " Example: history.py ingest output/ && history.py detect --fail-on slower")
+               epilog=epilog(ok="done (ingested; shown; no change or event that --fail-on names; first bad commit "
+                                "named)",
+                             bad_news="ingest: the files hold no record; show, detect: no config matches the "
+                                      "selection; detect: a change or event --fail-on names; bisect: no first bad "
+                                      "commit could be named",
+                             examples=["history.py ingest output/ && history.py detect --fail-on slower",
+                                       "history.py COMMAND --help"]))
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     sub.required = True
     ingest = sub.add_parser("ingest", help="put results files' records into the database",
                             description="Put records (ours or upstream PyTorch/XLA's) into the history database. "
                             "A record is stored once however often its file is ingested; bad or torn lines are "
-                            "reported and skipped.", epilog=EXIT_TEXT)
+                            "reported and skipped.",
+                            epilog=epilog(ok="the records were stored (or were already)",
+                                          bad_news="the files hold no record",
+                                          examples=["history.py ingest output/nightly/ --db history.sqlite"]))
     ingest.add_argument("results", nargs="+", metavar="RESULTS", help="results file, directory or glob")
     ingest.add_argument("--commit", metavar="SHA",
                         help="the commit of the code under test, for these records (default: each record's "
@@ -93,16 +104,23 @@ def build_parser() -> Parser:
     _db_flags(ingest)
     show = sub.add_parser("show", help="each config's series by run, with its changes marked",
                           description="Per config, the per-iteration median (and compile time, peak memory, "
-                          "status) of every run, with the detected changes marked.", epilog=EXIT_TEXT)
-    selection.add_arguments(show)
+                          "status) of every run, with the detected changes marked.",
+                          epilog=epilog(ok="the series were written", bad_news=NOTHING,
+                                        examples=["history.py show -k resnet --format=png -o resnet.png"]))
+    _selection_flags(show)
     _detection_flags(show)
     _output_flags(show, SHOW_FORMATS)
     _db_flags(show)
     detect = sub.add_parser("detect", help="change points and pass/accuracy events",
                             description="Per config, the runs where its time changed (E-divisive means with a "
                             "permutation test), the size with an interval, the configs that moved together; and "
-                            "the pass, accuracy and graph-break events.", epilog=EXIT_TEXT)
-    selection.add_arguments(detect)
+                            "the pass, accuracy and graph-break events.",
+                            epilog=epilog(ok="no change or event that --fail-on names",
+                                          bad_news="a change or event that --fail-on names (default: slower, "
+                                                   f"new-failure, accuracy-failure); {NOTHING}",
+                                          examples=["history.py detect --fail-on slower,new-failure --format=json "
+                                                    "-o changes.json"]))
+    _selection_flags(detect)
     _detection_flags(detect)
     _output_flags(detect, DETECT_FORMATS)
     detect.add_argument("--fail-on", type=fail_on, default=None, metavar="LIST",
@@ -111,7 +129,7 @@ def build_parser() -> Parser:
     _db_flags(detect)
     from benchmarks.history import bisect_cli
 
-    bisect_cli.add_parser(sub, EXIT_TEXT)
+    bisect_cli.add_parser(sub)
     return p
 
 
@@ -127,19 +145,7 @@ def output_format(options) -> str:
 
 
 def write(data, options) -> None:
-    if options.output:
-        try:
-            with open(options.output, "wb") as handle:
-                handle.write(data if isinstance(data, bytes) else data.encode("utf-8"))
-        except OSError as exc:
-            raise UsageError(f"cannot write {options.output}: {exc.strerror or exc}") from None
-    elif isinstance(data, bytes):
-        if sys.stdout.isatty():
-            raise UsageError("not writing an image to a terminal: use --output FILE or redirect stdout")
-        sys.stdout.buffer.write(data)
-        sys.stdout.buffer.flush()
-    else:
-        sys.stdout.write(data)
+    write_output(data, options.output)
 
 
 def run_ingest(options) -> int:
@@ -160,23 +166,26 @@ def run_ingest(options) -> int:
     for problem in report.problems:
         print(f"history.py: {problem}", file=sys.stderr)
     print(f"{report.summary()} -> {database_path(options)}")
+    if not report.records:
+        raise BadNews(f"no records in {', '.join(options.results)}")
     return 0
 
 
 def _analysis(options) -> tuple:
     """(series, changes, groups, events, method text) of the selected configs; UsageError when none."""
-    from benchmarks.history import changes, database, events, series
+    from benchmarks.history import changes, database, events, records_view, series
 
     if options.min_runs < 2:
         raise UsageError("--min-runs must be at least 2")
     connection = database.connect(database_path(options), create=False)
     try:
-        chosen = selection.select(database.configs(connection), options)
+        chosen = selection.Selection.of(options).select(database.configs(connection),
+                                                        view=lambda config: records_view.Labels(**config[2]))
         found_series = series.load(connection, chosen)
     finally:
         connection.close()
     if not found_series:
-        raise NothingToReport("no config in the database matches the selection")
+        raise BadNews(NOTHING)
     settings = changes.Settings(alpha=options.alpha, permutations=options.permutations, min_size=options.min_runs,
                                 seed=options.seed)
     if settings.permutations + 1 < 1 / settings.alpha:
@@ -201,7 +210,7 @@ def run_show(options) -> int:
     if fmt == "csv":
         write(output.csv_text(output.series_rows(found_series, found_changes), output.SERIES_COLUMNS), options)
     elif fmt in ("png", "svg"):
-        if not options.output and sys.stdout.isatty():
+        if options.output in (None, "-") and sys.stdout.isatty():
             raise UsageError(f"not writing {fmt.upper()} to a terminal: use --output FILE or redirect stdout")
         write(output.plot(found_series, found_changes, fmt), options)
     elif fmt == "html":
@@ -240,20 +249,8 @@ def main(argv=None) -> int:
     if options.command == "bisect":
         options.runner_flags = runner_flags
     setup_logging(options.log_level)
-    from benchmarks.history import database
-
     commands = {"ingest": run_ingest, "show": run_show, "detect": run_detect, "bisect": bisect_cli.run}
-    try:
-        return commands[options.command](options)
-    except (UsageError, database.DatabaseError) as exc:
-        print(f"{parser.prog}: error: {exc}", file=sys.stderr)
-        return 2
-    except NothingToReport as exc:
-        print(f"{parser.prog}: {exc}", file=sys.stderr)
-        return 1
-    except BrokenPipeError:
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 0
+    return run_main(parser.prog, lambda: commands[options.command](options), log)
 
 
 if __name__ == "__main__":

@@ -15,6 +15,8 @@ import json
 import os
 import sqlite3
 
+from benchmarks.common.cli_support import UsageError
+
 SCHEMA_VERSION = 1
 
 SCHEMA = """
@@ -36,8 +38,8 @@ CREATE INDEX IF NOT EXISTS measurements_by_config ON measurements (config_id, ru
 LABEL_COLUMNS = ("suite", "model", "backend", "test", "precision", "accelerator", "accelerator_model", "batch_size")
 
 
-class DatabaseError(Exception):
-    """A database file that can't be opened or isn't a history database: one line for the user."""
+class DatabaseError(UsageError):
+    """A database file that can't be opened or isn't a history database: bad input, one line for the user."""
 
 
 def connect(path: str, create: bool = True) -> sqlite3.Connection:

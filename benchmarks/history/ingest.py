@@ -1,7 +1,8 @@
 """`history ingest`: records of results files (ours and upstream PyTorch/XLA's) into the database.
 
 A record is stored once however often its file is ingested (its digest is unique); a bad or torn line is
-reported and skipped (records.iter_records), as is a record that can't be placed (no model, no timestamp).
+reported and skipped (records.iter_records), as is a record that can't be placed (no model, no timestamp);
+a file with lines but not one JSON object is not a results file (an InputError).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ log = logging.getLogger("benchmarks.history")
 @dataclasses.dataclass
 class IngestReport:
     files: int = 0
+    records: int = 0  # read, placed or not
     added: int = 0
     already: int = 0
     problems: list = dataclasses.field(default_factory=list)  # one line each: bad lines, unplaceable records
@@ -35,9 +37,11 @@ def ingest(connection, files: list, commit: Optional[str] = None) -> IngestRepor
     for path in files:
         problems: list = []
         source = os.path.abspath(path)
+        read = 0
         try:
             with connection:
                 for number, record in records.iter_records(path, problems):
+                    read += 1
                     found, why = records_view.view(record, commit)
                     if found is None:
                         report.problems.append(f"{path}:{number}: skipped record: {why}")
@@ -47,6 +51,9 @@ def ingest(connection, files: list, commit: Optional[str] = None) -> IngestRepor
                         report.already += 1
         except OSError as exc:
             raise records.InputError(f"cannot read {path}: {exc.strerror or exc}") from None
+        if problems and not read:  # lines, but not one JSON object: not a results file (as every tool says)
+            raise records.InputError(f"{path} is not a JSON-lines results file ({problems[0]})")
+        report.records += read
         report.problems.extend(f"skipped {problem}" for problem in problems)
         report.files += 1
     return report

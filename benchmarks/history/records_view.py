@@ -1,8 +1,9 @@
 """What history reads from one record: its run, its config's labels, and its measurement.
 
-One small view built on what the other tools define (compare's samples with the warm-up rule and config
-key, aggregate's backend names, the record's status), so that history computes none of it again. When
-the shared measurement type exists (docs/architecture.md), `view` is the one function to point at it.
+The config's identity, labels, status and what it measured come from the record's Measurement
+(benchmarks/common/measurement.py: docs/architecture.md, "Measurement"), so that history defines none of
+them again; what is history's own stays here: the run's identity (timestamp, host, commit), the record's
+digest, its verification code and its graph breaks.
 """
 
 from __future__ import annotations
@@ -10,29 +11,46 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import math
 from typing import Optional
 
-from benchmarks.common import experiment_config, records
-from benchmarks.compare import matching, metrics
+from benchmarks.common.measurement import Measurement
+from benchmarks.compare import metrics
 
 
 @dataclasses.dataclass(frozen=True)
 class Labels:
-    """The axes a config is selected and shown by."""
+    """The axes a config is selected and shown by, as the database keeps them (its `configs` columns). It
+    has the label attributes the shared selection matches (benchmarks/common/selection.py)."""
 
     suite: str
     model: str
-    backend: str
+    backend: str  # Measurement.backend: upstream's name, +recipe, other axes in brackets (inductor[bf16])
     test: str
     precision: str
     accelerator: str
     accelerator_model: str
     batch_size: str
 
+    @classmethod
+    def of(cls, m: Measurement) -> "Labels":
+        precision = m.axes.get("precision")
+        return cls(suite=m.suite, model=m.model_name or "", backend=m.backend, test=m.test or "",
+                   precision="" if precision is None else str(precision), accelerator=m.accelerator,
+                   accelerator_model=m.accelerator_model,
+                   batch_size="" if m.batch_size is None else str(m.batch_size))
+
+    @property
+    def model_name(self) -> str:
+        return self.model
+
+    @property
+    def labels(self) -> dict:
+        """The axes by name, None where a record has none (the shared selection's axis flags read these)."""
+        return {name: value or None for name, value in dataclasses.asdict(self).items()}
+
     def text(self) -> str:
-        extra = f" {self.precision}" if self.precision else ""
-        return f"{self.suite}/{self.model} {self.backend} {self.test}{extra} bs={self.batch_size or '-'}"
+        # The backend label already names the precision and every other axis.
+        return f"{self.suite}/{self.model} {self.backend} {self.test} bs={self.batch_size or '-'}"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -58,60 +76,38 @@ def _text(value) -> str:
     return value if isinstance(value, str) else ""
 
 
-def _backend(experiment: dict) -> str:
-    """aggregate.py's backend name (a quantized model is its own backend, as there)."""
-    parse = lambda value: experiment_config.parse_none(value) if isinstance(value, str) else None  # noqa: E731
-    name = experiment_config.backend_name(parse(experiment.get("xla")), parse(experiment.get("dynamo")))
-    recipe = parse(experiment.get("quantization"))
-    return f"{name}+{recipe}" if recipe else name
-
-
-def _graph_breaks(record_metrics: dict) -> Optional[int]:
+def _graph_breaks(m: Measurement) -> Optional[int]:
     """Ours: metrics.dynamo_graph_break_count (per repeat); upstream's: metrics.dynamo_counters.graph_break."""
-    ours = record_metrics.get("dynamo_graph_break_count")
-    if isinstance(ours, list) and ours and all(isinstance(v, (int, float)) for v in ours):
-        return int(max(ours))
-    counters = record_metrics.get("dynamo_counters")
+    ours = m.raw("dynamo_graph_break_count")
+    if ours is not None:
+        return int(ours.max())
+    counters = m.metrics.get("dynamo_counters")
     if isinstance(counters, dict) and isinstance(counters.get("graph_break"), dict):
         return int(sum(v for v in counters["graph_break"].values() if isinstance(v, (int, float))))
     return None
 
 
-def _first(values) -> Optional[float]:
-    return float(values[0]) if values is not None and len(values) else None
-
-
 def view(record: dict, commit: Optional[str] = None) -> tuple:
     """(RecordView, None), or (None, why the record can't be placed in a history). `commit` overrides the
     record's own (environment.git_commit: the benchmark tool's), for CI that knows the code under test's."""
-    key = matching.config_key(record)
-    if key is None:
+    m = Measurement(record)
+    if m.config_key is None:
         return None, "no model or experiment"
-    timestamp = record.get("timestamp")
-    if isinstance(timestamp, bool) or not isinstance(timestamp, (int, float)) or not math.isfinite(timestamp):
+    if m.timestamp is None:
         return None, "no timestamp"
-    model, experiment = record["model"], record["experiment"]
     environment = record.get("environment") if isinstance(record.get("environment"), dict) else {}
-    record_metrics = record.get("metrics") if isinstance(record.get("metrics"), dict) else {}
-    labels = Labels(
-        suite=_text(model.get("suite_name")), model=_text(model.get("model_name")), backend=_backend(experiment),
-        test=_text(experiment.get("test")), precision=_text(experiment.get("precision")),
-        accelerator=_text(experiment.get("accelerator")).lower(),
-        accelerator_model=_text(experiment.get("accelerator_model")) or "unknown",
-        batch_size="" if experiment.get("batch_size") is None else str(experiment.get("batch_size")))
-    status = records.record_status(record)
     samples = compile_s = peak = None
-    if status == records.STATUS_OK:
-        found, _ = metrics.record_samples(record, "time")
+    if m.ok:
+        # compare.py's samples of a process: steady state (upstream records: first sample left out), > 0.
+        found, _ = metrics.record_samples(m, "time")
         samples = None if found is None else [float(v) for v in found]
-        compile_s = _first(metrics.record_samples(record, "compile")[0])
-        memory, _ = metrics.record_samples(record, "memory")
-        peak = float(max(memory)) if memory is not None else None
+        compile_s = m.first_run_time()  # compare.py's --metric=compile: the first run, compilation included
+        peak = m.peak_memory()
     digest = hashlib.sha256(json.dumps(record, sort_keys=True, default=str).encode()).hexdigest()
     return RecordView(
-        timestamp=float(timestamp), host=_text(environment.get("hostname")),
+        timestamp=m.timestamp, host=_text(environment.get("hostname")),
         commit=commit or _text(environment.get("git_commit")),
         # One series per config on one kind of machine: the accelerator model is part of it.
-        config_key=json.dumps([key, labels.accelerator_model]), labels=labels, round=records.record_round(record),
-        status=status, verification=_text(record.get("verification_code")), samples=samples, compile_s=compile_s,
-        peak_rss=peak, graph_breaks=_graph_breaks(record_metrics), digest=digest), None
+        config_key=json.dumps([m.config_key, m.accelerator_model]), labels=Labels.of(m), round=m.round,
+        status=m.status, verification=_text(record.get("verification_code")), samples=samples,
+        compile_s=compile_s, peak_rss=peak, graph_breaks=_graph_breaks(m), digest=digest), None

@@ -9,7 +9,7 @@ from datetime import datetime, timezone
 from typing import Optional
 
 from benchmarks.common import records
-from benchmarks.history import database
+from benchmarks.history import database, records_view
 
 
 @dataclasses.dataclass
@@ -50,10 +50,7 @@ class Series:
 
     @property
     def label(self) -> str:
-        labels = self.labels
-        precision = f" {labels['precision']}" if labels["precision"] else ""
-        return (f"{labels['suite']}/{labels['model']} {labels['backend']} {labels['test']}{precision} "
-                f"bs={labels['batch_size'] or '-'}")
+        return records_view.Labels(**self.labels).text()
 
     def measured(self) -> list:
         """The points with samples: the numeric series change points are found in."""
