@@ -172,7 +172,7 @@ def pure_wall_time_problem(experiment, options) -> Optional[str]:
 
 
 def pure_wall_time_run(step: Callable, experiment, iterations: int, hooks=()) -> tuple:
-    """measure.timed_run's contract, with each iteration timed by do_bench on the device clock:
+    """measured_loop.timed_run's contract, with each iteration timed by do_bench on the device clock:
     (total seconds = sum of per-iteration minima, trace seconds (the same: no lazy tracing), last output)."""
     sync = backend_sync(experiment)
     total, output = 0.0, None
