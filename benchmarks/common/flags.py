@@ -61,6 +61,10 @@ class Group:
         return dataclasses.field(default=default, metadata={"flag": Flag(consumer, help, default, group=self.title,
                                                                          **flag)})
 
+    def switch(self, consumer: str, help: str, **flag) -> Any:
+        """A bool field and its --flag (no value; off unless given)."""
+        return self.option(False, consumer, help, **flag)
+
     def axis(self, help: str, **flag) -> Any:
         """A matrix axis: repeatable, read by the parent only (a child gets its value in its experiment
         config); empty (the default) means the runner's default values."""

@@ -61,9 +61,9 @@ NOISE = Group("noise control")
 class VerifyOptions:
     """--verify: compare each config's result with eager's."""
 
-    enabled: bool = VERIFICATION.option(
-        False, BOTH, "also compare each config's result with eager's (output for eval; loss and every gradient for "
-        "train) and record verification_code and error figures beside the timing", name="--verify")
+    enabled: bool = VERIFICATION.switch(BOTH, "also compare each config's result with eager's (output for eval; loss "
+        "and every gradient for train) and record verification_code and error figures beside the timing",
+        name="--verify")
     tolerance: float = VERIFICATION.option(
         0.02, CHILD, "PASS when sum|out-ref|/sum|ref| is at most this (default 0.02); a suite may set its own per "
         "model, which wins", name="--verify-tolerance", type=finite_non_negative_float, metavar="REL")
@@ -76,56 +76,50 @@ class VerifyOptions:
 class DiagnosticsOptions:
     """Profiles, per-operator times, XLA metrics and IR dumps, dynamo counters, saved outputs, precision."""
 
-    dump_pytorch_profiles: bool = DIAGNOSTICS.option(
-        False, CHILD, "torch.profiler per timed repeat: a Chrome trace (trace-*.json) and an operator table "
-        "(pytorch-profile-*.txt)")
-    profile_cuda_cpu: bool = DIAGNOSTICS.option(
-        False, CHILD, "per-repeat metrics total_cpu_time_s and per_iter_cpu_time_s (and the cuda pair where CUDA is "
-        "profiled) from torch.profiler")
-    profile_cuda_cpu_individual_ops: bool = DIAGNOSTICS.option(
-        False, CHILD, "per-operator times and call counts in the record's diagnostics (aten_ops; on XLA configs "
-        "xla_unlowered_ops: the operators that fell back to the CPU)")
-    dump_pytorch_xla_metrics: bool = DIAGNOSTICS.option(
-        False, CHILD, "torch_xla's metrics report per timed repeat (pytorch-xla-metrics-*.txt; XLA configs)")
+    dump_pytorch_profiles: bool = DIAGNOSTICS.switch(CHILD, "torch.profiler per timed repeat: a Chrome trace "
+        "(trace-*.json) and an operator table (pytorch-profile-*.txt)")
+    profile_cuda_cpu: bool = DIAGNOSTICS.switch(CHILD, "per-repeat metrics total_cpu_time_s and per_iter_cpu_time_s "
+        "(and the cuda pair where CUDA is profiled) from torch.profiler")
+    profile_cuda_cpu_individual_ops: bool = DIAGNOSTICS.switch(CHILD, "per-operator times and call counts in the "
+        "record's diagnostics (aten_ops; on XLA configs xla_unlowered_ops: the operators that fell back to the CPU)")
+    dump_pytorch_xla_metrics: bool = DIAGNOSTICS.switch(CHILD, "torch_xla's metrics report per timed repeat "
+        "(pytorch-xla-metrics-*.txt; XLA configs)")
     # The parent sets the environment variables of these two and lists their files for a child that died.
-    dump_hlo: bool = DIAGNOSTICS.option(
-        False, BOTH, "XLA_FLAGS --xla_dump_to=<output-dir>/<model>/hlo-<config>/ (XLA configs)")
+    dump_hlo: bool = DIAGNOSTICS.switch(BOTH, "XLA_FLAGS --xla_dump_to=<output-dir>/<model>/hlo-<config>/ (XLA "
+        "configs)")
     save_ir_format: Optional[str] = DIAGNOSTICS.option(
         None, BOTH, "save the lazy-tensor IR of every graph (XLA_SAVE_TENSORS_FMT/FILE) to "
         "dump-<config>.<format>.<ordinal> (XLA configs)", choices=IR_FORMATS)
-    profile_xla: bool = DIAGNOSTICS.option(
-        False, CHILD, "capture an XLA profiler (xplane) trace of the timed repeats into xla-profile-<config>/; the "
-        "profiler server gets a free port per child (XLA configs)")
+    profile_xla: bool = DIAGNOSTICS.switch(CHILD, "capture an XLA profiler (xplane) trace of the timed repeats into "
+        "xla-profile-<config>/; the profiler server gets a free port per child (XLA configs)")
     profile_xla_duration_ms: int = DIAGNOSTICS.option(
         5000, CHILD, "length of that capture (default 5000)", type=positive_int, metavar="MS")
-    collect_dynamo_counters: bool = DIAGNOSTICS.option(
-        False, CHILD, "torch._dynamo's counters into the record's diagnostics (dynamo configs)")
-    dump_dynamo_counters: bool = DIAGNOSTICS.option(
-        False, CHILD, "torch._dynamo's counters after each repeat to dynamo-counters-<config>.json (dynamo configs)")
-    filter_by_single_graph: bool = DIAGNOSTICS.option(
-        False, CHILD, "compile with fullgraph=True: a graph break makes the config an error record")
-    randomize_input: bool = DIAGNOSTICS.option(
-        False, CHILD, "fresh random values for every floating-point input tensor (any float dtype, bf16 and fp16 "
-        "included) for every timed iteration, made outside the timed region; integer inputs kept")
-    save_output: bool = DIAGNOSTICS.option(
-        False, CHILD, "save the CPU copy of the last output of each timed repeat (output-*.pt; load with "
-        "torch.load(..., weights_only=True))")
-    collect_full_output: bool = DIAGNOSTICS.option(
-        False, CHILD, "train steps return the model output and the gradients beside the loss (slower)")
+    collect_dynamo_counters: bool = DIAGNOSTICS.switch(CHILD, "torch._dynamo's counters into the record's diagnostics "
+        "(dynamo configs)")
+    dump_dynamo_counters: bool = DIAGNOSTICS.switch(CHILD, "torch._dynamo's counters after each repeat to "
+        "dynamo-counters-<config>.json (dynamo configs)")
+    filter_by_single_graph: bool = DIAGNOSTICS.switch(CHILD, "compile with fullgraph=True: a graph break makes the "
+        "config an error record")
+    randomize_input: bool = DIAGNOSTICS.switch(CHILD, "fresh random values for every floating-point input tensor (any "
+        "float dtype, bf16 and fp16 included) for every timed iteration, made outside the timed region; integer inputs "
+        "kept")
+    save_output: bool = DIAGNOSTICS.switch(CHILD, "save the CPU copy of the last output of each timed repeat "
+        "(output-*.pt; load with torch.load(..., weights_only=True))")
+    collect_full_output: bool = DIAGNOSTICS.switch(CHILD, "train steps return the model output and the gradients "
+        "beside the loss (slower)")
     matmul_precision: Optional[str] = DIAGNOSTICS.option(
         None, CHILD, "float32 matmul precision for torch (default->medium, high, highest) and torch_xla (default, "
         "high, highest); unset: the libraries' own defaults", choices=MATMUL_PRECISIONS)
-    disable_tf32: bool = DIAGNOSTICS.option(
-        False, CHILD, "no TF32: float32 matmuls (and cuDNN convolutions) at full precision (highest)")
+    disable_tf32: bool = DIAGNOSTICS.switch(CHILD, "no TF32: float32 matmuls (and cuDNN convolutions) at full "
+        "precision (highest)")
 
 
 @dataclasses.dataclass(frozen=True)
 class TimingOptions:
     """--pure-wall-time: per-iteration device time with CUDA events."""
 
-    pure_wall_time: bool = TIMING.option(
-        False, BOTH, "time each iteration with CUDA events (device time only, L2 cache flushed between calls, minimum "
-        "over ~100 ms of calls); CUDA configs only, others are dropped with the reason")
+    pure_wall_time: bool = TIMING.switch(BOTH, "time each iteration with CUDA events (device time only, L2 cache "
+        "flushed between calls, minimum over ~100 ms of calls); CUDA configs only, others are dropped with the reason")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -171,8 +165,8 @@ class RunOptions:
         "TorchAO recipe applied after the model is built (repeatable): none (default), "
         + quantization.KNOWN_TEXT.replace("none, ", "") + "; experiment key `quantization`",
         type=quantization_recipe, metavar="RECIPE")
-    enable_functionalization: bool = MATRIX.option(
-        False, PARENT, "keep XLA functionalization on (default: XLA_DISABLE_FUNCTIONALIZATION=1)")
+    enable_functionalization: bool = MATRIX.switch(PARENT, "keep XLA functionalization on (default: "
+        "XLA_DISABLE_FUNCTIONALIZATION=1)")
     # measurement (the parent reads them too: a failure record says what was asked)
     repeat: int = MEASUREMENT.option(10, BOTH, "timed runs per config (default 10)", type=positive_int)
     iterations_per_run: int = MEASUREMENT.option(1, BOTH, "iterations per timed run (default 1)", type=positive_int)
@@ -180,19 +174,19 @@ class RunOptions:
         2, BOTH, "untimed-for-statistics warm-up runs, recorded apart (default 2; the first compiles)",
         type=non_negative_int)
     # the sweep
-    dry_run: bool = SWEEP.option(False, PARENT, "print the configs (and those dropped, with why); run nothing")
-    print_subprocess: bool = SWEEP.option(False, PARENT, "stream each child's output to the terminal too")
+    dry_run: bool = SWEEP.switch(PARENT, "print the configs (and those dropped, with why); run nothing")
+    print_subprocess: bool = SWEEP.switch(PARENT, "stream each child's output to the terminal too")
     subprocess_timeout: float = SWEEP.option(1800.0, PARENT, "kill a child's whole process group after this long "
                                              "(default 1800)", type=positive_float, metavar="SECONDS")
     subprocess_memory_limit: Optional[int] = SWEEP.option(
         None, PARENT, "kill a child whose process tree's resident memory passes SIZE (e.g. 8G): an oom record",
         type=memory_size, metavar="SIZE")
-    progress_bar: bool = SWEEP.option(False, PARENT, "show a progress bar even when stderr is not a terminal")
+    progress_bar: bool = SWEEP.switch(PARENT, "show a progress bar even when stderr is not a terminal")
     output_dirname: str = SWEEP.option("./output/", BOTH, "results, logs and artifacts go here")
     output_basename: str = SWEEP.option("results.jsonl", BOTH, "results file name")
     no_resume: bool = SWEEP.option(False, PARENT,
                                    "start a new results file (an existing one is kept as a .bak-<time> backup)")
-    retry_failed: bool = SWEEP.option(False, PARENT, "re-run configs whose latest record failed")
+    retry_failed: bool = SWEEP.switch(PARENT, "re-run configs whose latest record failed")
     rounds: int = SWEEP.option(
         1, PARENT, "run each config R times, each in a fresh child, interleaved (every config once, then every config "
         "again ...): R records per config, for compare.py's intervals (default 1)", type=positive_int, metavar="R")
