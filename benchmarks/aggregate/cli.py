@@ -1,8 +1,8 @@
 """aggregate.py's command line: geomean speedup reports and plots over results files.
 
-Flags have upstream PyTorch/XLA aggregate.py's names and meanings (see README.md). Exit status: 0 a
-report, 1 nothing to report, 2 bad input, 3 an internal error. Importing this module is cheap; numpy
-and matplotlib load only once a report is being made.
+Flags have upstream PyTorch/XLA aggregate.py's names and meanings (see README.md), and the conventions
+shared by every tool (docs/command-line.md: --format, -o, exit statuses). Importing this module is cheap;
+numpy and matplotlib load only once a report is being made.
 """
 
 from __future__ import annotations
@@ -12,12 +12,16 @@ import logging
 import os
 import sys
 
-from benchmarks.common.cli_support import Parser, UsageError, non_negative_int
+from benchmarks.common.cli_support import (EXIT_BAD_NEWS, Parser, UsageError, choice, epilog, metavar, non_negative_int,
+                                           run_main)
 
 log = logging.getLogger("benchmarks.aggregate")
 
 REPORTS = ("speedup", "histogram", "latest", "latest_grouped")
-FORMATS = ("csv", "tab", "png", "svg", "html")
+FORMATS = ("csv", "table", "png", "svg", "html")
+FORMAT_ALIASES = {"tab": "table"}  # this tool's name for the grid until issue 19
+METRICS = ("time", "compile")
+METRIC_ALIASES = {"exec": "time"}  # upstream aggregate.py's name
 IMAGE_FORMATS = ("png", "svg")
 # --test also takes the record's own names.
 TEST_ALIASES = {"inference": "inference", "training": "training", "eval": "inference", "train": "training"}
@@ -52,8 +56,10 @@ def build_parser() -> Parser:
         prog="aggregate.py",
         description="Geomean speedup reports and plots over experiment_runner.py results files "
                     "(ours or upstream PyTorch/XLA's), for any accelerator.",
-        epilog="Exit status: 0 report written, 1 no matching data, 2 bad input. "
-               "Example: aggregate.py output/ --accelerator=cpu --backends eager inductor --format=tab",
+        epilog=epilog(ok="the report was written",
+                      bad_news="nothing to report (no record matches the selection, no speedup to compute)",
+                      examples=["aggregate.py output/ --accelerator=cpu --backends eager inductor --format=table",
+                                "aggregate.py output/ --format=html -o report.html"]),
     )
     parser.add_argument("input_file", nargs="+", metavar="FILE",
                         help="results file (JSON lines), directory (every *.jsonl below it) or glob pattern")
@@ -79,9 +85,9 @@ def build_parser() -> Parser:
     what.add_argument("--baseline", choices=("oldest", "latest"), default="oldest",
                       help="baseline per model and batch size: the first backend's oldest or newest result "
                            "(default: %(default)s)")
-    what.add_argument("--metric", choices=("exec", "compile"), default="exec",
-                      help="exec: steady-state time per iteration; compile: time of the first run beyond a "
-                           "steady one (default: %(default)s)")
+    what.add_argument("--metric", type=choice(METRICS, METRIC_ALIASES), default="time", metavar=metavar(METRICS),
+                      help="time (upstream's exec, also taken): steady-state time per iteration; compile: time of "
+                           "the first run beyond a steady one (default: %(default)s)")
     sel = parser.add_argument_group("models")
     sel.add_argument("--filter", "-k", action="append", default=[], metavar="REGEX",
                      help="keep models whose name matches (case-insensitive; repeatable; adds to tiers)")
@@ -100,12 +106,13 @@ def build_parser() -> Parser:
                     help="timed samples to drop from each record (default: 0 for records with a recorded "
                          "warm-up, 3 for records without, as upstream)")
     out = parser.add_argument_group("output")
-    out.add_argument("--format", choices=FORMATS,
-                     help="csv (upstream's), tab (a readable grid), png or svg, or html (one self-contained "
+    out.add_argument("--format", type=choice(FORMATS, FORMAT_ALIASES), metavar=metavar(FORMATS),
+                     help="csv (upstream's), table (a readable grid; tab also taken), png or svg, or html (one self-contained "
                           "page: what was run, geomeans, plots, a sortable per-model table; --report does not apply) "
                           "(default: from --output's extension, else csv)")
-    out.add_argument("--output", "-o", metavar="FILE",
-                     help="write here instead of stdout (png/svg go to stdout only when it is not a terminal)")
+    out.add_argument("-o", "--output", metavar="FILE",
+                     help="write here instead of stdout (- for stdout; png/svg go to stdout only when it is not a "
+                          "terminal)")
     out.add_argument("--title", help="extra line for the plot title")
     out.add_argument("--fig-width", type=positive_float, default=9.0, metavar="INCHES",
                      help="plot width (default: %(default)s)")
@@ -119,7 +126,7 @@ def build_parser() -> Parser:
 def output_format(options) -> str:
     if options.format:
         return options.format
-    extension = os.path.splitext(options.output or "")[1].lower().lstrip(".")
+    extension = os.path.splitext(options.output or "")[1].lower().lstrip(".")  # None or "-": no extension
     return extension if extension in ("csv", "png", "svg", "html") else "csv"
 
 
@@ -155,7 +162,7 @@ def run(options) -> int:
         input_files=options.input_file, accelerator=options.accelerator, test=options.test,
         backends=options.backends, baseline=options.baseline, filter=options.filter, exclude=options.exclude,
         filter_by_tier=options.filter_by_tier, exclude_by_tier=options.exclude_by_tier, report=options.report,
-        metric=options.metric, estimator=options.estimator, skip_samples=options.skip_samples, title=options.title)
+        metric="exec" if options.metric == "time" else options.metric, estimator=options.estimator, skip_samples=options.skip_samples, title=options.title)
     if fmt == "html":
         from benchmarks.aggregate import html_report
 
@@ -167,7 +174,7 @@ def run(options) -> int:
         # The CSV stays machine-readable; what it includes and leaves out goes to stderr.
         for note in table.notes:
             print(f"note: {note}", file=sys.stderr)
-    elif fmt == "tab":
+    elif fmt == "table":
         write(reports.format_tab(table), options)
     else:
         from benchmarks.aggregate import plots
@@ -180,28 +187,23 @@ def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[-1] == "--":  # upstream's `--backends a b --` with the files before it
         argv.pop()
-    options = build_parser().parse_args(argv)
+    parser = build_parser()
+    options = parser.parse_args(argv)
+    if options.output == "-":
+        options.output = None
     logging.basicConfig(level=options.log_level.upper(), format="aggregate.py: %(levelname)s: %(message)s",
                         force=True)
+    return run_main(parser.prog, lambda: run_reporting_no_data(options), log)
+
+
+def run_reporting_no_data(options) -> int:
+    """run, with "no data" said as bad news (exit 1): its line, then the notes on what was left out."""
     from benchmarks.aggregate import reports
 
     try:
         return run(options)
-    except UsageError as exc:
-        print(f"aggregate.py: error: {exc}", file=sys.stderr)
-        return 2
     except reports.NoData as exc:
         print(f"aggregate.py: {exc}", file=sys.stderr)
         for note in exc.notes:
             print(f"note: {note}", file=sys.stderr)
-        return 1
-    except BrokenPipeError:  # e.g. `aggregate.py ... | head`
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 0
-    except KeyboardInterrupt:
-        return 130
-    except Exception as exc:  # a bug: one line by default, the traceback with --log-level=debug
-        log.debug("internal error", exc_info=True)
-        print(f"aggregate.py: internal error: {type(exc).__name__}: {exc} (run with --log-level=debug for the "
-              "traceback)", file=sys.stderr)
-        return 3
+        return EXIT_BAD_NEWS

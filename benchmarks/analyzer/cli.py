@@ -1,4 +1,5 @@
-"""result_analyzer.py's command line: flags (upstream PyTorch/XLA's names), validation, the run's summary.
+"""result_analyzer.py's command line: flags (upstream PyTorch/XLA's names, and the shared conventions of
+docs/command-line.md), validation, the run's summary.
 
 Importing this module is cheap (no numpy, no pandas): `--help` and bad flags answer at once.
 """
@@ -12,9 +13,12 @@ import sys
 import time
 
 from benchmarks.common import records
-from benchmarks.common.cli_support import Parser, positive_int, setup_logging
+from benchmarks.common.cli_support import (EXIT_INTERNAL, BadNews, Parser, UsageError, add_hidden_alias, choice,
+                                           epilog, metavar, positive_int, run_main, setup_logging)
 
 log = logging.getLogger("benchmarks.analyzer.pipeline")
+
+FORMATS = ("csv", "jsonl", "oss-benchmark")
 
 
 def timestamp(text: str) -> float:
@@ -29,8 +33,9 @@ def build_parser() -> Parser:
         prog="result_analyzer.py",
         description="Turn benchmark results (JSON Lines, ours or upstream PyTorch/XLA's) into one report row per "
         "record, with statistics per metric: CSV or JSON Lines, optionally appended to a long-lived CSV database.",
-        epilog="Examples: result_analyzer.py --output-dirname=output/bench | "
-        "result_analyzer.py 'runs/*/results.jsonl' --output=all.csv --database=db.csv",
+        epilog=epilog(ok="the report was written", bad_news="the inputs hold no record (nothing to report)",
+                      examples=["result_analyzer.py --output-dirname=output/bench",
+                                "result_analyzer.py 'runs/*/results.jsonl' -o all.csv --database=db.csv"]),
     )
     p.add_argument("inputs", nargs="*", metavar="FILE",
                    help="results files, directories (their *.jsonl) or quoted globs; default: every *.jsonl "
@@ -38,14 +43,15 @@ def build_parser() -> Parser:
     p.add_argument("--output-dirname", default=None, metavar="DIR",
                    help="read every *.jsonl in DIR (when no FILE is given) and write DIR/metric_report.csv "
                    "(default DIR: ./output/, or the first FILE's directory)")
-    p.add_argument("--output", default=None, metavar="FILE", help="write the report here instead (oss-benchmark: "
-                   "- for stdout)")
-    p.add_argument("--output-format", default="csv", choices=["csv", "jsonl", "oss-benchmark"],
+    p.add_argument("-o", "--output", default=None, metavar="FILE", help="write the report here instead (- for stdout)")
+    p.add_argument("--format", type=choice(FORMATS), default="csv", metavar=metavar(FORMATS),
                    help="report format (default csv); oss-benchmark: a JSON array of PyTorch OSS benchmark database "
                    "rows, one per record and metric (failed records are left out and counted on stderr)")
-    p.add_argument("--baseline", default=None, metavar="BACKEND",
+    add_hidden_alias(p, "--output-format", "format", type=choice(FORMATS))  # this tool's name until issue 19
+    p.add_argument("--baseline-backend", default=None, metavar="BACKEND",
                    help="oss-benchmark: also a speedup row per record over this backend's record of the same "
                    "model, test, batch size and run (e.g. eager)")
+    add_hidden_alias(p, "--baseline", "baseline_backend")  # aggregate.py's --baseline is oldest|latest
     p.add_argument("--database", default=None, metavar="FILE",
                    help="also append the rows to this CSV, matched to its header by column name (new columns "
                    "rewrite it once; it is replaced atomically)")
@@ -89,9 +95,9 @@ def output_path(options) -> str:
     directory = options.output_dirname
     if directory is None:
         directory = (os.path.dirname(options.input_files[0]) or ".") if options.inputs else "./output/"
-    if options.output_format == "oss-benchmark":
+    if options.format == "oss-benchmark":
         return os.path.join(directory, "oss_benchmark.json")
-    return os.path.join(directory, f"metric_report.{options.output_format}")
+    return os.path.join(directory, f"metric_report.{options.format}")
 
 
 def write_oss_benchmark(options, parser) -> int:
@@ -100,7 +106,10 @@ def write_oss_benchmark(options, parser) -> int:
 
     from benchmarks.analyzer import oss_benchmark
 
-    rows, left_out = oss_benchmark.rows(oss_benchmark.read_all(options.input_files), options.baseline)
+    found = oss_benchmark.read_all(options.input_files)
+    if not found:
+        raise BadNews(f"no record in {', '.join(options.input_files)}")
+    rows, left_out = oss_benchmark.rows(found, options.baseline_backend)
     text = json.dumps(rows, indent=1, allow_nan=False) + "\n"
     target = output_path(options)
     if target == "-":
@@ -120,51 +129,39 @@ def main(argv=None) -> int:
     parser = build_parser()
     options = parser.parse_args(argv)
     setup_logging(options.log_level)
-    started = time.perf_counter()
     # No BLAS here: its idle threads would only compete with the worker processes for the cores.
     for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ.setdefault(name, "1")
     keep_freed_memory()
+    return run_main(parser.prog, lambda: run(options, parser), log)
+
+
+def run(options, parser) -> int:
+    """The run; bad input raises UsageError (exit 2), inputs without a record BadNews (exit 1)."""
+    from concurrent.futures.process import BrokenProcessPool
+
+    from benchmarks.analyzer import pipeline
+
+    started = time.perf_counter()
     try:
-        from benchmarks.analyzer import pipeline
-
-        try:
-            options.input_files = pipeline.find_inputs(options.inputs, options.output_dirname or "./output/")
-            if options.output_format == "oss-benchmark":
-                try:
-                    return write_oss_benchmark(options, parser)
-                except records.InputError as exc:
-                    raise pipeline.AnalyzeError(str(exc)) from None
-            run = pipeline.Options(
-                inputs=options.input_files,
-                output=output_path(options),
-                output_format=options.output_format,
-                database=options.database,
-                hide_errors=options.hide_errors,
-                fallback_timestamp=options.timestamp if options.timestamp is not None else time.time(),
-                jobs=options.jobs or pipeline.default_jobs(),
-                reader=options.reader,
-            )
-            if os.path.abspath(run.output) in map(os.path.abspath, run.inputs):
-                raise pipeline.AnalyzeError(f"the report {run.output} would overwrite one of its inputs")
-            summary = pipeline.analyze(run)
-        except pipeline.AnalyzeError as exc:
-            print(f"{parser.prog}: error: {exc}", file=sys.stderr)
-            return 2
-        except OSError as exc:  # a disk full or a file gone mid-run: say which, no traceback
-            where = f"{exc.filename}: {exc.strerror}" if exc.filename and exc.strerror else str(exc)
-            print(f"{parser.prog}: error: {where}", file=sys.stderr)
-            return 1
-    except KeyboardInterrupt:
-        print(f"{parser.prog}: interrupted", file=sys.stderr)
-        return 130
-    except Exception as exc:  # a worker killed from outside (out of memory?) is no bug of ours: say so in one line
-        from concurrent.futures.process import BrokenProcessPool
-
-        if not isinstance(exc, BrokenProcessPool):
-            raise
+        options.input_files = pipeline.find_inputs(options.inputs, options.output_dirname or "./output/")
+        if options.format == "oss-benchmark":
+            try:
+                return write_oss_benchmark(options, parser)
+            except records.InputError as exc:
+                raise UsageError(str(exc)) from None
+        target = output_path(options)
+        if target == "-":
+            summary = report_to_stdout(options)
+        else:
+            summary = pipeline.analyze(pipeline_options(options, target))
+    except pipeline.NoRecord as exc:
+        raise BadNews(str(exc)) from None
+    except pipeline.AnalyzeError as exc:
+        raise UsageError(str(exc)) from None
+    except BrokenProcessPool as exc:  # a worker killed from outside (out of memory?) is no bug of ours: say so
         print(f"{parser.prog}: error: a worker process died ({exc}); try fewer --jobs", file=sys.stderr)
-        return 1
+        return EXIT_INTERNAL
     seconds = time.perf_counter() - started
     counts = ", ".join(f"{count} {status}" for status, count in sorted(summary.statuses.items()))
     log.info("%d record(s) from %d file(s) (%s) in %.2f s; %s", summary.records, summary.files, counts, seconds,
@@ -176,6 +173,41 @@ def main(argv=None) -> int:
                 "rewritten": "rewritten with new columns and appended to"}[summary.database_action]
         log.info("%s database %s", what, options.database)
     return 0
+
+
+def pipeline_options(options, output: str):
+    from benchmarks.analyzer import pipeline
+
+    run = pipeline.Options(
+        inputs=options.input_files,
+        output=output,
+        output_format=options.format,
+        database=options.database,
+        hide_errors=options.hide_errors,
+        fallback_timestamp=options.timestamp if options.timestamp is not None else time.time(),
+        jobs=options.jobs or pipeline.default_jobs(),
+        reader=options.reader,
+    )
+    if os.path.abspath(run.output) in map(os.path.abspath, run.inputs):
+        raise UsageError(f"the report {run.output} would overwrite one of its inputs")
+    return run
+
+
+def report_to_stdout(options):
+    """-o -: the report is written whole to a private directory (the pipeline writes in place, atomically),
+    then copied to stdout."""
+    import shutil
+    import tempfile
+
+    from benchmarks.analyzer import pipeline
+
+    with tempfile.TemporaryDirectory(prefix="result-analyzer-") as directory:
+        summary = pipeline.analyze(pipeline_options(options, os.path.join(directory, f"report.{options.format}")))
+        with open(summary.output, "rb") as handle:
+            shutil.copyfileobj(handle, sys.stdout.buffer)
+        sys.stdout.buffer.flush()
+    summary.output = "stdout"
+    return summary
 
 
 if __name__ == "__main__":

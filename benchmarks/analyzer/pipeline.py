@@ -39,13 +39,13 @@ from benchmarks.analyzer.columns import (ENV_COLUMNS, EXPERIMENT_PREFIX, FIXED_C
                                          order_columns)
 from benchmarks.analyzer.problems import Problems
 from benchmarks.analyzer.range_reader import read_range
-from benchmarks.analyzer.report_files import (AnalyzeError, OrderedReport, append_to_database, check_database,
-                                              load_report, temp_path)
+from benchmarks.analyzer.report_files import (AnalyzeError, NoRecord, OrderedReport, append_to_database,
+                                              check_database, load_report, temp_path)
 from benchmarks.analyzer.rows import RangeRows
 from benchmarks.common import records
 
 # What callers (the CLI, aggregate.py, the tests) use from here, wherever it lives.
-__all__ = ["AnalyzeError", "ChunkTask", "Options", "Summary", "analyze", "find_inputs", "plan_chunks", "default_jobs",
+__all__ = ["AnalyzeError", "NoRecord", "ChunkTask", "Options", "Summary", "analyze", "find_inputs", "plan_chunks", "default_jobs",
            "process_chunk", "order_columns", "load_report", "check_database", "append_to_database", "FIXED_COLUMNS",
            "UPSTREAM_COLUMNS", "ENV_COLUMNS", "EXPERIMENT_PREFIX"]
 
@@ -305,7 +305,9 @@ def analyze(options: Options) -> Summary:
                 log.warning("%s: no valid record", path)
         if not all_columns:
             names = ", ".join(options.inputs)
-            raise AnalyzeError(f"no valid record in {names}" + ("" if len(options.inputs) == 1 else " (any of them)"))
+            invalid = any(len(found) for found in problems)
+            raise (AnalyzeError if invalid else NoRecord)(f"no valid record in {names}"
+                                                          + ("" if len(options.inputs) == 1 else " (any of them)"))
         columns = report.finish(all_columns, spools) if want_csv else order_columns(all_columns)
         os.replace(temp_output, options.output)
         if report_csv == temp_output:

@@ -18,6 +18,10 @@ class AnalyzeError(Exception):
     """Bad input (no file, no valid record, a database that is not one): one line, exit status 2."""
 
 
+class NoRecord(AnalyzeError):
+    """The inputs hold no record and nothing invalid either (empty files): nothing to report, exit status 1."""
+
+
 def temp_path(path: str) -> str:
     """A hidden file beside `path`, for writing what then replaces it at once."""
     directory, name = os.path.split(os.path.abspath(path))

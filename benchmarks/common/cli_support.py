@@ -1,5 +1,6 @@
 """What the command lines share: the one UsageError, one-line argparse errors, number and size types,
-logging set-up."""
+logging set-up, and the conventions of docs/command-line.md (exit statuses and the --help paragraph that
+states them, hidden aliases of old spellings, one way to end a tool's run)."""
 
 from __future__ import annotations
 
@@ -7,15 +8,118 @@ import argparse
 import logging
 import math
 import re
+import sys
+import textwrap
+
+# Exit statuses, the same in every tool (docs/command-line.md).
+EXIT_OK = 0
+EXIT_BAD_NEWS = 1  # the answer is bad news: a regression, a failed config, nothing to report
+EXIT_USAGE = 2  # bad usage or bad input: a bad flag, an unreadable or invalid input, an I/O error on output
+EXIT_INTERNAL = 3  # the tool itself failed (a bug, a worker killed): never mistaken for bad news
+EXIT_INTERRUPTED = 130
 
 
 class UsageError(Exception):
     """Bad input (flags, files): reported as one line on stderr, exit status 2."""
 
 
+class BadNews(Exception):
+    """The inputs were fine but the answer is bad news (nothing to report, ...): one line, exit status 1."""
+
+
+class _Formatter(argparse.HelpFormatter):
+    """argparse's, but a description or epilog keeps its line breaks: each line is wrapped on its own, an
+    indented one under its own text (the exit-status table stays a table)."""
+
+    def _fill_text(self, text, width, indent):
+        out = []
+        for line in text.splitlines():
+            stripped = line.lstrip(" ")
+            lead = indent + " " * (len(line) - len(stripped))
+            label = len(re.match(r"\S*\s*", stripped).group())  # a table row's "2    " (an example's: 4)
+            hang = lead + " " * (label if label <= 6 else 4) if stripped != line else lead
+            out.append(textwrap.fill(stripped, width, initial_indent=lead, subsequent_indent=hang,
+                                     break_on_hyphens=False) if stripped else "")
+        return "\n".join(out)
+
+
 class Parser(argparse.ArgumentParser):
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("formatter_class", _Formatter)
+        super().__init__(*args, **kwargs)
+
     def error(self, message):  # one clear line and exit 2, not the whole usage block
-        self.exit(2, f"{self.prog}: error: {message}\n")
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
+
+
+def epilog(ok: str, bad_news: str, examples=()) -> str:
+    """The end of every tool's --help: its exit statuses (the same words in every tool but what 0 and 1
+    mean for it), then its examples."""
+    lines = ["exit status:",
+             f"  0    {ok}",
+             f"  1    bad news: {bad_news}",
+             "  2    bad usage or bad input: a bad flag or value, a missing, unreadable or invalid input file, "
+             "an error writing the output",
+             "  3    the tool failed: a bug, or a process killed from outside (--log-level=debug shows the traceback)",
+             "  130  interrupted"]
+    if examples:
+        lines += ["", "examples:"] + [f"  {example}" for example in examples]
+    return "\n".join(lines)
+
+
+def add_hidden_alias(parser: argparse.ArgumentParser, flag: str, dest: str, **kwargs) -> None:
+    """An old spelling of a flag that scripts may still pass: it sets `dest` like the new one, and --help
+    does not show it (docs/command-line.md lists them)."""
+    parser.add_argument(flag, dest=dest, help=argparse.SUPPRESS, default=argparse.SUPPRESS, **kwargs)
+
+
+def choice(names, aliases=None):
+    """An argument type for a choice among `names` that also takes `aliases` (old or other tools'
+    spellings, case-insensitive), giving the canonical name. Pass `metavar=metavar(names)` with it."""
+    aliases = dict(aliases or {})
+
+    def parse(text: str) -> str:
+        key = text.lower()
+        if key in names:
+            return key
+        if key in aliases:
+            return aliases[key]
+        raise argparse.ArgumentTypeError(f"invalid choice: {text!r} (choose from {', '.join(names)})")
+
+    return parse
+
+
+def metavar(names) -> str:
+    return "{" + ",".join(names) + "}"
+
+
+def run_main(prog: str, body, log: logging.Logger) -> int:
+    """Run a tool's body and turn how it ended into the shared exit status, with one line on stderr."""
+    try:
+        return body()
+    except UsageError as exc:
+        print(f"{prog}: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except BadNews as exc:
+        print(f"{prog}: {exc}", file=sys.stderr)
+        return EXIT_BAD_NEWS
+    except BrokenPipeError:  # `tool ... | head`: the reader has all it wanted
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK
+    except OSError as exc:  # a disk full or a file gone mid-run: say which, no traceback
+        where = f"{exc.filename}: {exc.strerror}" if exc.filename and exc.strerror else str(exc)
+        print(f"{prog}: error: {where}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print(f"{prog}: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except Exception as exc:  # a bug: one line by default, the traceback with --log-level=debug
+        log.debug("internal error", exc_info=True)
+        print(f"{prog}: internal error: {type(exc).__name__}: {exc} (run with --log-level=debug for the traceback)",
+              file=sys.stderr)
+        return EXIT_INTERNAL
 
 
 def _number(text: str, kind):

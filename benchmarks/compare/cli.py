@@ -1,7 +1,8 @@
 """compare.py's command line: A/B comparison of two result sets, with intervals, verdicts and an exit status.
 
-Exit status: 0 nothing the --fail-on list names was found, 1 something was, 2 bad input (one line on
-stderr). Importing this module is cheap; numpy loads once there is something to compare.
+Exit status (docs/command-line.md): 0 nothing the --fail-on list names was found, 1 something was or
+nothing matched to compare, 2 bad input (one line on stderr). Importing this module is cheap; numpy loads
+once there is something to compare.
 """
 
 from __future__ import annotations
@@ -11,9 +12,14 @@ import logging
 import os
 import sys
 
-from benchmarks.common.cli_support import Parser, UsageError, non_negative_int, positive_int, setup_logging
+from benchmarks.common.cli_support import (BadNews, Parser, UsageError, choice, epilog, metavar, non_negative_int,
+                                           positive_int, run_main, setup_logging)
 
 log = logging.getLogger("benchmarks.compare")
+
+FORMATS = ("table", "csv", "json", "md")
+FORMAT_ALIASES = {"tab": "table", "markdown": "md"}  # aggregate.py's old name for the grid, the long name
+METRIC_ALIASES = {"exec": "time"}  # upstream aggregate.py's name for the per-iteration time
 
 
 def fraction(text: str) -> float:
@@ -43,13 +49,19 @@ def fail_on(text: str) -> tuple:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+def metric_name(text: str) -> str:
+    return METRIC_ALIASES.get(text, text)
+
+
 def build_parser() -> Parser:
     p = Parser(
         prog="compare.py",
         description="Compare two sets of experiment_runner.py results (ours or upstream PyTorch/XLA's), config by "
                     "config: the treatment/control ratio with a confidence interval, a verdict, a geomean.",
-        epilog="Exit status: 0 nothing that --fail-on names, 1 something it names (default: a config slower "
-               "or newly failing), 2 bad input. Example: compare.py base/ mine/ --format=md",
+        epilog=epilog(ok="nothing that --fail-on names was found",
+                      bad_news="something --fail-on names was found (default: a config slower or newly failing), "
+                               "or no config of CONTROL matches one of TREATMENT (nothing to compare)",
+                      examples=["compare.py base/ mine/ --format=md -o review.md"]),
     )
     p.add_argument("control", metavar="CONTROL", help="results file, directory (every *.jsonl below it) or glob")
     p.add_argument("treatment", metavar="TREATMENT", help="results file, directory or glob")
@@ -59,8 +71,8 @@ def build_parser() -> Parser:
     runs.add_argument("--latest", action="store_true",
                       help="only the newest run of each side (unless its --*-timestamp names one)")
     what = p.add_argument_group("what to compare")
-    what.add_argument("--metric", default="time",
-                      help="time (per-iteration time, the default), compile (the first run, compilation included), "
+    what.add_argument("--metric", default="time", type=metric_name,
+                      help="time (per-iteration time, the default; upstream's exec also taken), compile (the first run, compilation included), "
                            "memory (peak resident memory), or a metric's name in the records")
     what.add_argument("--confidence", type=confidence, default=0.95, help="interval level (default 0.95)")
     what.add_argument("--threshold", type=fraction, default=0.02,
@@ -72,9 +84,9 @@ def build_parser() -> Parser:
     what.add_argument("--seed", type=int, default=0, help="the bootstrap's random seed (default 0: same inputs, "
                                                           "same output)")
     out = p.add_argument_group("output")
-    out.add_argument("--format", choices=("table", "csv", "json", "md"), default="table",
+    out.add_argument("--format", type=choice(FORMATS, FORMAT_ALIASES), default="table", metavar=metavar(FORMATS),
                      help="table (the terminal's, default), csv, json (for scripts) or md (to paste in a review)")
-    out.add_argument("--output", metavar="FILE", help="write the report here instead of stdout")
+    out.add_argument("-o", "--output", metavar="FILE", help="write the report here instead of stdout (- for stdout)")
     out.add_argument("--plot", metavar="FILE", help="also draw a forest plot of the ratios (.png or .svg)")
     out.add_argument("--color", choices=("auto", "always", "never"), default="auto",
                      help="colour the table's verdicts (auto: when stdout is a terminal and NO_COLOR is unset)")
@@ -101,10 +113,10 @@ def run(options) -> int:
         found = matching.read_side([getattr(options, side)], side)
         sides[side] = matching.pick_run(found, side, getattr(options, f"{side}_timestamp"), options.latest)
         if not sides[side]:
-            raise UsageError(f"{side}: no records in {getattr(options, side)}")
+            raise BadNews(f"{side}: no records in {getattr(options, side)}")
     pairs = matching.pair(sides["control"], sides["treatment"])
     if not any(p.control and p.treatment for p in pairs):
-        raise UsageError(f"no config of {options.control} matches one of {options.treatment} (a config is the "
+        raise BadNews(f"no config of {options.control} matches one of {options.treatment} (a config is the "
                          "model and its experiment config; see README.md, compare.py)")
     settings = comparison.Settings(metric=options.metric, confidence=options.confidence, threshold=options.threshold,
                                    resamples=options.resamples, seed=options.seed, skip_samples=options.skip_samples)
@@ -134,12 +146,10 @@ def run(options) -> int:
 def main(argv=None) -> int:
     parser = build_parser()
     options = parser.parse_args(argv)
+    if options.output == "-":
+        options.output = None
     setup_logging(options.log_level)
-    try:
-        return run(options)
-    except UsageError as exc:
-        print(f"{parser.prog}: error: {exc}", file=sys.stderr)
-        return 2
+    return run_main(parser.prog, lambda: run(options), log)
 
 
 if __name__ == "__main__":
