@@ -3,7 +3,7 @@
 
 import sys
 
-from benchmarks.runner.cli import main
+from benchmarks.__main__ import main
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -1,5 +1,35 @@
+"""experiment_runner.py's command (also `python -m benchmarks` and the experiment-runner console script).
+
+The flags are parsed once (common/run_options.py); then either this process is the parent and runs a sweep
+(runner/), or, with --model-config and --experiment-config (how the parent starts each child, or a config
+run by hand), it runs that one config (child/). This is the one module that knows both sides: each is
+imported only once chosen, so a sweep's parent never loads child code (docs/architecture.md, "Layout").
+"""
+
 import sys
 
-from benchmarks.runner.cli import main
+from benchmarks.common.cli_support import UsageError, setup_logging
+from benchmarks.common.run_options import build_parser, check_combinations
+from benchmarks.suites import all_suites
 
-sys.exit(main())
+
+def main(argv=None) -> int:
+    parser = build_parser(all_suites())
+    options = parser.options(argv)
+    setup_logging(options.log_level)
+    try:
+        check_combinations(options)
+        if options.single_config:
+            from benchmarks.child import single_config
+
+            return single_config.main(options)
+        from benchmarks.runner import cli
+
+        return cli.run(options)
+    except UsageError as exc:
+        print(f"{parser.prog}: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -72,6 +72,61 @@ def test_common_imports_no_tool_and_no_tool_imports_a_cli_module():
         assert not clis, f"{module} imports another tool's command line {clis}"
 
 
+def _imports_of(package: str, graph: dict) -> dict:
+    """Module of `package` -> the library modules it imports (function-level imports included)."""
+    return {module: targets for module, targets in graph.items() if module.startswith(package + ".")}
+
+
+def _outside(targets, *allowed) -> set:
+    """The targets outside `allowed`; a tool package itself (`from benchmarks.child import backends` names
+    it too) holds only a docstring and counts for nothing, but the suites' interface does."""
+    packages = {f"benchmarks.{p.name}" for p in LIBRARY.iterdir() if (p / "__init__.py").exists()}
+    return {t for t in targets if not any(t == a or t.startswith(a + ".") for a in allowed)
+            and (t not in packages or t == "benchmarks.suites")}
+
+
+# What each tool folder may import from the library (docs/architecture.md, "Layout"). The runner is the
+# parent and the child its single-config process: neither imports the other; only the entry point
+# (benchmarks/__main__.py) knows both.
+ALLOWED_IMPORTS = {
+    "benchmarks.common": ("benchmarks.common",),
+    "benchmarks.suites": ("benchmarks.suites", "benchmarks.common", "benchmarks.child.backends"),
+    "benchmarks.runner": ("benchmarks.runner", "benchmarks.common", "benchmarks.suites"),
+    "benchmarks.child": ("benchmarks.child", "benchmarks.common", "benchmarks.suites"),
+    "benchmarks.analyzer": ("benchmarks.analyzer", "benchmarks.common"),
+    "benchmarks.aggregate": ("benchmarks.aggregate", "benchmarks.common", "benchmarks.suites"),
+    "benchmarks.compare": ("benchmarks.compare", "benchmarks.common"),
+}
+
+
+def test_every_tool_folder_imports_only_what_the_layout_allows():
+    graph = import_graph()
+    folders = {p.name for p in LIBRARY.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
+    assert {f"benchmarks.{f}" for f in folders} == set(ALLOWED_IMPORTS), "a tool folder without its rule"
+    for package, allowed in ALLOWED_IMPORTS.items():
+        for module, targets in _imports_of(package, graph).items():
+            assert not _outside(targets, *allowed), f"{module} imports {_outside(targets, *allowed)}"
+
+
+def test_the_parent_never_imports_the_child_nor_the_child_the_parent():
+    graph = import_graph()
+    for module, targets in _imports_of("benchmarks.runner", graph).items():
+        assert not {t for t in targets if t.startswith("benchmarks.child")}, (module, targets)
+    for module, targets in _imports_of("benchmarks.child", graph).items():
+        assert not {t for t in targets if t.startswith("benchmarks.runner")}, (module, targets)
+
+
+def test_the_layout_rule_catches_a_function_level_import_of_the_child(tmp_path):
+    package = tmp_path / "benchmarks"
+    for sub in ("runner", "child"):
+        (package / sub).mkdir(parents=True)
+        (package / sub / "__init__.py").write_text("")
+    (package / "child" / "single_config.py").write_text("")
+    (package / "runner" / "cli.py").write_text("def run():\n    from benchmarks.child import single_config\n")
+    targets = import_graph(package)["benchmarks.runner.cli"]
+    assert _outside(targets, *ALLOWED_IMPORTS["benchmarks.runner"]) == {"benchmarks.child.single_config"}
+
+
 def test_few_modules_at_the_top_of_the_library():
     top = sorted(p.name for p in LIBRARY.glob("*.py"))
     assert top == ["__main__.py"], top

@@ -60,7 +60,8 @@ def test_a_filter_that_selects_nothing_says_so_and_exits_0(tmp_path):
 
 
 def test_help_and_parser_do_not_import_torch():
-    code = ("import sys; from benchmarks.runner import cli, sweep; cli.build_parser().format_help(); "
+    code = ("import sys; from benchmarks.common.run_options import build_parser; from benchmarks.suites import "
+            "all_suites; from benchmarks.runner import cli, sweep; build_parser(all_suites()).format_help(); "
             "heavy = [m for m in ('torch', 'torch_xla', 'pandas', 'matplotlib') if m in sys.modules]; "
             "assert not heavy, heavy")
     subprocess.run([PYTHON, "-c", code], check=True, cwd=ROOT)
@@ -106,20 +107,20 @@ def test_a_dry_run_command_runs_that_config_alone(dry_run, tmp_path):
 
 
 @pytest.mark.integration
-def test_the_parent_never_imports_torch_even_while_planning_a_sweep(tmp_path):
-    code = ("import sys; from benchmarks.runner import cli; "
-            f"rc = cli.main(['--accelerator=cpu', '--xla=PJRT', '--xla=None', '--dry-run', '--output-dirname={tmp_path}']); "
-            "heavy = [m for m in ('torch', 'torch_xla') if m in sys.modules]; "
+def test_the_parent_never_imports_torch_nor_child_code_even_while_planning_a_sweep(tmp_path):
+    code = ("import sys; from benchmarks.__main__ import main; "
+            f"rc = main(['--accelerator=cpu', '--xla=PJRT', '--xla=None', '--dry-run', '--output-dirname={tmp_path}']); "
+            "heavy = [m for m in sys.modules if m in ('torch', 'torch_xla') or m.startswith('benchmarks.child')]; "
             "assert rc == 0 and not heavy, heavy")
     subprocess.run([PYTHON, "-c", code], check=True, cwd=ROOT, capture_output=True)
 
 
 def test_partitions_slice_the_suite_list_before_filters():
-    from benchmarks.common.run_options import RunOptions
-    from benchmarks.runner import cli, plan
-    from benchmarks.suites import load_suite
+    from benchmarks.common.run_options import RunOptions, build_parser
+    from benchmarks.runner import plan
+    from benchmarks.suites import all_suites, load_suite
 
-    parser = cli.build_parser()
+    parser = build_parser(all_suites())
     names = lambda *args: [m["model_name"] for m in plan.select_models(load_suite("faults"), RunOptions.from_flags(parser.parse_args(args)))]
     everything = names()
     parts = [names("--total-partitions=4", f"--partition-id={i}") for i in range(4)]

@@ -8,8 +8,7 @@ from benchmarks.common import experiment_config
 
 from benchmarks.runner import matrix
 
-from benchmarks.common.cli_support import forwarded_args
-from benchmarks.runner import cli
+from benchmarks.common.cli_support import memory_size
 
 from benchmarks.common import records
 
@@ -98,19 +97,22 @@ def test_fingerprint_counts_the_requested_batch_size_not_the_real_one_nor_accele
 
 
 def test_memory_sizes():
-    assert cli.memory_size("8G") == 8 * 2**30
-    assert cli.memory_size("512m") == 512 * 2**20
-    assert cli.memory_size("1.5GiB") == int(1.5 * 2**30)
-    assert cli.memory_size("1000") == 1000
+    assert memory_size("8G") == 8 * 2**30
+    assert memory_size("512m") == 512 * 2**20
+    assert memory_size("1.5GiB") == int(1.5 * 2**30)
+    assert memory_size("1000") == 1000
     with pytest.raises(argparse.ArgumentTypeError):
-        cli.memory_size("lots")
+        memory_size("lots")
 
 
 def test_children_get_run_flags_but_not_sweep_flags():
-    parser = cli.build_parser()
-    options = parser.parse_args(["--accelerator=cpu", "--dynamo=inductor", "-k", "mlp", "--repeat=3", "--warmup=0",
-                                 "--subprocess-timeout=5", "--output-dirname=/tmp/x", "--timestamp=12.5"])
-    forwarded = forwarded_args(parser, options, cli.PARENT_ONLY)
+    from benchmarks.common.run_options import build_parser
+    from benchmarks.suites import all_suites
+
+    options = build_parser(all_suites()).options([
+        "--accelerator=cpu", "--dynamo=inductor", "-k", "mlp", "--repeat=3", "--warmup=0", "--subprocess-timeout=5",
+        "--output-dirname=/tmp/x", "--timestamp=12.5"])
+    forwarded = options.child_flags
     assert "--repeat=3" in forwarded and "--warmup=0" in forwarded and "--timestamp=12.5" in forwarded
     assert "--output-dirname=/tmp/x" in forwarded
     assert not any(a.startswith(("--accelerator", "--dynamo", "--filter", "--subprocess-timeout")) for a in forwarded)

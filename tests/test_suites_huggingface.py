@@ -11,7 +11,7 @@ import pytest
 from helpers import read_jsonl, run_runner
 
 from benchmarks.common import experiment_config
-from benchmarks.runner import cli
+from benchmarks.common.cli_support import UsageError
 from benchmarks.suites import huggingface
 
 MODELS = ["BertForMaskedLM", "GPT2ForSequenceClassification", "T5ForConditionalGeneration"]
@@ -39,7 +39,7 @@ def test_the_harness_list_with_its_batch_sizes_and_sequence_lengths():
     ('{"dropout": 1.5}', "dropout must be a number in [0, 1)"),
 ])
 def test_bad_knobs_are_usage_errors(params, message):
-    with pytest.raises(cli.UsageError, match=message.replace("[", r"\[").replace("(", r"\(").replace(")", r"\)")):
+    with pytest.raises(UsageError, match=message.replace("[", r"\[").replace("(", r"\(").replace(")", r"\)")):
         huggingface.SUITE.list_models(options(params))
     result = run_runner("--suite-name=huggingface", f"--model-params={params}", "--dry-run", check_rc=2)
     assert result.stderr.count("\n") == 1 and message in result.stderr

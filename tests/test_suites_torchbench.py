@@ -15,7 +15,7 @@ from helpers import ROOT, by_model, read_jsonl, run_runner
 from benchmarks.common import experiment_config
 
 
-from benchmarks.runner import cli
+from benchmarks.common.cli_support import UsageError
 from benchmarks.suites import torchbench
 
 FIXTURE = ROOT / "tests" / "fixtures" / "torchbench"
@@ -78,10 +78,10 @@ def test_models_are_listed_from_the_folders_with_canary_models_last():
 def test_bad_skip_file_and_model_params_are_usage_errors(tmp_path):
     bad = tmp_path / "skips.yaml"
     bad.write_text("skips:\n  - models: [a]\n")
-    with pytest.raises(cli.UsageError, match="needs 'reason'"):
+    with pytest.raises(UsageError, match="needs 'reason'"):
         torchbench.load_skips(str(bad))
     bad.write_text("skips:\n  - {reason: r, models: [a], device: cpu}\n")
-    with pytest.raises(cli.UsageError, match="unknown key"):
+    with pytest.raises(UsageError, match="unknown key"):
         torchbench.load_skips(str(bad))
     result = run_runner(*COMMON, "--torchbench-skips=/nonexistent/skips.yaml", "--dry-run", check_rc=2)
     assert result.stderr.count("\n") == 1 and "No such file" in result.stderr

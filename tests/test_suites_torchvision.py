@@ -7,7 +7,8 @@ import pytest
 from helpers import read_jsonl, run_runner
 
 from benchmarks.common.run_options import RunOptions
-from benchmarks.runner import cli, plan
+from benchmarks.common.cli_support import UsageError
+from benchmarks.runner import plan
 
 from benchmarks.common import tiers
 from benchmarks.suites import load_suite, torchvision_suite
@@ -56,7 +57,7 @@ def test_torchbench_tiers_are_upstreams():
 
 
 def test_unknown_tier_is_exit_2():
-    with pytest.raises(cli.UsageError, match="has no tier 7"):
+    with pytest.raises(UsageError, match="has no tier 7"):
         selection("torchvision", filter_by_tier=[7])
     result = run_runner("--suite-name=torchvision", "--exclude-by-tier=9", "--dry-run", check_rc=2)
     assert result.stderr.count("\n") == 1 and "suite torchvision has no tier 9 (tiers: [1, 2, 3])" in result.stderr

@@ -12,6 +12,7 @@ import pytest
 from benchmarks.runner import matrix
 
 from benchmarks.child import precise_timing
+from benchmarks.common import pure_wall_time
 from helpers import read_jsonl, run_runner
 
 try:
@@ -106,8 +107,8 @@ def test_cuda_events_time_the_device():  # pragma: no cover - runs on GPU machin
 def test_pure_wall_time_rules_drop_only_configs_without_cuda():
     configs = matrix.expand(["cpu", "cuda"], [None], [None, "inductor"], ["eval"])
     caps = matrix.Capabilities(dynamo_backends=("inductor",), cuda_devices=("NVIDIA A100",), torch_xla_error=None)
-    assert precise_timing.support_rules(argparse.Namespace(pure_wall_time=False)) == []
-    rules = matrix.SUPPORT_RULES + precise_timing.support_rules(argparse.Namespace(pure_wall_time=True))
+    assert pure_wall_time.support_rules(argparse.Namespace(pure_wall_time=False)) == []
+    rules = matrix.SUPPORT_RULES + pure_wall_time.support_rules(argparse.Namespace(pure_wall_time=True))
     kept, dropped = matrix.split(configs, caps, rules)
     assert [e.accelerator for e in kept] == ["cuda", "cuda"]
     assert [e.accelerator for e, _ in dropped] == ["cpu", "cpu"]

@@ -15,6 +15,8 @@ import statistics
 import time
 from typing import Any, Callable, Optional
 
+from benchmarks.common.pure_wall_time import pure_wall_time_reason
+
 STATISTICS = ("min", "median", "mean")
 L2_FLUSH_BYTES = 256 * 2**20  # larger than any current GPU's L2 cache
 ESTIMATE_CALLS = 5  # CUDA: calls used to estimate one call's time before sizing the loops
@@ -22,15 +24,6 @@ ESTIMATE_CALLS = 5  # CUDA: calls used to estimate one call's time before sizing
 
 class PureWallTimeUnsupported(RuntimeError):
     """--pure-wall-time asked of a config that has no CUDA device to time with."""
-
-
-def add_arguments(parser) -> None:
-    group = parser.add_argument_group("timing")
-    group.add_argument(
-        "--pure-wall-time", action="store_true",
-        help="time each iteration with CUDA events (device time only, L2 cache flushed between calls, "
-        "minimum over ~100 ms of calls); CUDA configs only, others are dropped with the reason",
-    )
 
 
 @dataclasses.dataclass
@@ -164,23 +157,6 @@ def backend_sync(experiment) -> Optional[Callable[[], None]]:
 # ---------------------------------------------------------------- --pure-wall-time
 
 
-def pure_wall_time_reason(experiment) -> Optional[str]:
-    """Why --pure-wall-time cannot time this config (no CUDA device timeline), or None."""
-    if experiment.accelerator != "cuda" or experiment.xla:
-        where = f"accelerator {experiment.accelerator}" + (" through PyTorch/XLA" if experiment.xla else "")
-        return (f"--pure-wall-time times with CUDA events, and {where} has none "
-                "(run this config without --pure-wall-time)")
-    return None
-
-
-def support_rules(options) -> list:
-    """Support rules (matrix.SUPPORT_RULES' form) that this module's flags add to the sweep."""
-    if not options.pure_wall_time:
-        return []
-    return [("pure-wall-time-needs-cuda", lambda e, c: pure_wall_time_reason(e) is not None,
-             lambda e, c: pure_wall_time_reason(e))]
-
-
 def pure_wall_time_problem(experiment, options) -> Optional[str]:
     """In the child: why --pure-wall-time cannot run here (the config, or no CUDA device), or None."""
     if not options.pure_wall_time:
@@ -196,7 +172,7 @@ def pure_wall_time_problem(experiment, options) -> Optional[str]:
 
 
 def pure_wall_time_run(step: Callable, experiment, iterations: int, hooks=()) -> tuple:
-    """measure.timed_run's contract, with each iteration timed by do_bench on the device clock:
+    """measured_loop.timed_run's contract, with each iteration timed by do_bench on the device clock:
     (total seconds = sum of per-iteration minima, trace seconds (the same: no lazy tracing), last output)."""
     sync = backend_sync(experiment)
     total, output = 0.0, None

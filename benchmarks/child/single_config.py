@@ -16,11 +16,12 @@ import threading
 import time
 
 from benchmarks.child import diagnostics, precise_timing, verify
-from benchmarks.child.process_env import PARENT_PID_VARIABLE, child_environment
-from benchmarks.common import machine_facts, records
+from benchmarks.common import experiment_config, machine_facts, records
+from benchmarks.common.cli_support import UsageError
+from benchmarks.common.process_env import PARENT_PID_VARIABLE, child_environment
 from benchmarks.common.cpu_affinity import pin_self
 from benchmarks.common.run_options import RunOptions
-from benchmarks.suites import ModelSkipped, load_suite
+from benchmarks.suites import ModelSkipped, load_suite, suite_names
 
 log = logging.getLogger("benchmarks.child.single_config")
 
@@ -187,7 +188,33 @@ def run_config(options: RunOptions, model_config: dict, experiment, channel: Cha
     return record
 
 
-def main(options: RunOptions, model_config: dict, experiment) -> int:
+def parse_single_config(options: RunOptions) -> tuple:
+    """(model_config dict, ExperimentConfig) from --model-config and --experiment-config, or UsageError."""
+    if (options.model_config is None) != (options.experiment_config is None):
+        raise UsageError("--model-config and --experiment-config go together")
+    try:
+        model = json.loads(options.model_config)
+    except ValueError as exc:
+        raise UsageError(f"--model-config is not valid JSON: {exc}")
+    try:
+        experiment_data = json.loads(options.experiment_config)
+    except ValueError as exc:
+        raise UsageError(f"--experiment-config is not valid JSON: {exc}")
+    if not isinstance(model, dict) or not model.get("model_name"):
+        raise UsageError('--model-config must be a JSON object with "model_name" (and "suite_name")')
+    suite = model.setdefault("suite_name", options.suite_name)
+    if suite not in suite_names():
+        raise UsageError(f"--model-config names suite {suite!r}; known suites: {', '.join(suite_names())}")
+    try:
+        experiment = experiment_config.ExperimentConfig.from_dict(experiment_data)
+    except experiment_config.ConfigError as exc:
+        raise UsageError(f"--experiment-config: {exc}")
+    return model, experiment
+
+
+def main(options: RunOptions) -> int:
+    """One config in this process, from the flags (UsageError: bad --model-config/--experiment-config)."""
+    model_config, experiment = parse_single_config(options)
     launched_by_parent = options.record_fd is not None
     cpu_affinity = pin_self(options.noise)  # before any thread starts (--cpu-affinity; also by hand)
     if launched_by_parent:

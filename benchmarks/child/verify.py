@@ -27,7 +27,6 @@ Importing this module is cheap (torch is imported by the functions that need it)
 
 from __future__ import annotations
 
-import argparse
 import copy
 import dataclasses
 import gc
@@ -36,40 +35,15 @@ import math
 from typing import Any, Callable, Optional
 
 from benchmarks.common import records
-from benchmarks.common.cli_support import positive_int
 from benchmarks.suites import ModelSkipped
 
 log = logging.getLogger("benchmarks.child.verify")
 
-DEFAULT_TOLERANCE = 0.02  # upstream README's 2 %
 MAX_LISTED = 3  # mismatches named in the message; the rest are counted
 
 # Record keys, placed right after upstream's `verification_code`.
 FIGURE_KEYS = ("verification_mean_rel_error", "verification_max_abs_error", "verification_cosine_similarity",
                "verification_tolerance", "verification_message")
-
-
-def tolerance_value(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}")
-    if not (value >= 0 and math.isfinite(value)):
-        raise argparse.ArgumentTypeError(f"must be a finite number >= 0, not {text}")
-    return value
-
-
-def add_arguments(parser) -> None:
-    """Flags of this feature (an argument group); forwarded to children unless listed in cli.PARENT_ONLY."""
-    group = parser.add_argument_group("verification")
-    group.add_argument("--verify", action="store_true",
-                       help="also compare each config's result with eager's (output for eval; loss and every "
-                       "gradient for train) and record verification_code and error figures beside the timing")
-    group.add_argument("--verify-tolerance", type=tolerance_value, default=DEFAULT_TOLERANCE, metavar="REL",
-                       help="PASS when sum|out-ref|/sum|ref| is at most this (default 0.02); a suite may set "
-                       "its own per model, which wins")
-    group.add_argument("--verify-iterations", type=positive_int, default=1, metavar="N",
-                       help="iterations (train: steps) before the result is compared (default 1)")
 
 
 # ---------------------------------------------------------------- comparison (torch inside)

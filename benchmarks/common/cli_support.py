@@ -1,12 +1,13 @@
-"""What the command lines share: the one UsageError, one-line argparse errors, number types, the flags a
-child is given, logging set-up, and the conventions of docs/command-line.md (exit statuses and the
---help paragraph that states them, hidden aliases of old spellings, one way to end a tool's run, one way to
-write a report to -o/--output)."""
+"""What the command lines share: the one UsageError, one-line argparse errors, number and size types,
+logging set-up, and the conventions of docs/command-line.md (exit statuses and the --help paragraph that
+states them, hidden aliases of old spellings, one way to end a tool's run, one way to write a report to
+-o/--output)."""
 
 from __future__ import annotations
 
 import argparse
 import logging
+import math
 import re
 import sys
 import textwrap
@@ -181,24 +182,23 @@ def fraction(text: str) -> float:
     return value
 
 
-def forwarded_args(parser: argparse.ArgumentParser, options: argparse.Namespace, keep_out) -> list:
-    """The flags set in `options` as `--flag=value` strings, but for the destinations in `keep_out`: what a
-    child process must be given to see the same options (defaults and unset flags are left out)."""
-    args = []
-    for action in parser._actions:
-        dest = action.dest
-        if dest in keep_out or not action.option_strings or not hasattr(options, dest):
-            continue
-        value, flag = getattr(options, dest), action.option_strings[-1]
-        if value == action.default or value is None:
-            continue
-        if isinstance(action, argparse._StoreTrueAction):
-            args.append(flag)
-        elif isinstance(action, argparse._AppendAction):
-            args.extend(f"{flag}={item}" for item in value)
-        else:
-            args.append(f"{flag}={value}")
-    return args
+def finite_non_negative_float(text: str) -> float:
+    value = _number(text, float)
+    if not (value >= 0 and math.isfinite(value)):
+        raise argparse.ArgumentTypeError(f"must be a finite number >= 0, not {text}")
+    return value
+
+
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(?:i?b)?\s*$", re.IGNORECASE)
+
+
+def memory_size(text: str) -> int:
+    """'8G', '512M', '1.5GiB', '1000000' -> bytes (binary multiples)."""
+    match = _SIZE.match(text)
+    if not match:
+        raise argparse.ArgumentTypeError(f"not a memory size: {text!r} (try 8G or 512M)")
+    number, unit = float(match.group(1)), match.group(2).lower()
+    return int(number * 1024 ** " kmgt".index(unit or " "))
 
 
 def setup_logging(level: str) -> None:

@@ -26,8 +26,6 @@ STATUSES = (STATUS_OK, STATUS_ERROR, STATUS_TIMEOUT, STATUS_CRASH, STATUS_OOM, S
 # Statuses that --retry-failed runs again (a skip is a decision, not a failure).
 FAILED_STATUSES = (STATUS_ERROR, STATUS_TIMEOUT, STATUS_CRASH, STATUS_OOM)
 
-PHASES = ("setup", "load", "compile", "run", "verify")
-
 # Verification codes, as upstream names them.
 PASS = "PASS"
 FAIL = "FAIL"

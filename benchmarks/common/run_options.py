@@ -1,137 +1,214 @@
-"""experiment_runner.py's options as one typed value, built once from the parsed flags.
+"""experiment_runner.py's options as one typed value, and the declaration of every one of its flags.
 
-The parent (the sweep) and the child (one config) parse the same flags; `RunOptions.from_flags` turns them
-into this frozen value, with one small section per feature (verify, diagnostics, timing, noise). Each
-feature registers its own flags (its `add_arguments`); the section here names the values it reads. Suites
-register and read their own flags: they get the parsed flags as `suite_flags`.
-Pure data: no torch, no behaviour (docs/architecture.md, "Options").
+Each field below is its flag (`flags.Group.option` / `.axis`: spelling, type, default, help, --help section,
+and who reads it: the parent, the child or both), so adding a flag is one field here plus its use. The parser
+(`build_parser`), `RunOptions.from_flags` and each child's command line (`child_flags`) are built from these
+fields, with the suites' own flags (`Suite.flags`). A feature's values are one section (verify, diagnostics,
+timing, noise). No torch, no behaviour but parsing (docs/architecture.md, "Options").
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import time
 from typing import Optional
 
+from benchmarks.common import experiment_config, quantization
+from benchmarks.common.cli_support import (Parser, UsageError, finite_non_negative_float, memory_size,
+                                           non_negative_int, positive_float, positive_int)
+from benchmarks.common.cpu_affinity import cpu_affinity_spec
+from benchmarks.common.flags import BOTH, CHILD, PARENT, SUITE_NAMES, Group, add_flags, child_args, field_flags, \
+    from_namespace
 
-def _pick(cls, flags: argparse.Namespace, **renamed):
-    """An instance of dataclass `cls` from the flags of the same names (`renamed`: field -> flag name);
-    a flag that this process's parser lacks takes the field's default."""
-    values = {}
-    for field in dataclasses.fields(cls):
-        name = renamed.get(field.name, field.name)
-        if hasattr(flags, name):
-            value = getattr(flags, name)
-            values[field.name] = tuple(value) if isinstance(value, list) else value
-    return cls(**values)
+MATMUL_PRECISIONS = ("default", "high", "highest")
+IR_FORMATS = ("text", "hlo", "stablehlo")
+
+
+def xla_choice(text: str):
+    value = experiment_config.parse_none(text)
+    if value is not None and value.upper() == "PJRT":
+        return "PJRT"
+    if value is None:
+        return None
+    if value.upper() == "XRT":
+        raise argparse.ArgumentTypeError("XRT was removed from PyTorch/XLA; use PJRT")
+    raise argparse.ArgumentTypeError(f"invalid choice {text!r} (choose None or PJRT)")
+
+
+def quantization_recipe(text: str):
+    try:
+        return quantization.parse(text)
+    except quantization.RecipeError as exc:
+        raise argparse.ArgumentTypeError(str(exc))
+
+
+# The --help sections, in --help's order.
+SELECTION = Group("model selection")
+MATRIX = Group("experiment matrix (each flag repeatable; the product is run)")
+MEASUREMENT = Group("measurement")
+SWEEP = Group("sweep")
+PARALLEL = Group("parallel sweeps (README: when to use --jobs, and running on a Ray cluster)")
+SINGLE = Group("single config (what each child runs; also by hand)")
+VERIFICATION = Group("verification")
+DIAGNOSTICS = Group("diagnostics (files go to <output-dir>/<model>/<kind>-<config>[-<repeat>].<ext>, listed in the "
+                    "record's artifacts)")
+TIMING = Group("timing")
+NOISE = Group("noise control")
 
 
 @dataclasses.dataclass(frozen=True)
 class VerifyOptions:
     """--verify: compare each config's result with eager's."""
 
-    enabled: bool = False
-    tolerance: float = 0.02
-    iterations: int = 1
-
-    @classmethod
-    def from_flags(cls, flags) -> "VerifyOptions":
-        return _pick(cls, flags, enabled="verify", tolerance="verify_tolerance", iterations="verify_iterations")
+    enabled: bool = VERIFICATION.switch(BOTH, "also compare each config's result with eager's (output for eval; loss "
+        "and every gradient for train) and record verification_code and error figures beside the timing",
+        name="--verify")
+    tolerance: float = VERIFICATION.option(
+        0.02, CHILD, "PASS when sum|out-ref|/sum|ref| is at most this (default 0.02); a suite may set its own per "
+        "model, which wins", name="--verify-tolerance", type=finite_non_negative_float, metavar="REL")
+    iterations: int = VERIFICATION.option(
+        1, CHILD, "iterations (train: steps) before the result is compared (default 1)", name="--verify-iterations",
+        type=positive_int, metavar="N")
 
 
 @dataclasses.dataclass(frozen=True)
 class DiagnosticsOptions:
     """Profiles, per-operator times, XLA metrics and IR dumps, dynamo counters, saved outputs, precision."""
 
-    dump_pytorch_profiles: bool = False
-    profile_cuda_cpu: bool = False
-    profile_cuda_cpu_individual_ops: bool = False
-    dump_pytorch_xla_metrics: bool = False
-    dump_hlo: bool = False
-    save_ir_format: Optional[str] = None
-    profile_xla: bool = False
-    profile_xla_duration_ms: int = 5000
-    collect_dynamo_counters: bool = False
-    dump_dynamo_counters: bool = False
-    filter_by_single_graph: bool = False
-    randomize_input: bool = False
-    save_output: bool = False
-    collect_full_output: bool = False
-    matmul_precision: Optional[str] = None
-    disable_tf32: bool = False
-
-    @classmethod
-    def from_flags(cls, flags) -> "DiagnosticsOptions":
-        return _pick(cls, flags)
+    dump_pytorch_profiles: bool = DIAGNOSTICS.switch(CHILD, "torch.profiler per timed repeat: a Chrome trace "
+        "(trace-*.json) and an operator table (pytorch-profile-*.txt)")
+    profile_cuda_cpu: bool = DIAGNOSTICS.switch(CHILD, "per-repeat metrics total_cpu_time_s and per_iter_cpu_time_s "
+        "(and the cuda pair where CUDA is profiled) from torch.profiler")
+    profile_cuda_cpu_individual_ops: bool = DIAGNOSTICS.switch(CHILD, "per-operator times and call counts in the "
+        "record's diagnostics (aten_ops; on XLA configs xla_unlowered_ops: the operators that fell back to the CPU)")
+    dump_pytorch_xla_metrics: bool = DIAGNOSTICS.switch(CHILD, "torch_xla's metrics report per timed repeat "
+        "(pytorch-xla-metrics-*.txt; XLA configs)")
+    # The parent sets the environment variables of these two and lists their files for a child that died.
+    dump_hlo: bool = DIAGNOSTICS.switch(BOTH, "XLA_FLAGS --xla_dump_to=<output-dir>/<model>/hlo-<config>/ (XLA "
+        "configs)")
+    save_ir_format: Optional[str] = DIAGNOSTICS.option(
+        None, BOTH, "save the lazy-tensor IR of every graph (XLA_SAVE_TENSORS_FMT/FILE) to "
+        "dump-<config>.<format>.<ordinal> (XLA configs)", choices=IR_FORMATS)
+    profile_xla: bool = DIAGNOSTICS.switch(CHILD, "capture an XLA profiler (xplane) trace of the timed repeats into "
+        "xla-profile-<config>/; the profiler server gets a free port per child (XLA configs)")
+    profile_xla_duration_ms: int = DIAGNOSTICS.option(
+        5000, CHILD, "length of that capture (default 5000)", type=positive_int, metavar="MS")
+    collect_dynamo_counters: bool = DIAGNOSTICS.switch(CHILD, "torch._dynamo's counters into the record's diagnostics "
+        "(dynamo configs)")
+    dump_dynamo_counters: bool = DIAGNOSTICS.switch(CHILD, "torch._dynamo's counters after each repeat to "
+        "dynamo-counters-<config>.json (dynamo configs)")
+    filter_by_single_graph: bool = DIAGNOSTICS.switch(CHILD, "compile with fullgraph=True: a graph break makes the "
+        "config an error record")
+    randomize_input: bool = DIAGNOSTICS.switch(CHILD, "fresh random values for every floating-point input tensor (any "
+        "float dtype, bf16 and fp16 included) for every timed iteration, made outside the timed region; integer inputs "
+        "kept")
+    save_output: bool = DIAGNOSTICS.switch(CHILD, "save the CPU copy of the last output of each timed repeat "
+        "(output-*.pt; load with torch.load(..., weights_only=True))")
+    collect_full_output: bool = DIAGNOSTICS.switch(CHILD, "train steps return the model output and the gradients "
+        "beside the loss (slower)")
+    matmul_precision: Optional[str] = DIAGNOSTICS.option(
+        None, CHILD, "float32 matmul precision for torch (default->medium, high, highest) and torch_xla (default, "
+        "high, highest); unset: the libraries' own defaults", choices=MATMUL_PRECISIONS)
+    disable_tf32: bool = DIAGNOSTICS.switch(CHILD, "no TF32: float32 matmuls (and cuDNN convolutions) at full "
+        "precision (highest)")
 
 
 @dataclasses.dataclass(frozen=True)
 class TimingOptions:
     """--pure-wall-time: per-iteration device time with CUDA events."""
 
-    pure_wall_time: bool = False
-
-    @classmethod
-    def from_flags(cls, flags) -> "TimingOptions":
-        return _pick(cls, flags)
+    pure_wall_time: bool = TIMING.switch(BOTH, "time each iteration with CUDA events (device time only, L2 cache "
+        "flushed between calls, minimum over ~100 ms of calls); CUDA configs only, others are dropped with the reason")
 
 
 @dataclasses.dataclass(frozen=True)
 class NoiseOptions:
     """--cpu-affinity: the cores each child is pinned to (a spec such as "2-3"; None: not pinned)."""
 
-    cpu_affinity: Optional[str] = None
+    cpu_affinity: Optional[str] = NOISE.option(
+        None, BOTH, "pin each child to these CPU cores, e.g. 2-3 or 0,2 (the record's environment.cpu_affinity says "
+        "which cores each child had)", type=cpu_affinity_spec, metavar="CORES")
 
-    @classmethod
-    def from_flags(cls, flags) -> "NoiseOptions":
-        return _pick(cls, flags)
+
+SECTIONS = {"verify": VerifyOptions, "diagnostics": DiagnosticsOptions, "timing": TimingOptions,
+            "noise": NoiseOptions}
 
 
 @dataclasses.dataclass(frozen=True)
 class RunOptions:
-    # model selection
-    suite_name: str = "dummy"
-    filter: tuple = ()
-    exclude: tuple = ()
-    filter_by_tier: tuple = ()
-    exclude_by_tier: tuple = ()
-    total_partitions: int = 1
-    partition_id: int = 0
-    # the matrix: each an axis's values as given (empty: the runner's default values)
-    accelerator: tuple = ()
-    xla: tuple = ()
-    dynamo: tuple = ()
-    test: tuple = ()
-    xla_flags: tuple = ()
-    batch_size: tuple = ()
-    quantization: tuple = ()  # TorchAO recipes (None for none)
-    enable_functionalization: bool = False
-    # measurement
-    repeat: int = 10
-    iterations_per_run: int = 1
-    warmup: int = 2
+    suite_name: str = SELECTION.option("dummy", BOTH, "model suite (default: dummy)", choices=SUITE_NAMES)
+    filter: tuple = SELECTION.option(
+        (), PARENT, "keep models whose name matches (case-insensitive search; repeatable)", short="-k",
+        repeatable=True, metavar="REGEX")
+    exclude: tuple = SELECTION.option((), PARENT, "drop models whose name matches (repeatable)", short="-x",
+                                      repeatable=True, metavar="REGEX")
+    filter_by_tier: tuple = SELECTION.option((), PARENT, "keep the models of the suite's tier N (repeatable)",
+                                             repeatable=True, type=int, metavar="N")
+    exclude_by_tier: tuple = SELECTION.option((), PARENT, "drop the models of the suite's tier N (repeatable)",
+                                              repeatable=True, type=int, metavar="N")
+    total_partitions: int = SELECTION.option(1, PARENT, "split the model list in N slices", type=positive_int)
+    partition_id: int = SELECTION.option(0, PARENT, "which slice to run (0-based)", type=non_negative_int)
+    # the matrix: each an axis's values as given (empty: the runner's default values, runner/plan.py)
+    accelerator: tuple = MATRIX.axis("default: cpu, cuda, tpu (those not present are dropped, with the reason)",
+                                     choices=experiment_config.ACCELERATORS)
+    xla: tuple = MATRIX.axis("default: None, PJRT", type=xla_choice, metavar="{None,PJRT}")
+    dynamo: tuple = MATRIX.axis("None or any registered dynamo backend (inductor, openxla, openxla_eval, aot_eager, "
+                                "...); default: None, inductor, openxla", type=experiment_config.parse_none,
+                                metavar="BACKEND")
+    test: tuple = MATRIX.axis("default: eval, train", choices=experiment_config.TESTS)
+    xla_flags: tuple = MATRIX.axis("one whole XLA_FLAGS string per value", type=experiment_config.parse_none,
+                                   metavar="FLAGS")
+    batch_size: tuple = MATRIX.axis("requested batch size (repeatable: a batch-size sweep); default: the model's",
+                                    type=positive_int, metavar="N")
+    quantization: tuple = MATRIX.axis(  # TorchAO recipes (None for none)
+        "TorchAO recipe applied after the model is built (repeatable): none (default), "
+        + quantization.KNOWN_TEXT.replace("none, ", "") + "; experiment key `quantization`",
+        type=quantization_recipe, metavar="RECIPE")
+    enable_functionalization: bool = MATRIX.switch(PARENT, "keep XLA functionalization on (default: "
+        "XLA_DISABLE_FUNCTIONALIZATION=1)")
+    # measurement (the parent reads them too: a failure record says what was asked)
+    repeat: int = MEASUREMENT.option(10, BOTH, "timed runs per config (default 10)", type=positive_int)
+    iterations_per_run: int = MEASUREMENT.option(1, BOTH, "iterations per timed run (default 1)", type=positive_int)
+    warmup: int = MEASUREMENT.option(
+        2, BOTH, "untimed-for-statistics warm-up runs, recorded apart (default 2; the first compiles)",
+        type=non_negative_int)
     # the sweep
-    dry_run: bool = False
-    print_subprocess: bool = False
-    subprocess_timeout: float = 1800.0
-    subprocess_memory_limit: Optional[int] = None
-    progress_bar: bool = False
-    output_dirname: str = "./output/"
-    output_basename: str = "results.jsonl"
-    no_resume: bool = False
-    retry_failed: bool = False
-    rounds: int = 1
-    timestamp: Optional[float] = None
-    log_level: str = "info"
+    dry_run: bool = SWEEP.switch(PARENT, "print the configs (and those dropped, with why); run nothing")
+    print_subprocess: bool = SWEEP.switch(PARENT, "stream each child's output to the terminal too")
+    subprocess_timeout: float = SWEEP.option(1800.0, PARENT, "kill a child's whole process group after this long "
+                                             "(default 1800)", type=positive_float, metavar="SECONDS")
+    subprocess_memory_limit: Optional[int] = SWEEP.option(
+        None, PARENT, "kill a child whose process tree's resident memory passes SIZE (e.g. 8G): an oom record",
+        type=memory_size, metavar="SIZE")
+    progress_bar: bool = SWEEP.switch(PARENT, "show a progress bar even when stderr is not a terminal")
+    output_dirname: str = SWEEP.option("./output/", BOTH, "results, logs and artifacts go here")
+    output_basename: str = SWEEP.option("results.jsonl", BOTH, "results file name")
+    no_resume: bool = SWEEP.option(False, PARENT,
+                                   "start a new results file (an existing one is kept as a .bak-<time> backup)")
+    retry_failed: bool = SWEEP.switch(PARENT, "re-run configs whose latest record failed")
+    rounds: int = SWEEP.option(
+        1, PARENT, "run each config R times, each in a fresh child, interleaved (every config once, then every config "
+        "again ...): R records per config, for compare.py's intervals (default 1)", type=positive_int, metavar="R")
+    timestamp: Optional[float] = SWEEP.option(None, BOTH, "sweep timestamp for every record (default: now)",
+                                              type=float)
+    log_level: str = SWEEP.option("info", BOTH, None,
+                                  choices=["critical", "error", "warning", "info", "debug"])
     # where the children run (docs/architecture.md, "Executors")
-    jobs: Optional[int] = None  # None: 1 locally, the cluster's CPUs with Ray
-    executor: str = "local"
-    ray_address: Optional[str] = None
-    gpus_per_job: int = 1
-    # one config (the child, or by hand)
-    experiment_config: Optional[str] = None
-    model_config: Optional[str] = None
-    record_fd: Optional[int] = None
+    jobs: Optional[int] = PARALLEL.option(  # None: 1 locally, the cluster's CPUs with Ray
+        None, PARENT, "run up to N children at once; locally each gets its own share of the cores (default 1; with "
+        "Ray: the cluster's CPUs)", type=positive_int, metavar="N")
+    executor: str = PARALLEL.option("local", PARENT, "where children run: this machine, or the nodes of a Ray cluster "
+                                    "(default local)", choices=("local", "ray"))
+    ray_address: Optional[str] = PARALLEL.option(
+        None, PARENT, "the Ray cluster to join (or auto; default: $RAY_ADDRESS, else a Ray instance started for this "
+        "sweep on this machine)", metavar="HOST:PORT")
+    gpus_per_job: int = PARALLEL.option(1, PARENT, "GPUs each CUDA config's child gets (default 1)",
+                                        type=positive_int, metavar="N")
+    # one config (the child, or by hand): the parent writes these itself, per config
+    experiment_config: Optional[str] = SINGLE.option(None, CHILD, "one experiment config", metavar="JSON")
+    model_config: Optional[str] = SINGLE.option(None, CHILD, "one model config", metavar="JSON")
+    record_fd: Optional[int] = SINGLE.option(None, CHILD, "", type=int, hidden=True)
     # feature sections
     verify: VerifyOptions = VerifyOptions()
     diagnostics: DiagnosticsOptions = DiagnosticsOptions()
@@ -144,20 +221,54 @@ class RunOptions:
 
     @classmethod
     def from_flags(cls, flags: argparse.Namespace, child_flags=()) -> "RunOptions":
-        sections = {"verify", "diagnostics", "timing", "noise", "suite_flags", "child_flags"}
-        values = {}
-        for field in dataclasses.fields(cls):
-            if field.name in sections or not hasattr(flags, field.name):
-                continue
-            value = getattr(flags, field.name)
-            if isinstance(value, list):
-                value = tuple(value)
-            elif value is None and field.type == "tuple":
-                value = ()
-            values[field.name] = value
-        return cls(**values, verify=VerifyOptions.from_flags(flags), diagnostics=DiagnosticsOptions.from_flags(flags),
-                   timing=TimingOptions.from_flags(flags), noise=NoiseOptions.from_flags(flags), suite_flags=flags,
-                   child_flags=tuple(child_flags))
+        sections = {name: from_namespace(section, flags) for name, section in SECTIONS.items()}
+        return from_namespace(cls, flags, **sections, suite_flags=flags, child_flags=tuple(child_flags))
+
+    @property
+    def single_config(self) -> bool:
+        """One config in this process (--model-config/--experiment-config): the child, or a config by hand."""
+        return self.model_config is not None or self.experiment_config is not None
 
     def with_(self, **changes) -> "RunOptions":
         return dataclasses.replace(self, **changes)
+
+
+class RunnerParser(Parser):
+    """experiment_runner.py's parser; `declared` holds every flag it was built from, in order."""
+
+    declared: tuple = ()
+
+    def options(self, argv=None) -> RunOptions:
+        """The command line -> RunOptions, with the flags each child is to be given (the timestamp set here, so
+        that every record of the sweep shares it)."""
+        flags = self.parse_args(argv)
+        if flags.timestamp is None:
+            flags.timestamp = time.time()
+        return RunOptions.from_flags(flags, child_flags=child_args(self.declared, flags))
+
+
+def build_parser(suites) -> RunnerParser:
+    """The parser of every declared flag: RunOptions' and its sections', then each suite's (`suites`: the
+    Suite objects, given by the caller because common/ imports no tool)."""
+    declared = [flag for _, flag in field_flags(RunOptions)]
+    for section in SECTIONS.values():
+        declared += [flag for _, flag in field_flags(section)]
+    for suite in suites:
+        declared += list(suite.flags)
+    parser = RunnerParser(
+        prog="experiment_runner.py",
+        description="Run a matrix of PyTorch model benchmarks, one child process per (model, experiment).",
+        epilog="Example: experiment_runner.py --suite-name=dummy --accelerator=cpu --xla=None --xla=PJRT "
+        "--dynamo=None --dynamo=inductor --dynamo=openxla --test=eval --test=train",
+    )
+    add_flags(parser, declared, choices={SUITE_NAMES: [suite.name for suite in suites]})
+    parser.declared = tuple(declared)
+    return parser
+
+
+def check_combinations(options: RunOptions) -> None:
+    """Flag combinations that contradict each other: a UsageError (one line, exit 2)."""
+    precision = options.diagnostics.matmul_precision
+    if options.diagnostics.disable_tf32 and precision not in (None, "highest"):
+        raise UsageError(f"--disable-tf32 asks for full float32 precision, --matmul-precision={precision} "
+                         "for less; pass one of them")

@@ -13,14 +13,13 @@ import logging
 import os
 import signal
 import subprocess
-import sys
 import threading
 import time
 from typing import Callable, Optional
 
 import psutil
 
-from benchmarks.child.process_env import PARENT_PID_VARIABLE
+from benchmarks.common.process_env import PARENT_PID_VARIABLE
 
 log = logging.getLogger("benchmarks.runner.launcher")
 
@@ -207,7 +206,3 @@ def log_tail(path: str, limit: int = 400) -> str:
         if text and not text.startswith("$ "):
             return text[:limit]
     return ""
-
-
-def echo_to_stderr(line: str) -> None:
-    sys.stderr.write(line + "\n")

@@ -16,7 +16,7 @@ import os
 import time
 from typing import Optional
 
-from benchmarks.common.cpu_affinity import cpu_affinity_spec, format_cores, requested_cores, usable_cores
+from benchmarks.common.cpu_affinity import format_cores, requested_cores, usable_cores
 
 log = logging.getLogger("benchmarks.runner.noise")
 
@@ -25,13 +25,6 @@ BUSY_PROCESS_PERCENT = 10.0  # another process using more of a core than this is
 LOAD_PER_CORE = 0.5  # a 1-minute load average above this per usable core is noise
 SWAP_BYTES = 64 * 2**20  # swap in use beyond this is noise
 TOP_PROCESSES = 5
-
-
-def add_arguments(parser) -> None:
-    group = parser.add_argument_group("noise control")
-    group.add_argument("--cpu-affinity", type=cpu_affinity_spec, default=None, metavar="CORES",
-                       help="pin each child to these CPU cores, e.g. 2-3 or 0,2 (the record's environment.cpu_affinity "
-                       "says which cores each child had)")
 
 
 # ---------------------------------------------------------------- the checks

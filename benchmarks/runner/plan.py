@@ -17,8 +17,7 @@ import sys
 import time
 from typing import Optional
 
-from benchmarks.child import precise_timing
-from benchmarks.common import experiment_config, machine_facts, records
+from benchmarks.common import experiment_config, machine_facts, pure_wall_time, records
 from benchmarks.common.cli_support import UsageError
 from benchmarks.common.run_options import RunOptions
 from benchmarks.runner import matrix
@@ -129,7 +128,7 @@ class Plan:
 def make_plan(suite, options: RunOptions, models: list) -> Plan:
     experiments = expand_experiments(suite, options)
     caps = probe_capabilities(experiments)
-    rules = matrix.SUPPORT_RULES + precise_timing.support_rules(options.timing)
+    rules = matrix.SUPPORT_RULES + pure_wall_time.support_rules(options.timing)
     kept, dropped = matrix.split(experiments, caps, rules)
     kept = [with_accelerator_model(e, caps) for e in kept]
     configs, skipped = [], []

@@ -8,8 +8,7 @@ from __future__ import annotations
 import logging
 from typing import Optional
 
-from benchmarks.child import diagnostics
-from benchmarks.common import output_paths, records
+from benchmarks.common import output_paths, records, xla_dump_env
 from benchmarks.common.run_options import RunOptions
 from benchmarks.runner import launcher, noise
 
@@ -51,7 +50,7 @@ def child_record(config, options: RunOptions, result: launcher.ChildResult, log_
     """The record of a config whose child ended (or was lost): its own, or a failure record."""
     if result.record is None:
         record = failure_record(config, options, result, log_path, env_facts)
-        record["artifacts"].update(diagnostics.env_artifacts(options, config.model, config.experiment))  # XLA dumps
+        record["artifacts"].update(xla_dump_env.env_artifacts(options, config.model, config.experiment))  # XLA dumps
     else:
         record = result.record
         if record.get("error"):

@@ -14,10 +14,10 @@ import shlex
 import sys
 import time
 
-from benchmarks.child.process_env import child_environment
 from benchmarks.common import machine_facts, output_paths, records
 from benchmarks.common.cli_support import UsageError
 from benchmarks.common.cpu_affinity import parse_cores, requested_cores, usable_cores
+from benchmarks.common.process_env import child_environment
 from benchmarks.common.run_options import RunOptions
 from benchmarks.runner import launcher, noise, progress
 from benchmarks.runner.executor import Job, LocalExecutor

@@ -2,7 +2,8 @@
 
 A suite module defines `SUITE`, an instance of a `Suite` subclass. Listing models must not import
 torch (the parent stays light); `build` runs in the child only. A suite registers its own flags
-(`add_arguments`) and reads them from `flags`, the parsed command line (RunOptions.suite_flags).
+(`flags`: `common.flags.Flag`s, each saying who reads it) and reads them from `flags`, the parsed command
+line (RunOptions.suite_flags).
 How to add a suite: docs/architecture.md, "Adding a suite".
 """
 
@@ -71,9 +72,8 @@ class BenchmarkModel:
 
 class Suite:
     name = ""
-
-    def add_arguments(self, parser) -> None:
-        """Suite-specific flags (registered for every suite; forwarded to children)."""
+    # Suite-specific flags (declared for every suite, whichever runs; a child is given those it reads).
+    flags: tuple = ()
 
     def list_models(self, flags) -> list:
         """Model configs, e.g. {"suite_name": "dummy", "model_name": "mlp"}; no torch import."""

@@ -20,6 +20,7 @@ from typing import Optional
 
 from benchmarks.suites import BenchmarkModel, Suite, model_config
 from benchmarks.common.cli_support import UsageError
+from benchmarks.common.flags import BOTH, Group
 
 log = logging.getLogger("benchmarks.suites.files")
 
@@ -207,21 +208,19 @@ def model_names(files: list) -> list:
 class FilesSuite(Suite):
     name = "files"
 
-    def add_arguments(self, parser):
-        group = parser.add_argument_group("model files (--suite-name=files) and model parameters")
-        group.add_argument("--search-dir", action="append", default=[], metavar="DIR",
-                           help="every *.py under DIR defining create_model(batch_size, **params) is a model "
-                           "(repeatable)")
-        group.add_argument("--model-file", action="append", default=[], metavar="FILE",
-                           help="one model file (repeatable)")
-        group.add_argument("--labels", action="append", default=[], type=label_filter_text, metavar="KEY::VALUE",
-                           help="keep model files whose '# labels:' line has this label (repeatable: all must "
-                           "match; KEY::V1,V2 matches either value)")
-        group.add_argument("--model-params", type=model_params_text, default=None, metavar="JSON",
-                           help="parameters for the model builder, part of each model config and its "
-                           "fingerprint: create_model(batch_size, **params) for files; image_size and "
-                           "num_classes for torchvision; config fields, seq_len and dropout for huggingface; "
-                           "image_size for timm")
+    _group = Group("model files (--suite-name=files) and model parameters")
+    flags = (
+        _group.flag("--search-dir", BOTH, "every *.py under DIR defining create_model(batch_size, **params) is a "
+                    "model (repeatable)", repeatable=True, metavar="DIR"),
+        _group.flag("--model-file", BOTH, "one model file (repeatable)", repeatable=True, metavar="FILE"),
+        _group.flag("--labels", BOTH, "keep model files whose '# labels:' line has this label (repeatable: all "
+                    "must match; KEY::V1,V2 matches either value)", repeatable=True, type=label_filter_text,
+                    metavar="KEY::VALUE"),
+        _group.flag("--model-params", BOTH, "parameters for the model builder, part of each model config and its "
+                    "fingerprint: create_model(batch_size, **params) for files; image_size and num_classes for "
+                    "torchvision; config fields, seq_len and dropout for huggingface; image_size for timm",
+                    type=model_params_text, metavar="JSON"),
+    )
 
     def list_models(self, options):
         params = parse_model_params(getattr(options, "model_params", None))

@@ -16,6 +16,7 @@ import dataclasses
 import re
 from typing import Callable, Optional
 
+from benchmarks.common.flags import PARENT, Group
 from benchmarks.suites import BenchmarkModel, ModelSkipped, Suite, model_config
 
 
@@ -152,17 +153,19 @@ def experiment_dtype(experiment) -> Optional[str]:
 class MicrobenchSuite(Suite):
     name = "microbench"
 
-    def add_arguments(self, parser) -> None:
-        group = parser.add_argument_group("microbench suite (--suite-name=microbench)")
-        group.add_argument("--op", action="append", choices=list(OPS),
-                           help=f"operator(s) to time (repeatable; default {DEFAULT_OP}): "
-                           + "; ".join(f"{name}: {op.description}" for name, op in OPS.items()))
-        group.add_argument("--shapes", action="append", type=shapes_spec, metavar="SPEC",
-                           help="shapes MxKxN: a list (1024x1024x1024,512x256x128), or a sweep: pow2:MIN:MAX "
-                           "(M=K=N=2^p), small_sweep:MIN:MAX (every M<=K<=N power of two), square:START:END:STEP "
-                           f"(M=K=N, END included); repeatable; default {DEFAULT_SHAPES}")
-        group.add_argument("--dtype", action="append", choices=list(DTYPES),
-                           help=f"data type (repeatable: an experiment axis, key `dtype`); default {DEFAULT_DTYPE}")
+    # The parent's only: a child's operator, shape and dtype are in its model and experiment configs.
+    _group = Group("microbench suite (--suite-name=microbench)")
+    flags = (
+        _group.flag("--op", PARENT, f"operator(s) to time (repeatable; default {DEFAULT_OP}): "
+                    + "; ".join(f"{name}: {op.description}" for name, op in OPS.items()), repeatable=True,
+                    choices=list(OPS)),
+        _group.flag("--shapes", PARENT, "shapes MxKxN: a list (1024x1024x1024,512x256x128), or a sweep: pow2:MIN:MAX "
+                    "(M=K=N=2^p), small_sweep:MIN:MAX (every M<=K<=N power of two), square:START:END:STEP (M=K=N, END "
+                    f"included); repeatable; default {DEFAULT_SHAPES}", repeatable=True, type=shapes_spec,
+                    metavar="SPEC"),
+        _group.flag("--dtype", PARENT, f"data type (repeatable: an experiment axis, key `dtype`); default "
+                    f"{DEFAULT_DTYPE}", repeatable=True, choices=list(DTYPES)),
+    )
 
     def shapes(self, options) -> list:
         shapes = []

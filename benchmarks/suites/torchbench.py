@@ -29,6 +29,7 @@ from typing import Optional
 
 from benchmarks.suites import BenchmarkModel, ModelSkipped, Suite, model_config
 from benchmarks.common.cli_support import UsageError
+from benchmarks.common.flags import BOTH, Group
 
 log = logging.getLogger("benchmarks.suites.torchbench")
 
@@ -345,14 +346,14 @@ class TorchBenchSuite(Suite):
         self._metadata: dict = {}
         self._folders: dict = {}
 
-    def add_arguments(self, parser):
-        group = parser.add_argument_group("TorchBench (--suite-name=torchbench)")
-        group.add_argument("--torchbench-dir", default=None, metavar="DIR",
-                           help="a TorchBench checkout (or its torchbenchmark folder); default: an importable "
-                           "torchbenchmark, else a torchbenchmark, torchbench or benchmark folder in ., .. or ../..")
-        group.add_argument("--torchbench-skips", default=None, metavar="FILE",
-                           help="skip list (YAML, groups with reasons) instead of the project's own "
-                           "benchmarks/suites/torchbench_skips.yaml; 'none' skips nothing")
+    _group = Group("TorchBench (--suite-name=torchbench)")
+    flags = (
+        _group.flag("--torchbench-dir", BOTH, "a TorchBench checkout (or its torchbenchmark folder); default: an "
+                    "importable torchbenchmark, else a torchbenchmark, torchbench or benchmark folder in ., .. or "
+                    "../..", metavar="DIR"),
+        _group.flag("--torchbench-skips", BOTH, "skip list (YAML, groups with reasons) instead of the project's own "
+                    "benchmarks/suites/torchbench_skips.yaml; 'none' skips nothing", metavar="FILE"),
+    )
 
     def root(self, options) -> str:
         root, how = find_root(getattr(options, "torchbench_dir", None))

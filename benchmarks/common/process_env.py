@@ -1,10 +1,11 @@
-"""The environment of one config's child process, composed per config (a pure function)."""
+"""The environment of one config's child process, composed per config (a pure function): by the parent when
+it launches the child, by a config run by hand for itself."""
 
 from __future__ import annotations
 
 from typing import Optional
 
-from benchmarks.child import diagnostics
+from benchmarks.common import xla_dump_env
 
 # The launcher's pid, set by the launcher itself: the child dies with it (single_config.die_with_parent).
 PARENT_PID_VARIABLE = "BENCHMARKS_PARENT_PID"
@@ -29,5 +30,5 @@ def child_environment(experiment, options, base_env: dict, model_config: Optiona
     else:
         env["XLA_DISABLE_FUNCTIONALIZATION"] = "1"
     if model_config is not None:
-        diagnostics.update_child_env(env, experiment, options, model_config)
+        xla_dump_env.set_dump_variables(env, experiment, options, model_config)
     return env

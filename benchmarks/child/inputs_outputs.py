@@ -1,0 +1,78 @@
+"""A config's inputs and outputs as diagnostics see them: fresh random inputs per timed iteration
+(--randomize-input) and the saved output of each timed repeat (--save-output). torch inside the functions."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def to_cpu_plain(tree):
+    """A CPU copy of an output made of plain containers only, so torch.load(weights_only=True) reads it."""
+    import torch
+
+    if isinstance(tree, torch.Tensor):
+        return tree.detach().cpu()
+    if isinstance(tree, dict):
+        return {key: to_cpu_plain(value) for key, value in tree.items()}
+    if isinstance(tree, (list, tuple)):  # named tuples become plain tuples
+        items = [to_cpu_plain(item) for item in tree]
+        return items if isinstance(tree, list) else tuple(items)
+    if tree is None or isinstance(tree, (bool, int, float, str)):
+        return tree
+    if hasattr(tree, "to_tuple") and hasattr(tree, "keys"):  # Hugging Face ModelOutput
+        return {key: to_cpu_plain(tree[key]) for key in tree.keys()}
+    if hasattr(tree, "__dict__"):
+        return {key: to_cpu_plain(value) for key, value in vars(tree).items()}
+    return repr(tree)
+
+
+def save_output(files, index: int, output: Any) -> None:
+    """--save-output: the CPU copy of a timed repeat's last output, output-<config>-<repeat>.pt."""
+    import torch
+
+    path = files.path("output", "pt", index)
+    torch.save(to_cpu_plain(output), path)
+    files.add_artifact("output", path, index)
+
+
+def randomized(tree, generator):
+    """A copy of `tree` whose floating-point tensors hold fresh standard-normal values (same shape, dtype,
+    device); other leaves are kept. Drawn on the CPU in float32 (float64 stays float64), then cast, so every
+    float dtype works and eager and XLA configs get the same values."""
+    import torch
+
+    if isinstance(tree, torch.Tensor):
+        if not tree.is_floating_point():
+            return tree
+        draw_dtype = torch.float64 if tree.dtype == torch.float64 else torch.float32
+        values = torch.randn(tuple(tree.shape), generator=generator, dtype=draw_dtype)
+        return values.to(dtype=tree.dtype).to(tree.device).requires_grad_(tree.requires_grad)
+    if isinstance(tree, (list, tuple)):
+        items = [randomized(item, generator) for item in tree]
+        return type(tree)(*items) if hasattr(tree, "_fields") else type(tree)(items)
+    if isinstance(tree, dict):
+        return type(tree)((key, randomized(value, generator)) for key, value in tree.items())
+    return tree
+
+
+class RandomInputs:
+    """Hands each iteration its inputs: the example inputs until `refill`, then one fresh random set per
+    iteration (made by `refill`, before the timed run starts)."""
+
+    def __init__(self, args: tuple, kwargs: dict, seed: int):
+        import torch
+
+        self.template = (args, kwargs)
+        self.generator = torch.Generator().manual_seed(seed)
+        self.sets = [self.template]
+        self.next = 0
+
+    def refill(self, count: int) -> None:
+        self.sets = [(randomized(self.template[0], self.generator), randomized(self.template[1], self.generator))
+                     for _ in range(count)]
+        self.next = 0
+
+    def __call__(self) -> tuple:
+        inputs = self.sets[self.next % len(self.sets)]
+        self.next += 1
+        return inputs

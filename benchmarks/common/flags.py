@@ -1,0 +1,139 @@
+"""Flags declared once: each of experiment_runner.py's flags is one `Flag` (spelling, type, default, help,
+group, and who reads it), from which the argparse parser, the typed options and each child's command
+line are all built (docs/architecture.md, "Options").
+
+A flag of `RunOptions` (or of one of its sections) is declared as the dataclass field itself, with
+`Group(...).option(...)` or `.axis(...)`; a suite declares its flags as `Flag`s (`Suite.flags`).
+
+Who reads a flag decides whether a child is given it: PARENT flags shape the sweep (the matrix, the
+executor, resume) and stay with the parent; CHILD and BOTH flags are passed on, when set, to every child.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+from typing import Any, Callable, Iterable, Optional
+
+PARENT, CHILD, BOTH = "parent", "child", "both"
+CONSUMERS = (PARENT, CHILD, BOTH)
+
+# `choices` of a flag whose values are the names of the suites (known to the suites layer, given to
+# `build_parser`, so that common/ imports no tool).
+SUITE_NAMES = "<suite names>"
+
+
+@dataclasses.dataclass(frozen=True)
+class Flag:
+    consumer: str  # PARENT, CHILD or BOTH
+    help: str
+    default: Any = None  # a bool default makes a switch (--flag, no value)
+    name: str = ""  # "--verify-tolerance"; a field's flag may leave it empty: "--" + the field's name
+    short: str = ""  # "-k"
+    type: Optional[Callable[[str], Any]] = None
+    choices: Any = None
+    metavar: Optional[str] = None
+    repeatable: bool = False  # action=append: a tuple of values in the options, one --flag=value each for a child
+    hidden: bool = False
+    group: str = ""  # the --help section
+
+    def __post_init__(self):
+        if self.consumer not in CONSUMERS:
+            raise ValueError(f"{self.name or 'a flag'}: consumer must be one of {CONSUMERS}, not {self.consumer!r}")
+
+    @property
+    def dest(self) -> str:
+        return self.name.lstrip("-").replace("-", "_")
+
+    @property
+    def switch(self) -> bool:
+        return isinstance(self.default, bool)
+
+
+@dataclasses.dataclass(frozen=True)
+class Group:
+    """A --help section; its methods declare the dataclass fields (the options) that are its flags."""
+
+    title: str
+
+    def option(self, default, consumer: str, help: str, **flag) -> Any:
+        """A field of an options dataclass and its flag (named after the field unless `name=` says)."""
+        return dataclasses.field(default=default, metadata={"flag": Flag(consumer, help, default, group=self.title,
+                                                                         **flag)})
+
+    def switch(self, consumer: str, help: str, **flag) -> Any:
+        """A bool field and its --flag (no value; off unless given)."""
+        return self.option(False, consumer, help, **flag)
+
+    def axis(self, help: str, **flag) -> Any:
+        """A matrix axis: repeatable, read by the parent only (a child gets its value in its experiment
+        config); empty (the default) means the runner's default values."""
+        return self.option((), PARENT, help, repeatable=True, **flag)
+
+    def flag(self, name: str, consumer: str, help: str, default=None, **flag) -> Flag:
+        """A flag that is no dataclass field (a suite's: it reads it from RunOptions.suite_flags)."""
+        return Flag(consumer, help, default, name=name, group=self.title, **flag)
+
+
+def field_flags(cls) -> list:
+    """(field name, Flag) of each declared field of dataclass `cls`, the flag's name filled in."""
+    found = []
+    for field in dataclasses.fields(cls):
+        flag = field.metadata.get("flag")
+        if flag is not None:
+            found.append((field.name, flag if flag.name else dataclasses.replace(
+                flag, name="--" + field.name.replace("_", "-"))))
+    return found
+
+
+def from_namespace(cls, namespace: argparse.Namespace, **given):
+    """An instance of `cls` from its fields' flags in `namespace` (a flag this parser lacks keeps the
+    field's default; a repeatable flag's list becomes a tuple); `given`: the other fields."""
+    values = dict(given)
+    for name, flag in field_flags(cls):
+        if hasattr(namespace, flag.dest):
+            value = getattr(namespace, flag.dest)
+            values[name] = tuple(value or ()) if flag.repeatable else value
+    return cls(**values)
+
+
+def add_flags(parser: argparse.ArgumentParser, flags: Iterable[Flag], choices: dict) -> None:
+    """Each flag into its --help section (made in order of first use); `choices` resolves SUITE_NAMES."""
+    sections = {}
+    for flag in flags:
+        if flag.group not in sections:
+            sections[flag.group] = parser.add_argument_group(flag.group) if flag.group else parser
+        names = [flag.name] + ([flag.short] if flag.short else [])
+        spec = {"dest": flag.dest, "help": argparse.SUPPRESS if flag.hidden else flag.help}
+        if flag.switch:
+            spec.update(action="store_true", default=flag.default)
+        else:
+            spec.update(default=list(flag.default or ()) if flag.repeatable else flag.default,
+                        action="append" if flag.repeatable else "store")
+            if flag.type is not None:
+                spec["type"] = flag.type
+            if flag.metavar is not None:
+                spec["metavar"] = flag.metavar
+            if flag.choices is not None:
+                spec["choices"] = choices.get(flag.choices, flag.choices) if isinstance(flag.choices, str) \
+                    else flag.choices
+        sections[flag.group].add_argument(*names, **spec)
+
+
+def child_args(flags: Iterable[Flag], namespace: argparse.Namespace) -> list:
+    """The `--flag=value` strings that give a child the same options: every CHILD or BOTH flag that is set
+    (defaults and unset flags are left out); PARENT flags never."""
+    args = []
+    for flag in flags:
+        if flag.consumer == PARENT or not hasattr(namespace, flag.dest):
+            continue
+        value = getattr(namespace, flag.dest)
+        if value is None or value == (list(flag.default or ()) if flag.repeatable else flag.default):
+            continue
+        if flag.switch:
+            args.append(flag.name)
+        elif flag.repeatable:
+            args.extend(f"{flag.name}={item}" for item in value)
+        else:
+            args.append(f"{flag.name}={value}")
+    return args
