@@ -114,7 +114,7 @@ def run(options) -> int:
     pairs = matching.pair(sides["control"], sides["treatment"])
     if not any(p.control and p.treatment for p in pairs):
         raise BadNews(f"no config of {options.control} matches one of {options.treatment} (a config is the "
-                         "model and its experiment config; docs/compare.md, "Matching")")
+                         "model and its experiment config; docs/compare.md, Matching)")
     settings = comparison.Settings(metric=options.metric, confidence=options.confidence, threshold=options.threshold,
                                    resamples=options.resamples, seed=options.seed, skip_samples=options.skip_samples)
     report = comparison.compare(pairs, settings)
