@@ -94,8 +94,10 @@ ALLOWED_IMPORTS = {
     "benchmarks.runner": ("benchmarks.runner", "benchmarks.common", "benchmarks.suites"),
     "benchmarks.child": ("benchmarks.child", "benchmarks.common", "benchmarks.suites"),
     "benchmarks.analyzer": ("benchmarks.analyzer", "benchmarks.common"),
-    "benchmarks.aggregate": ("benchmarks.aggregate", "benchmarks.common", "benchmarks.suites"),
+    "benchmarks.aggregate": ("benchmarks.aggregate", "benchmarks.common"),
     "benchmarks.compare": ("benchmarks.compare", "benchmarks.common"),
+    # history reuses compare's pairing and statistics (never its cli: see the test below)
+    "benchmarks.history": ("benchmarks.history", "benchmarks.common", "benchmarks.compare"),
 }
 
 
