@@ -10,7 +10,7 @@ from typing import Callable, Optional
 
 import torch
 
-from benchmarks.child import backends
+from benchmarks.child import backends, precision
 
 
 def reduce_to_scalar(output) -> torch.Tensor:
@@ -47,7 +47,8 @@ def make_step(bm, experiment, module, args: tuple, kwargs: dict, fullgraph: bool
         module.eval()
 
         def forward(*a, **k):
-            return module(*a, **k)
+            with precision.autocast(experiment):
+                return module(*a, **k)
 
         compiled = backends.compile_fn(forward, experiment, fullgraph)
         grad_mode = torch.enable_grad if bm.eval_needs_grad else torch.no_grad
@@ -63,11 +64,13 @@ def make_step(bm, experiment, module, args: tuple, kwargs: dict, fullgraph: bool
     loss_fn = bm.loss_fn or reduce_to_scalar
 
     def forward_loss(*a, **k):
-        output = module(*a, **k)
-        return (loss_fn(output), output) if full_output else loss_fn(output)
+        with precision.autocast(experiment):
+            output = module(*a, **k)
+            return (loss_fn(output), output) if full_output else loss_fn(output)
 
     compiled = backends.compile_fn(forward_loss, experiment, fullgraph)
     optimizer = (bm.optimizer_fn or default_optimizer)(module.parameters())
+    scaler = precision.grad_scaler(experiment)  # float16 autocast: the loss scaled, the step unscaled
 
     def train_step():
         optimizer.zero_grad(set_to_none=True)
@@ -75,15 +78,22 @@ def make_step(bm, experiment, module, args: tuple, kwargs: dict, fullgraph: bool
         loss = compiled(*a, **k)
         if full_output:
             loss, output = loss
-        loss.backward()
+        (scaler.scale(loss) if scaler else loss).backward()
+        if scaler:
+            scaler.unscale_(optimizer)  # the gradients the step (and --collect-full-output) sees are true ones
         if full_output:
             grads = {name: p.grad for name, p in module.named_parameters() if p.grad is not None}
-        optimizer.step()
+        if scaler:
+            scaler.step(optimizer)
+            scaler.update()
+        else:
+            optimizer.step()
         if full_output:
             return {"loss": loss.detach(), "output": output, "grads": grads}
         return loss
 
     train_step.optimizer = optimizer  # --verify puts its state back before comparing a step
+    train_step.grad_scaler = scaler
     return train_step
 
 

@@ -103,9 +103,9 @@ def resolve_accelerator_model(experiment) -> str:
 
 
 def build_model(suite, model_config: dict, experiment, suite_flags):
-    """The suite's model for `experiment` on its plain accelerator, built under fixed seeds, quantized
-    with the experiment's TorchAO recipe if it has one."""
-    from benchmarks.child import backends
+    """The suite's model for `experiment` on its plain accelerator, built under fixed seeds, cast to the
+    experiment's precision, quantized with its TorchAO recipe if it has one."""
+    from benchmarks.child import backends, precision
 
     backends.seed_everything(experiment)
     device = backends.base_device(experiment)
@@ -113,6 +113,7 @@ def build_model(suite, model_config: dict, experiment, suite_flags):
         bm = suite.build(model_config, experiment, device, suite_flags)
     except NotImplementedError as exc:
         raise ModelSkipped(str(exc) or f"{model_config['model_name']} does not implement {experiment.test}")
+    precision.apply_cast(bm, experiment)  # bf16/fp16; before the recipe, which quantizes the cast weights
     if experiment.quantization:  # before the backend sees it; --verify's eager reference is quantized alike
         from benchmarks.child import quantize
 
@@ -136,6 +137,9 @@ def run_config(options: RunOptions, model_config: dict, experiment, channel: Cha
         if problem:  # the parent drops such configs; reached anyway (by hand): a clear error, no traceback
             return records.mark_failed(record, records.STATUS_ERROR, "PureWallTimeUnsupported", problem, "setup")
         suite = load_suite(model_config["suite_name"])
+        # The precision that runs (the plan resolved it; a config by hand may leave it to the suite).
+        experiment = experiment.with_(precision=suite.precision_for(model_config, experiment))
+        record["experiment"] = experiment.to_dict()
         diag = diagnostics.Diagnostics(options, model_config, experiment, record)  # paths from the requested config
         diag.setup()
         if options.verify.enabled:

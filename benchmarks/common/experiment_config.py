@@ -7,7 +7,7 @@ import hashlib
 import re
 from typing import Any, Optional
 
-from benchmarks.common import quantization
+from benchmarks.common import precision as precisions, quantization
 
 # Upstream PyTorch/XLA's experiment keys, in its order; records keep this order.
 EXPERIMENT_KEYS = (
@@ -22,7 +22,7 @@ EXPERIMENT_KEYS = (
     "enable_functionalization",
 )
 # Our keys after upstream's (always written, null when unset; old records without them read as null).
-OWN_KEYS = ("quantization",)
+OWN_KEYS = ("quantization", "precision")
 # Keys a hand-written --experiment-config must carry (the rest have defaults).
 REQUIRED_EXPERIMENT_KEYS = ("accelerator", "xla", "dynamo", "test")
 
@@ -56,6 +56,8 @@ class ExperimentConfig:
     accelerator_model: Optional[str] = None
     # A TorchAO recipe (common/quantization.py), None for none.
     quantization: Optional[str] = None
+    # The precision that runs (common/precision.py); None until the plan resolves the suite's default per model.
+    precision: Optional[str] = None
     # Keys beyond upstream's (new matrix axes such as a dtype); sorted (key, value) pairs.
     extra: tuple = ()
 
@@ -93,6 +95,10 @@ class ExperimentConfig:
             recipe = quantization.parse(data.get("quantization"))
         except quantization.RecipeError as exc:
             raise ConfigError(str(exc))
+        try:
+            precision = precisions.parse(data.get("precision"))
+        except precisions.PrecisionError as exc:
+            raise ConfigError(str(exc))
         extra = tuple(sorted((k, v) for k, v in data.items() if k not in EXPERIMENT_KEYS + OWN_KEYS))
         return cls(
             accelerator=accelerator,
@@ -105,6 +111,7 @@ class ExperimentConfig:
             enable_functionalization=functionalization,
             accelerator_model=data.get("accelerator_model"),
             quantization=recipe,
+            precision=precision,
             extra=extra,
         )
 
@@ -132,6 +139,8 @@ class ExperimentConfig:
             parts.append("func")
         if self.quantization:
             parts.append("q-" + self.quantization)
+        if self.precision not in (None, precisions.DEFAULT):
+            parts.append(self.precision)
         for key, value in self.extra:
             parts.append(f"{key}-{value}")
         return safe_name("-".join(parts))

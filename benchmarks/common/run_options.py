@@ -14,7 +14,7 @@ import dataclasses
 import time
 from typing import Optional
 
-from benchmarks.common import experiment_config, quantization
+from benchmarks.common import experiment_config, precision, quantization
 from benchmarks.common.cli_support import (Parser, UsageError, finite_non_negative_float, memory_size,
                                            non_negative_int, positive_float, positive_int)
 from benchmarks.common.cpu_affinity import cpu_affinity_spec
@@ -40,6 +40,13 @@ def quantization_recipe(text: str):
     try:
         return quantization.parse(text)
     except quantization.RecipeError as exc:
+        raise argparse.ArgumentTypeError(str(exc))
+
+
+def precision_name(text: str):
+    try:
+        return precision.parse(text)
+    except precision.PrecisionError as exc:
         raise argparse.ArgumentTypeError(str(exc))
 
 
@@ -165,6 +172,10 @@ class RunOptions:
         "TorchAO recipe applied after the model is built (repeatable): none (default), "
         + quantization.KNOWN_TEXT.replace("none, ", "") + "; experiment key `quantization`",
         type=quantization_recipe, metavar="RECIPE")
+    precision: tuple = MATRIX.axis(  # None: the suite's default per model (runner/plan.py)
+        "fp32, bf16, fp16 (model and inputs cast), amp (autocast: float16 on CUDA, bfloat16 on CPU and XLA), amp_bf16, "
+        "amp_fp16 (repeatable); default: the suite's (torchbench: upstream PyTorch/XLA's rule, README; others fp32); "
+        "experiment key `precision`", type=precision_name, metavar="PRECISION")
     enable_functionalization: bool = MATRIX.switch(PARENT, "keep XLA functionalization on (default: "
         "XLA_DISABLE_FUNCTIONALIZATION=1)")
     # measurement (the parent reads them too: a failure record says what was asked)

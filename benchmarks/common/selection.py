@@ -22,7 +22,8 @@ TESTS = {"inference": "eval", "training": "train"}
 TEST_ALIASES = {"inference": "inference", "training": "training", "eval": "inference", "train": "training"}
 ALL = "all"
 # Experiment axes beyond upstream's nine that a tool may select by (one repeatable flag each, matched
-# against Measurement.labels; a record without the axis has no value and matches none): axis -> examples.
+# against Measurement.labels; a record without the axis has its default (measurement.AXIS_DEFAULTS: no
+# precision is fp32), or no value and matches none): axis -> examples.
 AXES = {"precision": "fp32, bf16, fp16, amp"}
 
 
@@ -145,6 +146,11 @@ class Selection:
         test = TESTS[self.test] if self.test else None
         backends = set(self.backend)
         choose_models = bool(keep or self.filter_by_tier)
+        from benchmarks.common.measurement import AXIS_DEFAULTS  # numpy: only once records are selected
+
+        def axis_value(labels: dict, axis: str):
+            value = labels.get(axis)
+            return AXIS_DEFAULTS.get(axis) if value in (None, "") else value
 
         def matches(m) -> bool:
             if regex and not (m.accelerator == accel.lower() or regex.search(m.accelerator_model)):
@@ -155,7 +161,7 @@ class Selection:
                 return False
             if self.axes:
                 labels = m.labels
-                if not all(labels.get(axis) is not None and str(labels[axis]) in values
+                if not all(axis_value(labels, axis) is not None and str(axis_value(labels, axis)) in values
                            for axis, values in self.axes.items()):
                     return False
             name, place = m.model_name or "", (m.suite, m.model_name)

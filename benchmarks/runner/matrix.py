@@ -11,7 +11,7 @@ import itertools
 import json
 from typing import Iterable, Optional
 
-from benchmarks.common import quantization
+from benchmarks.common import precision, quantization
 from benchmarks.common.experiment_config import XLA_DYNAMO_BACKENDS, ExperimentConfig
 
 
@@ -89,6 +89,11 @@ SUPPORT_RULES: list = [
         lambda e, c: quantization.unsupported_reason(e.quantization, e) is not None,
         lambda e, c: quantization.unsupported_reason(e.quantization, e),
     ),
+    (
+        "precision-supported",
+        lambda e, c: precision.unsupported_reason(e) is not None,
+        lambda e, c: precision.unsupported_reason(e),
+    ),
 ]
 
 
@@ -120,20 +125,22 @@ def expand(
     enable_functionalization: bool = False,
     extra_axes: Optional[dict] = None,
     quantizations: list = (None,),
+    precisions: list = (None,),
 ) -> list:
     """The cartesian product in command-line order (accelerator outermost, then upstream's axes, the
-    quantization recipe, the suite's extra axes innermost)."""
+    quantization recipe, the precision (None: the suite's default, resolved per model by the plan), the
+    suite's extra axes innermost)."""
     extra_axes = extra_axes or {}
     extra_names = sorted(extra_axes)
     configs = []
-    for acc, xla, flags, dynamo, test, bs, recipe, *extra_values in itertools.product(
+    for acc, xla, flags, dynamo, test, bs, recipe, dtype, *extra_values in itertools.product(
         unique(accelerators), unique(xlas), unique(xla_flags), unique(dynamos), unique(tests),
-        unique(batch_sizes), unique(quantizations), *(unique(extra_axes[k]) for k in extra_names),
+        unique(batch_sizes), unique(quantizations), unique(precisions), *(unique(extra_axes[k]) for k in extra_names),
     ):
         configs.append(
             ExperimentConfig(
                 accelerator=acc, xla=xla, dynamo=dynamo, test=test, xla_flags=flags, batch_size=bs,
-                enable_functionalization=enable_functionalization, quantization=recipe,
+                enable_functionalization=enable_functionalization, quantization=recipe, precision=dtype,
                 extra=tuple(zip(extra_names, extra_values)),
             )
         )

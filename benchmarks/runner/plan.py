@@ -17,7 +17,7 @@ import sys
 import time
 from typing import Optional
 
-from benchmarks.common import experiment_config, machine_facts, pure_wall_time, records
+from benchmarks.common import experiment_config, machine_facts, precision, pure_wall_time, records
 from benchmarks.common.cli_support import UsageError
 from benchmarks.common.run_options import RunOptions
 from benchmarks.runner import matrix
@@ -107,6 +107,7 @@ def expand_experiments(suite, options: RunOptions) -> list:
         enable_functionalization=options.enable_functionalization,
         extra_axes=suite.extra_axes(options.suite_flags),
         quantizations=options.quantization or [None],
+        precisions=options.precision or [None],
     )
 
 
@@ -133,11 +134,17 @@ def make_plan(suite, options: RunOptions, models: list) -> Plan:
     kept = [with_accelerator_model(e, caps) for e in kept]
     configs, skipped = [], []
     for model in models:
+        seen = set()  # two requested precisions may be one for a model (the suite forces one)
         for experiment in kept:
             if not suite.matches(model, experiment):
                 continue
+            experiment = experiment.with_(precision=suite.precision_for(model, experiment))
             config = Config(model, experiment, options.verify.enabled)
-            reason = suite.skip_reason(model, experiment, options.suite_flags)
+            if config.fingerprint in seen:
+                continue
+            seen.add(config.fingerprint)
+            reason = (precision.unsupported_reason(experiment)
+                      or suite.skip_reason(model, experiment, options.suite_flags))
             (skipped.append((config, reason)) if reason else configs.append(config))
     return Plan(models, kept, dropped, configs, skipped, caps)
 

@@ -13,7 +13,7 @@ import dataclasses
 import importlib
 from typing import Any, Callable, Optional
 
-from benchmarks.common import tiers
+from benchmarks.common import precision, tiers
 
 # Suite name -> module. Modules are imported lazily, and none imports torch at import time.
 SUITES = {
@@ -87,6 +87,12 @@ class Suite:
     def skip_reason(self, model_config: dict, experiment, flags) -> Optional[str]:
         """Why this model cannot run this experiment (the parent writes a skip record), or None."""
         return None
+
+    def precision_for(self, model_config: dict, experiment) -> str:
+        """The precision this model runs for `experiment` (whose precision is None for the suite's default):
+        a suite may have a default of its own, and models that can't run a precision (docs/architecture.md,
+        "Precision"). Parent side, no torch."""
+        return experiment.precision or precision.DEFAULT
 
     def tiers(self) -> dict:
         """Tier number -> list of model names (benchmarks/common/tiers.py, the one source)."""

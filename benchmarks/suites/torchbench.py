@@ -27,7 +27,7 @@ import sys
 import textwrap
 from typing import Optional
 
-from benchmarks.suites import BenchmarkModel, ModelSkipped, Suite, model_config
+from benchmarks.suites import BenchmarkModel, ModelSkipped, Suite, model_config, torchbench_precision
 from benchmarks.common.cli_support import UsageError
 from benchmarks.common.flags import BOTH, Group
 
@@ -373,6 +373,8 @@ class TorchBenchSuite(Suite):
         self._folders = dict(dirs)
         return [model_config(self.name, name) for name, _ in dirs]
 
+    def precision_for(self, model_config, experiment):
+        return torchbench_precision.resolve(model_config["model_name"], experiment.test, experiment.precision)
 
     def skip_reason(self, model_config, experiment, options):
         name = model_config["model_name"]

@@ -1,0 +1,56 @@
+"""The experiment's precision applied to a model (docs/architecture.md, "Precision"): the cast of the model
+and its floating-point inputs, the autocast context of each step, and the grad scaler of float16 autocast
+training. Child only: imports torch. Which dtype each precision means is common/precision.py's.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+import torch
+
+from benchmarks.common import precision as precisions
+
+
+def cast_tree(tree, dtype):
+    """Every floating-point tensor of a nested structure of tuples, lists and dicts cast to `dtype`; integer
+    and boolean tensors (indices, masks) kept."""
+    if isinstance(tree, torch.Tensor):
+        return tree.to(dtype) if tree.is_floating_point() else tree
+    if isinstance(tree, (list, tuple)):
+        cast = [cast_tree(item, dtype) for item in tree]
+        return type(tree)(cast) if not hasattr(tree, "_fields") else type(tree)(*cast)
+    if isinstance(tree, dict):
+        return type(tree)((key, cast_tree(value, dtype)) for key, value in tree.items())
+    return tree
+
+
+def apply_cast(bm, experiment) -> None:
+    """bf16/fp16: the built model's floating-point parameters and buffers, and its example inputs, in place."""
+    name = precisions.cast_dtype(experiment.precision)
+    if name is None:
+        return
+    dtype = getattr(torch, name)
+    bm.module = bm.module.to(dtype)
+    bm.example_inputs = cast_tree(tuple(bm.example_inputs), dtype)
+    bm.example_kwargs = cast_tree(dict(bm.example_kwargs), dtype)
+
+
+def device_type(experiment) -> str:
+    """autocast's and the grad scaler's device type: the tensors' device (xla for XLA configs)."""
+    return "xla" if experiment.xla else ("cuda" if experiment.accelerator == "cuda" else "cpu")
+
+
+def autocast(experiment):
+    """A fresh context manager for one step: autocast for the amp precisions, else nothing."""
+    name = precisions.autocast_dtype(experiment.precision, experiment.accelerator)
+    if name is None:
+        return contextlib.nullcontext()
+    return torch.autocast(device_type(experiment), dtype=getattr(torch, name))
+
+
+def grad_scaler(experiment):
+    """The grad scaler of a float16 autocast training step, or None."""
+    if not precisions.needs_grad_scaler(experiment.precision, experiment.accelerator, experiment.test):
+        return None
+    return torch.amp.GradScaler(device_type(experiment))
