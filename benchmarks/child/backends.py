@@ -25,16 +25,21 @@ def target_device(experiment):
     return torch.device(base_device(experiment))
 
 
+def map_tensors(tree, fn):
+    """`fn` applied to every tensor in a nested structure of tuples, lists and dicts (same structure back)."""
+    if isinstance(tree, torch.Tensor):
+        return fn(tree)
+    if isinstance(tree, (list, tuple)):
+        mapped = [map_tensors(item, fn) for item in tree]
+        return type(tree)(mapped) if not hasattr(tree, "_fields") else type(tree)(*mapped)
+    if isinstance(tree, dict):
+        return type(tree)((key, map_tensors(value, fn)) for key, value in tree.items())
+    return tree
+
+
 def move(tree, device):
     """Move every tensor in a nested structure of tuples, lists and dicts."""
-    if isinstance(tree, torch.Tensor):
-        return tree.to(device)
-    if isinstance(tree, (list, tuple)):
-        moved = [move(item, device) for item in tree]
-        return type(tree)(moved) if not hasattr(tree, "_fields") else type(tree)(*moved)
-    if isinstance(tree, dict):
-        return type(tree)((key, move(value, device)) for key, value in tree.items())
-    return tree
+    return map_tensors(tree, lambda tensor: tensor.to(device))
 
 
 def module_on(bm, device):

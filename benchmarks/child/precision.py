@@ -9,20 +9,14 @@ import contextlib
 
 import torch
 
+from benchmarks.child import backends
 from benchmarks.common import precision as precisions
 
 
 def cast_tree(tree, dtype):
-    """Every floating-point tensor of a nested structure of tuples, lists and dicts cast to `dtype`; integer
-    and boolean tensors (indices, masks) kept."""
-    if isinstance(tree, torch.Tensor):
-        return tree.to(dtype) if tree.is_floating_point() else tree
-    if isinstance(tree, (list, tuple)):
-        cast = [cast_tree(item, dtype) for item in tree]
-        return type(tree)(cast) if not hasattr(tree, "_fields") else type(tree)(*cast)
-    if isinstance(tree, dict):
-        return type(tree)((key, cast_tree(value, dtype)) for key, value in tree.items())
-    return tree
+    """Every floating-point tensor of a nested structure cast to `dtype`; integer and boolean tensors (indices,
+    masks) kept."""
+    return backends.map_tensors(tree, lambda tensor: tensor.to(dtype) if tensor.is_floating_point() else tensor)
 
 
 def apply_cast(bm, experiment) -> None:
