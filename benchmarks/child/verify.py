@@ -347,14 +347,16 @@ class Verifier:
 
     # -- 2. around the config's timing
     def before_timing(self, experiment, module, step) -> None:
-        """Keep what training changes (weights, buffers, optimizer state), to start the check from it."""
+        """Keep what training changes (weights, buffers, optimizer state, loss scale), to start the check from it."""
         if self.reference is None or experiment.test != "train":
             return
         try:
             weights = {name: value.detach().to("cpu", copy=True) if hasattr(value, "detach") else copy.deepcopy(value)
                        for name, value in module.state_dict().items()}
             optimizer = getattr(step, "optimizer", None)
-            self._initial = (weights, copy.deepcopy(optimizer.state_dict()) if optimizer is not None else None)
+            scaler = getattr(step, "grad_scaler", None)  # float16 autocast: its loss scale changes while training
+            self._initial = (weights, copy.deepcopy(optimizer.state_dict()) if optimizer is not None else None,
+                             scaler.state_dict() if scaler is not None else None)
         except Exception as exc:
             log.exception("keeping the initial weights raised")
             self._fail(one_line("the config raised during verification", exc))
@@ -368,10 +370,12 @@ class Verifier:
         self.on_phase("verify")
         try:
             if self._initial is not None:
-                weights, optimizer_state = self._initial
+                weights, optimizer_state, scaler_state = self._initial
                 module.load_state_dict(weights)
                 if optimizer_state is not None:
                     step.optimizer.load_state_dict(optimizer_state)
+                if scaler_state is not None:
+                    step.grad_scaler.load_state_dict(scaler_state)
             backends.seed_everything(experiment)
             _, _, output = measured_loop.timed_run(step, experiment, self.iterations)
             self.comparison = compare(self.reference, collect(experiment, module, output), root_name(experiment))
