@@ -109,6 +109,20 @@ def test_dry_run_shows_each_value_in_its_command():
     assert '"precision": "fp32"}' in default.stdout  # the dummy suite's default, named in the record
 
 
+def test_torchbench_plans_upstreams_default_per_model_and_the_request_otherwise():
+    from test_suites_torchbench import COMMON
+
+    result = run_runner(*COMMON, "-k", "^tiny_convnet$", "--xla=None", "--dynamo=None", "--test=eval", "--test=train",
+                        "--dry-run", check_rc=0)
+    assert '"test": "eval", "batch_size": null, "enable_functionalization": false, "quantization": null, ' \
+           '"precision": "bf16"}' in result.stdout
+    assert '"test": "train", "batch_size": null, "enable_functionalization": false, "quantization": null, ' \
+           '"precision": "amp"}' in result.stdout
+    asked = run_runner(*COMMON, "-k", "^tiny_convnet$", "--xla=None", "--dynamo=None", "--test=eval",
+                       "--precision=fp32", "--precision=fp32", "--dry-run", check_rc=0)
+    assert asked.stdout.count('"precision": "fp32"}') == 1 and "bf16" not in asked.stdout
+
+
 def test_labels_and_selection_treat_a_record_without_the_key_as_fp32():
     def record(**kw):
         return {"model": MLP, "experiment": exp(dynamo="inductor", **kw).to_dict(), "metrics": {"per_iter_time": [1.0]}}
