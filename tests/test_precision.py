@@ -75,18 +75,30 @@ def test_suite_defaults_fp32_and_torchbench_follows_upstream_pytorch_xla():
     torchbench = load_suite("torchbench")
     model = {"suite_name": "torchbench", "model_name": "resnet50"}
     assert torchbench.precision_for(model, exp()) == "bf16"
-    assert torchbench.precision_for(model, exp(test="train")) == "amp"
+    # Upstream never autocasts on the CPU: training there is float32; on CUDA and TPU it is amp.
+    assert torchbench.precision_for(model, exp(test="train")) == "fp32"
+    assert torchbench.precision_for(model, exp(test="train", accelerator="cuda")) == "amp"
+    assert torchbench.precision_for(model, exp(test="train", accelerator="tpu")) == "amp"
+    assert torchbench.precision_for(model, exp(accelerator="cuda")) == "bf16"
     assert torchbench.precision_for(model, exp(precision="fp32")) == "fp32"
     resolve = torchbench_precision.resolve
-    assert resolve("vision_maskrcnn", "eval", None) == "fp16" and resolve("vision_maskrcnn", "eval", "bf16") == "fp16"
-    assert resolve("Super_SloMo", "eval", None) == "amp" and resolve("Super_SloMo", "eval", "fp16") == "amp"
-    assert resolve("Super_SloMo", "eval", "amp_bf16") == "amp_bf16"
-    assert resolve("timm_efficientdet", "eval", "bf16") == "fp32"
-    assert resolve("timm_efficientdet", "eval", None) == "fp32"
-    for name in ("resnet50", "vision_maskrcnn", "Super_SloMo", "timm_efficientdet"):  # the plan's and child's agree
-        for requested in (None,) + tuple(precision.PRECISIONS):
-            once = resolve(name, "eval", requested)
-            assert resolve(name, "eval", once) == once
+    for accelerator in ("cpu", "cuda", "tpu"):
+        assert resolve("vision_maskrcnn", "eval", None, accelerator) == "fp16"
+        assert resolve("vision_maskrcnn", "eval", "bf16", accelerator) == "fp16"
+        assert resolve("Super_SloMo", "eval", "amp_bf16", accelerator) == "amp_bf16"
+        assert resolve("timm_efficientdet", "eval", "bf16", accelerator) == "fp32"
+        assert resolve("timm_efficientdet", "eval", None, accelerator) == "fp32"
+        assert resolve("timm_efficientdet", "train", None, accelerator) == "fp32"
+    # The force-amp models: autocast on CUDA and TPU; on the CPU the cast upstream does in its place.
+    assert resolve("Super_SloMo", "eval", None, "cuda") == "amp" and resolve("Super_SloMo", "eval", "fp16", "tpu") == "amp"
+    assert resolve("Super_SloMo", "eval", None, "cpu") == "bf16" and resolve("Super_SloMo", "eval", "fp16", "cpu") == "fp16"
+    assert resolve("Super_SloMo", "train", None, "cpu") == "fp32" and resolve("Super_SloMo", "train", None, "tpu") == "amp"
+    for accelerator in ("cpu", "cuda", "tpu"):  # the plan's and child's agree
+        for name in ("resnet50", "vision_maskrcnn", "Super_SloMo", "timm_efficientdet"):
+            for test in ("eval", "train"):
+                for requested in (None,) + tuple(precision.PRECISIONS):
+                    once = resolve(name, test, requested, accelerator)
+                    assert resolve(name, test, once, accelerator) == once
 
 
 def test_expansion_and_the_support_rule():
@@ -117,7 +129,7 @@ def test_torchbench_plans_upstreams_default_per_model_and_the_request_otherwise(
     assert '"test": "eval", "batch_size": null, "enable_functionalization": false, "quantization": null, ' \
            '"precision": "bf16"}' in result.stdout
     assert '"test": "train", "batch_size": null, "enable_functionalization": false, "quantization": null, ' \
-           '"precision": "amp"}' in result.stdout
+           '"precision": "fp32"}' in result.stdout  # no autocast on the CPU upstream
     asked = run_runner(*COMMON, "-k", "^tiny_convnet$", "--xla=None", "--dynamo=None", "--test=eval",
                        "--precision=fp32", "--precision=fp32", "--dry-run", check_rc=0)
     assert asked.stdout.count('"precision": "fp32"}') == 1 and "bf16" not in asked.stdout

@@ -155,7 +155,7 @@ def test_eager_and_xla_eval_and_train_run_with_the_same_default_batch_size(eager
         assert record["model"] == {"suite_name": "torchbench", "model_name": "tiny_convnet"}
         assert record["requested_batch_size"] is None
         assert record["experiment"]["batch_size"] == (6 if test == "eval" else 4)  # the model's defaults
-        assert record["experiment"]["precision"] == ("bf16" if test == "eval" else "amp")  # upstream's default
+        assert record["experiment"]["precision"] == ("bf16" if test == "eval" else "fp32")  # upstream's CPU default
         assert len(record["metrics"]["per_iter_time"]) == 2
         assert ("xla_ExecuteTime_number" in record["metrics"]) == bool(xla)
     assert got[("PJRT", "train")]["metrics"]["xla_ExecuteTime_number"][0] >= 1

@@ -374,7 +374,8 @@ class TorchBenchSuite(Suite):
         return [model_config(self.name, name) for name, _ in dirs]
 
     def precision_for(self, model_config, experiment):
-        return torchbench_precision.resolve(model_config["model_name"], experiment.test, experiment.precision)
+        return torchbench_precision.resolve(model_config["model_name"], experiment.test, experiment.precision,
+                                            experiment.accelerator)
 
     def skip_reason(self, model_config, experiment, options):
         name = model_config["model_name"]

@@ -20,24 +20,32 @@ FORCE_FP16_FOR_BF16_MODELS = frozenset({"vision_maskrcnn"})
 ONLY_FP32_MODELS = frozenset({"timm_efficientdet"})
 
 
-def upstream_default(model_name: str, test: str) -> str:
-    """Upstream PyTorch/XLA's choice: training under autocast; inference cast to bfloat16, float16 for the
-    models that need it, autocast for those that need that."""
-    if test == "train" or model_name in FORCE_AMP_FOR_FP16_BF16_MODELS:
+def _autocasts(accelerator: str) -> bool:
+    """Upstream PyTorch/XLA autocasts only on CUDA and TPU; on the CPU its amp is a no-op, so a model it
+    would autocast runs in its cast dtype (eval) or float32 (train) there."""
+    return accelerator != "cpu"
+
+
+def upstream_default(model_name: str, test: str, accelerator: str) -> str:
+    """Upstream PyTorch/XLA's choice: on CUDA and TPU, training and the force-amp models under autocast; on
+    the CPU, training in float32. Inference otherwise cast to bfloat16, float16 for the models that need it."""
+    if test == "train":
+        return "amp" if _autocasts(accelerator) else "fp32"
+    if model_name in FORCE_AMP_FOR_FP16_BF16_MODELS and _autocasts(accelerator):
         return "amp"
     if model_name in FORCE_FP16_FOR_BF16_MODELS:
         return "fp16"
     return "bf16"
 
 
-def resolve(model_name: str, test: str, requested: Optional[str]) -> str:
-    """The precision `model_name` runs when `requested` is asked (None: the default). Idempotent: the child
-    resolves again what the plan resolved."""
+def resolve(model_name: str, test: str, requested: Optional[str], accelerator: str) -> str:
+    """The precision `model_name` runs on `accelerator` when `requested` is asked (None: the default).
+    Idempotent: the child resolves again what the plan resolved."""
     if model_name in ONLY_FP32_MODELS:
         return "fp32"
     if requested is None:
-        return upstream_default(model_name, test)
-    if requested in ("bf16", "fp16") and model_name in FORCE_AMP_FOR_FP16_BF16_MODELS:
+        return upstream_default(model_name, test, accelerator)
+    if requested in ("bf16", "fp16") and model_name in FORCE_AMP_FOR_FP16_BF16_MODELS and _autocasts(accelerator):
         return "amp"
     if requested == "bf16" and model_name in FORCE_FP16_FOR_BF16_MODELS:
         return "fp16"
