@@ -11,7 +11,7 @@ import itertools
 import json
 from typing import Iterable, Optional
 
-from benchmarks.common import quantization
+from benchmarks.common import compile_options, quantization
 from benchmarks.common.experiment_config import XLA_DYNAMO_BACKENDS, ExperimentConfig
 
 
@@ -89,6 +89,7 @@ SUPPORT_RULES: list = [
         lambda e, c: quantization.unsupported_reason(e.quantization, e) is not None,
         lambda e, c: quantization.unsupported_reason(e.quantization, e),
     ),
+    *compile_options.SUPPORT_RULES,
 ]
 
 
@@ -120,24 +121,30 @@ def expand(
     enable_functionalization: bool = False,
     extra_axes: Optional[dict] = None,
     quantizations: list = (None,),
+    compile_modes: list = ("default",),
+    inductor_config: Optional[str] = None,
+    compile_caches: list = ("cold",),
 ) -> list:
     """The cartesian product in command-line order (accelerator outermost, then upstream's axes, the
-    quantization recipe, the suite's extra axes innermost)."""
+    quantization recipe, the compile mode and cache, the suite's extra axes innermost). A config without dynamo
+    takes no compile keys: one eager config, whatever the compile modes."""
     extra_axes = extra_axes or {}
     extra_names = sorted(extra_axes)
     configs = []
-    for acc, xla, flags, dynamo, test, bs, recipe, *extra_values in itertools.product(
+    for acc, xla, flags, dynamo, test, bs, recipe, mode, cache, *extra_values in itertools.product(
         unique(accelerators), unique(xlas), unique(xla_flags), unique(dynamos), unique(tests),
-        unique(batch_sizes), unique(quantizations), *(unique(extra_axes[k]) for k in extra_names),
+        unique(batch_sizes), unique(quantizations), unique(compile_modes), unique(compile_caches),
+        *(unique(extra_axes[k]) for k in extra_names),
     ):
         configs.append(
             ExperimentConfig(
                 accelerator=acc, xla=xla, dynamo=dynamo, test=test, xla_flags=flags, batch_size=bs,
                 enable_functionalization=enable_functionalization, quantization=recipe,
                 extra=tuple(zip(extra_names, extra_values)),
+                **compile_options.for_backend(dynamo, mode, inductor_config, cache),
             )
         )
-    return configs
+    return list({json.dumps(c.to_dict(), sort_keys=True, default=str): c for c in configs}.values())
 
 
 def split(configs: list, caps: Capabilities, rules: Iterable = None) -> tuple:

@@ -107,6 +107,9 @@ def expand_experiments(suite, options: RunOptions) -> list:
         enable_functionalization=options.enable_functionalization,
         extra_axes=suite.extra_axes(options.suite_flags),
         quantizations=options.quantization or [None],
+        compile_modes=options.compile_mode or ["default"],
+        inductor_config=options.inductor_config_text,
+        compile_caches=options.compile_cache or ["cold"],
     )
 
 
