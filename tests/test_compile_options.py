@@ -86,6 +86,7 @@ def test_a_hand_written_config_with_a_bad_mode_is_refused():
     assert "compile_mode must be one of" in result.stderr and "Traceback" not in result.stderr
 
 
+@pytest.mark.integration  # the probe child
 def test_dry_run_shows_values_and_drops():
     result = run_runner("--suite-name=dummy", "-k", "^mlp$", "--accelerator=cpu", "--xla=None", "--dynamo=inductor",
                         "--test=eval", "--test=train", "--compile-mode=reduce-overhead", "--compile-mode=max-autotune",
@@ -94,6 +95,18 @@ def test_dry_run_shows_values_and_drops():
            '"compile_cache": "cold"' in result.stdout
     assert "compile mode reduce-overhead captures CUDA graphs" in result.stdout
     assert "freezing folds the weights" in result.stdout
+
+
+@pytest.mark.integration  # the probe child knows Inductor's settings
+@pytest.mark.parametrize("setting, message", [
+    ("freezng=True", "Inductor has no setting 'freezng'"),
+    ("max_fusion_size=big", "max_fusion_size wants a int, not 'big'"),
+])
+def test_unknown_or_badly_typed_inductor_settings_exit_2_before_anything_runs(tmp_path, setting, message):
+    result = run_runner("--suite-name=dummy", "-k", "^mlp$", "--accelerator=cpu", "--xla=None", "--dynamo=inductor",
+                        "--test=eval", f"--inductor-config={setting}", f"--output-dirname={tmp_path}", check_rc=2)
+    assert result.stderr.count("\n") == 1 and message in result.stderr and "Traceback" not in result.stderr
+    assert not (tmp_path / "results.jsonl").exists()
 
 
 # ---------------------------------------------------------------- real sweeps

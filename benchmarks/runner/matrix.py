@@ -24,6 +24,7 @@ class Capabilities:
     xla_devices: tuple = ()  # device kinds with at least one XLA device, e.g. ("CPU",)
     cuda_devices: tuple = ()  # CUDA device names
     tpu_type: Optional[str] = None
+    inductor_settings: tuple = ()  # (name, type name) of torch._inductor.config, when a config sets one
 
     @classmethod
     def from_dict(cls, data: dict) -> "Capabilities":
@@ -33,6 +34,7 @@ class Capabilities:
             xla_devices=tuple(data.get("xla_devices", ())),
             cuda_devices=tuple(data.get("cuda_devices", ())),
             tpu_type=data.get("tpu_type"),
+            inductor_settings=tuple(sorted(data.get("inductor_settings", {}).items())),
         )
 
 
