@@ -132,3 +132,28 @@ def test_cold_compiles_are_alike_and_a_warm_one_is_fast(tmp_path):
         assert record["dynamo_stats"] == {"calls_captured": record["dynamo_stats"]["calls_captured"], "graphs": 1,
                                           "graph_breaks": 0, "unique_graph_breaks": 0, "recompiles": 0}
         assert record["dynamo_stats"]["calls_captured"] > 0
+
+
+def test_analyzer_has_a_column_per_compile_key(tmp_path):
+    import csv
+    import json
+
+    from helpers import run_tool
+
+    base = experiment_config.ExperimentConfig("cpu", None, "inductor", "eval", batch_size=4)
+    found = []
+    for experiment in (base.with_(compile_mode="default", compile_cache="cold"),
+                       base.with_(compile_mode="max-autotune", compile_cache="warm", inductor_config="freezing=True"),
+                       experiment_config.ExperimentConfig("cpu", None, None, "eval", batch_size=4)):
+        found.append({"model": MODEL, "experiment": experiment.to_dict(), "repeat": 2, "iterations_per_run": 1,
+                      "metrics": {"total_time": [0.1, 0.1], "per_iter_time": [0.1, 0.1], "warmup_time": [1.0]},
+                      "timestamp": 1.0, "status": "ok", "warmup": 1, "schema_version": 1})
+    path = tmp_path / "results.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in found))
+    for reader in ("compiled", "python"):
+        out = tmp_path / f"{reader}.csv"
+        run_tool("result_analyzer.py", str(path), f"--output={out}", f"--reader={reader}", check_rc=0)
+        with open(out, newline="") as handle:
+            rows = list(csv.DictReader(handle))
+        assert [(r["experiment_compile_mode"], r["experiment_compile_cache"], r["experiment_inductor_config"])
+                for r in rows] == [("default", "cold", ""), ("max-autotune", "warm", "freezing=True"), ("", "", "")]
