@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 OUT ?= output/bench
 
-.PHONY: all env browser bench bench-torchvision test test-fast test-golden bench-overhead bench-analyzer bench-parallel bench-compare bench-history clean
+.PHONY: all env browser bench bench-torchvision test test-fast test-golden bench-overhead bench-analyzer bench-parallel bench-compare bench-history bench-dashboard clean
 
 all: env
 
@@ -86,6 +86,11 @@ bench-compare: env
 # history detect's change points against the two fixed rules on seeded synthetic series: steps found, false alarms.
 bench-history: env
 	$(PY) scripts/bench_history.py
+
+# The dummy mlp and torchvision resnet18/mobilenet_v3_small (64 px) on this CPU, eager and Inductor across compile modes
+# (and DASHBOARD_AXES, e.g. DASHBOARD_AXES="--precision=fp32 --precision=bf16"): one table. Slow: Inductor compiles.
+bench-dashboard: env
+	$(PY) scripts/bench_dashboard.py
 
 # result_analyzer.py's compiled reader built with AddressSanitizer + UndefinedBehaviorSanitizer (into build/fuzz-scanner/,
 # the normal build untouched) and fed mutated and random lines, against the Python reader: exit 1 on any sanitizer

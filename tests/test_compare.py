@@ -413,3 +413,35 @@ def test_selection_flags_choose_the_records_of_both_sides(tmp_path, capsys):
     assert [(r["model_name"], r["experiment"]["test"]) for r in report["rows"]] == [("mlp", "train")]  # dummy tier 1
     status, _, err = compare(capsys, control, treatment, "--accelerator", "a100")
     assert status == 1 and "match the selection flags" in err and "Traceback" not in err
+
+
+# ---------------------------------------------------------------- --pair: two axis values of one sweep
+
+def test_pair_compares_two_axis_values_of_one_sweep(tmp_path, capsys):
+    # One sweep: m0 is 20% faster under max-autotune, m1 unchanged; eager (no compile mode) is in neither side.
+    sweep = (steady("m0", BASE, dynamo="inductor", compile_mode="default")
+             + steady("m0", BASE * 0.8, dynamo="inductor", compile_mode="max-autotune")
+             + steady("m1", BASE, dynamo="inductor")  # no key: the default mode (an older record)
+             + steady("m1", BASE, dynamo="inductor", compile_mode="max-autotune")
+             + steady("m0", BASE * 5, compile_mode=None))  # eager records carry a null mode
+    path = write(tmp_path / "sweep.jsonl", sweep)
+    status, report, _ = compare_json(capsys, path, "--pair", "compile_mode=default:max-autotune", "--fail-on=none")
+    assert status == 0 and verdicts_by_model(report) == {"m0": "faster", "m1": "same"}
+    assert len(report["rows"]) == 2
+    # Any axis, including one this branch does not know (a value of another engineer's axis).
+    other = steady("m0", BASE, precision="fp32") + steady("m0", BASE * 2, precision="bf16")
+    status, report, _ = compare_json(capsys, write(tmp_path / "p.jsonl", other), "--pair", "precision=fp32:bf16",
+                                     "--fail-on=none")
+    assert verdicts_by_model(report) == {"m0": "slower"}
+
+
+@pytest.mark.parametrize("argv, status, message", [
+    (["--pair", "compile_mode=default"], 2, "--pair wants AXIS=CONTROL:TREATMENT"),
+    (["--pair", "compile_mode=default:default"], 2, "the same value"),
+    ([], 2, "name a TREATMENT results file"),
+    (["--pair", "compile_mode=default:reduce-overhead"], 1, "has compile_mode=reduce-overhead"),
+])
+def test_pair_bad_input_is_one_line(tmp_path, capsys, argv, status, message):
+    path = write(tmp_path / "sweep.jsonl", steady("m0", BASE, dynamo="inductor"))
+    got, _, err = compare(capsys, path, *argv)
+    assert got == status and message in err and err.strip().count("\n") == 0 and "Traceback" not in err

@@ -8,6 +8,8 @@ import random
 import numpy as np
 import torch
 
+from benchmarks.child import compile_settings
+
 SEED = 1337
 
 
@@ -64,7 +66,9 @@ def seed_everything(experiment) -> None:
 def compile_fn(fn, experiment, fullgraph: bool = False):
     if experiment.dynamo is None:
         return fn
-    return torch.compile(fn, backend=experiment.dynamo, fullgraph=fullgraph)
+    compile_settings.apply_inductor_config(experiment)
+    return torch.compile(fn, backend=experiment.dynamo, fullgraph=fullgraph,
+                         mode=compile_settings.compile_mode(experiment))
 
 
 def sync(experiment) -> None:

@@ -7,7 +7,7 @@ import hashlib
 import re
 from typing import Any, Optional
 
-from benchmarks.common import precision as precisions, quantization
+from benchmarks.common import compile_options, precision as precisions, quantization
 
 # Upstream PyTorch/XLA's experiment keys, in its order; records keep this order.
 EXPERIMENT_KEYS = (
@@ -22,7 +22,10 @@ EXPERIMENT_KEYS = (
     "enable_functionalization",
 )
 # Our keys after upstream's (always written, null when unset; old records without them read as null).
-OWN_KEYS = ("quantization", "precision")
+OWN_KEYS = ("quantization", "precision") + compile_options.KEYS
+# Our keys whose default is not null: at it, a key is left out of the fingerprint and the labels (old records
+# lack it and ran it). The one table: measurement.py and records.py read it.
+AXIS_DEFAULTS = {"precision": precisions.DEFAULT, **compile_options.DEFAULTS}
 # Keys a hand-written --experiment-config must carry (the rest have defaults).
 REQUIRED_EXPERIMENT_KEYS = ("accelerator", "xla", "dynamo", "test")
 
@@ -58,6 +61,11 @@ class ExperimentConfig:
     quantization: Optional[str] = None
     # The precision that runs (common/precision.py); None until the plan resolves the suite's default per model.
     precision: Optional[str] = None
+    # torch.compile's mode, the Inductor config ("key=value,..."), the compile cache (common/compile_options.py);
+    # None for configs without dynamo.
+    compile_mode: Optional[str] = None
+    inductor_config: Optional[str] = None
+    compile_cache: Optional[str] = None
     # Keys beyond upstream's (new matrix axes such as a dtype); sorted (key, value) pairs.
     extra: tuple = ()
 
@@ -99,6 +107,10 @@ class ExperimentConfig:
             precision = precisions.parse(data.get("precision"))
         except precisions.PrecisionError as exc:
             raise ConfigError(str(exc))
+        try:
+            compile_values = compile_options.parse_experiment(data)
+        except ValueError as exc:
+            raise ConfigError(str(exc))
         extra = tuple(sorted((k, v) for k, v in data.items() if k not in EXPERIMENT_KEYS + OWN_KEYS))
         return cls(
             accelerator=accelerator,
@@ -113,6 +125,7 @@ class ExperimentConfig:
             quantization=recipe,
             precision=precision,
             extra=extra,
+            **compile_values,
         )
 
     def with_(self, **changes) -> "ExperimentConfig":
@@ -141,6 +154,10 @@ class ExperimentConfig:
             parts.append("q-" + self.quantization)
         if self.precision not in (None, precisions.DEFAULT):
             parts.append(self.precision)
+        for key in compile_options.KEYS:
+            value = getattr(self, key)
+            if value is not None and value != AXIS_DEFAULTS.get(key):
+                parts.append(f"{key}-{value if key != 'inductor_config' else short_hash(value)}")
         for key, value in self.extra:
             parts.append(f"{key}-{value}")
         return safe_name("-".join(parts))

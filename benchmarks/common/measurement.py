@@ -16,7 +16,7 @@ from typing import Optional
 
 import numpy as np
 
-from benchmarks.common import experiment_config, precision, records, stats
+from benchmarks.common import experiment_config, records, stats
 
 TOTAL_TIME, PER_ITER_TIME, WARMUP_TIME, PEAK_MEMORY = "total_time", "per_iter_time", "warmup_time", "peak_rss_bytes"
 # Upstream's obsolete experiment key (always "run_all"): never part of a config.
@@ -25,7 +25,7 @@ NOT_CONFIG = ("experiment_name",)
 _LABELLED = ("accelerator", "accelerator_model", "xla", "dynamo", "torch_xla2", "test", "batch_size")
 # Our experiment axes beyond upstream's nine, at their default: left out of labels (like the fingerprint).
 # An axis whose default is not null/false names it here.
-AXIS_DEFAULTS: dict = {"precision": precision.DEFAULT}
+AXIS_DEFAULTS: dict = dict(experiment_config.AXIS_DEFAULTS)
 # quantization keeps the "+recipe" backend label it had before other axes existed.
 _PLUS_AXES = ("quantization",)
 

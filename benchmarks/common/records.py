@@ -12,6 +12,8 @@ import logging
 import os
 from typing import Iterator, Optional
 
+from benchmarks.common import experiment_config
+
 log = logging.getLogger(__name__)
 
 SCHEMA_VERSION = 1
@@ -66,10 +68,9 @@ def fingerprint(model: dict, experiment: dict, requested_batch_size: Optional[in
     exp_part.setdefault("torch_xla2", None)
     exp_part.setdefault("enable_functionalization", False)
     exp_part.setdefault("xla_flags", None)
-    if exp_part.get("quantization") is None:  # newer than the fingerprint: unset keeps the old text (resume)
-        exp_part.pop("quantization", None)
-    if exp_part.get("precision") in (None, "fp32"):  # likewise: a record without the key is an fp32 run
-        exp_part.pop("precision", None)
+    for key in experiment_config.OWN_KEYS:  # newer than the fingerprint: unset or default keeps the old text (resume)
+        if exp_part.get(key) is None or exp_part.get(key) == experiment_config.AXIS_DEFAULTS.get(key):
+            exp_part.pop(key, None)
     exp_part["batch_size"] = requested_batch_size
     key = {"model": model_part, "experiment": exp_part, "verify": bool(verify)}
     if round_index:

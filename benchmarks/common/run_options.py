@@ -14,7 +14,7 @@ import dataclasses
 import time
 from typing import Optional
 
-from benchmarks.common import experiment_config, precision, quantization
+from benchmarks.common import compile_options, experiment_config, precision, quantization
 from benchmarks.common.cli_support import (Parser, UsageError, finite_non_negative_float, memory_size,
                                            non_negative_int, positive_float, positive_int)
 from benchmarks.common.cpu_affinity import cpu_affinity_spec
@@ -47,6 +47,13 @@ def precision_name(text: str):
     try:
         return precision.parse(text)
     except precision.PrecisionError as exc:
+        raise argparse.ArgumentTypeError(str(exc))
+
+
+def inductor_setting(text: str) -> tuple:
+    try:
+        return compile_options.parse_setting(text)
+    except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc))
 
 
@@ -176,6 +183,19 @@ class RunOptions:
         "fp32, bf16, fp16 (model and inputs cast), amp (autocast: float16 on CUDA, bfloat16 on CPU and XLA), amp_bf16, "
         "amp_fp16 (repeatable); default: the suite's (torchbench: upstream PyTorch/XLA's rule, README; others fp32); "
         "experiment key `precision`", type=precision_name, metavar="PRECISION")
+    compile_mode: tuple = MATRIX.axis(
+        "torch.compile's mode for Inductor: " + ", ".join(compile_options.MODES) + " (default: default; "
+        "reduce-overhead is CUDA graphs: CUDA only); experiment key `compile_mode`", choices=compile_options.MODES)
+    compile_cache: tuple = MATRIX.axis(
+        "Inductor's and Triton's caches: cold (default: an empty cache per child), warm (the config compiles once "
+        "untimed first; the recorded compile is the warm one), shared (the machine's); experiment key "
+        "`compile_cache`", choices=compile_options.CACHES)
+    inductor_config: tuple = MATRIX.option(
+        (), PARENT, "an Inductor setting for every Inductor config (repeatable; part of the config): "
+        "torch._inductor.config.KEY = VALUE; experiment key `inductor_config`", repeatable=True,
+        type=inductor_setting, metavar="KEY=VALUE")
+    freezing: bool = MATRIX.switch(PARENT, "--inductor-config freezing=True (the dashboard's freezing; eval only)")
+    cpp_wrapper: bool = MATRIX.switch(PARENT, "--inductor-config cpp_wrapper=True (the dashboard's cpp_wrapper)")
     enable_functionalization: bool = MATRIX.switch(PARENT, "keep XLA functionalization on (default: "
         "XLA_DISABLE_FUNCTIONALIZATION=1)")
     # measurement (the parent reads them too: a failure record says what was asked)
@@ -242,6 +262,12 @@ class RunOptions:
 
     def with_(self, **changes) -> "RunOptions":
         return dataclasses.replace(self, **changes)
+
+    @property
+    def inductor_config_text(self):
+        """--inductor-config, --freezing and --cpp-wrapper as the experiment key's text (None for none)."""
+        shorthands = [compile_options.SHORTHANDS[name] for name in ("freezing", "cpp_wrapper") if getattr(self, name)]
+        return compile_options.config_text(shorthands + list(self.inductor_config))
 
 
 class RunnerParser(Parser):

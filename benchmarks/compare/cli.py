@@ -43,6 +43,15 @@ def metric_name(text: str) -> str:
     return METRIC_ALIASES.get(text, text)
 
 
+def axis_pair(text: str):
+    from benchmarks.compare import matching
+
+    try:
+        return matching.parse_axis_pair(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc))
+
+
 def build_parser() -> Parser:
     p = Parser(
         prog="compare.py",
@@ -54,7 +63,12 @@ def build_parser() -> Parser:
                       examples=["compare.py base/ mine/ --format=md -o review.md"]),
     )
     p.add_argument("control", metavar="CONTROL", help="results file, directory (every *.jsonl below it) or glob")
-    p.add_argument("treatment", metavar="TREATMENT", help="results file, directory or glob")
+    p.add_argument("treatment", metavar="TREATMENT", nargs="?",
+                   help="results file, directory or glob (with --pair: optional, default CONTROL)")
+    p.add_argument("--pair", type=axis_pair, metavar="AXIS=CONTROL:TREATMENT",
+                   help="compare two values of one experiment axis of the same sweep, config by config (e.g. "
+                        "compile_mode=default:max-autotune, or precision=fp32:bf16): records of CONTROL's value are "
+                        "the control side, of TREATMENT's the treatment (a record without the key ran the default)")
     runs = p.add_argument_group("which runs (a file may hold several, each its own timestamp)")
     runs.add_argument("--control-timestamp", type=float, metavar="T", help="only CONTROL's run of this timestamp")
     runs.add_argument("--treatment-timestamp", type=float, metavar="T", help="only TREATMENT's run of this timestamp")
@@ -102,6 +116,10 @@ def run(options) -> int:
         raise UsageError(f"--plot {options.plot}: name a .png or .svg file")
     from benchmarks.common.measurement import Measurement
 
+    if options.treatment is None:
+        if options.pair is None:
+            raise UsageError("name a TREATMENT results file, or pair two axis values of CONTROL with --pair")
+        options.treatment = options.control
     sides, chosen = {}, selection.Selection.of(options)
     for side in ("control", "treatment"):
         found = matching.read_side([getattr(options, side)], side)
@@ -111,6 +129,12 @@ def run(options) -> int:
         sides[side] = chosen.select(picked, view=Measurement)
         if not sides[side]:
             raise BadNews(f"{side}: no records in {getattr(options, side)} match the selection flags")
+    if options.pair is not None:
+        sides["control"] = options.pair.split(sides["control"])[0]
+        sides["treatment"] = options.pair.split(sides["treatment"])[1]
+        for side, value in (("control", options.pair.control), ("treatment", options.pair.treatment)):
+            if not sides[side]:
+                raise BadNews(f"--pair: no record of {getattr(options, side)} has {options.pair.axis}={value}")
     pairs = matching.pair(sides["control"], sides["treatment"])
     if not any(p.control and p.treatment for p in pairs):
         raise BadNews(f"no config of {options.control} matches one of {options.treatment} (a config is the "

@@ -13,7 +13,7 @@ from typing import Optional
 
 from benchmarks.common import records
 from benchmarks.common.cli_support import UsageError
-from benchmarks.common.measurement import NOT_CONFIG, Measurement
+from benchmarks.common.measurement import AXIS_DEFAULTS, NOT_CONFIG, Measurement
 
 log = logging.getLogger("benchmarks.compare")
 
@@ -54,6 +54,41 @@ def pick_run(found: list, side: str, timestamp: Optional[float], latest: bool) -
         listed = ", ".join(f"{t:.3f}" for t in stamps[-5:])
         raise UsageError(f"--{side}-timestamp={timestamp}: no such run (the newest: {listed})")
     return kept
+
+
+@dataclasses.dataclass(frozen=True)
+class AxisPair:
+    """--pair AXIS=CONTROL:TREATMENT: one sweep's records of two values of one experiment axis, as the two sides."""
+
+    axis: str
+    control: str
+    treatment: str
+
+    def value_of(self, record: dict) -> str:
+        """The record's value of the axis as text; a record without the key ran the axis' default."""
+        value = record["experiment"].get(self.axis, AXIS_DEFAULTS.get(self.axis))
+        return "none" if value is None else str(value).lower() if isinstance(value, bool) else str(value)
+
+    def split(self, found: list) -> tuple:
+        """(control records, treatment records), each with the axis set to `CONTROL:TREATMENT` so that the two
+        records of one config pair (and the row's label says what was paired)."""
+        sides = {self.control: [], self.treatment: []}
+        for record in found:
+            if isinstance(record.get("experiment"), dict) and self.value_of(record) in sides:
+                sides[self.value_of(record)].append(
+                    dict(record, experiment=dict(record["experiment"], **{self.axis: f"{self.control}:{self.treatment}"})))
+        return sides[self.control], sides[self.treatment]
+
+
+def parse_axis_pair(text: str) -> AxisPair:
+    """`AXIS=CONTROL:TREATMENT` -> AxisPair; ValueError with one line otherwise."""
+    axis, sep, values = text.partition("=")
+    control, colon, treatment = values.partition(":")
+    if not (sep and colon and axis.strip() and control.strip() and treatment.strip()):
+        raise ValueError(f"--pair wants AXIS=CONTROL:TREATMENT (e.g. compile_mode=default:max-autotune), not {text!r}")
+    if control.strip() == treatment.strip():
+        raise ValueError(f"--pair {text}: control and treatment are the same value")
+    return AxisPair(axis.strip(), control.strip(), treatment.strip())
 
 
 @dataclasses.dataclass

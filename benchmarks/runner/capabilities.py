@@ -39,10 +39,11 @@ def probe_argv(experiments: list) -> Optional[list]:
     kinds = sorted({e.accelerator.upper() for e in experiments if e.xla})
     need_dynamo = any(e.dynamo for e in experiments)
     need_cuda = any(e.accelerator == "cuda" for e in experiments)
+    need_inductor = any(e.inductor_config for e in experiments)
     if not (kinds or need_dynamo or need_cuda):
         return None
     argv = [sys.executable, "-m", "benchmarks.runner.probe"] + [f"--xla-kind={k}" for k in kinds]
-    return argv + ["--dynamo"] * need_dynamo + ["--cuda"] * need_cuda
+    return argv + ["--dynamo"] * need_dynamo + ["--cuda"] * need_cuda + ["--inductor-settings"] * need_inductor
 
 
 def _package_stamp(name: str) -> list:

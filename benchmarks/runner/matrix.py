@@ -11,7 +11,7 @@ import itertools
 import json
 from typing import Iterable, Optional
 
-from benchmarks.common import precision, quantization
+from benchmarks.common import compile_options, precision, quantization
 from benchmarks.common.experiment_config import XLA_DYNAMO_BACKENDS, ExperimentConfig
 
 
@@ -24,6 +24,7 @@ class Capabilities:
     xla_devices: tuple = ()  # device kinds with at least one XLA device, e.g. ("CPU",)
     cuda_devices: tuple = ()  # CUDA device names
     tpu_type: Optional[str] = None
+    inductor_settings: tuple = ()  # (name, type name) of torch._inductor.config, when a config sets one
 
     @classmethod
     def from_dict(cls, data: dict) -> "Capabilities":
@@ -33,6 +34,7 @@ class Capabilities:
             xla_devices=tuple(data.get("xla_devices", ())),
             cuda_devices=tuple(data.get("cuda_devices", ())),
             tpu_type=data.get("tpu_type"),
+            inductor_settings=tuple(sorted(data.get("inductor_settings", {}).items())),
         )
 
 
@@ -94,6 +96,7 @@ SUPPORT_RULES: list = [
         lambda e, c: precision.unsupported_reason(e) is not None,
         lambda e, c: precision.unsupported_reason(e),
     ),
+    *compile_options.SUPPORT_RULES,
 ]
 
 
@@ -126,25 +129,31 @@ def expand(
     extra_axes: Optional[dict] = None,
     quantizations: list = (None,),
     precisions: list = (None,),
+    compile_modes: list = ("default",),
+    inductor_config: Optional[str] = None,
+    compile_caches: list = ("cold",),
 ) -> list:
     """The cartesian product in command-line order (accelerator outermost, then upstream's axes, the
-    quantization recipe, the precision (None: the suite's default, resolved per model by the plan), the
-    suite's extra axes innermost)."""
+    quantization recipe, the precision (None: the suite's default, resolved per model by the plan), the compile
+    mode and cache, the suite's extra axes innermost). A config without dynamo takes no compile keys: one eager
+    config, whatever the compile modes."""
     extra_axes = extra_axes or {}
     extra_names = sorted(extra_axes)
     configs = []
-    for acc, xla, flags, dynamo, test, bs, recipe, dtype, *extra_values in itertools.product(
+    for acc, xla, flags, dynamo, test, bs, recipe, dtype, mode, cache, *extra_values in itertools.product(
         unique(accelerators), unique(xlas), unique(xla_flags), unique(dynamos), unique(tests),
-        unique(batch_sizes), unique(quantizations), unique(precisions), *(unique(extra_axes[k]) for k in extra_names),
+        unique(batch_sizes), unique(quantizations), unique(precisions), unique(compile_modes), unique(compile_caches),
+        *(unique(extra_axes[k]) for k in extra_names),
     ):
         configs.append(
             ExperimentConfig(
                 accelerator=acc, xla=xla, dynamo=dynamo, test=test, xla_flags=flags, batch_size=bs,
                 enable_functionalization=enable_functionalization, quantization=recipe, precision=dtype,
                 extra=tuple(zip(extra_names, extra_values)),
+                **compile_options.for_backend(dynamo, mode, inductor_config, cache),
             )
         )
-    return configs
+    return list({json.dumps(c.to_dict(), sort_keys=True, default=str): c for c in configs}.values())
 
 
 def split(configs: list, caps: Capabilities, rules: Iterable = None) -> tuple:

@@ -17,7 +17,7 @@ import sys
 import time
 from typing import Optional
 
-from benchmarks.common import experiment_config, machine_facts, precision, pure_wall_time, records
+from benchmarks.common import compile_options, experiment_config, machine_facts, precision, pure_wall_time, records
 from benchmarks.common.cli_support import UsageError
 from benchmarks.common.run_options import RunOptions
 from benchmarks.runner import matrix
@@ -108,6 +108,9 @@ def expand_experiments(suite, options: RunOptions) -> list:
         extra_axes=suite.extra_axes(options.suite_flags),
         quantizations=options.quantization or [None],
         precisions=options.precision or [None],
+        compile_modes=options.compile_mode or ["default"],
+        inductor_config=options.inductor_config_text,
+        compile_caches=options.compile_cache or ["cold"],
     )
 
 
@@ -126,9 +129,20 @@ class Plan:
     capabilities: matrix.Capabilities = dataclasses.field(default_factory=matrix.Capabilities)
 
 
+def check_inductor_settings(experiments: list, caps: matrix.Capabilities) -> None:
+    """An unknown Inductor setting or a badly typed value: one line, exit 2, before anything runs."""
+    known = dict(caps.inductor_settings)
+    for experiment in experiments:
+        if experiment.inductor_config and known:
+            problem = compile_options.check_settings(compile_options.settings_of(experiment.inductor_config), known)
+            if problem:
+                raise UsageError(problem)
+
+
 def make_plan(suite, options: RunOptions, models: list) -> Plan:
     experiments = expand_experiments(suite, options)
     caps = probe_capabilities(experiments)
+    check_inductor_settings(experiments, caps)
     rules = matrix.SUPPORT_RULES + pure_wall_time.support_rules(options.timing)
     kept, dropped = matrix.split(experiments, caps, rules)
     kept = [with_accelerator_model(e, caps) for e in kept]

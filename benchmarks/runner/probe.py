@@ -42,11 +42,20 @@ def check_in_subprocess(kind: str) -> dict:
         return {"torch_xla_error": None, "found": False}
 
 
+def inductor_settings() -> dict:
+    """{name: the type name of its default} of torch._inductor.config (what --inductor-config may set)."""
+    import torch._inductor.config as config
+
+    return {name: type(entry.default).__name__ for name, entry in config._config.items()
+            if not name.startswith("_") and name != "TYPE_CHECKING"}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--xla-kind", action="append", default=[])
     parser.add_argument("--dynamo", action="store_true", help="list the registered dynamo backends")
     parser.add_argument("--cuda", action="store_true", help="list the CUDA devices")
+    parser.add_argument("--inductor-settings", action="store_true", help="Inductor's config names and types")
     parser.add_argument("--single-kind", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.single_kind:
@@ -62,6 +71,7 @@ def main() -> None:
         if args.cuda and torch.cuda.is_available() else [],
         "xla_devices": [],
         "torch_xla_error": "not probed",
+        "inductor_settings": inductor_settings() if args.inductor_settings else {},
     }
     for kind in args.xla_kind:
         if kind == "TPU" and not tpu_present():

@@ -1,0 +1,83 @@
+"""A dynamo config's compile keys in the child (docs/architecture.md, "Compile modes, Inductor options, compile
+cache"): its Inductor settings, its own compile cache (cold, warm) and dynamo's statistics for the record.
+torch inside the functions: the cache directories must be set before Inductor first reads them."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import time
+from typing import Callable, Optional
+
+from benchmarks.common import compile_options
+
+# The variables Inductor and Triton read their cache directories from.
+CACHE_VARIABLES = ("TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR")
+
+
+class CompileCache:
+    """cold and warm: an empty cache directory of this child's own (removed at close), so a compile does not
+    depend on which configs ran before; shared (or no dynamo): the machine's, untouched."""
+
+    def __init__(self, experiment):
+        self.kind = experiment.compile_cache if experiment.dynamo else None
+        self.root: Optional[str] = None
+        if self.kind in ("cold", "warm"):
+            self.root = tempfile.mkdtemp(prefix="ptbench-compile-cache-")
+            os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(self.root, "inductor")
+            os.environ["TRITON_CACHE_DIR"] = os.path.join(self.root, "triton")
+
+    def warm_up(self, make_step: Callable[[], Callable], step: Callable) -> tuple:
+        """warm: run the step once untimed (a cold compile that fills the cache), forget dynamo's compiled code,
+        and give back a fresh step whose first run compiles from the warm cache. (step, seconds the fill took)."""
+        if self.kind != "warm":
+            return step, None
+        import torch
+
+        start = time.perf_counter()
+        step()
+        fill_seconds = time.perf_counter() - start
+        torch._dynamo.reset()
+        from torch._dynamo.utils import counters
+
+        counters.clear()  # the record's dynamo statistics are the timed compile's
+        return make_step(), fill_seconds
+
+    def close(self) -> None:
+        if self.root:
+            shutil.rmtree(self.root, ignore_errors=True)
+            for name in CACHE_VARIABLES:
+                os.environ.pop(name, None)
+
+
+def apply_inductor_config(experiment) -> None:
+    """Set the config's Inductor settings (the child runs one config, so setting them globally is its own)."""
+    settings = compile_options.settings_of(experiment.inductor_config)
+    if not settings:
+        return
+    import torch._inductor.config as inductor_config
+
+    for key, value in settings.items():
+        setattr(inductor_config, key, value)
+
+
+def compile_mode(experiment) -> Optional[str]:
+    """torch.compile's mode argument: None for the default mode."""
+    return None if experiment.compile_mode in (None, "default") else experiment.compile_mode
+
+
+def dynamo_stats() -> dict:
+    """Dynamo's statistics since the child started compiling (cheap: its own counters): calls captured, graphs,
+    graph breaks, unique graph breaks, recompiles (compiles of a frame past its first)."""
+    from torch._dynamo import convert_frame
+    from torch._dynamo.utils import counters
+
+    breaks = counters.get("graph_break", {})
+    return {
+        "calls_captured": int(counters.get("stats", {}).get("calls_captured", 0)),
+        "graphs": int(counters.get("stats", {}).get("unique_graphs", 0)),
+        "graph_breaks": int(sum(breaks.values())),
+        "unique_graph_breaks": len(breaks),
+        "recompiles": int(sum(n - 1 for n in convert_frame.FRAME_COMPILE_COUNTER.values() if n > 1)),
+    }
