@@ -59,7 +59,10 @@ def seed_everything(experiment) -> None:
 def compile_fn(fn, experiment, fullgraph: bool = False):
     if experiment.dynamo is None:
         return fn
-    return torch.compile(fn, backend=experiment.dynamo, fullgraph=fullgraph)
+    # --dynamic=all: every dimension symbolic from the first compile; otherwise dynamo's default (static,
+    # then automatic dynamic on a recompile; --dynamic=batch marks the batch dimension on the inputs).
+    dynamic = True if experiment.dynamic == "all" else None
+    return torch.compile(fn, backend=experiment.dynamo, fullgraph=fullgraph, dynamic=dynamic)
 
 
 def sync(experiment) -> None:

@@ -159,9 +159,21 @@ def run_config(options: RunOptions, model_config: dict, experiment, channel: Cha
 
         channel.set_phase("compile")
         backends.seed_everything(experiment)
+        exported = None
+        if experiment.dynamo in experiment_config.EXPORT_BACKENDS:
+            from benchmarks.child import exporting
+
+            exported = exporting.prepare(experiment, module, args, kwargs, diag.files, record)
+        inputs = varying = diag.make_inputs(args, kwargs)
+        if experiment.dynamic != experiment_config.DEFAULT_DYNAMIC:
+            from benchmarks.child import dynamic_shapes
+
+            inputs = varying = dynamic_shapes.VaryingBatch(args, kwargs, bm.batch_size, experiment.dynamic == "batch")
+        else:
+            varying = None
         step = diag.guard(measured_loop.make_step(bm, experiment, module, args, kwargs, fullgraph=diag.fullgraph,
-                                            inputs=diag.make_inputs(args, kwargs),
-                                            full_output=options.diagnostics.collect_full_output))
+                                            inputs=inputs, full_output=options.diagnostics.collect_full_output,
+                                            exported=exported))
         if verifier:
             verifier.before_timing(experiment, module, step)
         record["metrics"] = measured_loop.measure(
@@ -170,6 +182,9 @@ def run_config(options: RunOptions, model_config: dict, experiment, channel: Cha
             around_repeat=diag.around_repeat, after_repeat=diag.after_repeat,
         )
         diag.finish(record["metrics"])
+        if varying is not None:
+            record["dynamic_shapes"] = varying.summary()
+            varying.stop()  # --verify checks at the example batch
         if bm.info.get("flops"):  # FLOPs of one iteration (microbench): throughput per repeat
             record["metrics"]["tflops"] = precise_timing.tflops(bm.info["flops"], record["metrics"]["per_iter_time"])
         if verifier:  # after timing, which it never hides: its failures are verification codes

@@ -22,7 +22,7 @@ EXPERIMENT_KEYS = (
     "enable_functionalization",
 )
 # Our keys after upstream's (always written, null when unset; old records without them read as null).
-OWN_KEYS = ("quantization",)
+OWN_KEYS = ("quantization", "dynamic")
 # Keys a hand-written --experiment-config must carry (the rest have defaults).
 REQUIRED_EXPERIMENT_KEYS = ("accelerator", "xla", "dynamo", "test")
 
@@ -30,6 +30,11 @@ ACCELERATORS = ("cpu", "cuda", "tpu")
 XLA_CHOICES = (None, "PJRT")
 TESTS = ("eval", "train")
 XLA_DYNAMO_BACKENDS = ("openxla", "openxla_eval")
+# --dynamic: static shapes (default), the batch dimension marked dynamic, or torch.compile(dynamic=True).
+DYNAMIC_CHOICES = ("static", "batch", "all")
+DEFAULT_DYNAMIC = "static"
+# --dynamo values that are no dynamo backend: torch.export (strict or not), and AOTInductor's package.
+EXPORT_BACKENDS = ("export", "export_nonstrict", "aot_inductor")
 
 
 class ConfigError(ValueError):
@@ -56,6 +61,8 @@ class ExperimentConfig:
     accelerator_model: Optional[str] = None
     # A TorchAO recipe (common/quantization.py), None for none.
     quantization: Optional[str] = None
+    # --dynamic (DYNAMIC_CHOICES); a record without the key ran static.
+    dynamic: str = DEFAULT_DYNAMIC
     # Keys beyond upstream's (new matrix axes such as a dtype); sorted (key, value) pairs.
     extra: tuple = ()
 
@@ -93,6 +100,9 @@ class ExperimentConfig:
             recipe = quantization.parse(data.get("quantization"))
         except quantization.RecipeError as exc:
             raise ConfigError(str(exc))
+        dynamic = data.get("dynamic") or DEFAULT_DYNAMIC
+        if dynamic not in DYNAMIC_CHOICES:
+            raise ConfigError(f"dynamic must be one of {', '.join(DYNAMIC_CHOICES)}, not {dynamic!r}")
         extra = tuple(sorted((k, v) for k, v in data.items() if k not in EXPERIMENT_KEYS + OWN_KEYS))
         return cls(
             accelerator=accelerator,
@@ -105,6 +115,7 @@ class ExperimentConfig:
             enable_functionalization=functionalization,
             accelerator_model=data.get("accelerator_model"),
             quantization=recipe,
+            dynamic=dynamic,
             extra=extra,
         )
 
@@ -115,6 +126,8 @@ class ExperimentConfig:
         """`key=value` for the keys that were set, for one-line messages."""
         data = self.to_dict()
         data.pop("accelerator_model", None)
+        if data.get("dynamic") == DEFAULT_DYNAMIC:
+            data.pop("dynamic")
         return " ".join(f"{k}={v}" for k, v in data.items() if v not in (None, False))
 
     @property
@@ -132,6 +145,8 @@ class ExperimentConfig:
             parts.append("func")
         if self.quantization:
             parts.append("q-" + self.quantization)
+        if self.dynamic != DEFAULT_DYNAMIC:
+            parts.append("dyn-" + self.dynamic)
         for key, value in self.extra:
             parts.append(f"{key}-{value}")
         return safe_name("-".join(parts))

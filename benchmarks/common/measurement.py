@@ -25,7 +25,7 @@ NOT_CONFIG = ("experiment_name",)
 _LABELLED = ("accelerator", "accelerator_model", "xla", "dynamo", "torch_xla2", "test", "batch_size")
 # Our experiment axes beyond upstream's nine, at their default: left out of labels (like the fingerprint).
 # An axis whose default is not null/false names it here.
-AXIS_DEFAULTS: dict = {}
+AXIS_DEFAULTS: dict = {"dynamic": "static"}
 # quantization keeps the "+recipe" backend label it had before other axes existed.
 _PLUS_AXES = ("quantization",)
 

@@ -68,6 +68,8 @@ def fingerprint(model: dict, experiment: dict, requested_batch_size: Optional[in
     exp_part.setdefault("xla_flags", None)
     if exp_part.get("quantization") is None:  # newer than the fingerprint: unset keeps the old text (resume)
         exp_part.pop("quantization", None)
+    if exp_part.get("dynamic") in (None, "static"):  # likewise: static shapes keep the old text
+        exp_part.pop("dynamic", None)
     exp_part["batch_size"] = requested_batch_size
     key = {"model": model_part, "experiment": exp_part, "verify": bool(verify)}
     if round_index:

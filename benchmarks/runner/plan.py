@@ -107,6 +107,7 @@ def expand_experiments(suite, options: RunOptions) -> list:
         enable_functionalization=options.enable_functionalization,
         extra_axes=suite.extra_axes(options.suite_flags),
         quantizations=options.quantization or [None],
+        dynamics=options.dynamic or [experiment_config.DEFAULT_DYNAMIC],
     )
 
 
