@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """A small TorchInductor-dashboard-like sweep on this CPU (`make bench-dashboard`): the dummy mlp and a few
-torchvision models (64 px, random weights), eager and Inductor, inference, across the compile-mode axis (and
-any other axis given in DASHBOARD_AXES, e.g. --precision or --dynamic values), then ONE table: per config its
-steady per-iteration time, speedup over eager, compile time and dynamo's statistics. Resumable (the sweep is)."""
+torchvision models (64 px, random weights), eager and Inductor, inference, across precision (fp32, bf16) x
+compile mode x dynamic batch (static, batch) (and any other axis given in DASHBOARD_AXES), then ONE table: per
+config its steady per-iteration time, speedup over eager at the same precision, compile time and dynamo's
+statistics. Resumable (the sweep is)."""
 
 from __future__ import annotations
 
@@ -24,7 +25,8 @@ SWEEPS = (
     ["--suite-name=torchvision", "-k", "^(resnet18|mobilenet_v3_small)$", '--model-params={"image_size": 64}'],
 )
 MATRIX = ["--accelerator=cpu", "--xla=None", "--dynamo=None", "--dynamo=inductor", "--test=eval",
-          "--compile-mode=default", "--compile-mode=max-autotune-no-cudagraphs", "--repeat=5", "--warmup=2"]
+          "--precision=fp32", "--precision=bf16", "--compile-mode=default", "--compile-mode=max-autotune-no-cudagraphs",
+          "--dynamic=static", "--dynamic=batch", "--repeat=5", "--warmup=2"]
 
 
 def run_sweeps(out: str, extra: list) -> str:
@@ -39,8 +41,11 @@ def run_sweeps(out: str, extra: list) -> str:
 def table(path: str) -> str:
     with open(path, encoding="utf-8") as handle:
         views = [Measurement(json.loads(line)) for line in handle if line.strip()]
-    eager = {(m.model_name, m.test): statistics.median(m.per_iter_time()) for m in views
-             if m.ok and m.backend == "eager" and m.per_iter_time() is not None}
+    def baseline_key(m):  # eager at the same precision (eager has no compile keys and runs static)
+        return m.model_name, m.test, m.experiment.get("precision") or "fp32"
+
+    eager = {baseline_key(m): statistics.median(m.per_iter_time()) for m in views
+             if m.ok and m.base_backend == "eager" and m.per_iter_time() is not None}
     rows = [("model", "test", "backend", "ms/iter", "speedup", "compile s", "graphs", "breaks", "recompiles")]
     for m in sorted(views, key=lambda v: (v.model_name or "", v.test or "", v.backend)):
         times = m.per_iter_time() if m.ok else None
@@ -48,7 +53,7 @@ def table(path: str) -> str:
             rows.append((m.model_name, m.test, m.backend, m.status, "", "", "", "", ""))
             continue
         median = statistics.median(times)
-        base = eager.get((m.model_name, m.test))
+        base = eager.get(baseline_key(m))
         stats = m.record.get("dynamo_stats") or {}
         compile_s = m.compile_time() if m.base_backend != "eager" else None
         rows.append((m.model_name, m.test, m.backend, f"{median * 1e3:.3f}", f"{base / median:.2f}x" if base else "",

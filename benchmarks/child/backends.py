@@ -67,8 +67,11 @@ def compile_fn(fn, experiment, fullgraph: bool = False):
     if experiment.dynamo is None:
         return fn
     compile_settings.apply_inductor_config(experiment)
+    # --dynamic=all: every dimension symbolic from the first compile; otherwise dynamo's default (static,
+    # then automatic dynamic on a recompile; --dynamic=batch marks the batch dimension on the inputs).
+    dynamic = True if experiment.dynamic == "all" else None
     return torch.compile(fn, backend=experiment.dynamo, fullgraph=fullgraph,
-                         mode=compile_settings.compile_mode(experiment))
+                         mode=compile_settings.compile_mode(experiment), dynamic=dynamic)
 
 
 def sync(experiment) -> None:

@@ -60,6 +60,7 @@ _CONDITIONS = (
     ("--dump-dynamo-counters", "dynamo", "not a dynamo config"),
     ("--filter-by-single-graph", "dynamo", "not a dynamo config (nothing is compiled)"),
     ("--collect-full-output", "train", "eval steps return their whole output anyway"),
+    ("--randomize-input", "static", "--dynamic varies the batch from the example inputs"),
 )
 
 
@@ -88,7 +89,8 @@ class Diagnostics:
         # the graph metrics are always recorded for dynamo configs
         self.dynamo_counters = profilers.DynamoCounters(self.opts, self.files, self.metrics) if dynamo else None
         self.fullgraph = self.opts.filter_by_single_graph and dynamo
-        applies = {"xla": xla, "dynamo": dynamo, "train": experiment.test == "train"}
+        applies = {"xla": xla, "dynamo": dynamo, "train": experiment.test == "train",
+                   "static": experiment.dynamic == "static"}
         not_applied = {flag: why for flag, condition, why in _CONDITIONS
                        if getattr(self.opts, flag[2:].replace("-", "_")) and not applies[condition]}
         if not_applied:
@@ -112,7 +114,7 @@ class Diagnostics:
 
     def make_inputs(self, args: tuple, kwargs: dict) -> Optional[inputs_outputs.RandomInputs]:
         """The input source for make_step: random inputs with --randomize-input, else None (the examples)."""
-        if self.opts.randomize_input:
+        if self.opts.randomize_input and self.experiment.dynamic == "static":
             from benchmarks.child.backends import SEED
 
             self.inputs = inputs_outputs.RandomInputs(args, kwargs, SEED)

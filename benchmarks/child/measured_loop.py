@@ -38,11 +38,13 @@ def default_optimizer(parameters):
 
 
 def make_step(bm, experiment, module, args: tuple, kwargs: dict, fullgraph: bool = False,
-              inputs: Optional[Callable[[], tuple]] = None, full_output: bool = False) -> Callable:
+              inputs: Optional[Callable[[], tuple]] = None, full_output: bool = False,
+              exported: Optional[Callable] = None) -> Callable:
     """A zero-argument callable that runs one iteration of the config: eval forward, or a train step
     (forward + loss under the backend; backward and optimizer step after it). Returns the output
     (eval) or the loss (train; with `full_output` a dict of loss, output and gradients by parameter name).
-    `inputs`, if given, returns each iteration's (args, kwargs) instead of the fixed ones (--randomize-input)."""
+    `inputs`, if given, returns each iteration's (args, kwargs) instead of the fixed ones (--randomize-input,
+    --dynamic). `exported`, if given, is run instead of the compiled module (eval only: child/exporting.py)."""
     if experiment.test == "eval":
         module.eval()
 
@@ -50,7 +52,7 @@ def make_step(bm, experiment, module, args: tuple, kwargs: dict, fullgraph: bool
             with precision.autocast(experiment):
                 return module(*a, **k)
 
-        compiled = backends.compile_fn(forward, experiment, fullgraph)
+        compiled = exported or backends.compile_fn(forward, experiment, fullgraph)
         grad_mode = torch.enable_grad if bm.eval_needs_grad else torch.no_grad
 
         def eval_step():

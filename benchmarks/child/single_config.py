@@ -164,14 +164,28 @@ def run_config(options: RunOptions, model_config: dict, experiment, channel: Cha
 
         channel.set_phase("compile")
         backends.seed_everything(experiment)
+        exported = None
+        if experiment.dynamo in experiment_config.EXPORT_BACKENDS:
+            from benchmarks.child import exporting
+
+            exported = exporting.prepare(experiment, module, args, kwargs, diag.files, record)
+        sources = []  # each step's input source (None: the examples); the last is the timed step's
+
         def new_step():
+            inputs = diag.make_inputs(args, kwargs)
+            if experiment.dynamic != experiment_config.DEFAULT_DYNAMIC:
+                from benchmarks.child import dynamic_shapes
+
+                inputs = dynamic_shapes.VaryingBatch(args, kwargs, bm.batch_size, experiment.dynamic == "batch")
+            sources.append(inputs)
             return diag.guard(measured_loop.make_step(bm, experiment, module, args, kwargs, fullgraph=diag.fullgraph,
-                                                      inputs=diag.make_inputs(args, kwargs),
-                                                      full_output=options.diagnostics.collect_full_output))
+                                                      inputs=inputs, full_output=options.diagnostics.collect_full_output,
+                                                      exported=exported))
 
         step, fill_seconds = cache.warm_up(new_step, new_step())
         if fill_seconds is not None:  # the untimed cold compile that filled the warm cache
             record["compile_cache_fill_seconds"] = fill_seconds
+        varying = sources[-1] if experiment.dynamic != experiment_config.DEFAULT_DYNAMIC else None
         if verifier:
             verifier.before_timing(experiment, module, step)
         record["metrics"] = measured_loop.measure(
@@ -182,6 +196,9 @@ def run_config(options: RunOptions, model_config: dict, experiment, channel: Cha
         diag.finish(record["metrics"])
         if experiment.dynamo:
             record["dynamo_stats"] = compile_settings.dynamo_stats()
+        if varying is not None:
+            record["dynamic_shapes"] = varying.summary()
+            varying.stop()  # --verify checks at the example batch
         if bm.info.get("flops"):  # FLOPs of one iteration (microbench): throughput per repeat
             record["metrics"]["tflops"] = precise_timing.tflops(bm.info["flops"], record["metrics"]["per_iter_time"])
         if verifier:  # after timing, which it never hides: its failures are verification codes

@@ -22,10 +22,7 @@ EXPERIMENT_KEYS = (
     "enable_functionalization",
 )
 # Our keys after upstream's (always written, null when unset; old records without them read as null).
-OWN_KEYS = ("quantization", "precision") + compile_options.KEYS
-# Our keys whose default is not null: at it, a key is left out of the fingerprint and the labels (old records
-# lack it and ran it). The one table: measurement.py and records.py read it.
-AXIS_DEFAULTS = {"precision": precisions.DEFAULT, **compile_options.DEFAULTS}
+OWN_KEYS = ("quantization", "precision", "dynamic") + compile_options.KEYS
 # Keys a hand-written --experiment-config must carry (the rest have defaults).
 REQUIRED_EXPERIMENT_KEYS = ("accelerator", "xla", "dynamo", "test")
 
@@ -33,6 +30,14 @@ ACCELERATORS = ("cpu", "cuda", "tpu")
 XLA_CHOICES = (None, "PJRT")
 TESTS = ("eval", "train")
 XLA_DYNAMO_BACKENDS = ("openxla", "openxla_eval")
+# --dynamic: static shapes (default), the batch dimension marked dynamic, or torch.compile(dynamic=True).
+DYNAMIC_CHOICES = ("static", "batch", "all")
+DEFAULT_DYNAMIC = "static"
+# Our keys whose default is not null: at it, a key is left out of the fingerprint and the labels (old records
+# lack it and ran it). The one table: measurement.py and records.py read it.
+AXIS_DEFAULTS = {"precision": precisions.DEFAULT, "dynamic": DEFAULT_DYNAMIC, **compile_options.DEFAULTS}
+# --dynamo values that are no dynamo backend: torch.export (strict or not), and AOTInductor's package.
+EXPORT_BACKENDS = ("export", "export_nonstrict", "aot_inductor")
 
 
 class ConfigError(ValueError):
@@ -61,6 +66,8 @@ class ExperimentConfig:
     quantization: Optional[str] = None
     # The precision that runs (common/precision.py); None until the plan resolves the suite's default per model.
     precision: Optional[str] = None
+    # --dynamic (DYNAMIC_CHOICES); a record without the key ran static.
+    dynamic: str = DEFAULT_DYNAMIC
     # torch.compile's mode, the Inductor config ("key=value,..."), the compile cache (common/compile_options.py);
     # None for configs without dynamo.
     compile_mode: Optional[str] = None
@@ -107,6 +114,9 @@ class ExperimentConfig:
             precision = precisions.parse(data.get("precision"))
         except precisions.PrecisionError as exc:
             raise ConfigError(str(exc))
+        dynamic = data.get("dynamic") or DEFAULT_DYNAMIC
+        if dynamic not in DYNAMIC_CHOICES:
+            raise ConfigError(f"dynamic must be one of {', '.join(DYNAMIC_CHOICES)}, not {dynamic!r}")
         try:
             compile_values = compile_options.parse_experiment(data)
         except ValueError as exc:
@@ -124,6 +134,7 @@ class ExperimentConfig:
             accelerator_model=data.get("accelerator_model"),
             quantization=recipe,
             precision=precision,
+            dynamic=dynamic,
             extra=extra,
             **compile_values,
         )
@@ -135,6 +146,8 @@ class ExperimentConfig:
         """`key=value` for the keys that were set, for one-line messages."""
         data = self.to_dict()
         data.pop("accelerator_model", None)
+        if data.get("dynamic") == DEFAULT_DYNAMIC:
+            data.pop("dynamic")
         return " ".join(f"{k}={v}" for k, v in data.items() if v not in (None, False))
 
     @property
@@ -154,6 +167,8 @@ class ExperimentConfig:
             parts.append("q-" + self.quantization)
         if self.precision not in (None, precisions.DEFAULT):
             parts.append(self.precision)
+        if self.dynamic != DEFAULT_DYNAMIC:
+            parts.append("dyn-" + self.dynamic)
         for key in compile_options.KEYS:
             value = getattr(self, key)
             if value is not None and value != AXIS_DEFAULTS.get(key):

@@ -168,7 +168,8 @@ class RunOptions:
                                      choices=experiment_config.ACCELERATORS)
     xla: tuple = MATRIX.axis("default: None, PJRT", type=xla_choice, metavar="{None,PJRT}")
     dynamo: tuple = MATRIX.axis("None or any registered dynamo backend (inductor, openxla, openxla_eval, aot_eager, "
-                                "...); default: None, inductor, openxla", type=experiment_config.parse_none,
+                                "...), export / export_nonstrict (torch.export, strict or not), aot_inductor "
+                                "(export + AOTInductor package; eval); default: None, inductor, openxla", type=experiment_config.parse_none,
                                 metavar="BACKEND")
     test: tuple = MATRIX.axis("default: eval, train", choices=experiment_config.TESTS)
     xla_flags: tuple = MATRIX.axis("one whole XLA_FLAGS string per value", type=experiment_config.parse_none,
@@ -196,6 +197,9 @@ class RunOptions:
         type=inductor_setting, metavar="KEY=VALUE")
     freezing: bool = MATRIX.switch(PARENT, "--inductor-config freezing=True (the dashboard's freezing; eval only)")
     cpp_wrapper: bool = MATRIX.switch(PARENT, "--inductor-config cpp_wrapper=True (the dashboard's cpp_wrapper)")
+    dynamic: tuple = MATRIX.axis(
+        "shapes: static (default), batch (batch dimension marked dynamic; timed iterations vary the batch), "
+        "all (torch.compile(dynamic=True)); experiment key `dynamic`", choices=experiment_config.DYNAMIC_CHOICES)
     enable_functionalization: bool = MATRIX.switch(PARENT, "keep XLA functionalization on (default: "
         "XLA_DISABLE_FUNCTIONALIZATION=1)")
     # measurement (the parent reads them too: a failure record says what was asked)

@@ -12,7 +12,7 @@ import json
 from typing import Iterable, Optional
 
 from benchmarks.common import compile_options, precision, quantization
-from benchmarks.common.experiment_config import XLA_DYNAMO_BACKENDS, ExperimentConfig
+from benchmarks.common.experiment_config import DEFAULT_DYNAMIC, EXPORT_BACKENDS, XLA_DYNAMO_BACKENDS, ExperimentConfig
 
 
 @dataclasses.dataclass(frozen=True)
@@ -67,8 +67,24 @@ SUPPORT_RULES: list = [
         lambda e, c: f"dynamo backend {e.dynamo} runs on XLA devices only (add --xla=PJRT)",
     ),
     (
+        "export-not-with-xla",
+        lambda e, c: e.dynamo in EXPORT_BACKENDS and bool(e.xla),
+        lambda e, c: f"--dynamo={e.dynamo} exports for native devices, not XLA tensors (use --xla=None)",
+    ),
+    (
+        "export-eval-only",
+        lambda e, c: e.dynamo in EXPORT_BACKENDS and e.test != "eval",
+        lambda e, c: f"--dynamo={e.dynamo} measures inference only (the dashboard's export and aot_inductor)",
+    ),
+    (
+        "dynamic-needs-dynamo",
+        lambda e, c: e.dynamic != DEFAULT_DYNAMIC and (e.dynamo is None or e.dynamo in EXPORT_BACKENDS),
+        lambda e, c: f"--dynamic={e.dynamic} marks shapes for torch.compile; "
+                     f"{'eager and lazy tensors compile nothing' if e.dynamo is None else 'exports here are static'}",
+    ),
+    (
         "dynamo-backend-registered",
-        lambda e, c: e.dynamo is not None and e.dynamo not in c.dynamo_backends,
+        lambda e, c: e.dynamo is not None and e.dynamo not in EXPORT_BACKENDS and e.dynamo not in c.dynamo_backends,
         lambda e, c: f"dynamo backend {e.dynamo!r} is not registered (torch._dynamo.list_backends)",
     ),
     (
@@ -129,27 +145,28 @@ def expand(
     extra_axes: Optional[dict] = None,
     quantizations: list = (None,),
     precisions: list = (None,),
+    dynamics: list = (DEFAULT_DYNAMIC,),
     compile_modes: list = ("default",),
     inductor_config: Optional[str] = None,
     compile_caches: list = ("cold",),
 ) -> list:
     """The cartesian product in command-line order (accelerator outermost, then upstream's axes, the
-    quantization recipe, the precision (None: the suite's default, resolved per model by the plan), the compile
-    mode and cache, the suite's extra axes innermost). A config without dynamo takes no compile keys: one eager
-    config, whatever the compile modes."""
+    quantization recipe, the precision (None: the suite's default, resolved per model by the plan), --dynamic,
+    the compile mode and cache, the suite's extra axes innermost). A config without dynamo takes no compile
+    keys: one eager config, whatever the compile modes."""
     extra_axes = extra_axes or {}
     extra_names = sorted(extra_axes)
     configs = []
-    for acc, xla, flags, dynamo, test, bs, recipe, dtype, mode, cache, *extra_values in itertools.product(
+    for acc, xla, flags, dynamo, test, bs, recipe, dtype, dynamic, mode, cache, *extra_values in itertools.product(
         unique(accelerators), unique(xlas), unique(xla_flags), unique(dynamos), unique(tests),
-        unique(batch_sizes), unique(quantizations), unique(precisions), unique(compile_modes), unique(compile_caches),
-        *(unique(extra_axes[k]) for k in extra_names),
+        unique(batch_sizes), unique(quantizations), unique(precisions), unique(dynamics), unique(compile_modes),
+        unique(compile_caches), *(unique(extra_axes[k]) for k in extra_names),
     ):
         configs.append(
             ExperimentConfig(
                 accelerator=acc, xla=xla, dynamo=dynamo, test=test, xla_flags=flags, batch_size=bs,
                 enable_functionalization=enable_functionalization, quantization=recipe, precision=dtype,
-                extra=tuple(zip(extra_names, extra_values)),
+                dynamic=dynamic, extra=tuple(zip(extra_names, extra_values)),
                 **compile_options.for_backend(dynamo, mode, inductor_config, cache),
             )
         )

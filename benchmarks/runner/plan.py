@@ -108,6 +108,7 @@ def expand_experiments(suite, options: RunOptions) -> list:
         extra_axes=suite.extra_axes(options.suite_flags),
         quantizations=options.quantization or [None],
         precisions=options.precision or [None],
+        dynamics=options.dynamic or [experiment_config.DEFAULT_DYNAMIC],
         compile_modes=options.compile_mode or ["default"],
         inductor_config=options.inductor_config_text,
         compile_caches=options.compile_cache or ["cold"],

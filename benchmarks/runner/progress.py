@@ -9,7 +9,6 @@ import statistics
 import sys
 
 from benchmarks.common import records
-from benchmarks.common.experiment_config import backend_name
 
 log = logging.getLogger("benchmarks.runner.sweep")
 
@@ -99,10 +98,12 @@ def table(rows: list, header: list) -> str:
 
 def speedup_table(sweep_records: list) -> str:
     """Per (model, accelerator, test, batch size): each backend's median ms/iter and speedup over eager."""
+    from benchmarks.common.measurement import Measurement  # numpy: only once a record is in
+
     groups, backends = {}, []
     for record in sweep_records:
         exp = record["experiment"]
-        backend = backend_name(exp.get("xla"), exp.get("dynamo"))
+        backend = Measurement(record).backend  # with the axes off their default: inductor[batch]
         if backend not in backends:
             backends.append(backend)
         key = (record["model"]["model_name"], exp.get("accelerator"), exp.get("test"),
