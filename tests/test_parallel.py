@@ -232,7 +232,7 @@ def test_a_lost_ray_worker_is_a_crash_record_and_the_sweep_goes_on(tmp_path):
     assert "ray" in " ".join(worker.cmdline()).lower()
     worker.kill()
     out, err = parent.communicate(timeout=180)
-    assert parent.returncode == 0, err
+    assert parent.returncode == 1, err  # a crash record: the sweep went on, its answer is bad news
     records = {r["model"]["model_name"]: r for r in read_jsonl(tmp_path / "results.jsonl")}
     assert records["sleepy"]["status"] == "ok"
     lost = records["hang"]
