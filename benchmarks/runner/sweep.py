@@ -15,7 +15,7 @@ import sys
 import time
 
 from benchmarks.common import machine_facts, output_paths, records
-from benchmarks.common.cli_support import UsageError
+from benchmarks.common.cli_support import EXIT_BAD_NEWS, UsageError
 from benchmarks.common.cpu_affinity import parse_cores, requested_cores, usable_cores
 from benchmarks.common.process_env import child_environment
 from benchmarks.common.run_options import RunOptions
@@ -197,6 +197,9 @@ def execute(options: RunOptions, plan: Plan, executor) -> int:
                   f"Resume with: {resume_command(options)}", file=sys.stderr)
             return 130
     elapsed = time.monotonic() - started
-    print(progress.end_of_sweep(results_path, plan.configs, options, run.counts, already, elapsed,
+    latest = progress.latest_records(results_path, plan.configs)
+    print(progress.end_of_sweep(results_path, latest, options, run.counts, already, elapsed,
                                 resume_command(options), beside=run.beside, jobs=executor.jobs))
-    return 0
+    # docs/command-line.md: a sweep whose configs' latest records include a failure is bad news (exit 1), resumed
+    # or not; every record is written all the same.
+    return EXIT_BAD_NEWS if any(records.record_status(r) in records.FAILED_STATUSES for r in latest.values()) else 0
