@@ -15,7 +15,7 @@ from benchmarks.common.experiment_config import ExperimentConfig
 from benchmarks.runner import capabilities
 from benchmarks.runner.job_resources import Needs, ResourceError, ResourcePool, split_cores
 from benchmarks.runner.plan import Config, longest_first
-from helpers import PYTHON, ROOT, processes_mentioning, read_jsonl, run_runner
+from helpers import PYTHON, ROOT, processes_mentioning, read_jsonl, run_runner, wait_for
 
 EAGER = ["--accelerator=cpu", "--xla=None", "--dynamo=None", "--repeat=1", "--warmup=0"]
 FAULTS = ["--suite-name=faults", "--accelerator=cpu", "--xla=None", "--dynamo=None", "--test=eval", "--repeat=1",
@@ -200,16 +200,6 @@ def test_resume_and_retry_failed_in_parallel(three_ways, how):
     after = read_jsonl(folder / "results.jsonl")
     assert after[: len(before)] == before and len(after) == len(before) + 1  # only the failed config again
     assert after[-1]["model"]["model_name"] == "raise_on_load"
-
-
-def wait_for(predicate, timeout=120, what="it"):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.2)
-    raise AssertionError(f"waited {timeout} s for {what}")
 
 
 def child_of(tmp_path, model: str):

@@ -128,6 +128,7 @@ class RunOptions:
     executor: str = "local"
     ray_address: Optional[str] = None
     gpus_per_job: int = 1
+    launch: str = "fork"  # fork: children from a fork server where their environment allows; spawn: always fresh
     # one config (the child, or by hand)
     experiment_config: Optional[str] = None
     model_config: Optional[str] = None

@@ -29,7 +29,7 @@ PARENT_ONLY = {
     "test", "xla_flags", "batch_size", "enable_functionalization", "total_partitions", "partition_id",
     "dry_run", "print_subprocess", "subprocess_timeout", "subprocess_memory_limit", "progress_bar",
     "no_resume", "retry_failed", "rounds", "experiment_config", "model_config", "record_fd", "help",
-    "jobs", "executor", "ray_address", "gpus_per_job",
+    "jobs", "executor", "ray_address", "gpus_per_job", "launch",
     "quantization", "op", "shapes", "dtype",  # microbench: a child's operator, shape and dtype are in its model/experiment config
 }
 
@@ -140,6 +140,10 @@ def build_parser() -> Parser:
     par.add_argument("--ray-address", default=None, metavar="HOST:PORT",
                      help="the Ray cluster to join (or auto; default: $RAY_ADDRESS, else a Ray instance started "
                      "for this sweep on this machine)")
+    par.add_argument("--launch", choices=("fork", "spawn"), default="fork",
+                     help="fork: start each child from a fork server that has imported torch (faster; a config "
+                     "whose environment must be set before `import torch`, and every child under Ray, is spawned); "
+                     "spawn: a fresh interpreter per child (default fork; the record's environment.launch)")
     par.add_argument("--gpus-per-job", type=positive_int, default=1, metavar="N",
                      help="GPUs each CUDA config's child gets (default 1)")
 

@@ -40,8 +40,9 @@ class LocalExecutor:
 
     kind = "local"
 
-    def __init__(self, pool: ResourcePool, confine: bool):
+    def __init__(self, pool: ResourcePool, confine: bool, servers=None):
         self.pool = pool
+        self.servers = servers  # fork_server.ForkServers (--launch=fork), or None: every child spawned
         self.jobs = len(pool.groups)
         self.confine = confine  # pin each child to its cores and size its threads to them (--jobs > 1)
         self.host = socket.gethostname()
@@ -65,6 +66,8 @@ class LocalExecutor:
         if grant is None:
             return False
         request = job.request
+        if self.servers and request.fork:
+            self.servers.prepare(request.fork)  # it imports torch while the configs before this one run
         if self.confine:
             request = dataclasses.replace(
                 request, argv=request.argv + [f"--cpu-affinity={','.join(map(str, grant.cores))}"],
@@ -86,7 +89,7 @@ class LocalExecutor:
 
     def _run(self, job: Job, request: launcher.ChildRequest, grant: Grant, beside_at_start: int) -> None:
         try:
-            result = launcher.run_child(request)
+            result = self.servers.run_child(request) if self.servers else launcher.run_child(request)
         except Exception as exc:  # could not even start it (no such interpreter, no fork): a crash record says so
             result = launcher.ChildResult(record=None, returncode=None, start_error=f"{type(exc).__name__}: {exc}")
         with self._lock:
@@ -124,3 +127,5 @@ class LocalExecutor:
     def close(self) -> None:
         for thread in self._threads:
             thread.join(timeout=1)
+        if self.servers:
+            self.servers.close()
