@@ -234,8 +234,10 @@ def test_a_lost_ray_worker_is_a_crash_record_and_the_sweep_goes_on(tmp_path):
 
 @pytest.mark.integration
 def test_sigkill_of_the_parent_with_two_children_running_leaves_nothing_and_resume_completes(tmp_path):
+    # Spawned: the test finds each child by its own command line (a forked child shows its fork server's;
+    # test_failures.py and test_fork_server.py kill forked sweeps).
     args = [*FAULTS, "-k", "^sleepy$", "--repeat=6", "--jobs=2", "--batch-size=1", "--batch-size=2",
-            "--batch-size=3", "--batch-size=4", f"--output-dirname={tmp_path}"]
+            "--batch-size=3", "--batch-size=4", "--launch=spawn", f"--output-dirname={tmp_path}"]
     parent = subprocess.Popen([PYTHON, str(ROOT / "experiment_runner.py"), *args], cwd=ROOT,
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     wait_for(lambda: len([p for p in processes_mentioning(str(tmp_path)) if "--model-config" in " ".join(p.cmdline())])
@@ -255,7 +257,8 @@ def test_sigkill_of_the_parent_with_two_children_running_leaves_nothing_and_resu
 @pytest.mark.integration
 def test_ctrl_c_stops_every_running_child(tmp_path):
     parent = subprocess.Popen([PYTHON, str(ROOT / "experiment_runner.py"), *FAULTS, "-k", "^(hang|sleepy)$",
-                               "--jobs=2", "--repeat=100", f"--output-dirname={tmp_path}"], cwd=ROOT,
+                               "--jobs=2", "--repeat=100", "--launch=spawn",  # children found by their command line
+                               f"--output-dirname={tmp_path}"], cwd=ROOT,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     wait_for(lambda: child_of(tmp_path, "hang") and child_of(tmp_path, "sleepy"), what="both children")
     parent.send_signal(signal.SIGINT)
