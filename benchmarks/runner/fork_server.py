@@ -28,6 +28,7 @@ from typing import Optional
 from benchmarks.common.process_env import PARENT_PID_VARIABLE, child_environment
 from benchmarks.common.run_options import RunOptions
 from benchmarks.runner import launcher
+from benchmarks.suites import SUITES
 
 log = logging.getLogger("benchmarks.runner.fork_server")
 
@@ -35,10 +36,13 @@ log = logging.getLogger("benchmarks.runner.fork_server")
 AFTER_FORK = frozenset({"OMP_NUM_THREADS", "MKL_NUM_THREADS", "TORCHINDUCTOR_COMPILE_THREADS",
                         "CUDA_VISIBLE_DEVICES", PARENT_PID_VARIABLE})
 SERVER_START_SECONDS = 600  # how long a request may wait for a new server's imports (slow under load)
-# What a server imports before it serves: torch (and torch_xla), the entry point and the single-config run
-# (names the zygote imports; this parent imports none of them).
-ENTRY_MODULES = ("benchmarks.__main__", "benchmarks.child.single_config")
-PRELOAD = {"torch": ("torch",) + ENTRY_MODULES, "xla": ("torch", "torch_xla") + ENTRY_MODULES}
+# What a server imports before it serves (names the zygote imports; this parent imports none of them): torch
+# (and torch_xla), and what every config's child imports anyway before its model runs: the entry point and the
+# single-config run, every suite (the entry point's parser lists them all) and numpy.random (each child seeds
+# it). None of them starts a thread or touches a device at import.
+EVERY_CONFIG = ("benchmarks.__main__", "benchmarks.child.single_config", "benchmarks.child.backends",
+                "benchmarks.child.measured_loop", "numpy.random", *SUITES.values())
+PRELOAD = {"torch": ("torch",) + EVERY_CONFIG, "xla": ("torch", "torch_xla") + EVERY_CONFIG}
 
 
 class ServerLost(Exception):
