@@ -69,6 +69,7 @@ browser:
 test-golden: env
 	$(PY) tests/aggregate/run_golden.py
 
+# Wall time per eager config / `python -c "import torch"`, spawned and forked; 50 microbench configs, fork vs spawn.
 bench-overhead: env
 	$(PY) scripts/bench_overhead.py
 
