@@ -17,7 +17,7 @@ from benchmarks.runner import fork_server
 from helpers import PYTHON, ROOT, by_model, processes_mentioning, read_jsonl, run_runner, wait_for
 
 PROBE_MODEL = ROOT / "tests" / "fixtures" / "fork_probe" / "state_probe.py"
-FAULTS = ["--suite-name=faults", "--accelerator=cpu", "--xla=None", "--dynamo=None", "--test=eval", "--repeat=1",
+FAULTS = ["--launch=fork", "--suite-name=faults", "--accelerator=cpu", "--xla=None", "--dynamo=None", "--test=eval", "--repeat=1",
           "--warmup=1", "--subprocess-timeout=15", "--subprocess-memory-limit=1G"]
 ENTRY = [PYTHON, str(ROOT / "experiment_runner.py")]
 
@@ -74,7 +74,7 @@ def test_forked_records_equal_spawned_records_for_eager_inductor_and_xla(tmp_pat
     args = ["-k", "^mlp$", "--accelerator=cpu", "--xla=None", "--xla=PJRT", "--dynamo=None", "--dynamo=inductor",
             "--test=eval", "--repeat=1", "--warmup=1", "--verify", "--timestamp=1"]
     run_runner(*args, "--launch=spawn", f"--output-dirname={tmp_path / 'spawn'}", check_rc=0)
-    forked = run_runner(*args, f"--output-dirname={tmp_path / 'fork'}", check_rc=0)
+    forked = run_runner(*args, "--launch=fork", f"--output-dirname={tmp_path / 'fork'}", check_rc=0)
     spawned, fork = read_jsonl(tmp_path / "spawn/results.jsonl"), read_jsonl(tmp_path / "fork/results.jsonl")
     configs = [(r["experiment"]["xla"], r["experiment"]["dynamo"]) for r in fork]
     assert configs == [(None, None), (None, "inductor"), ("PJRT", None)]  # PJRT + inductor: dropped
@@ -88,7 +88,7 @@ def test_forked_records_equal_spawned_records_for_eager_inductor_and_xla(tmp_pat
 @pytest.mark.integration
 def test_faults_in_forked_children_leave_the_server_and_the_sweep_intact(tmp_path):
     result = run_runner(*FAULTS, "-k", "segfault|hang|memory_hog|raise_on_load|silent_exit|random_output",
-                        f"--output-dirname={tmp_path}", check_rc=0)
+                        f"--output-dirname={tmp_path}", check_rc=1)  # failed configs: bad news
     records = by_model(read_jsonl(tmp_path / "results.jsonl"))
     assert {name: r["status"] for name, r in records.items()} == {
         "segfault": "crash", "hang": "timeout", "memory_hog": "oom", "raise_on_load": "error", "silent_exit": "crash",
@@ -131,7 +131,7 @@ def test_a_killed_server_is_started_again_and_its_config_runs_once_more(tmp_path
 def probe_sweep(tmp_path, *args):
     out = tmp_path / "seen.jsonl"
     env = dict(os.environ, STATE_PROBE_OUT=str(out))
-    run_runner("--suite-name=files", f"--model-file={PROBE_MODEL}", "--accelerator=cpu", "--xla=None",
+    run_runner("--launch=fork", "--suite-name=files", f"--model-file={PROBE_MODEL}", "--accelerator=cpu", "--xla=None",
                "--dynamo=None", "--test=eval", "--repeat=1", "--warmup=0", f"--output-dirname={tmp_path / 'out'}",
                *args, env=env, check_rc=0)
     return read_jsonl(out), read_jsonl(tmp_path / "out/results.jsonl")

@@ -206,9 +206,9 @@ class RunOptions:
     gpus_per_job: int = PARALLEL.option(1, PARENT, "GPUs each CUDA config's child gets (default 1)",
                                         type=positive_int, metavar="N")
     launch: str = PARALLEL.option(
-        "fork", PARENT, "fork: start each child from a fork server that has imported torch (faster; a config whose "
+        "spawn", PARENT, "fork: start each child from a fork server that has imported torch (faster; a config whose "
         "environment must be set before `import torch`, and every child under Ray, is spawned); spawn: a fresh "
-        "interpreter per child (default fork; the record's environment.launch)", choices=("fork", "spawn"))
+        "interpreter per child (default spawn; the record's environment.launch)", choices=("fork", "spawn"))
     # one config (the child, or by hand): the parent writes these itself, per config
     experiment_config: Optional[str] = SINGLE.option(None, CHILD, "one experiment config", metavar="JSON")
     model_config: Optional[str] = SINGLE.option(None, CHILD, "one model config", metavar="JSON")
