@@ -23,7 +23,8 @@ $(STAMP): requirements.txt pyproject.toml setup.py benchmarks/analyzer/_jsonl_sc
 BENCH_SWEEP ?= --suite-name=dummy --accelerator=cpu --xla=None --xla=PJRT --dynamo=None --dynamo=inductor \
   --dynamo=openxla --test=eval --test=train --repeat=5
 bench: env
-	$(PY) experiment_runner.py $(BENCH_SWEEP) --output-dirname=$(OUT) --progress-bar
+	$(PY) experiment_runner.py $(BENCH_SWEEP) --output-dirname=$(OUT) --progress-bar || { status=$$?; \
+	  [ $$status -eq 1 ] && echo "make bench: some configs failed; their records say why, and the reports follow"; }
 	$(PY) result_analyzer.py --output-dirname=$(OUT) --log-level=warning
 	$(PY) aggregate.py $(OUT)/results.jsonl --accelerator=cpu --test=inference --report=latest_grouped --format=tab \
 	  --log-level=warning > $(OUT)/report-inference.txt
@@ -68,6 +69,7 @@ browser:
 test-golden: env
 	$(PY) tests/aggregate/run_golden.py
 
+# Wall time per eager config / `python -c "import torch"`, spawned and forked; 50 microbench configs, fork vs spawn.
 bench-overhead: env
 	$(PY) scripts/bench_overhead.py
 

@@ -6,9 +6,10 @@ run by hand), it runs that one config (child/). This is the one module that know
 imported only once chosen, so a sweep's parent never loads child code (docs/architecture.md, "Layout").
 """
 
+import logging
 import sys
 
-from benchmarks.common.cli_support import UsageError, setup_logging
+from benchmarks.common.cli_support import UsageError, run_main, setup_logging
 from benchmarks.common.run_options import build_parser, check_combinations
 from benchmarks.suites import all_suites
 
@@ -25,7 +26,8 @@ def main(argv=None) -> int:
             return single_config.main(options)
         from benchmarks.runner import cli
 
-        return cli.run(options)
+        # The sweep ends as every tool does (docs/command-line.md); a child keeps its traceback for its log.
+        return run_main(parser.prog, lambda: cli.run(options), logging.getLogger("benchmarks"))
     except UsageError as exc:
         print(f"{parser.prog}: error: {exc}", file=sys.stderr)
         return 2

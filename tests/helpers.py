@@ -5,6 +5,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -54,3 +55,14 @@ def processes_mentioning(text: str) -> list:
         except psutil.Error:
             continue
     return found
+
+
+def wait_for(predicate, timeout=120, what="it"):
+    """`predicate()`'s first true value, asked every 0.2 s; AssertionError after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.2)
+    raise AssertionError(f"waited {timeout} s for {what}")

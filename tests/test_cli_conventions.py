@@ -106,7 +106,11 @@ def test_every_epilog_comes_from_the_one_helper():
     history = history_cli.build_parser()
     subcommands = history._subparsers._group_actions[0].choices
     assert set(subcommands) == {"ingest", "show", "detect", "bisect"}
+    from benchmarks.common.run_options import build_parser as runner_parser
+    from benchmarks.suites import all_suites
+
     parsers = [m.build_parser() for m in (analyzer_cli, aggregate_cli, compare_cli)] + [history, *subcommands.values()]
+    parsers.append(runner_parser(all_suites()))  # experiment_runner.py
     for parser in parsers:
         lines = parser.epilog.split("\n")
         assert lines[0] == "exit status:" and lines[3:3 + len(generic)] == generic, parser.prog

@@ -19,7 +19,7 @@ FAULTS = ["--suite-name=faults", "--accelerator=cpu", "--xla=None", "--dynamo=No
 def faults(tmp_path_factory):
     out = tmp_path_factory.mktemp("faults")
     result = run_runner(*FAULTS, "-k", "segfault|hang|memory_hog|raise_on_load|silent_exit",
-                        f"--output-dirname={out}", check_rc=0)
+                        f"--output-dirname={out}", check_rc=1)
     return result, out, by_model(read_jsonl(out / "results.jsonl"))
 
 
@@ -72,7 +72,7 @@ def test_the_sweep_went_on_and_counted_failures(faults):
 def test_dynamo_runtime_error_backend_gives_an_error_record(tmp_path):
     # torch's relu_runtime_error_TESTING_ONLY backend raises where the graph calls torch.relu (mlp does).
     run_runner("--accelerator=cpu", "--xla=None", "--dynamo=relu_runtime_error_TESTING_ONLY", "--test=eval",
-               "-k", "^mlp$", "--repeat=1", "--warmup=1", f"--output-dirname={tmp_path}", check_rc=0)
+               "-k", "^mlp$", "--repeat=1", "--warmup=1", f"--output-dirname={tmp_path}", check_rc=1)
     (record,) = read_jsonl(tmp_path / "results.jsonl")
     assert record["status"] == "error" and record["error"]["phase"] == "compile"
     assert "relu" in record["error"]["message"].lower()
@@ -80,21 +80,21 @@ def test_dynamo_runtime_error_backend_gives_an_error_record(tmp_path):
 
 def test_retry_failed_reruns_only_failed_configs(tmp_path):
     args = FAULTS + ["-k", "raise_on_load|random_output", f"--output-dirname={tmp_path}"]
-    run_runner(*args, check_rc=0)
+    run_runner(*args, check_rc=1)
     first = read_jsonl(tmp_path / "results.jsonl")
     assert sorted(r["status"] for r in first) == ["error", "ok"]
-    plain = run_runner(*args, check_rc=0)
+    plain = run_runner(*args, check_rc=1)
     assert "0 to run" in plain.stderr and len(read_jsonl(tmp_path / "results.jsonl")) == 2
-    run_runner(*args, "--retry-failed", check_rc=0)
+    run_runner(*args, "--retry-failed", check_rc=1)
     after = read_jsonl(tmp_path / "results.jsonl")
     assert [r["model"]["model_name"] for r in after] == [r["model"]["model_name"] for r in first] + ["raise_on_load"]
 
 
 def test_no_resume_keeps_the_old_file_as_a_backup(tmp_path):
     args = FAULTS + ["-k", "raise_on_load", f"--output-dirname={tmp_path}"]
-    run_runner(*args, check_rc=0)
+    run_runner(*args, check_rc=1)
     old = (tmp_path / "results.jsonl").read_text()
-    run_runner(*args, "--no-resume", check_rc=0)
+    run_runner(*args, "--no-resume", check_rc=1)
     backups = list(tmp_path.glob("results.jsonl.bak-*"))
     assert len(backups) == 1 and backups[0].read_text() == old
     assert len(read_jsonl(tmp_path / "results.jsonl")) == 1
@@ -149,6 +149,6 @@ def test_ctrl_c_stops_cleanly_and_says_how_to_resume(tmp_path):
 
 def test_print_subprocess_streams_the_childs_output_and_still_logs_it(tmp_path):
     result = run_runner(*FAULTS, "-k", "raise_on_load", "--print-subprocess", f"--output-dirname={tmp_path}",
-                        check_rc=0)
+                        check_rc=1)
     assert "RuntimeError: raise_on_load" in result.stderr  # streamed to the terminal
     assert "RuntimeError: raise_on_load" in (tmp_path / "logs/raise_on_load/cpu-eager-eval.log").read_text()

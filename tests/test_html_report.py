@@ -70,7 +70,7 @@ def real_sweep(tmp_path_factory):
     common = ["--accelerator=cpu", "--xla=None", "--dynamo=None", "--test=eval", "--repeat=2", "--warmup=1",
               f"--output-dirname={out}", "--timestamp=1790000000"]  # one run, as a resumed sweep
     run_runner(*common, "-k", "^(mlp|cnn)$", check_rc=0)
-    run_runner(*common, "--suite-name=faults", "-k", "^raise_on_load$", check_rc=0)
+    run_runner(*common, "--suite-name=faults", "-k", "^raise_on_load$", check_rc=1)
     page = out / "report.html"
     run_tool("aggregate.py", out / "results.jsonl", "--accelerator=cpu", f"--output={page}", check_rc=0)
     return out, page

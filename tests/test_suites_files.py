@@ -104,7 +104,7 @@ def batch_sweep(tmp_path_factory):
     out = tmp_path_factory.mktemp("files_bs")
     run_runner(*COMMON, f"--search-dir={MODELS}", f"--model-file={NO_ENTRY}", "--labels=author::alice",
                '--model-params={"hidden": 8}', "--dynamo=None", "--test=eval", "--batch-size=2", "--batch-size=5",
-               f"--output-dirname={out}", check_rc=0)
+               f"--output-dirname={out}", check_rc=1)  # broken_import and no_entry fail: bad news
     return read_jsonl(out / "results.jsonl")
 
 

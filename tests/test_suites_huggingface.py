@@ -80,7 +80,7 @@ def sweep(tmp_path_factory):
     run_runner(*common, "-k", f"^{MODELS[0]}$", "--xla=PJRT", "--test=train", f"--model-params={TINY}", "--verify",
                check_rc=0)
     run_runner(*common, "-k", "^BertForMaskedLM$", "--xla=None", "--test=eval",
-               '--model-params={"num_hidden_layers": 1, "no_such_field": 3}', check_rc=0)
+               '--model-params={"num_hidden_layers": 1, "no_such_field": 3}', check_rc=1)  # an error record
     return read_jsonl(out / "results.jsonl")
 
 

@@ -48,7 +48,7 @@ def failing(tmp_path_factory):
     out = tmp_path_factory.mktemp("verify_fail")
     run_runner(*QUICK, "--xla=None", "--dynamo=relu_accuracy_error_TESTING_ONLY",
                "--dynamo=relu_runtime_error_TESTING_ONLY", "--test=eval", "--test=train", "-k", "^mlp$",
-               f"--output-dirname={out}", check_rc=0)
+               f"--output-dirname={out}", check_rc=1)
     return by_config(read_jsonl(out / "results.jsonl"))
 
 
@@ -57,7 +57,7 @@ def faults(tmp_path_factory):
     out = tmp_path_factory.mktemp("verify_faults")
     common = ["--suite-name=faults", *QUICK, "--xla=None", f"--output-dirname={out}"]
     result = run_runner(*common, "--dynamo=None", "--test=eval",
-                        "-k", "^(random_output|unseeded_noise|third_call_raises|raise_on_load|segfault)$", check_rc=0)
+                        "-k", "^(random_output|unseeded_noise|third_call_raises|raise_on_load|segfault)$", check_rc=1)
     run_runner(*common, "--dynamo=eager", "--test=eval", "-k", "^structure_differs$", check_rc=0)
     records = read_jsonl(out / "results.jsonl")
     return result, out, {r["model"]["model_name"]: r for r in records}

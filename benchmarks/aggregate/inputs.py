@@ -40,6 +40,9 @@ class NoData(Exception):
 
 
 def backend_title(name: str) -> str:
+    base, bracket, axes = name.partition("[")  # inductor[bf16]: the base's title, then the axes as labelled
+    if bracket:
+        return backend_title(base) + bracket + axes
     if name in TITLES:
         return TITLES[name]
     if name.endswith("+dynamo"):

@@ -15,7 +15,7 @@ import time
 from typing import Optional
 
 from benchmarks.common import compile_options, experiment_config, precision, quantization
-from benchmarks.common.cli_support import (Parser, UsageError, finite_non_negative_float, memory_size,
+from benchmarks.common.cli_support import (Parser, UsageError, epilog, finite_non_negative_float, memory_size,
                                            non_negative_int, positive_float, positive_int)
 from benchmarks.common.cpu_affinity import cpu_affinity_spec
 from benchmarks.common.flags import BOTH, CHILD, PARENT, SUITE_NAMES, Group, add_flags, child_args, field_flags, \
@@ -240,6 +240,10 @@ class RunOptions:
         "sweep on this machine)", metavar="HOST:PORT")
     gpus_per_job: int = PARALLEL.option(1, PARENT, "GPUs each CUDA config's child gets (default 1)",
                                         type=positive_int, metavar="N")
+    launch: str = PARALLEL.option(
+        "spawn", PARENT, "fork: start each child from a fork server that has imported torch (faster; a config whose "
+        "environment must be set before `import torch`, and every child under Ray, is spawned); spawn: a fresh "
+        "interpreter per child (default spawn; the record's environment.launch)", choices=("fork", "spawn"))
     # one config (the child, or by hand): the parent writes these itself, per config
     experiment_config: Optional[str] = SINGLE.option(None, CHILD, "one experiment config", metavar="JSON")
     model_config: Optional[str] = SINGLE.option(None, CHILD, "one model config", metavar="JSON")
@@ -299,8 +303,11 @@ def build_parser(suites) -> RunnerParser:
     parser = RunnerParser(
         prog="experiment_runner.py",
         description="Run a matrix of PyTorch model benchmarks, one child process per (model, experiment).",
-        epilog="Example: experiment_runner.py --suite-name=dummy --accelerator=cpu --xla=None --xla=PJRT "
-        "--dynamo=None --dynamo=inductor --dynamo=openxla --test=eval --test=train",
+        epilog=epilog(ok="every config of the sweep has an ok or skip record (or the config run by hand did)",
+                      bad_news="a config's latest record is a failure (error, crash, timeout, oom): every record is "
+                      "written all the same; or the config run by hand (--model-config) failed",
+                      examples=["experiment_runner.py --suite-name=dummy --accelerator=cpu --xla=None --xla=PJRT "
+                                "--dynamo=None --dynamo=inductor --dynamo=openxla --test=eval --test=train"]),
     )
     add_flags(parser, declared, choices={SUITE_NAMES: [suite.name for suite in suites]})
     parser.declared = tuple(declared)

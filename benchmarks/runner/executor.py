@@ -40,14 +40,16 @@ class LocalExecutor:
 
     kind = "local"
 
-    def __init__(self, pool: ResourcePool, confine: bool):
+    def __init__(self, pool: ResourcePool, confine: bool, servers=None):
         self.pool = pool
+        self.servers = servers  # fork_server.ForkServers (--launch=fork), or None: every child spawned
         self.jobs = len(pool.groups)
         self.confine = confine  # pin each child to its cores and size its threads to them (--jobs > 1)
         self.host = socket.gethostname()
         self._done: queue.Queue = queue.Queue()
         self._lock = threading.Lock()
-        self._running: dict = {}  # job key -> (job, pid or None)
+        self._running: dict = {}  # job key -> (job, pid or None), until wait() hands its end to the sweep
+        self._ended: set = set()  # keys of jobs whose child ended and wait() has not handed back yet
         self._threads: list = []
 
     def describe(self) -> str:
@@ -57,20 +59,26 @@ class LocalExecutor:
         return self.pool.impossible(job.needs)
 
     def running(self) -> list:
+        """Running jobs and ended ones not yet collected by wait() (so the sweep never stops before it writes them)."""
         with self._lock:
             return [job for job, _ in self._running.values()]
+
+    def _live(self) -> int:
+        return len(self._running) - len(self._ended)  # under self._lock
 
     def try_start(self, job: Job) -> bool:
         grant = self.pool.try_acquire(job.needs)
         if grant is None:
             return False
         request = job.request
+        if self.servers and request.fork:
+            self.servers.prepare(request.fork)  # it imports torch while the configs before this one run
         if self.confine:
             request = dataclasses.replace(
                 request, argv=request.argv + [f"--cpu-affinity={','.join(map(str, grant.cores))}"],
                 env={**request.env, **grant.child_env()}, cpu_affinity=list(grant.cores))
         with self._lock:
-            beside = len(self._running)
+            beside = self._live()
             self._running[job.key] = (job, None)
         request = dataclasses.replace(request, on_start=lambda pid, key=job.key: self._started(key, pid))
         thread = threading.Thread(target=self._run, args=(job, request, grant, beside), daemon=True,
@@ -86,16 +94,15 @@ class LocalExecutor:
 
     def _run(self, job: Job, request: launcher.ChildRequest, grant: Grant, beside_at_start: int) -> None:
         try:
-            result = launcher.run_child(request)
+            result = self.servers.run_child(request) if self.servers else launcher.run_child(request)
         except Exception as exc:  # could not even start it (no such interpreter, no fork): a crash record says so
             result = launcher.ChildResult(record=None, returncode=None, start_error=f"{type(exc).__name__}: {exc}")
         with self._lock:
-            self._running.pop(job.key, None)
-            beside_at_end = len(self._running)
-        facts = {"kind": self.kind, "jobs": self.jobs, "host": self.host,
-                 "cores": list(grant.cores) if self.confine else None, "gpus": list(grant.gpus),
-                 "running_beside_at_start": beside_at_start, "running_beside_at_end": beside_at_end}
-        self._done.put((Finished(job, result, facts), grant))
+            self._ended.add(job.key)
+            facts = {"kind": self.kind, "jobs": self.jobs, "host": self.host,
+                     "cores": list(grant.cores) if self.confine else None, "gpus": list(grant.gpus),
+                     "running_beside_at_start": beside_at_start, "running_beside_at_end": self._live()}
+            self._done.put((Finished(job, result, facts), grant))
 
     def wait(self, timeout: float) -> list:
         """The jobs that finished (at least one, unless `timeout` seconds pass first)."""
@@ -109,13 +116,16 @@ class LocalExecutor:
         finished = []
         for done, grant in items:
             self.pool.release(grant)
+            with self._lock:
+                self._running.pop(done.job.key, None)
+                self._ended.discard(done.job.key)
             finished.append(done)
         return finished
 
     def stop_all(self) -> None:
         """Kill every running child's process group (Ctrl-C); their threads then end on their own."""
         with self._lock:
-            pids = [pid for _, pid in self._running.values() if pid]
+            pids = [pid for key, (_, pid) in self._running.items() if pid and key not in self._ended]
         for pid in pids:
             launcher.kill_group(pid)
         for thread in self._threads:
@@ -124,3 +134,5 @@ class LocalExecutor:
     def close(self) -> None:
         for thread in self._threads:
             thread.join(timeout=1)
+        if self.servers:
+            self.servers.close()

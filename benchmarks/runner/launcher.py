@@ -34,6 +34,7 @@ class ChildRequest:
     echo: Optional[Callable[[str], None]] = None  # where to stream output too (--print-subprocess)
     cpu_affinity: Optional[list] = None  # cores to pin the child to (--cpu-affinity, or its --jobs grant)
     on_start: Optional[Callable[[int], None]] = None  # told the child's pid (= its process group) once started
+    fork: Optional[object] = None  # the fork server that may start it (fork_server.ServerSpec); None: spawn it
 
 
 @dataclasses.dataclass
@@ -48,6 +49,7 @@ class ChildResult:
     cpu_affinity: Optional[list] = None  # the cores the child had
     start_error: Optional[str] = None  # why the child could not be started at all
     lost: Optional[str] = None  # why the executor lost the child with its host (e.g. a Ray worker died)
+    launch: str = "spawn"  # how it started: "spawn" (a fresh interpreter) or "fork" (from a fork server)
 
     def signal_name(self) -> Optional[str]:
         if self.returncode is None or self.returncode >= 0:
@@ -115,57 +117,94 @@ class _Tee(threading.Thread):
             self.echo(raw.decode("utf-8", errors="replace").rstrip("\n"))
 
 
-def run_child(request: ChildRequest) -> ChildResult:
-    """Run one child to its end; KeyboardInterrupt kills its group and propagates."""
+class Spawned:
+    """A child started as a fresh interpreter (the launcher is its parent)."""
+
+    launch = "spawn"
+    lost = None
+
+    def __init__(self, popen: subprocess.Popen):
+        self.popen = popen
+        self.pid = popen.pid
+
+    def ended_within(self, seconds: Optional[float]) -> bool:
+        try:
+            self.popen.wait(timeout=seconds)
+            return True
+        except subprocess.TimeoutExpired:
+            return False
+
+    @property
+    def returncode(self) -> Optional[int]:
+        return self.popen.returncode
+
+
+def spawn(request: ChildRequest, env: dict, output_fd: int, record_fd: int) -> Spawned:
+    """Start the child's command line in a new session; `output_fd` is its stdout and stderr."""
+    return Spawned(subprocess.Popen(
+        request.argv + [f"--record-fd={record_fd}"], env=env, stdin=subprocess.DEVNULL, stdout=output_fd,
+        stderr=subprocess.STDOUT, pass_fds=(record_fd,), start_new_session=True))
+
+
+def run_child(request: ChildRequest, start: Callable = spawn) -> ChildResult:
+    """Run one child to its end; KeyboardInterrupt kills its group and propagates. `start(request, env, output_fd,
+    record_fd)` starts it and returns its handle (`spawn`, or a fork server's)."""
     os.makedirs(os.path.dirname(request.log_path), exist_ok=True)
     read_fd, write_fd = os.pipe()
-    started = time.monotonic()
     with open(request.log_path, "ab") as log_file:
         log_file.write(f"$ {subprocess.list2cmdline(request.argv)}\n".encode())
         log_file.flush()
+        echo_fd = None
         try:
             env = dict(request.env, **{PARENT_PID_VARIABLE: str(os.getpid())})  # the child dies with this process
-            child = subprocess.Popen(
-                request.argv + [f"--record-fd={write_fd}"], env=env, stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE if request.echo else log_file, stderr=subprocess.STDOUT,
-                pass_fds=(write_fd,), start_new_session=True,
-            )
+            output_fd = log_file.fileno()
+            if request.echo:
+                echo_fd, output_fd = os.pipe()
+            try:
+                child = start(request, env, output_fd, write_fd)
+            finally:
+                if request.echo:
+                    os.close(output_fd)
+        except BaseException:
+            os.close(read_fd)
+            if echo_fd is not None:
+                os.close(echo_fd)
+            raise
         finally:
             os.close(write_fd)
+        started = time.monotonic()  # the child exists from here (a fork server's own start is not its time)
         cpu_affinity = pin(child.pid, request.cpu_affinity)
         if request.on_start:
             request.on_start(child.pid)
         reader = _RecordReader(read_fd)
         reader.start()
-        tee = _Tee(child.stdout, log_file, request.echo) if request.echo else None
+        tee = _Tee(os.fdopen(echo_fd, "rb"), log_file, request.echo) if request.echo else None
         if tee:
             tee.start()
         result = ChildResult(record=None, returncode=None)
-        watched = psutil.Process(child.pid)
+        try:
+            watched = psutil.Process(child.pid)
+        except psutil.Error:  # it ended already
+            watched = None
         poll = 0.1 if request.memory_limit else 0.25
         try:
-            while True:
-                try:
-                    child.wait(timeout=poll)
-                    break
-                except subprocess.TimeoutExpired:
-                    pass
+            while not child.ended_within(poll):
                 if time.monotonic() - started > request.timeout:
                     result.timed_out = True
                     kill_group(child.pid)
-                    child.wait()
+                    child.ended_within(None)
                     break
-                if request.memory_limit:
+                if request.memory_limit and watched is not None:
                     rss = tree_rss(watched)
                     result.peak_tree_rss = max(result.peak_tree_rss, rss)
                     if rss > request.memory_limit:
                         result.out_of_memory = True
                         kill_group(child.pid)
-                        child.wait()
+                        child.ended_within(None)
                         break
         except BaseException:
             kill_group(child.pid)
-            child.wait()
+            child.ended_within(None)
             raise
         finally:
             kill_group(child.pid)  # grandchildren left in the group (compile workers, ...)
@@ -176,6 +215,7 @@ def run_child(request: ChildRequest) -> ChildResult:
     result.record = reader.record
     result.last_phase = reader.phase
     result.cpu_affinity = cpu_affinity
+    result.launch, result.lost = child.launch, child.lost
     result.seconds = time.monotonic() - started
     return result
 

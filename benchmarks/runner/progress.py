@@ -136,8 +136,8 @@ def speedup_table(sweep_records: list) -> str:
     return table(rows, header)
 
 
-def end_of_sweep(results_path: str, configs: list, options, counts: dict, already: int, seconds: float,
-                 resume: str, beside: int = 0, jobs: int = 1) -> str:
+def latest_records(results_path: str, configs: list) -> dict:
+    """fingerprint -> the newest record of each of `configs` in the results file (earlier sweeps' included)."""
     wanted = {config.fingerprint for config in configs}
     latest = {}
     if os.path.exists(results_path):
@@ -145,6 +145,12 @@ def end_of_sweep(results_path: str, configs: list, options, counts: dict, alread
             key = records.record_fingerprint(record)
             if key in wanted:
                 latest[key] = record
+    return latest
+
+
+def end_of_sweep(results_path: str, latest: dict, options, counts: dict, already: int, seconds: float,
+                 resume: str, beside: int = 0, jobs: int = 1) -> str:
+    """The closing summary; `latest`: latest_records of the sweep's configs."""
     text = speedup_table(list(latest.values()))
     lines = [text, ""] if text else []
     lines.append(f"{counts['ok']} ok, {counts['failed']} failed, {counts['skipped']} skipped"

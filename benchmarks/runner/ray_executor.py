@@ -3,7 +3,8 @@
 One Ray task per config declares what it needs (num_cpus, num_gpus for CUDA configs, a `TPU` resource for
 TPU configs) and runs the same single-config child command through the same launcher as a local run, on
 the node Ray picks, so isolation, timeout, memory limit, process-group kill and the pipe hand-back are one
-code. The task returns the child's result and its log text; the parent (the driver) writes the log where a
+code. Its children are spawned (no fork server on the nodes yet: --launch=fork applies to local sweeps).
+The task returns the child's result and its log text; the parent (the driver) writes the log where a
 local run puts it and appends the record: it stays the only writer. --jobs caps the tasks in flight.
 
 A task whose Ray worker or node is lost gives that config a `crash` record that names the cause (no retry:

@@ -64,6 +64,7 @@ def child_record(config, options: RunOptions, result: launcher.ChildResult, log_
     record["round"] = config.round  # --rounds (0-based): every record the sweep writes has it
     if executor_facts is not None:
         record["environment"]["executor"] = executor_facts
+    record["environment"]["launch"] = result.launch  # fork (from a fork server) or spawn (a fresh interpreter)
     return record
 
 
@@ -78,5 +79,5 @@ def skipped_record(config, options: RunOptions, reason: str, env_facts: dict, ex
     record = skip_record(config, options, reason, env_facts)
     record["run_seconds"] = None
     record["round"] = config.round
-    record["environment"] = dict(record["environment"], executor=executor_facts)
+    record["environment"] = dict(record["environment"], executor=executor_facts, launch=None)  # no child
     return record

@@ -15,15 +15,15 @@ import sys
 import time
 
 from benchmarks.common import machine_facts, output_paths, records
-from benchmarks.common.cli_support import UsageError
+from benchmarks.common.cli_support import EXIT_BAD_NEWS, UsageError
 from benchmarks.common.cpu_affinity import parse_cores, requested_cores, usable_cores
 from benchmarks.common.process_env import child_environment
 from benchmarks.common.run_options import RunOptions
-from benchmarks.runner import launcher, noise, progress
+from benchmarks.runner import fork_server, launcher, noise, progress
 from benchmarks.runner.executor import Job, LocalExecutor
 from benchmarks.runner.job_resources import Needs, ResourceError, ResourcePool
-from benchmarks.runner.plan import (Plan, back_up, load_earlier, longest_first, make_plan, plan_rounds, select_models,
-                                    single_config_argv)
+from benchmarks.runner.plan import (Plan, back_up, entry_argv, load_earlier, longest_first, make_plan, plan_rounds,
+                                    select_models, single_config_argv)
 from benchmarks.runner.result_records import child_record, skipped_record
 from benchmarks.suites import load_suite
 
@@ -45,18 +45,25 @@ def make_executor(options: RunOptions, plan: Plan):
         pool = ResourcePool(cores, jobs, gpus=gpus, gpus_per_job=options.gpus_per_job)
     except ResourceError as exc:
         raise UsageError(str(exc)) from None
-    return LocalExecutor(pool, confine=jobs > 1)
+    servers = None
+    if options.launch == "fork" and fork_server.available():
+        servers = fork_server.ForkServers(os.path.join(options.output_dirname, "logs"))
+    return LocalExecutor(pool, confine=jobs > 1, servers=servers)
 
 
 def make_job(key: int, options: RunOptions, config, echo) -> Job:
+    argv = single_config_argv(options, config)
+    env = child_environment(config.experiment, options, dict(os.environ), config.model)
     request = launcher.ChildRequest(
-        argv=single_config_argv(options, config),
-        env=child_environment(config.experiment, options, dict(os.environ), config.model),
+        argv=argv,
+        env=env,
         log_path=output_paths.log_path(options.output_dirname, config.model, config.experiment, config.round),
         timeout=options.subprocess_timeout,
         memory_limit=options.subprocess_memory_limit,
         echo=echo,
         cpu_affinity=requested_cores(options.noise),
+        fork=fork_server.server_spec(config.experiment, options, env, argv, entry_argv()) if options.launch == "fork"
+        else None,
     )
     return Job(key, config, request, Needs.of(config.experiment, options.gpus_per_job))
 
@@ -197,6 +204,9 @@ def execute(options: RunOptions, plan: Plan, executor) -> int:
                   f"Resume with: {resume_command(options)}", file=sys.stderr)
             return 130
     elapsed = time.monotonic() - started
-    print(progress.end_of_sweep(results_path, plan.configs, options, run.counts, already, elapsed,
+    latest = progress.latest_records(results_path, plan.configs)
+    print(progress.end_of_sweep(results_path, latest, options, run.counts, already, elapsed,
                                 resume_command(options), beside=run.beside, jobs=executor.jobs))
-    return 0
+    # docs/command-line.md: a sweep whose configs' latest records include a failure is bad news (exit 1), resumed
+    # or not; every record is written all the same.
+    return EXIT_BAD_NEWS if any(records.record_status(r) in records.FAILED_STATUSES for r in latest.values()) else 0

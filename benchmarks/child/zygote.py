@@ -1,0 +1,193 @@
+"""The fork server's own process (the zygote): it imports torch (and torch_xla) once, then forks one child per
+config on request; each forked child becomes what a launched child is (docs/architecture.md, "Launch").
+
+Started by the parent (`runner/fork_server.py`) as `python -m benchmarks.child.zygote`, with a listening Unix
+socket (in a directory only this user can open) and the environment its configs share. It starts no thread
+pool, initialises no device and creates no PJRT client: those are made in each child, after the fork.
+A request is one JSON line (the child's flags, the variables to set after the fork, its cores) and two file
+descriptors (its output, its record pipe); the answer is `{"pid"}` at once and `{"returncode"}` when it ends.
+No shell and no pickle: the child runs the project's own entry point, named when the server was started.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import importlib
+import json
+import os
+import runpy
+import select
+import signal
+import socket
+import sys
+
+from benchmarks.common.process_env import PARENT_PID_VARIABLE
+
+MAX_REQUEST_BYTES = 1 << 22
+REQUEST_SECONDS = 10.0  # a connection that sends no whole request within this is dropped
+
+
+@dataclasses.dataclass
+class ForkedJob:
+    """What a just-forked child runs: its request and the descriptors that came with it."""
+
+    request: dict
+    output_fd: int
+    record_fd: int
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(prog="python -m benchmarks.child.zygote", description=__doc__.splitlines()[0])
+    p.add_argument("--listen-fd", type=int, required=True, help="the listening Unix socket, inherited")
+    p.add_argument("--parent-pid", type=int, required=True, help="the runner: this server dies with it")
+    p.add_argument("--entry", action="append", required=True,
+                   help="the child's entry point: a script path, or -m and a module (repeat for each word)")
+    p.add_argument("--log", help="where the parent sends this server's output (on the command line, which forked "
+                   "children share, so that a sweep's processes are found by its output directory)")
+    p.add_argument("--preload", action="append", default=[], help="a module to import before serving (repeatable)")
+    return p.parse_args(argv)
+
+
+def receive(conn: socket.socket):
+    """(request dict, [fds]) of one connection; ValueError when it is not a whole request."""
+    conn.settimeout(REQUEST_SECONDS)
+    data, fds, _, _ = socket.recv_fds(conn, MAX_REQUEST_BYTES, 2)
+    while data and not data.endswith(b"\n") and len(data) < MAX_REQUEST_BYTES:
+        more = conn.recv(MAX_REQUEST_BYTES)
+        if not more:
+            break
+        data += more
+    if len(fds) != 2 or not data.endswith(b"\n"):
+        for fd in fds:
+            os.close(fd)
+        raise ValueError("not a whole request")
+    return json.loads(data), fds
+
+
+def answer(conn: socket.socket, message: dict) -> None:
+    try:
+        conn.sendall(json.dumps(message).encode() + b"\n")
+    except OSError:  # the parent stopped listening (it killed the child, or it is gone)
+        pass
+
+
+def serve(listener: socket.socket, parent_pid: int) -> ForkedJob:
+    """Fork a child per request until the parent goes; returns only in a forked child, with its job."""
+    wake_r, wake_w = os.pipe()
+    os.set_blocking(wake_w, False)
+    signal.set_wakeup_fd(wake_w)
+    signal.signal(signal.SIGCHLD, lambda *_: None)  # wakes select through wake_w
+    children: dict = {}  # pid -> the connection its exit status goes to
+    while True:
+        # No watchdog thread (a forked child would inherit a lock it can't release) and no parent-death signal
+        # (it fires when the parent's thread that started this server ends): the loop looks once a second.
+        if os.getppid() != parent_pid:
+            os._exit(0)  # the children die with this process (their parent-death signal)
+        ready, _, _ = select.select([listener, wake_r], [], [], 1.0)
+        if wake_r in ready:
+            os.read(wake_r, 4096)
+        reap(children)
+        if listener not in ready:
+            continue
+        conn, _ = listener.accept()
+        try:
+            request, (output_fd, record_fd) = receive(conn)
+        except (OSError, ValueError):
+            conn.close()
+            continue
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:
+            signal.set_wakeup_fd(-1)
+            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+            for item in [listener, conn, *children.values()]:
+                item.close()
+            os.close(wake_r)
+            os.close(wake_w)
+            return ForkedJob(request, output_fd, record_fd)
+        os.close(output_fd)
+        os.close(record_fd)
+        answer(conn, {"pid": pid})
+        children[pid] = conn
+
+
+def reap(children: dict) -> None:
+    while children:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+        conn = children.pop(pid, None)
+        if conn is not None:
+            answer(conn, {"returncode": os.waitstatus_to_exitcode(status)})
+            conn.close()
+
+
+def become_child(job: ForkedJob) -> None:
+    """Turn this fresh fork into a launched child: own session, output to its log, stdin from /dev/null, the
+    config's variables, its cores, the threads those imply. Nothing of another config is here: each child
+    is forked from the server, which never runs a config."""
+    os.setsid()
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    os.dup2(job.output_fd, 1)
+    os.dup2(job.output_fd, 2)
+    os.close(job.output_fd)
+    for name, value in job.request.get("env", {}).items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
+    os.environ[PARENT_PID_VARIABLE] = str(os.getppid())  # this child dies with the server that forked it
+    cores = job.request.get("cores")
+    if cores:
+        os.sched_setaffinity(0, cores)
+    apply_runtime_settings(threads_changed=bool(cores) or any(
+        name in job.request.get("env", {}) for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS")))
+
+
+def apply_runtime_settings(threads_changed: bool) -> None:
+    """What the server's imports read from the environment and the cores once, set again for this child as a
+    fresh interpreter would have read them: OpenMP read its thread count when torch was loaded, and
+    torch_xla's import loaded Inductor's config (its compile threads)."""
+    import torch
+
+    if threads_changed:
+        asked = os.environ.get("OMP_NUM_THREADS") or os.environ.get("MKL_NUM_THREADS") or ""
+        torch.set_num_threads(int(asked) if asked.isdigit() and int(asked) > 0 else len(os.sched_getaffinity(0)))
+    inductor = sys.modules.get("torch._inductor.config")
+    if inductor is not None:
+        inductor.compile_threads = inductor.decide_compile_threads()
+
+
+def run_entry(entry: list, args: list) -> None:
+    """The project's entry point with these flags, as `python <entry> <args>` runs it (raises SystemExit)."""
+    if entry[0] == "-m":
+        sys.argv = [entry[1]] + args
+        runpy.run_module(entry[1], run_name="__main__", alter_sys=True)
+    else:
+        sys.argv = [entry[0]] + args
+        runpy.run_path(entry[0], run_name="__main__")
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle; it stops this server
+    listener = socket.socket(fileno=args.listen_fd)
+    for name in args.preload:
+        importlib.import_module(name)
+    job = serve(listener, args.parent_pid)
+    # From here on: a forked child, at the top of the stack, so it exits as an interpreter does (atexit, flush).
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    become_child(job)
+    run_entry(args.entry, list(job.request["args"]) + [f"--record-fd={job.record_fd}"])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,209 @@
+"""--launch=fork: the sweep's fork servers, and which configs they may start (docs/architecture.md, "Launch").
+
+A fork server (`child/zygote.py`) has imported torch (a second one also torch_xla) under the environment its
+configs share, and forks one child per config, which skips the interpreter start and `import torch`. The
+launcher watches a forked child as it watches a spawned one (timeout, memory limit, group kill, the record
+pipe, the log); the server reports its pid and its exit status over a Unix socket.
+
+A config is forked only when its environment differs from its server's in variables that take effect after
+the fork (`AFTER_FORK`: thread counts, visible GPUs, the launcher's pid); any other difference (XLA_FLAGS,
+the diagnostics' XLA dump variables) could only take effect before `import torch`, so that config is spawned.
+A server that dies is started again, and the config it was running is run once more on the new one.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+from typing import Optional
+
+from benchmarks.common.process_env import PARENT_PID_VARIABLE, child_environment
+from benchmarks.common.run_options import RunOptions
+from benchmarks.runner import launcher
+from benchmarks.suites import SUITES
+
+log = logging.getLogger("benchmarks.runner.fork_server")
+
+# Variables a forked child sets for itself (child/zygote.py applies what they mean: threads, compile threads).
+AFTER_FORK = frozenset({"OMP_NUM_THREADS", "MKL_NUM_THREADS", "TORCHINDUCTOR_COMPILE_THREADS",
+                        "CUDA_VISIBLE_DEVICES", PARENT_PID_VARIABLE})
+SERVER_START_SECONDS = 600  # how long a request may wait for a new server's imports (slow under load)
+# What a server imports before it serves (names the zygote imports; this parent imports none of them): torch
+# (and torch_xla), and what every config's child imports anyway before its model runs: the entry point and the
+# single-config run, every suite (the entry point's parser lists them all) and numpy.random (each child seeds
+# it). None of them starts a thread or touches a device at import.
+EVERY_CONFIG = ("benchmarks.__main__", "benchmarks.child.single_config", "benchmarks.child.backends",
+                "benchmarks.child.measured_loop", "numpy.random", *SUITES.values())
+PRELOAD = {"torch": ("torch",) + EVERY_CONFIG, "xla": ("torch", "torch_xla") + EVERY_CONFIG}
+
+
+class ServerLost(Exception):
+    """The fork server died (or never answered) before it reported the child's end."""
+
+
+def available() -> bool:
+    """Fork servers need fork, descriptor passing over Unix sockets and Linux's parent-death signal."""
+    return sys.platform == "linux" and hasattr(os, "fork") and hasattr(socket, "send_fds")
+
+
+@dataclasses.dataclass(frozen=True)
+class ServerSpec:
+    """One fork server: what it preloads and the environment it imports torch under (sorted items)."""
+
+    kind: str  # "torch" or "xla"
+    env: tuple
+    entry: tuple  # the child's entry point, as the child's command line starts (interpreter first)
+
+
+def before_import(env: dict) -> dict:
+    return {k: v for k, v in env.items() if k not in AFTER_FORK}
+
+
+def server_spec(experiment, options: RunOptions, env: dict, argv: list, entry: list) -> Optional[ServerSpec]:
+    """The server that may fork this config's child (`env`, `argv`: its spawned environment and command), or
+    None when it must be spawned: its environment differs from its kind's shared one before `import torch`."""
+    shared = child_environment(experiment.with_(xla_flags=None), options, dict(os.environ))
+    if before_import(env) != before_import(shared) or argv[:len(entry)] != list(entry):
+        return None
+    return ServerSpec("xla" if experiment.xla else "torch", tuple(sorted(before_import(shared).items())),
+                      tuple(entry))
+
+
+class Forked:
+    """A child forked by a server: the server is its parent, so its end comes over the request's socket."""
+
+    launch = "fork"
+
+    def __init__(self, conn: socket.socket):
+        self.conn = conn
+        self.pid = 0  # the server's first answer
+        self.returncode: Optional[int] = None
+        self.lost: Optional[str] = None
+        self._buffer = b""
+
+    def next_message(self) -> dict:
+        """The next JSON line from the server; ServerLost when it closed the connection."""
+        while b"\n" not in self._buffer:
+            data = self.conn.recv(65536)
+            if not data:
+                raise ServerLost("connection closed")
+            self._buffer += data
+        line, _, self._buffer = self._buffer.partition(b"\n")
+        return json.loads(line)
+
+    def ended_within(self, seconds: Optional[float]) -> bool:
+        if self.returncode is not None or self.lost:
+            return True
+        self.conn.settimeout(seconds)
+        try:
+            message = self.next_message()
+        except socket.timeout:
+            return False
+        except (OSError, ValueError, ServerLost) as exc:
+            self.lost = f"the fork server died while it ran this config ({exc})"
+            self.conn.close()
+            return True
+        self.returncode = int(message["returncode"])
+        self.conn.close()
+        return True
+
+
+class ForkServer:
+    """One zygote process, started at once; its socket lives in a directory only this user may open."""
+
+    def __init__(self, spec: ServerSpec, log_path: str):
+        self.spec = spec
+        self.directory = tempfile.mkdtemp(prefix="ptbench-fork-server-")
+        self.path = os.path.join(self.directory, "socket")
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            listener.bind(self.path)
+            listener.listen(64)
+            os.makedirs(os.path.dirname(log_path), exist_ok=True)
+            argv = [spec.entry[0], "-m", "benchmarks.child.zygote", f"--listen-fd={listener.fileno()}",
+                    f"--parent-pid={os.getpid()}", f"--log={log_path}"] + [f"--entry={word}" for word in spec.entry[1:]] + [
+                        f"--preload={name}" for name in PRELOAD[spec.kind]]
+            with open(log_path, "ab") as server_log:
+                self.process = subprocess.Popen(argv, env=dict(spec.env), stdin=subprocess.DEVNULL, stdout=server_log,
+                                                stderr=subprocess.STDOUT, pass_fds=(listener.fileno(),),
+                                                start_new_session=True)
+        finally:
+            listener.close()  # the server holds it now: if the server dies, connecting fails at once
+        log.info("fork server (%s) started: pid %d, log %s", spec.kind, self.process.pid, log_path)
+
+    def start(self, request: launcher.ChildRequest, env: dict, output_fd: int, record_fd: int) -> Forked:
+        """launcher.run_child's `start`: ask the server to fork this config's child (ServerLost if it can't)."""
+        changes = {name: env.get(name) for name in AFTER_FORK if env.get(name) != dict(self.spec.env).get(name)}
+        message = {"args": request.argv[len(self.spec.entry):], "env": changes, "cores": request.cpu_affinity}
+        conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            conn.settimeout(SERVER_START_SECONDS)  # the first request waits for the server's imports
+            conn.connect(self.path)
+            socket.send_fds(conn, [json.dumps(message).encode() + b"\n"], [output_fd, record_fd])
+            child = Forked(conn)
+            child.pid = int(child.next_message()["pid"])
+            return child
+        except (OSError, ValueError, KeyError, ServerLost) as exc:
+            conn.close()
+            raise ServerLost(f"the fork server did not start the child: {exc}") from None
+
+    def stop(self) -> None:
+        launcher.kill_group(self.process.pid)
+        self.process.wait()
+        shutil.rmtree(self.directory, ignore_errors=True)
+
+
+class ForkServers:
+    """The sweep's fork servers, one per ServerSpec, each started when a config first needs it."""
+
+    def __init__(self, log_dir: str):
+        self.log_dir = log_dir
+        self._servers: dict = {}
+        self._lock = threading.Lock()
+
+    def _server(self, spec: ServerSpec, replacing: Optional[ForkServer] = None) -> ForkServer:
+        with self._lock:
+            server = self._servers.get(spec)
+            if server is None or server is replacing:  # another thread may have replaced it already
+                if server is not None:
+                    server.stop()
+                server = self._servers[spec] = ForkServer(spec, os.path.join(self.log_dir, f"fork-server-{spec.kind}.log"))
+            return server
+
+    def prepare(self, spec: ServerSpec) -> None:
+        """Start the server `spec` names now, if it is not running (it does not wait for its imports)."""
+        self._server(spec)
+
+    def run_child(self, request: launcher.ChildRequest) -> launcher.ChildResult:
+        """launcher.run_child, forked when the request names a server; a server lost under it is replaced and
+        the config run once more."""
+        if request.fork is None:
+            return launcher.run_child(request)
+        server = self._server(request.fork)
+        result = self._attempt(server, request)
+        if result.record is not None or not result.lost:
+            return result
+        log.warning("%s; starting a new fork server and running the config again", result.lost)
+        with open(request.log_path, "ab") as handle:
+            handle.write(f"[fork server] {result.lost}; the config runs again on a new server\n".encode())
+        return self._attempt(self._server(request.fork, replacing=server), request)
+
+    def _attempt(self, server: ForkServer, request: launcher.ChildRequest) -> launcher.ChildResult:
+        try:
+            return launcher.run_child(request, start=server.start)
+        except ServerLost as exc:
+            return launcher.ChildResult(record=None, returncode=None, lost=str(exc), launch="fork")
+
+    def close(self) -> None:
+        with self._lock:
+            for server in self._servers.values():
+                server.stop()
+            self._servers.clear()

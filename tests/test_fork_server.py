@@ -1,0 +1,158 @@
+"""--launch=fork: children forked from a fork server that has imported torch (docs/architecture.md, "Launch").
+A forked child's record equals a spawned child's (eager, Inductor, XLA); faults in forked children leave the
+server and the sweep intact; a killed server is started again and its config re-run once; threads and cores
+are what was asked; nothing one config does is seen by the next; which configs must be spawned instead."""
+
+import os
+import signal
+import subprocess
+
+import psutil
+import pytest
+
+from benchmarks.common.process_env import child_environment
+from benchmarks.common.experiment_config import ExperimentConfig
+from benchmarks.common.run_options import DiagnosticsOptions, RunOptions
+from benchmarks.runner import fork_server
+from helpers import PYTHON, ROOT, by_model, processes_mentioning, read_jsonl, run_runner, wait_for
+
+PROBE_MODEL = ROOT / "tests" / "fixtures" / "fork_probe" / "state_probe.py"
+FAULTS = ["--launch=fork", "--suite-name=faults", "--accelerator=cpu", "--xla=None", "--dynamo=None", "--test=eval", "--repeat=1",
+          "--warmup=1", "--subprocess-timeout=15", "--subprocess-memory-limit=1G"]
+ENTRY = [PYTHON, str(ROOT / "experiment_runner.py")]
+
+
+def spec_of(experiment, options=RunOptions(), extra_env=None):
+    env = child_environment(experiment, options, dict(os.environ), {"suite_name": "dummy", "model_name": "mlp"})
+    env.update(extra_env or {})
+    return fork_server.server_spec(experiment, options, env, ENTRY + ["--repeat=1"], ENTRY)
+
+
+# ---------------------------------------------------------------- which configs fork (fast)
+
+
+def test_eager_and_xla_configs_each_have_their_server_and_thread_settings_do_not_matter():
+    eager = spec_of(ExperimentConfig("cpu", None, None, "eval"))
+    inductor = spec_of(ExperimentConfig("cpu", None, "inductor", "train"), extra_env={
+        "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "TORCHINDUCTOR_COMPILE_THREADS": "1"})  # a --jobs grant
+    xla = spec_of(ExperimentConfig("cpu", "PJRT", None, "eval"))
+    assert eager is not None and eager == inductor and eager.kind == "torch"
+    assert xla is not None and xla.kind == "xla" and ("PJRT_DEVICE", "CPU") in xla.env
+
+
+def test_configs_whose_environment_acts_before_import_torch_are_spawned():
+    xla = ExperimentConfig("cpu", "PJRT", None, "eval")
+    assert spec_of(xla.with_(xla_flags="--xla_cpu_use_thunk_runtime=false")) is None  # read at torch_xla's import
+    dump = RunOptions(diagnostics=DiagnosticsOptions(dump_hlo=True))
+    assert spec_of(xla, dump) is None  # --dump-hlo: a per-config XLA_FLAGS
+    assert spec_of(ExperimentConfig("cpu", None, None, "eval"), extra_env={"LD_PRELOAD": "libx.so"}) is None
+    experiment = ExperimentConfig("cpu", None, None, "eval")
+    env = child_environment(experiment, RunOptions(), dict(os.environ))
+    assert fork_server.server_spec(experiment, RunOptions(), env, ["python", "other.py"], ENTRY) is None
+
+
+def test_a_bad_launch_value_is_one_line_and_exit_2(tmp_path):
+    result = run_runner("--launch=vfork", "-k", "^mlp$", f"--output-dirname={tmp_path / 'out'}")
+    assert result.returncode == 2 and "--launch: invalid choice: 'vfork'" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1 and not (tmp_path / "out").exists()
+
+
+# ---------------------------------------------------------------- real sweeps
+
+
+def without_timings(record: dict) -> dict:
+    """A record with what differs between two runs of one config left out: timings, memory, the sweep's facts."""
+    kept = {k: v for k, v in record.items() if k not in ("run_seconds", "environment")}
+    kept["metrics"] = {name: len(values) for name, values in record["metrics"].items()}
+    if kept.get("error"):
+        kept["error"] = dict(kept["error"], log=None)
+    return kept
+
+
+@pytest.mark.integration
+def test_forked_records_equal_spawned_records_for_eager_inductor_and_xla(tmp_path):
+    args = ["-k", "^mlp$", "--accelerator=cpu", "--xla=None", "--xla=PJRT", "--dynamo=None", "--dynamo=inductor",
+            "--test=eval", "--repeat=1", "--warmup=1", "--verify", "--timestamp=1"]
+    run_runner(*args, "--launch=spawn", f"--output-dirname={tmp_path / 'spawn'}", check_rc=0)
+    forked = run_runner(*args, "--launch=fork", f"--output-dirname={tmp_path / 'fork'}", check_rc=0)
+    spawned, fork = read_jsonl(tmp_path / "spawn/results.jsonl"), read_jsonl(tmp_path / "fork/results.jsonl")
+    configs = [(r["experiment"]["xla"], r["experiment"]["dynamo"]) for r in fork]
+    assert configs == [(None, None), (None, "inductor"), ("PJRT", None)]  # PJRT + inductor: dropped
+    assert [r["environment"]["launch"] for r in spawned] == ["spawn"] * 3
+    assert [r["environment"]["launch"] for r in fork] == ["fork"] * 3
+    assert all(r["status"] == "ok" and r["verification_code"] == "PASS" for r in fork)
+    assert [without_timings(r) for r in fork] == [without_timings(r) for r in spawned]
+    assert "fork server (torch) started" in forked.stderr and "fork server (xla) started" in forked.stderr
+
+
+@pytest.mark.integration
+def test_faults_in_forked_children_leave_the_server_and_the_sweep_intact(tmp_path):
+    result = run_runner(*FAULTS, "-k", "segfault|hang|memory_hog|raise_on_load|silent_exit|random_output",
+                        f"--output-dirname={tmp_path}", check_rc=1)  # failed configs: bad news
+    records = by_model(read_jsonl(tmp_path / "results.jsonl"))
+    assert {name: r["status"] for name, r in records.items()} == {
+        "segfault": "crash", "hang": "timeout", "memory_hog": "oom", "raise_on_load": "error", "silent_exit": "crash",
+        "random_output": "ok"}
+    assert records["segfault"]["error"]["type"] == "SIGSEGV" and records["segfault"]["error"]["phase"] == "compile"
+    assert "without handing back a record" in records["silent_exit"]["error"]["message"]
+    assert "Traceback" in (tmp_path / records["raise_on_load"]["error"]["log"]).read_text()
+    assert all(r["environment"]["launch"] == "fork" for r in records.values())
+    assert result.stderr.count("fork server (torch) started") == 1, result.stderr  # one server served them all
+    assert "fork server died" not in result.stderr
+    assert processes_mentioning(str(tmp_path)) == []
+
+
+def fork_server_of(runner_pid: int):
+    for process in processes_mentioning("benchmarks.child.zygote"):
+        if f"--parent-pid={runner_pid}" in process.cmdline():
+            return process
+    return None
+
+
+@pytest.mark.integration
+def test_a_killed_server_is_started_again_and_its_config_runs_once_more(tmp_path):
+    runner = subprocess.Popen([PYTHON, str(ROOT / "experiment_runner.py"), *FAULTS, "-k", "^sleepy$", "--repeat=6",
+                               f"--output-dirname={tmp_path}"], cwd=ROOT, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True)
+    server = wait_for(lambda: fork_server_of(runner.pid), 180, "the fork server")
+    child = wait_for(lambda: server.children(), 180, "its child")[0]  # the config's child, forked
+    server.send_signal(signal.SIGKILL)
+    _, stderr = runner.communicate(timeout=300)
+    assert runner.returncode == 0, stderr
+    assert not psutil.pid_exists(child.pid) or child.status() == psutil.STATUS_ZOMBIE  # it died with its server
+    (record,) = read_jsonl(tmp_path / "results.jsonl")
+    assert record["status"] == "ok" and record["environment"]["launch"] == "fork"
+    assert stderr.count("fork server (torch) started") == 2 and "starting a new fork server" in stderr
+    log = (tmp_path / record["error"]["log"] if record.get("error") else tmp_path / "logs/sleepy/cpu-eager-eval.log")
+    assert "[fork server] the fork server died" in log.read_text()
+    assert processes_mentioning(str(tmp_path)) == [] and fork_server_of(runner.pid) is None
+
+
+def probe_sweep(tmp_path, *args):
+    out = tmp_path / "seen.jsonl"
+    env = dict(os.environ, STATE_PROBE_OUT=str(out))
+    run_runner("--launch=fork", "--suite-name=files", f"--model-file={PROBE_MODEL}", "--accelerator=cpu", "--xla=None",
+               "--dynamo=None", "--test=eval", "--repeat=1", "--warmup=0", f"--output-dirname={tmp_path / 'out'}",
+               *args, env=env, check_rc=0)
+    return read_jsonl(out), read_jsonl(tmp_path / "out/results.jsonl")
+
+
+@pytest.mark.integration
+def test_nothing_one_forked_config_does_is_seen_by_the_next_and_pinning_holds(tmp_path):
+    seen, results = probe_sweep(tmp_path, "--batch-size=1", "--batch-size=2", "--batch-size=3", "--cpu-affinity=1")
+    assert [r["environment"]["launch"] for r in results] == ["fork"] * 3 and len(seen) == 3
+    assert len({s["pid"] for s in seen}) == 3 and len({s["ppid"] for s in seen}) == 1  # three forks of one server
+    assert all(s["leaks"] == [] for s in seen), seen  # every config changed them all; none saw another's
+    assert all(s["cores"] == [1] and s["threads"] == 1 for s in seen), seen  # pinned as asked, threads to match
+
+
+@pytest.mark.integration
+def test_forked_children_of_a_parallel_sweep_get_their_cores_and_threads(tmp_path):
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("needs 2 cores")
+    seen, results = probe_sweep(tmp_path, "--batch-size=1", "--batch-size=2", "--jobs=2")
+    assert [r["environment"]["launch"] for r in results] == ["fork"] * 2
+    for observed in seen:
+        record = next(r for r in results if r["environment"]["cpu_affinity"] == observed["cores"])
+        assert record["environment"]["executor"]["cores"] == observed["cores"] and len(observed["cores"]) == 1
+        assert observed["threads"] == 1 and observed["omp"] == "1" and observed["leaks"] == []
