@@ -174,7 +174,7 @@ def test_export_passes_on_a_plain_model_and_aot_inductor_runs_its_package(tmp_pa
 @pytest.mark.integration
 def test_export_fails_on_data_dependent_control_flow_with_the_reason(tmp_path):
     run_runner("--suite-name=faults", "-k", "^graph_break$", "--accelerator=cpu", "--xla=None", "--dynamo=export",
-               "--test=eval", "--repeat=1", "--warmup=1", f"--output-dirname={tmp_path}")
+               "--test=eval", "--repeat=1", "--warmup=1", f"--output-dirname={tmp_path}", check_rc=1)  # an error record: bad news
     record = by_model(read_jsonl(tmp_path / "results.jsonl"))["graph_break"]
     assert record["status"] == "error" and record["error"]["phase"] == "compile"
     assert record["error"]["type"] == "ExportFailed" and "torch.export (strict) failed" in record["error"]["message"]
