@@ -200,7 +200,7 @@ def test_clean_series_raise_about_alpha_false_alarms():
 
 @pytest.mark.parametrize("args, message", [
     (("detect", "--alpha", "2"), "--alpha: must be between 0 and 1"),
-    (("detect", "--fail-on", "sloower"), "unknown sloower"),
+    (("detect", "--fail-on", "sloower"), "unknown value sloower"),
     (("show", "--db", "/nonexistent/h.sqlite"), "no history database at /nonexistent/h.sqlite"),
     (("ingest", "/nonexistent/results.jsonl"), "no such file"),
     (("show", "--format", "pdf"), "invalid choice"),

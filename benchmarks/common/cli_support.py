@@ -171,6 +171,18 @@ def positive_float(text: str) -> float:
     return value
 
 
+def choice_list(text: str, choices) -> tuple:
+    """A --fail-on style value: a comma list of `choices`, or "none" for the empty list. ValueError with the
+    reason for an unknown or empty list."""
+    items = tuple(item.strip() for item in text.split(",") if item.strip())
+    if items == ("none",):
+        return ()
+    unknown = [item for item in items if item not in choices]
+    if unknown or not items:
+        raise ValueError(f"unknown value {', '.join(unknown) or repr(text)} (choose from {', '.join(choices)}, or none)")
+    return items
+
+
 def fraction(text: str) -> float:
     """0.02 or 2%: a share at least 0 and below 1."""
     try:

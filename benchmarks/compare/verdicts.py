@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Optional
 
 from benchmarks.common import records
+from benchmarks.common.cli_support import choice_list
 
 SLOWER, FASTER, SAME, UNSURE = "slower", "faster", "same", "unsure"
 NEW_FAILURE, FIXED, FAILING = "new-failure", "fixed", "failing"
@@ -86,11 +87,4 @@ def timing(value: float, ci: tuple, threshold: float, n_control: int, n_treatmen
 
 def parse_fail_on(text: str) -> tuple:
     """--fail-on's value: a comma list of verdicts and/or "geomean", or "none". ValueError with the reason."""
-    items = tuple(item.strip() for item in text.split(",") if item.strip())
-    if items == ("none",):
-        return ()
-    unknown = [item for item in items if item not in FAIL_ON_CHOICES]
-    if unknown or not items:
-        raise ValueError(f"unknown value {', '.join(unknown) or text!r} (choose from "
-                         f"{', '.join(FAIL_ON_CHOICES)}, or none)")
-    return items
+    return choice_list(text, FAIL_ON_CHOICES)

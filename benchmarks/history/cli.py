@@ -13,7 +13,7 @@ import os
 import sys
 
 from benchmarks.common import selection
-from benchmarks.common.cli_support import (BadNews, Parser, UsageError, epilog, positive_int, run_main,
+from benchmarks.common.cli_support import (BadNews, Parser, UsageError, choice_list, epilog, positive_int, run_main,
                                            setup_logging, write_output)
 
 log = logging.getLogger("benchmarks.history")
@@ -36,14 +36,10 @@ def probability(text: str) -> float:
 
 
 def fail_on(text: str) -> tuple:
-    names = tuple(name.strip() for name in text.split(",") if name.strip())
-    if names == ("none",):
-        return ()
-    unknown = [name for name in names if name not in FAIL_ON_CHOICES]
-    if unknown or not names:
-        raise argparse.ArgumentTypeError(f"unknown {', '.join(unknown) or 'empty list'} (choose from "
-                                         f"{', '.join(FAIL_ON_CHOICES)}, or none)")
-    return names
+    try:
+        return choice_list(text, FAIL_ON_CHOICES)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _db_flags(parser) -> None:
