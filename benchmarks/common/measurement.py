@@ -16,9 +16,12 @@ from typing import Optional
 
 import numpy as np
 
-from benchmarks.common import experiment_config, records, stats
+from benchmarks.common import accuracy_status, experiment_config, records, stats
 
 TOTAL_TIME, PER_ITER_TIME, WARMUP_TIME, PEAK_MEMORY = "total_time", "per_iter_time", "warmup_time", "peak_rss_bytes"
+# The device's own peak (CUDA allocator, XLA runtime, CPU resident above the pre-model baseline); its kind is
+# the record's `memory_kind`. Older records have only the host's resident set (PEAK_MEMORY).
+DEVICE_PEAK_MEMORY = "peak_memory_bytes"
 # Upstream's obsolete experiment key (always "run_all"): never part of a config.
 NOT_CONFIG = ("experiment_name",)
 # Keys the labels name on their own (the rest of upstream's keys are variants of one backend).
@@ -192,6 +195,11 @@ class Measurement:
         return self.status == records.STATUS_OK
 
     @property
+    def accuracy(self) -> str:
+        """The harness's accuracy status (`accuracy_status`): the record's own, or derived for older records."""
+        return accuracy_status.derive(self.record)
+
+    @property
     def timestamp(self) -> Optional[float]:
         """The sweep's start (seconds), or None when missing or not a finite number."""
         value = self.record.get("timestamp")
@@ -266,8 +274,10 @@ class Measurement:
         return None if values is None else float(values[0])
 
     def peak_memory(self) -> Optional[float]:
-        """Peak resident memory (bytes): the largest finite `peak_rss_bytes` sample."""
-        values = self.raw(PEAK_MEMORY)
+        """Peak memory (bytes): the largest finite device-peak sample (`peak_memory_bytes`), else, for records
+        without it, the largest `peak_rss_bytes` sample (the host's resident set)."""
+        values = self.raw(DEVICE_PEAK_MEMORY)
+        values = values if values is not None else self.raw(PEAK_MEMORY)
         if values is None:
             return None
         values = values[np.isfinite(values)]
