@@ -240,6 +240,18 @@ class RunOptions:
         "sweep on this machine)", metavar="HOST:PORT")
     gpus_per_job: int = PARALLEL.option(1, PARENT, "GPUs each CUDA config's child gets (default 1)",
                                         type=positive_int, metavar="N")
+    cores_per_job: Optional[int] = PARALLEL.option(  # None: locally the equal split, under Ray 1
+        None, PARENT, "CPU cores (and threads) each child gets, pinned and held by no other child of the sweep on its "
+        "node; locally it replaces the equal split of --jobs (default: that split; with Ray: 1)", type=positive_int,
+        metavar="N")
+    artifacts_uri: Optional[str] = PARALLEL.option(
+        None, PARENT, "with Ray: where a node puts a config's files too big to return with its result, for the driver "
+        "to fetch (a directory every node mounts, or an fsspec URL such as s3://bucket/path; needs fsspec)",
+        metavar="URI")
+    artifacts_max_size: int = PARALLEL.option(
+        2**30, PARENT, "with Ray: the most a config's files may bring back from its node (default 1G); a file past "
+        "it stays on the node and the record's environment.executor.artifacts_left_behind says where",
+        type=memory_size, metavar="SIZE")
     launch: str = PARALLEL.option(
         "spawn", PARENT, "fork: start each child from a fork server that has imported torch (faster; a config whose "
         "environment must be set before `import torch`, and every child under Ray, is spawned); spawn: a fresh "

@@ -49,16 +49,20 @@ class Grant:
         return env
 
 
-def split_cores(cores: list, jobs: int) -> list:
-    """`jobs` disjoint groups of equal size (the remainder of an uneven split stays unused, so that every
-    child is measured with the same number of cores)."""
+def split_cores(cores: list, jobs: int, size: Optional[int] = None) -> list:
+    """`jobs` disjoint groups of equal size: `size` cores each (--cores-per-job), else an equal share (the
+    remainder stays unused, so that every child is measured with the same number of cores)."""
     cores = sorted(cores)
     if jobs < 1:
         raise ResourceError(f"--jobs must be at least 1, not {jobs}")
+    listed = f"{len(cores)} ({','.join(map(str, cores))})"
+    if size is not None and jobs * size > len(cores):
+        raise ResourceError(f"--jobs {jobs} with --cores-per-job {size} needs {jobs * size} CPU cores, and this sweep "
+                            f"may use {listed}; use --jobs {max(1, len(cores) // size)} or fewer cores per job")
     if jobs > len(cores):
         raise ResourceError(f"--jobs {jobs} needs at least {jobs} CPU cores, and this sweep may use "
-                            f"{len(cores)} ({','.join(map(str, cores))}); use --jobs {len(cores)} or fewer")
-    size = len(cores) // jobs
+                            f"{listed}; use --jobs {len(cores)} or fewer")
+    size = size or len(cores) // jobs
     return [tuple(cores[i * size:(i + 1) * size]) for i in range(jobs)]
 
 
@@ -67,8 +71,9 @@ class ResourcePool:
     it starts the next config of its plan when that config's grant is free, and waits for a child to end
     otherwise, so that nothing overtakes a config that waits."""
 
-    def __init__(self, cores: list, jobs: int, gpus: Optional[list] = None, gpus_per_job: int = 1):
-        self.groups = split_cores(cores, jobs)
+    def __init__(self, cores: list, jobs: int, gpus: Optional[list] = None, gpus_per_job: int = 1,
+                 cores_per_job: Optional[int] = None):
+        self.groups = split_cores(cores, jobs, cores_per_job)
         self.gpus = list(gpus or [])
         self.gpus_per_job = gpus_per_job
         self._free_slots = list(range(len(self.groups)))

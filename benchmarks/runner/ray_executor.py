@@ -1,16 +1,18 @@
 """--executor=ray: each config's child runs on whichever node of a Ray cluster has room for it.
 
-One Ray task per config declares what it needs (num_cpus, num_gpus for CUDA configs, a `TPU` resource for
-TPU configs) and runs the same single-config child command through the same launcher as a local run, on
-the node Ray picks, so isolation, timeout, memory limit, process-group kill and the pipe hand-back are one
-code. Its children are spawned (no fork server on the nodes yet: --launch=fork applies to local sweeps).
-The task returns the child's result and its log text; the parent (the driver) writes the log where a
-local run puts it and appends the record: it stays the only writer. --jobs caps the tasks in flight.
+One Ray task per config declares what it needs (--cores-per-job CPUs, num_gpus for CUDA configs, a `TPU`
+resource for TPU configs) and runs the same single-config child command through the same launcher as a
+local run, on the node Ray picks (`ray_task.run_on_node`: its cores pinned, its files shipped home), so
+isolation, timeout, memory limit, process-group kill and the pipe hand-back are one code. Its children are
+spawned (no fork server on the nodes yet: --launch=fork applies to local sweeps). The task returns the
+child's result, its log and its files; the parent (the driver) writes them where a local run puts them and
+appends the record: it stays the only writer. --jobs caps the tasks in flight.
 
-A task whose Ray worker or node is lost gives that config a `crash` record that names the cause (no retry:
-a config that kills its worker would do it again); Ctrl-C cancels every task, which kills the workers and,
-with them, the children (they die with their parent: single_config.die_with_parent).
-Every node needs the same environment and model sources at the same paths (README, "Run on a cluster").
+A task lost to the infrastructure (its worker or node died) runs once more, wherever Ray finds room, and
+its record says so (`environment.executor.retries`); a second loss is a `crash` record (`ExecutorLost`). A
+config whose own child crashed is not retried: the child's end is an ordinary result. Ctrl-C cancels every
+task. How to join a cluster: `ray_join` (token, stale files). Every node needs the same environment and
+model sources at the same paths (docs/parallel.md).
 """
 
 from __future__ import annotations
@@ -19,66 +21,34 @@ import dataclasses
 import logging
 import os
 import socket
-import tempfile
 from typing import Optional
 
-from benchmarks.common import machine_facts
+from benchmarks.common import machine_facts, output_paths
 from benchmarks.common.cli_support import UsageError
 from benchmarks.common.run_options import RunOptions
-from benchmarks.runner import launcher
+from benchmarks.common.safe_paths import inside
+from benchmarks.runner import artifact_shipping, launcher, ray_join, ray_task
 from benchmarks.runner.executor import Finished, Job
 
 log = logging.getLogger("benchmarks.runner.ray_executor")
 
-CONNECT_TIMEOUT = 5.0  # seconds to reach the cluster's address before saying it is unreachable
-CORES_PER_JOB = 1  # a Ray task's num_cpus; the child's threads are sized to match
-
-
-def run_on_node(argv: list, env_changes: dict, env_removed: list, timeout: float, memory_limit: Optional[int],
-                cores: int) -> dict:
-    """The task's body, on the node: the child runs exactly as it would locally; its result and log return."""
-    env = dict(os.environ)
-    for name in env_removed:
-        env.pop(name, None)
-    env.update(env_changes)
-    threads = str(cores)
-    env.update(OMP_NUM_THREADS=threads, MKL_NUM_THREADS=threads, TORCHINDUCTOR_COMPILE_THREADS=threads)
-    with tempfile.TemporaryDirectory(prefix="ptbench-ray-") as scratch:
-        log_path = os.path.join(scratch, "child.log")
-        result = launcher.run_child(launcher.ChildRequest(argv=argv, env=env, log_path=log_path, timeout=timeout,
-                                                          memory_limit=memory_limit))
-        with open(log_path, "rb") as handle:
-            log_bytes = handle.read()
-    import ray
-
-    return {"result": dataclasses.asdict(result), "log": log_bytes, "host": socket.gethostname(),
-            "gpus": [str(g) for g in ray.get_gpu_ids()]}
-
-
-def check_reachable(address: str) -> None:
-    host, _, port = address.rpartition(":")
-    if address == "auto" or not port.isdigit():
-        return
-    try:
-        with socket.create_connection((host or "127.0.0.1", int(port)), timeout=CONNECT_TIMEOUT):
-            pass
-    except OSError as exc:
-        raise UsageError(f"cannot reach the Ray cluster at {address}: {exc.strerror or exc}") from None
+RETRIES = 1  # runs more of a config whose task the infrastructure lost
 
 
 class RayExecutor:
     kind = "ray"
 
     def __init__(self, options: RunOptions):
+        self.address = options.ray_address or os.environ.get("RAY_ADDRESS") or None
+        if self.address:
+            ray_join.check_reachable(self.address)
+        token = ray_join.ask_for_token_mode() if self.address else None  # before Ray reads its config
         try:
             import ray
         except ImportError:
             raise UsageError("--executor=ray needs Ray: pip install -e '.[ray]' (make env installs it)") from None
         self.ray = ray
         self._saved_python_path = None
-        self.address = options.ray_address or os.environ.get("RAY_ADDRESS") or None
-        if self.address:
-            check_reachable(self.address)
         # The workers import this module: they find it on PYTHONPATH (the same path on every node). A local
         # instance's workers inherit this process's environment; a cluster's get it as the job's runtime env
         # (which costs every worker a slower start, so the local instance goes without).
@@ -89,25 +59,28 @@ class RayExecutor:
             self._saved_python_path = os.environ.get("PYTHONPATH")
             os.environ["PYTHONPATH"] = python_path
             where = {"num_cpus": os.cpu_count()}
-        try:
-            ray.init(address=self.address, include_dashboard=False, log_to_driver=False, configure_logging=False,
-                     **where)
-        except (ConnectionError, RuntimeError, ValueError) as exc:
-            raise UsageError(f"cannot join the Ray cluster at {self.address or 'a new local instance'}: "
-                             f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None
-        self.remote = ray.remote(max_retries=0)(run_on_node)
+        ray_join.init(ray, self.address, token, **where)
+        self.remote = ray.remote(max_retries=0)(ray_task.run_on_node)
         resources = ray.cluster_resources()
         self.cluster = {"CPU": int(resources.get("CPU", 0)), "GPU": int(resources.get("GPU", 0)),
                         "TPU": int(resources.get("TPU", 0))}
-        self.jobs = options.jobs or max(1, self.cluster["CPU"] // CORES_PER_JOB)
+        self.cores_per_job = options.cores_per_job or 1
+        largest = max((int(n["Resources"].get("CPU", 0)) for n in ray.nodes() if n.get("Alive")), default=0)
+        if self.cores_per_job > largest:
+            self.close()
+            raise UsageError(f"--cores-per-job {self.cores_per_job} is more than any node of the Ray cluster offers "
+                             f"(at most {largest} CPU)")
+        self.jobs = options.jobs or max(1, self.cluster["CPU"] // self.cores_per_job)
         self.gpus_per_job = options.gpus_per_job
-        self._in_flight: dict = {}  # object ref -> (job, running beside at start)
+        self.options = options
+        self.sweep_id = f"{socket.gethostname()}-{os.getpid()}-{options.timestamp}"
+        self._in_flight: dict = {}  # object ref -> (job, running beside at start, attempt, cause of the last loss)
 
     def describe(self) -> str:
         where = self.address or "a local Ray instance started for this sweep"
         return (f"executor: ray at {where} ({self.cluster['CPU']} CPU, {self.cluster['GPU']} GPU, "
                 f"{self.cluster['TPU']} TPU in the cluster), up to {self.jobs} task(s) in flight, "
-                f"{CORES_PER_JOB} CPU per task, {self.gpus_per_job} GPU per CUDA task")
+                f"{self.cores_per_job} CPU core(s) per task, {self.gpus_per_job} GPU per CUDA task")
 
     def impossible(self, job: Job) -> Optional[str]:
         if job.needs.gpus > self.cluster["GPU"]:
@@ -117,21 +90,27 @@ class RayExecutor:
         return None
 
     def running(self) -> list:
-        return [job for job, _ in self._in_flight.values()]
+        return [entry[0] for entry in self._in_flight.values()]
 
     def try_start(self, job: Job) -> bool:
         if len(self._in_flight) >= self.jobs:
             return False
+        self._submit(job, len(self._in_flight), 0, None)
+        return True
+
+    def _submit(self, job: Job, beside_at_start: int, attempt: int, cause: Optional[str]) -> None:
         base = os.environ
-        changes = {k: v for k, v in job.request.env.items() if base.get(k) != v}
-        removed = [k for k in base if k not in job.request.env]
-        options = {"num_cpus": CORES_PER_JOB, "num_gpus": job.needs.gpus}
+        spec = ray_task.TaskSpec(
+            argv=job.request.argv, env_changes={k: v for k, v in job.request.env.items() if base.get(k) != v},
+            env_removed=[k for k in base if k not in job.request.env], timeout=job.request.timeout,
+            memory_limit=job.request.memory_limit, cores=self.cores_per_job, sweep_id=self.sweep_id,
+            attempt_id=f"{job.key}-{attempt}", output_dir=self.options.output_dirname,
+            artifacts_uri=self.options.artifacts_uri, artifacts_max_size=self.options.artifacts_max_size)
+        options = {"num_cpus": self.cores_per_job, "num_gpus": job.needs.gpus}
         if job.needs.tpu:
             options["resources"] = {"TPU": 1}
-        ref = self.remote.options(**options).remote(job.request.argv, changes, removed, job.request.timeout,
-                                                    job.request.memory_limit, CORES_PER_JOB)
-        self._in_flight[ref] = (job, len(self._in_flight))
-        return True
+        ref = self.remote.options(**options).remote(spec)
+        self._in_flight[ref] = (job, beside_at_start, attempt, cause)
 
     def wait(self, timeout: float) -> list:
         if not self._in_flight:
@@ -139,28 +118,42 @@ class RayExecutor:
         ready, _ = self.ray.wait(list(self._in_flight), num_returns=1, timeout=timeout)
         finished = []
         for ref in ready:
-            job, beside_at_start = self._in_flight.pop(ref)
-            finished.append(self._collect(ref, job, beside_at_start))
+            done = self._collect(ref, *self._in_flight.pop(ref))
+            if done is not None:
+                finished.append(done)
         return finished
 
-    def _collect(self, ref, job: Job, beside_at_start: int) -> Finished:
-        facts = {"kind": self.kind, "jobs": self.jobs, "host": None, "cores": None, "gpus": [],
-                 "running_beside_at_start": beside_at_start, "running_beside_at_end": len(self._in_flight),
-                 "ray_address": self.address}
-        os.makedirs(os.path.dirname(job.request.log_path), exist_ok=True)
+    def _collect(self, ref, job: Job, beside_at_start: int, attempt: int, cause: Optional[str]) -> Optional[Finished]:
+        """The finished job, or None when its lost task was submitted again."""
+        facts = {"kind": self.kind, "jobs": self.jobs, "host": None, "node_id": None, "node_ip": None, "cores": None,
+                 "gpus": [], "running_beside_at_start": beside_at_start,
+                 "running_beside_at_end": len(self._in_flight), "ray_address": self.address, "retries": attempt,
+                 "lost_before": cause, "artifacts_left_behind": []}
+        out = self.options.output_dirname
+        log_path = inside(out, output_paths.relative(job.request.log_path, out))
+        os.makedirs(os.path.dirname(log_path), exist_ok=True)
         try:
             answer = self.ray.get(ref)
         except self.ray.exceptions.RayError as exc:  # the worker or its node died, or the task was cancelled
-            cause = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-            why = f"the Ray worker running this config was lost ({type(exc).__name__}{': ' + cause if cause else ''})"
-            with open(job.request.log_path, "ab") as handle:
+            text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+            why = f"the Ray worker running this config was lost ({type(exc).__name__}{': ' + text if text else ''})"
+            infrastructure = not isinstance(exc, (self.ray.exceptions.RayTaskError,
+                                                  self.ray.exceptions.TaskCancelledError))
+            with open(log_path, "ab") as handle:
                 handle.write(f"$ {' '.join(job.request.argv)}\n[ray] {why}\n".encode())
-            result = launcher.ChildResult(record=None, returncode=None, lost=why)
-            return Finished(job, result, facts)
-        with open(job.request.log_path, "ab") as handle:
+            if infrastructure and attempt < RETRIES:
+                log.warning("%s: %s; running it once more", job.config.label(), why)
+                with open(log_path, "ab") as handle:
+                    handle.write(b"[ray] running it once more\n")
+                self._submit(job, beside_at_start, attempt + 1, why)
+                return None
+            return Finished(job, launcher.ChildResult(record=None, returncode=None, lost=why), facts)
+        with open(log_path, "ab") as handle:
             handle.write(answer["log"])
+        facts["artifacts_left_behind"] = artifact_shipping.unpack(answer["shipment"], out, self.options.artifacts_uri)
         result = launcher.ChildResult(**answer["result"])
-        facts.update(host=answer["host"], gpus=answer["gpus"], cores=result.cpu_affinity)
+        facts.update(host=answer["host"], node_id=answer["node_id"], node_ip=answer["node_ip"], gpus=answer["gpus"],
+                     cores=result.cpu_affinity)
         return Finished(job, result, facts)
 
     def stop_all(self) -> None:

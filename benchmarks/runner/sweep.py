@@ -40,15 +40,19 @@ def make_executor(options: RunOptions, plan: Plan):
         return ray_executor.RayExecutor(options)
     cores = parse_cores(options.noise.cpu_affinity) if options.noise.cpu_affinity else usable_cores()
     gpus = list(range(len(plan.capabilities.cuda_devices)))
-    jobs = options.jobs or 1
+    per_job = options.cores_per_job
+    if per_job and per_job > len(cores):
+        raise UsageError(f"--cores-per-job {per_job} is more than the {len(cores)} CPU core(s) this sweep may use "
+                         f"({','.join(map(str, sorted(cores)))})")
+    jobs = options.jobs or (len(cores) // per_job if per_job else 1)
     try:
-        pool = ResourcePool(cores, jobs, gpus=gpus, gpus_per_job=options.gpus_per_job)
+        pool = ResourcePool(cores, jobs, gpus=gpus, gpus_per_job=options.gpus_per_job, cores_per_job=per_job)
     except ResourceError as exc:
         raise UsageError(str(exc)) from None
     servers = None
     if options.launch == "fork" and fork_server.available():
         servers = fork_server.ForkServers(os.path.join(options.output_dirname, "logs"))
-    return LocalExecutor(pool, confine=jobs > 1, servers=servers)
+    return LocalExecutor(pool, confine=jobs > 1 or per_job is not None, servers=servers)
 
 
 def make_job(key: int, options: RunOptions, config, echo) -> Job:

@@ -1,0 +1,113 @@
+"""The body of one config's Ray task, on whichever node Ray picked (docs/parallel.md, docs/architecture.md
+"Executors"): the same child command and launcher as a local run, with what only the node can do itself.
+
+- Cores: the task holds --cores-per-job cores of its node that no other task of the sweep holds
+  (`node_cores`), pins the child to them and sizes its threads to them.
+- Files: the child writes under a scratch output directory on the node; they travel home with the result
+  (`artifact_shipping`), so every path in the record exists on the driver.
+- A driver that is gone (killed): Ray ends the job's workers; the child dies with its worker
+  (single_config.die_with_parent) and a watcher here kills its process group as soon as the job is over.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import socket
+import tempfile
+import threading
+import time
+
+from benchmarks.runner import artifact_shipping, launcher, node_cores
+
+DRIVER_CHECK_SECONDS = 1.0
+
+
+@dataclasses.dataclass
+class TaskSpec:
+    """What the driver sends with each task (plain data: it travels to the node)."""
+
+    argv: list
+    env_changes: dict
+    env_removed: list
+    timeout: float
+    memory_limit: object
+    cores: int
+    sweep_id: str
+    attempt_id: str  # the config's key and attempt: names its files in --artifacts-uri
+    output_dir: str  # the driver's --output-dirname, as the child's command line and environment name it
+    artifacts_uri: object = None
+    artifacts_max_size: int = 2**30
+
+
+def _node_environment(spec: TaskSpec, scratch: str, cores: list) -> tuple:
+    env = dict(os.environ)
+    for name in spec.env_removed:
+        env.pop(name, None)
+    env.update(spec.env_changes)
+    threads = str(len(cores))
+    env.update(OMP_NUM_THREADS=threads, MKL_NUM_THREADS=threads, TORCHINDUCTOR_COMPILE_THREADS=threads)
+    driver_out = os.path.abspath(spec.output_dir)
+    for name, value in env.items():  # dump paths (XLA_FLAGS, ...) point into the output directory
+        if driver_out in value:
+            env[name] = value.replace(driver_out, scratch)
+    argv = [f"--output-dirname={scratch}" if arg.startswith("--output-dirname=") else arg for arg in spec.argv]
+    return argv + [f"--cpu-affinity={','.join(map(str, cores))}"], env
+
+
+def _watch_driver(ray, pid_box: dict, done: threading.Event) -> None:
+    """Kill the child's group when this task's job is over (its driver died): Ray would end the worker too,
+    but not always before the child has run on."""
+    job_id = ray.get_runtime_context().get_job_id()
+    worker = ray._private.worker.global_worker  # the job table is only on the GCS client
+    while not done.wait(DRIVER_CHECK_SECONDS):
+        try:
+            jobs = worker.gcs_client.get_all_job_info(skip_submission_job_info_field=True,
+                                                      skip_is_running_tasks_field=True, timeout=5)
+            dead = any(key.hex() == job_id and info.is_dead for key, info in jobs.items())
+        except Exception:  # the GCS is away for a moment: look again later
+            continue
+        if dead:
+            if pid_box.get("pid"):
+                launcher.kill_group(pid_box["pid"])
+            return
+
+
+def run_on_node(spec: TaskSpec) -> dict:
+    import psutil
+    import ray
+
+    context = ray.get_runtime_context()
+    node = {"host": socket.gethostname(), "node_id": context.get_node_id(),
+            "node_ip": ray.util.get_node_ip_address(), "gpus": [str(g) for g in ray.get_gpu_ids()]}
+    usable = sorted(psutil.Process().cpu_affinity())
+    held = node_cores.take(spec.sweep_id, spec.cores, usable)
+    if held is None:
+        result = launcher.ChildResult(record=None, returncode=None, start_error=(
+            f"--cores-per-job {spec.cores} is more than the {len(usable)} core(s) of node {node['node_ip']}"))
+        return dict(node, result=dataclasses.asdict(result), log=b"", shipment={})
+    scratch_parent = os.path.join(tempfile.gettempdir(), f"ptbench-ray-{os.getuid()}")
+    os.makedirs(scratch_parent, exist_ok=True)
+    scratch = tempfile.mkdtemp(prefix="out-", dir=scratch_parent)
+    pid_box, done = {}, threading.Event()
+    watcher = threading.Thread(target=_watch_driver, args=(ray, pid_box, done), daemon=True, name="driver-watch")
+    watcher.start()
+    try:
+        argv, env = _node_environment(spec, scratch, held.cores)
+        log_path = os.path.join(scratch + ".log")
+        request = launcher.ChildRequest(argv=argv, env=env, log_path=log_path, timeout=spec.timeout,
+                                        memory_limit=spec.memory_limit, cpu_affinity=held.cores,
+                                        on_start=lambda pid: pid_box.update(pid=pid))
+        result = launcher.run_child(request)
+    finally:
+        done.set()
+        held.release()
+    with open(log_path, "rb") as handle:
+        log_bytes = handle.read()
+    os.remove(log_path)
+    remote_dir = (artifact_shipping.remote_root(spec.artifacts_uri, spec.sweep_id, spec.attempt_id)
+                  if spec.artifacts_uri else None)
+    shipment = artifact_shipping.pack(scratch, spec.artifacts_max_size, spec.artifacts_uri, remote_dir,
+                                      node["node_ip"])
+    artifact_shipping.clean(scratch)
+    return dict(node, result=dataclasses.asdict(result), log=log_bytes, shipment=shipment)
