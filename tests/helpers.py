@@ -66,3 +66,10 @@ def wait_for(predicate, timeout=120, what="it"):
             return value
         time.sleep(0.2)
     raise AssertionError(f"waited {timeout} s for {what}")
+
+
+def ray_children(driver_pid: int) -> list:
+    """The running children of a Ray sweep whose driver is `driver_pid`, on any node of this machine (each writes
+    under a scratch directory named after its driver's host and pid: runner/ray_task.py)."""
+    return [p for p in processes_mentioning(f"-{driver_pid}-") if "ptbench-ray-" in " ".join(p.cmdline())
+            and "--model-config" in " ".join(p.cmdline())]

@@ -15,7 +15,7 @@ import os
 import shutil
 from typing import Optional
 
-from benchmarks.common.safe_paths import PathEscapes, inside
+from benchmarks.common.safe_paths import PathEscapes, inside, safe_name
 
 INLINE_LIMIT = 8 * 2**20  # bytes: a file up to this size returns with the task's result
 
@@ -33,8 +33,6 @@ def _files(root: str) -> list:
 
 
 def remote_root(uri: str, sweep_id: str, attempt_id: str) -> str:
-    from benchmarks.common.safe_paths import safe_name
-
     return "/".join([uri.rstrip("/"), safe_name(sweep_id), safe_name(attempt_id)])
 
 

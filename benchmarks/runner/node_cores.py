@@ -12,17 +12,16 @@ from __future__ import annotations
 
 import fcntl
 import os
+import tempfile
 import time
 from typing import Optional
+
+from benchmarks.common.safe_paths import safe_name
 
 WAIT_SECONDS = 0.2  # how often a task looks again for free cores
 
 
 def lock_dir(sweep_id: str) -> str:
-    import tempfile
-
-    from benchmarks.common.safe_paths import safe_name
-
     return os.path.join(tempfile.gettempdir(), f"ptbench-cores-{os.getuid()}", safe_name(sweep_id))
 
 

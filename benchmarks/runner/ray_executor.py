@@ -73,6 +73,7 @@ class RayExecutor:
         self.jobs = options.jobs or max(1, self.cluster["CPU"] // self.cores_per_job)
         self.gpus_per_job = options.gpus_per_job
         self.options = options
+        # Names the sweep's core locks and scratch directories on every node (the driver's host and pid).
         self.sweep_id = f"{socket.gethostname()}-{os.getpid()}-{options.timestamp}"
         self._in_flight: dict = {}  # object ref -> (job, running beside at start, attempt, cause of the last loss)
 

@@ -18,6 +18,7 @@ import tempfile
 import threading
 import time
 
+from benchmarks.common.safe_paths import safe_name
 from benchmarks.runner import artifact_shipping, launcher, node_cores
 
 DRIVER_CHECK_SECONDS = 1.0
@@ -86,7 +87,7 @@ def run_on_node(spec: TaskSpec) -> dict:
         result = launcher.ChildResult(record=None, returncode=None, start_error=(
             f"--cores-per-job {spec.cores} is more than the {len(usable)} core(s) of node {node['node_ip']}"))
         return dict(node, result=dataclasses.asdict(result), log=b"", shipment={})
-    scratch_parent = os.path.join(tempfile.gettempdir(), f"ptbench-ray-{os.getuid()}")
+    scratch_parent = os.path.join(tempfile.gettempdir(), f"ptbench-ray-{os.getuid()}", safe_name(spec.sweep_id))
     os.makedirs(scratch_parent, exist_ok=True)
     scratch = tempfile.mkdtemp(prefix="out-", dir=scratch_parent)
     pid_box, done = {}, threading.Event()
