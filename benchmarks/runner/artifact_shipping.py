@@ -21,15 +21,14 @@ INLINE_LIMIT = 8 * 2**20  # bytes: a file up to this size returns with the task'
 
 
 def _files(root: str) -> list:
-    """(relative path, size) of every regular file under `root` (links are not followed nor shipped)."""
+    """(relative path, size) of every regular file under `root`, by path (links are not followed nor shipped)."""
     found = []
-    for folder, dirs, names in os.walk(root):
-        dirs.sort()
-        for name in sorted(names):
+    for folder, _, names in os.walk(root):
+        for name in names:
             path = os.path.join(folder, name)
             if os.path.isfile(path) and not os.path.islink(path):
                 found.append((os.path.relpath(path, root), os.path.getsize(path)))
-    return found
+    return sorted(found)
 
 
 def remote_root(uri: str, sweep_id: str, attempt_id: str) -> str:

@@ -28,7 +28,8 @@ def token_source(environ=os.environ) -> Optional[str]:
     """Where Ray's client would read a cluster token from, or None when there is none."""
     if environ.get("RAY_AUTH_TOKEN"):
         return "$RAY_AUTH_TOKEN"
-    for path in (environ.get("RAY_AUTH_TOKEN_PATH"), os.path.join(os.path.expanduser("~"), ".ray", "auth_token")):
+    home = environ.get("HOME") or os.path.expanduser("~")
+    for path in (environ.get("RAY_AUTH_TOKEN_PATH"), os.path.join(home, ".ray", "auth_token")):
         if path and os.path.isfile(path) and os.path.getsize(path):
             return path
     return None
