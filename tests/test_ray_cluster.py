@@ -70,6 +70,10 @@ def test_a_token_cluster_is_joined_with_the_token_and_a_missing_or_wrong_one_is_
     run_runner(*EAGER, "-k", "^mlp$", "--executor=ray", f"--ray-address={address}", f"--output-dirname={tmp_path}",
                env=env, check_rc=0)
     assert [r["status"] for r in read_jsonl(tmp_path / "results.jsonl")] == ["ok"]
+    too_big = run_runner(*EAGER, "-k", "^mlp$", "--executor=ray", f"--ray-address={address}", "--cores-per-job=2",
+                         f"--output-dirname={tmp_path / 'too-big'}", env=env, check_rc=2)
+    assert too_big.stderr.strip().splitlines()[-1] == ("experiment_runner.py: error: --cores-per-job 2 is more than "
+                                                       "any node of the Ray cluster offers (at most 1 CPU)")
     elsewhere = dict(env, HOME=str(tmp_path / "no-token-here"))
     missing = run_runner(*EAGER, "-k", "^mlp$", "--executor=ray", f"--ray-address={address}",
                          f"--output-dirname={tmp_path / 'missing'}", env=elsewhere, check_rc=2)

@@ -49,6 +49,7 @@ class RayExecutor:
             raise UsageError("--executor=ray needs Ray: pip install -e '.[ray]' (make env installs it)") from None
         self.ray = ray
         self._saved_python_path = None
+        self._in_flight: dict = {}  # object ref -> (job, running beside at start, attempt, cause of the last loss)
         # The workers import this module: they find it on PYTHONPATH (the same path on every node). A local
         # instance's workers inherit this process's environment; a cluster's get it as the job's runtime env
         # (which costs every worker a slower start, so the local instance goes without).
@@ -75,7 +76,6 @@ class RayExecutor:
         self.options = options
         # Names the sweep's core locks and scratch directories on every node (the driver's host and pid).
         self.sweep_id = f"{socket.gethostname()}-{os.getpid()}-{options.timestamp}"
-        self._in_flight: dict = {}  # object ref -> (job, running beside at start, attempt, cause of the last loss)
 
     def describe(self) -> str:
         where = self.address or "a local Ray instance started for this sweep"

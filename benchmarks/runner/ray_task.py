@@ -52,8 +52,8 @@ def _node_environment(spec: TaskSpec, scratch: str, cores: list) -> tuple:
     for name, value in env.items():  # dump paths (XLA_FLAGS, ...) point into the output directory
         if driver_out in value:
             env[name] = value.replace(driver_out, scratch)
-    argv = [f"--output-dirname={scratch}" if arg.startswith("--output-dirname=") else arg for arg in spec.argv]
-    return argv + [f"--cpu-affinity={','.join(map(str, cores))}"], env
+    argv = [arg for arg in spec.argv if not arg.startswith("--output-dirname=")]  # absent when it is the default
+    return argv + [f"--output-dirname={scratch}", f"--cpu-affinity={','.join(map(str, cores))}"], env
 
 
 def _watch_driver(ray, pid_box: dict, done: threading.Event) -> None:
