@@ -115,3 +115,13 @@ def test_dry_run_shows_cores_per_job_and_refuses_more_than_the_machine(tmp_path)
     refused = run_runner(*common, "--cores-per-job=3", check_rc=2)
     assert refused.stderr.strip() == ("experiment_runner.py: error: --cores-per-job 3 is more than the 2 CPU core(s) "
                                       "this sweep may use (0,1)")
+
+
+def test_an_artifacts_uri_that_cannot_work_is_one_line_and_exit_2(tmp_path):
+    assert artifact_shipping.check_uri(str(tmp_path / "shared")) is None  # a directory every node mounts
+    refused = run_runner("--accelerator=cpu", "--xla=None", "--dynamo=None", "--test=eval", "-k", "^mlp$",
+                         "--executor=ray", "--artifacts-uri=nosuchproto://bucket/dir",
+                         f"--output-dirname={tmp_path / 'out'}", check_rc=2)
+    assert refused.stderr.strip() == ("experiment_runner.py: error: --artifacts-uri nosuchproto://bucket/dir: "
+                                      "Protocol not known: nosuchproto")
+    assert not (tmp_path / "out").exists()

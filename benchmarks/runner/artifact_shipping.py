@@ -35,6 +35,19 @@ def remote_root(uri: str, sweep_id: str, attempt_id: str) -> str:
     return "/".join([uri.rstrip("/"), safe_name(sweep_id), safe_name(attempt_id)])
 
 
+def check_uri(uri: str) -> Optional[str]:
+    """Why --artifacts-uri can't be used from here (no fsspec, a protocol it doesn't know), or None."""
+    try:
+        import fsspec
+
+        fsspec.core.url_to_fs(uri)
+    except ImportError as exc:
+        return f"--artifacts-uri needs fsspec (pip install -e '.[ray]') and the package of its protocol: {exc}"
+    except ValueError as exc:
+        return f"--artifacts-uri {uri}: {exc}"
+    return None
+
+
 def pack(root: str, max_bytes: int, uri: Optional[str], remote_dir: str, where: str) -> dict:
     """What the driver needs to rebuild `root`'s files: {"inline": {rel: bytes}, "remote": {rel: url},
     "left_behind": [{path, bytes, where, why}]}; the files that travelled are removed from `root`."""

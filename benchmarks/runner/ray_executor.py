@@ -42,6 +42,9 @@ class RayExecutor:
         self.address = options.ray_address or os.environ.get("RAY_ADDRESS") or None
         if self.address:
             ray_join.check_reachable(self.address)
+        problem = options.artifacts_uri and artifact_shipping.check_uri(options.artifacts_uri)
+        if problem:
+            raise UsageError(problem)
         token = ray_join.ask_for_token_mode() if self.address else None  # before Ray reads its config
         try:
             import ray
