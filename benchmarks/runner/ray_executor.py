@@ -17,7 +17,6 @@ model sources at the same paths (docs/parallel.md).
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import os
 import socket

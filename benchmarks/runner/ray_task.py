@@ -16,7 +16,6 @@ import os
 import socket
 import tempfile
 import threading
-import time
 
 from benchmarks.common.safe_paths import safe_name
 from benchmarks.runner import artifact_shipping, launcher, node_cores
@@ -95,7 +94,7 @@ def run_on_node(spec: TaskSpec) -> dict:
     watcher.start()
     try:
         argv, env = _node_environment(spec, scratch, held.cores)
-        log_path = os.path.join(scratch + ".log")
+        log_path = scratch + ".log"
         request = launcher.ChildRequest(argv=argv, env=env, log_path=log_path, timeout=spec.timeout,
                                         memory_limit=spec.memory_limit, cpu_affinity=held.cores,
                                         on_start=lambda pid: pid_box.update(pid=pid))
