@@ -20,7 +20,7 @@ MODELS = ("alpha", "beta", "gamma", "delta")
 
 
 def record(model, dynamo, timestamp, per_iter, first_run, peak, accuracy="pass", precision=None, status="ok",
-           compile_mode=None):
+           compile_mode=None, graph_breaks=0, recompiles=0):
     experiment = {"accelerator": "cpu", "accelerator_model": "Test CPU", "xla": None, "xla_flags": None,
                   "dynamo": dynamo, "torch_xla2": None, "test": "eval", "batch_size": 2,
                   "enable_functionalization": False, "quantization": None, "precision": precision,
@@ -29,6 +29,8 @@ def record(model, dynamo, timestamp, per_iter, first_run, peak, accuracy="pass",
     out = {"model": {"suite_name": "dummy", "model_name": model}, "experiment": experiment, "repeat": 3,
            "iterations_per_run": 1, "timestamp": timestamp, "schema_version": 1, "status": status, "verify": True,
            "accuracy": accuracy, "warmup": 1, "memory_kind": "cpu_rss_above_baseline"}
+    if dynamo:
+        out["dynamo_stats"] = {"graphs": 1 + graph_breaks, "graph_breaks": graph_breaks, "recompiles": recompiles}
     if status == "ok":
         out["metrics"] = {"total_time": [per_iter] * 3, "per_iter_time": [per_iter] * 3, "warmup_time": [first_run],
                           "peak_memory_bytes": [peak, peak], "peak_rss_bytes": [10 * peak, 10 * peak]}
