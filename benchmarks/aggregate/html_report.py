@@ -1,8 +1,8 @@
 """aggregate.py --format=html: one self-contained page to share (a review, a bug, a mail attachment).
 
 Top to bottom: the dashboard (reports.report_dashboard: pass rate, speedup, compile latency, compression ratio
-and peak memory per backend, the newest run, then over time); what was run (suites, models, backends, test, accelerator, dates, the environment and its
-noise warnings); the geomean speedup per backend over the baseline with the number of models behind each
+and peak memory per backend, the newest run, then over time); what was run (suites, models, backends, test,
+accelerator, dates, the environment and its noise warnings); the geomean speedup per backend over the baseline with the number of models behind each
 (the numbers of --report=latest_grouped); the speedup-over-time and latest per-model plots (inline SVG);
 a per-model table of the newest run (batch size, each backend's time, speedup and verification code),
 sortable and filterable by a few lines of plain JavaScript, where failed and skipped configs show their
@@ -154,7 +154,8 @@ def _dashboard_section(table: reports.Table, runs: int, fig_width: float, fig_he
     first_figure = columns.index("PassRate(%)") + 1
     head = columns[1:columns.index("Passed")] + ["Pass rate"] + columns[first_figure:]
     out = ['<h2 id="dashboard">Dashboard' + (f" ({esc(newest[0][0])} UTC)" if newest else "") + "</h2>",
-           '<table class="dashboard"><thead><tr>' + "".join(f"<th>{esc(h)}</th>" for h in head) + "</tr></thead><tbody>"]
+           '<table class="dashboard"><thead><tr>' + "".join(f"<th>{esc(h)}</th>" for h in head)
+           + "</tr></thead><tbody>"]
     for row in newest:
         passed, total, rate = row[columns.index("Passed")], row[columns.index("Total")], row[first_figure - 1]
         cells = [f"<td>{esc(v)}</td>" for v in row[1:columns.index("Passed")]]

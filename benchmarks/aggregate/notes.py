@@ -101,6 +101,14 @@ def runs_text(runs: dict) -> str:
     return "runs " + "; ".join(f"{utc_text(ts)} on {accel}" for accel, ts in sorted(runs.items()))
 
 
+def dashboard_title(analysis: Analysis) -> str:
+    """The dashboard's own title: each backend is measured against eager of its own run, not one baseline."""
+    options = analysis.options
+    title = f"Dashboard: pass rate, {metric_word(analysis)}speedup, compile latency, compression ratio over " \
+            f"{backend_title(analysis.base)}\n{analysis.accelerator}, {options.test}"
+    return title + (f"\n{options.title}" if options.title else "")
+
+
 def dashboard_notes(analysis: Analysis, lines: list) -> list:
     """How the dashboard's numbers are defined (the HUD's), and what the newest run left without a figure."""
     notes = [f"Pass rate = configs whose accuracy is pass (and that measured a time) / every config, failures "

@@ -15,8 +15,8 @@ from datetime import datetime, timezone
 from benchmarks.aggregate import dashboard
 from benchmarks.aggregate.analysis import PERCENTILES, Analysis, Cell, Options, prepare
 from benchmarks.aggregate.inputs import NoData, backend_title, utc_text
-from benchmarks.aggregate.notes import cell_note, dashboard_notes, method_notes, metric_word, plot_title, runs_text, sentence, \
-    series_notes
+from benchmarks.aggregate.notes import cell_note, dashboard_notes, dashboard_title, method_notes, metric_word, \
+    plot_title, runs_text, sentence, series_notes
 
 log = logging.getLogger("benchmarks.aggregate")
 
@@ -247,4 +247,4 @@ def report_dashboard(analysis: Analysis) -> Table:
         {"label": label, "x": p["x"], "panels": [p["pass_rate"]] + p["figures"]} for label, p in series.items()],
         "panels": [title for title, _, _ in panels]}
     return Table("dashboard", columns, tab_columns, rows, dashboard_notes(analysis, found),
-                 plot_title(analysis, "the dashboard: pass rate, {m}speedup, compile latency, compression ratio"), plot)
+                 dashboard_title(analysis), plot)
