@@ -37,7 +37,8 @@ def render(tmp_path, *inputs) -> str:
 
 def test_the_page_is_self_contained_and_says_what_was_run(tmp_path):
     text = render(tmp_path, FIXTURE).read_text(encoding="utf-8")
-    assert text.startswith("<!DOCTYPE html>") and text.count("<svg") == 2  # both plots inline
+    # Every plot inline: the dashboard over time (the fixture has several runs), speedup over time, the newest run.
+    assert text.startswith("<!DOCTYPE html>") and text.count("<svg") == 3
     assert not re.search(r"""(?:src|href)\s*=\s*["']?(?:https?:)?//""", text)  # nothing fetched
     assert "@import" not in text and not re.search(r"url\((?!#)", text)  # only the SVG's own #clip-paths
     for fact in ("Suites", "dummy", "Runs", "2025-06-16 15:06 UTC", "torch 2.9.1", "Backends", "Inductor"):

@@ -22,7 +22,7 @@ from benchmarks.common.selection import TESTS, Selection
 
 log = logging.getLogger("benchmarks.aggregate")
 
-REPORTS = ("speedup", "histogram", "latest", "latest_grouped")
+REPORTS = ("speedup", "histogram", "latest", "latest_grouped", "dashboard")
 METRICS = ("exec", "compile")
 ESTIMATORS = ("median", "mean")
 BASELINES = ("oldest", "latest")

@@ -18,7 +18,7 @@ from benchmarks.common.cli_support import (EXIT_BAD_NEWS, Parser, UsageError, ch
 
 log = logging.getLogger("benchmarks.aggregate")
 
-REPORTS = ("speedup", "histogram", "latest", "latest_grouped")
+REPORTS = ("speedup", "histogram", "latest", "latest_grouped", "dashboard")
 FORMATS = ("csv", "table", "png", "svg", "html")
 FORMAT_ALIASES = {"tab": "table"}  # this tool's name for the grid until issue 19
 METRICS = ("time", "compile")
@@ -52,7 +52,9 @@ def build_parser() -> Parser:
     what.add_argument("--report", choices=REPORTS, default="speedup",
                       help="speedup: geomean speedup per run; histogram: p95/p50/p5 of the per-model speedups "
                            "per run; latest: each backend's newest per-model speedups, sorted; latest_grouped: "
-                           "one row per model of the newest run, plus GEOMEAN (default: %(default)s)")
+                           "one row per model of the newest run, plus GEOMEAN; dashboard: per run and backend (and axis "
+                           "value), the pass rate, then over the passing configs the geomean speedup, mean compile "
+                           "latency, compression ratio and peak memory (run with --verify) (default: %(default)s)")
     what.add_argument("--list-accelerators", action="store_true",
                       help="print the accelerators the files contain, then exit")
     what.add_argument("--backends", action="extend", nargs="+", metavar="BACKEND",

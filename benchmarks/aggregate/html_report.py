@@ -1,7 +1,8 @@
 """aggregate.py --format=html: one self-contained page to share (a review, a bug, a mail attachment).
 
-Top to bottom: what was run (suites, models, backends, test, accelerator, dates, the environment and its
-noise warnings); the geomean speedup per backend over the baseline with the number of models behind each
+Top to bottom: the dashboard (reports.report_dashboard: pass rate, speedup, compile latency, compression ratio
+and peak memory per backend, the newest run, then over time); what was run (suites, models, backends, test,
+accelerator, dates, the environment and its noise warnings); the geomean speedup per backend over the baseline with the number of models behind each
 (the numbers of --report=latest_grouped); the speedup-over-time and latest per-model plots (inline SVG);
 a per-model table of the newest run (batch size, each backend's time, speedup and verification code),
 sortable and filterable by a few lines of plain JavaScript, where failed and skipped configs show their
@@ -145,6 +146,30 @@ def _geomean_section(grouped: reports.Table, analysis: Analysis) -> str:
     return "\n".join(out)
 
 
+def _dashboard_section(table: reports.Table, runs: int, fig_width: float, fig_height: float) -> str:
+    """The newest run's dashboard lines (the HUD's pass rate display, "75%, 3/4"), then, over several runs,
+    its numbers over time."""
+    columns = table.columns
+    newest = [row for row in table.rows if row[0] == table.rows[-1][0]] if table.rows else []
+    first_figure = columns.index("PassRate(%)") + 1
+    head = columns[1:columns.index("Passed")] + ["Pass rate"] + columns[first_figure:]
+    out = ['<h2 id="dashboard">Dashboard' + (f" ({esc(newest[0][0])} UTC)" if newest else "") + "</h2>",
+           '<table class="dashboard"><thead><tr>' + "".join(f"<th>{esc(h)}</th>" for h in head)
+           + "</tr></thead><tbody>"]
+    for row in newest:
+        passed, total, rate = row[columns.index("Passed")], row[columns.index("Total")], row[first_figure - 1]
+        cells = [f"<td>{esc(v)}</td>" for v in row[1:columns.index("Passed")]]
+        cells.append(f'<td class="num">{"" if rate is None else f"{rate:.0f}%"}, {passed}/{total}</td>')
+        cells += [f'<td class="num">{"" if v is None else f"{v:.2f}"}</td>' for v in row[first_figure:-1]]
+        cells.append(f'<td class="msg">{esc(row[-1])}</td>')
+        out.append("<tr>" + "".join(cells) + "</tr>")
+    out.append("</tbody></table>")
+    out += [f'<p class="small">{esc(note)}</p>' for note in table.notes[:1]]
+    if runs > 1:
+        out.append(f'<div class="plot">{_svg(table, fig_width, fig_height)}</div>')
+    return "\n".join(out)
+
+
 def _log_link(record: dict, results_dir: str, page_dir: str) -> str:
     log = (record.get("error") or {}).get("log")
     if not isinstance(log, str) or not log:
@@ -222,6 +247,7 @@ def render(options: Options, page_path: Optional[str], fig_width: float, fig_hei
         f"<h1>{esc(title)}</h1>",
         f'<p class="small">Made by aggregate.py on {esc(_date(datetime.now(timezone.utc).timestamp()))} from '
         f"{esc(', '.join(files))}.</p>",
+        _dashboard_section(reports.report_dashboard(analysis), len(analysis.timestamps), fig_width, fig_height),
         _facts_section(analysis),
         _geomean_section(grouped, analysis),
         "<h2>Speedup over time</h2>",

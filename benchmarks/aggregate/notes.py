@@ -99,3 +99,32 @@ def runs_text(runs: dict) -> str:
     if len(runs) == 1:
         return f"run {utc_text(next(iter(runs.values())))}"
     return "runs " + "; ".join(f"{utc_text(ts)} on {accel}" for accel, ts in sorted(runs.items()))
+
+
+def dashboard_title(analysis: Analysis) -> str:
+    """The dashboard's own title: each backend is measured against eager of its own run, not one baseline."""
+    options = analysis.options
+    title = f"Dashboard: pass rate, {metric_word(analysis)}speedup, compile latency, compression ratio over " \
+            f"{backend_title(analysis.base)}\n{analysis.accelerator}, {options.test}"
+    return title + (f"\n{options.title}" if options.title else "")
+
+
+def dashboard_notes(analysis: Analysis, lines: list) -> list:
+    """How the dashboard's numbers are defined (the HUD's), and what the newest run left without a figure."""
+    notes = [f"Pass rate = configs whose accuracy is pass (and that measured a time) / every config, failures "
+             f"and skips included. Over the passing configs only: geomean speedup (eager time / backend time, "
+             f"eager of the same model and axes, of the same run, else the {analysis.options.baseline}), mean "
+             "compile latency (the backend's first run - eager's, seconds), mean compression ratio (eager's peak "
+             "memory / the backend's), mean peak memory.", method_notes(analysis)[1]]
+    newest = [line for line in lines if line.timestamp == max(l.timestamp for l in lines)] if lines else []
+    unchecked = sum(1 for line in newest for e in line.entries if e.accuracy == "not_checked")
+    if unchecked:
+        notes.append(f"{unchecked} config(s) of the newest run were not checked for accuracy: run with --verify "
+                     "for a pass rate.")
+    for line in newest:
+        if not line.baseline:
+            lacking = [e.label for e in line.entries if e.passed and e.speedup is None]
+            if lacking:
+                notes.append(f"{backend_title(line.backend)} ({line.suite}): no eager baseline for "
+                             f"{_names(sorted(lacking, key=str.casefold))}")
+    return notes

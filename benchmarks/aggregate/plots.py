@@ -51,13 +51,17 @@ def render(table, fmt: str, fig_width: float, fig_height: float) -> bytes:
         rows = len(plot.get("names", ())) * max(1, len(plot.get("series", ())))
         fig_height = max(fig_height, 1.5 + 0.22 * rows)
     fig = Figure(figsize=(fig_width, fig_height), layout="constrained")
-    ax = fig.add_subplot()
-    {"timeseries": _timeseries, "percentiles": _percentiles, "sorted": _sorted,
-     "grouped": _grouped}[plot["kind"]](ax, plot)
-    ax.set_title(table.title, fontsize=10)
-    ax.grid(True, which="major", alpha=0.3)
-    if ax.get_legend_handles_labels()[0]:
-        ax.legend(fontsize=8, loc="best")
+    if plot["kind"] == "dashboard":
+        _dashboard(fig, plot)
+        fig.suptitle(table.title, fontsize=10)
+    else:
+        ax = fig.add_subplot()
+        {"timeseries": _timeseries, "percentiles": _percentiles, "sorted": _sorted,
+         "grouped": _grouped}[plot["kind"]](ax, plot)
+        ax.set_title(table.title, fontsize=10)
+        ax.grid(True, which="major", alpha=0.3)
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=8, loc="best")
     if table.notes:
         # supxlabel takes part in the constrained layout, so the notes never overlap the axes.
         fig.supxlabel("\n".join(_wrap(note, fig_width) for note in table.notes), fontsize=NOTE_FONT_SIZE,
@@ -169,3 +173,35 @@ def _grouped(ax, plot: dict) -> None:
     if not log:
         ax.set_xlim(left=0)
     ax.set_xlabel(plot["xlabel"] + (" (log scale)" if log else ""))
+
+
+def _dashboard(fig, plot: dict) -> None:
+    """The dashboard's numbers over time, a panel each (pass rate, speedup, compile latency, compression
+    ratio), a line per backend and axis values (one colour and marker in every panel): a drop in one shows
+    against the runs before it."""
+    import datetime
+
+    import matplotlib.dates as mdates
+
+    axes = fig.subplots(2, 2, sharex=True).flatten()
+    xs = [x for series in plot["series"] for x in series["x"]]
+    for k, (ax, title) in enumerate(zip(axes, plot["panels"])):
+        if k in (1, 3):  # ratios: 1 is no change
+            ax.axhline(1.0, color="grey", linewidth=0.8)
+        for i, series in enumerate(plot["series"]):
+            y = series["panels"][k]
+            if any(v is not None for v in y):
+                ax.plot(series["x"], _nan(y), marker=MARKERS[i % len(MARKERS)], color=f"C{i % 10}",
+                        label=series["label"])
+        ax.set_ylabel(title, fontsize=8)
+        ax.grid(True, which="major", alpha=0.3)
+    if xs:
+        if len(set(xs)) == 1:  # one run: a day either side
+            axes[0].set_xlim(xs[0] - datetime.timedelta(days=1), xs[0] + datetime.timedelta(days=1))
+        locator = mdates.AutoDateLocator(maxticks=5)
+        axes[2].xaxis.set_major_locator(locator)
+        axes[2].xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator))
+        for ax in axes[2:]:
+            ax.set_xlabel("Run (UTC)")
+    if axes[0].get_legend_handles_labels()[0]:
+        axes[0].legend(fontsize=7, loc="best")

@@ -1,5 +1,5 @@
-"""aggregate.py's four reports, built from the analysis (analysis.py) as Tables: speedup, histogram, latest and
-latest_grouped.
+"""aggregate.py's reports, built from the analysis (analysis.py) as Tables: speedup, histogram, latest,
+latest_grouped and dashboard (its lines: dashboard.py).
 
 Reports follow upstream PyTorch/XLA's aggregate.py (same definitions, column names and rounding), without its
 limits: any accelerator, any dynamo backend, failed records counted instead of averaged, missing data reported
@@ -12,10 +12,11 @@ import dataclasses
 import logging
 from datetime import datetime, timezone
 
+from benchmarks.aggregate import dashboard
 from benchmarks.aggregate.analysis import PERCENTILES, Analysis, Cell, Options, prepare
 from benchmarks.aggregate.inputs import NoData, backend_title, utc_text
-from benchmarks.aggregate.notes import cell_note, method_notes, metric_word, plot_title, runs_text, sentence, \
-    series_notes
+from benchmarks.aggregate.notes import cell_note, dashboard_notes, dashboard_title, method_notes, metric_word, \
+    plot_title, runs_text, sentence, series_notes
 
 log = logging.getLogger("benchmarks.aggregate")
 
@@ -59,7 +60,7 @@ def speedup_header(analysis: Analysis, backend: str, tab: bool) -> str:
 def build(options: Options) -> Table:
     analysis = prepare(options)
     builder = {"speedup": report_speedup, "histogram": report_histogram, "latest": report_latest,
-               "latest_grouped": report_latest_grouped}[options.report]
+               "latest_grouped": report_latest_grouped, "dashboard": report_dashboard}[options.report]
     table = builder(analysis)
     if not any(value is not None for row in table.rows for value in row[1:]):
         raise NoData(f"no speedups to report for {analysis.accelerator} ({options.test}, backends "
@@ -201,3 +202,49 @@ def report_latest_grouped(analysis: Analysis) -> Table:
         for i, b in enumerate(analysis.backends)], "xlabel": sentence(f"{metric_word(analysis)}speedup")}
     return Table("latest_grouped", columns, tab_columns, rows, notes,
                  plot_title(analysis, "{m}speedup per model", runs_text(runs)), plot)
+
+
+# The dashboard's figures: (csv column, tab column, Line attribute, factor), after the pass counts.
+DASHBOARD_FIGURES = (("GeomeanSpeedup", "Geomean\nspeedup", "geomean_speedup", 1.0),
+                     ("CompileLatency(s)", "Compile\nlatency\n(s)", "compile_latency", 1.0),
+                     ("CompressionRatio", "Compression\nratio", "compression_ratio", 1.0),
+                     ("PeakMemory(MiB)", "Peak\nmemory\n(MiB)", "peak_memory", 1 / dashboard.MIB))
+
+
+def dashboard_label(line: dashboard.Line, axis_keys: list) -> str:
+    values = [dashboard.axis_text(line, k) for k in axis_keys]
+    values = [v for v in values if v]
+    return backend_title(line.backend) + (f"[{','.join(values)}]" if values else "")
+
+
+def report_dashboard(analysis: Analysis) -> Table:
+    """One row per run, suite, backend and axis values: the pass rate, then the four figures over the configs
+    that passed; the runs oldest first, so a drop shows (docs/aggregate.md)."""
+    found = dashboard.lines(analysis)
+    axis_keys = sorted({k for line in found for k in line.axes})
+    columns = ["Datetime(UTC)", "Suite", "Backend"] + axis_keys + ["Passed", "Total", "PassRate(%)"]
+    tab_columns = ["Datetime(UTC)", "Suite", "Backend"] + [k.replace("_", "\n") for k in axis_keys] + \
+        ["Passed", "Total", "Pass\nrate\n(%)"]
+    columns += [c for c, _, _, _ in DASHBOARD_FIGURES] + ["NotPassed"]
+    tab_columns += [t for _, t, _, _ in DASHBOARD_FIGURES] + ["Not passed"]
+    rows, series = [], {}
+    for line in found:
+        figures = [getattr(line, name) for _, _, name, _ in DASHBOARD_FIGURES]
+        figures = [None if v is None else v * factor for v, (_, _, _, factor) in zip(figures, DASHBOARD_FIGURES)]
+        rows.append([utc_text(line.timestamp), line.suite, backend_title(line.backend)]
+                    + [dashboard.axis_text(line, k) for k in axis_keys]
+                    + [line.passed, line.total, _round(line.pass_rate)] + [_round(v) for v in figures]
+                    + ["; ".join(f"{status}: {', '.join(names)}" for status, names in line.not_passed().items())])
+        label = dashboard_label(line, axis_keys) + (f" ({line.suite})" if len({l.suite for l in found}) > 1 else "")
+        points = series.setdefault(label, {"x": [], "pass_rate": [], "figures": [[] for _ in DASHBOARD_FIGURES[:3]]})
+        points["x"].append(datetime.fromtimestamp(line.timestamp, timezone.utc).replace(tzinfo=None))
+        points["pass_rate"].append(line.pass_rate)
+        for values, value in zip(points["figures"], figures[:3]):
+            values.append(value)
+    panels = [("Pass rate (%)", "pass_rate", None)] + [(t.replace("\n", " "), None, i)
+                                                       for i, (_, t, _, _) in enumerate(DASHBOARD_FIGURES[:3])]
+    plot = {"kind": "dashboard", "series": [
+        {"label": label, "x": p["x"], "panels": [p["pass_rate"]] + p["figures"]} for label, p in series.items()],
+        "panels": [title for title, _, _ in panels]}
+    return Table("dashboard", columns, tab_columns, rows, dashboard_notes(analysis, found),
+                 dashboard_title(analysis), plot)

@@ -283,6 +283,12 @@ class Measurement:
         values = values[np.isfinite(values)]
         return float(values.max()) if len(values) else None
 
+    def dynamo_stat(self, name: str) -> Optional[int]:
+        """One of dynamo's statistics (`dynamo_stats`: graphs, graph_breaks, unique_graph_breaks, recompiles,
+        ...), or None for a record without them (not a dynamo config, or written before they existed)."""
+        found = self.record.get("dynamo_stats")
+        return _int(found.get(name)) if isinstance(found, dict) else None
+
     def summary(self, metric: str, policy: WarmupPolicy = FIRST_SAMPLE) -> Optional[dict]:
         """result_analyzer.py's statistics of a metric: min/median/max of every sample, mean/std (ddof 0) of
         the steady ones (keeping the last sample when the policy would leave none, so a column is never

@@ -13,6 +13,7 @@ import os
 import sys
 
 from benchmarks.common import selection
+from benchmarks.compare.verdicts import DEFAULT_GATE_LIMIT
 from benchmarks.common.cli_support import (BadNews, Parser, UsageError, choice, fraction, epilog, metavar, non_negative_int,
                                            positive_int, run_main, setup_logging)
 
@@ -65,6 +66,12 @@ def build_parser() -> Parser:
     p.add_argument("control", metavar="CONTROL", help="results file, directory (every *.jsonl below it) or glob")
     p.add_argument("treatment", metavar="TREATMENT", nargs="?",
                    help="results file, directory or glob (with --pair: optional, default CONTROL)")
+    p.add_argument("--expected", metavar="FILE",
+                   help="check CONTROL (the results) against an expected-results CSV (model, config, accuracy, graph "
+                        "breaks) instead of comparing two sides; a difference exits 1 and prints the lines that "
+                        "update FILE")
+    p.add_argument("--write-expected", metavar="FILE",
+                   help="write CONTROL's expected-results CSV to FILE (the first time, or to accept every change)")
     p.add_argument("--pair", type=axis_pair, metavar="AXIS=CONTROL:TREATMENT",
                    help="compare two values of one experiment axis of the same sweep, config by config (e.g. "
                         "compile_mode=default:max-autotune, or precision=fp32:bf16): records of CONTROL's value are "
@@ -96,9 +103,17 @@ def build_parser() -> Parser:
     out.add_argument("--plot", metavar="FILE", help="also draw a forest plot of the ratios (.png or .svg)")
     out.add_argument("--color", choices=("auto", "always", "never"), default="auto",
                      help="colour the table's verdicts (auto: when stdout is a terminal and NO_COLOR is unset)")
+    what.add_argument("--compression-limit", type=fraction, default=DEFAULT_GATE_LIMIT, metavar="FRACTION",
+                      help="gate compression: the treatment's compression ratio (eager's peak memory / the "
+                           "backend's) below the control's by more than this (default 10%%)")
+    what.add_argument("--compile-latency-limit", type=fraction, default=DEFAULT_GATE_LIMIT, metavar="FRACTION",
+                      help="gate compile-latency: the treatment's compile latency (its first run - eager's) above "
+                           "the control's by more than this (default 10%%)")
     out.add_argument("--fail-on", type=fail_on, default=None, metavar="LIST",
-                     help="verdicts that make the exit status 1: a comma list of slower, new-failure, geomean "
-                          "(the geomean is slower), unsure, faster, ... or none (default: slower,new-failure)")
+                     help="verdicts and gates that make the exit status 1: a comma list of slower, new-failure, "
+                          "geomean (the geomean is slower), unsure, faster, ...; the gates accuracy (pass -> "
+                          "anything else), graph-breaks, recompiles (went up), compression, compile-latency (past "
+                          "their limit); or none (default: slower,new-failure)")
     out.add_argument("--log-level", default="warning", choices=["critical", "error", "warning", "info", "debug"])
     return p
 
@@ -110,20 +125,22 @@ def _use_colour(choice: str, to_file: bool) -> bool:
 
 
 def run(options) -> int:
-    from benchmarks.compare import comparison, matching, output, verdicts
+    from benchmarks.compare import comparison, gates, matching, output, verdicts
 
     if options.plot and os.path.splitext(options.plot)[1].lower() not in (".png", ".svg"):
         raise UsageError(f"--plot {options.plot}: name a .png or .svg file")
     from benchmarks.common.measurement import Measurement
 
+    if options.expected or options.write_expected:
+        return check_expected(options)
     if options.treatment is None:
         if options.pair is None:
             raise UsageError("name a TREATMENT results file, or pair two axis values of CONTROL with --pair")
         options.treatment = options.control
-    sides, chosen = {}, selection.Selection.of(options)
+    sides, runs, chosen = {}, {}, selection.Selection.of(options)
     for side in ("control", "treatment"):
         found = matching.read_side([getattr(options, side)], side)
-        picked = matching.pick_run(found, side, getattr(options, f"{side}_timestamp"), options.latest)
+        picked = runs[side] = matching.pick_run(found, side, getattr(options, f"{side}_timestamp"), options.latest)
         if not picked:
             raise BadNews(f"{side}: no records in {getattr(options, side)}")
         sides[side] = chosen.select(picked, view=Measurement)
@@ -140,8 +157,9 @@ def run(options) -> int:
         raise BadNews(f"no config of {options.control} matches one of {options.treatment} (a config is the "
                          "model and its experiment config; docs/compare.md, Matching)")
     settings = comparison.Settings(metric=options.metric, confidence=options.confidence, threshold=options.threshold,
-                                   resamples=options.resamples, seed=options.seed, skip_samples=options.skip_samples)
-    report = comparison.compare(pairs, settings)
+                                   resamples=options.resamples, seed=options.seed, skip_samples=options.skip_samples,
+                                   limits=gates.Limits(options.compression_limit, options.compile_latency_limit))
+    report = comparison.compare(pairs, settings, (runs["control"], runs["treatment"]))
     from benchmarks.compare.metrics import KINDS
 
     if options.metric not in KINDS and report.geomean is None and set(report.counts) == {verdicts.NO_DATA}:
@@ -162,6 +180,35 @@ def run(options) -> int:
         except OSError as exc:
             raise UsageError(f"cannot write {options.plot}: {exc.strerror or exc}") from None
     return comparison.exit_status(report, options.fail_on if options.fail_on is not None else verdicts.DEFAULT_FAIL_ON)
+
+
+def check_expected(options) -> int:
+    """--expected FILE / --write-expected FILE: CONTROL's records (its runs and selection) against the file."""
+    from benchmarks.common.measurement import Measurement
+    from benchmarks.compare import expected, matching
+
+    if options.treatment is not None or options.pair is not None:
+        raise UsageError("--expected and --write-expected take one results set (RESULTS), without TREATMENT or --pair")
+    if options.expected and options.write_expected:
+        raise UsageError("--expected checks the file, --write-expected writes it: give one of them")
+    # The newest run unless --control-timestamp names one: a results file that sweeps append to holds many.
+    found = matching.pick_run(matching.read_side([options.control], "results"), "control",
+                              options.control_timestamp, True)
+    found = selection.Selection.of(options).select(found, view=Measurement)
+    actual = expected.from_records(found)
+    if not actual:
+        raise BadNews(f"no records in {options.control} match the selection flags")
+    if options.write_expected:
+        try:
+            with open(options.write_expected, "w", encoding="utf-8", newline="") as handle:
+                handle.write(expected.render(actual))
+        except OSError as exc:
+            raise UsageError(f"cannot write {options.write_expected}: {exc.strerror or exc}") from None
+        print(f"wrote {options.write_expected}: {len(actual)} config(s)")
+        return 0
+    differences = expected.check(expected.read(options.expected), actual)
+    sys.stdout.write(expected.report(options.expected, differences, len(actual)))
+    return 1 if differences else 0
 
 
 def main(argv=None) -> int:

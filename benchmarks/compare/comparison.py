@@ -7,7 +7,7 @@ import math
 from typing import Optional
 
 from benchmarks.common.measurement import Measurement
-from benchmarks.compare import metrics, statistics, verdicts
+from benchmarks.compare import gates, metrics, statistics, verdicts
 
 
 @dataclasses.dataclass
@@ -18,6 +18,7 @@ class Settings:
     resamples: int = statistics.DEFAULT_RESAMPLES
     seed: int = statistics.DEFAULT_SEED
     skip_samples: Optional[int] = None
+    limits: gates.Limits = gates.Limits()
 
 
 @dataclasses.dataclass
@@ -51,16 +52,23 @@ def _processes(found: list, settings: Settings) -> tuple:
     return processes, why
 
 
-def compare(pairs: list, settings: Settings) -> Report:
+def compare(pairs: list, settings: Settings, sides: tuple = ([], [])) -> Report:
+    """Every pair's row; `sides` (every record of the control's and the treatment's runs, whatever the
+    selection) holds the eager runs the gates measure compression ratio and compile latency against."""
     import numpy as np
 
     rows, measured = [], []  # measured: (row, control processes, treatment processes)
+    indexes = (gates.eager_index(sides[0]), gates.eager_index(sides[1]))
     for pair in pairs:
         row = {"model_name": pair.model.get("model_name"), "suite_name": pair.model.get("suite_name"),
                "experiment": pair.experiment, "metric": settings.metric,
                "control": _side_summary(None), "treatment": _side_summary(None),
-               "time_ratio": None, "ci": None, "verdict": None, "note": ""}
+               "time_ratio": None, "ci": None, "verdict": None, "note": "", "gates": []}
         rows.append(row)
+        if pair.control and pair.treatment:
+            found = gates.findings(pair.control, pair.treatment, indexes, settings.limits)
+            row["gates"] = [gate for gate, _ in found]
+            row["gate_notes"] = [text for _, text in found]
         decided = verdicts.correctness(pair.control, pair.treatment)
         if decided:
             row["verdict"], row["note"] = decided
@@ -90,9 +98,14 @@ def compare(pairs: list, settings: Settings) -> Report:
         fewest = min(min(d.n_processes for d in draws[2 * i:2 * i + 2]) for i in range(len(measured)))
         verdict, _ = verdicts.timing(combined.value, combined.ci, settings.threshold, fewest, fewest)
         geomean = {"time_ratio": combined.value, "ci": list(combined.ci), "verdict": verdict, "n_configs": len(ratios)}
-    counts = {name: 0 for name in verdicts.VERDICTS}
+    counts = {name: 0 for name in verdicts.VERDICTS + verdicts.GATES}
     for row in rows:
         counts[row["verdict"]] += 1
+        for gate in row["gates"]:
+            counts[gate] += 1
+        if row.get("gate_notes"):
+            row["note"] = "; ".join(filter(None, [row["note"]] + row.pop("gate_notes")))
+        row.pop("gate_notes", None)
     rows.sort(key=_effect_order)
     return Report(rows, geomean, {k: v for k, v in counts.items() if v}, settings)
 
@@ -107,8 +120,9 @@ def _effect_order(row: dict) -> tuple:
 
 
 def exit_status(report: Report, fail_on: tuple) -> int:
-    """1 when a row's verdict (or the geomean's, with "geomean") is one of `fail_on`, else 0."""
+    """1 when a row's verdict or one of its gates (or the geomean's verdict, with "geomean") is one of
+    `fail_on`, else 0."""
     wanted = set(fail_on)
     if verdicts.GEOMEAN in wanted and report.geomean and report.geomean["verdict"] == verdicts.SLOWER:
         return 1
-    return 1 if any(row["verdict"] in wanted for row in report.rows) else 0
+    return 1 if any(row["verdict"] in wanted or wanted & set(row["gates"]) for row in report.rows) else 0

@@ -41,7 +41,8 @@ def _cells(row: dict) -> list:
     unit, factor = metrics.unit(row["metric"])
     median = [_number(None if row[s]["median"] is None else row[s]["median"] * factor) for s in ("control", "treatment")]
     ci = row["ci"]
-    return [row["verdict"], config_label(row), median[0], median[1],
+    verdict = row["verdict"] + (f" +{'+'.join(row['gates'])}" if row.get("gates") else "")
+    return [verdict, config_label(row), median[0], median[1],
             "" if row["time_ratio"] is None else f"{row['time_ratio']:.3f}", _percent(row["time_ratio"]),
             "" if ci is None else f"[{ci[0]:.3f}, {ci[1]:.3f}]",
             f"{row['control']['n_processes']}/{row['treatment']['n_processes']}", row["note"]]
@@ -101,17 +102,17 @@ def csv_text(report) -> str:
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(["verdict", "suite_name", "model_name", "config", "experiment", "metric", "control_median",
                      "control_n_samples", "control_n_processes", "treatment_median", "treatment_n_samples",
-                     "treatment_n_processes", "time_ratio", "ci_low", "ci_high", "note"])
+                     "treatment_n_processes", "time_ratio", "ci_low", "ci_high", "note", "gates"])
     for row in report.rows:
         ci = row["ci"] or [None, None]
         writer.writerow([row["verdict"], row["suite_name"], row["model_name"], config_label(row),
                          json.dumps(row["experiment"], sort_keys=True), row["metric"]]
                         + [row[s][k] for s in ("control", "treatment") for k in ("median", "n_samples", "n_processes")]
-                        + [row["time_ratio"], ci[0], ci[1], row["note"]])
+                        + [row["time_ratio"], ci[0], ci[1], row["note"], " ".join(row.get("gates") or [])])
     if report.geomean:
         g = report.geomean
         writer.writerow([g["verdict"], "", "geomean", "", "", report.settings.metric] + [""] * 6
-                        + [g["time_ratio"], g["ci"][0], g["ci"][1], f"{g['n_configs']} configs"])
+                        + [g["time_ratio"], g["ci"][0], g["ci"][1], f"{g['n_configs']} configs", ""])
     return buffer.getvalue()
 
 

@@ -16,7 +16,13 @@ NO_DATA, ONLY_CONTROL, ONLY_TREATMENT = "no-data", "only-control", "only-treatme
 # In the order of the counts line; also the sort order of rows with no ratio.
 VERDICTS = (SLOWER, NEW_FAILURE, UNSURE, FASTER, FIXED, SAME, FAILING, NO_DATA, ONLY_CONTROL, ONLY_TREATMENT)
 GEOMEAN = "geomean"
-FAIL_ON_CHOICES = VERDICTS + (GEOMEAN,)
+# The gates (gates.py), named beside the verdicts: a config has one verdict and any number of gates.
+ACCURACY, GRAPH_BREAKS, RECOMPILES = "accuracy", "graph-breaks", "recompiles"
+COMPRESSION, COMPILE_LATENCY = "compression", "compile-latency"
+GATES = (ACCURACY, GRAPH_BREAKS, RECOMPILES, COMPRESSION, COMPILE_LATENCY)
+# The relative change of compression ratio or compile latency past which their gates count.
+DEFAULT_GATE_LIMIT = 0.10
+FAIL_ON_CHOICES = VERDICTS + (GEOMEAN,) + GATES
 DEFAULT_FAIL_ON = (SLOWER, NEW_FAILURE)
 # With one process on a side, the variation between processes (often a few percent) is unknown: only an
 # interval wholly beyond this much change (or the threshold, if larger) gives slower/faster, never same.
@@ -86,5 +92,5 @@ def timing(value: float, ci: tuple, threshold: float, n_control: int, n_treatmen
 
 
 def parse_fail_on(text: str) -> tuple:
-    """--fail-on's value: a comma list of verdicts and/or "geomean", or "none". ValueError with the reason."""
+    """--fail-on's value: a comma list of verdicts, gates and/or "geomean", or "none". ValueError with the reason."""
     return choice_list(text, FAIL_ON_CHOICES)

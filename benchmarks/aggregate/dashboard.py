@@ -1,0 +1,140 @@
+"""aggregate.py --report=dashboard: the TorchInductor dashboard's numbers per backend and run: pass rate,
+geomean speedup, mean compile latency, mean compression ratio and mean peak memory, the last four over the
+configs that passed. Definitions (equal to the HUD's): docs/architecture.md, "The dashboard".
+
+A line is one run (timestamp), suite, backend and value of every other axis (precision, compile mode,
+dynamic, quantization, ...); its configs are the analysis' rows (one per model and batch size, --rounds
+pooled). Each backend config is measured against the eager config of the same model and axes
+(common/against_eager.py): of the same run, else the --baseline one.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import statistics
+from typing import Optional
+
+from benchmarks.aggregate.analysis import Analysis
+from benchmarks.common import accuracy_status, against_eager, compile_options
+from benchmarks.common.measurement import AXIS_DEFAULTS
+
+MIB = 2.0 ** 20
+
+
+@dataclasses.dataclass
+class Entry:
+    """One config (model and batch size) of one line."""
+
+    label: str
+    accuracy: str
+    passed: bool
+    speedup: Optional[float] = None
+    compile_latency: Optional[float] = None
+    compression_ratio: Optional[float] = None
+    peak_memory: Optional[float] = None
+
+
+@dataclasses.dataclass
+class Line:
+    timestamp: float
+    suite: str
+    backend: str  # the base backend (eager, inductor, openxla+dynamo, ...)
+    axes: dict  # every other axis' value
+    baseline: bool  # the eager line: speedup, compile latency and compression are 1, 0, 1 by definition
+    entries: list = dataclasses.field(default_factory=list)
+
+    @property
+    def passed(self) -> int:
+        return sum(e.passed for e in self.entries)
+
+    @property
+    def total(self) -> int:
+        return len(self.entries)
+
+    @property
+    def pass_rate(self) -> Optional[float]:
+        return 100.0 * self.passed / self.total if self.total else None
+
+    def _passing(self, name: str, drop_zero: bool) -> list:
+        values = [getattr(e, name) for e in self.entries if e.passed]
+        return [v for v in values if v is not None and math.isfinite(v) and not (drop_zero and v == 0)]
+
+    @property
+    def geomean_speedup(self) -> Optional[float]:
+        values = [v for v in self._passing("speedup", True) if v > 0]
+        return math.exp(statistics.fmean(math.log(v) for v in values)) if values else None
+
+    @property
+    def compile_latency(self) -> Optional[float]:
+        values = self._passing("compile_latency", True)  # the HUD leaves a 0 out (not measured)
+        return statistics.fmean(values) if values else None
+
+    @property
+    def compression_ratio(self) -> Optional[float]:
+        values = self._passing("compression_ratio", True)
+        return statistics.fmean(values) if values else None
+
+    @property
+    def peak_memory(self) -> Optional[float]:
+        values = self._passing("peak_memory", False)
+        return statistics.fmean(values) if values else None
+
+    def not_passed(self) -> dict:
+        """accuracy status -> labels of the configs that did not pass (a passing accuracy without a time is
+        `no_time`, as the HUD counts a zero speedup)."""
+        out: dict = {}
+        for e in self.entries:
+            if not e.passed:
+                status = "no_time" if e.accuracy == accuracy_status.PASS else e.accuracy
+                out.setdefault(status, []).append(e.label)
+        return {k: sorted(v, key=str.casefold) for k, v in sorted(out.items())}
+
+
+def axis_text(line: Line, key: str) -> str:
+    """An axis' value as the dashboard shows it: a missing one is the axis' default (torch.compile's own
+    axes: none for the baseline, which does not compile)."""
+    value = line.axes.get(key)
+    if value is None and not (line.baseline and key in compile_options.KEYS):
+        value = AXIS_DEFAULTS.get(key)
+    return "" if value is None else key if value is True else str(value)
+
+
+def config_accuracy(row) -> str:
+    """A config's accuracy: the first of its processes that did not pass, else pass."""
+    found = [m.accuracy for m in [row.measurement] + list(row.pooled)]
+    return next((a for a in found if a != accuracy_status.PASS), accuracy_status.PASS)
+
+
+def processes(row) -> list:
+    """The Measurements of a config's processes: the ok ones pooled (--rounds), else its one record."""
+    return list(row.pooled) or [row.measurement]
+
+
+def lines(analysis: Analysis) -> list:
+    """Every dashboard line, oldest run first; in a run, the baseline first, then by backend and axes."""
+    rows = analysis.rows
+    base = next((r.measurement.base_backend for r in rows if r.backend == analysis.base), against_eager.EAGER)
+    index = against_eager.EagerIndex(((r.measurement, r.timestamp, r) for r in rows if r.value is not None), base)
+    axis_keys = sorted({k for r in rows for k in r.measurement.axes})
+    latest = analysis.options.baseline == "latest"
+    grouped: dict = {}
+    for r in rows:
+        m = r.measurement
+        axes = {k: m.axes.get(k) for k in axis_keys}
+        key = (r.timestamp, r.suite, m.base_backend, tuple((k, str(v)) for k, v in axes.items()))
+        if key not in grouped:
+            grouped[key] = Line(r.timestamp, r.suite, m.base_backend, axes, m.base_backend == base)
+        accuracy = config_accuracy(r)
+        entry = Entry(label=analysis.labels[r.workload], accuracy=accuracy,
+                      passed=accuracy == accuracy_status.PASS and r.value is not None,
+                      peak_memory=against_eager.peak_memory(processes(r)))
+        eager = None if m.base_backend == base or r.value is None else index.find(m, r.timestamp, latest)
+        if eager is not None:
+            entry.speedup = eager.value / r.value
+            entry.compile_latency = against_eager.compile_latency(processes(r), processes(eager))
+            entry.compression_ratio = against_eager.compression_ratio(processes(r), processes(eager))
+        grouped[key].entries.append(entry)
+    order = {name: i for i, name in enumerate([base] + sorted({k[2] for k in grouped} - {base}))}
+    return sorted(grouped.values(), key=lambda l: (l.timestamp, l.suite, order[l.backend],
+                                                   [str(l.axes[k]) for k in axis_keys]))

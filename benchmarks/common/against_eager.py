@@ -1,0 +1,74 @@
+"""A config measured against eager's run of the same model and axes: the dashboard's compile latency and
+peak-memory compression ratio, defined as PyTorch's HUD defines them (docs/architecture.md, "The dashboard").
+aggregate.py's dashboard and compare.py's gates both read them here. Pure Python over Measurements.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from typing import Iterable, Optional
+
+from benchmarks.common import compile_options
+from benchmarks.common.measurement import Measurement
+
+# The eager baseline's backend name (Measurement.base_backend).
+EAGER = "eager"
+
+
+def baseline_key(m: Measurement) -> str:
+    """What a config shares with its eager baseline: machine, suite, model, test, batch size and every axis
+    but torch.compile's own (an eager config has no compile mode, Inductor config or compile cache)."""
+    axes = {k: v for k, v in m.axes.items() if k not in compile_options.KEYS}
+    return json.dumps([m.accelerator_model, m.suite, m.model_name, m.test, m.batch_size, axes], sort_keys=True,
+                      default=str)
+
+
+def _mean(values: Iterable[Optional[float]]) -> Optional[float]:
+    found = [v for v in values if v is not None]
+    return statistics.fmean(found) if found else None
+
+
+def first_run(processes: list) -> Optional[float]:
+    """The first run's time (compilation included), averaged over a config's processes (--rounds)."""
+    return _mean(m.first_run_time() for m in processes)
+
+
+def peak_memory(processes: list) -> Optional[float]:
+    """The peak memory (Measurement.peak_memory: the device's, else the host's), averaged over processes."""
+    return _mean(m.peak_memory() for m in processes)
+
+
+def compile_latency(backend: list, eager: list) -> Optional[float]:
+    """Seconds the backend's first run takes beyond eager's first run (the harness's compilation_latency)."""
+    mine, theirs = first_run(backend), first_run(eager)
+    return None if mine is None or theirs is None else mine - theirs
+
+
+def compression_ratio(backend: list, eager: list) -> Optional[float]:
+    """Eager's peak memory / the backend's (above 1: the backend needs less)."""
+    mine, theirs = peak_memory(backend), peak_memory(eager)
+    return None if mine is None or theirs is None or mine <= 0 else theirs / mine
+
+
+class EagerIndex:
+    """The eager baselines of a set of configs, by baseline_key and run: a config takes the eager result of
+    its own run, else the oldest (latest=True: the newest) of any run."""
+
+    def __init__(self, entries: Iterable[tuple], base: str = EAGER):
+        """entries: (Measurement, timestamp or None, what to hand back for it); only `base` configs are kept."""
+        self.base = base
+        self._runs: dict = {}  # key -> {timestamp: payload}
+        for m, timestamp, payload in entries:
+            if m.base_backend == base:
+                self._runs.setdefault(baseline_key(m), {})[timestamp] = payload
+
+    def find(self, m: Measurement, timestamp=None, latest: bool = False):
+        """The payload of m's eager baseline, or None without one."""
+        runs = self._runs.get(baseline_key(m))
+        if not runs:
+            return None
+        if timestamp in runs:
+            return runs[timestamp]
+        stamps = sorted(runs, key=lambda t: (t is not None, t or 0.0))
+        return runs[stamps[-1] if latest else stamps[0]]

@@ -1,0 +1,166 @@
+"""aggregate.py --report=dashboard: the four numbers and the pass rate against figures computed here by hand
+from a small hand-written results file (the HUD's definitions, docs/architecture.md "The dashboard"), the
+compression ratio, every output format, and the HTML page's dashboard at its top."""
+
+import csv
+import io
+import json
+import math
+import statistics
+import subprocess
+import sys
+
+import pytest
+
+from helpers import ROOT
+
+AGGREGATE = str(ROOT / "aggregate.py")
+RUN1, RUN2 = 1_700_000_000.0, 1_700_086_400.0
+MODELS = ("alpha", "beta", "gamma", "delta")
+
+
+def record(model, dynamo, timestamp, per_iter, first_run, peak, accuracy="pass", precision=None, status="ok",
+           compile_mode=None, graph_breaks=0, recompiles=0):
+    experiment = {"accelerator": "cpu", "accelerator_model": "Test CPU", "xla": None, "xla_flags": None,
+                  "dynamo": dynamo, "torch_xla2": None, "test": "eval", "batch_size": 2,
+                  "enable_functionalization": False, "quantization": None, "precision": precision,
+                  "dynamic": "static", "compile_mode": compile_mode if dynamo else None, "inductor_config": None,
+                  "compile_cache": "cold" if dynamo else None}
+    out = {"model": {"suite_name": "dummy", "model_name": model}, "experiment": experiment, "repeat": 3,
+           "iterations_per_run": 1, "timestamp": timestamp, "schema_version": 1, "status": status, "verify": True,
+           "accuracy": accuracy, "warmup": 1, "memory_kind": "cpu_rss_above_baseline"}
+    if dynamo:
+        out["dynamo_stats"] = {"graphs": 1 + graph_breaks, "graph_breaks": graph_breaks, "recompiles": recompiles}
+    if status == "ok":
+        out["metrics"] = {"total_time": [per_iter] * 3, "per_iter_time": [per_iter] * 3, "warmup_time": [first_run],
+                          "peak_memory_bytes": [peak, peak], "peak_rss_bytes": [10 * peak, 10 * peak]}
+    else:
+        out["metrics"] = {"error": "it broke"}
+        out["error"] = {"type": "RuntimeError", "message": "it broke", "phase": "run"}
+    return out
+
+
+# What each config measured: (per-iteration seconds, first run seconds, peak bytes, accuracy or failed status).
+EAGER = {"alpha": (0.010, 0.020, 4e6, "pass"), "beta": (0.020, 0.030, 8e6, "pass"),
+         "gamma": (0.040, 0.050, 6e6, "pass"), "delta": (0.030, 0.040, 5e6, "pass")}
+INDUCTOR_RUN1 = {"alpha": (0.005, 2.0, 2e6, "pass"), "beta": (0.008, 3.5, 5e6, "pass"),
+                 "gamma": (0.050, 1.5, 3e6, "fail_accuracy"), "delta": (None, None, None, "crash")}
+# Run 2: alpha's accuracy breaks: the pass rate drops from 2/4 to 1/4.
+INDUCTOR_RUN2 = dict(INDUCTOR_RUN1, alpha=(0.005, 2.0, 2e6, "fail_accuracy"))
+EAGER_BF16 = {"alpha": (0.008, 0.015, 2e6, "pass"), "beta": (0.015, 0.020, 4e6, "pass")}
+INDUCTOR_BF16 = {"alpha": (0.002, 4.0, 1e6, "pass"), "beta": (0.005, 5.0, 3e6, "pass")}
+
+
+def write_results(path):
+    lines = []
+    for timestamp, inductor in ((RUN1, INDUCTOR_RUN1), (RUN2, INDUCTOR_RUN2)):
+        for table, dynamo, precision in ((EAGER, None, None), (inductor, "inductor", None),
+                                         (EAGER_BF16, None, "bf16"), (INDUCTOR_BF16, "inductor", "bf16")):
+            for model, (per_iter, first, peak, outcome) in table.items():
+                if outcome == "crash":
+                    lines.append(record(model, dynamo, timestamp, 0, 0, 0, "fail_to_run", precision, "crash"))
+                else:
+                    lines.append(record(model, dynamo, timestamp, per_iter, first, peak, outcome, precision))
+    path.write_text("".join(json.dumps(r) + "\n" for r in lines))
+    return path
+
+
+def hand_figures(eager: dict, backend: dict) -> dict:
+    """The HUD's numbers, written out again: pass rate over every config; the rest over the passing ones."""
+    passing = [m for m, v in backend.items() if v[3] == "pass"]
+    speedups = [eager[m][0] / backend[m][0] for m in passing]
+    return {"passed": len(passing), "total": len(backend), "rate": 100 * len(passing) / len(backend),
+            "speedup": math.exp(sum(math.log(s) for s in speedups) / len(speedups)) if speedups else None,
+            "latency": statistics.fmean(backend[m][1] - eager[m][1] for m in passing) if passing else None,
+            "compression": statistics.fmean(eager[m][2] / backend[m][2] for m in passing) if passing else None,
+            "memory_mib": statistics.fmean(backend[m][2] for m in passing) / 2 ** 20 if passing else None}
+
+
+def run_aggregate(*args):
+    return subprocess.run([sys.executable, AGGREGATE, *map(str, args)], capture_output=True, text=True, timeout=120,
+                          cwd=ROOT)
+
+
+def dashboard_rows(path) -> list:
+    result = run_aggregate(path, "--report=dashboard", "--format=csv")
+    assert result.returncode == 0, result.stderr
+    text = result.stdout
+    assert text.startswith("# Datetime(UTC),")
+    return list(csv.DictReader(io.StringIO(text[2:])))
+
+
+def _close(cell: str, expected) -> None:
+    if expected is None:
+        assert cell == ""
+    else:
+        assert float(cell) == pytest.approx(expected, rel=1e-6)
+
+
+def test_the_four_numbers_equal_the_hand_computed_ones(tmp_path):
+    rows = dashboard_rows(write_results(tmp_path / "results.jsonl"))
+    by_key = {(r["Datetime(UTC)"], r["Backend"], r["precision"]): r for r in rows}
+    assert len(rows) == 8  # 2 runs x (eager, inductor) x (fp32, bf16)
+    run1, run2 = "2023-11-14 22:13:20", "2023-11-15 22:13:20"
+    for stamp, inductor in ((run1, INDUCTOR_RUN1), (run2, INDUCTOR_RUN2)):
+        for precision, eager, backend in (("fp32", EAGER, inductor), ("bf16", EAGER_BF16, INDUCTOR_BF16)):
+            row, want = by_key[(stamp, "Inductor", precision)], hand_figures(eager, backend)
+            assert (int(row["Passed"]), int(row["Total"])) == (want["passed"], want["total"])
+            _close(row["PassRate(%)"], want["rate"])
+            _close(row["GeomeanSpeedup"], want["speedup"])
+            _close(row["CompileLatency(s)"], want["latency"])
+            _close(row["CompressionRatio"], want["compression"])
+            _close(row["PeakMemory(MiB)"], want["memory_mib"])
+            # The eager line: its pass rate and peak memory; the relative figures are its own reference.
+            base = by_key[(stamp, "Eager", precision)]
+            assert (int(base["Passed"]), int(base["Total"])) == (len(eager), len(eager))
+            _close(base["PeakMemory(MiB)"], statistics.fmean(v[2] for v in eager.values()) / 2 ** 20)
+            assert base["GeomeanSpeedup"] == base["CompressionRatio"] == ""
+    # Failures and skips are counted in the denominator and listed by status.
+    assert by_key[(run1, "Inductor", "fp32")]["NotPassed"] == "fail_accuracy: gamma; fail_to_run: delta"
+    assert by_key[(run2, "Inductor", "fp32")]["NotPassed"] == "fail_accuracy: alpha, gamma; fail_to_run: delta"
+    # The device peak is used, not the host's resident set (10x larger in these records).
+    assert float(by_key[(run1, "Inductor", "bf16")]["CompressionRatio"]) == pytest.approx(
+        statistics.fmean([2e6 / 1e6, 4e6 / 3e6]))
+
+
+def test_a_pass_rate_drop_shows_over_time(tmp_path):
+    rows = [r for r in dashboard_rows(write_results(tmp_path / "r.jsonl"))
+            if r["Backend"] == "Inductor" and r["precision"] == "fp32"]
+    assert [float(r["PassRate(%)"]) for r in rows] == [50.0, 25.0]  # oldest run first
+
+
+def test_every_text_format_and_the_image_formats(tmp_path):
+    path = write_results(tmp_path / "r.jsonl")
+    table = run_aggregate(path, "--report=dashboard", "--format=tab")
+    assert table.returncode == 0, table.stderr
+    assert "Compression" in table.stdout and "fail_accuracy: alpha, gamma" in table.stdout
+    assert "Note: Pass rate = configs whose accuracy is pass" in table.stdout
+    for fmt, magic in (("png", b"\x89PNG"), ("svg", b"<?xml")):
+        out = tmp_path / f"dash.{fmt}"
+        result = run_aggregate(path, "--report=dashboard", "-o", out)
+        assert result.returncode == 0, result.stderr
+        assert out.read_bytes().startswith(magic)
+    assert "Pass rate (%)" in (tmp_path / "dash.svg").read_text()
+
+
+def test_the_html_page_starts_with_the_dashboard(tmp_path):
+    path, page = write_results(tmp_path / "r.jsonl"), tmp_path / "report.html"
+    result = run_aggregate(path, "-o", page)
+    assert result.returncode == 0, result.stderr
+    text = page.read_text()
+    dashboard, facts = text.index('id="dashboard"'), text.index("What was run")
+    assert dashboard < facts
+    want = hand_figures(EAGER, INDUCTOR_RUN2)
+    assert f"{want['rate']:.0f}%, {want['passed']}/{want['total']}" in text[dashboard:facts]
+
+
+def test_unverified_configs_count_in_the_denominator_and_say_why(tmp_path):
+    path = tmp_path / "r.jsonl"
+    found = [record("alpha", None, RUN1, 0.01, 0.02, 1e6, "not_checked"),
+             record("alpha", "inductor", RUN1, 0.005, 1.0, 1e6, "not_checked")]
+    path.write_text("".join(json.dumps(r) + "\n" for r in found))
+    result = run_aggregate(path, "--report=dashboard", "--format=csv")
+    assert result.returncode == 0, result.stderr
+    rows = list(csv.DictReader(io.StringIO(result.stdout[2:])))
+    assert [(r["Passed"], r["Total"], r["NotPassed"]) for r in rows] == [("0", "1", "not_checked: alpha")] * 2
+    assert "run with --verify" in result.stderr
