@@ -214,8 +214,8 @@ class FilesSuite(Suite):
                     "model (repeatable); for --suite-name=scripts, every *.py under DIR that runs as a script",
                     repeatable=True, metavar="DIR"),
         _group.flag("--model-file", BOTH, "one model file (repeatable)", repeatable=True, metavar="FILE"),
-        _group.flag("--labels", BOTH, "keep model files (or scripts) whose '# labels:' line has this label (repeatable: all "
-                    "must match; KEY::V1,V2 matches either value)", repeatable=True, type=label_filter_text,
+        _group.flag("--labels", BOTH, "keep model files (or scripts) whose '# labels:' line has this label "
+                    "(repeatable: all must match; KEY::V1,V2 matches either value)", repeatable=True, type=label_filter_text,
                     metavar="KEY::VALUE"),
         _group.flag("--model-params", BOTH, "parameters for the model builder, part of each model config and its "
                     "fingerprint: create_model(batch_size, **params) for files; image_size and num_classes for "
