@@ -87,10 +87,10 @@ def test_bad_flags_are_one_line_and_exit_2(args, message):
 
 @pytest.fixture(scope="module")
 def two_models(tmp_path_factory):
-    """two_tiny.py with --batch_size 3: its two models on eager and Inductor (eval)."""
+    """two_tiny.py with --batch_size 3: its two models on eager and Inductor (eval), checked against eager."""
     out = tmp_path_factory.mktemp("scripts_two")
     run_runner(*COMMON, f"--script={SCRIPTS / 'two_tiny.py'}", "--script-args=--batch_size 3", "--dynamo=None",
-               "--dynamo=inductor", "--test=eval", f"--output-dirname={out}", check_rc=0)
+               "--dynamo=inductor", "--test=eval", "--verify", f"--output-dirname={out}", check_rc=0)
     return read_jsonl(out / "results.jsonl")
 
 
@@ -101,6 +101,7 @@ def test_a_script_with_two_models_has_both_benchmarked_on_eager_and_inductor(two
                           for dynamo in (None, "inductor")}
     for record in two_models:
         assert record["status"] == "ok", record.get("error")
+        assert record["verification_code"] == "PASS"  # the eager reference ran the script again: same model
         assert record["model"]["labels"] == {"kind": ["tiny"]}
     assert {r["model_info"]["script_class"] for r in two_models} == {"Linear", "Scale"}
 
