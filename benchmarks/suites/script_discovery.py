@@ -47,13 +47,12 @@ class Discovery:
         return {FINISHED: "no_model", CRASHED: "crash", TIMEOUT: "timeout"}[self.status]
 
     def summary(self) -> str:
+        """How the script's discovery run ended, in a few words."""
         if self.status == FINISHED:
-            how = f"ran to its end in {self.seconds:.1f} s"
-        elif self.status == TIMEOUT:
-            how = f"timed out after {self.timeout_seconds:g} s (--script-timeout)"
-        else:
-            how = f"crashed: {self.message}"
-        return how
+            return f"ran to its end in {self.seconds:.1f} s"
+        if self.status == TIMEOUT:
+            return f"timed out after {self.timeout_seconds:g} s (--script-timeout)"
+        return f"crashed: {self.message}"
 
 
 def cache_key(path: str, script_args: Optional[str]) -> str:

@@ -10,6 +10,7 @@ docs/runner.md, "Scripts".
 
 from __future__ import annotations
 
+import argparse
 import ast
 import logging
 import os
@@ -36,8 +37,6 @@ class ScriptTimedOut(Exception):
 
 def script_args_text(text: str) -> str:
     """argparse type: the text must split as a shell command line would (it is the script's sys.argv[1:])."""
-    import argparse
-
     try:
         shlex.split(text)
     except ValueError as exc:
