@@ -72,8 +72,10 @@ def make_job(key: int, options: RunOptions, config, echo) -> Job:
     return Job(key, config, request, Needs.of(config.experiment, options.gpus_per_job))
 
 
-def print_dry_run(options: RunOptions, plan: Plan, executor) -> None:
+def print_dry_run(options: RunOptions, plan: Plan, executor, suite) -> None:
     out = sys.stdout
+    for line in suite.dry_run_lines(options.suite_flags):
+        print(f"# {line}", file=out)
     print(f"# {len(plan.configs)} config(s) to run; each line is its exact single-config command", file=out)
     for config in plan.configs:
         print(shlex.join(single_config_argv(options, config)), file=out)
@@ -165,7 +167,7 @@ def run_sweep(options: RunOptions) -> int:
     executor = make_executor(options, plan)  # a request the machine can't meet fails here, before any write
     try:
         if options.dry_run:
-            print_dry_run(options, plan, executor)
+            print_dry_run(options, plan, executor, suite)
             return 0
         if not plan.kept:
             print("nothing to run: every experiment config was dropped (see --dry-run for why)", file=sys.stderr)

@@ -22,6 +22,7 @@ SUITES = {
     "torchvision": "benchmarks.suites.torchvision_suite",
     "torchbench": "benchmarks.suites.torchbench",
     "files": "benchmarks.suites.files",
+    "scripts": "benchmarks.suites.scripts",
     "microbench": "benchmarks.suites.microbench",
     "huggingface": "benchmarks.suites.huggingface",
     "timm": "benchmarks.suites.timm_suite",
@@ -97,6 +98,11 @@ class Suite:
     def tiers(self) -> dict:
         """Tier number -> list of model names (benchmarks/common/tiers.py, the one source)."""
         return tiers.of_suite(self.name)
+
+    def dry_run_lines(self, flags) -> list:
+        """What --dry-run prints about the suite's models before the configs (e.g. the models found per
+        script), one line each; parent side, no torch."""
+        return []
 
     def extra_axes(self, flags) -> dict:
         """Extra experiment keys this suite sweeps, name -> list of values (e.g. a dtype)."""

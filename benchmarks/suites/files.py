@@ -165,9 +165,9 @@ def inspect_file(path: str) -> tuple:
     return labels, None if binds_name(tree.body, ENTRY_POINT) else "no-entry"
 
 
-def candidate_files(options) -> list:
+def candidate_files(options, explicit_flag: str = "--model-file") -> list:
     """(path, name if the stem is taken, explicit) for every *.py under each --search-dir (recursively, sorted),
-    then each --model-file; absolute and unique."""
+    then each file named by `explicit_flag` (--model-file; the scripts suite's --script); absolute and unique."""
     found = []
     for directory in getattr(options, "search_dir", None) or ():
         if not os.path.isdir(directory):
@@ -178,9 +178,9 @@ def candidate_files(options) -> list:
                 if name.endswith(".py") and name != "__init__.py":
                     path = os.path.join(root, name)
                     found.append((path, os.path.splitext(os.path.relpath(path, directory))[0], False))
-    for path in getattr(options, "model_file", None) or ():
+    for path in getattr(options, explicit_flag.lstrip("-").replace("-", "_"), None) or ():
         if not os.path.isfile(path):
-            raise UsageError(f"--model-file {path}: no such file")
+            raise UsageError(f"{explicit_flag} {path}: no such file")
         stem = os.path.splitext(os.path.basename(path))[0]
         found.append((path, f"{os.path.basename(os.path.dirname(os.path.abspath(path)))}/{stem}", True))
     seen, unique = set(), []
@@ -211,10 +211,11 @@ class FilesSuite(Suite):
     _group = Group("model files (--suite-name=files) and model parameters")
     flags = (
         _group.flag("--search-dir", BOTH, "every *.py under DIR defining create_model(batch_size, **params) is a "
-                    "model (repeatable)", repeatable=True, metavar="DIR"),
+                    "model (repeatable); for --suite-name=scripts, every *.py under DIR that runs as a script",
+                    repeatable=True, metavar="DIR"),
         _group.flag("--model-file", BOTH, "one model file (repeatable)", repeatable=True, metavar="FILE"),
-        _group.flag("--labels", BOTH, "keep model files whose '# labels:' line has this label (repeatable: all "
-                    "must match; KEY::V1,V2 matches either value)", repeatable=True, type=label_filter_text,
+        _group.flag("--labels", BOTH, "keep model files (or scripts) whose '# labels:' line has this label "
+                    "(repeatable: all must match; KEY::V1,V2 matches either value)", repeatable=True, type=label_filter_text,
                     metavar="KEY::VALUE"),
         _group.flag("--model-params", BOTH, "parameters for the model builder, part of each model config and its "
                     "fingerprint: create_model(batch_size, **params) for files; image_size and num_classes for "

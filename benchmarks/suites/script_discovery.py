@@ -1,0 +1,170 @@
+"""Which models a script calls: asked of a discovery child, cached by the script's content and arguments.
+
+Parent side (no torch): the child (suites/script_capture.py) runs the script to its end in its own process
+group, with its output in a log file, and writes what it found as it goes; this module starts it, enforces
+--script-timeout on the script's own time (the child's torch import is not counted), and keeps the answer
+in <output dir>/script-discovery/ (docs/runner.md, "Scripts").
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from typing import Optional
+
+from benchmarks.common import machine_facts
+
+CACHE_DIRNAME = "script-discovery"
+CACHE_FORMAT = 1  # part of the cache key: a new format discovers again
+START_ALLOWANCE_SECONDS = 300.0  # the child's interpreter and torch import, before the script's clock starts
+POLL_SECONDS = 0.05
+FINISHED, CRASHED, TIMEOUT = "finished", "crashed", "timeout"
+
+
+@dataclasses.dataclass
+class Discovery:
+    script: str
+    script_args: Optional[str]
+    status: str  # finished (ran to its end), crashed, timeout
+    models: list  # {"name", "class", "inputs"} per model, in call order
+    message: Optional[str]
+    seconds: float  # the script's run time (until its end, crash or kill)
+    timeout_seconds: float
+    log: Optional[str] = None
+    cached: bool = False
+
+    @property
+    def problem(self) -> Optional[str]:
+        """Why the script gives no model ('no_model', 'crash' or 'timeout'), or None when it called one."""
+        if self.models:
+            return None
+        return {FINISHED: "no_model", CRASHED: "crash", TIMEOUT: "timeout"}[self.status]
+
+    def summary(self) -> str:
+        """How the script's discovery run ended, in a few words."""
+        if self.status == FINISHED:
+            return f"ran to its end in {self.seconds:.1f} s"
+        if self.status == TIMEOUT:
+            return f"timed out after {self.timeout_seconds:g} s (--script-timeout)"
+        return f"crashed: {self.message}"
+
+
+def cache_key(path: str, script_args: Optional[str]) -> str:
+    digest = hashlib.sha256(f"{CACHE_FORMAT}\0{script_args or ''}\0".encode())
+    with open(path, "rb") as handle:
+        digest.update(handle.read())
+    return digest.hexdigest()
+
+
+def cache_file(output_dir: str, path: str, script_args: Optional[str]) -> str:
+    stem = os.path.splitext(os.path.basename(path))[0]
+    return os.path.join(output_dir, CACHE_DIRNAME, f"{stem}-{cache_key(path, script_args)[:20]}.json")
+
+
+def load_cached(cache: str, timeout: float) -> Optional[Discovery]:
+    """The cached answer, unless unreadable or a timeout under a shorter --script-timeout than this one."""
+    try:
+        with open(cache, encoding="utf-8") as handle:
+            found = Discovery(**json.load(handle), cached=True)
+    except (OSError, ValueError, TypeError):
+        return None
+    if found.status == TIMEOUT and found.timeout_seconds < timeout:
+        return None
+    return found
+
+
+def discover(path: str, script_args: Optional[str], output_dir: str, timeout: float) -> Discovery:
+    """The models `path` calls with `script_args`: from the cache, or from a discovery child (then cached)."""
+    cache = cache_file(output_dir, path, script_args)
+    found = load_cached(cache, timeout)
+    if found is not None:
+        return found
+    os.makedirs(os.path.dirname(cache), exist_ok=True)
+    found = run_child(path, script_args, cache[:-len(".json")], timeout)
+    data = dataclasses.asdict(found)
+    data.pop("cached")
+    temporary = f"{cache}.{os.getpid()}.tmp"
+    with open(temporary, "w", encoding="utf-8") as handle:
+        json.dump(data, handle, indent=1)
+    os.replace(temporary, cache)
+    return found
+
+
+def child_env() -> dict:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (machine_facts.PROJECT_ROOT, env.get("PYTHONPATH")) if p)
+    return env
+
+
+def run_child(path: str, script_args: Optional[str], stem: str, timeout: float) -> Discovery:
+    """Start the discovery child (its result file and log beside the cache entry) and wait for it: the script
+    gets `timeout` seconds from its start; the whole process group is killed past it."""
+    result, log = stem + ".partial.json", stem + ".log"
+    if os.path.exists(result):
+        os.remove(result)
+    spec = json.dumps({"script": path, "script_args": script_args, "result": result})
+    with open(log, "wb") as out:
+        child = subprocess.Popen([sys.executable, "-m", "benchmarks.suites.script_capture", spec], stdout=out,
+                                 stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=child_env(),
+                                 start_new_session=True)
+    launched, script_started = time.monotonic(), None
+    timed_out = False
+    while child.poll() is None:
+        now = time.monotonic()
+        if script_started is None and os.path.exists(result):
+            script_started = now
+        limit = (script_started + timeout) if script_started is not None else launched + START_ALLOWANCE_SECONDS
+        if now > limit:
+            timed_out = True
+            kill_group(child)
+            break
+        time.sleep(POLL_SECONDS)
+    state = read_state(result)
+    if os.path.exists(result):
+        os.remove(result)
+    found = Discovery(path, script_args, state.get("status", CRASHED), state.get("models", []),
+                      state.get("message"), float(state.get("seconds") or 0.0), timeout, log)
+    if timed_out:
+        found.status, found.seconds = TIMEOUT, timeout
+        found.message = f"still running after {timeout:g} s; killed"
+    elif found.status == "running":  # the child ended without its last word: the script left by os._exit, or died
+        code = child.returncode
+        if code == 0:
+            found.status = FINISHED
+        else:
+            found.status = CRASHED
+            how = f"signal {-code}" if code < 0 else f"status {code}"
+            found.message = f"the discovery child ended ({how}): {last_line(log)}; see {log}"
+    return found
+
+
+def last_line(log: str) -> str:
+    try:
+        with open(log, "rb") as handle:
+            handle.seek(max(0, os.path.getsize(log) - 4096))
+            lines = [line.strip() for line in handle.read().decode(errors="replace").splitlines() if line.strip()]
+    except OSError:
+        return "no log"
+    return lines[-1][:300] if lines else "no output"
+
+
+def read_state(result: str) -> dict:
+    try:
+        with open(result, encoding="utf-8") as handle:
+            return json.load(handle)
+    except (OSError, ValueError):
+        return {"status": "running", "models": []}
+
+
+def kill_group(child: subprocess.Popen) -> None:
+    try:
+        os.killpg(child.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    child.wait()
