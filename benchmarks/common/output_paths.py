@@ -7,7 +7,8 @@ import json
 import os
 from typing import Optional
 
-from benchmarks.common.experiment_config import safe_name, short_hash
+from benchmarks.common.experiment_config import short_hash
+from benchmarks.common.safe_paths import safe_name
 
 
 def model_dirname(model_config: dict) -> str:
