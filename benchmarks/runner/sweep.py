@@ -19,7 +19,7 @@ from benchmarks.common.cli_support import EXIT_BAD_NEWS, UsageError
 from benchmarks.common.cpu_affinity import parse_cores, requested_cores, usable_cores
 from benchmarks.common.process_env import child_environment
 from benchmarks.common.run_options import RunOptions
-from benchmarks.runner import fork_server, launcher, noise, progress
+from benchmarks.runner import fork_server, launcher, noise, progress, results_lock
 from benchmarks.runner.executor import Job, LocalExecutor
 from benchmarks.runner.job_resources import Needs, ResourceError, ResourcePool
 from benchmarks.runner.plan import (Plan, back_up, entry_argv, load_earlier, longest_first, make_plan, plan_rounds,
@@ -175,7 +175,22 @@ def execute(options: RunOptions, plan: Plan, executor) -> int:
     problem = records.check_writable_dir(options.output_dirname)
     if problem:
         raise UsageError(problem)
-    results_path = os.path.join(options.output_dirname, options.output_basename)
+    results_path = output_paths.under(options.output_dirname, options.output_basename)
+    lock = results_lock.ResultsLock(results_path, wait=options.wait, on_wait=lambda holder: print(
+        f"waiting for the sweep writing {results_path} ({results_lock.describe(holder)}) to end", file=sys.stderr))
+    try:
+        lock.acquire()  # held for the sweep's life: one parent per results file (docs/runner.md)
+    except (results_lock.LockBusy, results_lock.LockUnavailable) as exc:
+        raise UsageError(str(exc)) from None
+    except KeyboardInterrupt:
+        print(f"\nInterrupted while waiting for {results_path}; nothing was run", file=sys.stderr)
+        return 130
+    with lock:
+        return run_locked(options, plan, executor, results_path)
+
+
+def run_locked(options: RunOptions, plan: Plan, executor, results_path: str) -> int:
+    """The sweep, once this parent holds the results file: resume, run what is left, the end-of-sweep table."""
     if options.no_resume:
         backup = back_up(results_path)
         if backup:
