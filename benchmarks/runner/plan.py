@@ -197,6 +197,14 @@ def load_earlier(path: str, retry_failed: bool) -> Earlier:
     return Earlier(done, count, seconds)
 
 
+def in_model_order(plan: Plan) -> list:
+    """The plan's configs and its skips as (config, skip reason) pairs, model by model (the outer loop, as
+    upstream), each model's in plan order."""
+    planned = [(c, None) for c in plan.configs] + [(c, reason) for c, reason in plan.skipped]
+    planned.sort(key=lambda item: plan.models.index(item[0].model))
+    return planned
+
+
 def plan_rounds(plan: list, rounds: int, done: set) -> list:
     """The (config, skip reason) entries still to run: every config of `plan` once per round, round by round
     (all configs once, then all again: slow drift of the machine spreads over every config), each round its

@@ -22,8 +22,8 @@ from benchmarks.common.run_options import RunOptions
 from benchmarks.runner import fork_server, launcher, noise, progress, results_lock
 from benchmarks.runner.executor import Job, LocalExecutor
 from benchmarks.runner.job_resources import Needs, ResourceError, ResourcePool
-from benchmarks.runner.plan import (Plan, back_up, entry_argv, load_earlier, longest_first, make_plan, plan_rounds,
-                                    select_models, single_config_argv)
+from benchmarks.runner.plan import (Plan, back_up, entry_argv, in_model_order, load_earlier, longest_first, make_plan,
+                                    plan_rounds, select_models, single_config_argv)
 from benchmarks.runner.result_records import child_record, skipped_record
 from benchmarks.suites import load_suite
 
@@ -198,9 +198,7 @@ def run_locked(options: RunOptions, plan: Plan, executor, results_path: str) -> 
     earlier = load_earlier(results_path, options.retry_failed)
     for experiment, reason in plan.dropped:
         log.info("dropped %s: %s", experiment.describe(), reason)
-    planned = [(c, None) for c in plan.configs] + [(c, reason) for c, reason in plan.skipped]
-    planned.sort(key=lambda item: plan.models.index(item[0].model))  # outer loop models, as upstream
-    todo = longest_first(plan_rounds(planned, options.rounds, earlier.done), earlier.run_seconds)
+    todo = longest_first(plan_rounds(in_model_order(plan), options.rounds, earlier.done), earlier.run_seconds)
     already = len(plan.configs) * options.rounds + len(plan.skipped) - len(todo)
     log.info("%d model(s) x %d experiment config(s): %d to run, %d already in %s, %d dropped; %s", len(plan.models),
              len(plan.kept), len(todo), already, results_path, len(plan.dropped), executor.describe())
