@@ -12,8 +12,6 @@ import logging
 import os
 from typing import Iterator, Optional
 
-import orjson
-
 from benchmarks.common import experiment_config
 
 log = logging.getLogger(__name__)
@@ -99,6 +97,8 @@ class RecordFingerprints:
         self._known: dict = {}
 
     def __call__(self, record: dict) -> Optional[str]:
+        import orjson  # as in _loads
+
         try:  # orjson: a few microseconds, against the fingerprint's sorted json.dumps
             key = orjson.dumps((record.get("model"), record.get("experiment"), record.get("requested_batch_size"),
                                 record.get("verify", False), record.get("round")))
@@ -132,6 +132,8 @@ class ReadProblem:
 def _loads(raw: bytes):
     """json.loads' answer for one line, from orjson (several times faster: a resume reads millions of lines)
     unless orjson refuses what json reads (NaN, Infinity, integers beyond 64 bits, lone surrogates)."""
+    import orjson  # here, not at the top: a tool's --help imports this module and stays light
+
     try:
         return orjson.loads(raw)
     except orjson.JSONDecodeError:
