@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import collections
 import contextlib
-import copy
 import json
 import math
 import os

@@ -7,8 +7,6 @@ import os
 import signal
 import socket
 import subprocess
-import sys
-import time
 
 import pytest
 
