@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 OUT ?= output/bench
 
-.PHONY: all env browser bench bench-torchvision test test-fast test-golden bench-overhead bench-analyzer bench-parallel bench-compare bench-history bench-dashboard clean
+.PHONY: all env browser bench bench-torchvision test test-fast test-golden bench-overhead bench-analyzer bench-parallel bench-scale bench-compare bench-history bench-dashboard clean
 
 all: env
 
@@ -80,6 +80,11 @@ bench-parallel: env
 # result_analyzer.py on synthetic results files of 10k, 20k and 1M records: records/s and peak memory.
 bench-analyzer: env
 	$(PY) scripts/bench_analyzer.py
+
+# The sweep's parent at 1k, 10k and 100k configs (generated model names, no child) and 1M records: time and peak memory
+# of --dry-run, resume and longest-first ordering, and its CPU per config with canned records at 200/s. ~15 min.
+bench-scale: env
+	$(PY) scripts/bench_scale.py
 
 # compare.py's statistics over seeded synthetic A/B trials: detection rate, false positives, interval coverage.
 bench-compare: env

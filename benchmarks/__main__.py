@@ -11,6 +11,7 @@ import sys
 
 from benchmarks.common.cli_support import UsageError, run_main, setup_logging
 from benchmarks.common.run_options import build_parser, check_combinations
+from benchmarks.common.safe_paths import PathEscapes
 from benchmarks.suites import all_suites
 
 
@@ -28,7 +29,7 @@ def main(argv=None) -> int:
 
         # The sweep ends as every tool does (docs/command-line.md); a child keeps its traceback for its log.
         return run_main(parser.prog, lambda: cli.run(options), logging.getLogger("benchmarks"))
-    except UsageError as exc:
+    except (UsageError, PathEscapes) as exc:
         print(f"{parser.prog}: error: {exc}", file=sys.stderr)
         return 2
 

@@ -16,7 +16,7 @@ import threading
 import time
 
 from benchmarks.child import compile_settings, diagnostics, precise_timing, verify
-from benchmarks.common import experiment_config, machine_facts, records
+from benchmarks.common import experiment_config, machine_facts, output_paths, records
 from benchmarks.common.cli_support import UsageError
 from benchmarks.common.process_env import PARENT_PID_VARIABLE, child_environment
 from benchmarks.common.cpu_affinity import pin_self
@@ -259,7 +259,7 @@ def main(options: RunOptions) -> int:
     if launched_by_parent:
         channel.send_record(record)
         return 0
-    path = os.path.join(options.output_dirname, options.output_basename)
+    path = output_paths.under(options.output_dirname, options.output_basename)
     with records.ResultsWriter(path) as writer:
         writer.append(record)
     metrics = record["metrics"]

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import re
 from typing import Any, Optional
 
 from benchmarks.common import compile_options, precision as precisions, quantization
+from benchmarks.common.safe_paths import safe_name
 
 # Upstream PyTorch/XLA's experiment keys, in its order; records keep this order.
 EXPERIMENT_KEYS = (
@@ -189,5 +189,3 @@ def short_hash(text: str) -> str:
     return hashlib.sha1(text.encode()).hexdigest()[:8]
 
 
-def safe_name(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._=-]+", "_", text)[:120]

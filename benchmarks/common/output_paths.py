@@ -1,5 +1,6 @@
 """Deterministic names for everything a config writes under the output directory (no random hashes):
-logs at <out>/logs/<model>/<config>.log, artifacts at <out>/<model>/<kind>-<config>[-<repeat>].<ext>."""
+logs at <out>/logs/<model>/<config>.log, artifacts at <out>/<model>/<kind>-<config>[-<repeat>].<ext>. Every
+path is checked to stay under the output directory (safe_paths.inside: PathEscapes otherwise)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ import json
 import os
 from typing import Optional
 
-from benchmarks.common.experiment_config import safe_name, short_hash
+from benchmarks.common.experiment_config import short_hash
+from benchmarks.common.safe_paths import inside, safe_name
 
 
 def model_dirname(model_config: dict) -> str:
@@ -21,7 +23,7 @@ def model_dirname(model_config: dict) -> str:
 def log_path(output_dir: str, model_config: dict, experiment, round_index: int = 0) -> str:
     """<out>/logs/<model>/<config>.log; a --rounds round past the first: <config>.round<N>.log."""
     suffix = f".round{round_index}" if round_index else ""
-    return os.path.join(output_dir, "logs", model_dirname(model_config), experiment.slug() + suffix + ".log")
+    return under(output_dir, "logs", model_dirname(model_config), experiment.slug() + suffix + ".log")
 
 
 def artifact_path(output_dir: str, model_config: dict, experiment, kind: str, ext: str = "",
@@ -31,7 +33,15 @@ def artifact_path(output_dir: str, model_config: dict, experiment, kind: str, ex
         name += f"-{repeat}"
     if ext:
         name += "." + ext.lstrip(".")
-    return os.path.join(output_dir, model_dirname(model_config), name)
+    return under(output_dir, model_dirname(model_config), name)
+
+
+def under(output_dir: str, *parts: str) -> str:
+    """output_dir joined with parts, as given (records name it relative to output_dir), once it is known to
+    resolve under output_dir."""
+    relative_path = os.path.join(*parts)
+    inside(output_dir, relative_path)
+    return os.path.join(output_dir, relative_path)
 
 
 def relative(path: str, output_dir: str) -> str:

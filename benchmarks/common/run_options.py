@@ -222,6 +222,8 @@ class RunOptions:
     no_resume: bool = SWEEP.option(False, PARENT,
                                    "start a new results file (an existing one is kept as a .bak-<time> backup)")
     retry_failed: bool = SWEEP.switch(PARENT, "re-run configs whose latest record failed")
+    wait: bool = SWEEP.switch(PARENT, "when another sweep is writing the same results file, wait for it to end, then "
+                              "resume (default: say who holds it and exit 2)")
     rounds: int = SWEEP.option(
         1, PARENT, "run each config R times, each in a fresh child, interleaved (every config once, then every config "
         "again ...): R records per config, for compare.py's intervals (default 1)", type=positive_int, metavar="R")

@@ -7,6 +7,7 @@ import re
 
 from benchmarks.common.cli_support import UsageError
 from benchmarks.common.run_options import RunOptions
+from benchmarks.common.safe_paths import PathEscapes
 from benchmarks.runner import sweep
 
 
@@ -24,4 +25,7 @@ def validate(options: RunOptions) -> None:
 def run(options: RunOptions) -> int:
     """The sweep of `options` (UsageError: bad flags or input)."""
     validate(options)
-    return sweep.run_sweep(options)
+    try:
+        return sweep.run_sweep(options)
+    except PathEscapes as exc:  # --output-basename, or a link in the output directory that points out of it
+        raise UsageError(f"nothing is written outside --output-dirname: {exc}") from None

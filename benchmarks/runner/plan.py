@@ -9,6 +9,7 @@ Pure Python: the parent never imports torch (what it must know comes from the pr
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import os
 import re
@@ -36,7 +37,7 @@ class Config:
     verify: bool = False
     round: int = 0  # --rounds: which run of this config (0-based)
 
-    @property
+    @functools.cached_property  # asked several times per config (plan, resume, order, the end): computed once
     def fingerprint(self) -> str:
         return records.fingerprint(self.model, self.experiment.to_dict(), self.experiment.batch_size, self.verify,
                                    self.round)
@@ -181,20 +182,32 @@ def load_earlier(path: str, retry_failed: bool) -> Earlier:
         return Earlier(set(), 0, {})
     latest, seconds = {}, {}
     count = 0
-    for record in records.read_records(path):
-        key = records.record_fingerprint(record)
+    # One record at a time (a results file may hold millions; only these three facts are kept of each).
+    fingerprint_of = records.RecordFingerprints()
+    for record in records.stream_records(path):
+        key = fingerprint_of(record)
         if key is None:
             continue
         latest[key] = records.record_status(record)
         count += 1
         run_seconds = record.get("run_seconds")
         if isinstance(run_seconds, (int, float)) and run_seconds > 0:
-            seconds[records.record_fingerprint(dict(record, round=0))] = float(run_seconds)
+            first = key if not records.record_round(record) else records.record_fingerprint(dict(record, round=0))
+            seconds[first] = float(run_seconds)
     if retry_failed:
         done = {k for k, status in latest.items() if status not in records.FAILED_STATUSES}
     else:
         done = set(latest)
     return Earlier(done, count, seconds)
+
+
+def in_model_order(plan: Plan) -> list:
+    """The plan's configs and its skips as (config, skip reason) pairs, model by model (the outer loop, as
+    upstream), each model's in plan order."""
+    planned = [(c, None) for c in plan.configs] + [(c, reason) for c, reason in plan.skipped]
+    position = {id(model): index for index, model in enumerate(plan.models)}  # configs hold these very dicts
+    planned.sort(key=lambda item: position[id(item[0].model)])
+    return planned
 
 
 def plan_rounds(plan: list, rounds: int, done: set) -> list:

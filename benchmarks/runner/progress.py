@@ -141,8 +141,9 @@ def latest_records(results_path: str, configs: list) -> dict:
     wanted = {config.fingerprint for config in configs}
     latest = {}
     if os.path.exists(results_path):
-        for record in records.read_records(results_path, warn=False):
-            key = records.record_fingerprint(record)
+        fingerprint_of = records.RecordFingerprints()
+        for record in records.stream_records(results_path, warn=False):
+            key = fingerprint_of(record)
             if key in wanted:
                 latest[key] = record
     return latest

@@ -19,11 +19,11 @@ from benchmarks.common.cli_support import EXIT_BAD_NEWS, UsageError
 from benchmarks.common.cpu_affinity import parse_cores, requested_cores, usable_cores
 from benchmarks.common.process_env import child_environment
 from benchmarks.common.run_options import RunOptions
-from benchmarks.runner import fork_server, launcher, noise, progress
+from benchmarks.runner import fork_server, launcher, noise, progress, results_lock
 from benchmarks.runner.executor import Job, LocalExecutor
 from benchmarks.runner.job_resources import Needs, ResourceError, ResourcePool
-from benchmarks.runner.plan import (Plan, back_up, entry_argv, load_earlier, longest_first, make_plan, plan_rounds,
-                                    select_models, single_config_argv)
+from benchmarks.runner.plan import (Plan, back_up, entry_argv, in_model_order, load_earlier, longest_first, make_plan,
+                                    plan_rounds, select_models, single_config_argv)
 from benchmarks.runner.result_records import child_record, skipped_record
 from benchmarks.suites import load_suite
 
@@ -114,7 +114,7 @@ class SweepRun:
         self.beside = 0  # records timed while other children ran
 
     def write(self, config, record: dict) -> None:
-        self.writer.append(record)
+        self.writer.append(record, sync=False)  # run() syncs once per batch: an fsync per record caps the rate
         status = record["status"]
         self.counts["ok" if status == records.STATUS_OK else "skipped" if status == records.STATUS_SKIP
                     else "failed"] += 1
@@ -151,6 +151,7 @@ class SweepRun:
                 request = done.job.request
                 self.write(done.job.config, child_record(done.job.config, self.options, done.result,
                                                          request.log_path, self.env_facts, done.facts))
+            self.writer.sync()  # every record written so far is on disk before the sweep looks up again
 
     def executor_facts_without_child(self) -> dict:
         return {"kind": self.executor.kind, "jobs": self.executor.jobs, "host": None, "cores": None, "gpus": [],
@@ -181,7 +182,22 @@ def execute(options: RunOptions, plan: Plan, executor) -> int:
     problem = records.check_writable_dir(options.output_dirname)
     if problem:
         raise UsageError(problem)
-    results_path = os.path.join(options.output_dirname, options.output_basename)
+    results_path = output_paths.under(options.output_dirname, options.output_basename)
+    lock = results_lock.ResultsLock(results_path, wait=options.wait, on_wait=lambda holder: print(
+        f"waiting for the sweep writing {results_path} ({results_lock.describe(holder)}) to end", file=sys.stderr))
+    try:
+        lock.acquire()  # held for the sweep's life: one parent per results file (docs/runner.md)
+    except (results_lock.LockBusy, results_lock.LockUnavailable) as exc:
+        raise UsageError(str(exc)) from None
+    except KeyboardInterrupt:
+        print(f"\nInterrupted while waiting for {results_path}; nothing was run", file=sys.stderr)
+        return 130
+    with lock:
+        return run_locked(options, plan, executor, results_path)
+
+
+def run_locked(options: RunOptions, plan: Plan, executor, results_path: str) -> int:
+    """The sweep, once this parent holds the results file: resume, run what is left, the end-of-sweep table."""
     if options.no_resume:
         backup = back_up(results_path)
         if backup:
@@ -189,9 +205,7 @@ def execute(options: RunOptions, plan: Plan, executor) -> int:
     earlier = load_earlier(results_path, options.retry_failed)
     for experiment, reason in plan.dropped:
         log.info("dropped %s: %s", experiment.describe(), reason)
-    planned = [(c, None) for c in plan.configs] + [(c, reason) for c, reason in plan.skipped]
-    planned.sort(key=lambda item: plan.models.index(item[0].model))  # outer loop models, as upstream
-    todo = longest_first(plan_rounds(planned, options.rounds, earlier.done), earlier.run_seconds)
+    todo = longest_first(plan_rounds(in_model_order(plan), options.rounds, earlier.done), earlier.run_seconds)
     already = len(plan.configs) * options.rounds + len(plan.skipped) - len(todo)
     log.info("%d model(s) x %d experiment config(s): %d to run, %d already in %s, %d dropped; %s", len(plan.models),
              len(plan.kept), len(todo), already, results_path, len(plan.dropped), executor.describe())

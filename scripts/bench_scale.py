@@ -1,0 +1,261 @@
+#!/usr/bin/env python3
+"""make bench-scale: does the sweep's parent scale? (a figure, not a test; docs/parallel.md, "A parent that scales")
+
+For each plan size (default 1k, 10k and 100k configs: a suite of generated model names x 4 experiment configs,
+no child ever started) and a results file of 10 records per config (1M at 100k: earlier sweeps of half the plan,
+a tenth of them failures), one fresh process measures, with the sweep's own functions:
+
+  dry-run        list the models, plan, print every config's command (--dry-run, to /dev/null)
+  resume         read the results file and decide what is left (load_earlier, in_model_order, plan_rounds)
+  longest-first  order what is left by earlier run times (longest_first)
+  sweep          the sweep's loop (SweepRun: make each job, write each record, progress) over what is left, with a
+                 fake executor that hands back canned records at --rate per second: the parent's CPU per config
+
+Each step prints its wall time and the process's peak memory so far (ru_maxrss). Targets at 100k configs and
+1M records: dry-run + resume under 30 s and 2 GB; the parent's CPU per finished config under 5 ms; each figure
+growing linearly from 1k to 100k (the "x per 10x" column: about 10 is linear, about 100 quadratic).
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import contextlib
+import json
+import math
+import os
+import random
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+EXPERIMENT_FLAGS = ["--accelerator=cpu", "--xla=None", "--dynamo=None", "--test=eval", "--test=train",
+                    "--batch-size=1", "--batch-size=2", "--repeat=10"]
+EXPERIMENTS_PER_MODEL = 4
+RECORDS_PER_CONFIG = 10
+STEPS = ("dry-run", "resume", "longest-first", "sweep")
+
+
+class Step:
+    """Wall and CPU seconds of one step (the machine may be shared: CPU seconds are this process's own)."""
+
+    def __enter__(self):
+        self.wall, self.cpu = time.perf_counter(), time.process_time()
+        return self
+
+    def __exit__(self, *exc):
+        self.wall, self.cpu = time.perf_counter() - self.wall, time.process_time() - self.cpu
+
+
+def peak_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KiB
+
+
+def generated_suite(models: int):
+    from benchmarks.suites import Suite, model_config
+
+    class Generated(Suite):
+        """Model names only: nothing is ever built (no child runs)."""
+
+        name = "dummy"  # the name a single-config command would carry; never built here
+
+        def list_models(self, flags):
+            return [model_config(self.name, f"generated_model_{index:06d}") for index in range(models)]
+
+    return Generated()
+
+
+def canned_record(config, options, env_facts: dict, rng: random.Random) -> dict:
+    """What a child of this config hands back: the record's keys a real eager record has, 10 repeats."""
+    from benchmarks.common import records
+
+    record = records.config_record(config.model, config.experiment, options, env_facts)
+    per_iter = [rng.uniform(0.001, 0.1) for _ in range(options.repeat)]
+    record["metrics"] = {"total_time": list(per_iter), "per_iter_time": per_iter,
+                         "warmup_time": [p * 5 for p in per_iter[:2]],
+                         "peak_rss_bytes": [rng.randrange(2**28, 2**30) for _ in per_iter]}
+    record["model_info"] = {"parameters": 123456, "batch_size": config.experiment.batch_size}
+    return record
+
+
+def write_results_file(path: str, configs: list, options, env_facts: dict, total: int) -> None:
+    """`total` records of earlier sweeps over the first half of `configs`; one in ten a failure."""
+    from benchmarks.common import records
+
+    rng = random.Random(0)
+    half = configs[: max(1, len(configs) // 2)]
+    with open(path, "w", encoding="utf-8") as handle:
+        for index in range(total):
+            config = half[index % len(half)]
+            record = canned_record(config, options, env_facts, rng)
+            if index % 10 == 9:
+                records.mark_failed(record, records.STATUS_ERROR, "RuntimeError", "canned failure", "run")
+            record["run_seconds"] = round(rng.uniform(1, 100), 3)
+            record["round"] = 0
+            handle.write(json.dumps(record) + "\n")
+
+
+class FakeExecutor:
+    """The executor interface (docs/architecture.md, "Executors") with no child: the k-th job's canned record is
+    due k/rate seconds after the first start (or at its own start, if the parent starts it late), up to `jobs`
+    at once. Children end on their own clock: a parent that falls behind gets the records in batches."""
+
+    kind = "fake"
+
+    def __init__(self, options, env_facts: dict, rate: float, jobs: int = 64):
+        self.options, self.env_facts, self.rate, self.jobs = options, env_facts, rate, jobs
+        self._running = collections.OrderedDict()  # key -> (job, due time)
+        self._first_start = None
+        self._started = 0
+        self._rng = random.Random(1)
+
+    def describe(self) -> str:
+        return f"executor: fake, {self.rate:g} records/s"
+
+    def impossible(self, job):
+        return None
+
+    def running(self) -> list:
+        return [job for job, _ in self._running.values()]
+
+    def try_start(self, job) -> bool:
+        if len(self._running) >= self.jobs:
+            return False
+        now = time.monotonic()
+        if self._first_start is None:
+            self._first_start = now
+        self._started += 1
+        self._running[job.key] = (job, max(now, self._first_start + self._started / self.rate))
+        return True
+
+    def wait(self, timeout: float) -> list:
+        from benchmarks.runner import launcher
+        from benchmarks.runner.executor import Finished
+
+        if not self._running:
+            return []
+        due = min(d for _, d in self._running.values())
+        time.sleep(max(0.0, min(timeout, due - time.monotonic())))
+        now = time.monotonic()
+        finished = []
+        for key, (job, due) in list(self._running.items()):
+            if due <= now:
+                del self._running[key]
+                result = launcher.ChildResult(record=canned_record(job.config, self.options, self.env_facts, self._rng),
+                                              returncode=0, seconds=self._rng.uniform(1, 100))
+                facts = {"kind": self.kind, "jobs": self.jobs, "host": "fake", "cores": None, "gpus": [],
+                         "running_beside_at_start": 0, "running_beside_at_end": 0}
+                finished.append(Finished(job, result, facts))
+        return finished
+
+    def stop_all(self) -> None:
+        self._running.clear()
+
+    def close(self) -> None:
+        pass
+
+
+def measure(size: int, rate: float, workdir: str) -> dict:
+    """Every step at one plan size, in this (fresh) process: {step: (seconds, peak MB so far, extra)}."""
+    from benchmarks.common import machine_facts
+    from benchmarks.common.run_options import build_parser
+    from benchmarks.runner import noise, progress, sweep
+    from benchmarks.runner.plan import (in_model_order, load_earlier, longest_first, make_plan, plan_rounds,
+                                        select_models)
+    from benchmarks.suites import all_suites
+
+    suite = generated_suite(size // EXPERIMENTS_PER_MODEL)
+    options = build_parser(all_suites()).options(EXPERIMENT_FLAGS + [f"--output-dirname={workdir}"])
+    env_facts = noise.annotate({"environment": machine_facts.collect()}, None)["environment"]
+    results_path = os.path.join(workdir, options.output_basename)
+    out = {}
+
+    with Step() as step:
+        plan = make_plan(suite, options, select_models(suite, options))
+        with open(os.devnull, "w") as devnull, contextlib.redirect_stdout(devnull):
+            sweep.print_dry_run(options, plan, FakeExecutor(options, env_facts, rate))
+    out["dry-run"] = (step.wall, step.cpu, peak_mb(), f"{len(plan.configs)} configs")
+    assert len(plan.configs) == size, (len(plan.configs), size)
+
+    write_results_file(results_path, plan.configs, options, env_facts, size * RECORDS_PER_CONFIG)
+    file_mb = os.path.getsize(results_path) / 2**20
+
+    with Step() as step:
+        earlier = load_earlier(results_path, options.retry_failed)
+        left = plan_rounds(in_model_order(plan), options.rounds, earlier.done)
+    out["resume"] = (step.wall, step.cpu, peak_mb(), f"{earlier.records} records ({file_mb:.0f} MB), {len(left)} left")
+
+    with Step() as step:
+        todo = longest_first(left, earlier.run_seconds)
+    out["longest-first"] = (step.wall, step.cpu, peak_mb(), "")
+
+    import logging
+
+    logging.getLogger("benchmarks").setLevel(logging.WARNING)  # no line per config on the terminal
+    executor = FakeExecutor(options, env_facts, rate)
+    from benchmarks.common import records
+
+    with Step() as step, records.ResultsWriter(results_path) as writer, \
+            progress.Progress(len(todo), enabled=False) as bar:
+        sweep.SweepRun(options, executor, writer, bar, env_facts, None).run(todo)
+    per_config = step.cpu / len(todo) * 1e3
+    out["sweep"] = (step.wall, step.cpu, peak_mb(),
+                    f"{per_config:.2f} ms CPU per config, {len(todo) / step.wall:.0f} configs/s")
+    out["cpu-per-config-ms"] = per_config
+    return out
+
+
+def run_size(size: int, rate: float) -> dict:
+    """measure() in a fresh interpreter, so that each size's peak memory is its own."""
+    workdir = tempfile.mkdtemp(prefix="bench-scale-")
+    try:
+        done = subprocess.run([sys.executable, __file__, "--one", str(size), "--rate", str(rate), "--workdir", workdir],
+                              capture_output=True, text=True)
+        if done.returncode:
+            sys.stderr.write(done.stderr)
+            raise SystemExit(f"bench-scale: the {size}-config run failed")
+        return json.loads(done.stdout.strip().splitlines()[-1])
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", default="1000,10000,100000", help="plan sizes in configs (default 1000,10000,100000)")
+    parser.add_argument("--rate", type=float, default=200.0, help="records the fake executor hands back per second "
+                        "(default 200)")
+    parser.add_argument("--one", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--workdir", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.one:
+        print(json.dumps(measure(args.one, args.rate, args.workdir)))
+        return 0
+    sizes = [int(s) for s in args.sizes.split(",")]
+    print(f"bench-scale: {EXPERIMENTS_PER_MODEL} experiment configs per generated model, {RECORDS_PER_CONFIG} "
+          f"records per config in the results file, records handed back at {args.rate:g}/s; no child is started")
+    print(f"{'configs':>8}  {'step':<14} {'wall s':>8} {'CPU s':>8} {'x per 10x':>9} {'peak MB':>8}  notes")
+    previous = {}
+    for size in sizes:
+        figures = run_size(size, args.rate)
+        for step in STEPS:
+            wall, cpu, peak, note = figures[step]
+            growth = ""  # CPU seconds' growth per 10x configs: ~10 is linear, ~100 quadratic
+            if step in previous and previous[step][0] > 0 and size > previous[step][1]:
+                growth = f"{(cpu / previous[step][0]) ** (1 / math.log10(size / previous[step][1])):.1f}"
+            print(f"{size:>8}  {step:<14} {wall:8.2f} {cpu:8.2f} {growth:>9} {peak:8.0f}  {note}")
+            previous[step] = (cpu, size)
+        planning = figures["dry-run"][0] + figures["resume"][0]
+        print(f"{size:>8}  {'plan+resume':<14} {planning:8.2f} {'':>8} {'':>9} {figures['resume'][2]:8.0f}  "
+              f"targets at 100k: < 30 s, < 2048 MB; CPU per config {figures['cpu-per-config-ms']:.2f} ms (< 5 ms)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
