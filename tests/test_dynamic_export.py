@@ -191,3 +191,29 @@ def test_end_of_sweep_table_keeps_dynamic_configs_apart():
     table = progress.speedup_table([record(2.0, dynamo=None), record(1.0), record(1.5, dynamic="batch")])
     assert "inductor ms" in table and "inductor[batch] ms" in table
     assert "1.500" in table and "1.000" in table
+
+
+def test_end_of_sweep_table_drops_shared_axes_and_compares_with_eager_at_the_same_precision():
+    from benchmarks.runner import progress
+
+    def record(ms, **kw):
+        data = exp(**kw).to_dict()
+        return {"model": {"suite_name": "dummy", "model_name": "mlp"}, "experiment": data, "status": "ok",
+                "requested_batch_size": None, "warmup": 1, "metrics": {"per_iter_time": [ms / 1e3] * 3}}
+
+    def shared(**kw):  # an extra axis every record of the sweep has (a microbench sweep's one dtype)
+        rec = record(**kw)
+        rec["experiment"]["dtype"] = "float32"
+        return rec
+
+    table = progress.speedup_table([shared(ms=2.0, dynamo=None), shared(ms=1.0)])
+    header, _, row = table.splitlines()
+    assert "eager ms" in header and "inductor ms" in header and "float32" not in header
+    assert "(2.00x)" in row  # against eager: the shared axis does not hide the baseline
+
+    table = progress.speedup_table([record(4.0, dynamo=None), record(8.0, dynamo=None, precision="bf16"),
+                                    record(2.0, precision="bf16"), record(1.0)])
+    header, _, row = table.splitlines()
+    assert "eager[bf16] ms" in header and "inductor[bf16] ms" in header
+    # inductor[bf16] against eager[bf16] (8 / 2), inductor against eager (4 / 1): never across precisions
+    assert "2.000 (4.00x)" in row and "1.000 (4.00x)" in row

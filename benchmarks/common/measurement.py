@@ -151,8 +151,13 @@ class Measurement:
     def backend(self) -> str:
         """The backend label: upstream's name, "+recipe" for quantization, then the other axes in brackets:
         eager, inductor+int8wo, inductor[max-autotune,bf16]."""
-        axes = self.axes
-        label = self.base_backend + "".join(f"+{axes[k]}" for k in _PLUS_AXES if k in axes)
+        return self.backend_label()
+
+    def backend_label(self, omit=(), base: Optional[str] = None) -> str:
+        """`backend` without the axes in `omit` (a table whose every row shares them), on `base` if given (the
+        eager label that matches this config)."""
+        axes = {k: v for k, v in self.axes.items() if k not in omit}
+        label = (base or self.base_backend) + "".join(f"+{axes[k]}" for k in _PLUS_AXES if k in axes)
         others = [_axis_text(k, v) for k, v in axes.items() if k not in _PLUS_AXES]
         return label + (f"[{','.join(others)}]" if others else "")
 

@@ -97,27 +97,34 @@ def table(rows: list, header: list) -> str:
 
 
 def speedup_table(sweep_records: list) -> str:
-    """Per (model, accelerator, test, batch size): each backend's median ms/iter and speedup over eager."""
+    """Per (model, accelerator, test, batch size): each backend's median ms/iter and speedup over eager at the
+    same axes (precision, dtype, ...; eager has no compile options). Columns are backend labels without the
+    axes every record shares (a microbench sweep's one dtype)."""
+    from benchmarks.common import compile_options
     from benchmarks.common.measurement import Measurement  # numpy: only once a record is in
 
+    views = [Measurement(record) for record in sweep_records]
+    keys = {key for m in views for key in m.axes}
+    shared = {key for key in keys if len({repr(m.axes.get(key)) for m in views}) == 1}
+    eager_omits = shared | set(compile_options.KEYS) | {"dynamic"}
     groups, backends = {}, []
-    for record in sweep_records:
-        exp = record["experiment"]
-        backend = Measurement(record).backend  # with the axes off their default: inductor[batch]
+    for m in views:
+        record, exp = m.record, m.experiment
+        backend = m.backend_label(omit=shared)  # with the axes off their default that differ: inductor[batch]
         if backend not in backends:
             backends.append(backend)
         key = (record["model"]["model_name"], exp.get("accelerator"), exp.get("test"),
                record.get("requested_batch_size") or exp.get("batch_size"))
-        groups.setdefault(key, {})[backend] = record
+        groups.setdefault(key, {})[backend] = (record, m.backend_label(omit=eager_omits, base="eager"))
     if not groups:
         return ""
     rows = []
     for (model, accelerator, test, batch), cells in groups.items():
-        eager = cells.get("eager")
-        eager_ms = _median_ms(eager) if eager and eager["status"] == records.STATUS_OK else None
         row = [model, accelerator, test, batch if batch is not None else "-"]
         for backend in backends:
-            record = cells.get(backend)
+            record, eager_label = cells.get(backend, (None, None))
+            eager = cells.get(eager_label, (None,))[0]
+            eager_ms = _median_ms(eager) if eager and eager["status"] == records.STATUS_OK else None
             if record is None:
                 row.append("")
             elif record["status"] != records.STATUS_OK:
@@ -128,7 +135,7 @@ def speedup_table(sweep_records: list) -> str:
                 tflops = _median_tflops(record)
                 if tflops is not None:
                     cell += f" {tflops:.3g} TFLOP/s"
-                if eager_ms and backend != "eager":
+                if eager_ms and backend != eager_label:
                     cell += f" ({eager_ms / ms:.2f}x)"
                 row.append(cell)
         rows.append(row)
