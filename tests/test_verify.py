@@ -321,8 +321,8 @@ def test_eager_reference_is_on_the_cpu_and_its_models_are_freed():
 
     verifier = verify.Verifier(options(), build, phases.append)
     verifier.compute_reference(eval_experiment("train"))
-    assert len(built) == 2 and all(ref() is None for ref in built)  # two eager runs, both models gone
-    assert phases == ["verify"] and verifier.code is None  # reference ready, verdict pending
+    assert len(built) == 3 and all(ref() is None for ref in built)  # two eager runs and the fp64 one, all gone
+    assert phases == ["reference"] and verifier.code is None  # reference ready, verdict pending
     assert set(verifier.reference) == {"loss", "grad"}
     assert all(g.device.type == "cpu" and not g.requires_grad for g in verifier.reference["grad"].values())
     assert set(verifier.reference["grad"]) == {f"{layer}.{kind}" for layer in ("fc1", "fc2", "out")
