@@ -112,6 +112,17 @@ class RefusesFloat64(_Base):
         return torch.relu(self.fc(x))
 
 
+class ElementwiseChain(_Base):
+    """Eager bfloat16 rounds after every operation; Inductor's fused kernel computes the chain in float32 and
+    rounds once: the two differ far beyond a tight tolerance, and the compiled one is the closer to float64."""
+
+    def forward(self, x):
+        y = self.fc(x)
+        for _ in range(6):
+            y = torch.sin(y * 1.7 + 0.3) * 1.3 + y * 0.5
+        return y
+
+
 class BigBuffer(_Base):
     """Holds a buffer of BYTES, every page written (so resident), and reads one element of it per forward."""
 
@@ -138,5 +149,6 @@ MODELS = {
     "third_call_raises": ThirdCallRaises,
     "structure_differs": StructureDiffers,
     "refuses_float64": RefusesFloat64,
+    "elementwise_chain": ElementwiseChain,
     "big_buffer": BigBuffer,
 }
