@@ -29,6 +29,7 @@ def test_segfault_is_a_crash_record_naming_the_signal(faults):
     assert record["status"] == "crash" and record["error"]["type"] == "SIGSEGV"
     assert "SIGSEGV" in record["error"]["message"] and record["error"]["phase"] == "compile"
     assert record["verification_code"] == "VERIFIER_DIDNT_RUN" and record["metrics"]["error"].startswith("SIGSEGV")
+    assert record["accuracy"] == "fail_to_run"  # the harness's name, derived by the parent from status and phase
     assert (out / record["error"]["log"]).exists()
 
 
@@ -36,7 +37,7 @@ def test_a_hang_is_a_timeout_record_and_nothing_is_left_running(faults):
     _, out, records = faults
     record = records["hang"]
     assert record["status"] == "timeout" and "timed out after 15 s" in record["error"]["message"]
-    assert record["error"]["phase"] == "compile"
+    assert record["error"]["phase"] == "compile" and record["accuracy"] == "timeout"
     assert processes_mentioning(str(out)) == []
 
 
@@ -45,6 +46,7 @@ def test_a_memory_blow_up_is_an_oom_record(faults):
     record = records["memory_hog"]
     assert record["status"] == "oom" and record["error"]["type"] == "MemoryLimitExceeded"
     assert "limit of 1.00 GiB" in record["error"]["message"]
+    assert record["accuracy"] == "OOM"
 
 
 def test_an_exception_is_an_error_record_with_its_phase_and_a_short_message(faults):
@@ -55,12 +57,14 @@ def test_an_exception_is_an_error_record_with_its_phase_and_a_short_message(faul
                                "message": "raise_on_load: this model fails while it is built, on purpose",
                                "log": "logs/raise_on_load/cpu-eager-eval.log"}
     assert "Traceback" in (out / record["error"]["log"]).read_text()  # the whole story is in the log
+    assert record["accuracy"] == "model_fail_to_load"  # the child's own record, derived from its phase
 
 
 def test_exiting_without_a_record_is_a_crash_record(faults):
     _, _, records = faults
     record = records["silent_exit"]
     assert record["status"] == "crash" and "without handing back a record" in record["error"]["message"]
+    assert record["accuracy"] == "fail_to_run"
 
 
 def test_the_sweep_went_on_and_counted_failures(faults):

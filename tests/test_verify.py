@@ -82,6 +82,14 @@ def test_pass_on_every_backend_for_eval_and_train_with_timing_and_figures(passin
         assert record["verification_cosine_similarity"] > 0.99999, key
         assert record["verification_tolerance"] == 0.02 and record["verification_message"] is None, key
         assert list(record)[list(record).index("verification_code"):][:len(VERIFY_KEYS)] == list(VERIFY_KEYS)
+        # Judged against the fp64 eager reference, at the harness's tolerance (TorchBench's row: 1e-4 on the CPU).
+        assert record["accuracy"] == "pass" and record["accuracy_reference"] == "fp64", (key, record["accuracy_message"])
+        assert record["accuracy_tolerance"] == 1e-4 and record["accuracy_message"] is None, key
+        assert 0 < record["accuracy_rmse"] < 1e-5 and 0 < record["accuracy_eager_rmse"] < 1e-5, key
+        assert list(record)[list(record).index("verification_message") + 1] == "accuracy", key
+        # The device peak of every timed run: PJRT's CPU client reports no memory figures, so the CPU rule.
+        assert record["memory_kind"] == "cpu_rss_above_baseline", key
+        assert len(record["metrics"]["peak_memory_bytes"]) == 1 and record["metrics"]["peak_memory_bytes"][0] >= 0
     assert "verification: 8 PASS" in result.stdout
     assert "verification PASS" in result.stderr  # the per-config progress line
 
@@ -95,6 +103,10 @@ def test_accuracy_error_backend_fails_every_time_and_keeps_the_timing(failing):
         assert record["verification_mean_rel_error"] > 0.02
         assert "above the tolerance 0.02" in record["verification_message"]
         assert len(record["metrics"]["per_iter_time"]) == 1 and "error" not in record["metrics"]
+        # The harness's judgement catches it too, naming the tensor and the rule.
+        assert record["accuracy"] == "fail_accuracy" and record["accuracy_reference"] == "fp64"
+        assert record["accuracy_rmse"] > 3 * record["accuracy_eager_rmse"]
+        assert "RMSE to fp64" in record["accuracy_message"]
 
 
 @pytest.mark.integration
@@ -108,6 +120,7 @@ def test_runtime_error_backend_is_exception_raised(failing):
         assert "raised before it could be compared (phase compile)" in record["verification_message"]
         assert "relu" in record["verification_message"].lower()
         assert record["verification_mean_rel_error"] is None
+        assert record["accuracy"] == "fail_to_run" and record["accuracy_rmse"] is None
 
 
 @pytest.mark.integration
@@ -117,6 +130,7 @@ def test_random_output_not_declared_is_nondeterministic_eager_run(faults):
     assert record["verification_code"] == "NONDETERMINISTIC_EAGER_RUN"
     assert record["verification_message"].startswith("two eager runs differ: mean relative error")
     assert record["verification_mean_rel_error"] > 0 and record["verification_max_abs_error"] > 0
+    assert record["accuracy"] == "eager_two_runs_differ"  # never the backend's failure
 
 
 @pytest.mark.integration
@@ -125,6 +139,7 @@ def test_declared_non_deterministic_without_tolerance_opts_out(faults):
     assert record["status"] == "ok" and len(record["metrics"]["per_iter_time"]) == 1
     assert record["verification_code"] == "VERIFIER_SKIPPED"
     assert "declares a non-deterministic output" in record["verification_message"]
+    assert record["accuracy"] == "not_checked" and "declares a non-deterministic" in record["accuracy_message"]
 
 
 @pytest.mark.integration
@@ -134,14 +149,16 @@ def test_eager_reference_raising_is_eager_failed(faults):
     assert record["verification_message"] == ("the eager reference raised: RuntimeError: raise_on_load: this model "
                                               "fails while it is built, on purpose")
     assert record["status"] == "error" and record["error"]["phase"] == "load"  # then the config's own build
+    assert record["accuracy"] == "eager_fail_to_run"  # eager failed first: not the backend's failure
 
 
 @pytest.mark.integration
 def test_a_child_dying_during_verification_is_verifier_didnt_run(faults):
     record = faults[2]["segfault"]  # it dies in its first forward: the eager reference's
     assert record["status"] == "crash" and record["error"]["type"] == "SIGSEGV"
-    assert record["error"]["phase"] == "verify" and record["verify"] is True
+    assert record["error"]["phase"] == "reference" and record["verify"] is True
     assert record["verification_code"] == "VERIFIER_DIDNT_RUN"
+    assert record["accuracy"] == "eager_fail_to_run"  # the parent's record, derived from the phase
 
 
 @pytest.mark.integration
@@ -153,6 +170,7 @@ def test_exception_during_verification_keeps_the_timing(faults):
     assert record["verification_code"] == "EXCEPTION_RAISED"
     assert record["verification_message"] == ("the config raised during verification: RuntimeError: "
                                               "third_call_raises: this model fails from its third call on, on purpose")
+    assert record["accuracy"] == "fail_to_run"
     log = (out / "logs" / "third_call_raises" / "cpu-eager-eval.log").read_text()
     assert "Traceback" in log
 
@@ -163,6 +181,7 @@ def test_structure_mismatch_fails_and_says_where(faults):
     assert record["status"] == "ok" and record["experiment"]["dynamo"] == "eager"
     assert record["verification_code"] == "FAIL"
     assert record["verification_message"] == "differs from eager: output: keys differ from eager's (extra ['extra'])"
+    assert record["accuracy"] == "fail_accuracy" and "structure differs" in record["accuracy_message"]
 
 
 @pytest.mark.integration
@@ -308,6 +327,8 @@ def options(**overrides):
 
 
 def test_eager_reference_is_on_the_cpu_and_its_models_are_freed():
+    import torch
+
     from benchmarks.child import single_config, verify
     from benchmarks.suites import load_suite
 
@@ -321,8 +342,11 @@ def test_eager_reference_is_on_the_cpu_and_its_models_are_freed():
 
     verifier = verify.Verifier(options(), build, phases.append)
     verifier.compute_reference(eval_experiment("train"))
-    assert len(built) == 2 and all(ref() is None for ref in built)  # two eager runs, both models gone
-    assert phases == ["verify"] and verifier.code is None  # reference ready, verdict pending
+    assert len(built) == 3 and all(ref() is None for ref in built)  # two eager runs and the fp64 one, all gone
+    assert phases == ["reference"] and verifier.code is None  # reference ready, verdict pending
+    # The fp64 reference's gradients are float64 (its loss is the generic reduction's, which sums in float32).
+    assert all(g.dtype == torch.float64 for g in verifier.fp64["grad"].values())
+    assert all(g.dtype == torch.float32 for g in verifier.reference["grad"].values())
     assert set(verifier.reference) == {"loss", "grad"}
     assert all(g.device.type == "cpu" and not g.requires_grad for g in verifier.reference["grad"].values())
     assert set(verifier.reference["grad"]) == {f"{layer}.{kind}" for layer in ("fc1", "fc2", "out")

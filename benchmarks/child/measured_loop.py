@@ -124,12 +124,13 @@ def timed_run(step: Callable, experiment, iterations: int, hooks=()) -> tuple:
 
 def measure(step: Callable, experiment, repeat: int, iterations: int, warmup: int,
             on_phase: Optional[Callable[[str], None]] = None, around_repeat=None, timed=None,
-            after_repeat=None) -> dict:
+            after_repeat=None, memory=None) -> dict:
     """Warm-up runs (metrics.warmup_time; the first compiles), then `repeat` timed runs.
 
     `around_repeat(index)`, if given, returns a context manager wrapping each timed run (profilers).
     `after_repeat(index, last_output)`, if given, is called after each timed run, outside it (--save-output).
     `timed`, if given, replaces timed_run (same contract) for the timed runs (--pure-wall-time).
+    `memory`, if given (a device_memory.PeakMemory), gives each timed run's peak: metrics.peak_memory_bytes.
     """
     timed = timed or timed_run
     on_phase = on_phase or (lambda phase: None)
@@ -143,11 +144,15 @@ def measure(step: Callable, experiment, repeat: int, iterations: int, warmup: in
     on_phase("run")
     for index in range(repeat):
         backends.reset_xla_metrics(experiment)
+        if memory is not None:
+            memory.start_run()
         if around_repeat is None:
             total, trace, output = timed(step, experiment, iterations)
         else:
             with around_repeat(index):
                 total, trace, output = timed(step, experiment, iterations)
+        if memory is not None:
+            metrics["peak_memory_bytes"].append(memory.end_run())
         if after_repeat is not None:
             after_repeat(index, output)
         del output

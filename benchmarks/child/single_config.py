@@ -15,8 +15,8 @@ import signal
 import threading
 import time
 
-from benchmarks.child import compile_settings, diagnostics, precise_timing, verify
-from benchmarks.common import experiment_config, machine_facts, output_paths, records
+from benchmarks.child import compile_settings, device_memory, diagnostics, precise_timing, verify
+from benchmarks.common import accuracy_status, experiment_config, machine_facts, output_paths, records
 from benchmarks.common.cli_support import UsageError
 from benchmarks.common.process_env import PARENT_PID_VARIABLE, child_environment
 from benchmarks.common.cpu_affinity import pin_self
@@ -136,7 +136,9 @@ def run_config(options: RunOptions, model_config: dict, experiment, channel: Cha
         record["experiment"] = experiment.to_dict()
         problem = precise_timing.pure_wall_time_problem(experiment, options.timing)
         if problem:  # the parent drops such configs; reached anyway (by hand): a clear error, no traceback
-            return records.mark_failed(record, records.STATUS_ERROR, "PureWallTimeUnsupported", problem, "setup")
+            records.mark_failed(record, records.STATUS_ERROR, "PureWallTimeUnsupported", problem, "setup")
+            record["accuracy"] = accuracy_status.derive(record)
+            return record
         suite = load_suite(model_config["suite_name"])
         # The precision that runs (the plan resolved it; a config by hand may leave it to the suite).
         experiment = experiment.with_(precision=suite.precision_for(model_config, experiment))
@@ -146,10 +148,12 @@ def run_config(options: RunOptions, model_config: dict, experiment, channel: Cha
         if options.verify.enabled:
             # The eager reference comes first and is kept on the CPU; its model is freed before ours is built.
             verifier = verify.Verifier(options.verify, lambda exp: build_model(suite, model_config, exp, options.suite_flags),
-                                       channel.set_phase)
+                                       channel.set_phase, suite=model_config["suite_name"])
             verifier.compute_reference(experiment)
 
         channel.set_phase("load")
+        memory = device_memory.PeakMemory(experiment)
+        memory.mark_baseline()  # what the process holds before the model exists (the CPU rule's zero)
         bm = build_model(suite, model_config, experiment, options.suite_flags)
         experiment = experiment.with_(batch_size=bm.batch_size)
         record["experiment"] = experiment.to_dict()
@@ -191,8 +195,9 @@ def run_config(options: RunOptions, model_config: dict, experiment, channel: Cha
         record["metrics"] = measured_loop.measure(
             step, experiment, options.repeat, options.iterations_per_run, options.warmup, on_phase=channel.set_phase,
             timed=precise_timing.pure_wall_time_run if options.timing.pure_wall_time else None,
-            around_repeat=diag.around_repeat, after_repeat=diag.after_repeat,
+            around_repeat=diag.around_repeat, after_repeat=diag.after_repeat, memory=memory,
         )
+        record["memory_kind"] = memory.kind
         diag.finish(record["metrics"])
         if experiment.dynamo:
             record["dynamo_stats"] = compile_settings.dynamo_stats()
@@ -212,6 +217,7 @@ def run_config(options: RunOptions, model_config: dict, experiment, channel: Cha
         records.mark_failed(record, classify(exc), type(exc).__name__, str(exc), channel.phase)
     if verifier is not None:
         verifier.finish(record)
+    record["accuracy"] = accuracy_status.derive(record)  # the verifier's judgement, or not_checked, or the failure's
     if diag is not None:
         diag.close()
     cache.close()

@@ -1,14 +1,19 @@
-"""--verify: does the config compute what eager computes? Verification codes and error figures.
+"""--verify: does the config compute what eager computes? The accuracy status, verification codes and error figures.
 
-In the child, with --verify (see `Verifier`):
-1. the eager reference: the same model, inputs and seeds on the same accelerator with no dynamo and no
-   XLA (for a TPU config: the CPU, the plain device its models are built on), run `--verify-iterations`
-   iterations; eval keeps the output, train keeps the loss and every parameter gradient of the last step.
-   It runs twice and the two must agree exactly (NONDETERMINISTIC_EAGER_RUN otherwise). The reference
-   is kept on the CPU; the eager model is freed;
+In the child, with --verify (see `Verifier`; docs/architecture.md, "Accuracy"):
+1. the eager reference (phase `reference`): the same model, inputs and seeds on the same accelerator with no
+   dynamo and no XLA (for a TPU config: the CPU, the plain device its models are built on), at the run's
+   precision, run `--verify-iterations` iterations; eval keeps the output, train keeps the loss and every
+   parameter gradient of the last step. It runs twice and the two must agree exactly
+   (NONDETERMINISTIC_EAGER_RUN, accuracy `eager_two_runs_differ`, otherwise). Then the same in float64 (model
+   and floating-point inputs cast, no autocast, no quantization): the fp64 reference; a model that can't run
+   it is judged by cosine similarity instead (`accuracy_reference`: cosine). Both are kept on the CPU; the
+   eager models are freed;
 2. the config is built and timed as usual (timing never depends on what verification finds);
 3. the config's weights (and optimizer state) are put back as they were before timing, the same
-   iterations run again, and the result, moved to the CPU, is compared with the reference.
+   iterations run again, and the result, moved to the CPU, is judged (child/accuracy_check.py: `accuracy`,
+   `accuracy_*` figures) and compared with eager at the run's precision (upstream's verification_code and the
+   verification_* figures below, which keep their meaning).
 
 Figures over every floating-point element of the output (complex as real pairs):
 `verification_mean_rel_error` = sum |out - ref| / sum |ref| (robust where the reference is near zero),
@@ -34,7 +39,8 @@ import logging
 import math
 from typing import Any, Callable, Optional
 
-from benchmarks.common import records
+from benchmarks.child import accuracy_check
+from benchmarks.common import accuracy_status, accuracy_tolerance, records
 from benchmarks.suites import ModelSkipped
 
 log = logging.getLogger("benchmarks.child.verify")
@@ -44,6 +50,10 @@ MAX_LISTED = 3  # mismatches named in the message; the rest are counted
 # Record keys, placed right after upstream's `verification_code`.
 FIGURE_KEYS = ("verification_mean_rel_error", "verification_max_abs_error", "verification_cosine_similarity",
                "verification_tolerance", "verification_message")
+# The accuracy judgement's keys, after those: the status, then its figures.
+ACCURACY_KEYS = ("accuracy", "accuracy_reference", "accuracy_tolerance", "accuracy_rmse", "accuracy_eager_rmse",
+                 "accuracy_message")
+DEFAULT_TOLERANCE = 0.02  # verification_code's limit on the mean relative error, as upstream's
 
 
 # ---------------------------------------------------------------- comparison (torch inside)
@@ -265,30 +275,45 @@ def free_memory() -> None:
 
 
 class Verifier:
-    """One config's verification; the child calls `reference`, `before_timing`, `check`, then `finish`.
+    """One config's verification; the child calls `compute_reference`, `before_timing`, `check`, then `finish`.
 
     `build(experiment)` returns a seeded BenchmarkModel on the plain accelerator device (the child's
-    own model builder, so that eager and the config start from the same weights and inputs).
+    own model builder, so that eager and the config start from the same weights and inputs). `suite` names
+    the suite whose harness tolerance applies (common/accuracy_tolerance.py).
     Nothing here raises into the child.
     """
 
-    def __init__(self, options, build: Callable, on_phase: Callable[[str], None] = lambda phase: None):
+    def __init__(self, options, build: Callable, on_phase: Callable[[str], None] = lambda phase: None,
+                 suite: str = ""):
         self.iterations = options.iterations
-        self.default_tolerance = options.tolerance
+        self.override = options.tolerance  # --verify-tolerance, or None
+        self.default_tolerance = options.tolerance if options.tolerance is not None else DEFAULT_TOLERANCE
         self.build = build
         self.on_phase = on_phase
+        self.suite = suite
         self.code: Optional[str] = records.VERIFIER_SKIPPED
         self.message: Optional[str] = None
         self.tolerance: Optional[float] = None
         self.comparison: Optional[Comparison] = None
         self.reference = None  # the eager result on the CPU, until the config's result is compared
+        self.fp64 = None  # the fp64 eager result on the CPU (None: the cosine fallback)
+        self.judged = False  # whether `check` also judges accuracy (not for declared non-deterministic models)
+        self.accuracy_tolerance: Optional[float] = None
+        self.fp64_problem: Optional[str] = None  # why there is no fp64 reference
+        self.judgement: Optional[accuracy_check.Judgement] = None
         self._initial = None  # train: the config's weights and optimizer state before timing
 
     # -- 1. eager reference
-    def _eager_result(self, experiment, bm) -> Any:
-        """Run `bm` eagerly for the verification iterations; the result on the CPU."""
+    def _eager_result(self, experiment, bm, dtype=None) -> Any:
+        """Run `bm` eagerly for the verification iterations (cast to `dtype` first, if given); the result on the CPU."""
         from benchmarks.child import backends, measured_loop
 
+        if dtype is not None:
+            from benchmarks.child import precision
+
+            bm.module = bm.module.to(dtype)
+            bm.example_inputs = precision.cast_tree(tuple(bm.example_inputs), dtype)
+            bm.example_kwargs = precision.cast_tree(dict(bm.example_kwargs), dtype)
         module = backends.module_on(bm, backends.target_device(experiment))
         args = backends.move(tuple(bm.example_inputs), backends.target_device(experiment))
         kwargs = backends.move(dict(bm.example_kwargs), backends.target_device(experiment))
@@ -298,8 +323,8 @@ class Verifier:
         return collect(experiment, module, output)
 
     def compute_reference(self, experiment) -> None:
-        """Eager, twice unless the model declares itself non-deterministic; then everything eager is freed."""
-        self.on_phase("verify")
+        """Eager, twice unless the model declares itself non-deterministic, then in fp64; then everything eager is freed."""
+        self.on_phase("reference")
         eager = experiment.with_(xla=None, dynamo=None)
         if experiment.xla:
             # The autograd engine sizes its device queues at the first backward: the XLA runtime must be
@@ -344,6 +369,27 @@ class Verifier:
         finally:
             free_memory()
         self.reference, self.code = first, None  # None: to be decided by `check`
+        if deterministic:  # a model random by design keeps upstream's comparison only
+            self.judged = True
+            self.accuracy_tolerance = accuracy_tolerance.tolerance(self.suite, experiment.precision, experiment.test,
+                                                                   experiment.accelerator, self.override)
+            self.fp64 = self._fp64_result(eager)
+
+    def _fp64_result(self, eager) -> Any:
+        """The fp64 reference on the CPU, or None (and why) when the model can't run in float64."""
+        import torch
+
+        from benchmarks.common import precision as precisions
+
+        plain = eager.with_(precision=precisions.DEFAULT, quantization=None)
+        try:
+            return self._eager_result(plain, self.build(plain), torch.float64)
+        except Exception as exc:  # ModelSkipped too: no fp64 run, so the fallback
+            self.fp64_problem = one_line("the model can't run in float64", exc)
+            log.warning("accuracy: %s; judged by cosine similarity instead", self.fp64_problem)
+            return None
+        finally:
+            free_memory()
 
     # -- 2. around the config's timing
     def before_timing(self, experiment, module, step) -> None:
@@ -362,7 +408,7 @@ class Verifier:
             self._fail(one_line("the config raised during verification", exc))
 
     def check(self, experiment, module, step) -> None:
-        """After timing: the config's own result from the initial weights, compared with eager's."""
+        """After timing: the config's own result from the initial weights, judged against the references."""
         if self.reference is None:
             return
         from benchmarks.child import backends, measured_loop
@@ -378,19 +424,48 @@ class Verifier:
                     step.grad_scaler.load_state_dict(scaler_state)
             backends.seed_everything(experiment)
             _, _, output = measured_loop.timed_run(step, experiment, self.iterations)
-            self.comparison = compare(self.reference, collect(experiment, module, output), root_name(experiment))
+            result = collect(experiment, module, output)
+            self.comparison = compare(self.reference, result, root_name(experiment))
             self.code, self.message = verdict(self.comparison, self.tolerance)
-            self.reference = self._initial = None
+            if self.judged:
+                self.judgement = accuracy_check.judge(result, self.reference, self.fp64, self.accuracy_tolerance,
+                                                      root_name(experiment))
+            self.reference = self._initial = self.fp64 = None
             log.info("verification %s: mean relative error %s, max abs error %s, cosine similarity %s%s",
                      self.code, self.comparison.mean_rel_error, self.comparison.max_abs_error,
                      self.comparison.cosine_similarity, f" ({self.message})" if self.message else "")
+            if self.judgement is not None:
+                log.info("accuracy %s (%s reference, tolerance %g): RMSE to fp64 %s, eager's %s%s",
+                         "pass" if self.judgement.passed else "fail", self.judgement.reference,
+                         self.accuracy_tolerance, self.judgement.rmse, self.judgement.eager_rmse,
+                         f" ({self.judgement.message()})" if self.judgement.failures else "")
         except Exception as exc:
             log.exception("the config raised during verification")
             self._fail(one_line("the config raised during verification", exc))
 
     def _fail(self, message: str) -> None:
         self.code, self.message = records.EXCEPTION_RAISED, message
-        self.reference = self._initial = None
+        self.reference = self._initial = self.fp64 = None
+        self.judgement = None
+
+    def accuracy(self, record: dict) -> dict:
+        """The `accuracy` status and its figures (ACCURACY_KEYS), once the verification code is final."""
+        judgement = self.judgement
+        if judgement is None:
+            status = accuracy_status.derive(dict(record, accuracy=None))
+            reference = message = None
+            if status == accuracy_status.NOT_CHECKED and record.get("verification_code") == records.VERIFIER_SKIPPED:
+                message = self.message
+        else:
+            status = accuracy_status.PASS if judgement.passed else accuracy_status.FAIL_ACCURACY
+            reference, message = judgement.reference, judgement.message()
+            if judgement.reference == accuracy_check.COSINE:
+                message = "; ".join(filter(None, [self.fp64_problem, message]))
+        return {"accuracy": status, "accuracy_reference": reference,
+                "accuracy_tolerance": self.accuracy_tolerance if judgement is not None else None,
+                "accuracy_rmse": judgement.rmse if judgement else None,
+                "accuracy_eager_rmse": judgement.eager_rmse if judgement else None,
+                "accuracy_message": message}
 
     # -- 3. the record
     def finish(self, record: dict) -> dict:
@@ -398,16 +473,20 @@ class Verifier:
         status = record.get("status")
         if status == records.STATUS_SKIP:
             self.code = records.VERIFIER_SKIPPED
+            self.judgement = None
         elif self.code is None:  # the reference was ready but the config failed before its check
             error = record.get("error") or {}
             self.code = records.EXCEPTION_RAISED
             self.message = (f"the config raised before it could be compared (phase {error.get('phase')}): "
                             f"{error.get('type')}: {error.get('message')}")
-        self.reference = self._initial = None
+        if status != records.STATUS_OK:
+            self.judgement = None  # a failed config's accuracy is its failure's (accuracy_status.derive)
+        self.reference = self._initial = self.fp64 = None
         values = {"verification_code": self.code}
         values.update(self.comparison.figures() if self.comparison else dict.fromkeys(FIGURE_KEYS[:3]))
         values["verification_tolerance"] = self.tolerance
         values["verification_message"] = self.message
+        values.update(self.accuracy(dict(record, verification_code=self.code)))
         place_after(record, "verification_code", values)
         return record
 

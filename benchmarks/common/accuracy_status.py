@@ -26,6 +26,8 @@ FAILURES = (FAIL_ACCURACY, EAGER_TWO_RUNS_DIFFER, EAGER_FAIL_TO_RUN, FAIL_TO_RUN
 
 # Phases before the model exists: a failure there is the model's, not the backend's.
 _LOAD_PHASES = ("setup", "load")
+# --verify's eager reference runs in its own phase, before the config's model is built.
+_REFERENCE_PHASE = "reference"
 
 _BY_VERIFICATION_CODE = {
     records.PASS: PASS,
@@ -37,7 +39,10 @@ _BY_VERIFICATION_CODE = {
 
 def derive(record: dict) -> str:
     """The accuracy status of any record: its own `accuracy` when it has a known one, else one derived from
-    status, failure phase and upstream's verification code."""
+    status, failure phase and upstream's verification code (docs/architecture.md, "Accuracy"): oom and timeout
+    by status; else the verification code (PASS, FAIL, NONDETERMINISTIC_EAGER_RUN, EAGER_FAILED); an ok record
+    whose check raised fails to run, any other ok record was not checked; a failure while the eager reference
+    ran is eager's, one before the model existed the model's (model_fail_to_load), any other fail_to_run."""
     own = record.get("accuracy")
     if own in STATUSES:
         return own
@@ -52,6 +57,9 @@ def derive(record: dict) -> str:
     if code in _BY_VERIFICATION_CODE:
         return _BY_VERIFICATION_CODE[code]
     if status == records.STATUS_OK:
-        return NOT_CHECKED
+        return FAIL_TO_RUN if code == records.EXCEPTION_RAISED else NOT_CHECKED
     error = record.get("error") if isinstance(record.get("error"), dict) else {}
-    return MODEL_FAIL_TO_LOAD if error.get("phase") in _LOAD_PHASES else FAIL_TO_RUN
+    phase = error.get("phase")
+    if phase == _REFERENCE_PHASE:
+        return EAGER_FAIL_TO_RUN
+    return MODEL_FAIL_TO_LOAD if phase in _LOAD_PHASES else FAIL_TO_RUN

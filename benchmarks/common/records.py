@@ -244,6 +244,7 @@ def new_record(model: dict, experiment: dict, *, repeat: int, iterations_per_run
         "metrics": {},
         "timestamp": timestamp,
         "verification_code": VERIFIER_SKIPPED,
+        "accuracy": None,  # common/accuracy_status.py's name, set once the record is final
         "schema_version": SCHEMA_VERSION,
         "status": STATUS_OK,
         "error": None,

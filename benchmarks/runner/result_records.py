@@ -8,7 +8,7 @@ from __future__ import annotations
 import logging
 from typing import Optional
 
-from benchmarks.common import output_paths, records, xla_dump_env
+from benchmarks.common import accuracy_status, output_paths, records, xla_dump_env
 from benchmarks.common.run_options import RunOptions
 from benchmarks.runner import launcher, noise
 
@@ -65,13 +65,16 @@ def child_record(config, options: RunOptions, result: launcher.ChildResult, log_
     if executor_facts is not None:
         record["environment"]["executor"] = executor_facts
     record["environment"]["launch"] = result.launch  # fork (from a fork server) or spawn (a fresh interpreter)
+    record["accuracy"] = accuracy_status.derive(record)  # the child's own, or its failure's
     return record
 
 
 def skip_record(config, options: RunOptions, reason: str, env_facts: dict) -> dict:
     record = records.config_record(config.model, config.experiment, options, env_facts)
-    return records.mark_failed(record, records.STATUS_SKIP, "Unsupported", reason, "setup",
-                               verification_code=records.VERIFIER_SKIPPED)
+    records.mark_failed(record, records.STATUS_SKIP, "Unsupported", reason, "setup",
+                        verification_code=records.VERIFIER_SKIPPED)
+    record["accuracy"] = accuracy_status.derive(record)
+    return record
 
 
 def skipped_record(config, options: RunOptions, reason: str, env_facts: dict, executor_facts: dict) -> dict:

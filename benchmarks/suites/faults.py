@@ -16,6 +16,10 @@ MODELS = {
     "unseeded_noise": "random_output's noise, not declared non-deterministic (--verify: NONDETERMINISTIC_EAGER_RUN)",
     "third_call_raises": "works twice per instance, then raises (--verify --warmup=1 --repeat=1: fails after timing)",
     "structure_differs": "its output dict gains a key under dynamo (--verify: a structure mismatch, FAIL)",
+    "refuses_float64": "raises on float64 inputs (works; --verify: no fp64 reference, judged by cosine similarity)",
+    "elementwise_chain": "sin and scalings in a chain, which Inductor fuses into one float32 kernel (works; under bf16 "
+                         "its result differs from eager's, which rounds after every operation)",
+    "big_buffer": "holds a 64 MiB buffer it reads every forward (works; peak_memory_bytes shows it above baseline)",
 }
 
 

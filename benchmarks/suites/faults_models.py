@@ -103,6 +103,39 @@ class StructureDiffers(_Base):
         return {"out": y}
 
 
+class RefusesFloat64(_Base):
+    """Works in any precision but float64, as models with float32-only kernels do."""
+
+    def forward(self, x):
+        if x.dtype == torch.float64:
+            raise TypeError("refuses_float64: this model has no float64 kernel, on purpose")
+        return torch.relu(self.fc(x))
+
+
+class ElementwiseChain(_Base):
+    """Eager bfloat16 rounds after every operation; Inductor's fused kernel computes the chain in float32 and
+    rounds once: the two differ far beyond a tight tolerance, and the compiled one is the closer to float64."""
+
+    def forward(self, x):
+        y = self.fc(x)
+        for _ in range(6):
+            y = torch.sin(y * 1.7 + 0.3) * 1.3 + y * 0.5
+        return y
+
+
+class BigBuffer(_Base):
+    """Holds a buffer of BYTES, every page written (so resident), and reads one element of it per forward."""
+
+    BYTES = 64 * 2**20
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("hoard", torch.ones(self.BYTES // 4))
+
+    def forward(self, x):
+        return torch.relu(self.fc(x)) + self.hoard[0]
+
+
 MODELS = {
     "segfault": Segfault,
     "hang": Hang,
@@ -115,4 +148,7 @@ MODELS = {
     "unseeded_noise": RandomOutput,  # the same noise, but its BenchmarkModel does not declare it
     "third_call_raises": ThirdCallRaises,
     "structure_differs": StructureDiffers,
+    "refuses_float64": RefusesFloat64,
+    "elementwise_chain": ElementwiseChain,
+    "big_buffer": BigBuffer,
 }

@@ -1,0 +1,190 @@
+"""--verify's accuracy judgement, the dynamo harness's way (docs/architecture.md, "Accuracy"): a config's result
+against eager at the run's precision and an fp64 eager reference. Child only; torch is imported by the functions.
+
+Per tensor of the output (train: the loss and every gradient):
+- floating point: pass when allclose to eager (rtol = atol = tol); else when its RMSE to the fp64 reference is at
+  most `multiplier` x eager's own RMSE to it + tol/10. The multiplier is 2, or 3 for a float16/bfloat16 result, a
+  tensor of fewer than 1000 elements, a 1x1 spatial map, or a tolerance of at least 2e-2 (noise dominates there);
+- without an fp64 reference (a model that can't run float64): cosine similarity to eager >= 0.99;
+- boolean masks: their overlap (intersection over union; 1 when both are empty) at least 1 - tol;
+- integers and other leaves: equal. A structure, shape or dtype that differs from eager's fails.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any, Optional
+
+FP64 = "fp64"
+COSINE = "cosine"  # the fallback reference: eager at the run's precision, judged by cosine similarity
+COSINE_THRESHOLD = 0.99
+MAX_LISTED = 3
+
+
+@dataclasses.dataclass
+class Judgement:
+    """The verdict and the figures the record keeps (`accuracy_*` keys)."""
+
+    passed: bool
+    reference: str  # FP64 or COSINE
+    tolerance: float
+    rmse: Optional[float] = None  # the result's RMSE to fp64, over every floating-point element judged by it
+    eager_rmse: Optional[float] = None  # eager's (at the run's precision) over the same elements
+    failures: list = dataclasses.field(default_factory=list)  # "where: why"
+
+    def message(self) -> Optional[str]:
+        if not self.failures:
+            return None
+        more = len(self.failures) - MAX_LISTED
+        return "; ".join(self.failures[:MAX_LISTED]) + (f"; and {more} more" if more > 0 else "")
+
+
+def leaves(tree: Any, path: str = "") -> dict:
+    """A CPU tree (verify.to_cpu_tree's: tensors, dicts, lists, nodes with `fields`) as {path: leaf}."""
+    import torch
+
+    if isinstance(tree, torch.Tensor):
+        return {path: tree}
+    if hasattr(tree, "fields") and hasattr(tree, "type_name"):
+        items = [(f"{path}.{key}", value) for key, value in tree.fields.items()]
+    elif isinstance(tree, dict):
+        items = [(f"{path}[{key!r}]", value) for key, value in tree.items()]
+    elif isinstance(tree, list):
+        items = [(f"{path}[{index}]", value) for index, value in enumerate(tree)]
+    else:
+        return {path: tree}
+    found = {}
+    for where, value in items:
+        found.update(leaves(value, where))
+    return found
+
+
+def multiplier(result, eager, elements: int, tol: float) -> float:
+    """How much worse than eager's own error to fp64 the result may be (the harness's rule)."""
+    import torch
+
+    small_or_noisy = (elements < 1000 or (eager.ndim == 4 and eager.shape[-1] == eager.shape[-2] == 1)
+                      or tol >= 2e-2)
+    return 3.0 if small_or_noisy or result.dtype in (torch.float16, torch.bfloat16) else 2.0
+
+
+class _Sums:
+    """Squared errors to fp64, summed over the elements judged by the RMSE rule (the record's two figures)."""
+
+    def __init__(self):
+        self.result = self.eager = 0.0
+        self.elements = 0
+
+    def add(self, result_sq: float, eager_sq: float, elements: int) -> None:
+        self.result += result_sq
+        self.eager += eager_sq
+        self.elements += elements
+
+    def rmse(self, total: float) -> Optional[float]:
+        if not self.elements:
+            return None
+        value = math.sqrt(total / self.elements)
+        return value if math.isfinite(value) else None
+
+
+def _as_real(tensor):
+    import torch
+
+    return torch.view_as_real(tensor) if tensor.is_complex() else tensor
+
+
+def _judge_floating(where, result, eager, fp64, tol, sums) -> Optional[str]:
+    """None when the tensor passes, else why not."""
+    import torch
+
+    o = _as_real(result).to(torch.float64)
+    e = _as_real(eager).to(torch.float64)
+    if torch.allclose(o, e, rtol=tol, atol=tol, equal_nan=True):
+        if fp64 is not None and fp64.shape == result.shape:
+            r = _as_real(fp64).to(torch.float64)
+            sums.add(float(((o - r) ** 2).sum()), float(((e - r) ** 2).sum()), r.numel())
+        return None
+    if fp64 is None or fp64.shape != result.shape or not fp64.is_floating_point() and not fp64.is_complex():
+        return _judge_cosine(where, o, e, tol)
+    r = _as_real(fp64).to(torch.float64)
+    result_sq, eager_sq = float(((o - r) ** 2).sum()), float(((e - r) ** 2).sum())
+    sums.add(result_sq, eager_sq, r.numel())
+    n = max(r.numel(), 1)
+    result_error, eager_error = math.sqrt(result_sq / n), math.sqrt(eager_sq / n)
+    if torch.isnan(e).any() and not torch.isnan(r).any() and not torch.isnan(o).any() and \
+            torch.allclose(o, r, rtol=4e-2, atol=4e-2):
+        return None  # eager's NaN is its own precision's problem; the result matches fp64 closely
+    if math.isnan(result_error) and math.isnan(eager_error):
+        return None  # both NaN where fp64 is not: no worse than eager
+    factor = multiplier(result, eager, r.numel(), tol)
+    if result_error <= factor * eager_error + tol / 10:
+        return None
+    return (f"{where}: RMSE to fp64 {result_error:.3g} > {factor:g} x eager's {eager_error:.3g} + tol/10 "
+            f"(and not allclose to eager at tol {tol:g})")
+
+
+def _judge_cosine(where, o, e, tol) -> Optional[str]:
+    import torch
+
+    o, e = o.reshape(-1), e.reshape(-1)
+    if torch.allclose(o, e, rtol=tol, atol=tol, equal_nan=True):
+        return None
+    cosine = float(torch.nn.functional.cosine_similarity(o, e, dim=0, eps=1e-6))
+    if cosine >= COSINE_THRESHOLD:
+        return None
+    return f"{where}: cosine similarity to eager {cosine:.4f} < {COSINE_THRESHOLD}"
+
+
+def _judge_mask(where, result, eager, tol) -> Optional[str]:
+    union = int((result | eager).sum())
+    overlap = 1.0 if union == 0 else int((result & eager).sum()) / union
+    if overlap >= 1 - tol:
+        return None
+    return f"{where}: boolean mask overlaps eager's by {overlap:.4f} < {1 - tol:g}"
+
+
+def _judge_leaf(where, result, eager, fp64, tol, sums) -> Optional[str]:
+    import torch
+
+    if isinstance(eager, torch.Tensor) != isinstance(result, torch.Tensor):
+        return f"{where}: {type(result).__name__}, eager {type(eager).__name__}"
+    if not isinstance(eager, torch.Tensor):
+        if isinstance(eager, float) and isinstance(result, float):
+            same = math.isclose(result, eager, rel_tol=tol, abs_tol=tol) or (math.isnan(result) and math.isnan(eager))
+        else:
+            same = result == eager or repr(result) == repr(eager)
+        return None if same else f"{where}: {result!r:.60}, eager {eager!r:.60}"
+    if result.shape != eager.shape:
+        return f"{where}: shape {tuple(result.shape)}, eager {tuple(eager.shape)}"
+    if result.dtype != eager.dtype:
+        return f"{where}: dtype {result.dtype}, eager {eager.dtype}"
+    if eager.dtype == torch.bool:
+        return _judge_mask(where, result, eager, tol)
+    if eager.is_floating_point() or eager.is_complex():
+        fp64_leaf = fp64 if isinstance(fp64, torch.Tensor) else None
+        return _judge_floating(where, result, eager, fp64_leaf, tol, sums)
+    differ = int((result != eager).sum())
+    return f"{where}: {differ} of {eager.numel()} {eager.dtype} elements differ" if differ else None
+
+
+def judge(result: Any, eager: Any, fp64: Optional[Any], tol: float, root: str = "output") -> Judgement:
+    """The verdict on a config's CPU result tree against eager's (at the run's precision) and the fp64
+    reference's (None: the cosine fallback)."""
+    result_leaves, eager_leaves = leaves(result, root), leaves(eager, root)
+    fp64_leaves = leaves(fp64, root) if fp64 is not None else {}
+    judgement = Judgement(passed=True, reference=FP64 if fp64 is not None else COSINE, tolerance=tol)
+    missing = [where for where in eager_leaves if where not in result_leaves]
+    extra = [where for where in result_leaves if where not in eager_leaves]
+    if missing or extra:
+        judgement.failures.append(f"structure differs from eager's (missing {missing[:MAX_LISTED]}, "
+                                  f"extra {extra[:MAX_LISTED]})")
+    sums = _Sums()
+    for where, eager_leaf in eager_leaves.items():
+        if where in result_leaves:
+            why = _judge_leaf(where, result_leaves[where], eager_leaf, fp64_leaves.get(where), tol, sums)
+            if why:
+                judgement.failures.append(why)
+    judgement.passed = not judgement.failures
+    judgement.rmse, judgement.eager_rmse = sums.rmse(sums.result), sums.rmse(sums.eager)
+    return judgement
