@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import importlib.util
 import os
 import time
 from typing import Optional
@@ -351,6 +352,9 @@ def check_combinations(options: RunOptions) -> None:
         raise UsageError(f"--disable-tf32 asks for full float32 precision, --matmul-precision={precision} "
                          "for less; pass one of them")
     golden = options.golden
+    if (golden.save_dir or golden.check_dir) and importlib.util.find_spec("safetensors") is None:
+        raise UsageError("--save-golden and --golden need safetensors, which is not installed: pip install "
+                         "safetensors==0.8.0 (the project's `golden` extra)")
     if golden.save_dir and golden.check_dir:
         raise UsageError("--save-golden stores results and --golden checks against stored ones; pass one of them")
     if golden.check_dir and not os.path.isdir(golden.check_dir):
