@@ -1,5 +1,5 @@
 """Golden inputs and outputs: the entry's files and manifest, the comparison and its figures, the flags' refusals
-(fast); then real children: save on eager, check on eager, Inductor and XLA (pass), and a perturbed result,
+(fast); then real children: save on eager, check on eager, Inductor and XLA (lazy and openxla; pass), and a perturbed result,
 a corrupt file, another model's entry and a missing one, each recorded with its status and reason."""
 
 import json
@@ -91,7 +91,8 @@ def golden_runs(tmp_path_factory):
     run_runner(*COMMON, "-k", "^mlp$", "--xla=None", "--dynamo=None", "--test=eval", "--test=train",
                f"--save-golden={store}", f"--output-dirname={saved_out}", check_rc=0)
     run_runner(*COMMON, "-k", "^mlp$", "--xla=None", "--xla=PJRT", "--dynamo=None", "--dynamo=inductor",
-               "--test=eval", "--test=train", f"--golden={store}", f"--output-dirname={check_out}", check_rc=0)
+               "--dynamo=openxla", "--test=eval", "--test=train", f"--golden={store}", f"--output-dirname={check_out}",
+               check_rc=0)
     # A copy with a perturbed result, a corrupt weights file, and mlp's entry where cnn's belongs.
     import torch
 
@@ -116,7 +117,7 @@ def test_saved_then_checked_on_eager_inductor_and_xla_pass(golden_runs):
     manifest = json.loads((store / "dummy" / "mlp" / "train-fp32" / "manifest.json").read_text())
     assert manifest["steps"] == 2 and manifest["dtype"] == "float32" and manifest["versions"]["torch"]
     got = golden_of(checked)
-    assert len(got) == 6  # eager, inductor, XLA lazy tensor x eval, train
+    assert len(got) == 8  # eager, inductor, XLA lazy tensor, XLA + openxla x eval, train
     for key, value in got.items():
         assert value["status"] == "pass", (key, value)
         assert value["max_abs_error"] <= value["atol"] and value["elements_outside"] == 0
