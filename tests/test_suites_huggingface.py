@@ -103,3 +103,19 @@ def test_an_unknown_config_field_is_one_clear_error_record(sweep):
     (record,) = [r for r in sweep if "no_such_field" in r["model"]["params"]]
     assert record["status"] == "error" and record["error"]["phase"] == "load"
     assert "BertConfig has no field 'no_such_field'" in record["error"]["message"]
+
+
+@pytest.mark.integration
+def test_any_transformers_model_class_runs_by_name_and_an_unknown_one_names_close_matches(tmp_path):
+    tiny = '{"num_hidden_layers": 1, "hidden_size": 32, "num_attention_heads": 2, "intermediate_size": 64, "seq_len": 16}'
+    run_runner("--suite-name=huggingface", "-k", "^BertModel$", "-k", "^ViTForImageClassification$",
+               "--accelerator=cpu", "--xla=None", "--dynamo=None", "--test=eval", "--test=train", "--batch-size=2",
+               f"--model-params={tiny}", "--repeat=1", "--warmup=0", f"--output-dirname={tmp_path}", check_rc=0)
+    records = {(r["model"]["model_name"], r["experiment"]["test"]): r for r in read_jsonl(tmp_path / "results.jsonl")}
+    assert set(records) == {(m, t) for m in ("BertModel", "ViTForImageClassification") for t in ("eval", "train")}
+    for key, record in records.items():  # BertModel: no labels, the generic loss; ViT: images and its labels
+        assert record["status"] == "ok", (key, record.get("error"))
+        assert record["experiment"]["batch_size"] == 2 and record["model_info"]["class"] == key[0]
+    unknown = run_runner("--suite-name=huggingface", "-k", "BertModl", "--dry-run", check_rc=2)
+    assert unknown.stderr.count("\n") == 1 and "transformers has no model 'BertModl'" in unknown.stderr
+    assert "close matches: BertModel" in unknown.stderr

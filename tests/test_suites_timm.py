@@ -64,3 +64,25 @@ def test_a_size_the_architecture_cannot_take_is_a_skip_record(sweep):
     skips = [r for r in sweep if r["model"]["model_name"] == "inception_v3"]
     assert len(skips) == 2 and all(r["status"] == "skip" for r in skips)
     assert "needs an image_size of at least 75, not 32" in skips[0]["error"]["message"]
+
+
+def test_a_pattern_that_spells_a_name_is_a_name_and_a_regex_is_not():
+    from benchmarks.suites.library_names import plain_name, unknown_name
+
+    assert plain_name("convnext_tiny") == "convnext_tiny" and plain_name("^convnext_tiny.fb_in1k$") == "convnext_tiny.fb_in1k"
+    assert plain_name("^(a|b)$") is None and plain_name("vit.*") is None
+    message = str(unknown_name("convnext_tinny", ["convnext_tiny", "resnet50", "convnext_small"], "timm"))
+    assert message == "timm has no model 'convnext_tinny'; close matches: convnext_tiny, convnext_small"
+
+
+@pytest.mark.integration
+def test_any_timm_architecture_runs_by_name_and_an_unknown_one_names_close_matches(tmp_path):
+    run_runner("--suite-name=timm", "-k", "convnext_tiny", "--accelerator=cpu", "--xla=None", "--dynamo=None",
+               "--test=eval", "--batch-size=1", '--model-params={"image_size": 32}', "--repeat=1", "--warmup=0",
+               f"--output-dirname={tmp_path}", check_rc=0)
+    (record,) = read_jsonl(tmp_path / "results.jsonl")
+    assert record["model"]["model_name"] == "convnext_tiny" and record["status"] == "ok", record.get("error")
+    assert record["experiment"]["batch_size"] == 1 and record["model_info"]["image_size"] == [32, 32]
+    unknown = run_runner("--suite-name=timm", "-k", "convnext_tinny", "--dry-run", check_rc=2)
+    assert unknown.stderr.count("\n") == 1 and "timm has no model 'convnext_tinny'" in unknown.stderr
+    assert "close matches: convnext_tiny" in unknown.stderr

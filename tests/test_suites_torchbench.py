@@ -286,3 +286,28 @@ def test_missing_hub_files_are_a_skip_naming_the_cache(pretrained):
     records, _, _, empty_home, _ = pretrained
     message = load_skip_message(records["hub_weights"])
     assert f"not in the local cache {empty_home / 'hub'}" in message and "HF_HUB_OFFLINE=1" in message
+
+
+def real_torchbench():
+    """A real TorchBench checkout: $TORCHBENCH_DIR, else one beside this repository (../torchbench, ...)."""
+    named = os.environ.get("TORCHBENCH_DIR")
+    if named:
+        return torchbench.checkout_root(named)
+    for name in torchbench.CHECKOUT_NAMES:
+        root = torchbench.checkout_root(str(ROOT.parent / name))
+        if root and os.path.isdir(os.path.join(root, torchbench.PACKAGE, "models", "maml")):
+            return root
+    return None
+
+
+@pytest.mark.integration
+@pytest.mark.skipif(real_torchbench() is None, reason="no TorchBench checkout: set TORCHBENCH_DIR or clone "
+                    "https://github.com/pytorch/benchmark beside this repository as torchbench")
+def test_real_maml_eval_runs_with_gradients(tmp_path):
+    # maml adapts its weights with torch.autograd.grad inside forward; TorchBench lists it in USE_GRAD_IN_INFERENCE.
+    run_runner(f"--torchbench-dir={real_torchbench()}", "--suite-name=torchbench", "-k", "^maml$", "--accelerator=cpu",
+               "--xla=None", "--dynamo=None", "--test=eval", "--precision=fp32", "--repeat=1", "--warmup=0",
+               f"--output-dirname={tmp_path}", check_rc=0)
+    (record,) = read_jsonl(tmp_path / "results.jsonl")
+    assert record["status"] == "ok", record.get("error")
+    assert record["metrics"]["per_iter_time"][0] > 0

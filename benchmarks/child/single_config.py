@@ -15,7 +15,7 @@ import signal
 import threading
 import time
 
-from benchmarks.child import compile_settings, device_memory, diagnostics, precise_timing, verify
+from benchmarks.child import compile_settings, device_memory, diagnostics, golden, precise_timing, verify
 from benchmarks.common import accuracy_status, experiment_config, machine_facts, output_paths, records
 from benchmarks.common.cli_support import UsageError
 from benchmarks.common.process_env import PARENT_PID_VARIABLE, child_environment
@@ -125,6 +125,7 @@ def run_config(options: RunOptions, model_config: dict, experiment, channel: Cha
     """Everything the child does for one config; always returns a record (never raises)."""
     record = records.config_record(model_config, experiment, options, machine_facts.collect())
     verifier = None
+    checker = None
     diag = None
     cache = compile_settings.CompileCache(experiment)  # before torch is imported: Inductor reads it once
     try:
@@ -145,16 +146,27 @@ def run_config(options: RunOptions, model_config: dict, experiment, channel: Cha
         record["experiment"] = experiment.to_dict()
         diag = diagnostics.Diagnostics(options, model_config, experiment, record)  # paths from the requested config
         diag.setup()
+        if options.golden.save_dir:  # the eager result stored first, from its own model (freed after)
+            channel.set_phase("verify")
+            record["golden"] = golden.save(options.golden.save_dir, model_config, experiment,
+                                           lambda exp: build_model(suite, model_config, exp, options.suite_flags))
+        if options.golden.check_dir:  # every model built below starts from the entry's weights and inputs
+            checker = golden.GoldenCheck(options.golden.check_dir, model_config, experiment, options.golden.atol,
+                                         options.golden.rtol)
+
+        def build(exp):
+            bm = build_model(suite, model_config, exp, options.suite_flags)
+            return checker.apply(bm) if checker else bm
+
         if options.verify.enabled:
             # The eager reference comes first and is kept on the CPU; its model is freed before ours is built.
-            verifier = verify.Verifier(options.verify, lambda exp: build_model(suite, model_config, exp, options.suite_flags),
-                                       channel.set_phase, suite=model_config["suite_name"])
+            verifier = verify.Verifier(options.verify, build, channel.set_phase, suite=model_config["suite_name"])
             verifier.compute_reference(experiment)
 
         channel.set_phase("load")
         memory = device_memory.PeakMemory(experiment)
         memory.mark_baseline()  # what the process holds before the model exists (the CPU rule's zero)
-        bm = build_model(suite, model_config, experiment, options.suite_flags)
+        bm = build(experiment)
         experiment = experiment.with_(batch_size=bm.batch_size)
         record["experiment"] = experiment.to_dict()
         if bm.info:
@@ -192,6 +204,8 @@ def run_config(options: RunOptions, model_config: dict, experiment, channel: Cha
         varying = sources[-1] if experiment.dynamic != experiment_config.DEFAULT_DYNAMIC else None
         if verifier:
             verifier.before_timing(experiment, module, step)
+        if checker:
+            checker.before_timing(experiment, step)
         record["metrics"] = measured_loop.measure(
             step, experiment, options.repeat, options.iterations_per_run, options.warmup, on_phase=channel.set_phase,
             timed=precise_timing.pure_wall_time_run if options.timing.pure_wall_time else None,
@@ -208,6 +222,9 @@ def run_config(options: RunOptions, model_config: dict, experiment, channel: Cha
             record["metrics"]["tflops"] = precise_timing.tflops(bm.info["flops"], record["metrics"]["per_iter_time"])
         if verifier:  # after timing, which it never hides: its failures are verification codes
             verifier.check(experiment, module, step)
+        if checker:  # likewise: its failures are the record's golden status
+            channel.set_phase("verify")
+            checker.check(experiment, module, step)
     except ModelSkipped as exc:
         log.info("skipped: %s", exc)
         records.mark_failed(record, records.STATUS_SKIP, "ModelSkipped", str(exc), channel.phase,
@@ -217,6 +234,8 @@ def run_config(options: RunOptions, model_config: dict, experiment, channel: Cha
         records.mark_failed(record, classify(exc), type(exc).__name__, str(exc), channel.phase)
     if verifier is not None:
         verifier.finish(record)
+    if checker is not None:
+        checker.finish(record)
     record["accuracy"] = accuracy_status.derive(record)  # the verifier's judgement, or not_checked, or the failure's
     if diag is not None:
         diag.close()

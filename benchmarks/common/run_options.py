@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import importlib.util
+import os
 import time
 from typing import Optional
 
@@ -68,6 +70,7 @@ VERIFICATION = Group("verification")
 DIAGNOSTICS = Group("diagnostics (files go to <output-dir>/<model>/<kind>-<config>[-<repeat>].<ext>, listed in the "
                     "record's artifacts)")
 TIMING = Group("timing")
+GOLDEN = Group("golden inputs and outputs (docs/runner.md: stored inputs, weights and results, checked later)")
 NOISE = Group("noise control")
 
 
@@ -129,6 +132,33 @@ class DiagnosticsOptions:
         "precision (highest)")
 
 
+def directory_path(text: str) -> str:
+    """A directory given on the command line, made absolute here so that every child finds it wherever it runs."""
+    if not text:
+        raise argparse.ArgumentTypeError("expected a directory")
+    return os.path.abspath(os.path.expanduser(text))
+
+
+@dataclasses.dataclass(frozen=True)
+class GoldenOptions:
+    """--save-golden / --golden: each config's inputs, weights and eager result stored, or checked against."""
+
+    save_dir: Optional[str] = GOLDEN.option(
+        None, CHILD, "store each config's inputs, starting weights and eager result (eval: the output; train: loss "
+        "and gradients after 2 steps) in DIR/<suite>/<model>/<test>-<precision>/ (safetensors, manifest.json with "
+        "versions and machine); record key `golden`", name="--save-golden", type=directory_path, metavar="DIR")
+    check_dir: Optional[str] = GOLDEN.option(
+        None, CHILD, "run each config on the inputs and weights stored in DIR and check its result against the "
+        "stored one (any backend); the record's `golden`: status pass, fail_golden, no_golden or bad_golden, max "
+        "abs and rel error", name="--golden", type=directory_path, metavar="DIR")
+    atol: Optional[float] = GOLDEN.option(
+        None, CHILD, "absolute tolerance of --golden (default: the entry's, by the result's dtype)",
+        name="--golden-atol", type=finite_non_negative_float, metavar="ATOL")
+    rtol: Optional[float] = GOLDEN.option(
+        None, CHILD, "relative tolerance of --golden (default: the entry's, by the result's dtype)",
+        name="--golden-rtol", type=finite_non_negative_float, metavar="RTOL")
+
+
 @dataclasses.dataclass(frozen=True)
 class TimingOptions:
     """--pure-wall-time: per-iteration device time with CUDA events."""
@@ -147,7 +177,7 @@ class NoiseOptions:
 
 
 SECTIONS = {"verify": VerifyOptions, "diagnostics": DiagnosticsOptions, "timing": TimingOptions,
-            "noise": NoiseOptions}
+            "noise": NoiseOptions, "golden": GoldenOptions}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -268,6 +298,7 @@ class RunOptions:
     diagnostics: DiagnosticsOptions = DiagnosticsOptions()
     timing: TimingOptions = TimingOptions()
     noise: NoiseOptions = NoiseOptions()
+    golden: GoldenOptions = GoldenOptions()
     # the suites' own flags (--torchbench-dir, --model-params, --op, ...), read by the suites only
     suite_flags: argparse.Namespace = dataclasses.field(default_factory=argparse.Namespace, compare=False)
     # what each child is given on its command line to see these same options
@@ -335,3 +366,13 @@ def check_combinations(options: RunOptions) -> None:
     if options.diagnostics.disable_tf32 and precision not in (None, "highest"):
         raise UsageError(f"--disable-tf32 asks for full float32 precision, --matmul-precision={precision} "
                          "for less; pass one of them")
+    golden = options.golden
+    if (golden.save_dir or golden.check_dir) and importlib.util.find_spec("safetensors") is None:
+        raise UsageError("--save-golden and --golden need safetensors, which is not installed: pip install "
+                         "safetensors==0.8.0 (the project's `golden` extra)")
+    if golden.save_dir and golden.check_dir:
+        raise UsageError("--save-golden stores results and --golden checks against stored ones; pass one of them")
+    if golden.check_dir and not os.path.isdir(golden.check_dir):
+        raise UsageError(f"--golden {golden.check_dir}: no such directory")
+    if golden.check_dir and options.diagnostics.randomize_input:
+        raise UsageError("--golden runs on the stored inputs, --randomize-input on fresh ones; pass one of them")

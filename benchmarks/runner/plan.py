@@ -23,6 +23,7 @@ from benchmarks.common.cli_support import UsageError
 from benchmarks.common.run_options import RunOptions
 from benchmarks.runner import matrix
 from benchmarks.runner.capabilities import probe_capabilities
+from benchmarks.suites.library_names import plain_name
 
 DEFAULT_ACCELERATORS = ["cpu", "cuda", "tpu"]
 DEFAULT_XLA = [None, "PJRT"]
@@ -68,6 +69,10 @@ def single_config_argv(options: RunOptions, config: Config) -> list:
 
 def select_models(suite, options: RunOptions) -> list:
     models = suite.list_models(options.suite_flags)
+    named = [plain_name(p) for p in options.filter
+             if plain_name(p) and not any(re.search(p, m["model_name"], re.IGNORECASE) for m in models)]
+    if named:  # exact names outside the suite's list: a library suite builds any model it knows
+        models = models + suite.named_models(named, options.suite_flags)
     tiers = suite.tiers()
     keep = [re.compile(p, re.IGNORECASE) for p in options.filter]
     drop = [re.compile(p, re.IGNORECASE) for p in options.exclude]

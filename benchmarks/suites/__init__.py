@@ -81,6 +81,12 @@ class Suite:
         """Model configs, e.g. {"suite_name": "dummy", "model_name": "mlp"}; no torch import."""
         raise NotImplementedError
 
+    def named_models(self, names: list, flags) -> list:
+        """Configs of models outside `list_models` that the user named exactly (-k NAME matching no listed model):
+        a suite that builds any model of a library (timm, huggingface) accepts the library's names; UsageError
+        (with close matches) for a name it does not know. Parent side, no torch import. Default: none."""
+        return []
+
     def matches(self, model_config: dict, experiment) -> bool:
         """Whether the pair is a config at all (a model built for one value of an extra axis, such as a
         dtype, pairs only with experiments of that value); pairs that are not are left out silently."""

@@ -9,6 +9,11 @@ train both compute the model's own loss (as the harness does); train back-propag
 `seq_len` (tokens per sequence) and `dropout` (every float config field with "drop" in its name, e.g. 0 for a
 deterministic training step). A field the model's config does not have is an error record for that config.
 Listing needs neither torch nor transformers.
+
+Beyond the harness's list, -k NAME with the exact name of any model class of transformers' auto mappings
+(BertModel, ViTForImageClassification, ...) builds that class from its config's defaults (NAMED_ENTRY: batch
+size and sequence length, overridable with --batch-size and --model-params), fed token ids or, for a model whose
+main input is pixel_values, images; a class without labels the suite knows trains on the runner's generic loss.
 """
 
 from __future__ import annotations
@@ -28,6 +33,17 @@ INSTALL = "pip install transformers==5.23.0 (the project's `huggingface` extra)"
 TOLERANCE = {"eval": 1e-3, "train": 1e-2}
 # Class-name endings -> the labels the harness gives (the model's own loss).
 TOKEN_LABELS = ("MaskedLM", "HeadModel", "CausalLM", "ForConditionalGeneration")
+# A model named outside the data file (-k NAME).
+NAMED_ENTRY = {"batch_size": 8, "seq_len": 128}
+# Every model class name of transformers' auto mappings (what AutoModel* can build from a config), as JSON.
+LIST_CODE = """import json
+from transformers.models.auto import modeling_auto as auto
+names = set()
+for key, mapping in vars(auto).items():
+    if key.endswith("_MAPPING_NAMES") and isinstance(mapping, dict):
+        for value in mapping.values():
+            names.update([value] if isinstance(value, str) else value)
+print(json.dumps(sorted(names)))"""
 
 
 @functools.lru_cache(maxsize=None)
@@ -79,14 +95,24 @@ def has_dropout(config) -> bool:
     return any("drop" in key and isinstance(value, float) and value > 0 for key, value in config.to_dict().items())
 
 
-def make_inputs(cls_name: str, config, batch_size: int, seq_len: int) -> dict:
-    """Random token ids (fixed seed), decoder inputs for encoder-decoder models, the labels of the task."""
+def make_inputs(cls_name: str, config, batch_size: int, seq_len: int, main_input: str = "input_ids") -> dict:
+    """Random token ids (fixed seed), decoder inputs for encoder-decoder models, the labels of the task; for an
+    image model (main input pixel_values) random images and, for a classifier, its labels."""
     import torch
 
     generator = torch.Generator().manual_seed(0)
 
     def ints(high, shape):
         return torch.randint(0, max(int(high), 1), shape, generator=generator, dtype=torch.int64)
+
+    if main_input == "pixel_values":
+        size = config.image_size if isinstance(config.image_size, int) else config.image_size[0]
+        inputs = {"pixel_values": torch.randn(batch_size, config.num_channels, size, size, generator=generator)}
+        if cls_name.endswith("ForImageClassification"):
+            inputs["labels"] = ints(config.num_labels - 1, (batch_size,))
+        return inputs
+    if main_input != "input_ids":
+        raise ModelSkipped(f"the huggingface suite makes input_ids and pixel_values; {cls_name} takes {main_input}")
 
     vocab = config.vocab_size
     ids = ints(1 if cls_name.startswith("Roberta") else vocab, (batch_size, seq_len))  # as the harness
@@ -103,9 +129,11 @@ def make_inputs(cls_name: str, config, batch_size: int, seq_len: int) -> dict:
     elif cls_name.endswith(TOKEN_LABELS):
         inputs["labels"] = ints(vocab - 1 if cls_name.endswith("ForConditionalGeneration") else vocab,
                                 (batch_size, seq_len))
-    else:
-        raise ValueError(f"the huggingface suite does not know the labels of {cls_name}")
-    return inputs
+    return inputs  # a class whose labels the suite does not know (BertModel ...): none, the generic loss
+
+
+def has_labels(inputs: dict) -> bool:
+    return any(key in inputs for key in ("labels", "start_positions"))
 
 
 def model_loss(output):
@@ -124,6 +152,20 @@ class HuggingFaceSuite(Suite):
             raise UsageError(problem)
         return [model_config(self.name, name, params=params or None) for name in models()]
 
+    def named_models(self, names, options):
+        from benchmarks.suites import library_names
+
+        if importlib.util.find_spec("transformers") is None:
+            return []  # nothing to name from; the harness's models are skips that say how to install it
+        known = library_names.names_from_child(LIST_CODE, "transformers' model classes")
+        for name in names:
+            if name not in known:
+                raise library_names.unknown_name(name, known, "transformers")
+        from benchmarks.suites import files
+
+        params = files.parse_model_params(getattr(options, "model_params", None))  # list_models checked them
+        return [model_config(self.name, name, params=params or None) for name in names]
+
     def skip_reason(self, model_config, experiment, options) -> Optional[str]:
         if importlib.util.find_spec("transformers") is None:
             return f"the huggingface suite needs transformers, which is not installed: {INSTALL}"
@@ -137,9 +179,7 @@ class HuggingFaceSuite(Suite):
         except ImportError as exc:
             raise ModelSkipped(f"the huggingface suite needs transformers ({exc}); {INSTALL}")
         name = model_config["model_name"]
-        entry = models().get(name)
-        if entry is None:
-            raise KeyError(f"the huggingface suite has no model {name!r} (see {DATA})")
+        entry = models().get(name) or dict(NAMED_ENTRY)  # a class named with -k NAME
         params = dict(model_config.get("params") or {})
         problem = check_params(params)
         if problem:
@@ -155,13 +195,13 @@ class HuggingFaceSuite(Suite):
             raise ModelSkipped(f"seq_len {seq_len} is longer than {name}'s max_position_embeddings ({positions})")
         module = cls(config).to(device)
         batch_size = experiment.batch_size or entry["batch_size"]
-        inputs = make_inputs(cls_name, config, batch_size, seq_len)
+        inputs = make_inputs(cls_name, config, batch_size, seq_len, getattr(cls, "main_input_name", "input_ids"))
         # Dropout draws from each device's own RNG while training: a backend's step differs by design, and
         # --verify does not compare it (train with {"dropout": 0} to verify a training step).
         deterministic = experiment.test == "eval" or not has_dropout(config)
         return BenchmarkModel(
             module=module, example_inputs=(), example_kwargs={k: v.to(device) for k, v in inputs.items()},
-            batch_size=batch_size, loss_fn=model_loss, tolerance=TOLERANCE[experiment.test] if deterministic else None,
+            batch_size=batch_size, loss_fn=model_loss if has_labels(inputs) else None, tolerance=TOLERANCE[experiment.test] if deterministic else None,
             deterministic=deterministic, after_move=lambda moved: moved.tie_weights(),
             info={"seq_len": seq_len, "class": cls_name, "parameters": sum(p.numel() for p in module.parameters())},
         )

@@ -1,5 +1,6 @@
 """`timm`: the timm models of PyTorch's dynamo benchmark harness (its timm_models_list.txt names and batch
-sizes), built with `timm.create_model(name, pretrained=False)` (random weights, nothing downloaded) and fed
+sizes) by default, and any other `timm.list_models()` architecture named exactly with -k NAME (an optional
+pretrained tag after a dot picks that config; batch size NAMED_BATCH_SIZE unless --batch-size), built with `timm.create_model(name, pretrained=False)` (random weights, nothing downloaded) and fed
 random images of the model's own default input size. Train: cross-entropy on fixed random labels.
 
 --model-params: `image_size` (e.g. 64 for quick CPU runs): transformers are built for it (img_size=...),
@@ -36,6 +37,9 @@ MODELS = {
     "vit_base_patch14_dinov2.lvd142m": 128,
     "vit_base_patch16_siglip_256": 128,
 }
+# Batch size of a model named outside the harness's list (-k NAME), unless --batch-size says otherwise.
+NAMED_BATCH_SIZE = 32
+LIST_CODE = "import json, timm; print(json.dumps(timm.list_models()))"
 PARAMS = ("image_size",)
 # The dynamo harness's accuracy tolerances (float32): inference 1e-3, training 1e-2.
 TOLERANCE = {"eval": 1e-3, "train": 1e-2}
@@ -86,6 +90,18 @@ class TimmSuite(Suite):
 
         return files.models_with_params(self.name, MODELS, flags, check_params)
 
+    def named_models(self, names, flags):
+        from benchmarks.suites import files, library_names
+
+        if importlib.util.find_spec("timm") is None:
+            return []  # nothing to name from; the harness's models are skips that say how to install timm
+        known = library_names.names_from_child(LIST_CODE, "timm's models")
+        architectures = set(known)
+        for name in names:
+            if name.split(".")[0] not in architectures:
+                raise library_names.unknown_name(name, known, "timm")
+        return files.models_with_params(self.name, names, flags, check_params)
+
     def skip_reason(self, model_config, experiment, options) -> Optional[str]:
         if importlib.util.find_spec("timm") is None:
             return f"the timm suite needs timm, which is not installed: {INSTALL}"
@@ -103,8 +119,6 @@ class TimmSuite(Suite):
         except ImportError as exc:
             raise ModelSkipped(f"the timm suite needs timm ({exc}); {INSTALL}")
         name = model_config["model_name"]
-        if name not in MODELS:
-            raise KeyError(f"the timm suite has no model {name!r}")
         params = dict(model_config.get("params") or {})
         problem = check_params(params)
         if problem:
@@ -120,7 +134,7 @@ class TimmSuite(Suite):
         if size:
             height = width = size
         classes = module.num_classes  # 0 for feature models (dinov2, siglip): no labels, the generic loss
-        batch_size = experiment.batch_size or MODELS[name]
+        batch_size = experiment.batch_size or MODELS.get(name, NAMED_BATCH_SIZE)
         generator = torch.Generator().manual_seed(0)
         images = torch.randn(batch_size, channels, height, width, generator=generator)
         labels = torch.randint(0, max(classes, 1), (batch_size,), generator=generator)

@@ -12,8 +12,8 @@ Skips, each with its reason: our skip data (torchbench_skips.yaml), the model's 
 only raises it, a missing package, input data or files that TorchBench's install.py did not fetch, or a
 download that cannot happen (child side). Pretrained weights load from the local caches ($TORCH_HOME/hub/
 checkpoints, the Hugging Face cache) and are never downloaded: missing ones are a skip naming the file
-and the command that fetches it. A model whose eval() takes gradients (eval_in_nograd() False, as maml)
-runs its eval without torch.no_grad().
+and the command that fetches it. A model whose eval() takes gradients (maml: TorchBench's
+USE_GRAD_IN_INFERENCE, or eval_in_nograd() False in older checkouts) runs its eval without torch.no_grad().
 """
 
 from __future__ import annotations
@@ -338,6 +338,23 @@ def tolerance_for(experiment) -> float:
     return 1e-3 if experiment.accelerator == "cuda" else 1e-4
 
 
+def eval_takes_gradients(benchmark, name: str) -> bool:
+    """Whether TorchBench runs this model's eval with gradients on (maml adapts its weights with autograd).
+    Today's TorchBench names such models in `util.env_check.USE_GRAD_IN_INFERENCE` (its `pick_grad`); checkouts
+    before May 2024 asked the model, whose `eval_in_nograd()` returned False. The metadata.yaml `eval_nograd`
+    entry is not it: TorchBench writes True there for every model, maml included."""
+    import importlib
+
+    try:
+        listed = getattr(importlib.import_module(f"{PACKAGE}.util.env_check"), "USE_GRAD_IN_INFERENCE", None)
+    except ImportError:
+        listed = None
+    if listed is not None:
+        return name in listed
+    in_nograd = getattr(benchmark, "eval_in_nograd", None)
+    return callable(in_nograd) and in_nograd() is False
+
+
 class TorchBenchSuite(Suite):
     name = "torchbench"
 
@@ -431,9 +448,7 @@ class TorchBenchSuite(Suite):
                 raise ModelSkipped(reason) from exc
             raise
         args, kwargs = split_inputs(inputs)
-        # TorchBench's own convention: a model whose eval takes gradients (maml) says eval_in_nograd() is False.
-        in_nograd = getattr(benchmark, "eval_in_nograd", None)
-        eval_needs_grad = experiment.test == "eval" and callable(in_nograd) and in_nograd() is False
+        eval_needs_grad = experiment.test == "eval" and eval_takes_gradients(benchmark, name)
         metadata = read_metadata(os.path.dirname(os.path.abspath(module.__file__)))
         return BenchmarkModel(
             module=net, example_inputs=args, example_kwargs=kwargs, batch_size=benchmark.batch_size,

@@ -1,0 +1,122 @@
+"""A golden entry on disk: where it lives, what its manifest says, reading it back and refusing one that belongs
+to another config or format (docs/runner.md, "Golden inputs and outputs").
+
+One entry per (suite, model and its params, test, precision, requested batch size), a folder:
+  <DIR>/<suite>/<model>/<test>-<precision>[-bs<N>]/
+    manifest.json          format, the config it belongs to, tolerances, steps, versions and machine
+    weights.safetensors    the model's state dict the result started from
+    inputs.safetensors     the inputs (args, kwargs)
+    expected.safetensors   eval: the output; train: the loss and every gradient after `steps` steps
+A DIR that holds a manifest.json itself is one entry, used as it is (and refused for any other config).
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import tempfile
+from typing import Optional
+
+from benchmarks.common import machine_facts, output_paths
+
+FORMAT = "ptbench-golden"
+FORMAT_VERSION = 1
+MANIFEST = "manifest.json"
+FILES = {"weights": "weights.safetensors", "inputs": "inputs.safetensors", "expected": "expected.safetensors"}
+
+
+class GoldenRefused(Exception):
+    """The entry exists but cannot be used: unreadable, another config's, another format; says which file and why."""
+
+    def __init__(self, path: str, reason: str):
+        super().__init__(f"{path}: {reason}")
+        self.path = path
+
+
+def entry_dir(root: str, model_config: dict, experiment) -> str:
+    """The entry of this config (the requested one: before the model picks its batch size)."""
+    if os.path.isfile(os.path.join(root, MANIFEST)):
+        return root
+    name = f"{experiment.test}-{experiment.precision or 'fp32'}"
+    if experiment.batch_size:
+        name += f"-bs{experiment.batch_size}"
+    return os.path.join(root, str(model_config.get("suite_name")), output_paths.model_dirname(model_config), name)
+
+
+def identity(model_config: dict, experiment) -> dict:
+    """What an entry must match to be used for a config."""
+    return {"model": dict(sorted(model_config.items())), "test": experiment.test,
+            "precision": experiment.precision or "fp32", "batch_size": experiment.batch_size}
+
+
+def new_manifest(model_config: dict, experiment, steps: int, atol: float, rtol: float, dtype: str) -> dict:
+    environment = machine_facts.collect()
+    return {
+        "format": FORMAT, "format_version": FORMAT_VERSION, **identity(model_config, experiment),
+        "steps": steps, "atol": atol, "rtol": rtol, "dtype": dtype, "files": dict(FILES),
+        "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "versions": {key: environment.get(key) for key in ("python", *machine_facts.PACKAGES, "git_commit")},
+        "machine": {key: environment.get(key) for key in ("hostname", "cpu_model", "cpu_count", "gpu_names",
+                                                          "platform")},
+        "accelerator": experiment.accelerator, "accelerator_model": experiment.accelerator_model,
+    }
+
+
+def write_entry(directory: str, manifest: dict, trees: dict) -> None:
+    """Write the entry's tensor files, then its manifest last (atomically): a manifest names a whole entry."""
+    from benchmarks.child import tensor_tree_file
+
+    os.makedirs(directory, exist_ok=True)
+    for kind, filename in FILES.items():
+        tensor_tree_file.save(trees[kind], os.path.join(directory, filename))
+    fd, temporary = tempfile.mkstemp(prefix=".manifest-", dir=directory)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        json.dump(manifest, handle, indent=1, sort_keys=True)
+        handle.write("\n")
+    os.replace(temporary, os.path.join(directory, MANIFEST))
+
+
+def read_manifest(directory: str, model_config: dict, experiment) -> Optional[dict]:
+    """The entry's manifest checked against the config; None when there is no entry; GoldenRefused otherwise."""
+    path = os.path.join(directory, MANIFEST)
+    if not os.path.exists(path):
+        return None
+    try:
+        with open(path, encoding="utf-8") as handle:
+            manifest = json.load(handle)
+    except (OSError, ValueError) as exc:
+        raise GoldenRefused(path, f"unreadable manifest ({exc})")
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+        raise GoldenRefused(path, f"not a golden manifest (format {manifest.get('format') if isinstance(manifest, dict) else None!r}, "
+                                  f"expected {FORMAT!r})")
+    if manifest.get("format_version") != FORMAT_VERSION:
+        raise GoldenRefused(path, f"golden format version {manifest.get('format_version')!r}; this runner reads "
+                                  f"version {FORMAT_VERSION}")
+    wanted = identity(model_config, experiment)
+    for key in ("model", "test", "precision", "batch_size"):
+        if manifest.get(key) != wanted[key]:
+            raise GoldenRefused(path, f"it is the golden of another config: {key} {describe(manifest.get(key))}, "
+                                      f"this config's is {describe(wanted[key])}")
+    return manifest
+
+
+def describe(value) -> str:
+    if isinstance(value, dict) and "model_name" in value:
+        extra = {k: v for k, v in value.items() if k not in ("suite_name", "model_name")}
+        return f"{value.get('suite_name')}/{value['model_name']}" + (f" {json.dumps(extra, sort_keys=True)}" if extra else "")
+    return json.dumps(value)
+
+
+def read_tree(directory: str, manifest: dict, kind: str):
+    """One of the entry's tensor files; GoldenRefused naming the file and why."""
+    from benchmarks.child import tensor_tree_file
+
+    filename = (manifest.get("files") or {}).get(kind, FILES[kind])
+    path = os.path.join(directory, filename)
+    try:
+        return tensor_tree_file.load(path)
+    except FileNotFoundError:
+        raise GoldenRefused(path, f"missing (the manifest names it as the entry's {kind})")
+    except tensor_tree_file.TreeFileError as exc:
+        raise GoldenRefused(path, str(exc))

@@ -1,0 +1,78 @@
+"""A nested structure of tensors (inputs, outputs, a state dict) in one safetensors file: the tensors by their
+path, the structure as JSON in the file's metadata. Reading runs no code from the file (safetensors holds only
+tensors and strings), so a golden file from anywhere is safe to open. Child only: torch inside the functions.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+STRUCTURE_KEY = "tree"
+
+
+class TreeFileError(Exception):
+    """The file cannot be read as a tree of tensors; the message says why."""
+
+
+def encode(tree: Any, path: str, tensors: dict) -> Any:
+    """The JSON form of `tree` (from inputs_outputs.to_cpu_plain: tensors, dicts, lists, tuples, plain values),
+    its tensors moved into `tensors` under their path."""
+    import torch
+
+    if isinstance(tree, torch.Tensor):
+        tensors[path] = tree.detach().cpu().contiguous().clone()  # safetensors refuses shared or strided storage
+        return {"tensor": path}
+    if isinstance(tree, dict):
+        return {"dict": [[str(key), encode(value, f"{path}.{key}", tensors)] for key, value in tree.items()]}
+    if isinstance(tree, (list, tuple)):
+        kind = "list" if isinstance(tree, list) else "tuple"
+        return {kind: [encode(item, f"{path}.{index}", tensors) for index, item in enumerate(tree)]}
+    return {"value": tree}
+
+
+def decode(node: Any, tensors: dict) -> Any:
+    if not isinstance(node, dict) or len(node) != 1:
+        raise TreeFileError(f"unexpected structure entry {str(node)[:60]}")
+    (kind, body), = node.items()
+    if kind == "tensor":
+        if body not in tensors:
+            raise TreeFileError(f"the structure names tensor {body!r}, which the file does not hold")
+        return tensors[body]
+    if kind == "dict":
+        return {key: decode(value, tensors) for key, value in body}
+    if kind in ("list", "tuple"):
+        items = [decode(item, tensors) for item in body]
+        return items if kind == "list" else tuple(items)
+    if kind == "value":
+        return body
+    raise TreeFileError(f"unknown structure kind {kind!r}")
+
+
+def save(tree: Any, path: str) -> None:
+    from safetensors.torch import save_file
+
+    tensors: dict = {}
+    structure = encode(tree, "t", tensors)
+    save_file(tensors, path, metadata={STRUCTURE_KEY: json.dumps(structure)})
+
+
+def load(path: str) -> Any:
+    """The tree saved by `save`; TreeFileError (with the reason) for a file that is not one."""
+    from safetensors import safe_open
+
+    try:
+        with safe_open(path, framework="pt") as handle:
+            metadata = handle.metadata() or {}
+            tensors = {key: handle.get_tensor(key) for key in handle.keys()}
+    except FileNotFoundError:
+        raise
+    except Exception as exc:  # safetensors' own errors name no common base class
+        raise TreeFileError(f"not a readable safetensors file ({type(exc).__name__}: {str(exc)[:120]})")
+    if STRUCTURE_KEY not in metadata:
+        raise TreeFileError("a safetensors file without the structure this runner writes")
+    try:
+        structure = json.loads(metadata[STRUCTURE_KEY])
+    except ValueError as exc:
+        raise TreeFileError(f"its structure is not valid JSON ({exc})")
+    return decode(structure, tensors)

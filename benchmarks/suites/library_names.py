@@ -1,0 +1,48 @@
+"""Models a library can build beyond a suite's default list (timm's architectures, transformers' model classes),
+named explicitly with -k NAME: the library's names are asked of a child interpreter (the parent never imports
+torch), and a name it does not know is refused with its close matches (docs/runner.md, "Any model by name")."""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+import subprocess
+import sys
+
+from benchmarks.common.cli_support import UsageError
+
+# A -k pattern that is a plain name (optionally anchored): letters, digits, _ . - only.
+PLAIN_NAME = re.compile(r"\^?([A-Za-z0-9_.\-]+)\$?")
+LIST_TIMEOUT = 300.0
+
+
+def plain_name(pattern: str):
+    """The name a -k pattern spells out, or None for a real regex."""
+    match = PLAIN_NAME.fullmatch(pattern)
+    return match.group(1) if match else None
+
+
+def names_from_child(code: str, what: str) -> list:
+    """The JSON list that `code` prints, run by this interpreter in a child process; UsageError if it can't."""
+    try:
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=LIST_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        raise UsageError(f"listing {what} took longer than {LIST_TIMEOUT:.0f} s")
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        raise UsageError(f"cannot list {what}: {last}")
+    try:
+        return list(json.loads(done.stdout.strip().splitlines()[-1]))
+    except (ValueError, IndexError):
+        raise UsageError(f"cannot list {what}: unexpected output {done.stdout[-200:]!r}")
+
+
+def unknown_name(name: str, known: list, what: str) -> UsageError:
+    """The one-line refusal of a name `known` does not hold, naming the closest ones."""
+    close = difflib.get_close_matches(name, known, n=5, cutoff=0.6)
+    if not close:  # e.g. a prefix: convnext_tinny -> convnext_tiny_hnf ...
+        lowered = name.lower()
+        close = [k for k in known if lowered in k.lower()][:5]
+    hint = f"close matches: {', '.join(close)}" if close else "no close match"
+    return UsageError(f"{what} has no model {name!r}; {hint}")

@@ -1,0 +1,145 @@
+"""Golden inputs and outputs: the entry's files and manifest, the comparison and its figures, the flags' refusals
+(fast); then real children: save on eager, check on eager, Inductor and XLA (lazy and openxla; pass), and a perturbed result,
+a corrupt file, another model's entry and a missing one, each recorded with its status and reason."""
+
+import json
+import shutil
+
+import pytest
+
+from helpers import read_jsonl, run_runner
+
+from benchmarks.child import golden, golden_store, tensor_tree_file
+from benchmarks.common import experiment_config
+
+COMMON = ["--suite-name=dummy", "--accelerator=cpu", "--repeat=1", "--warmup=1"]
+
+
+def exp(test="eval", batch_size=None):
+    return experiment_config.ExperimentConfig("cpu", None, None, test, batch_size=batch_size, precision="fp32")
+
+
+def test_a_tree_of_tensors_reads_back_as_it_was_written(tmp_path):
+    import torch
+
+    tree = ((torch.arange(6.0).reshape(2, 3)[:, 1], torch.tensor([1, 2])), {"mask": torch.tensor([True]), "n": 3,
+                                                                              "name": "x", "none": None})
+    tensor_tree_file.save(tree, str(tmp_path / "t.safetensors"))
+    back = tensor_tree_file.load(str(tmp_path / "t.safetensors"))
+    assert isinstance(back, tuple) and isinstance(back[0], tuple)
+    assert torch.equal(back[0][0], torch.tensor([1.0, 4.0])) and torch.equal(back[0][1], torch.tensor([1, 2]))
+    assert torch.equal(back[1]["mask"], torch.tensor([True])) and back[1]["n"] == 3 and back[1]["none"] is None
+    (tmp_path / "bad.safetensors").write_bytes(b"not a tensor file")
+    with pytest.raises(tensor_tree_file.TreeFileError, match="not a readable safetensors file"):
+        tensor_tree_file.load(str(tmp_path / "bad.safetensors"))
+
+
+def test_the_comparison_gives_the_figures_and_the_verdict():
+    import torch
+
+    expected = {"out": torch.tensor([1.0, -2.0, 0.0]), "ids": torch.tensor([1, 2])}
+    close = {"out": torch.tensor([1.00001, -2.0, 0.0]), "ids": torch.tensor([1, 2])}
+    figures = golden.compare(expected, close, atol=1e-4, rtol=1e-3)
+    assert figures.verdict() == (golden.PASS, None) and figures.elements == 3
+    assert figures.max_abs_error == pytest.approx(1e-5, rel=1e-2)
+    far = golden.compare(expected, {"out": torch.tensor([1.1, -2.0, 0.5]), "ids": torch.tensor([1, 3])}, 1e-4, 1e-3)
+    status, message = far.verdict()
+    assert status == golden.FAIL and "['ids']: 1 of 2 elements differ" in message
+    assert far.max_abs_error == pytest.approx(0.5) and far.max_rel_error == pytest.approx(0.1) and far.outside == 2
+    shape = golden.compare(expected, {"out": torch.zeros(4), "ids": torch.tensor([1, 2])}, 1e-4, 1e-3)
+    assert "golden torch.float32 (3,)" in shape.verdict()[1]
+    assert golden.lowest_float_dtype({"a": torch.zeros(1), "b": torch.zeros(1, dtype=torch.bfloat16)}) == "bfloat16"
+
+
+def test_an_entry_of_another_config_or_format_is_refused_with_the_reason(tmp_path):
+    mlp, cnn = {"suite_name": "dummy", "model_name": "mlp"}, {"suite_name": "dummy", "model_name": "cnn"}
+    directory = golden_store.entry_dir(str(tmp_path), mlp, exp())
+    assert directory == str(tmp_path / "dummy" / "mlp" / "eval-fp32")
+    assert golden_store.entry_dir(str(tmp_path), mlp, exp("train", 4)).endswith("train-fp32-bs4")
+    assert golden_store.read_manifest(directory, mlp, exp()) is None  # no entry: no_golden, not a refusal
+    manifest = golden_store.new_manifest(mlp, exp(), 1, 1e-4, 1e-3, "float32")
+    assert manifest["versions"]["torch"] and manifest["machine"]["hostname"]
+    (tmp_path / "m").mkdir()
+    (tmp_path / "m" / "manifest.json").write_text(json.dumps(manifest))
+    single = golden_store.entry_dir(str(tmp_path / "m"), cnn, exp())  # a directory that is one entry
+    assert single == str(tmp_path / "m") and golden_store.read_manifest(single, mlp, exp())["model"] == mlp
+    with pytest.raises(golden_store.GoldenRefused, match="golden of another config: model dummy/mlp, this config's "
+                                                         "is dummy/cnn"):
+        golden_store.read_manifest(single, cnn, exp())
+    with pytest.raises(golden_store.GoldenRefused, match="test \"eval\", this config's is \"train\""):
+        golden_store.read_manifest(single, mlp, exp("train"))
+    (tmp_path / "m" / "manifest.json").write_text(json.dumps({**manifest, "format_version": 7}))
+    with pytest.raises(golden_store.GoldenRefused, match="golden format version 7; this runner reads version 1"):
+        golden_store.read_manifest(single, mlp, exp())
+
+
+def test_contradicting_golden_flags_are_one_line_and_exit_2(tmp_path):
+    both = run_runner(*COMMON, f"--save-golden={tmp_path}", f"--golden={tmp_path}", "--dry-run", check_rc=2)
+    assert "pass one of them" in both.stderr and both.stderr.count("\n") == 1
+    missing = run_runner(*COMMON, f"--golden={tmp_path / 'nowhere'}", "--dry-run", check_rc=2)
+    assert "no such directory" in missing.stderr and missing.stderr.count("\n") == 1
+
+
+def golden_of(records: list) -> dict:
+    return {(r["model"]["model_name"], r["experiment"]["xla"], r["experiment"]["dynamo"], r["experiment"]["test"]):
+            r["golden"] for r in records}
+
+
+@pytest.fixture(scope="module")
+def golden_runs(tmp_path_factory):
+    store, saved_out, check_out, bad_out = (tmp_path_factory.mktemp(n) for n in ("store", "saved", "check", "bad"))
+    run_runner(*COMMON, "-k", "^mlp$", "--xla=None", "--dynamo=None", "--test=eval", "--test=train",
+               f"--save-golden={store}", f"--output-dirname={saved_out}", check_rc=0)
+    run_runner(*COMMON, "-k", "^mlp$", "--xla=None", "--xla=PJRT", "--dynamo=None", "--dynamo=inductor",
+               "--dynamo=openxla", "--test=eval", "--test=train", f"--golden={store}", f"--output-dirname={check_out}",
+               check_rc=0)
+    # A copy with a perturbed result, a corrupt weights file, and mlp's entry where cnn's belongs.
+    import torch
+
+    broken = tmp_path_factory.mktemp("broken") / "golden"
+    shutil.copytree(store, broken)
+    entry = broken / "dummy" / "mlp" / "eval-fp32"
+    expected = tensor_tree_file.load(str(entry / "expected.safetensors"))
+    tensor_tree_file.save(expected * 1.01 + 0.001, str(entry / "expected.safetensors"))
+    (broken / "dummy" / "mlp" / "train-fp32" / "weights.safetensors").write_bytes(b"\0" * 10)
+    shutil.copytree(entry, broken / "dummy" / "cnn" / "eval-fp32")
+    run_runner(*COMMON, "-k", "^(mlp|cnn|multi_output)$", "--xla=None", "--dynamo=None", "--test=eval",
+               "--test=train", f"--golden={broken}", f"--output-dirname={bad_out}", check_rc=0)
+    return (read_jsonl(saved_out / "results.jsonl"), read_jsonl(check_out / "results.jsonl"),
+            read_jsonl(bad_out / "results.jsonl"), store, broken, expected, torch)
+
+
+@pytest.mark.integration
+def test_saved_then_checked_on_eager_inductor_and_xla_pass(golden_runs):
+    saved, checked, _, store, _, _, _ = golden_runs
+    for record in saved:
+        assert record["status"] == "ok" and record["golden"]["status"] == "saved", record.get("golden")
+    manifest = json.loads((store / "dummy" / "mlp" / "train-fp32" / "manifest.json").read_text())
+    assert manifest["steps"] == 2 and manifest["dtype"] == "float32" and manifest["versions"]["torch"]
+    got = golden_of(checked)
+    assert len(got) == 8  # eager, inductor, XLA lazy tensor, XLA + openxla x eval, train
+    for key, value in got.items():
+        assert value["status"] == "pass", (key, value)
+        assert value["max_abs_error"] <= value["atol"] and value["elements_outside"] == 0
+        assert value["saved"]["versions"]["torch"] == manifest["versions"]["torch"]
+
+
+@pytest.mark.integration
+def test_a_perturbed_a_corrupt_another_models_and_a_missing_entry_are_recorded(golden_runs):
+    _, _, bad, _, broken, expected, torch = golden_runs
+    assert all(r["status"] == "ok" for r in bad)  # timing never depends on the golden check
+    got = golden_of(bad)
+    perturbed = got[("mlp", None, None, "eval")]
+    assert perturbed["status"] == "fail_golden" and "elements outside atol + rtol" in perturbed["message"]
+    largest = float((expected * 0.01 + 0.001).abs().max())
+    assert perturbed["max_abs_error"] == pytest.approx(largest, rel=1e-3)
+    assert perturbed["max_rel_error"] > 0.0099 and perturbed["elements_outside"] > 0
+    corrupt = got[("mlp", None, None, "train")]
+    assert corrupt["status"] == "bad_golden" and corrupt["path"].endswith("train-fp32/weights.safetensors")
+    assert "not a readable safetensors file" in corrupt["message"]
+    other = got[("cnn", None, None, "eval")]
+    assert other["status"] == "bad_golden" and other["path"].endswith("cnn/eval-fp32/manifest.json")
+    assert "golden of another config: model dummy/mlp, this config's is dummy/cnn" in other["message"]
+    for key in (("multi_output", None, None, "eval"), ("cnn", None, None, "train")):
+        assert got[key]["status"] == "no_golden" and got[key]["path"].endswith("manifest.json")
+        assert "does not exist" in got[key]["message"]
