@@ -4,7 +4,8 @@ the record's Measurement (benchmarks/common/measurement.py, which defines each o
 time     per-iteration time of each timed run, steady state (upstream records: the first sample skipped)
 compile  the first run's time, compilation included (Measurement.first_run_time): a ratio needs a time a
          user waits; "first run minus a steady run" is often near zero or negative on CPU
-memory   peak resident memory of each timed run (`peak_rss_bytes`), every sample
+memory   peak memory of each timed run: the device's (`peak_memory_bytes`), else the host's resident set
+         (`peak_rss_bytes`, older records)
 NAME     any other metric of the records, by name, steady state as for time
 """
 
@@ -39,9 +40,10 @@ def record_samples(m: Measurement, metric: str, skip: Optional[int] = None) -> t
             return None, "no warmup_time or total_time"
         values = np.array([first])
     elif metric == "memory":
-        values = m.raw(measurement.PEAK_MEMORY)
+        values = m.raw(measurement.DEVICE_PEAK_MEMORY)  # the device's peak; older records: the host's resident set
+        values = values if values is not None else m.raw(measurement.PEAK_MEMORY)
         if values is None:
-            return None, "no peak_rss_bytes (peak memory)"
+            return None, "no peak_memory_bytes or peak_rss_bytes (peak memory)"
     else:
         name = measurement.PER_ITER_TIME if metric == "time" else metric
         raw = m.per_iteration_raw() if metric == "time" else m.raw(metric)

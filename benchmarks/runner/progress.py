@@ -8,7 +8,7 @@ import os
 import statistics
 import sys
 
-from benchmarks.common import records
+from benchmarks.common import accuracy_status, records
 
 log = logging.getLogger("benchmarks.runner.sweep")
 
@@ -169,6 +169,11 @@ def end_of_sweep(results_path: str, latest: dict, options, counts: dict, already
             codes[record.get("verification_code")] = codes.get(record.get("verification_code"), 0) + 1
     if codes:
         lines.append("verification: " + ", ".join(f"{count} {code}" for code, count in sorted(codes.items())))
+        accuracy = {}  # the harness's statuses (docs/architecture.md, "Accuracy"): what the dashboard's pass rate counts
+        for record in latest.values():
+            status = accuracy_status.derive(record)
+            accuracy[status] = accuracy.get(status, 0) + 1
+        lines.append("accuracy: " + ", ".join(f"{count} {status}" for status, count in sorted(accuracy.items())))
     if beside:
         lines.append(f"note: {beside} config(s) were timed while other children ran beside them (--jobs {jobs}); "
                      "they shared the machine's memory bandwidth and caches: for final timings run with --jobs 1")
