@@ -57,6 +57,29 @@ def test_a_bad_launch_value_is_one_line_and_exit_2(tmp_path):
     assert len(result.stderr.strip().splitlines()) == 1 and not (tmp_path / "out").exists()
 
 
+def test_a_forked_child_ends_as_an_interpreter_would_without_tearing_its_modules_down(tmp_path):
+    """zygote.exit_now: the child's threads finish (an idle thread pool, as Inductor leaves, is stopped), its
+    atexit functions run, a file it never closed is flushed, and the status is the one asked for."""
+    script = f"""
+import atexit, concurrent.futures, os, sys, threading, time
+from benchmarks.child import zygote
+pid = os.fork()
+if pid == 0:
+    left_open = open({str(tmp_path / 'left_open.txt')!r}, "w")
+    left_open.write("buffered, never closed")
+    atexit.register(lambda: open({str(tmp_path / 'atexit.txt')!r}, "w").write("ran"))
+    threading.Thread(target=lambda: (time.sleep(0.3), open({str(tmp_path / 'thread.txt')!r}, "w").write("done"))).start()
+    concurrent.futures.ThreadPoolExecutor(1).submit(time.sleep, 0.1)  # its idle worker waits to be told to stop
+    zygote.exit_now(zygote.exit_code(SystemExit(3)))
+print(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
+"""
+    result = subprocess.run([PYTHON, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=60,
+                            env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert result.stdout.strip() == "3", result.stderr
+    assert (tmp_path / "left_open.txt").read_text() == "buffered, never closed"
+    assert (tmp_path / "atexit.txt").read_text() == "ran" and (tmp_path / "thread.txt").read_text() == "done"
+
+
 # ---------------------------------------------------------------- real sweeps
 
 

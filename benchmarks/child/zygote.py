@@ -12,8 +12,11 @@ No shell and no pickle: the child runs the project's own entry point, named when
 from __future__ import annotations
 
 import argparse
+import atexit
 import dataclasses
+import gc
 import importlib
+import io
 import json
 import os
 import runpy
@@ -21,6 +24,7 @@ import select
 import signal
 import socket
 import sys
+import threading
 
 from benchmarks.common.process_env import PARENT_PID_VARIABLE
 
@@ -181,12 +185,51 @@ def main(argv=None) -> int:
     listener = socket.socket(fileno=args.listen_fd)
     for name in args.preload:
         importlib.import_module(name)
+    # The preloaded objects are never collected: a child's collections then skip them instead of writing to
+    # (and so copying) every page that holds one.
+    gc.freeze()
     job = serve(listener, args.parent_pid)
-    # From here on: a forked child, at the top of the stack, so it exits as an interpreter does (atexit, flush).
+    # From here on: a forked child, at the top of the stack.
     signal.signal(signal.SIGINT, signal.default_int_handler)
     become_child(job)
-    run_entry(args.entry, list(job.request["args"]) + [f"--record-fd={job.record_fd}"])
+    try:
+        run_entry(args.entry, list(job.request["args"]) + [f"--record-fd={job.record_fd}"])
+    except SystemExit as end:
+        exit_now(exit_code(end))
+    except Exception:  # as an interpreter ends on an uncaught exception: its traceback, status 1
+        sys.excepthook(*sys.exc_info())
+        exit_now(1)
+    exit_now(0)
     return 0
+
+
+def exit_code(end: SystemExit) -> int:
+    """The status an interpreter gives this SystemExit (a message is printed and is status 1)."""
+    if end.code is None or isinstance(end.code, int):
+        return end.code or 0
+    print(end.code, file=sys.stderr)
+    return 1
+
+
+def exit_now(code: int) -> None:
+    """End a forked child as the interpreter would, without tearing its modules down: that teardown writes to
+    nearly every page the child shares with the server (about 40k page faults and most of a forked config's
+    CPU time, docs/architecture.md "Launch"). What a normal exit does for the program is kept: its threads are
+    waited for, its atexit functions run, and every file it left open is flushed."""
+    threading._shutdown()  # what the interpreter does first: thread pools told to stop, other threads joined
+    atexit._run_exitfuncs()
+    for item in gc.get_objects():  # only the child's own objects: the server's are frozen
+        if isinstance(item, io.IOBase):
+            try:
+                item.flush()
+            except (OSError, ValueError):  # closed, or not writable
+                pass
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(code)
 
 
 if __name__ == "__main__":

@@ -286,9 +286,9 @@ class RunOptions:
         "it stays on the node and the record's environment.executor.artifacts_left_behind says where",
         type=memory_size, metavar="SIZE")
     launch: str = PARALLEL.option(
-        "spawn", PARENT, "fork: start each child from a fork server that has imported torch (faster; a config whose "
-        "environment must be set before `import torch`, and every child under Ray, is spawned); spawn: a fresh "
-        "interpreter per child (default spawn; the record's environment.launch)", choices=("fork", "spawn"))
+        "fork", PARENT, "fork (default): start each child from a fork server that has imported torch (faster; a "
+        "config whose environment must be set before `import torch`, and every child under Ray, is spawned); "
+        "spawn: a fresh interpreter per child (the record's environment.launch says which)", choices=("fork", "spawn"))
     # one config (the child, or by hand): the parent writes these itself, per config
     experiment_config: Optional[str] = SINGLE.option(None, CHILD, "one experiment config", metavar="JSON")
     model_config: Optional[str] = SINGLE.option(None, CHILD, "one model config", metavar="JSON")
