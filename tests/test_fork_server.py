@@ -59,10 +59,13 @@ def test_a_bad_launch_value_is_one_line_and_exit_2(tmp_path):
 
 def test_a_forked_child_ends_as_an_interpreter_would_without_tearing_its_modules_down(tmp_path):
     """zygote.exit_now: the child's threads finish (an idle thread pool, as Inductor leaves, is stopped), its
-    atexit functions run, a file it never closed is flushed, and the status is the one asked for."""
+    atexit functions run, a file it never closed is flushed, a dead weak proxy is passed over, and the status is
+    the one asked for."""
     script = f"""
-import atexit, concurrent.futures, os, sys, threading, time
+import atexit, concurrent.futures, os, sys, threading, time, weakref
 from benchmarks.child import zygote
+class Gone: pass
+dead = weakref.proxy(Gone())  # a weak proxy whose object is gone (Inductor's leave such): isinstance raises on it
 pid = os.fork()
 if pid == 0:
     left_open = open({str(tmp_path / 'left_open.txt')!r}, "w")

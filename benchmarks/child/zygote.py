@@ -219,11 +219,11 @@ def exit_now(code: int) -> None:
     threading._shutdown()  # what the interpreter does first: thread pools told to stop, other threads joined
     atexit._run_exitfuncs()
     for item in gc.get_objects():  # only the child's own objects: the server's are frozen
-        if isinstance(item, io.IOBase):
-            try:
+        try:  # isinstance itself raises on a weak proxy whose object is gone (Inductor leaves such)
+            if isinstance(item, io.IOBase):
                 item.flush()
-            except (OSError, ValueError):  # closed, or not writable
-                pass
+        except (OSError, ValueError, ReferenceError):  # closed, not writable, or a dead weak proxy
+            pass
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
