@@ -180,7 +180,7 @@ def measure(size: int, rate: float, workdir: str) -> dict:
     with Step() as step:
         plan = make_plan(suite, options, select_models(suite, options))
         with open(os.devnull, "w") as devnull, contextlib.redirect_stdout(devnull):
-            sweep.print_dry_run(options, plan, FakeExecutor(options, env_facts, rate))
+            sweep.print_dry_run(options, plan, FakeExecutor(options, env_facts, rate), suite)
     out["dry-run"] = (step.wall, step.cpu, peak_mb(), f"{len(plan.configs)} configs")
     assert len(plan.configs) == size, (len(plan.configs), size)
 
