@@ -70,6 +70,20 @@ def wait_for(predicate, timeout=120, what="it"):
 
 def ray_children(driver_pid: int) -> list:
     """The running children of a Ray sweep whose driver is `driver_pid`, on any node of this machine (each writes
-    under a scratch directory named after its driver's host and pid: runner/ray_task.py)."""
-    return [p for p in processes_mentioning(f"-{driver_pid}-") if "ptbench-ray-" in " ".join(p.cmdline())
-            and "--model-config" in " ".join(p.cmdline())]
+    under a scratch directory named after its driver's host and pid: runner/ray_task.py): spawned ones (their
+    own command line), and forked ones (their node's fork server's command line, whose log is in that scratch
+    directory; the server itself is left out: a child's parent is a server)."""
+    import psutil
+
+    found = []
+    for process in processes_mentioning(f"-{driver_pid}-"):
+        try:
+            command = " ".join(process.cmdline())
+            if "ptbench-ray-" not in command:
+                continue
+            if "--model-config" in command or (
+                    "benchmarks.child.zygote" in command and "benchmarks.child.zygote" in " ".join(process.parent().cmdline())):
+                found.append(process)
+        except (psutil.Error, AttributeError):  # gone meanwhile, or its parent is
+            continue
+    return found

@@ -2,6 +2,7 @@
 facts in every record's environment, and --cpu-affinity pinning each child (the record says which cores)."""
 
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -56,17 +57,26 @@ def test_a_machine_without_cpufreq_records_none_and_blames_nothing(tmp_path):
     assert isinstance(facts["gpus"], list)
 
 
-def test_a_busy_process_is_among_the_busiest():
-    busy = subprocess.Popen([sys.executable, "-c", "import time\nend = time.time() + 20\nwhile time.time() < end: pass"])
+def test_a_busy_process_is_among_the_busiest_and_the_sweeps_own_are_not():
+    spin = "import time\nend = time.time() + 20\nwhile time.time() < end: pass"
+    # Another's: started by a process that has ended (so it is not this one's descendant); and one of this one's
+    # own (as a sweep's fork server importing torch during the check).
+    quiet = "stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL"  # else run() waits for it to close our pipes
+    started = subprocess.run([sys.executable, "-c", f"import subprocess, sys\n"
+                              f"print(subprocess.Popen([sys.executable, '-c', {spin!r}], {quiet}).pid)"],
+                             capture_output=True, text=True, check=True)
+    other = int(started.stdout)
+    own = subprocess.Popen([sys.executable, "-c", spin])
     try:
         time.sleep(0.3)
         found = noise.busiest_processes(interval=0.5, top=100)
-        mine = [p for p in found if p["pid"] == busy.pid]
-        assert mine and mine[0]["cpu_percent"] > 0 and mine[0]["name"]
-        assert os.getpid() not in [p["pid"] for p in found]
+        theirs = [p for p in found if p["pid"] == other]
+        assert theirs and theirs[0]["cpu_percent"] > 0 and theirs[0]["name"]
+        assert os.getpid() not in [p["pid"] for p in found] and own.pid not in [p["pid"] for p in found]
     finally:
-        busy.kill()
-        busy.wait()
+        own.kill()
+        own.wait()
+        os.kill(other, signal.SIGKILL)
     loud = {"busiest_processes": [{"pid": 7, "name": "miner", "cpu_percent": 97.0}], "cores": [0]}
     [(what, fix)] = noise.problems(loud)
     assert "miner (pid 7, 97%)" in what and "--cpu-affinity" in fix

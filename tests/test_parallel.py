@@ -212,23 +212,37 @@ def child_of(tmp_path, model: str):
 
 
 def ray_child_of(driver_pid: int, model: str):
-    """The running child of `model` in the Ray sweep driven by `driver_pid`."""
+    """(the running child of `model` in the Ray sweep driven by `driver_pid`, the Ray worker whose task runs it).
+    A spawned child names its model on its command line and is its worker's child; a forked one shows its fork
+    server's command line, and its output goes to the task's log, which its worker holds open too."""
     for proc in ray_children(driver_pid):
-        if f'"model_name": "{model}"' in " ".join(proc.cmdline()):
-            return proc
+        try:
+            if f'"model_name": "{model}"' in " ".join(proc.cmdline()):
+                return proc, psutil.Process(proc.ppid())
+            for log in [f.path for f in proc.open_files() if f.path.endswith(".log")]:
+                with open(log, encoding="utf-8", errors="replace") as handle:
+                    if f'"model_name": "{model}"' not in handle.readline().replace('\\"', '"'):  # the log quotes
+                        continue
+                for other in psutil.Process(driver_pid).children(recursive=True):
+                    if other.pid != proc.pid and any(f.path == log for f in other.open_files()):
+                        return proc, other
+        except (psutil.Error, OSError):  # it ended meanwhile
+            continue
     return None
 
 
 @pytest.mark.integration
-def test_a_lost_ray_worker_runs_its_config_once_more_then_is_a_crash_record(tmp_path):
+@pytest.mark.parametrize("launch", ["spawn", "fork"])
+def test_a_lost_ray_worker_runs_its_config_once_more_then_is_a_crash_record(tmp_path, launch):
+    """A forked child is not its worker's child: its node's fork server kills it when the worker that asked for
+    it hangs up (zygote.abandoned)."""
     parent = subprocess.Popen([PYTHON, str(ROOT / "experiment_runner.py"), *FAULTS, "-k", "^(hang|sleepy)$",
-                               "--executor=ray", "--jobs=2", f"--output-dirname={tmp_path}"], cwd=ROOT,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                               "--executor=ray", "--jobs=2", f"--launch={launch}", f"--output-dirname={tmp_path}"],
+                              cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     for _ in range(2):  # lost once: run again; lost twice: a crash record
-        hang = wait_for(lambda: ray_child_of(parent.pid, "hang"), what="the hang child")
+        hang, worker = wait_for(lambda: ray_child_of(parent.pid, "hang"), what="the hang child")
         time.sleep(2.0)  # it is in its forward call now
-        worker = psutil.Process(hang.ppid())
-        assert "ray" in " ".join(worker.cmdline()).lower()
+        assert "ray::" in " ".join(worker.cmdline())
         worker.kill()
         wait_for(lambda: not hang.is_running() or hang.status() == psutil.STATUS_ZOMBIE, timeout=30,
                  what="the lost child to die with its worker")
@@ -236,6 +250,7 @@ def test_a_lost_ray_worker_runs_its_config_once_more_then_is_a_crash_record(tmp_
     assert parent.returncode == 1, err  # a crash record: the sweep went on, its answer is bad news
     records = {r["model"]["model_name"]: r for r in read_jsonl(tmp_path / "results.jsonl")}
     assert records["sleepy"]["status"] == "ok" and records["sleepy"]["environment"]["executor"]["retries"] == 0
+    assert records["sleepy"]["environment"]["launch"] == launch
     lost = records["hang"]
     assert lost["status"] == "crash" and lost["error"]["type"] == "ExecutorLost"
     assert "Ray worker running this config was lost" in lost["error"]["message"]

@@ -12,7 +12,7 @@ import time
 import psutil
 import pytest
 
-from helpers import PYTHON, ROOT, ray_children, read_jsonl, run_runner, wait_for
+from helpers import PYTHON, ROOT, processes_mentioning, ray_children, read_jsonl, run_runner, wait_for
 
 pytestmark = pytest.mark.integration
 
@@ -104,6 +104,11 @@ def test_a_stale_cluster_file_does_not_stop_a_sweep_starting_its_own_ray(tmp_pat
 # ---------------------------------------------------------------- a simulated cluster of two nodes
 
 
+# The simulated cluster runs without token authentication; a driver on a machine where a token exists would ask
+# for token mode (runner/ray_join.py), in which Ray starts its tasks but none of its actors (the nodes' fork servers).
+CLUSTER_ENV = dict(os.environ, RAY_AUTH_MODE="disabled")
+
+
 @pytest.fixture(scope="module")
 def cluster():
     from ray.cluster_utils import Cluster
@@ -122,7 +127,7 @@ def test_a_sweep_spreads_over_nodes_pins_disjoint_cores_brings_artifacts_home_an
     simulated, _ = cluster
     result = run_runner(*SLEEPY[:-1], "^(sleepy|segfault)$", "--repeat=4", "--batch-size=1", "--batch-size=2",
                         "--save-output", "--cores-per-job=1", "--executor=ray", f"--ray-address={simulated.address}",
-                        f"--output-dirname={tmp_path}", check_rc=1)
+                        f"--output-dirname={tmp_path}", env=CLUSTER_ENV, check_rc=1)
     records = read_jsonl(tmp_path / "results.jsonl")
     assert len(records) == 4, result.stderr
     sleepy = [r for r in records if r["model"]["model_name"] == "sleepy"]
@@ -142,6 +147,11 @@ def test_a_sweep_spreads_over_nodes_pins_disjoint_cores_brings_artifacts_home_an
             assert (tmp_path / path).is_file()  # written on a node, present on the driver
     beside = [r for r in records if executor_of(r)["running_beside_at_start"]]
     assert beside and {c for r in records for c in executor_of(r)["cores"]} == {0, 1}  # both cores held at once
+    # --launch=fork (the default): each node forked its children from its own fork server, whose log came home.
+    assert all(r["environment"]["launch"] == "fork" for r in records)
+    assert len(list((tmp_path / "logs").glob("fork-server-torch-node-*.log"))) == 2
+    assert "children forked from each node's fork servers" in result.stderr
+    assert result.stderr.count("1 fork server(s) started there") == 2  # one per node, for all of its tasks' workers
 
 
 def test_a_node_removed_mid_sweep_has_its_config_run_again_elsewhere_once(cluster, tmp_path):
@@ -149,7 +159,7 @@ def test_a_node_removed_mid_sweep_has_its_config_run_again_elsewhere_once(cluste
     args = [*SLEEPY, "--repeat=8", "--batch-size=1", "--batch-size=2", "--batch-size=3", "--executor=ray",
             f"--ray-address={simulated.address}", f"--output-dirname={tmp_path}"]
     driver = subprocess.Popen([PYTHON, str(ROOT / "experiment_runner.py"), *args], cwd=ROOT, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True)
+                              stderr=subprocess.PIPE, text=True, env=CLUSTER_ENV)
     wait_for(lambda: len(ray_children(driver.pid)) == 2, timeout=180, what="a child on each node")
     time.sleep(1.0)
     simulated.remove_node(nodes[1])
@@ -168,8 +178,24 @@ def test_a_killed_driver_leaves_no_child_on_any_node(cluster, tmp_path):
     driver = subprocess.Popen([PYTHON, str(ROOT / "experiment_runner.py"), *SLEEPY[:-1], "^hang$", "--repeat=1",
                                "--batch-size=1", "--batch-size=2", "--executor=ray",
                                f"--ray-address={simulated.address}", f"--output-dirname={tmp_path}"], cwd=ROOT,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    wait_for(lambda: len(ray_children(driver.pid)) == 2, timeout=180, what="a child on each node")
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=CLUSTER_ENV)
+    children = wait_for(lambda: len(ray_children(driver.pid)) == 2 and ray_children(driver.pid), timeout=180,
+                        what="a child on each node")
+    assert all("benchmarks.child.zygote" in " ".join(c.cmdline()) for c in children)  # forked by each node's server
     driver.send_signal(signal.SIGKILL)
     driver.wait()
     wait_for(lambda: not ray_children(driver.pid), timeout=60, what="every child to be gone")
+    wait_for(lambda: not processes_mentioning(f"-{driver.pid}-"), timeout=60, what="every node's fork server to be gone")
+
+
+def test_a_node_whose_fork_servers_can_not_start_spawns_its_children_and_says_so(cluster, tmp_path):
+    """A driver in Ray's token mode on a cluster without token authentication: Ray starts its tasks but none of
+    its actors. Each node's children are spawned, the driver says so once per node, and says what to set."""
+    simulated, _ = cluster
+    env = dict(os.environ, RAY_AUTH_MODE="token", RAY_AUTH_TOKEN="f" * 64)
+    result = run_runner(*SLEEPY, "--repeat=1", "--batch-size=1", "--batch-size=2", "--executor=ray",
+                        f"--ray-address={simulated.address}", f"--output-dirname={tmp_path}", env=env, check_rc=0)
+    records = read_jsonl(tmp_path / "results.jsonl")
+    assert [r["status"] for r in records] == ["ok", "ok"] and all(r["environment"]["launch"] == "spawn" for r in records)
+    assert result.stderr.count("its fork servers did not start") == 2, result.stderr
+    assert "set RAY_AUTH_MODE=disabled" in result.stderr

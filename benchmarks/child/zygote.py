@@ -82,16 +82,20 @@ def serve(listener: socket.socket, parent_pid: int) -> ForkedJob:
     os.set_blocking(wake_w, False)
     signal.set_wakeup_fd(wake_w)
     signal.signal(signal.SIGCHLD, lambda *_: None)  # wakes select through wake_w
-    children: dict = {}  # pid -> the connection its exit status goes to
+    children: dict = {}  # pid -> the connection its exit status goes to (None: its requester hung up)
     while True:
         # No watchdog thread (a forked child would inherit a lock it can't release) and no parent-death signal
         # (it fires when the parent's thread that started this server ends): the loop looks once a second.
         if os.getppid() != parent_pid:
+            remove_socket(listener)  # the parent died without stopping this server: its files go with it
             os._exit(0)  # the children die with this process (their parent-death signal)
-        ready, _, _ = select.select([listener, wake_r], [], [], 1.0)
+        asking = {conn: pid for pid, conn in children.items() if conn is not None}
+        ready, _, _ = select.select([listener, wake_r, *asking], [], [], 1.0)
         if wake_r in ready:
             os.read(wake_r, 4096)
         reap(children)
+        for conn in set(ready) & set(asking):
+            abandoned(children, asking[conn], conn)
         if listener not in ready:
             continue
         conn, _ = listener.accept()
@@ -107,7 +111,8 @@ def serve(listener: socket.socket, parent_pid: int) -> ForkedJob:
             signal.set_wakeup_fd(-1)
             signal.signal(signal.SIGCHLD, signal.SIG_DFL)
             for item in [listener, conn, *children.values()]:
-                item.close()
+                if item is not None:
+                    item.close()
             os.close(wake_r)
             os.close(wake_w)
             return ForkedJob(request, output_fd, record_fd)
@@ -115,6 +120,40 @@ def serve(listener: socket.socket, parent_pid: int) -> ForkedJob:
         os.close(record_fd)
         answer(conn, {"pid": pid})
         children[pid] = conn
+
+
+def remove_socket(listener: socket.socket) -> None:
+    try:
+        path = listener.getsockname()
+        os.unlink(path)
+        os.rmdir(os.path.dirname(path))  # made for this socket alone (runner/fork_server.py)
+    except (OSError, TypeError):
+        pass
+
+
+def abandoned(children: dict, pid: int, conn: socket.socket) -> None:
+    """A requester says nothing after its request: a readable connection means it hung up (it was killed, e.g. a
+    cancelled Ray task). Its child is nobody's now: its process group is killed (a spawned child would have died
+    with its launcher), and it is reaped without an answer."""
+    if children.get(pid) is not conn:  # reaped already: its answer went out
+        return
+    try:
+        conn.setblocking(False)
+        if conn.recv(4096):
+            conn.setblocking(True)
+            return  # not a hang-up (no requester sends more: read and ignored)
+    except BlockingIOError:
+        conn.setblocking(True)
+        return
+    except OSError:  # reset by a requester that died: a hang-up too
+        pass
+    for kill in (os.killpg, os.kill):  # its group; itself too, should it not have made its group yet
+        try:
+            kill(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+    conn.close()
+    children[pid] = None
 
 
 def reap(children: dict) -> None:

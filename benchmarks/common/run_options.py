@@ -287,7 +287,7 @@ class RunOptions:
         type=memory_size, metavar="SIZE")
     launch: str = PARALLEL.option(
         "fork", PARENT, "fork (default): start each child from a fork server that has imported torch (faster; a "
-        "config whose environment must be set before `import torch`, and every child under Ray, is spawned); "
+        "config whose environment must be set before `import torch` is spawned; under Ray each node has its own); "
         "spawn: a fresh interpreter per child (the record's environment.launch says which)", choices=("fork", "spawn"))
     # one config (the child, or by hand): the parent writes these itself, per config
     experiment_config: Optional[str] = SINGLE.option(None, CHILD, "one experiment config", metavar="JSON")

@@ -66,6 +66,12 @@ class LocalExecutor:
     def _live(self) -> int:
         return len(self._running) - len(self._ended)  # under self._lock
 
+    def prepare(self, request: launcher.ChildRequest) -> None:
+        """Start the fork server the sweep's first child needs now: it imports torch while the sweep still
+        prepares (the noise check), not while that child waits."""
+        if self.servers and request.fork:
+            self.servers.prepare(request.fork)
+
     def try_start(self, job: Job) -> bool:
         grant = self.pool.try_acquire(job.needs)
         if grant is None:

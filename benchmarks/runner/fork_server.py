@@ -23,7 +23,7 @@ import subprocess
 import sys
 import tempfile
 import threading
-from typing import Optional
+from typing import Callable, Optional
 
 from benchmarks.common.process_env import PARENT_PID_VARIABLE, child_environment
 from benchmarks.common.run_options import RunOptions
@@ -43,6 +43,20 @@ SERVER_START_SECONDS = 600  # how long a request may wait for a new server's imp
 EVERY_CONFIG = ("benchmarks.__main__", "benchmarks.child.single_config", "benchmarks.child.backends",
                 "benchmarks.child.measured_loop", "numpy.random", *SUITES.values())
 PRELOAD = {"torch": ("torch",) + EVERY_CONFIG, "xla": ("torch", "torch_xla") + EVERY_CONFIG}
+# What some configs' children import for seconds more (none starts a thread at import either): dynamo (a train
+# step's optimizer imports it, and every torch.compile) and Inductor. A server preloads those its sweep's
+# configs need (`preloads_for`): an eager inference sweep does not wait for them.
+DYNAMO, INDUCTOR = "torch._dynamo", "torch._inductor.compile_fx"
+
+
+def preloads_for(experiments) -> tuple:
+    """The modules beyond PRELOAD that these configs' children would each import themselves."""
+    names = []
+    if any(e.test == "train" or e.dynamo for e in experiments):
+        names.append(DYNAMO)
+    if any(e.dynamo and "inductor" in e.dynamo for e in experiments):  # inductor, aot_inductor
+        names.append(INDUCTOR)
+    return tuple(names)
 
 
 class ServerLost(Exception):
@@ -63,8 +77,14 @@ class ServerSpec:
     entry: tuple  # the child's entry point, as the child's command line starts (interpreter first)
 
 
+def after_fork(name: str) -> bool:
+    """Whether a forked child may take this variable after the fork: AFTER_FORK, and Ray's own (a node's workers
+    differ in them, RAY_JOB_ID for one; torch reads none of them)."""
+    return name in AFTER_FORK or name.startswith("RAY_")
+
+
 def before_import(env: dict) -> dict:
-    return {k: v for k, v in env.items() if k not in AFTER_FORK}
+    return {k: v for k, v in env.items() if not after_fork(k)}
 
 
 def server_spec(experiment, options: RunOptions, env: dict, argv: list, entry: list) -> Optional[ServerSpec]:
@@ -116,32 +136,18 @@ class Forked:
         return True
 
 
-class ForkServer:
-    """One zygote process, started at once; its socket lives in a directory only this user may open."""
+class ServerClient:
+    """How a launcher asks a running server (at its socket `path`) to fork a config's child; any process on the
+    server's machine may ask (a Ray task asks its node's server, which another process started)."""
 
-    def __init__(self, spec: ServerSpec, log_path: str):
-        self.spec = spec
-        self.directory = tempfile.mkdtemp(prefix="ptbench-fork-server-")
-        self.path = os.path.join(self.directory, "socket")
-        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        try:
-            listener.bind(self.path)
-            listener.listen(64)
-            os.makedirs(os.path.dirname(log_path), exist_ok=True)
-            argv = [spec.entry[0], "-m", "benchmarks.child.zygote", f"--listen-fd={listener.fileno()}",
-                    f"--parent-pid={os.getpid()}", f"--log={log_path}"] + [f"--entry={word}" for word in spec.entry[1:]] + [
-                        f"--preload={name}" for name in PRELOAD[spec.kind]]
-            with open(log_path, "ab") as server_log:
-                self.process = subprocess.Popen(argv, env=dict(spec.env), stdin=subprocess.DEVNULL, stdout=server_log,
-                                                stderr=subprocess.STDOUT, pass_fds=(listener.fileno(),),
-                                                start_new_session=True)
-        finally:
-            listener.close()  # the server holds it now: if the server dies, connecting fails at once
-        log.info("fork server (%s) started: pid %d, log %s", spec.kind, self.process.pid, log_path)
+    def __init__(self, spec: ServerSpec, path: str):
+        self.spec, self.path = spec, path
 
     def start(self, request: launcher.ChildRequest, env: dict, output_fd: int, record_fd: int) -> Forked:
         """launcher.run_child's `start`: ask the server to fork this config's child (ServerLost if it can't)."""
-        changes = {name: env.get(name) for name in AFTER_FORK if env.get(name) != dict(self.spec.env).get(name)}
+        shared = dict(self.spec.env)
+        changes = {name: env.get(name) for name in set(env) | set(shared) | AFTER_FORK
+                   if after_fork(name) and env.get(name) != shared.get(name)}
         message = {"args": request.argv[len(self.spec.entry):], "env": changes, "cores": request.cpu_affinity}
         conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
@@ -155,52 +161,96 @@ class ForkServer:
             conn.close()
             raise ServerLost(f"the fork server did not start the child: {exc}") from None
 
+
+class ForkServer(ServerClient):
+    """One zygote process, started at once, this process its parent (it dies with it); its socket lives in a
+    directory only this user may open."""
+
+    def __init__(self, spec: ServerSpec, log_path: str, preloads: tuple = ()):
+        directory = tempfile.mkdtemp(prefix="ptbench-fork-server-")
+        super().__init__(spec, os.path.join(directory, "socket"))
+        self.directory = directory
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            listener.bind(self.path)
+            listener.listen(64)
+            os.makedirs(os.path.dirname(log_path), exist_ok=True)
+            argv = [spec.entry[0], "-m", "benchmarks.child.zygote", f"--listen-fd={listener.fileno()}",
+                    f"--parent-pid={os.getpid()}", f"--log={log_path}"] + [f"--entry={word}" for word in spec.entry[1:]] + [
+                        f"--preload={name}" for name in PRELOAD[spec.kind] + tuple(preloads)]
+            with open(log_path, "ab") as server_log:
+                self.process = subprocess.Popen(argv, env=dict(spec.env), stdin=subprocess.DEVNULL, stdout=server_log,
+                                                stderr=subprocess.STDOUT, pass_fds=(listener.fileno(),),
+                                                start_new_session=True)
+        finally:
+            listener.close()  # the server holds it now: if the server dies, connecting fails at once
+        log.info("fork server (%s) started: pid %d, log %s", spec.kind, self.process.pid, log_path)
+
     def stop(self) -> None:
         launcher.kill_group(self.process.pid)
         self.process.wait()
         shutil.rmtree(self.directory, ignore_errors=True)
 
 
-class ForkServers:
-    """The sweep's fork servers, one per ServerSpec, each started when a config first needs it."""
+def run_forked(request: launcher.ChildRequest, server_for: Callable, first: Optional[ServerClient] = None
+               ) -> launcher.ChildResult:
+    """launcher.run_child on the server `server_for(spec, replacing=None)` gives (a ServerClient; `first`: that
+    server, asked for already); a server lost under the child is replaced (`server_for(spec, replacing=lost)`,
+    which may raise ServerLost itself) and the config run once more."""
+    server = first or server_for(request.fork, None)
+    result = _attempt(server, request)
+    if result.record is not None or not result.lost:
+        return result
+    log.warning("%s; starting a new fork server and running the config again", result.lost)
+    with open(request.log_path, "ab") as handle:
+        handle.write(f"[fork server] {result.lost}; the config runs again on a new server\n".encode())
+    try:
+        server = server_for(request.fork, server)
+    except ServerLost as exc:
+        return launcher.ChildResult(record=None, returncode=None, lost=str(exc), launch="fork")
+    return _attempt(server, request)
 
-    def __init__(self, log_dir: str):
+
+def _attempt(server: ServerClient, request: launcher.ChildRequest) -> launcher.ChildResult:
+    try:
+        return launcher.run_child(request, start=server.start)
+    except ServerLost as exc:
+        return launcher.ChildResult(record=None, returncode=None, lost=str(exc), launch="fork")
+
+
+class ForkServers:
+    """The sweep's fork servers on this machine, one per ServerSpec, each started when a config first needs it;
+    `preloads`: what the sweep's configs need beyond PRELOAD (`preloads_for`)."""
+
+    def __init__(self, log_dir: str, preloads: tuple = ()):
         self.log_dir = log_dir
+        self.preloads = tuple(preloads)
+        self.started = 0  # servers started, restarts included
         self._servers: dict = {}
         self._lock = threading.Lock()
 
-    def _server(self, spec: ServerSpec, replacing: Optional[ForkServer] = None) -> ForkServer:
+    def server(self, spec: ServerSpec, replacing: Optional[ServerClient] = None) -> ForkServer:
+        """The running server for `spec`, started now if there is none, or if it is `replacing` (which died)."""
         with self._lock:
             server = self._servers.get(spec)
-            if server is None or server is replacing:  # another thread may have replaced it already
+            lost = server is not None and replacing is not None and server.path == replacing.path
+            if server is None or lost:  # another thread may have replaced it already
                 if server is not None:
                     server.stop()
-                server = self._servers[spec] = ForkServer(spec, os.path.join(self.log_dir, f"fork-server-{spec.kind}.log"))
+                server = self._servers[spec] = ForkServer(
+                    spec, os.path.join(self.log_dir, f"fork-server-{spec.kind}.log"), self.preloads)
+                self.started += 1
             return server
 
     def prepare(self, spec: ServerSpec) -> None:
         """Start the server `spec` names now, if it is not running (it does not wait for its imports)."""
-        self._server(spec)
+        self.server(spec)
 
     def run_child(self, request: launcher.ChildRequest) -> launcher.ChildResult:
-        """launcher.run_child, forked when the request names a server; a server lost under it is replaced and
-        the config run once more."""
+        """launcher.run_child, forked when the request names a server (`run_forked`)."""
         if request.fork is None:
             return launcher.run_child(request)
-        server = self._server(request.fork)
-        result = self._attempt(server, request)
-        if result.record is not None or not result.lost:
-            return result
-        log.warning("%s; starting a new fork server and running the config again", result.lost)
-        with open(request.log_path, "ab") as handle:
-            handle.write(f"[fork server] {result.lost}; the config runs again on a new server\n".encode())
-        return self._attempt(self._server(request.fork, replacing=server), request)
-
-    def _attempt(self, server: ForkServer, request: launcher.ChildRequest) -> launcher.ChildResult:
-        try:
-            return launcher.run_child(request, start=server.start)
-        except ServerLost as exc:
-            return launcher.ChildResult(record=None, returncode=None, lost=str(exc), launch="fork")
+        return run_forked(request, self.server)
 
     def close(self) -> None:
         with self._lock:

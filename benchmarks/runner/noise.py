@@ -63,12 +63,14 @@ def cpu_boost(root: Optional[str] = None) -> Optional[bool]:
 
 
 def busiest_processes(interval: float = 0.5, top: int = TOP_PROCESSES) -> list:
-    """The other processes using the most CPU over `interval` seconds (at a sweep's start, before any child)."""
+    """The other processes using the most CPU over `interval` seconds (at a sweep's start, before any child; the
+    sweep's own processes, a fork server importing torch, are not others)."""
     import psutil
 
+    own = {os.getpid(), 0} | {child.pid for child in psutil.Process().children(recursive=True)}
     watched = []
     for proc in psutil.process_iter(["pid", "name"]):
-        if proc.pid in (os.getpid(), 0):
+        if proc.pid in own:
             continue
         try:
             proc.cpu_percent(None)  # the first call only starts the count

@@ -3,8 +3,9 @@
 One Ray task per config declares what it needs (--cores-per-job CPUs, num_gpus for CUDA configs, a `TPU`
 resource for TPU configs) and runs the same single-config child command through the same launcher as a
 local run, on the node Ray picks (`ray_task.run_on_node`: its cores pinned, its files shipped home), so
-isolation, timeout, memory limit, process-group kill and the pipe hand-back are one code. Its children are
-spawned (no fork server on the nodes yet: --launch=fork applies to local sweeps). The task returns the
+isolation, timeout, memory limit, process-group kill and the pipe hand-back are one code. With --launch=fork
+each node forks its children from its own fork servers (`node_fork_servers`: one actor per node, owned by this
+driver, started when the first forkable config is submitted). The task returns the
 child's result, its log and its files; the parent (the driver) writes them where a local run puts them and
 appends the record: it stays the only writer. --jobs caps the tasks in flight.
 
@@ -26,7 +27,7 @@ from benchmarks.common import machine_facts, output_paths
 from benchmarks.common.cli_support import UsageError
 from benchmarks.common.run_options import RunOptions
 from benchmarks.common.safe_paths import inside
-from benchmarks.runner import artifact_shipping, launcher, ray_join, ray_task
+from benchmarks.runner import artifact_shipping, fork_server, launcher, node_fork_servers, ray_join, ray_task
 from benchmarks.runner.executor import Finished, Job
 
 log = logging.getLogger("benchmarks.runner.ray_executor")
@@ -37,7 +38,7 @@ RETRIES = 1  # runs more of a config whose task the infrastructure lost
 class RayExecutor:
     kind = "ray"
 
-    def __init__(self, options: RunOptions):
+    def __init__(self, options: RunOptions, fork_preloads: tuple = ()):
         self.address = options.ray_address or os.environ.get("RAY_ADDRESS") or None
         if self.address:
             ray_join.check_reachable(self.address)
@@ -50,6 +51,11 @@ class RayExecutor:
         except ImportError:
             raise UsageError("--executor=ray needs Ray: pip install -e '.[ray]' (make env installs it)") from None
         self.ray = ray
+        self.fork = options.launch == "fork" and fork_server.available()
+        self.fork_preloads = tuple(fork_preloads)
+        self._node_servers: Optional[dict] = None  # node id -> its fork servers' actor, once a config may fork
+        self._starting: dict = {}  # actor readiness ref -> node id, until the actor has started (or failed to)
+        self.token = token if os.environ.get(ray_join.AUTH_MODE) == "token" else None
         self._saved_python_path = None
         self._in_flight: dict = {}  # object ref -> (job, running beside at start, attempt, cause of the last loss)
         # The workers import this module: they find it on PYTHONPATH (the same path on every node). A local
@@ -83,7 +89,34 @@ class RayExecutor:
         where = self.address or "a local Ray instance started for this sweep"
         return (f"executor: ray at {where} ({self.cluster['CPU']} CPU, {self.cluster['GPU']} GPU, "
                 f"{self.cluster['TPU']} TPU in the cluster), up to {self.jobs} task(s) in flight, "
-                f"{self.cores_per_job} CPU core(s) per task, {self.gpus_per_job} GPU per CUDA task")
+                f"{self.cores_per_job} CPU core(s) per task, {self.gpus_per_job} GPU per CUDA task"
+                + (", children forked from each node's fork servers" if self.fork else ""))
+
+    def _node_ids(self) -> list:
+        return [n["NodeID"] for n in self.ray.nodes() if n.get("Alive") and n["Resources"].get("CPU", 0) > 0]
+
+    def _serve_node(self, node_id: str) -> None:
+        """Start `node_id`'s fork servers' actor, if it has none yet."""
+        if node_id and node_id not in self._node_servers:
+            actor = node_fork_servers.start(self.ray, self.sweep_id, node_id, self.fork_preloads)
+            self._node_servers[node_id] = actor
+            if actor is not None:
+                self._starting[actor.__ray_ready__.remote()] = node_id
+
+    def _check_node_servers(self) -> None:
+        """Say once per node when its fork servers' actor could not start (its tasks then spawn their children):
+        e.g. a driver in Ray's token mode on a cluster without it starts tasks but no actors."""
+        ready, _ = self.ray.wait(list(self._starting), num_returns=len(self._starting), timeout=0)
+        for ref in ready:
+            node_id = self._starting.pop(ref)
+            try:
+                self.ray.get(ref)
+            except self.ray.exceptions.RayError as exc:
+                text = str(exc).strip().splitlines()
+                hint = (f"; this driver asked for Ray's token mode (a token is at {self.token}): on a cluster without "
+                        "token authentication set RAY_AUTH_MODE=disabled" if self.token else "")
+                log.warning("node %s: its fork servers did not start (%s%s): its children are spawned%s", node_id[:8],
+                            type(exc).__name__, f": {text[-1]}" if text else "", hint)
 
     def impossible(self, job: Job) -> Optional[str]:
         if job.needs.gpus > self.cluster["GPU"]:
@@ -108,7 +141,12 @@ class RayExecutor:
             env_removed=[k for k in base if k not in job.request.env], timeout=job.request.timeout,
             memory_limit=job.request.memory_limit, cores=self.cores_per_job, sweep_id=self.sweep_id,
             attempt_id=f"{job.key}-{attempt}", output_dir=self.options.output_dirname,
-            artifacts_uri=self.options.artifacts_uri, artifacts_max_size=self.options.artifacts_max_size)
+            artifacts_uri=self.options.artifacts_uri, artifacts_max_size=self.options.artifacts_max_size,
+            fork=(job.request.fork.kind, job.request.fork.entry) if self.fork and job.request.fork else None)
+        if spec.fork and self._node_servers is None:  # every node that may run a task serves from now on
+            self._node_servers = {}
+            for node_id in self._node_ids():
+                self._serve_node(node_id)
         options = {"num_cpus": self.cores_per_job, "num_gpus": job.needs.gpus}
         if job.needs.tpu:
             options["resources"] = {"TPU": 1}
@@ -116,6 +154,8 @@ class RayExecutor:
         self._in_flight[ref] = (job, beside_at_start, attempt, cause)
 
     def wait(self, timeout: float) -> list:
+        if self._starting:
+            self._check_node_servers()
         if not self._in_flight:
             return []
         ready, _ = self.ray.wait(list(self._in_flight), num_returns=1, timeout=timeout)
@@ -157,6 +197,8 @@ class RayExecutor:
         result = launcher.ChildResult(**answer["result"])
         facts.update(host=answer["host"], node_id=answer["node_id"], node_ip=answer["node_ip"], gpus=answer["gpus"],
                      cores=result.cpu_affinity)
+        if self._node_servers is not None:  # a node that joined since: its next configs fork too
+            self._serve_node(answer["node_id"])
         return Finished(job, result, facts)
 
     def stop_all(self) -> None:
@@ -169,9 +211,30 @@ class RayExecutor:
 
     def close(self) -> None:
         self.stop_all()
+        self._close_node_servers()
         self.ray.shutdown()
         if not self.address:  # the environment as it was before this executor
             if self._saved_python_path is None:
                 os.environ.pop("PYTHONPATH", None)
             else:
                 os.environ["PYTHONPATH"] = self._saved_python_path
+
+    def _close_node_servers(self) -> None:
+        """Stop every node's fork servers; their logs come home as logs/fork-server-<kind>-node-<id>.log."""
+        for node_id, actor in (self._node_servers or {}).items():
+            if actor is None:
+                continue
+            try:
+                closed = self.ray.get(actor.close.remote(), timeout=node_fork_servers.CLOSE_SECONDS)
+            except Exception as exc:  # the node is gone, or the actor with it: its servers died with it
+                log.debug("fork servers of node %s: %s", node_id, exc)
+                continue
+            if closed["started"]:
+                log.info("node %s: %d fork server(s) started there", node_id[:8], closed["started"])
+            for name, data in closed["logs"].items():
+                path = inside(self.options.output_dirname,
+                              os.path.join("logs", f"{name[:-len('.log')]}-node-{node_id[:8]}.log"))
+                os.makedirs(os.path.dirname(path), exist_ok=True)
+                with open(path, "ab") as handle:
+                    handle.write(data)
+        self._node_servers = None

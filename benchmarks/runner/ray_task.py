@@ -17,8 +17,7 @@ import socket
 import tempfile
 import threading
 
-from benchmarks.common.safe_paths import safe_name
-from benchmarks.runner import artifact_shipping, launcher, node_cores
+from benchmarks.runner import artifact_shipping, fork_server, launcher, node_cores, node_fork_servers
 
 DRIVER_CHECK_SECONDS = 1.0
 
@@ -38,6 +37,7 @@ class TaskSpec:
     output_dir: str  # the driver's --output-dirname, as the child's command line and environment name it
     artifacts_uri: object = None
     artifacts_max_size: int = 2**30
+    fork: object = None  # (server kind, entry point) when the driver found the config forkable (--launch=fork)
 
 
 def _node_environment(spec: TaskSpec, scratch: str, cores: list) -> tuple:
@@ -73,6 +73,16 @@ def _watch_driver(ray, pid_box: dict, done: threading.Event) -> None:
             return
 
 
+def _run_child(ray, spec: TaskSpec, request: launcher.ChildRequest, node_id: str) -> launcher.ChildResult:
+    """Forked from this node's fork server when the config may fork and the node has its servers, else spawned."""
+    actor = node_fork_servers.lookup(ray, spec.sweep_id, node_id) if spec.fork else None
+    if actor is None:
+        return launcher.run_child(request)
+    kind, entry = spec.fork
+    server = fork_server.ServerSpec(kind, tuple(sorted(fork_server.before_import(request.env).items())), tuple(entry))
+    return node_fork_servers.run_child(ray, actor, dataclasses.replace(request, fork=server))
+
+
 def run_on_node(spec: TaskSpec) -> dict:
     import psutil
     import ray
@@ -86,7 +96,7 @@ def run_on_node(spec: TaskSpec) -> dict:
         result = launcher.ChildResult(record=None, returncode=None, start_error=(
             f"--cores-per-job {spec.cores} is more than the {len(usable)} core(s) of node {node['node_ip']}"))
         return dict(node, result=dataclasses.asdict(result), log=b"", shipment={})
-    scratch_parent = os.path.join(tempfile.gettempdir(), f"ptbench-ray-{os.getuid()}", safe_name(spec.sweep_id))
+    scratch_parent = node_fork_servers.node_scratch(spec.sweep_id)
     os.makedirs(scratch_parent, exist_ok=True)
     scratch = tempfile.mkdtemp(prefix="out-", dir=scratch_parent)
     pid_box, done = {}, threading.Event()
@@ -98,7 +108,7 @@ def run_on_node(spec: TaskSpec) -> dict:
         request = launcher.ChildRequest(argv=argv, env=env, log_path=log_path, timeout=spec.timeout,
                                         memory_limit=spec.memory_limit, cpu_affinity=held.cores,
                                         on_start=lambda pid: pid_box.update(pid=pid))
-        result = launcher.run_child(request)
+        result = _run_child(ray, spec, request, node["node_id"])
     finally:
         done.set()
         held.release()

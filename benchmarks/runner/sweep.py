@@ -37,7 +37,7 @@ def make_executor(options: RunOptions, plan: Plan):
     if options.executor == "ray":
         from benchmarks.runner import ray_executor
 
-        return ray_executor.RayExecutor(options)
+        return ray_executor.RayExecutor(options, fork_server.preloads_for(plan.kept))
     cores = parse_cores(options.noise.cpu_affinity) if options.noise.cpu_affinity else usable_cores()
     gpus = list(range(len(plan.capabilities.cuda_devices)))
     per_job = options.cores_per_job
@@ -51,7 +51,8 @@ def make_executor(options: RunOptions, plan: Plan):
         raise UsageError(str(exc)) from None
     servers = None
     if options.launch == "fork" and fork_server.available():
-        servers = fork_server.ForkServers(os.path.join(options.output_dirname, "logs"))
+        servers = fork_server.ForkServers(os.path.join(options.output_dirname, "logs"),
+                                          fork_server.preloads_for(plan.kept))
     return LocalExecutor(pool, confine=jobs > 1 or per_job is not None, servers=servers)
 
 
@@ -209,6 +210,9 @@ def run_locked(options: RunOptions, plan: Plan, executor, results_path: str) -> 
     already = len(plan.configs) * options.rounds + len(plan.skipped) - len(todo)
     log.info("%d model(s) x %d experiment config(s): %d to run, %d already in %s, %d dropped; %s", len(plan.models),
              len(plan.kept), len(todo), already, results_path, len(plan.dropped), executor.describe())
+    first = next((config for config, reason in todo if not reason), None)
+    if first is not None and hasattr(executor, "prepare"):
+        executor.prepare(make_job(-1, options, first, None).request)
     noise_facts = noise.sweep_check(options.noise)  # once per sweep: warns, and every record carries it
     env_facts = noise.annotate({"environment": machine_facts.collect()}, noise_facts)["environment"]
     bar = progress.Progress(len(todo), enabled=options.progress_bar or sys.stderr.isatty())

@@ -1,0 +1,110 @@
+"""--launch=fork under --executor=ray: each node keeps its own fork servers (docs/architecture.md, "Launch").
+
+A Ray task can't keep a fork server: its worker may be killed (a cancelled task) or reused for anything, and two
+tasks on one node run in two workers. So the driver starts, on each node, one small actor that owns the node's
+servers for this sweep (`NodeForkServers`: a `fork_server.ForkServers`, so the servers are its children and die
+with it). The actor is pinned to its node, holds no CPU, is named after the sweep and the node, and is owned by
+the driver: when the driver ends (or is killed) Ray ends the actor, its servers end with it and their children
+with them. A task looks up its node's actor by name, asks it for the socket of the server its config needs
+(started there on first use) and asks that server to fork the child itself, as a local sweep does. A node
+without an actor (it joined after the sweep started: the driver starts one when its first task comes back), or
+whose actor is gone, spawns its children: each record says which way its child started.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import tempfile
+from typing import Optional
+
+from benchmarks.common.safe_paths import safe_name
+from benchmarks.runner import fork_server
+
+log = logging.getLogger("benchmarks.runner.node_fork_servers")
+
+CLOSE_SECONDS = 30.0  # how long the driver waits for a node to stop its servers and send their logs home
+
+
+def node_scratch(sweep_id: str) -> str:
+    """The sweep's scratch directory on a node (tasks' output directories, the servers' logs)."""
+    return os.path.join(tempfile.gettempdir(), f"ptbench-ray-{os.getuid()}", safe_name(sweep_id))
+
+
+def actor_name(sweep_id: str, node_id: str) -> str:
+    return f"ptbench-fork-servers-{sweep_id}-{node_id}"
+
+
+class NodeForkServers:
+    """The body of the per-node actor: this node's fork servers for one sweep."""
+
+    def __init__(self, sweep_id: str, node_id: str, preloads: tuple):
+        # The node's own directory in the sweep's: nodes may share a machine (and so a /tmp).
+        self.scratch = os.path.join(node_scratch(sweep_id), f"fork-servers-{node_id[:8]}")
+        os.makedirs(self.scratch, exist_ok=True)
+        self.servers = fork_server.ForkServers(self.scratch, preloads)
+
+    def address(self, spec: fork_server.ServerSpec, replacing: Optional[str] = None) -> str:
+        """The socket of the server for `spec` (started now if there is none, or if it is the one at `replacing`,
+        which a task saw die)."""
+        lost = fork_server.ServerClient(spec, replacing) if replacing else None
+        return self.servers.server(spec, lost).path
+
+    def close(self) -> dict:
+        """Stop the servers; how many were started, and {log file name: its bytes} for the driver to keep."""
+        self.servers.close()
+        logs = {}
+        for name in sorted(os.listdir(self.scratch)):
+            if name.startswith("fork-server-") and name.endswith(".log"):
+                path = os.path.join(self.scratch, name)
+                with open(path, "rb") as handle:
+                    logs[name] = handle.read()
+                os.remove(path)
+        for directory in (self.scratch, os.path.dirname(self.scratch)):
+            try:
+                os.rmdir(directory)  # the sweep's is empty once every task and node has cleaned up after itself
+            except OSError:
+                pass
+        return {"started": self.servers.started, "logs": logs}
+
+
+def start(ray, sweep_id: str, node_id: str, preloads: tuple):
+    """The actor for `node_id` (pinned there, no CPU held, owned by this driver); None when Ray refuses."""
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    try:
+        return ray.remote(NodeForkServers).options(
+            name=actor_name(sweep_id, node_id), num_cpus=0, max_restarts=0,
+            scheduling_strategy=NodeAffinitySchedulingStrategy(node_id=node_id, soft=False),
+        ).remote(sweep_id, node_id, tuple(preloads))
+    except Exception as exc:  # a name taken, a node gone: that node's children are spawned
+        log.warning("no fork servers on node %s (%s): its children are spawned", node_id, exc)
+        return None
+
+
+def lookup(ray, sweep_id: str, node_id: str):
+    """This node's actor, as a task finds it; None when it has none."""
+    try:
+        return ray.get_actor(actor_name(sweep_id, node_id))
+    except ValueError:
+        return None
+
+
+def run_child(ray, actor, request):
+    """launcher.run_child for a task on the actor's node: forked from the node's server for `request.fork` (a
+    server lost under the child is replaced once, as locally); spawned when the actor is gone before it starts."""
+    from benchmarks.runner import launcher
+
+    def server_for(spec, replacing):
+        try:
+            path = ray.get(actor.address.remote(spec, replacing.path if replacing else None))
+        except ray.exceptions.RayError as exc:
+            raise fork_server.ServerLost(f"this node's fork servers are gone ({type(exc).__name__})") from None
+        return fork_server.ServerClient(spec, path)
+
+    try:
+        first = server_for(request.fork, None)
+    except fork_server.ServerLost as exc:
+        log.warning("%s: the child is spawned", exc)
+        return launcher.run_child(request)
+    return fork_server.run_forked(request, server_for, first)
