@@ -46,7 +46,7 @@ def test_the_discovery_cache_is_keyed_by_the_installed_torch_without_importing_i
     script.write_text("print('hello')\n")
     code = ("import sys; from importlib import metadata; from benchmarks.suites import script_discovery as d; "
             f"key = d.cache_key({str(script)!r}, '--n 1'); "
-            f"assert key == d.cache_key({str(script)!r}, '--n 1', metadata.version('torch')), 'not the installed torch'; "
+            f"assert key == d.cache_key({str(script)!r}, '--n 1', metadata.version('torch')), 'not this torch'; "
             f"assert key != d.cache_key({str(script)!r}, '--n 1', '2.0.0'), 'another torch, the same key'; "
             "print(sorted(m for m in ('torch', 'torch_xla') if m in sys.modules))")
     out = subprocess.run([PYTHON, "-c", code], capture_output=True, text=True, cwd=ROOT)
