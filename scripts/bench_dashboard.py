@@ -2,8 +2,9 @@
 """A small TorchInductor-dashboard-like sweep on this CPU (`make bench-dashboard`): the dummy mlp and a few
 torchvision models (64 px, random weights), eager and Inductor, inference, across precision (fp32, bf16) x
 compile mode x dynamic batch (static, batch) (and any other axis given in DASHBOARD_AXES), then ONE table: per
-config its steady per-iteration time, speedup over eager at the same precision, compile time and dynamo's
-statistics. Resumable (the sweep is)."""
+config its steady per-iteration time, speedup over its eager baseline (benchmarks/common/against_eager.py: eager at
+the same precision and other axes, torch.compile's own aside), compile time and dynamo's statistics. Resumable
+(the sweep is)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
+from benchmarks.common import against_eager  # noqa: E402
 from benchmarks.common.measurement import Measurement  # noqa: E402
 
 SWEEPS = (
@@ -41,11 +43,8 @@ def run_sweeps(out: str, extra: list) -> str:
 def table(path: str) -> str:
     with open(path, encoding="utf-8") as handle:
         views = [Measurement(json.loads(line)) for line in handle if line.strip()]
-    def baseline_key(m):  # eager at the same precision (eager has no compile keys and runs static)
-        return m.model_name, m.test, m.experiment.get("precision") or "fp32"
-
-    eager = {baseline_key(m): statistics.median(m.per_iter_time()) for m in views
-             if m.ok and m.base_backend == "eager" and m.per_iter_time() is not None}
+    eager = against_eager.EagerIndex((m, None, statistics.median(m.per_iter_time())) for m in views
+                                     if m.ok and m.per_iter_time() is not None)
     rows = [("model", "test", "backend", "ms/iter", "speedup", "compile s", "graphs", "breaks", "recompiles")]
     for m in sorted(views, key=lambda v: (v.model_name or "", v.test or "", v.backend)):
         times = m.per_iter_time() if m.ok else None
@@ -53,12 +52,12 @@ def table(path: str) -> str:
             rows.append((m.model_name, m.test, m.backend, m.status, "", "", "", "", ""))
             continue
         median = statistics.median(times)
-        base = eager.get(baseline_key(m))
-        stats = m.record.get("dynamo_stats") or {}
+        base = eager.find(m)
+        stats = [m.dynamo_stat(name) for name in ("graphs", "graph_breaks", "recompiles")]
         compile_s = m.compile_time() if m.base_backend != "eager" else None
         rows.append((m.model_name, m.test, m.backend, f"{median * 1e3:.3f}", f"{base / median:.2f}x" if base else "",
-                     f"{compile_s:.1f}" if compile_s is not None else "", str(stats.get("graphs", "")),
-                     str(stats.get("graph_breaks", "")), str(stats.get("recompiles", ""))))
+                     f"{compile_s:.1f}" if compile_s is not None else "",
+                     *("" if stat is None else str(stat) for stat in stats)))
     widths = [max(len(str(row[i])) for row in rows) for i in range(len(rows[0]))]
     return "\n".join("  ".join(str(cell).ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows) + "\n"
 

@@ -6,7 +6,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from helpers import ROOT, run_tool
+import pytest
+
+from helpers import ROOT, read_jsonl, run_runner, run_tool
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "analyzer"
 
@@ -80,3 +82,36 @@ def test_help_answers_without_importing_numpy_or_pandas():
              "print(sorted(m for m in ('numpy', 'pandas', 'orjson') if m in sys.modules))")
     imported = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT, check=True)
     assert imported.stdout.strip() == "[]"
+
+
+@pytest.mark.integration
+def test_a_real_verify_sweeps_accuracy_status_and_figures_have_columns_and_an_old_record_empty_cells(tmp_path):
+    out = tmp_path / "out"
+    run_runner("--suite-name=dummy", "-k", "^mlp$", "--accelerator=cpu", "--xla=None", "--dynamo=None",
+               "--dynamo=relu_accuracy_error_TESTING_ONLY", "--test=eval", "--repeat=1", "--warmup=1", "--verify",
+               f"--output-dirname={out}", check_rc=0)
+    results = out / "results.jsonl"
+    written = {r["experiment"]["dynamo"]: r for r in read_jsonl(results)}
+    with open(results, "a", encoding="utf-8") as handle:  # a record written before the accuracy keys existed
+        handle.write((FIXTURES / "ours.jsonl").read_text().splitlines()[0] + "\n")
+    keys = ("accuracy", "accuracy_reference", "accuracy_tolerance", "accuracy_rmse", "accuracy_eager_rmse",
+            "accuracy_message")
+    for reader in ("compiled", "python"):
+        report = tmp_path / f"{reader}.csv"
+        analyzer(results, f"--output={report}", f"--reader={reader}", check_rc=0)
+        with open(report, encoding="utf-8", newline="") as handle:
+            header, *rows = list(csv.reader(handle))
+        at = header.index("verification_message") + 1
+        assert tuple(header[at:at + len(keys)]) == keys  # after the older columns, which keep their order
+        eager, perturbed, old = (dict(zip(header, row)) for row in rows)
+        for row, record in ((eager, written[None]), (perturbed, written["relu_accuracy_error_TESTING_ONLY"])):
+            for key in keys:
+                value = record[key]
+                if isinstance(value, float):
+                    assert float(row[key]) == pytest.approx(value, rel=1e-12), (reader, key)
+                else:
+                    assert row[key] == ("" if value is None else " ".join(str(value).split())), (reader, key)
+        assert eager["accuracy"] == "pass" and eager["accuracy_reference"] == "fp64"
+        assert perturbed["accuracy"] == "fail_accuracy" and float(perturbed["accuracy_rmse"]) > 0
+        assert perturbed["accuracy_message"]
+        assert all(old[key] == "" for key in keys) and old["model_name"], reader

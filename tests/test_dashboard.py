@@ -20,11 +20,11 @@ MODELS = ("alpha", "beta", "gamma", "delta")
 
 
 def record(model, dynamo, timestamp, per_iter, first_run, peak, accuracy="pass", precision=None, status="ok",
-           compile_mode=None, graph_breaks=0, recompiles=0):
+           compile_mode=None, graph_breaks=0, recompiles=0, dynamic="static"):
     experiment = {"accelerator": "cpu", "accelerator_model": "Test CPU", "xla": None, "xla_flags": None,
                   "dynamo": dynamo, "torch_xla2": None, "test": "eval", "batch_size": 2,
                   "enable_functionalization": False, "quantization": None, "precision": precision,
-                  "dynamic": "static", "compile_mode": compile_mode if dynamo else None, "inductor_config": None,
+                  "dynamic": dynamic, "compile_mode": compile_mode if dynamo else None, "inductor_config": None,
                   "compile_cache": "cold" if dynamo else None}
     out = {"model": {"suite_name": "dummy", "model_name": model}, "experiment": experiment, "repeat": 3,
            "iterations_per_run": 1, "timestamp": timestamp, "schema_version": 1, "status": status, "verify": True,
@@ -127,6 +127,21 @@ def test_a_pass_rate_drop_shows_over_time(tmp_path):
     rows = [r for r in dashboard_rows(write_results(tmp_path / "r.jsonl"))
             if r["Backend"] == "Inductor" and r["precision"] == "fp32"]
     assert [float(r["PassRate(%)"]) for r in rows] == [50.0, 25.0]  # oldest run first
+
+
+def test_a_dynamic_shapes_config_is_compared_with_eager_which_runs_static(tmp_path):
+    path = write_results(tmp_path / "r.jsonl")
+    dynamic = {"alpha": (0.004, 3.0, 1e6, "pass"), "beta": (0.010, 4.0, 4e6, "pass")}
+    with open(path, "a") as handle:
+        for model, (per_iter, first, peak, outcome) in dynamic.items():
+            handle.write(json.dumps(record(model, "inductor", RUN1, per_iter, first, peak, outcome,
+                                           dynamic="batch")) + "\n")
+    rows = [r for r in dashboard_rows(path) if r["Backend"] == "Inductor" and r["dynamic"] == "batch"]
+    assert len(rows) == 1
+    want = hand_figures(EAGER, dynamic)
+    for column, key in (("GeomeanSpeedup", "speedup"), ("CompileLatency(s)", "latency"),
+                        ("CompressionRatio", "compression")):
+        _close(rows[0][column], want[key])
 
 
 def test_every_text_format_and_the_image_formats(tmp_path):

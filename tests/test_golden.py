@@ -80,6 +80,32 @@ def test_contradicting_golden_flags_are_one_line_and_exit_2(tmp_path):
     assert "no such directory" in missing.stderr and missing.stderr.count("\n") == 1
 
 
+def test_the_golden_flags_are_part_of_the_fingerprint_and_a_plain_config_keeps_its_old_one(tmp_path):
+    from benchmarks.common import records
+    from benchmarks.common.run_options import GoldenOptions
+
+    model, experiment = {"suite_name": "dummy", "model_name": "mlp"}, exp().to_dict()
+    plain = records.fingerprint(model, experiment, None, False)
+    assert plain == ('{"experiment": {"accelerator": "cpu", "batch_size": null, "dynamo": null, '
+                     '"enable_functionalization": false, "test": "eval", "torch_xla2": null, "xla": null, '
+                     '"xla_flags": null}, "model": {"model_name": "mlp", "suite_name": "dummy"}, "verify": false}')
+    assert records.golden_request(GoldenOptions()) is None
+    record = records.new_record(model, experiment, repeat=1, iterations_per_run=1, warmup=1, timestamp=1.0,
+                                verify=False, requested_batch_size=None, environment={},
+                                golden=records.golden_request(GoldenOptions()))
+    assert "golden_request" not in record and records.record_fingerprint(record) == plain
+    checked = records.golden_request(GoldenOptions(check_dir=str(tmp_path), atol=0.1))
+    assert checked == {"check_dir": str(tmp_path), "atol": 0.1}
+    record = records.new_record(model, experiment, repeat=1, iterations_per_run=1, warmup=1, timestamp=1.0,
+                                verify=False, requested_batch_size=None, environment={}, golden=checked)
+    assert list(record)[list(record).index("verify") + 1] == "golden_request"
+    fingerprints = {plain, records.record_fingerprint(record),
+                    records.fingerprint(model, experiment, None, False, golden={"check_dir": str(tmp_path)}),
+                    records.fingerprint(model, experiment, None, False, golden={"save_dir": str(tmp_path)})}
+    assert len(fingerprints) == 4
+    assert records.RecordFingerprints()(record) == records.record_fingerprint(record)
+
+
 def golden_of(records: list) -> dict:
     return {(r["model"]["model_name"], r["experiment"]["xla"], r["experiment"]["dynamo"], r["experiment"]["test"]):
             r["golden"] for r in records}
@@ -143,3 +169,23 @@ def test_a_perturbed_a_corrupt_another_models_and_a_missing_entry_are_recorded(g
     for key in (("multi_output", None, None, "eval"), ("cnn", None, None, "train")):
         assert got[key]["status"] == "no_golden" and got[key]["path"].endswith("manifest.json")
         assert "does not exist" in got[key]["message"]
+
+
+@pytest.mark.integration
+def test_a_sweep_with_golden_flags_runs_again_after_a_plain_one_and_resumes_itself(tmp_path):
+    store, out = tmp_path / "store", tmp_path / "out"
+    sweep = [*COMMON, "-k", "^mlp$", "--xla=None", "--dynamo=None", "--test=eval", f"--output-dirname={out}"]
+
+    def run(*flags):
+        return run_runner(*sweep, *flags, check_rc=0).stderr
+
+    assert "1 to run, 0 already in" in run()
+    assert "0 to run, 1 already in" in run()  # plain twice: skipped
+    assert "1 to run, 0 already in" in run(f"--save-golden={store}")  # saving is another run
+    assert "1 to run, 0 already in" in run(f"--golden={store}")  # so is checking, after a plain run and a save
+    assert "0 to run, 1 already in" in run(f"--golden={store}")  # the same check: skipped
+    assert "1 to run, 0 already in" in run(f"--golden={store}", "--golden-atol=0.5")  # another tolerance
+    found = read_jsonl(out / "results.jsonl")
+    assert [r.get("golden_request") for r in found] == [
+        None, {"save_dir": str(store)}, {"check_dir": str(store)}, {"check_dir": str(store), "atol": 0.5}]
+    assert [(r.get("golden") or {}).get("status") for r in found] == [None, "saved", "pass", "pass"]

@@ -2,6 +2,8 @@
 the right run with the right commits, a platform-wide change grouped, pass/fail events, the detector
 against the paper's statistic and worked example, and bad flags (one line, exit 2)."""
 
+import csv
+import io
 import json
 import sqlite3
 
@@ -19,8 +21,6 @@ def record(model, run, median, *, status="ok", verification="VERIFIER_SKIPPED", 
     rng = np.random.default_rng(seed)
     values = (median * np.exp(rng.normal(0, 0.01, samples))).tolist()
     metrics = {"warmup_time": [1.0], "per_iter_time": values, "total_time": values}
-    if graph_breaks is not None:
-        metrics["dynamo_graph_break_count"] = [graph_breaks] * samples
     out = {"model": {"suite_name": "dummy", "model_name": model},
            "experiment": {"accelerator": "cpu", "accelerator_model": "Test CPU", "xla": None, "xla_flags": None,
                           "dynamo": backend, "torch_xla2": None, "test": "eval", "batch_size": 8,
@@ -28,6 +28,8 @@ def record(model, run, median, *, status="ok", verification="VERIFIER_SKIPPED", 
            "repeat": samples, "iterations_per_run": 1, "metrics": metrics, "timestamp": 1e9 + run * 86400.0,
            "verification_code": verification, "schema_version": 1, "status": status, "warmup": 1,
            "environment": {"hostname": "ci-host", "git_commit": f"c{run:02d}"}}
+    if graph_breaks is not None:  # as the child writes them (Measurement.dynamo_stat reads them)
+        out["dynamo_stats"] = {"graphs": 1 + graph_breaks, "graph_breaks": graph_breaks, "recompiles": 0}
     if status != "ok":
         out["metrics"] = {"error": "RuntimeError: boom"}
         out["error"] = {"type": "RuntimeError", "message": "boom", "phase": "run", "log": None}
@@ -142,6 +144,23 @@ def test_pass_to_fail_and_graph_break_events(tmp_path):
     assert events["graph-breaks"]["after"]["commit"] == "c03" and events["graph-breaks"]["detail"].endswith("0 -> 2")
     assert events["accuracy-failure"]["after"]["commit"] == "c04"
     assert history("detect", "--db", db, "--fail-on", "graph-breaks", "-k", "mlp").returncode == 0
+
+
+def test_graph_breaks_are_the_records_dynamo_stats_and_older_records_keep_theirs(tmp_path):
+    def older(run, breaks):  # written before dynamo_stats: the per-run count in metrics, or upstream's counters
+        out = record("conv", run, 0.01, backend="inductor", seed=run)
+        if run % 2:
+            out["metrics"]["dynamo_graph_break_count"] = [breaks] * 10
+        else:
+            out["metrics"]["dynamo_counters"] = {"graph_break": {"Tensor.item": breaks}}
+        return out
+
+    now = [record("conv", run, 0.01, backend="inductor", graph_breaks=3, seed=run) for run in range(4, 6)]
+    for r in now:  # the per-run metric the child also writes: the record's dynamo_stats is what counts
+        r["metrics"]["dynamo_graph_break_count"] = [0] * 10
+    db = ingest(tmp_path, write(tmp_path / "r.jsonl", [older(0, 1), older(1, 1), older(2, 2), older(3, 2)] + now))
+    rows = list(csv.DictReader(io.StringIO(history("show", "--db", db, "--format", "csv", check_rc=0).stdout)))
+    assert [row["graph_breaks"] for row in rows] == ["1", "1", "2", "2", "3", "3"]
 
 
 # ---------------------------------------------------------------- show

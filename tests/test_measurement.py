@@ -72,6 +72,19 @@ def test_every_axis_beyond_upstreams_becomes_a_label_and_part_of_the_backend():
     assert Measurement(a).config_key != Measurement(record(precision="bf16")).config_key
 
 
+def test_dynamo_stats_are_the_records_and_older_records_still_say_their_graph_breaks():
+    current = record({"dynamo_graph_break_count": [0, 0]})
+    current["dynamo_stats"] = {"graphs": 2, "graph_breaks": 1, "recompiles": 0}
+    assert Measurement(current).dynamo_stat("graph_breaks") == 1  # dynamo_stats first, whatever else it has
+    assert Measurement(current).dynamo_stat("recompiles") == 0 and Measurement(current).dynamo_stat("other") is None
+    older = Measurement(record({"dynamo_graph_break_count": [1, 2, float("nan")]}))
+    assert older.dynamo_stat("graph_breaks") == 2 and older.dynamo_stat("recompiles") is None
+    upstream = Measurement(record({"dynamo_counters": {"graph_break": {"Tensor.item": 2, "print": 1, "x": "?"}}}))
+    assert upstream.dynamo_stat("graph_breaks") == 3
+    for metrics in ({}, {"dynamo_graph_break_count": []}, {"dynamo_counters": {"graph_break": 4}}):
+        assert Measurement(record(metrics)).dynamo_stat("graph_breaks") is None, metrics
+
+
 def test_selection_flags_are_declared_once_and_select_measurements():
     import argparse
 

@@ -41,6 +41,19 @@ def test_the_helper_imports_neither_torch_nor_torch_xla():
     assert out.strip() == "[]"
 
 
+def test_the_discovery_cache_is_keyed_by_the_installed_torch_without_importing_it(tmp_path):
+    script = tmp_path / "one.py"
+    script.write_text("print('hello')\n")
+    code = ("import sys; from importlib import metadata; from benchmarks.suites import script_discovery as d; "
+            f"key = d.cache_key({str(script)!r}, '--n 1'); "
+            f"assert key == d.cache_key({str(script)!r}, '--n 1', metadata.version('torch')), 'not this torch'; "
+            f"assert key != d.cache_key({str(script)!r}, '--n 1', '2.0.0'), 'another torch, the same key'; "
+            "print(sorted(m for m in ('torch', 'torch_xla') if m in sys.modules))")
+    out = subprocess.run([PYTHON, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"  # the parent read the version from the package's metadata
+
+
 def test_a_search_dir_keeps_files_that_run_and_leaves_helpers_out(tmp_path):
     (tmp_path / "guarded.py").write_text("def main():\n    pass\n\nif __name__ == '__main__':\n    main()\n")
     (tmp_path / "flat.py").write_text("import torch\nprint(torch.ones(1))\n")

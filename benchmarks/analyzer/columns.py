@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from benchmarks.common import stats
+from benchmarks.common import accuracy_status, stats
 
 # Upstream's result_analyzer.py columns: same names, same order, so its readers keep working.
 UPSTREAM_COLUMNS = (
@@ -18,7 +18,13 @@ OUR_COLUMNS = ("status", "error_type", "error_phase", "verification_code", "veri
 # --verify's other figures (benchmarks/child/verify.py), after ours: mean_rel_error alone does not say how far off.
 VERIFICATION_COLUMNS = ("verification_max_abs_error", "verification_cosine_similarity", "verification_tolerance",
                         "verification_message")
-FIXED_COLUMNS = UPSTREAM_COLUMNS + OUR_COLUMNS + VERIFICATION_COLUMNS
+# The harness's accuracy status (every record since it existed: docs/architecture.md, "Accuracy") and --verify's
+# figures behind it, after the verification columns (so the older columns keep their places); the record's own
+# values, empty for a record written before them.
+ACCURACY_COLUMNS = accuracy_status.KEYS
+# The record's top-level values a row shows as they are, each in the column of its own name.
+RECORD_VALUE_COLUMNS = VERIFICATION_COLUMNS + ACCURACY_COLUMNS
+FIXED_COLUMNS = UPSTREAM_COLUMNS + OUR_COLUMNS + RECORD_VALUE_COLUMNS
 # The record's --rounds index: a column only where some record of the range has one, right after the fixed ones.
 ROUND_COLUMN = "round"
 # A config's keys beyond the eight above (enable_functionalization, a suite's own matrix axes such as

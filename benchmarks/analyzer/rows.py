@@ -12,13 +12,13 @@ import orjson
 
 from benchmarks.analyzer import range_reader
 from benchmarks.analyzer.cells import cell, cells, combinations, join_rows, numbers_piece, statistics_cells
-from benchmarks.analyzer.columns import (ENV_COLUMNS, ENV_KEYS, EXPERIMENT_PREFIX, OUR_COLUMNS, ROUND_COLUMN, STATISTICS,
-                                         UPSTREAM_COLUMNS, VERIFICATION_COLUMNS, metric_columns, metric_rank)
+from benchmarks.analyzer.columns import (ENV_COLUMNS, ENV_KEYS, EXPERIMENT_PREFIX, OUR_COLUMNS, RECORD_VALUE_COLUMNS,
+                                         ROUND_COLUMN, STATISTICS, UPSTREAM_COLUMNS, metric_columns, metric_rank)
 from benchmarks.analyzer.problems import Problems
 from benchmarks.analyzer.range_reader import (K_ARTIFACTS, K_ENVIRONMENT, K_ERROR, K_EXPERIMENT, K_ITERATIONS,
-                                              K_METRICS, K_MODEL, K_OUTPUTS, K_REL_ERROR, K_REPEAT, K_ROUND, K_STATUS,
-                                              K_TIMESTAMP, K_VERIFICATION, K_VERIFICATION_FIGURES, K_WARMUP,
-                                              LINE_BLANK, RangeRead)
+                                              K_METRICS, K_MODEL, K_OUTPUTS, K_RECORD_VALUES, K_REL_ERROR, K_REPEAT,
+                                              K_ROUND, K_STATUS, K_TIMESTAMP, K_VERIFICATION, K_WARMUP, LINE_BLANK,
+                                              RangeRead)
 from benchmarks.common import records, stats
 
 # Upstream's analyzer drops one sample from mean/std of records without a warm-up (ours have one).
@@ -40,7 +40,7 @@ _STATUSES = frozenset(records.STATUSES)
 _MEDIAN, _MAX = STATISTICS.index("median"), STATISTICS.index("max")
 # Per-iteration metrics equal to their totals when a run has one iteration (upstream's default): computed once.
 # The values a row shows as they are (no entry of their own).
-_PLAIN_KEYS = (K_TIMESTAMP, K_REL_ERROR) + K_VERIFICATION_FIGURES + (K_ROUND,)
+_PLAIN_KEYS = (K_TIMESTAMP, K_REL_ERROR) + K_RECORD_VALUES + (K_ROUND,)
 _SAME_AS = {"per_iter_time": "total_time", "trace_per_iter_time": "trace_total_time",
             "per_iter_cpu_time_s": "total_cpu_time_s", "per_iter_cuda_time_s": "total_cuda_time_s"}
 
@@ -173,7 +173,7 @@ class RangeRows:
         self.values = []  # per key: its distinct values (the last one: absent)
         self.ids = []  # per key: per row, the index of its value (int32)
         self.entries = {}  # model, experiment, environment: per distinct value, its entry (values, CSV text, ...)
-        self.plain = {}  # timestamp, relative error, --verify's figures: per distinct value, (CSV text, value)
+        self.plain = {}  # timestamp, relative error, the record's values: per distinct value, (CSV text, value)
         self.outcomes, self.outcome_ids = [], None  # distinct outcome entries (_outcome_entry), per row
         self.xla = self.dynamo = np.zeros(0, dtype=bool)
         self.experiment_keys = []  # the configs' keys beyond upstream's, sorted: experiment_<key> columns
@@ -398,7 +398,7 @@ class RangeRows:
                   ([cell(entry[4]).encode() for entry in outcomes], outcome_ids), numbers_piece(headline),
                   ([entry[2] for entry in outcomes], outcome_ids), (plain[K_REL_ERROR], ids[K_REL_ERROR]),
                   ([entry[3] for entry in outcomes], outcome_ids)]
-        pieces += [(plain[k], ids[k]) for k in K_VERIFICATION_FIGURES + ((K_ROUND,) if self.has_round else ())]
+        pieces += [(plain[k], ids[k]) for k in K_RECORD_VALUES + ((K_ROUND,) if self.has_round else ())]
         pieces += [([entry[5].get(key, b"") if entry else b"" for entry in experiments], ids[K_EXPERIMENT])
                    for key in self.experiment_keys]
         if units:
@@ -431,7 +431,7 @@ class RangeRows:
             row.update(zip(_SEGMENT_B1, outcome[0][2:7]))
             row["verification_mean_rel_error"] = values[K_REL_ERROR][rel_error]
             row["warmup"] = outcome[0][7]
-            for name, k in zip(VERIFICATION_COLUMNS, K_VERIFICATION_FIGURES):
+            for name, k in zip(RECORD_VALUE_COLUMNS, K_RECORD_VALUES):
                 row[name] = values[k][self.ids[k][position]]
             if self.has_round:
                 row[ROUND_COLUMN] = values[K_ROUND][self.ids[K_ROUND][position]]

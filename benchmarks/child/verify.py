@@ -51,8 +51,7 @@ MAX_LISTED = 3  # mismatches named in the message; the rest are counted
 FIGURE_KEYS = ("verification_mean_rel_error", "verification_max_abs_error", "verification_cosine_similarity",
                "verification_tolerance", "verification_message")
 # The accuracy judgement's keys, after those: the status, then its figures.
-ACCURACY_KEYS = ("accuracy", "accuracy_reference", "accuracy_tolerance", "accuracy_rmse", "accuracy_eager_rmse",
-                 "accuracy_message")
+ACCURACY_KEYS = accuracy_status.KEYS
 DEFAULT_TOLERANCE = 0.02  # verification_code's limit on the mean relative error, as upstream's
 
 

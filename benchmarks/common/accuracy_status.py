@@ -20,6 +20,11 @@ TIMEOUT = "timeout"
 SKIPPED = "skipped"  # a decision, not a failure: counted in a pass rate's denominator only where asked
 NOT_CHECKED = "not_checked"  # ran, but without --verify: no judgement either way
 
+# The record's keys: the status (every record), then --verify's figures behind it (docs/architecture.md, "The
+# record"); the child writes them after the verification keys, the analyzer shows each as a column.
+KEYS = ("accuracy", "accuracy_reference", "accuracy_tolerance", "accuracy_rmse", "accuracy_eager_rmse",
+        "accuracy_message")
+
 STATUSES = (PASS, FAIL_ACCURACY, EAGER_TWO_RUNS_DIFFER, EAGER_FAIL_TO_RUN, FAIL_TO_RUN, MODEL_FAIL_TO_LOAD, OOM,
             TIMEOUT, SKIPPED, NOT_CHECKED)
 FAILURES = (FAIL_ACCURACY, EAGER_TWO_RUNS_DIFFER, EAGER_FAIL_TO_RUN, FAIL_TO_RUN, MODEL_FAIL_TO_LOAD, OOM, TIMEOUT)

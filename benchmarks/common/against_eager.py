@@ -1,6 +1,7 @@
-"""A config measured against eager's run of the same model and axes: the dashboard's compile latency and
-peak-memory compression ratio, defined as PyTorch's HUD defines them (docs/architecture.md, "The dashboard").
-aggregate.py's dashboard and compare.py's gates both read them here. Pure Python over Measurements.
+"""A config measured against eager's run of the same model and axes: which eager config is its baseline (the one
+rule), the dashboard's compile latency and peak-memory compression ratio, defined as PyTorch's HUD defines them
+(docs/architecture.md, "The dashboard"). aggregate.py's dashboard, compare.py's gates, the runner's
+end-of-sweep table and scripts/bench_dashboard.py all read them here. Pure Python over Measurements.
 """
 
 from __future__ import annotations
@@ -14,12 +15,15 @@ from benchmarks.common.measurement import Measurement
 
 # The eager baseline's backend name (Measurement.base_backend).
 EAGER = "eager"
+# The axes only torch.compile takes: an eager config has no compile mode, Inductor config or compile cache, and
+# runs static shapes (--dynamic needs dynamo: a support rule), so a config is compared with eager without them.
+COMPILE_ONLY_AXES = compile_options.KEYS + ("dynamic",)
 
 
 def baseline_key(m: Measurement) -> str:
     """What a config shares with its eager baseline: machine, suite, model, test, batch size and every axis
-    but torch.compile's own (an eager config has no compile mode, Inductor config or compile cache)."""
-    axes = {k: v for k, v in m.axes.items() if k not in compile_options.KEYS}
+    but torch.compile's own (COMPILE_ONLY_AXES)."""
+    axes = {k: v for k, v in m.axes.items() if k not in COMPILE_ONLY_AXES}
     return json.dumps([m.accelerator_model, m.suite, m.model_name, m.test, m.batch_size, axes], sort_keys=True,
                       default=str)
 
@@ -56,7 +60,8 @@ class EagerIndex:
     its own run, else the oldest (latest=True: the newest) of any run."""
 
     def __init__(self, entries: Iterable[tuple], base: str = EAGER):
-        """entries: (Measurement, timestamp or None, what to hand back for it); only `base` configs are kept."""
+        """entries: (Measurement, timestamp or None, what to hand back for it); only `base` configs are kept (of
+        one key and timestamp, the last)."""
         self.base = base
         self._runs: dict = {}  # key -> {timestamp: payload}
         for m, timestamp, payload in entries:

@@ -290,9 +290,24 @@ class Measurement:
 
     def dynamo_stat(self, name: str) -> Optional[int]:
         """One of dynamo's statistics (`dynamo_stats`: graphs, graph_breaks, unique_graph_breaks, recompiles,
-        ...), or None for a record without them (not a dynamo config, or written before they existed)."""
+        ...), or None for a record without them (not a dynamo config). Records written before `dynamo_stats`
+        existed still say their graph breaks: ours per timed run (`metrics.dynamo_graph_break_count`, the
+        largest), upstream's in `metrics.dynamo_counters.graph_break` (summed, as dynamo_stats sums them)."""
         found = self.record.get("dynamo_stats")
-        return _int(found.get(name)) if isinstance(found, dict) else None
+        if isinstance(found, dict):
+            return _int(found.get(name))
+        return self._older_graph_breaks() if name == "graph_breaks" else None
+
+    def _older_graph_breaks(self) -> Optional[int]:
+        ours = self.raw("dynamo_graph_break_count")
+        if ours is not None:
+            ours = ours[np.isfinite(ours)]
+            return int(ours.max()) if len(ours) else None
+        counters = self.metrics.get("dynamo_counters")
+        breaks = counters.get("graph_break") if isinstance(counters, dict) else None
+        if not isinstance(breaks, dict):
+            return None
+        return int(sum(v for v in breaks.values() if isinstance(v, (int, float)) and math.isfinite(v)))
 
     def summary(self, metric: str, policy: WarmupPolicy = FIRST_SAMPLE) -> Optional[dict]:
         """result_analyzer.py's statistics of a metric: min/median/max of every sample, mean/std (ddof 0) of

@@ -58,10 +58,11 @@ def record_status(record: dict) -> str:
 
 
 def fingerprint(model: dict, experiment: dict, requested_batch_size: Optional[int], verify: bool,
-                round_index: int = 0) -> str:
+                round_index: int = 0, golden: Optional[dict] = None) -> str:
     """The config as requested: not the real batch size, not accelerator_model, not the environment.
     A round past the first (--rounds) is its own run: its index is part of it (round 0 keeps the fingerprint
-    records had before rounds existed, so their results files resume unchanged)."""
+    records had before rounds existed, so their results files resume unchanged). So are the golden flags
+    (`golden_request`): a check, or a save, is another run than a plain one; without them, the old text."""
     model_part = {k: model.get(k) for k in FINGERPRINT_MODEL_KEYS if model.get(k) is not None}
     exp_part = {k: v for k, v in experiment.items() if k not in ("accelerator_model", "batch_size")}
     # Old records lack these keys; their absence means the default.
@@ -75,7 +76,21 @@ def fingerprint(model: dict, experiment: dict, requested_batch_size: Optional[in
     key = {"model": model_part, "experiment": exp_part, "verify": bool(verify)}
     if round_index:
         key["round"] = round_index
+    if golden:
+        key["golden"] = golden
     return json.dumps(key, sort_keys=True)
+
+
+def golden_request(golden) -> Optional[dict]:
+    """The golden flags set (a GoldenOptions: --save-golden, --golden, --golden-atol, --golden-rtol) by their
+    field names, or None when none is: the record's `golden_request` and part of its fingerprint."""
+    found = {name: getattr(golden, name, None) for name in ("save_dir", "check_dir", "atol", "rtol")}
+    return {name: value for name, value in found.items() if value is not None} or None
+
+
+def _record_golden_request(record: dict) -> Optional[dict]:
+    found = record.get("golden_request")
+    return found if isinstance(found, dict) and found else None
 
 
 def record_fingerprint(record: dict) -> Optional[str]:
@@ -84,12 +99,12 @@ def record_fingerprint(record: dict) -> Optional[str]:
         return None
     # Upstream records hold only the real batch size; like upstream's resume, treat them as "no request".
     return fingerprint(model, experiment, record.get("requested_batch_size"), record.get("verify", False),
-                       record_round(record))
+                       record_round(record), _record_golden_request(record))
 
 
 class RecordFingerprints:
     """record_fingerprint of many records of fewer configs (a resume reads every sweep's records of each):
-    each distinct (model, experiment, batch size, verify, round) is fingerprinted once."""
+    each distinct (model, experiment, batch size, verify, round, golden flags) is fingerprinted once."""
 
     LIMIT = 500_000  # distinct configs remembered at most (memory stays bounded on any file)
 
@@ -101,7 +116,7 @@ class RecordFingerprints:
 
         try:  # orjson: a few microseconds, against the fingerprint's sorted json.dumps
             key = orjson.dumps((record.get("model"), record.get("experiment"), record.get("requested_batch_size"),
-                                record.get("verify", False), record.get("round")))
+                                record.get("verify", False), record.get("round"), record.get("golden_request")))
         except TypeError:  # what orjson can't write (integers beyond 64 bits)
             return record_fingerprint(record)
         try:
@@ -234,9 +249,11 @@ def check_writable_dir(directory: str) -> Optional[str]:
 
 
 def new_record(model: dict, experiment: dict, *, repeat: int, iterations_per_run: int, warmup: int,
-               timestamp: float, verify: bool, requested_batch_size: Optional[int], environment: dict) -> dict:
-    """A record in the documented key order (docs/architecture.md, "The record"): upstream's keys first, then ours."""
-    return {
+               timestamp: float, verify: bool, requested_batch_size: Optional[int], environment: dict,
+               golden: Optional[dict] = None) -> dict:
+    """A record in the documented key order (docs/architecture.md, "The record"): upstream's keys first, then ours.
+    `golden`: golden_request's (the key only when a golden flag is set, so other records stay as they were)."""
+    record = {
         "model": model,
         "experiment": experiment,
         "repeat": repeat,
@@ -251,10 +268,11 @@ def new_record(model: dict, experiment: dict, *, repeat: int, iterations_per_run
         "warmup": warmup,
         "requested_batch_size": requested_batch_size,
         "verify": bool(verify),
-        "diagnostics": {},
-        "artifacts": {},
-        "environment": environment,
     }
+    if golden:
+        record["golden_request"] = golden
+    record.update(diagnostics={}, artifacts={}, environment=environment)
+    return record
 
 
 
@@ -263,7 +281,8 @@ def config_record(model: dict, experiment, options, environment: dict) -> dict:
     of the parent (failure, skip) and of the child starts."""
     return new_record(model, experiment.to_dict(), repeat=options.repeat, iterations_per_run=options.iterations_per_run,
                       warmup=options.warmup, timestamp=options.timestamp, verify=options.verify.enabled,
-                      requested_batch_size=experiment.batch_size, environment=environment)
+                      requested_batch_size=experiment.batch_size, environment=environment,
+                      golden=golden_request(options.golden))
 
 def short_message(text: str, limit: int = 400) -> str:
     """One readable line: the first non-empty line of `text`, cut to `limit` characters."""

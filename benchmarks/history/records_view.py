@@ -1,9 +1,9 @@
 """What history reads from one record: its run, its config's labels, and its measurement.
 
-The config's identity, labels, status and what it measured come from the record's Measurement
-(benchmarks/common/measurement.py: docs/architecture.md, "Measurement"), so that history defines none of
-them again; what is history's own stays here: the run's identity (timestamp, host, commit), the record's
-digest, its verification code and its graph breaks.
+The config's identity, labels, status and what it measured (its graph breaks too) come from the record's
+Measurement (benchmarks/common/measurement.py: docs/architecture.md, "Measurement"), so that history defines
+none of them again; what is history's own stays here: the run's identity (timestamp, host, commit), the
+record's digest and its verification code.
 """
 
 from __future__ import annotations
@@ -76,17 +76,6 @@ def _text(value) -> str:
     return value if isinstance(value, str) else ""
 
 
-def _graph_breaks(m: Measurement) -> Optional[int]:
-    """Ours: metrics.dynamo_graph_break_count (per repeat); upstream's: metrics.dynamo_counters.graph_break."""
-    ours = m.raw("dynamo_graph_break_count")
-    if ours is not None:
-        return int(ours.max())
-    counters = m.metrics.get("dynamo_counters")
-    if isinstance(counters, dict) and isinstance(counters.get("graph_break"), dict):
-        return int(sum(v for v in counters["graph_break"].values() if isinstance(v, (int, float))))
-    return None
-
-
 def view(record: dict, commit: Optional[str] = None) -> tuple:
     """(RecordView, None), or (None, why the record can't be placed in a history). `commit` overrides the
     record's own (environment.git_commit: the benchmark tool's), for CI that knows the code under test's."""
@@ -110,4 +99,4 @@ def view(record: dict, commit: Optional[str] = None) -> tuple:
         # One series per config on one kind of machine: the accelerator model is part of it.
         config_key=json.dumps([m.config_key, m.accelerator_model]), labels=Labels.of(m), round=m.round,
         status=m.status, verification=_text(record.get("verification_code")), samples=samples,
-        compile_s=compile_s, peak_rss=peak, graph_breaks=_graph_breaks(m), digest=digest), None
+        compile_s=compile_s, peak_rss=peak, graph_breaks=m.dynamo_stat("graph_breaks"), digest=digest), None

@@ -37,11 +37,12 @@ class Config:
     experiment: experiment_config.ExperimentConfig
     verify: bool = False
     round: int = 0  # --rounds: which run of this config (0-based)
+    golden: Optional[dict] = None  # the golden flags set (records.golden_request): part of the fingerprint
 
     @functools.cached_property  # asked several times per config (plan, resume, order, the end): computed once
     def fingerprint(self) -> str:
         return records.fingerprint(self.model, self.experiment.to_dict(), self.experiment.batch_size, self.verify,
-                                   self.round)
+                                   self.round, self.golden)
 
     @property
     def first_round(self) -> "Config":
@@ -154,13 +155,14 @@ def make_plan(suite, options: RunOptions, models: list) -> Plan:
     kept, dropped = matrix.split(experiments, caps, rules)
     kept = [with_accelerator_model(e, caps) for e in kept]
     configs, skipped = [], []
+    golden = records.golden_request(options.golden)
     for model in models:
         seen = set()  # two requested precisions may be one for a model (the suite forces one)
         for experiment in kept:
             if not suite.matches(model, experiment):
                 continue
             experiment = experiment.with_(precision=suite.precision_for(model, experiment))
-            config = Config(model, experiment, options.verify.enabled)
+            config = Config(model, experiment, options.verify.enabled, golden=golden)
             if config.fingerprint in seen:
                 continue
             seen.add(config.fingerprint)

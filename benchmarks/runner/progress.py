@@ -97,16 +97,16 @@ def table(rows: list, header: list) -> str:
 
 
 def speedup_table(sweep_records: list) -> str:
-    """Per (model, accelerator, test, batch size): each backend's median ms/iter and speedup over eager at the
-    same axes (precision, dtype, ...; eager has no compile options). Columns are backend labels without the
-    axes every record shares (a microbench sweep's one dtype)."""
-    from benchmarks.common import compile_options
+    """Per (model, accelerator, test, batch size): each backend's median ms/iter and speedup over its eager
+    baseline (common/against_eager.py: eager at the same axes, torch.compile's own aside). Columns are backend
+    labels without the axes every record shares (a microbench sweep's one dtype)."""
+    from benchmarks.common import against_eager
     from benchmarks.common.measurement import Measurement  # numpy: only once a record is in
 
     views = [Measurement(record) for record in sweep_records]
     keys = {key for m in views for key in m.axes}
     shared = {key for key in keys if len({repr(m.axes.get(key)) for m in views}) == 1}
-    eager_omits = shared | set(compile_options.KEYS) | {"dynamic"}
+    eager_of = against_eager.EagerIndex((m, None, m.record) for m in views)
     groups, backends = {}, []
     for m in views:
         record, exp = m.record, m.experiment
@@ -115,27 +115,27 @@ def speedup_table(sweep_records: list) -> str:
             backends.append(backend)
         key = (record["model"]["model_name"], exp.get("accelerator"), exp.get("test"),
                record.get("requested_batch_size") or exp.get("batch_size"))
-        groups.setdefault(key, {})[backend] = (record, m.backend_label(omit=eager_omits, base="eager"))
+        groups.setdefault(key, {})[backend] = m
     if not groups:
         return ""
     rows = []
     for (model, accelerator, test, batch), cells in groups.items():
         row = [model, accelerator, test, batch if batch is not None else "-"]
         for backend in backends:
-            record, eager_label = cells.get(backend, (None, None))
-            eager = cells.get(eager_label, (None,))[0]
-            eager_ms = _median_ms(eager) if eager and eager["status"] == records.STATUS_OK else None
-            if record is None:
+            m = cells.get(backend)
+            if m is None:
                 row.append("")
-            elif record["status"] != records.STATUS_OK:
-                row.append(record["status"])
+            elif m.record["status"] != records.STATUS_OK:
+                row.append(m.record["status"])
             else:
-                ms = _median_ms(record)
+                ms = _median_ms(m.record)
                 cell = f"{ms:.3f}"
-                tflops = _median_tflops(record)
+                tflops = _median_tflops(m.record)
                 if tflops is not None:
                     cell += f" {tflops:.3g} TFLOP/s"
-                if eager_ms and backend != eager_label:
+                eager = eager_of.find(m) if m.base_backend != against_eager.EAGER else None
+                eager_ms = _median_ms(eager) if eager and eager["status"] == records.STATUS_OK else None
+                if eager_ms:
                     cell += f" ({eager_ms / ms:.2f}x)"
                 row.append(cell)
         rows.append(row)

@@ -1,4 +1,5 @@
-"""Which models a script calls: asked of a discovery child, cached by the script's content and arguments.
+"""Which models a script calls: asked of a discovery child, cached by the script's content and arguments (and
+the installed torch's version).
 
 Parent side (no torch): the child (suites/script_capture.py) runs the script to its end in its own process
 group, with its output in a log file, and writes what it found as it goes; this module starts it, enforces
@@ -55,8 +56,12 @@ class Discovery:
         return f"crashed: {self.message}"
 
 
-def cache_key(path: str, script_args: Optional[str]) -> str:
-    digest = hashlib.sha256(f"{CACHE_FORMAT}\0{script_args or ''}\0".encode())
+def cache_key(path: str, script_args: Optional[str], torch_version: Optional[str] = None) -> str:
+    """The script's content, its arguments, the cache format and the installed torch's version (read from the
+    package's metadata, never by importing it): another torch may trace other modules, so it discovers again."""
+    if torch_version is None:
+        torch_version = machine_facts.package_version("torch") or ""
+    digest = hashlib.sha256(f"{CACHE_FORMAT}\0{script_args or ''}\0{torch_version}\0".encode())
     with open(path, "rb") as handle:
         digest.update(handle.read())
     return digest.hexdigest()
