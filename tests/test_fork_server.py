@@ -51,6 +51,16 @@ def test_configs_whose_environment_acts_before_import_torch_are_spawned():
     assert fork_server.server_spec(experiment, RunOptions(), env, ["python", "other.py"], ENTRY) is None
 
 
+def test_a_server_preloads_dynamo_and_inductor_only_when_its_sweep_needs_them():
+    eval_eager, train_eager = ExperimentConfig("cpu", None, None, "eval"), ExperimentConfig("cpu", None, None, "train")
+    assert fork_server.preloads_for([eval_eager]) == ()
+    assert fork_server.preloads_for([eval_eager, train_eager]) == (fork_server.DYNAMO,)
+    assert fork_server.preloads_for([ExperimentConfig("cpu", "PJRT", "openxla", "eval")]) == (fork_server.DYNAMO,)
+    for backend in ("inductor", "aot_inductor"):
+        assert fork_server.preloads_for([eval_eager, ExperimentConfig("cpu", None, backend, "eval")]) == (
+            fork_server.DYNAMO, fork_server.INDUCTOR)
+
+
 def test_a_bad_launch_value_is_one_line_and_exit_2(tmp_path):
     result = run_runner("--launch=vfork", "-k", "^mlp$", f"--output-dirname={tmp_path / 'out'}")
     assert result.returncode == 2 and "--launch: invalid choice: 'vfork'" in result.stderr
@@ -170,6 +180,16 @@ def test_nothing_one_forked_config_does_is_seen_by_the_next_and_pinning_holds(tm
     assert len({s["pid"] for s in seen}) == 3 and len({s["ppid"] for s in seen}) == 1  # three forks of one server
     assert all(s["leaks"] == [] for s in seen), seen  # every config changed them all; none saw another's
     assert all(s["cores"] == [1] and s["threads"] == 1 for s in seen), seen  # pinned as asked, threads to match
+    assert all(s["preloaded"] == [] for s in seen)  # an eager inference sweep: its server imported no dynamo
+
+
+@pytest.mark.integration
+def test_a_training_sweeps_server_has_imported_dynamo_before_each_child(tmp_path):
+    seen, results = probe_sweep(tmp_path, "--batch-size=1", "--test=train")  # and eval: the probe's default
+    assert [(r["experiment"]["test"], r["environment"]["launch"], r["status"]) for r in results] == [
+        ("eval", "fork", "ok"), ("train", "fork", "ok")]
+    # A train step's optimizer would import dynamo in each child; the sweep's server imported it once.
+    assert [s["preloaded"] for s in seen] == [["torch._dynamo"]] * 2
 
 
 @pytest.mark.integration

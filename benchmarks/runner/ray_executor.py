@@ -92,6 +92,18 @@ class RayExecutor:
                 f"{self.cores_per_job} CPU core(s) per task, {self.gpus_per_job} GPU per CUDA task"
                 + (", children forked from each node's fork servers" if self.fork else ""))
 
+    def prepare(self, request: launcher.ChildRequest) -> None:
+        """The sweep's first child may fork: every node's fork servers start now, while the sweep still prepares."""
+        if request.fork:
+            self._serve_nodes()
+
+    def _serve_nodes(self) -> None:
+        """From the first forkable config on, every node that may run a task keeps fork servers (once)."""
+        if self.fork and self._node_servers is None:
+            self._node_servers = {}
+            for node_id in self._node_ids():
+                self._serve_node(node_id)
+
     def _node_ids(self) -> list:
         return [n["NodeID"] for n in self.ray.nodes() if n.get("Alive") and n["Resources"].get("CPU", 0) > 0]
 
@@ -143,10 +155,8 @@ class RayExecutor:
             attempt_id=f"{job.key}-{attempt}", output_dir=self.options.output_dirname,
             artifacts_uri=self.options.artifacts_uri, artifacts_max_size=self.options.artifacts_max_size,
             fork=(job.request.fork.kind, job.request.fork.entry) if self.fork and job.request.fork else None)
-        if spec.fork and self._node_servers is None:  # every node that may run a task serves from now on
-            self._node_servers = {}
-            for node_id in self._node_ids():
-                self._serve_node(node_id)
+        if spec.fork:
+            self._serve_nodes()
         options = {"num_cpus": self.cores_per_job, "num_gpus": job.needs.gpus}
         if job.needs.tpu:
             options["resources"] = {"TPU": 1}

@@ -211,7 +211,7 @@ def run_locked(options: RunOptions, plan: Plan, executor, results_path: str) -> 
     log.info("%d model(s) x %d experiment config(s): %d to run, %d already in %s, %d dropped; %s", len(plan.models),
              len(plan.kept), len(todo), already, results_path, len(plan.dropped), executor.describe())
     first = next((config for config, reason in todo if not reason), None)
-    if first is not None and hasattr(executor, "prepare"):
+    if first is not None:  # its fork server (or the nodes') starts while the noise check runs
         executor.prepare(make_job(-1, options, first, None).request)
     noise_facts = noise.sweep_check(options.noise)  # once per sweep: warns, and every record carries it
     env_facts = noise.annotate({"environment": machine_facts.collect()}, noise_facts)["environment"]
