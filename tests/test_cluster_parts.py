@@ -87,6 +87,26 @@ def test_a_shipped_file_never_lands_outside_the_output_directory(tmp_path):
         inside(str(out), "/etc/passwd")
 
 
+def test_a_shipped_file_that_can_not_be_written_is_left_behind_and_the_others_land(tmp_path):
+    out = tmp_path / "out"
+    (out / "taken.txt").mkdir(parents=True)  # a directory where the file should go
+    notes = artifact_shipping.unpack({"inline": {"taken.txt": b"no", "ok/fine.txt": b"yes"}}, str(out), None)
+    assert (out / "ok" / "fine.txt").read_bytes() == b"yes"
+    assert len(notes) == 1 and notes[0]["path"] == "taken.txt" and "IsADirectoryError" in notes[0]["why"]
+
+
+def test_only_a_plain_host_and_port_is_checked_before_ray_joins():
+    for address in ("auto", "ray://127.0.0.1:10001", "127.0.0.1"):  # Ray's to understand
+        ray_join.check_reachable(address)
+    import socket
+
+    with socket.socket(socket.AF_INET6) as probe:  # a free IPv6 port: nothing answers there
+        probe.bind(("::1", 0))
+        port = probe.getsockname()[1]
+    with pytest.raises(ray_join.UsageError, match=r"cannot reach the Ray cluster at \[::1\]:\d+: Connection refused"):
+        ray_join.check_reachable(f"[::1]:{port}")
+
+
 def test_a_cluster_token_is_found_where_ray_looks_for_it(tmp_path):
     home = tmp_path / "home"
     environ = {"HOME": str(home)}

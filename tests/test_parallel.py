@@ -119,6 +119,13 @@ def test_bad_parallel_flags_are_one_line_and_exit_2(args, message, tmp_path):
     assert not (tmp_path / "out").exists()
 
 
+def test_artifacts_uri_without_ray_is_one_line_and_exit_2(tmp_path):
+    result = run_runner(*EAGER, "--test=eval", "-k", "^mlp$", f"--artifacts-uri=file://{tmp_path / 'shared'}",
+                        f"--output-dirname={tmp_path / 'out'}")
+    assert result.returncode == 2 and "pass it with --executor=ray" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1 and not (tmp_path / "out").exists()
+
+
 def test_an_unreachable_ray_address_is_one_line_and_exit_2(tmp_path):
     result = run_runner(*EAGER, "--test=eval", "-k", "^mlp$", "--executor=ray", "--ray-address=127.0.0.1:9",
                         f"--output-dirname={tmp_path / 'out'}")

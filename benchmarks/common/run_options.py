@@ -376,3 +376,6 @@ def check_combinations(options: RunOptions) -> None:
         raise UsageError(f"--golden {golden.check_dir}: no such directory")
     if golden.check_dir and options.diagnostics.randomize_input:
         raise UsageError("--golden runs on the stored inputs, --randomize-input on fresh ones; pass one of them")
+    if options.executor != "ray" and options.artifacts_uri:
+        raise UsageError("--artifacts-uri brings a Ray node's files home; a local sweep writes them in place: "
+                         "pass it with --executor=ray")

@@ -91,12 +91,11 @@ def unpack(shipment: dict, output_dir: str, uri: Optional[str]) -> list:
     for rel, data in shipment.get("inline", {}).items():
         try:
             path = inside(output_dir, rel)
-        except PathEscapes as exc:
-            left.append({"path": rel, "bytes": len(data), "where": None, "why": str(exc)})
-            continue
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(path, "wb") as handle:
-            handle.write(data)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "wb") as handle:
+                handle.write(data)
+        except (PathEscapes, OSError) as exc:  # a full disk, a directory in the way: that file only, said so
+            left.append({"path": rel, "bytes": len(data), "where": None, "why": f"{type(exc).__name__}: {exc}"})
     remote = shipment.get("remote", {})
     if remote:
         import fsspec

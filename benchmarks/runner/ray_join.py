@@ -45,11 +45,12 @@ def ask_for_token_mode(environ=os.environ) -> Optional[str]:
 
 
 def check_reachable(address: str) -> None:
+    """A host:port (or [IPv6]:port) that answers nothing is one line; anything else (auto, ray://...) is Ray's."""
     host, _, port = address.rpartition(":")
-    if address == "auto" or not port.isdigit():
+    if address == "auto" or "://" in address or not port.isdigit():
         return
     try:
-        with socket.create_connection((host or "127.0.0.1", int(port)), timeout=CONNECT_TIMEOUT):
+        with socket.create_connection((host.strip("[]") or "127.0.0.1", int(port)), timeout=CONNECT_TIMEOUT):
             pass
     except OSError as exc:
         raise UsageError(f"cannot reach the Ray cluster at {address}: {exc.strerror or exc}") from None
