@@ -171,6 +171,27 @@ def test_discovery_is_cached_by_content_and_arguments_and_runs_again_when_the_sc
 
 
 @pytest.mark.integration
+def test_a_crashed_discovery_is_not_served_from_the_cache(tmp_path):
+    """The crash's cause may lie outside the script (here a missing module, installed afterwards): the next
+    listing runs the script again; a finished discovery is cached."""
+    from benchmarks.suites import script_discovery
+
+    script, site = tmp_path / "needs_helper.py", tmp_path / "site"
+    site.mkdir()
+    script.write_text(f"import sys\nsys.path.insert(0, {str(site)!r})\nimport helper_not_installed_yet\n"
+                      "import torch\nmodel = torch.nn.Linear(2, 2)\nmodel(torch.ones(1, 2))\n")
+    out = str(tmp_path / "out")
+    first = script_discovery.discover(str(script), None, out, timeout=60)
+    assert first.status == script_discovery.CRASHED and "helper_not_installed_yet" in first.message
+    (site / "helper_not_installed_yet.py").write_text("")
+    second = script_discovery.discover(str(script), None, out, timeout=60)
+    assert not second.cached and second.status == script_discovery.FINISHED
+    assert [m["name"] for m in second.models] == ["model"]
+    third = script_discovery.discover(str(script), None, out, timeout=60)
+    assert third.cached and [m["name"] for m in third.models] == ["model"]
+
+
+@pytest.mark.integration
 def test_the_examples_run_on_their_own_and_under_the_runner(tmp_path):
     for example in sorted(EXAMPLES.glob("*.py")):
         subprocess.run([PYTHON, str(example), "--batch_size", "2"], cwd=tmp_path, check=True, capture_output=True,

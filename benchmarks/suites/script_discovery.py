@@ -73,13 +73,14 @@ def cache_file(output_dir: str, path: str, script_args: Optional[str]) -> str:
 
 
 def load_cached(cache: str, timeout: float) -> Optional[Discovery]:
-    """The cached answer, unless unreadable or a timeout under a shorter --script-timeout than this one."""
+    """The cached answer, unless unreadable, a crash (its cause may lie outside the script: a missing package,
+    the memory, a Ctrl-C) or a timeout under a shorter --script-timeout than this one."""
     try:
         with open(cache, encoding="utf-8") as handle:
             found = Discovery(**json.load(handle), cached=True)
     except (OSError, ValueError, TypeError):
         return None
-    if found.status == TIMEOUT and found.timeout_seconds < timeout:
+    if found.status == CRASHED or (found.status == TIMEOUT and found.timeout_seconds < timeout):
         return None
     return found
 
