@@ -73,6 +73,22 @@ def test_an_entry_of_another_config_or_format_is_refused_with_the_reason(tmp_pat
         golden_store.read_manifest(single, mlp, exp())
 
 
+def test_an_entry_saved_in_another_checkout_fits_and_another_model_is_still_refused(tmp_path):
+    here = {"suite_name": "files", "model_name": "net.py::Net", "params": {"image_size": 32},
+            "path": "/checkout/a/models/net.py", "labels": {"kind": ["cnn"]}}
+    there = {**here, "path": "/checkout/b/models/net.py", "labels": {}}  # saved elsewhere, labels edited since
+    manifest = golden_store.new_manifest(there, exp(), 1, 1e-4, 1e-3, "float32")
+    (tmp_path / "manifest.json").write_text(json.dumps(manifest))
+    assert golden_store.read_manifest(str(tmp_path), here, exp())["format"] == golden_store.FORMAT
+    old_style = {**manifest, "model": dict(sorted(there.items()))}  # an entry that stored the whole model config
+    (tmp_path / "manifest.json").write_text(json.dumps(old_style))
+    assert golden_store.read_manifest(str(tmp_path), here, exp())["format"] == golden_store.FORMAT
+    for other in ({**here, "model_name": "net.py::Other"}, {**here, "params": {"image_size": 64}},
+                  {**here, "script_model": "encoder"}):
+        with pytest.raises(golden_store.GoldenRefused, match="golden of another config: model"):
+            golden_store.read_manifest(str(tmp_path), other, exp())
+
+
 def test_contradicting_golden_flags_are_one_line_and_exit_2(tmp_path):
     both = run_runner(*COMMON, f"--save-golden={tmp_path}", f"--golden={tmp_path}", "--dry-run", check_rc=2)
     assert "pass one of them" in both.stderr and both.stderr.count("\n") == 1
