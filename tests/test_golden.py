@@ -89,6 +89,19 @@ def test_an_entry_saved_in_another_checkout_fits_and_another_model_is_still_refu
             golden_store.read_manifest(str(tmp_path), other, exp())
 
 
+def test_an_entry_rewritten_by_a_save_that_crashes_has_no_manifest(tmp_path):
+    import torch
+
+    mlp, entry = {"suite_name": "dummy", "model_name": "mlp"}, str(tmp_path)
+    manifest = golden_store.new_manifest(mlp, exp(), 1, 1e-4, 1e-3, "float32")
+    trees = {"weights": {"w": torch.ones(2)}, "inputs": (torch.ones(1, 2),), "expected": torch.zeros(1)}
+    golden_store.write_entry(entry, manifest, trees)
+    assert golden_store.read_manifest(entry, mlp, exp()) == manifest
+    with pytest.raises(TypeError):  # the last file can't be written (a value JSON can't hold)
+        golden_store.write_entry(entry, manifest, {**trees, "expected": {"bad": object()}})
+    assert golden_store.read_manifest(entry, mlp, exp()) is None  # no_golden, not the old manifest over new weights
+
+
 def test_contradicting_golden_flags_are_one_line_and_exit_2(tmp_path):
     both = run_runner(*COMMON, f"--save-golden={tmp_path}", f"--golden={tmp_path}", "--dry-run", check_rc=2)
     assert "pass one of them" in both.stderr and both.stderr.count("\n") == 1

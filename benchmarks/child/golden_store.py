@@ -12,6 +12,7 @@ A DIR that holds a manifest.json itself is one entry, used as it is (and refused
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import json
 import os
@@ -75,10 +76,13 @@ def new_manifest(model_config: dict, experiment, steps: int, atol: float, rtol: 
 
 
 def write_entry(directory: str, manifest: dict, trees: dict) -> None:
-    """Write the entry's tensor files, then its manifest last (atomically): a manifest names a whole entry."""
+    """Write the entry's tensor files, then its manifest last (atomically): a manifest names a whole entry. An
+    older manifest goes first, so a crash mid-write leaves no manifest over half-written files."""
     from benchmarks.child import tensor_tree_file
 
     os.makedirs(directory, exist_ok=True)
+    with contextlib.suppress(FileNotFoundError):
+        os.remove(os.path.join(directory, MANIFEST))
     for kind, filename in FILES.items():
         tensor_tree_file.save(trees[kind], os.path.join(directory, filename))
     fd, temporary = tempfile.mkstemp(prefix=".manifest-", dir=directory)
