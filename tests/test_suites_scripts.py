@@ -84,6 +84,25 @@ def test_a_requested_batch_size_is_a_skip_that_names_the_script_argument():
     assert "--script-args" in scripts.SUITE.skip_reason(model, experiment, argparse.Namespace())
 
 
+def test_captured_inputs_are_detached_copies_in_their_own_containers_namedtuples_included():
+    import collections
+
+    import torch
+
+    from benchmarks.suites.script_capture import detached
+
+    Batch = collections.namedtuple("Batch", "x mask")
+    weight = torch.ones(2, requires_grad=True)
+    with torch.inference_mode():
+        frozen = torch.ones(2)
+    value = (Batch(weight * 2, frozen), [weight], {"n": 3, "y": weight + 1})
+    copy = detached(value)
+    assert type(copy[0]) is Batch and isinstance(copy[1], list) and copy[2]["n"] == 3
+    for tensor in (copy[0].x, copy[0].mask, copy[1][0], copy[2]["y"]):
+        assert not tensor.requires_grad and tensor.grad_fn is None and not tensor.is_inference()
+    assert torch.equal(copy[0].x, torch.full((2,), 2.0)) and copy[1][0].data_ptr() != weight.data_ptr()
+
+
 @pytest.mark.parametrize("args, message", [
     (["--script=/no/such.py"], "--script /no/such.py: no such file"),
     (["--script", str(SCRIPTS / "two_tiny.py"), "--script-args=--a 'b"], "cannot split"),
