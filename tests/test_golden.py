@@ -34,6 +34,22 @@ def test_a_tree_of_tensors_reads_back_as_it_was_written(tmp_path):
         tensor_tree_file.load(str(tmp_path / "bad.safetensors"))
 
 
+def test_dict_keys_keep_their_type_and_dotted_names_do_not_collide(tmp_path):
+    import torch
+
+    tree = {0: torch.tensor([1.0]), "0": torch.tensor([2.0]), "a.b": torch.tensor([3.0]),
+            "a": {"b": torch.tensor([4.0]), None: torch.tensor([5.0])}, 1.5: [torch.tensor([6.0])]}
+    path = str(tmp_path / "keys.safetensors")
+    tensor_tree_file.save(tree, path)
+    back = tensor_tree_file.load(path)
+    assert list(back) == [0, "0", "a.b", "a", 1.5] and list(back["a"]) == ["b", None]
+    assert [float(v) for v in (back[0], back["0"], back["a.b"], back["a"]["b"], back["a"][None], back[1.5][0])] == [
+        1.0, 2.0, 3.0, 4.0, 5.0, 6.0]
+    assert golden.compare(tree, back, atol=0.0, rtol=0.0).verdict() == (golden.PASS, None)
+    with pytest.raises(tensor_tree_file.TreeFileError, match=r"a dict key of type tuple \(\(1, 2\)\) at \[\"a\"\]"):
+        tensor_tree_file.save({"a": {(1, 2): torch.ones(1)}}, path)
+
+
 def test_the_comparison_gives_the_figures_and_the_verdict():
     import torch
 
