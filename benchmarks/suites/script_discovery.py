@@ -20,6 +20,7 @@ import time
 from typing import Optional
 
 from benchmarks.common import machine_facts
+from benchmarks.suites import script_capture  # standard library only at import: torch is inside its functions
 
 CACHE_DIRNAME = "script-discovery"
 CACHE_FORMAT = 1  # part of the cache key: a new format discovers again
@@ -95,10 +96,7 @@ def discover(path: str, script_args: Optional[str], output_dir: str, timeout: fl
     found = run_child(path, script_args, cache[:-len(".json")], timeout)
     data = dataclasses.asdict(found)
     data.pop("cached")
-    temporary = f"{cache}.{os.getpid()}.tmp"
-    with open(temporary, "w", encoding="utf-8") as handle:
-        json.dump(data, handle, indent=1)
-    os.replace(temporary, cache)
+    script_capture.write_json(cache, data)
     return found
 
 
