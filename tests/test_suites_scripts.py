@@ -73,7 +73,7 @@ def test_no_script_and_labels_that_keep_nothing_run_no_child(tmp_path):
     with pytest.raises(UsageError, match="needs --script FILE or --search-dir DIR"):
         scripts.SUITE.list_models(argparse.Namespace(script=[], search_dir=[], labels=[]))
     flags = argparse.Namespace(script=[str(SCRIPTS / "two_tiny.py")], search_dir=[], labels=["kind::other"],
-                               output_dirname=str(tmp_path))
+                               output_dirname=str(tmp_path), script_timeout=300.0)
     assert scripts.SUITE.list_models(flags) == []
     assert not (tmp_path / "script-discovery").exists()  # nothing discovered: the label filter comes first
 
