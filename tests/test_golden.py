@@ -1,6 +1,6 @@
 """Golden inputs and outputs: the entry's files and manifest, the comparison and its figures, the flags' refusals
 (fast); then real children: save on eager, check on eager, Inductor and XLA (lazy and openxla; pass), and a perturbed result,
-a corrupt file, another model's entry and a missing one, each recorded with its status and reason."""
+a corrupt file, rescaled weights, another model's entry and a missing one, each recorded with its status and reason."""
 
 import json
 import shutil
@@ -159,12 +159,13 @@ def golden_of(records: list) -> dict:
 @pytest.fixture(scope="module")
 def golden_runs(tmp_path_factory):
     store, saved_out, check_out, bad_out = (tmp_path_factory.mktemp(n) for n in ("store", "saved", "check", "bad"))
-    run_runner(*COMMON, "-k", "^mlp$", "--xla=None", "--dynamo=None", "--test=eval", "--test=train",
+    run_runner(*COMMON, "-k", "^(mlp|multi_output)$", "--xla=None", "--dynamo=None", "--test=eval", "--test=train",
                f"--save-golden={store}", f"--output-dirname={saved_out}", check_rc=0)
     run_runner(*COMMON, "-k", "^mlp$", "--xla=None", "--xla=PJRT", "--dynamo=None", "--dynamo=inductor",
                "--dynamo=openxla", "--test=eval", "--test=train", f"--golden={store}", f"--output-dirname={check_out}",
                check_rc=0)
-    # A copy with a perturbed result, a corrupt weights file, and mlp's entry where cnn's belongs.
+    # A copy with a perturbed result, a corrupt weights file, scaled weights (a valid file: the check must load
+    # them, since the model's own seeded weights would pass), and mlp's entry where cnn's belongs.
     import torch
 
     broken = tmp_path_factory.mktemp("broken") / "golden"
@@ -173,6 +174,9 @@ def golden_runs(tmp_path_factory):
     expected = tensor_tree_file.load(str(entry / "expected.safetensors"))
     tensor_tree_file.save(expected * 1.01 + 0.001, str(entry / "expected.safetensors"))
     (broken / "dummy" / "mlp" / "train-fp32" / "weights.safetensors").write_bytes(b"\0" * 10)
+    scaled = broken / "dummy" / "multi_output" / "eval-fp32" / "weights.safetensors"
+    weights = tensor_tree_file.load(str(scaled))
+    tensor_tree_file.save({k: v * 1.5 if v.is_floating_point() else v for k, v in weights.items()}, str(scaled))
     shutil.copytree(entry, broken / "dummy" / "cnn" / "eval-fp32")
     run_runner(*COMMON, "-k", "^(mlp|cnn|multi_output)$", "--xla=None", "--dynamo=None", "--test=eval",
                "--test=train", f"--golden={broken}", f"--output-dirname={bad_out}", check_rc=0)
@@ -196,7 +200,7 @@ def test_saved_then_checked_on_eager_inductor_and_xla_pass(golden_runs):
 
 
 @pytest.mark.integration
-def test_a_perturbed_a_corrupt_another_models_and_a_missing_entry_are_recorded(golden_runs):
+def test_a_perturbed_a_corrupt_a_rescaled_another_models_and_a_missing_entry_are_recorded(golden_runs):
     _, _, bad, _, broken, expected, torch = golden_runs
     assert all(r["status"] == "ok" for r in bad)  # timing never depends on the golden check
     got = golden_of(bad)
@@ -211,9 +215,12 @@ def test_a_perturbed_a_corrupt_another_models_and_a_missing_entry_are_recorded(g
     other = got[("cnn", None, None, "eval")]
     assert other["status"] == "bad_golden" and other["path"].endswith("cnn/eval-fp32/manifest.json")
     assert "golden of another config: model dummy/mlp, this config's is dummy/cnn" in other["message"]
-    for key in (("multi_output", None, None, "eval"), ("cnn", None, None, "train")):
-        assert got[key]["status"] == "no_golden" and got[key]["path"].endswith("manifest.json")
-        assert "does not exist" in got[key]["message"]
+    rescaled = got[("multi_output", None, None, "eval")]  # its stored weights were used, not the seeded ones
+    assert rescaled["status"] == "fail_golden" and rescaled["elements_outside"] > 0, rescaled
+    assert got[("multi_output", None, None, "train")]["status"] == "pass"  # the copy's untouched entry
+    missing = got[("cnn", None, None, "train")]
+    assert missing["status"] == "no_golden" and missing["path"].endswith("manifest.json")
+    assert "does not exist" in missing["message"]
 
 
 @pytest.mark.integration
