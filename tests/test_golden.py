@@ -1,6 +1,6 @@
 """Golden inputs and outputs: the entry's files and manifest, the comparison and its figures, the flags' refusals
 (fast); then real children: save on eager, check on eager, Inductor and XLA (lazy and openxla; pass), and a perturbed result,
-a corrupt file, rescaled weights, another model's entry and a missing one, each recorded with its status and reason."""
+a corrupt file, rescaled weights or inputs, another model's entry and a missing one, each recorded with its status and reason."""
 
 import json
 import shutil
@@ -164,8 +164,9 @@ def golden_runs(tmp_path_factory):
     run_runner(*COMMON, "-k", "^mlp$", "--xla=None", "--xla=PJRT", "--dynamo=None", "--dynamo=inductor",
                "--dynamo=openxla", "--test=eval", "--test=train", f"--golden={store}", f"--output-dirname={check_out}",
                check_rc=0)
-    # A copy with a perturbed result, a corrupt weights file, scaled weights (a valid file: the check must load
-    # them, since the model's own seeded weights would pass), and mlp's entry where cnn's belongs.
+    # A copy with a perturbed result, a corrupt weights file, scaled weights and scaled inputs (valid files: the
+    # model's own seeded weights and inputs would pass; only apply loads the inputs), and mlp's entry where cnn's
+    # belongs.
     import torch
 
     broken = tmp_path_factory.mktemp("broken") / "golden"
@@ -174,9 +175,12 @@ def golden_runs(tmp_path_factory):
     expected = tensor_tree_file.load(str(entry / "expected.safetensors"))
     tensor_tree_file.save(expected * 1.01 + 0.001, str(entry / "expected.safetensors"))
     (broken / "dummy" / "mlp" / "train-fp32" / "weights.safetensors").write_bytes(b"\0" * 10)
-    scaled = broken / "dummy" / "multi_output" / "eval-fp32" / "weights.safetensors"
-    weights = tensor_tree_file.load(str(scaled))
-    tensor_tree_file.save({k: v * 1.5 if v.is_floating_point() else v for k, v in weights.items()}, str(scaled))
+    from benchmarks.child.backends import map_tensors
+
+    for test, kind in (("eval", "weights"), ("train", "inputs")):
+        scaled = str(broken / "dummy" / "multi_output" / f"{test}-fp32" / f"{kind}.safetensors")
+        tree = tensor_tree_file.load(scaled)
+        tensor_tree_file.save(map_tensors(tree, lambda t: t * 1.5 if t.is_floating_point() else t), scaled)
     shutil.copytree(entry, broken / "dummy" / "cnn" / "eval-fp32")
     run_runner(*COMMON, "-k", "^(mlp|cnn|multi_output)$", "--xla=None", "--dynamo=None", "--test=eval",
                "--test=train", f"--golden={broken}", f"--output-dirname={bad_out}", check_rc=0)
@@ -215,9 +219,9 @@ def test_a_perturbed_a_corrupt_a_rescaled_another_models_and_a_missing_entry_are
     other = got[("cnn", None, None, "eval")]
     assert other["status"] == "bad_golden" and other["path"].endswith("cnn/eval-fp32/manifest.json")
     assert "golden of another config: model dummy/mlp, this config's is dummy/cnn" in other["message"]
-    rescaled = got[("multi_output", None, None, "eval")]  # its stored weights were used, not the seeded ones
-    assert rescaled["status"] == "fail_golden" and rescaled["elements_outside"] > 0, rescaled
-    assert got[("multi_output", None, None, "train")]["status"] == "pass"  # the copy's untouched entry
+    for test in ("eval", "train"):  # the stored weights (eval), the stored inputs (train) were used, not seeded ones
+        rescaled = got[("multi_output", None, None, test)]
+        assert rescaled["status"] == "fail_golden" and rescaled["elements_outside"] > 0, rescaled
     missing = got[("cnn", None, None, "train")]
     assert missing["status"] == "no_golden" and missing["path"].endswith("manifest.json")
     assert "does not exist" in missing["message"]
