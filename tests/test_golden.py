@@ -1,6 +1,6 @@
 """Golden inputs and outputs: the entry's files and manifest, the comparison and its figures, the flags' refusals
 (fast); then real children: save on eager, check on eager, Inductor and XLA (lazy and openxla; pass), and a perturbed result,
-a corrupt file, another model's entry and a missing one, each recorded with its status and reason."""
+a corrupt file, rescaled weights or inputs, another model's entry and a missing one, each recorded with its status and reason."""
 
 import json
 import shutil
@@ -32,6 +32,22 @@ def test_a_tree_of_tensors_reads_back_as_it_was_written(tmp_path):
     (tmp_path / "bad.safetensors").write_bytes(b"not a tensor file")
     with pytest.raises(tensor_tree_file.TreeFileError, match="not a readable safetensors file"):
         tensor_tree_file.load(str(tmp_path / "bad.safetensors"))
+
+
+def test_dict_keys_keep_their_type_and_dotted_names_do_not_collide(tmp_path):
+    import torch
+
+    tree = {0: torch.tensor([1.0]), "0": torch.tensor([2.0]), "a.b": torch.tensor([3.0]),
+            "a": {"b": torch.tensor([4.0]), None: torch.tensor([5.0])}, 1.5: [torch.tensor([6.0])]}
+    path = str(tmp_path / "keys.safetensors")
+    tensor_tree_file.save(tree, path)
+    back = tensor_tree_file.load(path)
+    assert list(back) == [0, "0", "a.b", "a", 1.5] and list(back["a"]) == ["b", None]
+    assert [float(v) for v in (back[0], back["0"], back["a.b"], back["a"]["b"], back["a"][None], back[1.5][0])] == [
+        1.0, 2.0, 3.0, 4.0, 5.0, 6.0]
+    assert golden.compare(tree, back, atol=0.0, rtol=0.0).verdict() == (golden.PASS, None)
+    with pytest.raises(tensor_tree_file.TreeFileError, match=r"a dict key of type tuple \(\(1, 2\)\) at \[\"a\"\]"):
+        tensor_tree_file.save({"a": {(1, 2): torch.ones(1)}}, path)
 
 
 def test_the_comparison_gives_the_figures_and_the_verdict():
@@ -71,6 +87,35 @@ def test_an_entry_of_another_config_or_format_is_refused_with_the_reason(tmp_pat
     (tmp_path / "m" / "manifest.json").write_text(json.dumps({**manifest, "format_version": 7}))
     with pytest.raises(golden_store.GoldenRefused, match="golden format version 7; this runner reads version 1"):
         golden_store.read_manifest(single, mlp, exp())
+
+
+def test_an_entry_saved_in_another_checkout_fits_and_another_model_is_still_refused(tmp_path):
+    here = {"suite_name": "files", "model_name": "net.py::Net", "params": {"image_size": 32},
+            "path": "/checkout/a/models/net.py", "labels": {"kind": ["cnn"]}}
+    there = {**here, "path": "/checkout/b/models/net.py", "labels": {}}  # saved elsewhere, labels edited since
+    manifest = golden_store.new_manifest(there, exp(), 1, 1e-4, 1e-3, "float32")
+    (tmp_path / "manifest.json").write_text(json.dumps(manifest))
+    assert golden_store.read_manifest(str(tmp_path), here, exp())["format"] == golden_store.FORMAT
+    old_style = {**manifest, "model": dict(sorted(there.items()))}  # an entry that stored the whole model config
+    (tmp_path / "manifest.json").write_text(json.dumps(old_style))
+    assert golden_store.read_manifest(str(tmp_path), here, exp())["format"] == golden_store.FORMAT
+    for other in ({**here, "model_name": "net.py::Other"}, {**here, "params": {"image_size": 64}},
+                  {**here, "script_model": "encoder"}):
+        with pytest.raises(golden_store.GoldenRefused, match="golden of another config: model"):
+            golden_store.read_manifest(str(tmp_path), other, exp())
+
+
+def test_an_entry_rewritten_by_a_save_that_crashes_has_no_manifest(tmp_path):
+    import torch
+
+    mlp, entry = {"suite_name": "dummy", "model_name": "mlp"}, str(tmp_path)
+    manifest = golden_store.new_manifest(mlp, exp(), 1, 1e-4, 1e-3, "float32")
+    trees = {"weights": {"w": torch.ones(2)}, "inputs": (torch.ones(1, 2),), "expected": torch.zeros(1)}
+    golden_store.write_entry(entry, manifest, trees)
+    assert golden_store.read_manifest(entry, mlp, exp()) == manifest
+    with pytest.raises(TypeError):  # the last file can't be written (a value JSON can't hold)
+        golden_store.write_entry(entry, manifest, {**trees, "expected": {"bad": object()}})
+    assert golden_store.read_manifest(entry, mlp, exp()) is None  # no_golden, not the old manifest over new weights
 
 
 def test_contradicting_golden_flags_are_one_line_and_exit_2(tmp_path):
@@ -114,12 +159,14 @@ def golden_of(records: list) -> dict:
 @pytest.fixture(scope="module")
 def golden_runs(tmp_path_factory):
     store, saved_out, check_out, bad_out = (tmp_path_factory.mktemp(n) for n in ("store", "saved", "check", "bad"))
-    run_runner(*COMMON, "-k", "^mlp$", "--xla=None", "--dynamo=None", "--test=eval", "--test=train",
+    run_runner(*COMMON, "-k", "^(mlp|multi_output)$", "--xla=None", "--dynamo=None", "--test=eval", "--test=train",
                f"--save-golden={store}", f"--output-dirname={saved_out}", check_rc=0)
     run_runner(*COMMON, "-k", "^mlp$", "--xla=None", "--xla=PJRT", "--dynamo=None", "--dynamo=inductor",
                "--dynamo=openxla", "--test=eval", "--test=train", f"--golden={store}", f"--output-dirname={check_out}",
                check_rc=0)
-    # A copy with a perturbed result, a corrupt weights file, and mlp's entry where cnn's belongs.
+    # A copy with a perturbed result, a corrupt weights file, scaled weights and scaled inputs (valid files: the
+    # model's own seeded weights and inputs would pass; only apply loads the inputs), and mlp's entry where cnn's
+    # belongs.
     import torch
 
     broken = tmp_path_factory.mktemp("broken") / "golden"
@@ -128,6 +175,12 @@ def golden_runs(tmp_path_factory):
     expected = tensor_tree_file.load(str(entry / "expected.safetensors"))
     tensor_tree_file.save(expected * 1.01 + 0.001, str(entry / "expected.safetensors"))
     (broken / "dummy" / "mlp" / "train-fp32" / "weights.safetensors").write_bytes(b"\0" * 10)
+    from benchmarks.child.backends import map_tensors
+
+    for test, kind in (("eval", "weights"), ("train", "inputs")):
+        scaled = str(broken / "dummy" / "multi_output" / f"{test}-fp32" / f"{kind}.safetensors")
+        tree = tensor_tree_file.load(scaled)
+        tensor_tree_file.save(map_tensors(tree, lambda t: t * 1.5 if t.is_floating_point() else t), scaled)
     shutil.copytree(entry, broken / "dummy" / "cnn" / "eval-fp32")
     run_runner(*COMMON, "-k", "^(mlp|cnn|multi_output)$", "--xla=None", "--dynamo=None", "--test=eval",
                "--test=train", f"--golden={broken}", f"--output-dirname={bad_out}", check_rc=0)
@@ -151,7 +204,7 @@ def test_saved_then_checked_on_eager_inductor_and_xla_pass(golden_runs):
 
 
 @pytest.mark.integration
-def test_a_perturbed_a_corrupt_another_models_and_a_missing_entry_are_recorded(golden_runs):
+def test_a_perturbed_a_corrupt_a_rescaled_another_models_and_a_missing_entry_are_recorded(golden_runs):
     _, _, bad, _, broken, expected, torch = golden_runs
     assert all(r["status"] == "ok" for r in bad)  # timing never depends on the golden check
     got = golden_of(bad)
@@ -166,9 +219,12 @@ def test_a_perturbed_a_corrupt_another_models_and_a_missing_entry_are_recorded(g
     other = got[("cnn", None, None, "eval")]
     assert other["status"] == "bad_golden" and other["path"].endswith("cnn/eval-fp32/manifest.json")
     assert "golden of another config: model dummy/mlp, this config's is dummy/cnn" in other["message"]
-    for key in (("multi_output", None, None, "eval"), ("cnn", None, None, "train")):
-        assert got[key]["status"] == "no_golden" and got[key]["path"].endswith("manifest.json")
-        assert "does not exist" in got[key]["message"]
+    for test in ("eval", "train"):  # the stored weights (eval), the stored inputs (train) were used, not seeded ones
+        rescaled = got[("multi_output", None, None, test)]
+        assert rescaled["status"] == "fail_golden" and rescaled["elements_outside"] > 0, rescaled
+    missing = got[("cnn", None, None, "train")]
+    assert missing["status"] == "no_golden" and missing["path"].endswith("manifest.json")
+    assert "does not exist" in missing["message"]
 
 
 @pytest.mark.integration

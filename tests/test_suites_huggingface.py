@@ -59,6 +59,16 @@ def test_config_fields_and_knobs_are_applied_offline():
     assert qa["start_positions"].shape == (3,)
 
 
+def test_image_inputs_take_the_configs_image_size_or_224_where_it_has_none():
+    import transformers
+
+    resnet = huggingface.make_inputs("ResNetForImageClassification", transformers.ResNetConfig(), 2, 8,
+                                     main_input="pixel_values")  # ResNetConfig has no image_size
+    assert resnet["pixel_values"].shape == (2, 3, 224, 224) and resnet["labels"].shape == (2,)
+    vit = huggingface.make_inputs("ViTModel", transformers.ViTConfig(image_size=32), 1, 8, main_input="pixel_values")
+    assert set(vit) == {"pixel_values"} and vit["pixel_values"].shape == (1, 3, 32, 32)
+
+
 def test_without_transformers_every_config_is_a_skip_saying_how_to_install(monkeypatch):
     found = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "transformers" else found(name, *a))

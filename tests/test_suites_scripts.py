@@ -73,7 +73,7 @@ def test_no_script_and_labels_that_keep_nothing_run_no_child(tmp_path):
     with pytest.raises(UsageError, match="needs --script FILE or --search-dir DIR"):
         scripts.SUITE.list_models(argparse.Namespace(script=[], search_dir=[], labels=[]))
     flags = argparse.Namespace(script=[str(SCRIPTS / "two_tiny.py")], search_dir=[], labels=["kind::other"],
-                               output_dirname=str(tmp_path))
+                               output_dirname=str(tmp_path), script_timeout=300.0)
     assert scripts.SUITE.list_models(flags) == []
     assert not (tmp_path / "script-discovery").exists()  # nothing discovered: the label filter comes first
 
@@ -82,6 +82,25 @@ def test_a_requested_batch_size_is_a_skip_that_names_the_script_argument():
     model = {"suite_name": "scripts", "model_name": "a.py::m", "script_model": "m"}
     experiment = ExperimentConfig(accelerator="cpu", xla=None, dynamo=None, test="eval", batch_size=4)
     assert "--script-args" in scripts.SUITE.skip_reason(model, experiment, argparse.Namespace())
+
+
+def test_captured_inputs_are_detached_copies_in_their_own_containers_namedtuples_included():
+    import collections
+
+    import torch
+
+    from benchmarks.suites.script_capture import detached
+
+    Batch = collections.namedtuple("Batch", "x mask")
+    weight = torch.ones(2, requires_grad=True)
+    with torch.inference_mode():
+        frozen = torch.ones(2)
+    value = (Batch(weight * 2, frozen), [weight], {"n": 3, "y": weight + 1})
+    copy = detached(value)
+    assert type(copy[0]) is Batch and isinstance(copy[1], list) and copy[2]["n"] == 3
+    for tensor in (copy[0].x, copy[0].mask, copy[1][0], copy[2]["y"]):
+        assert not tensor.requires_grad and tensor.grad_fn is None and not tensor.is_inference()
+    assert torch.equal(copy[0].x, torch.full((2,), 2.0)) and copy[1][0].data_ptr() != weight.data_ptr()
 
 
 @pytest.mark.parametrize("args, message", [
@@ -168,6 +187,27 @@ def test_discovery_is_cached_by_content_and_arguments_and_runs_again_when_the_sc
     other_args = [a if not a.startswith("--script-args") else f"--script-args=--counter={counter}" for a in args]
     run_runner(*other_args, check_rc=0)  # other arguments: discovered again
     assert counter.read_text().count("ran") == 3
+
+
+@pytest.mark.integration
+def test_a_crashed_discovery_is_not_served_from_the_cache(tmp_path):
+    """The crash's cause may lie outside the script (here a missing module, installed afterwards): the next
+    listing runs the script again; a finished discovery is cached."""
+    from benchmarks.suites import script_discovery
+
+    script, site = tmp_path / "needs_helper.py", tmp_path / "site"
+    site.mkdir()
+    script.write_text(f"import sys\nsys.path.insert(0, {str(site)!r})\nimport helper_not_installed_yet\n"
+                      "import torch\nmodel = torch.nn.Linear(2, 2)\nmodel(torch.ones(1, 2))\n")
+    out = str(tmp_path / "out")
+    first = script_discovery.discover(str(script), None, out, timeout=60)
+    assert first.status == script_discovery.CRASHED and "helper_not_installed_yet" in first.message
+    (site / "helper_not_installed_yet.py").write_text("")
+    second = script_discovery.discover(str(script), None, out, timeout=60)
+    assert not second.cached and second.status == script_discovery.FINISHED
+    assert [m["name"] for m in second.models] == ["model"]
+    third = script_discovery.discover(str(script), None, out, timeout=60)
+    assert third.cached and [m["name"] for m in third.models] == ["model"]
 
 
 @pytest.mark.integration

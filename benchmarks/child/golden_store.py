@@ -12,6 +12,7 @@ A DIR that holds a manifest.json itself is one entry, used as it is (and refused
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import json
 import os
@@ -44,9 +45,20 @@ def entry_dir(root: str, model_config: dict, experiment) -> str:
     return os.path.join(root, str(model_config.get("suite_name")), output_paths.model_dirname(model_config), name)
 
 
+MODEL_IDENTITY = ("suite_name", "model_name", "params", "script_model")
+
+
+def model_identity(model_config) -> dict:
+    """The part of a model config that names the model: not its path or labels, which differ between checkouts
+    (a golden saved in one is used in another). Read from a stored manifest too, so older entries match."""
+    if not isinstance(model_config, dict):
+        return model_config
+    return {key: model_config[key] for key in MODEL_IDENTITY if model_config.get(key)}
+
+
 def identity(model_config: dict, experiment) -> dict:
     """What an entry must match to be used for a config."""
-    return {"model": dict(sorted(model_config.items())), "test": experiment.test,
+    return {"model": model_identity(model_config), "test": experiment.test,
             "precision": experiment.precision or "fp32", "batch_size": experiment.batch_size}
 
 
@@ -64,10 +76,13 @@ def new_manifest(model_config: dict, experiment, steps: int, atol: float, rtol: 
 
 
 def write_entry(directory: str, manifest: dict, trees: dict) -> None:
-    """Write the entry's tensor files, then its manifest last (atomically): a manifest names a whole entry."""
+    """Write the entry's tensor files, then its manifest last (atomically): a manifest names a whole entry. An
+    older manifest goes first, so a crash mid-write leaves no manifest over half-written files."""
     from benchmarks.child import tensor_tree_file
 
     os.makedirs(directory, exist_ok=True)
+    with contextlib.suppress(FileNotFoundError):
+        os.remove(os.path.join(directory, MANIFEST))
     for kind, filename in FILES.items():
         tensor_tree_file.save(trees[kind], os.path.join(directory, filename))
     fd, temporary = tempfile.mkstemp(prefix=".manifest-", dir=directory)
@@ -94,9 +109,10 @@ def read_manifest(directory: str, model_config: dict, experiment) -> Optional[di
         raise GoldenRefused(path, f"golden format version {manifest.get('format_version')!r}; this runner reads "
                                   f"version {FORMAT_VERSION}")
     wanted = identity(model_config, experiment)
+    stored = {**manifest, "model": model_identity(manifest.get("model"))}
     for key in ("model", "test", "precision", "batch_size"):
-        if manifest.get(key) != wanted[key]:
-            raise GoldenRefused(path, f"it is the golden of another config: {key} {describe(manifest.get(key))}, "
+        if stored.get(key) != wanted[key]:
+            raise GoldenRefused(path, f"it is the golden of another config: {key} {describe(stored.get(key))}, "
                                       f"this config's is {describe(wanted[key])}")
     return manifest
 

@@ -1,6 +1,10 @@
 """A nested structure of tensors (inputs, outputs, a state dict) in one safetensors file: the tensors by their
 path, the structure as JSON in the file's metadata. Reading runs no code from the file (safetensors holds only
 tensors and strings), so a golden file from anywhere is safe to open. Child only: torch inside the functions.
+
+Dict keys keep their type (str, int, float, bool, None: JSON holds them as they are; any other key is refused),
+and a tensor's name is its path as a JSON list (`["fc.weight"]`, `[0, "mask"]`), so {"a.b": x} and
+{"a": {"b": x}}, or {0: x} and {"0": x}, never share a name.
 """
 
 from __future__ import annotations
@@ -15,19 +19,27 @@ class TreeFileError(Exception):
     """The file cannot be read as a tree of tensors; the message says why."""
 
 
-def encode(tree: Any, path: str, tensors: dict) -> Any:
+JSON_KEYS = (str, int, float, bool, type(None))
+
+
+def encode(tree: Any, path: list, tensors: dict) -> Any:
     """The JSON form of `tree` (from inputs_outputs.to_cpu_plain: tensors, dicts, lists, tuples, plain values),
-    its tensors moved into `tensors` under their path."""
+    its tensors moved into `tensors` under their path (the keys and indexes from the root, as JSON)."""
     import torch
 
     if isinstance(tree, torch.Tensor):
-        tensors[path] = tree.detach().cpu().contiguous().clone()  # safetensors refuses shared or strided storage
-        return {"tensor": path}
+        name = json.dumps(path)
+        tensors[name] = tree.detach().cpu().contiguous().clone()  # safetensors refuses shared or strided storage
+        return {"tensor": name}
     if isinstance(tree, dict):
-        return {"dict": [[str(key), encode(value, f"{path}.{key}", tensors)] for key, value in tree.items()]}
+        for key in tree:
+            if not isinstance(key, JSON_KEYS):
+                raise TreeFileError(f"a dict key of type {type(key).__name__} ({str(key)[:60]}) at {json.dumps(path)}:"
+                                    " only str, int, float, bool and None keys can be stored")
+        return {"dict": [[key, encode(value, path + [key], tensors)] for key, value in tree.items()]}
     if isinstance(tree, (list, tuple)):
         kind = "list" if isinstance(tree, list) else "tuple"
-        return {kind: [encode(item, f"{path}.{index}", tensors) for index, item in enumerate(tree)]}
+        return {kind: [encode(item, path + [index], tensors) for index, item in enumerate(tree)]}
     return {"value": tree}
 
 
@@ -40,6 +52,8 @@ def decode(node: Any, tensors: dict) -> Any:
             raise TreeFileError(f"the structure names tensor {body!r}, which the file does not hold")
         return tensors[body]
     if kind == "dict":
+        if any(not isinstance(key, JSON_KEYS) for key, _ in body):
+            raise TreeFileError(f"a dict key that is not a str, int, float, bool or None in {str(body)[:60]}")
         return {key: decode(value, tensors) for key, value in body}
     if kind in ("list", "tuple"):
         items = [decode(item, tensors) for item in body]
@@ -53,7 +67,7 @@ def save(tree: Any, path: str) -> None:
     from safetensors.torch import save_file
 
     tensors: dict = {}
-    structure = encode(tree, "t", tensors)
+    structure = encode(tree, [], tensors)
     save_file(tensors, path, metadata={STRUCTURE_KEY: json.dumps(structure)})
 
 

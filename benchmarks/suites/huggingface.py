@@ -23,7 +23,6 @@ import importlib.util
 import os
 from typing import Optional
 
-from benchmarks.common.cli_support import UsageError
 from benchmarks.suites import BenchmarkModel, ModelSkipped, Suite, model_config
 
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "huggingface_models.yaml")
@@ -106,7 +105,8 @@ def make_inputs(cls_name: str, config, batch_size: int, seq_len: int, main_input
         return torch.randint(0, max(int(high), 1), shape, generator=generator, dtype=torch.int64)
 
     if main_input == "pixel_values":
-        size = config.image_size if isinstance(config.image_size, int) else config.image_size[0]
+        size = getattr(config, "image_size", 224)  # ResNetConfig and RegNetConfig have none
+        size = size if isinstance(size, int) else size[0]
         inputs = {"pixel_values": torch.randn(batch_size, config.num_channels, size, size, generator=generator)}
         if cls_name.endswith("ForImageClassification"):
             inputs["labels"] = ints(config.num_labels - 1, (batch_size,))
@@ -146,14 +146,10 @@ class HuggingFaceSuite(Suite):
     def list_models(self, options):
         from benchmarks.suites import files
 
-        params = files.parse_model_params(getattr(options, "model_params", None))
-        problem = check_params(params or {})
-        if problem:
-            raise UsageError(problem)
-        return [model_config(self.name, name, params=params or None) for name in models()]
+        return files.models_with_params(self.name, models(), options, check_params)
 
     def named_models(self, names, options):
-        from benchmarks.suites import library_names
+        from benchmarks.suites import files, library_names
 
         if importlib.util.find_spec("transformers") is None:
             return []  # nothing to name from; the harness's models are skips that say how to install it
@@ -161,10 +157,7 @@ class HuggingFaceSuite(Suite):
         for name in names:
             if name not in known:
                 raise library_names.unknown_name(name, known, "transformers")
-        from benchmarks.suites import files
-
-        params = files.parse_model_params(getattr(options, "model_params", None))  # list_models checked them
-        return [model_config(self.name, name, params=params or None) for name in names]
+        return files.models_with_params(self.name, names, options, check_params)
 
     def skip_reason(self, model_config, experiment, options) -> Optional[str]:
         if importlib.util.find_spec("transformers") is None:

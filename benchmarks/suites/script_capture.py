@@ -158,15 +158,9 @@ def run_script(path: str, script_args: Optional[str]) -> None:
 
 def detached(value):
     """A captured input, out of the script's autograd graph and inference mode (a train step can use it)."""
-    import torch
+    from benchmarks.child.backends import map_tensors
 
-    if isinstance(value, torch.Tensor):
-        return value.detach().clone()
-    if isinstance(value, (list, tuple)):
-        return type(value)(detached(v) for v in value)
-    if isinstance(value, dict):
-        return {k: detached(v) for k, v in value.items()}
-    return value
+    return map_tensors(value, lambda tensor: tensor.detach().clone())
 
 
 def capture(path: str, script_args: Optional[str], wanted: str) -> Call:

@@ -20,6 +20,7 @@ import time
 from typing import Optional
 
 from benchmarks.common import machine_facts
+from benchmarks.suites import script_capture  # standard library only at import: torch is inside its functions
 
 CACHE_DIRNAME = "script-discovery"
 CACHE_FORMAT = 1  # part of the cache key: a new format discovers again
@@ -73,13 +74,14 @@ def cache_file(output_dir: str, path: str, script_args: Optional[str]) -> str:
 
 
 def load_cached(cache: str, timeout: float) -> Optional[Discovery]:
-    """The cached answer, unless unreadable or a timeout under a shorter --script-timeout than this one."""
+    """The cached answer, unless unreadable, a crash (its cause may lie outside the script: a missing package,
+    the memory, a Ctrl-C) or a timeout under a shorter --script-timeout than this one."""
     try:
         with open(cache, encoding="utf-8") as handle:
             found = Discovery(**json.load(handle), cached=True)
     except (OSError, ValueError, TypeError):
         return None
-    if found.status == TIMEOUT and found.timeout_seconds < timeout:
+    if found.status == CRASHED or (found.status == TIMEOUT and found.timeout_seconds < timeout):
         return None
     return found
 
@@ -94,10 +96,7 @@ def discover(path: str, script_args: Optional[str], output_dir: str, timeout: fl
     found = run_child(path, script_args, cache[:-len(".json")], timeout)
     data = dataclasses.asdict(found)
     data.pop("cached")
-    temporary = f"{cache}.{os.getpid()}.tmp"
-    with open(temporary, "w", encoding="utf-8") as handle:
-        json.dump(data, handle, indent=1)
-    os.replace(temporary, cache)
+    script_capture.write_json(cache, data)
     return found
 
 

@@ -94,7 +94,7 @@ class ScriptsSuite(Suite):
         filters = files.parse_label_filters(getattr(flags, "labels", None))
         output_dir = getattr(flags, "output_dirname", None) or "./output/"
         args = getattr(flags, "script_args", None)
-        timeout = getattr(flags, "script_timeout", None) or 300.0
+        timeout = flags.script_timeout
         found = []
         for (path, _, explicit), label in zip(candidates, script_names(candidates)):
             if not explicit and not runs_as_script(path):
