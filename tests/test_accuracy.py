@@ -66,6 +66,13 @@ def test_cpu_memory_is_the_peak_above_what_the_process_held_before_the_model(fau
     # The 64 MiB buffer shows (the rest: the tiny layer, its output, allocator slack), the tiny model hardly.
     assert all(60 * MiB <= value <= 64 * MiB + 32 * MiB for value in big["metrics"]["peak_memory_bytes"])
     assert all(value < 16 * MiB for value in small["metrics"]["peak_memory_bytes"])
+    # peak_rss_bytes stays the process's lifetime peak though each timed run resets Linux's peak (VmHWM, which
+    # getrusage reads too): above the run's peak by more than `import torch` holds (over 100 MiB) ...
+    for record in (big, small):
+        assert min(record["metrics"]["peak_rss_bytes"]) > max(record["metrics"]["peak_memory_bytes"]) + 100 * MiB
+    # ... and it includes --verify's float64 reference, which held the buffer as 128 MiB and was freed before
+    # the timed runs (with the peak reset per run, big_buffer's would be only about the tiny model's + 64 MiB).
+    assert min(big["metrics"]["peak_rss_bytes"]) > max(small["metrics"]["peak_rss_bytes"]) + 128 * MiB
     from benchmarks.common.measurement import Measurement
 
     assert Measurement(big).peak_memory() == max(big["metrics"]["peak_memory_bytes"])
