@@ -3,8 +3,9 @@ record's `metrics.peak_memory_bytes` (one sample per timed run) and `memory_kind
 
 - `cuda_allocated`: torch.cuda.max_memory_allocated, its peak reset before each timed run (after warm-up, so
   autotuning's one-off buffers don't count);
-- `xla_device`: the XLA runtime's peak (torch_xla's memory info) where the device reports one; PJRT's CPU
-  client reports none, so CPU XLA configs fall back to the CPU rule;
+- `xla_device`: the XLA runtime's peak (torch_xla's memory info `peak_bytes_used`) where the device reports one:
+  the runtime's lifetime peak, which has no reset, so every run's sample is the peak since the process started;
+  PJRT's CPU client reports none, so CPU XLA configs fall back to the CPU rule;
 - `cpu_rss_above_baseline`: the process's peak resident set during the run (Linux's VmHWM, reset before each
   run through /proc/self/clear_refs) minus the resident set just before the model was built.
 That reset also resets what getrusage's ru_maxrss reads, so `lifetime_peak_rss()` keeps the process's lifetime
@@ -51,7 +52,8 @@ def _reset_peak_rss() -> bool:
 
 
 def _xla_peak(device) -> Optional[int]:
-    """The XLA runtime's peak bytes in use on `device`, or None where the device reports no memory figures."""
+    """The XLA runtime's peak bytes in use on `device` (its lifetime peak: the runtime has no reset), or None
+    where the device reports no peak."""
     try:
         import torch_xla.core.xla_model as xm
 
@@ -59,10 +61,9 @@ def _xla_peak(device) -> Optional[int]:
     except Exception as exc:  # PJRT's CPU client: "GetAllocatorStats is not supported"
         log.debug("the XLA device reports no memory figures: %s", exc)
         return None
-    for key in ("peak_bytes_used", "bytes_used"):
-        if isinstance(info, dict) and isinstance(info.get(key), int):
-            return info[key]
-    return None
+    # Only a peak: "bytes_used" is the current usage, no peak, so without "peak_bytes_used" the CPU rule applies.
+    peak = info.get("peak_bytes_used") if isinstance(info, dict) else None
+    return peak if isinstance(peak, int) else None
 
 
 class PeakMemory:
