@@ -135,6 +135,26 @@ def test_upstreams_check_passes_a_result_the_fp64_rule_fails():
     assert not verdict.passed and verdict.rmse > 50 * verdict.eager_rmse
 
 
+def test_a_leaf_the_fp64_reference_cannot_judge_is_judged_by_cosine_and_named():
+    import torch
+
+    generator = torch.Generator().manual_seed(0)
+    fp64 = {"a": torch.randn(4000, generator=generator, dtype=torch.float64),
+            "b": torch.randn(10, generator=generator, dtype=torch.float64)}  # another shape than the output's "b"
+    eager = {"a": fp64["a"].float(), "b": torch.randn(4000, generator=generator)}
+    close = {"a": eager["a"], "b": eager["b"] * 1.01}  # not allclose to eager's, but cosine 1
+    verdict = judge(close, eager, fp64)
+    assert verdict.passed and verdict.reference == "fp64" and verdict.cosine_leaves == ["output['b']"]
+    assert verdict.message() == ("judged by cosine similarity, the fp64 reference's tensor having another shape "
+                                 "or dtype: output['b']")
+    flipped = {"a": eager["a"], "b": -eager["b"]}
+    verdict = judge(flipped, eager, fp64)
+    assert not verdict.passed and verdict.failures == [
+        "output['b']: cosine similarity to eager -1.0000 < 0.99 (judged by cosine: the fp64 reference's is "
+        "torch.float64 (10,))"]
+    assert judge(eager, eager, fp64).message() is None  # allclose to eager: no cosine judgement to report
+
+
 def test_boolean_masks_by_overlap_integers_exactly_structure_and_dtype_fail():
     import torch
 
