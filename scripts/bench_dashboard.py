@@ -9,7 +9,6 @@ the same precision and other axes, torch.compile's own aside), compile time and 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shlex
 import statistics
@@ -19,7 +18,7 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from benchmarks.common import against_eager  # noqa: E402
+from benchmarks.common import against_eager, records  # noqa: E402
 from benchmarks.common.measurement import Measurement  # noqa: E402
 
 SWEEPS = (
@@ -41,10 +40,11 @@ def run_sweeps(out: str, extra: list) -> str:
 
 
 def table(path: str) -> str:
-    with open(path, encoding="utf-8") as handle:
-        views = [Measurement(json.loads(line)) for line in handle if line.strip()]
+    views = [Measurement(record) for record in records.stream_records(path)]  # a torn last line is skipped
+    # only the eager configs are baselines: the others' medians are computed once, for their own rows
     eager = against_eager.EagerIndex((m, None, statistics.median(m.per_iter_time())) for m in views
-                                     if m.ok and m.per_iter_time() is not None)
+                                     if m.base_backend == against_eager.EAGER and m.ok
+                                     and m.per_iter_time() is not None)
     rows = [("model", "test", "backend", "ms/iter", "speedup", "compile s", "graphs", "breaks", "recompiles")]
     for m in sorted(views, key=lambda v: (v.model_name or "", v.test or "", v.backend)):
         times = m.per_iter_time() if m.ok else None

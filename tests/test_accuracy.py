@@ -66,6 +66,13 @@ def test_cpu_memory_is_the_peak_above_what_the_process_held_before_the_model(fau
     # The 64 MiB buffer shows (the rest: the tiny layer, its output, allocator slack), the tiny model hardly.
     assert all(60 * MiB <= value <= 64 * MiB + 32 * MiB for value in big["metrics"]["peak_memory_bytes"])
     assert all(value < 16 * MiB for value in small["metrics"]["peak_memory_bytes"])
+    # peak_rss_bytes stays the process's lifetime peak though each timed run resets Linux's peak (VmHWM, which
+    # getrusage reads too): above the run's peak by more than `import torch` holds (over 100 MiB) ...
+    for record in (big, small):
+        assert min(record["metrics"]["peak_rss_bytes"]) > max(record["metrics"]["peak_memory_bytes"]) + 100 * MiB
+    # ... and it includes --verify's float64 reference, which held the buffer as 128 MiB and was freed before
+    # the timed runs (with the peak reset per run, big_buffer's would be only about the tiny model's + 64 MiB).
+    assert min(big["metrics"]["peak_rss_bytes"]) > max(small["metrics"]["peak_rss_bytes"]) + 128 * MiB
     from benchmarks.common.measurement import Measurement
 
     assert Measurement(big).peak_memory() == max(big["metrics"]["peak_memory_bytes"])
@@ -126,6 +133,26 @@ def test_upstreams_check_passes_a_result_the_fp64_rule_fails():
     assert old_code == "PASS"  # within 2 % of eager: passed, wrongly
     verdict = judge(wrong, eager, fp64)
     assert not verdict.passed and verdict.rmse > 50 * verdict.eager_rmse
+
+
+def test_a_leaf_the_fp64_reference_cannot_judge_is_judged_by_cosine_and_named():
+    import torch
+
+    generator = torch.Generator().manual_seed(0)
+    fp64 = {"a": torch.randn(4000, generator=generator, dtype=torch.float64),
+            "b": torch.randn(10, generator=generator, dtype=torch.float64)}  # another shape than the output's "b"
+    eager = {"a": fp64["a"].float(), "b": torch.randn(4000, generator=generator)}
+    close = {"a": eager["a"], "b": eager["b"] * 1.01}  # not allclose to eager's, but cosine 1
+    verdict = judge(close, eager, fp64)
+    assert verdict.passed and verdict.reference == "fp64" and verdict.cosine_leaves == ["output['b']"]
+    assert verdict.message() == ("judged by cosine similarity, the fp64 reference's tensor having another shape "
+                                 "or dtype: output['b']")
+    flipped = {"a": eager["a"], "b": -eager["b"]}
+    verdict = judge(flipped, eager, fp64)
+    assert not verdict.passed and verdict.failures == [
+        "output['b']: cosine similarity to eager -1.0000 < 0.99 (judged by cosine: the fp64 reference's is "
+        "torch.float64 (10,))"]
+    assert judge(eager, eager, fp64).message() is None  # allclose to eager: no cosine judgement to report
 
 
 def test_boolean_masks_by_overlap_integers_exactly_structure_and_dtype_fail():

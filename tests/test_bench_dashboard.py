@@ -47,3 +47,10 @@ def test_each_config_is_compared_with_eager_at_its_precision_whatever_its_compil
     assert rows["inductor[batch]"][:2] == ["0.500", "4.00x"]  # eager runs static: still its baseline
     assert rows["inductor[max-autotune-no-cudagraphs,bf16]"][:2] == ["2.000", "2.00x"]
     assert rows["inductor[batch,bf16]"] == ["crash"]
+
+
+def test_a_torn_last_line_is_skipped(tmp_path):
+    results = tmp_path / "results.jsonl"
+    results.write_text(json.dumps(record(2.0, dynamo=None)) + "\n" + json.dumps(record(1.0))[:40])
+    lines = load_script().table(str(results)).splitlines()
+    assert [line.split()[2:5] for line in lines[1:]] == [["eager", "2.000", "1.00x"]]

@@ -266,6 +266,28 @@ def test_compile_time_and_peak_memory(tmp_path, capsys):
     assert report["rows"][0]["verdict"] == "no-data" and "peak_rss_bytes" in report["rows"][0]["note"]
 
 
+def test_peak_memory_of_different_kinds_is_not_compared(tmp_path, capsys):
+    def device(kind, peak, round_):
+        out = record("m", peak=4e8, round_=round_)  # older-style host figure too: the device's is taken
+        out["metrics"]["peak_memory_bytes"] = [peak] * 10
+        out["memory_kind"] = kind
+        return out
+
+    cpu = [device("cpu_rss_above_baseline", 1e8, r) for r in range(4)]
+    cuda = [device("cuda_allocated", 2e8, r) for r in range(4)]
+    old = [record("m", peak=3e8, round_=r) for r in range(4)]  # no memory_kind: the host's resident set
+    a, b, c = (write(tmp_path / f"{n}.jsonl", found) for n, found in (("a", cpu), ("b", cuda), ("c", old)))
+    _, report, _ = compare_json(capsys, a, b, "--metric=memory")
+    assert report["rows"][0]["verdict"] == "no-data" and report["rows"][0]["time_ratio"] is None
+    assert report["rows"][0]["note"] == ("memory kinds differ (not comparable): control cpu_rss_above_baseline, "
+                                         "treatment cuda_allocated")
+    _, report, _ = compare_json(capsys, c, a, "--metric=memory")
+    assert report["rows"][0]["note"] == ("memory kinds differ (not comparable): control peak_rss_bytes, "
+                                         "treatment cpu_rss_above_baseline")
+    _, report, _ = compare_json(capsys, a, a, "--metric=memory")  # the same kind: compared
+    assert report["rows"][0]["verdict"] == "same" and report["rows"][0]["time_ratio"] == pytest.approx(1.0)
+
+
 def upstream(model, samples, timestamp=1.0) -> dict:
     """An upstream PyTorch/XLA record: no status, no warm-up; the first sample holds compilation."""
     return {"model": {"suite_name": "torchbench", "model_name": model},

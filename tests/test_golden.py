@@ -151,6 +151,18 @@ def test_the_golden_flags_are_part_of_the_fingerprint_and_a_plain_config_keeps_i
     assert records.RecordFingerprints()(record) == records.record_fingerprint(record)
 
 
+@pytest.mark.integration
+def test_a_crash_while_the_golden_is_saved_is_eagers(tmp_path):
+    """--save-golden runs eager before the config's model is built: a crash there is eager's, not the backend's."""
+    out = tmp_path / "out"
+    run_runner("--suite-name=faults", "--accelerator=cpu", "--repeat=1", "--warmup=1", "-k", "^segfault$",
+               "--xla=None", "--dynamo=None", "--test=eval", f"--save-golden={tmp_path / 'store'}",
+               f"--output-dirname={out}", check_rc=1)
+    [record] = read_jsonl(out / "results.jsonl")
+    assert record["status"] == "crash" and "SIGSEGV" in record["error"]["message"]
+    assert record["error"]["phase"] == "reference" and record["accuracy"] == "eager_fail_to_run"
+
+
 def golden_of(records: list) -> dict:
     return {(r["model"]["model_name"], r["experiment"]["xla"], r["experiment"]["dynamo"], r["experiment"]["test"]):
             r["golden"] for r in records}

@@ -19,7 +19,7 @@ from benchmarks.analyzer.range_reader import (K_ARTIFACTS, K_ENVIRONMENT, K_ERRO
                                               K_METRICS, K_MODEL, K_OUTPUTS, K_RECORD_VALUES, K_REL_ERROR, K_REPEAT,
                                               K_ROUND, K_STATUS, K_TIMESTAMP, K_VERIFICATION, K_WARMUP, LINE_BLANK,
                                               RangeRead)
-from benchmarks.common import records, stats
+from benchmarks.common import accuracy_status, records, stats
 
 # Upstream's analyzer drops one sample from mean/std of records without a warm-up (ours have one).
 SKIP_WITHOUT_WARMUP = 1
@@ -38,6 +38,7 @@ _SEGMENT_B1 = UPSTREAM_COLUMNS[19:] + OUR_COLUMNS[:4]  # outputs_file .. verific
 _NO_ENV = (None,) * len(ENV_KEYS)
 _STATUSES = frozenset(records.STATUSES)
 _MEDIAN, _MAX = STATISTICS.index("median"), STATISTICS.index("max")
+_K_ACCURACY = K_RECORD_VALUES[RECORD_VALUE_COLUMNS.index("accuracy")]
 # Per-iteration metrics equal to their totals when a run has one iteration (upstream's default): computed once.
 # The values a row shows as they are (no entry of their own).
 _PLAIN_KEYS = (K_TIMESTAMP, K_REL_ERROR) + K_RECORD_VALUES + (K_ROUND,)
@@ -275,6 +276,7 @@ class RangeRows:
         self.plain = {k: [entry[0] if entry else b"" for entry in entries] for k, entries in plain.items()}
         self.experiment_keys = sorted({key for entry in experiments if entry for key in entry[4]})
         self.has_round = bool(present[K_ROUND].any())
+        self._derive_accuracy()
         flags = [(entry[2], entry[3]) if entry else (False, False) for entry in experiments]
         self.xla = np.array([flag[0] for flag in flags], dtype=bool)[ids[K_EXPERIMENT]]
         self.dynamo = np.array([flag[1] for flag in flags], dtype=bool)[ids[K_EXPERIMENT]]
@@ -295,6 +297,24 @@ class RangeRows:
             has_warmup |= np.isin(ids[K_METRICS], with_warmup_time)
         self.skips = np.where(has_warmup, 0, SKIP_WITHOUT_WARMUP).astype(np.intp)
         return self.lines
+
+    def _derive_accuracy(self) -> None:
+        """Rows whose record has no known accuracy status (older records) show the one Measurement.accuracy
+        derives from status, failure phase and verification code: one more distinct value per outcome."""
+        values, texts, k = self.values[_K_ACCURACY], self.plain[_K_ACCURACY], _K_ACCURACY
+        known = np.fromiter((type(value) is str and value in accuracy_status.STATUSES for value in values),
+                            dtype=bool, count=len(values))
+        derive = ~known[self.ids[k]]
+        if not derive.any():
+            return
+        derived = [accuracy_status.derive({"status": entry[0][3], "error": {"phase": entry[0][5]},
+                                           "verification_code": entry[0][6]}) if entry else None
+                   for entry in self.outcomes]
+        ids = self.ids[k].copy()
+        ids[derive] = len(values) + self.outcome_ids[derive]
+        values.extend(derived)
+        texts.extend(b"" if value is None else cell(value).encode() for value in derived)
+        self.ids[k] = ids
 
     def _samples_of(self, metric: str) -> dict:
         """{samples per record: (rows, 2-D samples)} of a metric, rows in order."""

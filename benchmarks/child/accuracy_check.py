@@ -32,12 +32,18 @@ class Judgement:
     rmse: Optional[float] = None  # the result's RMSE to fp64, over every floating-point element judged by it
     eager_rmse: Optional[float] = None  # eager's (at the run's precision) over the same elements
     failures: list = dataclasses.field(default_factory=list)  # "where: why"
+    # where the fp64 reference's tensor has another shape or dtype, so cosine similarity judged the result
+    cosine_leaves: list = dataclasses.field(default_factory=list)
 
     def message(self) -> Optional[str]:
-        if not self.failures:
-            return None
-        more = len(self.failures) - MAX_LISTED
-        return "; ".join(self.failures[:MAX_LISTED]) + (f"; and {more} more" if more > 0 else "")
+        parts = []
+        if self.failures:
+            more = len(self.failures) - MAX_LISTED
+            parts.append("; ".join(self.failures[:MAX_LISTED]) + (f"; and {more} more" if more > 0 else ""))
+        if self.cosine_leaves:  # said on a pass too: these leaves were not held to the fp64 rule
+            parts.append(f"judged by cosine similarity, the fp64 reference's tensor having another shape or dtype: "
+                         f"{', '.join(self.cosine_leaves[:MAX_LISTED])}")
+        return "; ".join(parts) or None
 
 
 def leaves(tree: Any, path: str = "") -> dict:
@@ -94,8 +100,9 @@ def _as_real(tensor):
     return torch.view_as_real(tensor) if tensor.is_complex() else tensor
 
 
-def _judge_floating(where, result, eager, fp64, tol, sums) -> Optional[str]:
-    """None when the tensor passes, else why not."""
+def _judge_floating(where, result, eager, fp64, tol, sums, cosine_leaves) -> Optional[str]:
+    """None when the tensor passes, else why not. Appends `where` to `cosine_leaves` when the fp64 reference's
+    tensor can't judge it (another shape or dtype)."""
     import torch
 
     o = _as_real(result).to(torch.float64)
@@ -105,8 +112,13 @@ def _judge_floating(where, result, eager, fp64, tol, sums) -> Optional[str]:
             r = _as_real(fp64).to(torch.float64)
             sums.add(float(((o - r) ** 2).sum()), float(((e - r) ** 2).sum()), r.numel())
         return None
-    if fp64 is None or fp64.shape != result.shape or not fp64.is_floating_point() and not fp64.is_complex():
-        return _judge_cosine(where, o, e, tol)
+    if fp64 is None:
+        return _judge_cosine(where, o, e)
+    if fp64.shape != result.shape or not fp64.is_floating_point() and not fp64.is_complex():
+        cosine_leaves.append(where)
+        why = _judge_cosine(where, o, e)
+        return why and (f"{why} (judged by cosine: the fp64 reference's is {fp64.dtype} "
+                        f"{tuple(fp64.shape)})")
     r = _as_real(fp64).to(torch.float64)
     result_sq, eager_sq = float(((o - r) ** 2).sum()), float(((e - r) ** 2).sum())
     sums.add(result_sq, eager_sq, r.numel())
@@ -124,12 +136,11 @@ def _judge_floating(where, result, eager, fp64, tol, sums) -> Optional[str]:
             f"(and not allclose to eager at tol {tol:g})")
 
 
-def _judge_cosine(where, o, e, tol) -> Optional[str]:
+def _judge_cosine(where, o, e) -> Optional[str]:
+    """Cosine similarity, for a tensor its caller found not allclose to eager's and that fp64 can't judge."""
     import torch
 
     o, e = o.reshape(-1), e.reshape(-1)
-    if torch.allclose(o, e, rtol=tol, atol=tol, equal_nan=True):
-        return None
     cosine = float(torch.nn.functional.cosine_similarity(o, e, dim=0, eps=1e-6))
     if cosine >= COSINE_THRESHOLD:
         return None
@@ -144,7 +155,7 @@ def _judge_mask(where, result, eager, tol) -> Optional[str]:
     return f"{where}: boolean mask overlaps eager's by {overlap:.4f} < {1 - tol:g}"
 
 
-def _judge_leaf(where, result, eager, fp64, tol, sums) -> Optional[str]:
+def _judge_leaf(where, result, eager, fp64, tol, sums, cosine_leaves) -> Optional[str]:
     import torch
 
     if isinstance(eager, torch.Tensor) != isinstance(result, torch.Tensor):
@@ -163,7 +174,7 @@ def _judge_leaf(where, result, eager, fp64, tol, sums) -> Optional[str]:
         return _judge_mask(where, result, eager, tol)
     if eager.is_floating_point() or eager.is_complex():
         fp64_leaf = fp64 if isinstance(fp64, torch.Tensor) else None
-        return _judge_floating(where, result, eager, fp64_leaf, tol, sums)
+        return _judge_floating(where, result, eager, fp64_leaf, tol, sums, cosine_leaves)
     differ = int((result != eager).sum())
     return f"{where}: {differ} of {eager.numel()} {eager.dtype} elements differ" if differ else None
 
@@ -182,7 +193,8 @@ def judge(result: Any, eager: Any, fp64: Optional[Any], tol: float, root: str = 
     sums = _Sums()
     for where, eager_leaf in eager_leaves.items():
         if where in result_leaves:
-            why = _judge_leaf(where, result_leaves[where], eager_leaf, fp64_leaves.get(where), tol, sums)
+            why = _judge_leaf(where, result_leaves[where], eager_leaf, fp64_leaves.get(where), tol, sums,
+                              judgement.cosine_leaves)
             if why:
                 judgement.failures.append(why)
     judgement.passed = not judgement.failures

@@ -4,13 +4,12 @@ Child only: imports torch."""
 from __future__ import annotations
 
 import collections
-import resource
 import time
 from typing import Callable, Optional
 
 import torch
 
-from benchmarks.child import backends, precision
+from benchmarks.child import backends, device_memory, precision
 
 
 def reduce_to_scalar(output) -> torch.Tensor:
@@ -99,10 +98,6 @@ def make_step(bm, experiment, module, args: tuple, kwargs: dict, fullgraph: bool
     return train_step
 
 
-def peak_rss_bytes() -> int:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux reports KiB
-
-
 def timed_run(step: Callable, experiment, iterations: int, hooks=()) -> tuple:
     """One run of `iterations` iterations, closed by the backend's sync. Returns
     (total seconds, seconds spent in the Python calls (the trace time for lazy tensors), last output)."""
@@ -163,5 +158,7 @@ def measure(step: Callable, experiment, repeat: int, iterations: int, warmup: in
             metrics["trace_per_iter_time"].append(trace / iterations)
             for name, value in backends.xla_metrics(experiment).items():
                 metrics[name].append(value)
-        metrics["peak_rss_bytes"].append(peak_rss_bytes())
+        # the lifetime peak: memory's resets of the peak resident set also reset getrusage's figure
+        metrics["peak_rss_bytes"].append(memory.lifetime_peak_rss() if memory is not None
+                                         else device_memory.process_peak_rss())
     return dict(metrics)

@@ -147,7 +147,7 @@ def run_config(options: RunOptions, model_config: dict, experiment, channel: Cha
         diag = diagnostics.Diagnostics(options, model_config, experiment, record)  # paths from the requested config
         diag.setup()
         if options.golden.save_dir:  # the eager result stored first, from its own model (freed after)
-            channel.set_phase("verify")
+            channel.set_phase("reference")  # eager runs: a crash here is eager's (accuracy_status.derive)
             record["golden"] = golden.save(options.golden.save_dir, model_config, experiment,
                                            lambda exp: build_model(suite, model_config, exp, options.suite_flags))
         if options.golden.check_dir:  # every model built below starts from the entry's weights and inputs

@@ -52,6 +52,12 @@ def _processes(found: list, settings: Settings) -> tuple:
     return processes, why
 
 
+def _memory_kinds(found: list) -> list:
+    """The kinds of memory figure the records that have one hold (metrics.memory_kind), sorted."""
+    return sorted({metrics.memory_kind(m) for m in map(Measurement, found) if metrics.record_samples(m, "memory")[0]
+                   is not None})
+
+
 def compare(pairs: list, settings: Settings, sides: tuple = ([], [])) -> Report:
     """Every pair's row; `sides` (every record of the control's and the treatment's runs, whatever the
     selection) holds the eager runs the gates measure compression ratio and compile latency against."""
@@ -79,6 +85,13 @@ def compare(pairs: list, settings: Settings, sides: tuple = ([], [])) -> Report:
             row["verdict"] = verdicts.NO_DATA
             row["note"] = f"control: {why_control}" if not control else f"treatment: {why_treatment}"
             continue
+        if settings.metric == "memory":
+            kinds = _memory_kinds(pair.control), _memory_kinds(pair.treatment)
+            if kinds[0] != kinds[1] or len(kinds[0]) > 1:  # e.g. a GPU's allocator against the host's RSS
+                row["verdict"] = verdicts.NO_DATA
+                row["note"] = (f"memory kinds differ (not comparable): control {'/'.join(kinds[0])}, "
+                               f"treatment {'/'.join(kinds[1])}")
+                continue
         measured.append((row, control, treatment))
     rng = np.random.default_rng(settings.seed)
     sides = [side for _, control, treatment in measured for side in (control, treatment)]

@@ -5,7 +5,8 @@ time     per-iteration time of each timed run, steady state (upstream records: t
 compile  the first run's time, compilation included (Measurement.first_run_time): a ratio needs a time a
          user waits; "first run minus a steady run" is often near zero or negative on CPU
 memory   peak memory of each timed run: the device's (`peak_memory_bytes`), else the host's resident set
-         (`peak_rss_bytes`, older records)
+         (`peak_rss_bytes`, older records); two sides whose figures are of different kinds (`memory_kind`)
+         are not comparable
 NAME     any other metric of the records, by name, steady state as for time
 """
 
@@ -29,6 +30,14 @@ def unit(metric: str) -> tuple:
     if metric.endswith("bytes"):
         return UNITS["memory"]
     return ("ms", 1e3) if metric.endswith("time") or metric.endswith("_s") else ("", 1.0)
+
+
+def memory_kind(m: Measurement) -> str:
+    """What the record's memory samples count (record_samples' choice): its `memory_kind`, or
+    `peak_rss_bytes` where it has no device peak (older records)."""
+    if m.raw(measurement.DEVICE_PEAK_MEMORY) is None:
+        return measurement.PEAK_MEMORY
+    return str(m.record.get("memory_kind") or measurement.DEVICE_PEAK_MEMORY)
 
 
 def record_samples(m: Measurement, metric: str, skip: Optional[int] = None) -> tuple:
