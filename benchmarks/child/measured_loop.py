@@ -36,12 +36,67 @@ def default_optimizer(parameters):
     return torch.optim.SGD(parameters, lr=0.01)
 
 
+def harness_optimizer(module, experiment):
+    """The dynamo harness's optimizer: Adam(lr=0.01, capturable=True, foreach=True) on CUDA, none elsewhere (its
+    CPU runs only zero the gradients: the parameters stay as built). Its per-model SGD lists are not carried."""
+    if experiment.accelerator != "cuda" or experiment.xla:
+        return None
+    return torch.optim.Adam(module.parameters(), lr=0.01, capturable=True, foreach=True)
+
+
+def harness_train_step(bm, experiment, module, args: tuple, kwargs: dict, fullgraph: bool = False,
+                       inputs: Optional[Callable[[], tuple]] = None, full_output: bool = False) -> Callable:
+    """--train-step=harness: the dynamo harness's training step, compiled whole (eager: the same function
+    uncompiled). Inside it: the inputs cloned, the gradients zeroed (dynamo-disabled, a graph break as in the
+    harness), forward and the suite's loss (BenchmarkModel.harness_loss, else torch's reduce_to_scalar_loss) under
+    autocast, backward, the optimizer's step (harness_optimizer: none on the CPU). No grad scaler: the harness's is
+    a no-op. Same returns as make_step's train step."""
+    from torch._dynamo.testing import reduce_to_scalar_loss
+    from torch._dynamo.utils import clone_inputs
+
+    module.train()
+    loss_fn = bm.harness_loss or reduce_to_scalar_loss
+    optimizer = harness_optimizer(module, experiment)
+
+    @torch._disable_dynamo(recursive=True)
+    def zero_grad():
+        (optimizer or module).zero_grad(True)
+
+    def harness_step(a, k):
+        # torch's clone_inputs, called once as the harness calls it (one graph break, its reason alike)
+        cloned = clone_inputs([*a, *k.values()])
+        a, k = tuple(cloned[:len(a)]), dict(zip(k, cloned[len(a):]))
+        zero_grad()
+        with precision.autocast(experiment):
+            output = module(*a, **k)
+            loss = loss_fn(output)
+        loss.backward()
+        if optimizer is not None:
+            optimizer.step()
+        return (loss, output) if full_output else loss
+
+    compiled = backends.compile_fn(harness_step, experiment, fullgraph)
+
+    def train_step():
+        a, k = inputs() if inputs is not None else (args, kwargs)
+        if not full_output:
+            return compiled(a, k)
+        loss, output = compiled(a, k)
+        grads = {name: p.grad for name, p in module.named_parameters() if p.grad is not None}
+        return {"loss": loss.detach(), "output": output, "grads": grads}
+
+    train_step.optimizer = optimizer  # --verify and --golden put its state back before a check
+    train_step.grad_scaler = None
+    return train_step
+
+
 def make_step(bm, experiment, module, args: tuple, kwargs: dict, fullgraph: bool = False,
               inputs: Optional[Callable[[], tuple]] = None, full_output: bool = False,
               exported: Optional[Callable] = None) -> Callable:
-    """A zero-argument callable that runs one iteration of the config: eval forward, or a train step
-    (forward + loss under the backend; backward and optimizer step after it). Returns the output
-    (eval) or the loss (train; with `full_output` a dict of loss, output and gradients by parameter name).
+    """A zero-argument callable that runs one iteration of the config: eval forward, or a train step: the
+    harness's (harness_train_step) or ours (forward + loss under the backend; backward and optimizer step after
+    it). Returns the output (eval) or the loss (train; with `full_output` a dict of loss, output and gradients
+    by parameter name).
     `inputs`, if given, returns each iteration's (args, kwargs) instead of the fixed ones (--randomize-input,
     --dynamic). `exported`, if given, is run instead of the compiled module (eval only: child/exporting.py)."""
     if experiment.test == "eval":
@@ -61,6 +116,8 @@ def make_step(bm, experiment, module, args: tuple, kwargs: dict, fullgraph: bool
 
         return eval_step
 
+    if experiment.train_step == "harness":
+        return harness_train_step(bm, experiment, module, args, kwargs, fullgraph, inputs, full_output)
     module.train()
     loss_fn = bm.loss_fn or reduce_to_scalar
 

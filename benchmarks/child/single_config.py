@@ -141,8 +141,9 @@ def run_config(options: RunOptions, model_config: dict, experiment, channel: Cha
             record["accuracy"] = accuracy_status.derive(record)
             return record
         suite = load_suite(model_config["suite_name"])
-        # The precision that runs (the plan resolved it; a config by hand may leave it to the suite).
-        experiment = experiment.with_(precision=suite.precision_for(model_config, experiment))
+        # The precision and training step that run (the plan resolved them; a config by hand may leave them to the suite).
+        experiment = experiment.with_(precision=suite.precision_for(model_config, experiment),
+                                      train_step=suite.train_step_for(model_config, experiment))
         record["experiment"] = experiment.to_dict()
         diag = diagnostics.Diagnostics(options, model_config, experiment, record)  # paths from the requested config
         diag.setup()
@@ -221,7 +222,8 @@ def run_config(options: RunOptions, model_config: dict, experiment, channel: Cha
         if bm.info.get("flops"):  # FLOPs of one iteration (microbench): throughput per repeat
             record["metrics"]["tflops"] = precise_timing.tflops(bm.info["flops"], record["metrics"]["per_iter_time"])
         if verifier:  # after timing, which it never hides: its failures are verification codes
-            verifier.check(experiment, module, step)
+            verifier.check(experiment, module, step, fresh_step=lambda: measured_loop.make_step(
+                bm, experiment, module, args, kwargs, fullgraph=diag.fullgraph))
         if checker:  # likewise: its failures are the record's golden status
             channel.set_phase("verify")
             checker.check(experiment, module, step)

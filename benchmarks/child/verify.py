@@ -3,15 +3,17 @@
 In the child, with --verify (see `Verifier`; docs/architecture.md, "Accuracy"):
 1. the eager reference (phase `reference`): the same model, inputs and seeds on the same accelerator with no
    dynamo and no XLA (for a TPU config: the CPU, the plain device its models are built on), at the run's
-   precision, run `--verify-iterations` iterations; eval keeps the output, train keeps the loss and every
-   parameter gradient of the last step. It runs twice and the two must agree exactly
+   precision, run `--verify-iterations` iterations (default 1; 2 under the harness's training step); eval keeps
+   the output, train keeps the loss and every parameter gradient of the last step (the harness's step: also every
+   parameter and buffer, a missing gradient as zeros, as the harness's collect_results). It runs twice and the two must agree exactly
    (NONDETERMINISTIC_EAGER_RUN, accuracy `eager_two_runs_differ`, otherwise). Then the same in float64 (model
    and floating-point inputs cast, no autocast, no quantization): the fp64 reference; a model that can't run
    it is judged by cosine similarity instead (`accuracy_reference`: cosine). Both are kept on the CPU; the
    eager models are freed;
 2. the config is built and timed as usual (timing never depends on what verification finds);
 3. the config's weights (and optimizer state) are put back as they were before timing, the same
-   iterations run again, and the result, moved to the CPU, is judged (child/accuracy_check.py: `accuracy`,
+   iterations run again (each side's from a reset seed; a compiled harness step by a step of its own, compiled
+   with Inductor's fallback_random so that dropout draws eager's numbers, as the harness checks), and the result, moved to the CPU, is judged (child/accuracy_check.py: `accuracy`,
    `accuracy_*` figures) and compared with eager at the run's precision (upstream's verification_code and the
    verification_* figures below, which keep their meaning).
 
@@ -284,7 +286,8 @@ class Verifier:
 
     def __init__(self, options, build: Callable, on_phase: Callable[[str], None] = lambda phase: None,
                  suite: str = ""):
-        self.iterations = options.iterations
+        self.requested_iterations = options.iterations  # --verify-iterations, or None: the step's (iterations_for)
+        self.iterations = options.iterations or 1
         self.override = options.tolerance  # --verify-tolerance, or None
         self.default_tolerance = options.tolerance if options.tolerance is not None else DEFAULT_TOLERANCE
         self.build = build
@@ -324,6 +327,7 @@ class Verifier:
     def compute_reference(self, experiment) -> None:
         """Eager, twice unless the model declares itself non-deterministic, then in fp64; then everything eager is freed."""
         self.on_phase("reference")
+        self.iterations = self.requested_iterations or iterations_for(experiment)
         eager = experiment.with_(xla=None, dynamo=None)
         if experiment.xla:
             # The autograd engine sizes its device queues at the first backward: the XLA runtime must be
@@ -406,10 +410,15 @@ class Verifier:
             log.exception("keeping the initial weights raised")
             self._fail(one_line("the config raised during verification", exc))
 
-    def check(self, experiment, module, step) -> None:
-        """After timing: the config's own result from the initial weights, judged against the references."""
+    def check(self, experiment, module, step, fresh_step: Optional[Callable] = None) -> None:
+        """After timing: the config's own result from the initial weights, judged against the references.
+        Under the harness's training step a compiled config is checked by a step of its own (`fresh_step()`, the
+        config's step made again) compiled with eager's random numbers (`fallback_random_step`), as the harness
+        checks; the timed step is never compiled so."""
         if self.reference is None:
             return
+        import contextlib
+
         from benchmarks.child import backends, measured_loop
 
         self.on_phase("verify")
@@ -421,8 +430,12 @@ class Verifier:
                     step.optimizer.load_state_dict(optimizer_state)
                 if scaler_state is not None:
                     step.grad_scaler.load_state_dict(scaler_state)
-            backends.seed_everything(experiment)
-            _, _, output = measured_loop.timed_run(step, experiment, self.iterations)
+            own_step = fresh_step is not None and uses_fallback_random(experiment)
+            with fallback_random() if own_step else contextlib.nullcontext():
+                if own_step:
+                    step = fresh_step()  # compiled at its first call, below
+                backends.seed_everything(experiment)
+                _, _, output = measured_loop.timed_run(step, experiment, self.iterations)
             result = collect(experiment, module, output)
             self.comparison = compare(self.reference, result, root_name(experiment))
             self.code, self.message = verdict(self.comparison, self.tolerance)
@@ -490,11 +503,47 @@ class Verifier:
         return record
 
 
+def harness_step(experiment) -> bool:
+    return experiment.test == "train" and experiment.train_step == "harness"
+
+
+def iterations_for(experiment) -> int:
+    """--verify-iterations' default: 2 under the harness's training step (the harness checks after its default
+    --iterations), else 1."""
+    return 2 if harness_step(experiment) else 1
+
+
+def uses_fallback_random(experiment) -> bool:
+    """Whether the check compiles its own step with Inductor's fallback_random: the harness's step under dynamo."""
+    return harness_step(experiment) and bool(experiment.dynamo)
+
+
+def fallback_random():
+    """A context in which a step compiles with Inductor's fallback_random (random ops drawn from eager's generator,
+    so dropout masks are eager's under a reset seed). Dynamo's caches are dropped first: Inductor reads the
+    setting when it compiles, and a step of the same code would reuse the timed step's compiled graphs (timing is
+    over; dynamo_stats were read before)."""
+    import torch
+    import torch._inductor.config
+
+    torch._dynamo.reset()
+    return torch._inductor.config.patch(fallback_random=True)
+
+
 def collect(experiment, module, output) -> Any:
-    """What is compared, on the CPU: the output (eval), or the loss and every parameter's gradient (train)."""
+    """What is compared, on the CPU: the output (eval), or the loss and every parameter's gradient (train); under
+    the harness's step also every parameter and buffer, a missing gradient as zeros (the harness's collect_results)."""
     if experiment.test == "train":
         if isinstance(output, dict) and "loss" in output:  # --collect-full-output's step returns more
             output = output["loss"]
+        if harness_step(experiment):
+            import torch
+
+            return {"loss": to_cpu_tree(output),
+                    "grad": {name: to_cpu_tree(p.grad if p.grad is not None else torch.zeros_like(p))
+                             for name, p in module.named_parameters()},
+                    "param": {name: to_cpu_tree(p) for name, p in module.named_parameters()},
+                    "buffer": {name: to_cpu_tree(b) for name, b in module.named_buffers()}}
         return {"loss": to_cpu_tree(output),
                 "grad": {name: to_cpu_tree(p.grad) for name, p in module.named_parameters()}}
     return to_cpu_tree(output)

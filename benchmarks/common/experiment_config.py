@@ -22,7 +22,7 @@ EXPERIMENT_KEYS = (
     "enable_functionalization",
 )
 # Our keys after upstream's (always written, null when unset; old records without them read as null).
-OWN_KEYS = ("quantization", "precision", "dynamic") + compile_options.KEYS
+OWN_KEYS = ("quantization", "precision", "dynamic") + compile_options.KEYS + ("train_step",)
 # Keys a hand-written --experiment-config must carry (the rest have defaults).
 REQUIRED_EXPERIMENT_KEYS = ("accelerator", "xla", "dynamo", "test")
 
@@ -33,9 +33,16 @@ XLA_DYNAMO_BACKENDS = ("openxla", "openxla_eval")
 # --dynamic: static shapes (default), the batch dimension marked dynamic, or torch.compile(dynamic=True).
 DYNAMIC_CHOICES = ("static", "batch", "all")
 DEFAULT_DYNAMIC = "static"
+# --train-step (train configs; null for eval): `harness`, the dynamo harness's step compiled whole (clone the
+# inputs, zero the grads, forward, the suite's loss, backward, the optimizer's step: none on the CPU), or
+# `forward_loss`, ours (forward + loss under the backend; backward and an eager SGD step after it).
+# docs/runner.md, "Training step". A record without the key ran forward_loss.
+TRAIN_STEPS = ("harness", "forward_loss")
+DEFAULT_TRAIN_STEP = "forward_loss"
 # Our keys whose default is not null: at it, a key is left out of the fingerprint and the labels (old records
 # lack it and ran it). The one table: measurement.py and records.py read it.
-AXIS_DEFAULTS = {"precision": precisions.DEFAULT, "dynamic": DEFAULT_DYNAMIC, **compile_options.DEFAULTS}
+AXIS_DEFAULTS = {"precision": precisions.DEFAULT, "dynamic": DEFAULT_DYNAMIC, **compile_options.DEFAULTS,
+                 "train_step": DEFAULT_TRAIN_STEP}
 # --dynamo values that are no dynamo backend: torch.export (strict or not), and AOTInductor's package.
 EXPORT_BACKENDS = ("export", "export_nonstrict", "aot_inductor")
 
@@ -73,6 +80,8 @@ class ExperimentConfig:
     compile_mode: Optional[str] = None
     inductor_config: Optional[str] = None
     compile_cache: Optional[str] = None
+    # --train-step (TRAIN_STEPS) for train configs, None for eval (and until the plan resolves the suite's default).
+    train_step: Optional[str] = None
     # Keys beyond upstream's (new matrix axes such as a dtype); sorted (key, value) pairs.
     extra: tuple = ()
 
@@ -121,6 +130,10 @@ class ExperimentConfig:
             compile_values = compile_options.parse_experiment(data)
         except ValueError as exc:
             raise ConfigError(str(exc))
+        train_step = data.get("train_step")
+        if train_step is not None and (test != "train" or train_step not in TRAIN_STEPS):
+            raise ConfigError(f"train_step must be one of {', '.join(TRAIN_STEPS)} (train configs) or null, "
+                              f"not {train_step!r} for test {test}")
         extra = tuple(sorted((k, v) for k, v in data.items() if k not in EXPERIMENT_KEYS + OWN_KEYS))
         return cls(
             accelerator=accelerator,
@@ -135,6 +148,7 @@ class ExperimentConfig:
             quantization=recipe,
             precision=precision,
             dynamic=dynamic,
+            train_step=train_step,
             extra=extra,
             **compile_values,
         )
@@ -173,6 +187,8 @@ class ExperimentConfig:
             value = getattr(self, key)
             if value is not None and value != AXIS_DEFAULTS.get(key):
                 parts.append(f"{key}-{value if key != 'inductor_config' else short_hash(value)}")
+        if self.train_step not in (None, DEFAULT_TRAIN_STEP):
+            parts.append(f"step-{self.train_step}")
         for key, value in self.extra:
             parts.append(f"{key}-{value}")
         return safe_name("-".join(parts))

@@ -75,6 +75,8 @@ def _int(value) -> Optional[int]:
 
 
 def _axis_text(key: str, value) -> str:
+    if key == "train_step":  # "harness" alone would not say what it is
+        return f"{value}-step"
     return key if value is True else str(value)
 
 

@@ -85,9 +85,9 @@ class VerifyOptions:
         None, CHILD, "the accuracy check's tolerance (allclose, and the RMSE rule's tol/10) instead of the harness's "
         "per suite, precision and test; also verification_code's limit on sum|out-ref|/sum|ref| (default 0.02, or "
         "the suite's per model)", name="--verify-tolerance", type=finite_non_negative_float, metavar="TOL")
-    iterations: int = VERIFICATION.option(
-        1, CHILD, "iterations (train: steps) before the result is compared (default 1)", name="--verify-iterations",
-        type=positive_int, metavar="N")
+    iterations: Optional[int] = VERIFICATION.option(
+        None, CHILD, "iterations (train: steps) before the result is compared (default 1; 2 under the harness's "
+        "training step, as the harness checks)", name="--verify-iterations", type=positive_int, metavar="N")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -231,6 +231,11 @@ class RunOptions:
     dynamic: tuple = MATRIX.axis(
         "shapes: static (default), batch (batch dimension marked dynamic; timed iterations vary the batch), "
         "all (torch.compile(dynamic=True)); experiment key `dynamic`", choices=experiment_config.DYNAMIC_CHOICES)
+    train_step: tuple = MATRIX.axis(
+        "train configs' step: harness (the dynamo harness's, as PyTorch's dashboard measures: the whole step compiled, "
+        "the suite's loss, no optimizer on the CPU), forward_loss (forward + loss compiled, eager backward and SGD "
+        "step); default: the suite's (harness for torchbench, timm, huggingface; forward_loss for the others); "
+        "experiment key `train_step`", choices=experiment_config.TRAIN_STEPS)
     enable_functionalization: bool = MATRIX.switch(PARENT, "keep XLA functionalization on (default: "
         "XLA_DISABLE_FUNCTIONALIZATION=1)")
     # measurement (the parent reads them too: a failure record says what was asked)

@@ -149,24 +149,27 @@ def expand(
     compile_modes: list = ("default",),
     inductor_config: Optional[str] = None,
     compile_caches: list = ("cold",),
+    train_steps: list = (None,),
 ) -> list:
     """The cartesian product in command-line order (accelerator outermost, then upstream's axes, the
     quantization recipe, the precision (None: the suite's default, resolved per model by the plan), --dynamic,
-    the compile mode and cache, the suite's extra axes innermost). A config without dynamo takes no compile
-    keys: one eager config, whatever the compile modes."""
+    the compile mode and cache, the training step (None: the suite's default, resolved per model by the plan),
+    the suite's extra axes innermost). A config without dynamo takes no compile keys: one eager config, whatever
+    the compile modes; an eval config takes no training step."""
     extra_axes = extra_axes or {}
     extra_names = sorted(extra_axes)
     configs = []
-    for acc, xla, flags, dynamo, test, bs, recipe, dtype, dynamic, mode, cache, *extra_values in itertools.product(
+    for acc, xla, flags, dynamo, test, bs, recipe, dtype, dynamic, mode, cache, step, *extra_values in itertools.product(
         unique(accelerators), unique(xlas), unique(xla_flags), unique(dynamos), unique(tests),
         unique(batch_sizes), unique(quantizations), unique(precisions), unique(dynamics), unique(compile_modes),
-        unique(compile_caches), *(unique(extra_axes[k]) for k in extra_names),
+        unique(compile_caches), unique(train_steps), *(unique(extra_axes[k]) for k in extra_names),
     ):
         configs.append(
             ExperimentConfig(
                 accelerator=acc, xla=xla, dynamo=dynamo, test=test, xla_flags=flags, batch_size=bs,
                 enable_functionalization=enable_functionalization, quantization=recipe, precision=dtype,
-                dynamic=dynamic, extra=tuple(zip(extra_names, extra_values)),
+                dynamic=dynamic, train_step=step if test == "train" else None,
+                extra=tuple(zip(extra_names, extra_values)),
                 **compile_options.for_backend(dynamo, mode, inductor_config, cache),
             )
         )

@@ -119,6 +119,7 @@ def expand_experiments(suite, options: RunOptions) -> list:
         compile_modes=options.compile_mode or ["default"],
         inductor_config=options.inductor_config_text,
         compile_caches=options.compile_cache or ["cold"],
+        train_steps=options.train_step or [None],
     )
 
 
@@ -157,11 +158,12 @@ def make_plan(suite, options: RunOptions, models: list) -> Plan:
     configs, skipped = [], []
     golden = records.golden_request(options.golden)
     for model in models:
-        seen = set()  # two requested precisions may be one for a model (the suite forces one)
+        seen = set()  # two requested precisions (or steps) may be one for a model (the suite forces one)
         for experiment in kept:
             if not suite.matches(model, experiment):
                 continue
-            experiment = experiment.with_(precision=suite.precision_for(model, experiment))
+            experiment = experiment.with_(precision=suite.precision_for(model, experiment),
+                                          train_step=suite.train_step_for(model, experiment))
             config = Config(model, experiment, options.verify.enabled, golden=golden)
             if config.fingerprint in seen:
                 continue

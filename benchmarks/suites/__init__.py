@@ -13,7 +13,7 @@ import dataclasses
 import importlib
 from typing import Any, Callable, Optional
 
-from benchmarks.common import precision, tiers
+from benchmarks.common import experiment_config, precision, tiers
 
 # Suite name -> module. Modules are imported lazily, and none imports torch at import time.
 SUITES = {
@@ -68,12 +68,18 @@ class BenchmarkModel:
     eval_needs_grad: bool = False
     # Called with the module once it is on its target device (e.g. to tie shared weights again); None: nothing.
     after_move: Optional[Callable] = None
+    # output -> scalar loss under the harness's training step (--train-step=harness: the suite's compute_loss in the
+    # dynamo harness); None means torch._dynamo.testing.reduce_to_scalar_loss, the harness's generic reduction.
+    harness_loss: Optional[Callable] = None
     # Extra facts for the record (e.g. a FLOP count), merged into record["model_info"].
     info: dict = dataclasses.field(default_factory=dict)
 
 
 class Suite:
     name = ""
+    # The training step of this suite's train configs unless --train-step says otherwise (experiment_config.TRAIN_STEPS):
+    # the suites the dynamo harness (and so PyTorch's dashboard) runs take its step.
+    default_train_step = experiment_config.DEFAULT_TRAIN_STEP
     # Suite-specific flags (declared for every suite, whichever runs; a child is given those it reads).
     flags: tuple = ()
 
@@ -101,6 +107,13 @@ class Suite:
         a suite may have a default of its own, and models that can't run a precision (docs/architecture.md,
         "Precision"). Parent side, no torch."""
         return experiment.precision or precision.DEFAULT
+
+    def train_step_for(self, model_config: dict, experiment) -> Optional[str]:
+        """The training step this model runs for `experiment` (whose train_step is None for the suite's default):
+        None for eval (docs/runner.md, "Training step"). Parent side, no torch; idempotent (the child asks again)."""
+        if experiment.test != "train":
+            return None
+        return experiment.train_step or self.default_train_step
 
     def tiers(self) -> dict:
         """Tier number -> list of model names (benchmarks/common/tiers.py, the one source)."""

@@ -142,6 +142,7 @@ def model_loss(output):
 
 class HuggingFaceSuite(Suite):
     name = "huggingface"
+    default_train_step = "harness"
 
     def list_models(self, options):
         from benchmarks.suites import files
@@ -190,11 +191,13 @@ class HuggingFaceSuite(Suite):
         batch_size = experiment.batch_size or entry["batch_size"]
         inputs = make_inputs(cls_name, config, batch_size, seq_len, getattr(cls, "main_input_name", "input_ids"))
         # Dropout draws from each device's own RNG while training: a backend's step differs by design, and
-        # --verify does not compare it (train with {"dropout": 0} to verify a training step).
-        deterministic = experiment.test == "eval" or not has_dropout(config)
+        # --verify does not compare it (train with {"dropout": 0} to verify a training step), except under the
+        # harness's step, checked with eager's RNG (a reset seed, Inductor's fallback_random) as the harness does.
+        deterministic = experiment.test == "eval" or experiment.train_step == "harness" or not has_dropout(config)
         return BenchmarkModel(
             module=module, example_inputs=(), example_kwargs={k: v.to(device) for k, v in inputs.items()},
-            batch_size=batch_size, loss_fn=model_loss if has_labels(inputs) else None, tolerance=TOLERANCE[experiment.test] if deterministic else None,
+            batch_size=batch_size, loss_fn=model_loss if has_labels(inputs) else None,
+            harness_loss=model_loss if has_labels(inputs) else None, tolerance=TOLERANCE[experiment.test] if deterministic else None,
             deterministic=deterministic, after_move=lambda moved: moved.tie_weights(),
             info={"seq_len": seq_len, "class": cls_name, "parameters": sum(p.numel() for p in module.parameters())},
         )

@@ -43,6 +43,8 @@ LIST_CODE = "import json, timm; print(json.dumps(timm.list_models()))"
 PARAMS = ("image_size",)
 # The dynamo harness's accuracy tolerances (float32): inference 1e-3, training 1e-2.
 TOLERANCE = {"eval": 1e-3, "train": 1e-2}
+# The harness divides these models' training loss by 1000 (its timm runner's SCALED_COMPUTE_LOSS).
+SCALED_LOSS = frozenset({"ese_vovnet19b_dw", "fbnetc_100", "mnasnet_100", "mobilevit_s", "sebotnet33ts_256"})
 # Input sizes an architecture cannot take: name -> (test, why); checked in the parent (a skip record). The rest
 # were built and run here at 50, 64, 70, 96 and 100 pixels (timm pads or resizes patches and windows).
 SIZE_LIMITS = {
@@ -82,8 +84,22 @@ def has_random_layers(module) -> bool:
                for m in module.modules())
 
 
+def harness_loss(scaled: bool):
+    """The harness's timm loss: the first output if a tuple, reduced by torch's generic reduction (/1000 if scaled)."""
+    from torch._dynamo.testing import reduce_to_scalar_loss
+
+    def loss(output):
+        if isinstance(output, tuple):
+            output = output[0]
+        value = reduce_to_scalar_loss(output)
+        return value / 1000.0 if scaled else value
+
+    return loss
+
+
 class TimmSuite(Suite):
     name = "timm"
+    default_train_step = "harness"
 
     def list_models(self, flags):
         from benchmarks.suites import files
@@ -138,10 +154,12 @@ class TimmSuite(Suite):
         generator = torch.Generator().manual_seed(0)
         images = torch.randn(batch_size, channels, height, width, generator=generator)
         labels = torch.randint(0, max(classes, 1), (batch_size,), generator=generator)
-        deterministic = experiment.test == "eval" or not has_random_layers(module)
+        # The harness's step is checked with eager's RNG (a reset seed, Inductor's fallback_random): dropout is judged.
+        deterministic = experiment.test == "eval" or experiment.train_step == "harness" or not has_random_layers(module)
         return BenchmarkModel(
             module=module.to(device), example_inputs=(images.to(device),), batch_size=batch_size,
             loss_fn=classification_loss(labels.to(device)) if classes else None,
+            harness_loss=harness_loss(name.split(".")[0] in SCALED_LOSS),
             tolerance=TOLERANCE[experiment.test] if deterministic else None, deterministic=deterministic,
             info={"image_size": [height, width], "num_classes": classes},
         )

@@ -357,6 +357,7 @@ def eval_takes_gradients(benchmark, name: str) -> bool:
 
 class TorchBenchSuite(Suite):
     name = "torchbench"
+    default_train_step = "harness"  # its loss: the harness's generic reduction (BenchmarkModel.harness_loss None)
 
     def __init__(self):
         self._skips = None
