@@ -141,7 +141,11 @@ def run_config(options: RunOptions, model_config: dict, experiment, channel: Cha
             record["accuracy"] = accuracy_status.derive(record)
             return record
         suite = load_suite(model_config["suite_name"])
-        # The precision that runs (the plan resolved it; a config by hand may leave it to the suite).
+        # The precision that runs (the plan resolved it, and the parent adds its reason; a config by hand may
+        # leave it to the suite, and then the child says why).
+        precision_reason = suite.precision_reason(model_config, experiment)
+        if precision_reason:
+            record["precision_reason"] = precision_reason
         experiment = experiment.with_(precision=suite.precision_for(model_config, experiment))
         record["experiment"] = experiment.to_dict()
         diag = diagnostics.Diagnostics(options, model_config, experiment, record)  # paths from the requested config
