@@ -129,3 +129,74 @@ def test_any_transformers_model_class_runs_by_name_and_an_unknown_one_names_clos
     unknown = run_runner("--suite-name=huggingface", "-k", "BertModl", "--dry-run", check_rc=2)
     assert unknown.stderr.count("\n") == 1 and "transformers has no model 'BertModl'" in unknown.stderr
     assert "close matches: BertModel" in unknown.stderr
+
+
+# ---------------------------------------------------------------- the harness's inputs
+
+def test_every_listed_sequence_length_is_the_harness_rule_for_the_name():
+    from benchmarks.suites.huggingface_inputs import sequence_length
+
+    assert {name: entry["seq_len"] for name, entry in huggingface.models().items()} == {
+        name: sequence_length(name) for name in huggingface.models()}
+    assert huggingface.models()["CamemBert"]["seq_len"] == 512  # a hub config of the harness's 512 list
+    expected = {"BlenderbotSmallForCausalLM": 128, "PLBartForCausalLM": 1024, "AllenaiLongformerBase": 1024,
+                "OPTForCausalLM": 2048, "ReformerModelWithLMHead": 4096, "TrOCRForCausalLM": 256,
+                "MobileBertForMaskedLM": 128, "DistilBertForMaskedLM": 128, "BertModel": 512, "ViTModel": 128}
+    assert {name: sequence_length(name) for name in expected} == expected
+
+
+def test_decoder_inputs_are_input_ids_only_where_the_harness_gives_them_and_labels_by_its_name():
+    import transformers
+
+    from benchmarks.suites.huggingface_inputs import decoder_rule, make_inputs
+
+    def made(name, cls_name=None):
+        cls = getattr(transformers, cls_name or name)
+        config = cls.config_class()
+        inputs = make_inputs(cls.__name__, config, 2, 8, name=name)
+        return inputs, decoder_rule(name, cls.__name__, config, inputs)
+
+    for name in ("BartForConditionalGeneration", "MBartForConditionalGeneration", "PLBartForConditionalGeneration"):
+        inputs, rule = made(name)  # transformers shifts the labels right into the decoder
+        assert set(inputs) == {"input_ids", "labels"} and rule == "labels_shifted", name
+        assert (inputs["input_ids"][:, -1] == transformers.AutoConfig.for_model(
+            getattr(transformers, name).config_class.model_type).eos_token_id).all()
+    for name, cls_name in (("T5ForConditionalGeneration", None), ("T5Small", "T5ForConditionalGeneration"),
+                           ("PegasusForConditionalGeneration", None), ("M2M100ForConditionalGeneration", None)):
+        inputs, rule = made(name, cls_name)
+        assert inputs["decoder_input_ids"] is inputs["input_ids"] and rule == "input_ids", name
+    inputs, rule = made("BartModel")  # no labels: the model shifts input_ids
+    assert set(inputs) == {"input_ids"} and rule == "input_ids_shifted"
+    inputs, rule = made("BertForMaskedLM")
+    assert rule == "none" and inputs["labels"].shape == (2, 8)
+    choice, _ = made("BertForMultipleChoice")
+    assert choice["input_ids"].shape == (2, 3, 8) and choice["labels"].shape == (2,) and choice["labels"].max() < 3
+    tokens, _ = made("BertForTokenClassification")
+    assert tokens["labels"].shape == (2, 8)
+    nsp, _ = made("BertForNextSentencePrediction")
+    assert nsp["labels"].tolist() == [0, 0]
+    roberta, _ = made("RobertaForCausalLM")
+    assert roberta["input_ids"].max() == 0  # the harness's Roberta ids are all zeros
+
+
+TINY_BART = ('{"encoder_layers": 1, "decoder_layers": 1, "d_model": 16, "encoder_attention_heads": 2, '
+             '"decoder_attention_heads": 2, "encoder_ffn_dim": 32, "decoder_ffn_dim": 32, "vocab_size": 64, '
+             '"max_position_embeddings": 32, "seq_len": 12}')
+
+
+@pytest.mark.integration
+def test_bart_runs_on_the_labels_as_its_decoder_inputs_and_the_record_says_so(tmp_path):
+    from benchmarks.child import golden_store, tensor_tree_file
+
+    store = tmp_path / "golden"
+    run_runner("--suite-name=huggingface", "-k", "^BartForConditionalGeneration$", "--accelerator=cpu", "--xla=None",
+               "--dynamo=None", "--test=eval", "--batch-size=2", f"--model-params={TINY_BART}", "--repeat=1",
+               "--warmup=0", f"--save-golden={store}", f"--output-dirname={tmp_path}", check_rc=0)
+    (record,) = read_jsonl(tmp_path / "results.jsonl")
+    assert record["status"] == "ok", record.get("error")
+    info = record["model_info"]
+    assert (info["seq_len"], info["batch_size"], info["decoder_inputs"]) == (12, 2, "labels_shifted")
+    experiment = experiment_config.ExperimentConfig("cpu", None, None, "eval", batch_size=2)
+    entry = golden_store.entry_dir(str(store), record["model"], experiment)
+    _, kwargs = tensor_tree_file.load(f"{entry}/{golden_store.FILES['inputs']}")
+    assert set(kwargs) == {"input_ids", "labels"} and tuple(kwargs["input_ids"].shape) == (2, 12)

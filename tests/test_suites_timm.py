@@ -86,3 +86,52 @@ def test_any_timm_architecture_runs_by_name_and_an_unknown_one_names_close_match
     unknown = run_runner("--suite-name=timm", "-k", "convnext_tinny", "--dry-run", check_rc=2)
     assert unknown.stderr.count("\n") == 1 and "timm has no model 'convnext_tinny'" in unknown.stderr
     assert "close matches: convnext_tiny" in unknown.stderr
+
+
+# ---------------------------------------------------------------- the harness's input sizes and images
+
+# A tiny architecture whose config has a test size (256) other than its train size (224).
+SIZED = "mobilenetv4_conv_small_050.e3000_r224_in1k"
+
+
+def test_eval_runs_at_timms_test_size_train_at_its_train_size_and_image_size_overrides_both():
+    import timm
+
+    module = timm_suite.create(timm, SIZED, None)
+    assert timm_suite.input_size(module, "eval", None) == ((3, 256, 256), "test")
+    assert timm_suite.input_size(module, "train", None) == ((3, 224, 224), "train")
+    assert timm_suite.input_size(module, "eval", 64) == ((3, 64, 64), "model_params")
+    assert timm_suite.input_size(module, "train", 64) == ((3, 64, 64), "model_params")
+    plain = timm_suite.create(timm, "mobilenetv2_100", None)  # no test size in its config: the one size
+    assert timm_suite.input_size(plain, "eval", None) == ((3, 224, 224), "test")
+
+
+def test_images_are_the_harness_recipe_whatever_seed_the_process_holds():
+    import torch
+
+    torch.manual_seed(7)
+    images = timm_suite.harness_images(2, (3, 8, 8))
+    torch.manual_seed(timm_suite.IMAGE_SEED)  # the harness's own steps, on the global generator
+    pixels = torch.randint(256, (2, 3, 8, 8)).float()
+    assert torch.equal(images, (pixels - pixels.mean()) / pixels.std())
+    assert images.dtype == torch.float32 and abs(images.mean().item()) < 1e-5 and abs(images.std().item() - 1) < 1e-5
+
+
+@pytest.mark.integration
+def test_the_record_and_the_stored_inputs_show_the_size_that_ran(tmp_path):
+    from benchmarks.child import golden_store, tensor_tree_file
+
+    store = tmp_path / "golden"
+    run_runner("--suite-name=timm", "-k", SIZED, "--accelerator=cpu", "--xla=None", "--dynamo=None", "--test=eval",
+               "--test=train", "--batch-size=2", "--repeat=1", "--warmup=0", f"--save-golden={store}",
+               f"--output-dirname={tmp_path}", check_rc=0)
+    records = {r["experiment"]["test"]: r for r in read_jsonl(tmp_path / "results.jsonl")}
+    for test, size, size_from in (("eval", 256, "test"), ("train", 224, "train")):
+        record = records[test]
+        assert record["status"] == "ok", record.get("error")
+        assert record["model_info"]["image_size"] == [size, size]
+        assert record["model_info"]["image_size_from"] == size_from
+        entry = golden_store.entry_dir(str(store), record["model"], exp(test).with_(batch_size=2))
+        (images,), _ = tensor_tree_file.load(f"{entry}/{golden_store.FILES['inputs']}")
+        assert tuple(images.shape) == (2, 3, size, size)
+        assert images.equal(timm_suite.harness_images(2, (3, size, size)))

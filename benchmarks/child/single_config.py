@@ -141,7 +141,11 @@ def run_config(options: RunOptions, model_config: dict, experiment, channel: Cha
             record["accuracy"] = accuracy_status.derive(record)
             return record
         suite = load_suite(model_config["suite_name"])
-        # The precision and training step that run (the plan resolved them; a config by hand may leave them to the suite).
+        # The precision and training step that run (the plan resolved them, and the parent adds the precision's
+        # reason; a config by hand may leave them to the suite, and then the child says why).
+        precision_reason = suite.precision_reason(model_config, experiment)
+        if precision_reason:
+            record["precision_reason"] = precision_reason
         experiment = experiment.with_(precision=suite.precision_for(model_config, experiment),
                                       train_step=suite.train_step_for(model_config, experiment))
         record["experiment"] = experiment.to_dict()

@@ -38,6 +38,9 @@ class Config:
     verify: bool = False
     round: int = 0  # --rounds: which run of this config (0-based)
     golden: Optional[dict] = None  # the golden flags set (records.golden_request): part of the fingerprint
+    # Why the model runs another precision than asked or the suite's default (suite.precision_reason); every
+    # record of the config carries it (key precision_reason). Not part of the fingerprint: a fact, not a choice.
+    precision_reason: Optional[str] = None
 
     @functools.cached_property  # asked several times per config (plan, resume, order, the end): computed once
     def fingerprint(self) -> str:
@@ -162,9 +165,10 @@ def make_plan(suite, options: RunOptions, models: list) -> Plan:
         for experiment in kept:
             if not suite.matches(model, experiment):
                 continue
+            why = suite.precision_reason(model, experiment)
             experiment = experiment.with_(precision=suite.precision_for(model, experiment),
                                           train_step=suite.train_step_for(model, experiment))
-            config = Config(model, experiment, options.verify.enabled, golden=golden)
+            config = Config(model, experiment, options.verify.enabled, golden=golden, precision_reason=why)
             if config.fingerprint in seen:
                 continue
             seen.add(config.fingerprint)

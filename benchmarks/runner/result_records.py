@@ -66,6 +66,14 @@ def child_record(config, options: RunOptions, result: launcher.ChildResult, log_
         record["environment"]["executor"] = executor_facts
     record["environment"]["launch"] = result.launch  # fork (from a fork server) or spawn (a fresh interpreter)
     record["accuracy"] = accuracy_status.derive(record)  # the child's own, or its failure's
+    return with_precision_reason(record, config)
+
+
+def with_precision_reason(record: dict, config) -> dict:
+    """The plan's reason for the config's precision (the child was handed the precision it resolved to, so
+    it can't know the reason itself)."""
+    if getattr(config, "precision_reason", None):
+        record["precision_reason"] = config.precision_reason
     return record
 
 
@@ -74,7 +82,7 @@ def skip_record(config, options: RunOptions, reason: str, env_facts: dict) -> di
     records.mark_failed(record, records.STATUS_SKIP, "Unsupported", reason, "setup",
                         verification_code=records.VERIFIER_SKIPPED)
     record["accuracy"] = accuracy_status.derive(record)
-    return record
+    return with_precision_reason(record, config)
 
 
 def skipped_record(config, options: RunOptions, reason: str, env_facts: dict, executor_facts: dict) -> dict:

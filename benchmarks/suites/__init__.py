@@ -115,6 +115,12 @@ class Suite:
             return None
         return experiment.train_step or self.default_train_step
 
+    def precision_reason(self, model_config: dict, experiment) -> Optional[str]:
+        """Why `precision_for` gives this model another precision than `experiment` asks for (None: the suite's
+        default) or than the suite's default for most models, e.g. a default it can't run; None when it doesn't.
+        The record's `precision_reason`. Parent side, no torch."""
+        return None
+
     def tiers(self) -> dict:
         """Tier number -> list of model names (benchmarks/common/tiers.py, the one source)."""
         return tiers.of_suite(self.name)

@@ -1,9 +1,11 @@
 """`huggingface`: Hugging Face transformers models, as PyTorch's dynamo benchmark harness runs them.
 
 The names, batch sizes and sequence lengths are the harness's (huggingface_models.yaml). Each model is built
-offline from its config class (random weights; no hub, no tokenizer) and fed random token ids of the model's
-sequence length, with decoder inputs for encoder-decoder models and the labels of its task, so that eval and
-train both compute the model's own loss (as the harness does); train back-propagates that loss.
+offline from its config class (random weights; no hub, no tokenizer) and fed the harness's inputs
+(huggingface_inputs.py): random token ids of the model's sequence length, its decoder inputs (input_ids for T5,
+M2M100, MT5, Blenderbot, Pegasus and Marian; none for Bart, MBart and PLBart, which derive them from the
+labels) and the labels of its task, so that eval and train both compute the model's own loss (as the harness
+does); train back-propagates that loss. model_info says which seq_len, batch size and decoder inputs ran.
 
 --model-params: config fields ({"num_hidden_layers": 2, "hidden_size": 64}) and the suite's own knobs:
 `seq_len` (tokens per sequence) and `dropout` (every float config field with "drop" in its name, e.g. 0 for a
@@ -11,8 +13,8 @@ deterministic training step). A field the model's config does not have is an err
 Listing needs neither torch nor transformers.
 
 Beyond the harness's list, -k NAME with the exact name of any model class of transformers' auto mappings
-(BertModel, ViTForImageClassification, ...) builds that class from its config's defaults (NAMED_ENTRY: batch
-size and sequence length, overridable with --batch-size and --model-params), fed token ids or, for a model whose
+(BertModel, ViTForImageClassification, ...) builds that class from its config's defaults (batch size
+NAMED_BATCH_SIZE, the harness's sequence length for the name; overridable with --batch-size and --model-params), fed token ids or, for a model whose
 main input is pixel_values, images; a class without labels the suite knows trains on the runner's generic loss.
 """
 
@@ -24,16 +26,15 @@ import os
 from typing import Optional
 
 from benchmarks.suites import BenchmarkModel, ModelSkipped, Suite, model_config
+from benchmarks.suites.huggingface_inputs import decoder_rule, make_inputs, sequence_length
 
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "huggingface_models.yaml")
 KNOBS = ("seq_len", "dropout")
 INSTALL = "pip install transformers==5.23.0 (the project's `huggingface` extra)"
 # The dynamo harness's accuracy tolerances for these models (float32): inference 1e-3, training 1e-2.
 TOLERANCE = {"eval": 1e-3, "train": 1e-2}
-# Class-name endings -> the labels the harness gives (the model's own loss).
-TOKEN_LABELS = ("MaskedLM", "HeadModel", "CausalLM", "ForConditionalGeneration")
-# A model named outside the data file (-k NAME).
-NAMED_ENTRY = {"batch_size": 8, "seq_len": 128}
+# A model named outside the data file (-k NAME): this batch size, the harness's sequence length for its name.
+NAMED_BATCH_SIZE = 8
 # Every model class name of transformers' auto mappings (what AutoModel* can build from a config), as JSON.
 LIST_CODE = """import json
 from transformers.models.auto import modeling_auto as auto
@@ -94,44 +95,6 @@ def has_dropout(config) -> bool:
     return any("drop" in key and isinstance(value, float) and value > 0 for key, value in config.to_dict().items())
 
 
-def make_inputs(cls_name: str, config, batch_size: int, seq_len: int, main_input: str = "input_ids") -> dict:
-    """Random token ids (fixed seed), decoder inputs for encoder-decoder models, the labels of the task; for an
-    image model (main input pixel_values) random images and, for a classifier, its labels."""
-    import torch
-
-    generator = torch.Generator().manual_seed(0)
-
-    def ints(high, shape):
-        return torch.randint(0, max(int(high), 1), shape, generator=generator, dtype=torch.int64)
-
-    if main_input == "pixel_values":
-        size = getattr(config, "image_size", 224)  # ResNetConfig and RegNetConfig have none
-        size = size if isinstance(size, int) else size[0]
-        inputs = {"pixel_values": torch.randn(batch_size, config.num_channels, size, size, generator=generator)}
-        if cls_name.endswith("ForImageClassification"):
-            inputs["labels"] = ints(config.num_labels - 1, (batch_size,))
-        return inputs
-    if main_input != "input_ids":
-        raise ModelSkipped(f"the huggingface suite makes input_ids and pixel_values; {cls_name} takes {main_input}")
-
-    vocab = config.vocab_size
-    ids = ints(1 if cls_name.startswith("Roberta") else vocab, (batch_size, seq_len))  # as the harness
-    if "Bart" in cls_name and config.eos_token_id is not None:
-        ids[:, -1] = config.eos_token_id
-    inputs = {"input_ids": ids}
-    if getattr(config, "is_encoder_decoder", False):
-        inputs["decoder_input_ids"] = ids.clone()
-    if cls_name.endswith("QuestionAnswering"):
-        inputs["start_positions"] = ints(seq_len, (batch_size,))
-        inputs["end_positions"] = ints(seq_len, (batch_size,))
-    elif cls_name.endswith("SequenceClassification"):
-        inputs["labels"] = ints(config.num_labels - 1, (batch_size,))
-    elif cls_name.endswith(TOKEN_LABELS):
-        inputs["labels"] = ints(vocab - 1 if cls_name.endswith("ForConditionalGeneration") else vocab,
-                                (batch_size, seq_len))
-    return inputs  # a class whose labels the suite does not know (BertModel ...): none, the generic loss
-
-
 def has_labels(inputs: dict) -> bool:
     return any(key in inputs for key in ("labels", "start_positions"))
 
@@ -173,7 +136,7 @@ class HuggingFaceSuite(Suite):
         except ImportError as exc:
             raise ModelSkipped(f"the huggingface suite needs transformers ({exc}); {INSTALL}")
         name = model_config["model_name"]
-        entry = models().get(name) or dict(NAMED_ENTRY)  # a class named with -k NAME
+        entry = models().get(name) or {"batch_size": NAMED_BATCH_SIZE, "seq_len": sequence_length(name)}  # -k NAME
         params = dict(model_config.get("params") or {})
         problem = check_params(params)
         if problem:
@@ -189,7 +152,7 @@ class HuggingFaceSuite(Suite):
             raise ModelSkipped(f"seq_len {seq_len} is longer than {name}'s max_position_embeddings ({positions})")
         module = cls(config).to(device)
         batch_size = experiment.batch_size or entry["batch_size"]
-        inputs = make_inputs(cls_name, config, batch_size, seq_len, getattr(cls, "main_input_name", "input_ids"))
+        inputs = make_inputs(cls_name, config, batch_size, seq_len, getattr(cls, "main_input_name", "input_ids"), name)
         # Dropout draws from each device's own RNG while training: a backend's step differs by design, and
         # --verify does not compare it (train with {"dropout": 0} to verify a training step), except under the
         # harness's step, checked with eager's RNG (a reset seed, Inductor's fallback_random) as the harness does.
@@ -199,7 +162,8 @@ class HuggingFaceSuite(Suite):
             batch_size=batch_size, loss_fn=model_loss if has_labels(inputs) else None,
             harness_loss=model_loss if has_labels(inputs) else None, tolerance=TOLERANCE[experiment.test] if deterministic else None,
             deterministic=deterministic, after_move=lambda moved: moved.tie_weights(),
-            info={"seq_len": seq_len, "class": cls_name, "parameters": sum(p.numel() for p in module.parameters())},
+            info={"seq_len": seq_len, "batch_size": batch_size, "decoder_inputs": decoder_rule(name, cls_name, config, inputs),
+                  "class": cls_name, "parameters": sum(p.numel() for p in module.parameters())},
         )
 
 

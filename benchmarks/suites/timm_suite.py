@@ -1,10 +1,14 @@
 """`timm`: the timm models of PyTorch's dynamo benchmark harness (its timm_models_list.txt names and batch
 sizes) by default, and any other `timm.list_models()` architecture named exactly with -k NAME (an optional
 pretrained tag after a dot picks that config; batch size NAMED_BATCH_SIZE unless --batch-size), built with `timm.create_model(name, pretrained=False)` (random weights, nothing downloaded) and fed
-random images of the model's own default input size. Train: cross-entropy on fixed random labels.
+images as the harness makes them: the size timm's resolve_data_config gives (eval: the config's test size where
+it has one, e.g. dm_nfnet_f0 256 where its train size is 192; train: the train size), random pixel values in
+[0, 256) under seed 1337, normalised by their own mean and standard deviation. Train: cross-entropy on fixed
+random labels.
 
---model-params: `image_size` (e.g. 64 for quick CPU runs): transformers are built for it (img_size=...),
-convolutional models take it as it is; an architecture that cannot take the size is a skip record saying why.
+--model-params: `image_size` (e.g. 64 for quick CPU runs) overrides that size in eval and train: transformers
+are built for it (img_size=...), convolutional models take it as it is; an architecture that cannot take the
+size is a skip record saying why.
 Named timm_suite so that it never shadows the timm package. Listing needs neither torch nor timm.
 """
 
@@ -77,6 +81,32 @@ def create(timm, name: str, size: Optional[int]):
     return timm.create_model(name, **kwargs)  # a convolutional network: any size passes through
 
 
+# The harness's input seed (its timm runner seeds right before it draws the images).
+IMAGE_SEED = 1337
+
+
+def input_size(module, test: str, size: Optional[int]) -> tuple:
+    """((channels, height, width), where the size came from): --model-params image_size if given, else timm's
+    own data config for the model as the harness resolves it, at the test size in eval and the train size in
+    train (the same where the model's config has no test size)."""
+    from timm.data import resolve_data_config
+
+    channels, height, width = resolve_data_config({}, model=module, use_test_size=test == "eval")["input_size"]
+    if size:
+        return (channels, size, size), "model_params"
+    return (channels, height, width), "test" if test == "eval" else "train"
+
+
+def harness_images(batch_size: int, shape: tuple):
+    """The harness's images: integers in [0, 256) drawn under its seed, as floats, normalised by the batch's
+    one mean and standard deviation (not per channel, not ImageNet's statistics)."""
+    import torch
+
+    generator = torch.Generator().manual_seed(IMAGE_SEED)
+    pixels = torch.randint(256, (batch_size,) + tuple(shape), generator=generator).to(torch.float32)
+    return (pixels - pixels.mean()) / pixels.std()
+
+
 def has_random_layers(module) -> bool:
     from torch import nn
 
@@ -146,14 +176,11 @@ class TimmSuite(Suite):
             if size is None:
                 raise
             raise ModelSkipped(f"timm cannot build {name} for image_size {size}: {str(exc).splitlines()[0]}")
-        channels, height, width = module.pretrained_cfg["input_size"]
-        if size:
-            height = width = size
+        shape, size_from = input_size(module, experiment.test, size)
         classes = module.num_classes  # 0 for feature models (dinov2, siglip): no labels, the generic loss
         batch_size = experiment.batch_size or MODELS.get(name, NAMED_BATCH_SIZE)
-        generator = torch.Generator().manual_seed(0)
-        images = torch.randn(batch_size, channels, height, width, generator=generator)
-        labels = torch.randint(0, max(classes, 1), (batch_size,), generator=generator)
+        images = harness_images(batch_size, shape)
+        labels = torch.randint(0, max(classes, 1), (batch_size,), generator=torch.Generator().manual_seed(0))
         # The harness's step is checked with eager's RNG (a reset seed, Inductor's fallback_random): dropout is judged.
         deterministic = experiment.test == "eval" or experiment.train_step == "harness" or not has_random_layers(module)
         return BenchmarkModel(
@@ -161,7 +188,7 @@ class TimmSuite(Suite):
             loss_fn=classification_loss(labels.to(device)) if classes else None,
             harness_loss=harness_loss(name.split(".")[0] in SCALED_LOSS),
             tolerance=TOLERANCE[experiment.test] if deterministic else None, deterministic=deterministic,
-            info={"image_size": [height, width], "num_classes": classes},
+            info={"image_size": list(shape[1:]), "image_size_from": size_from, "num_classes": classes},
         )
 
 

@@ -395,8 +395,15 @@ class TorchBenchSuite(Suite):
         return torchbench_precision.resolve(model_config["model_name"], experiment.test, experiment.precision,
                                             experiment.accelerator)
 
+    def precision_reason(self, model_config, experiment):
+        return torchbench_precision.resolve_with_reason(model_config["model_name"], experiment.test,
+                                                        experiment.precision, experiment.accelerator)[1]
+
     def skip_reason(self, model_config, experiment, options):
         name = model_config["model_name"]
+        cannot = torchbench_precision.unsupported_request(name, experiment.precision)
+        if cannot:
+            return cannot
         if self._skips is None:
             self._skips = load_skips(getattr(options, "torchbench_skips", None))
         for group in self._skips:
