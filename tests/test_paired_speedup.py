@@ -166,7 +166,7 @@ def test_an_eager_failure_in_a_paired_child_is_eager_s(tmp_path):
     # third_call_raises fails from its third call on: the paired child's eager warm-up (first) makes that call.
     run_runner("--suite-name=faults", "-k", "^third_call_raises$", "--accelerator=cpu", "--xla=None",
                "--dynamo=aot_eager", "--test=eval", "--speedup=paired", "--warmup=3", "--repeat=1",
-               f"--output-dirname={tmp_path}", check_rc=0)
+               f"--output-dirname={tmp_path}", check_rc=1)  # a failed config: exit 1
     (record,) = read_jsonl(tmp_path / "results.jsonl")
     assert record["status"] == "error" and record["error"]["phase"] == "reference"
     assert record["accuracy"] == "eager_fail_to_run"  # not the backend's fail_to_run
