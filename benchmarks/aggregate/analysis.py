@@ -16,7 +16,7 @@ from typing import Optional
 
 from benchmarks.aggregate.inputs import NoData, check_backends, expand_inputs, load_rows, order_backends, \
     select_accelerator
-from benchmarks.common import measurement, records, stats
+from benchmarks.common import against_eager, measurement, records, stats
 from benchmarks.common.cli_support import UsageError
 from benchmarks.common.selection import TESTS, Selection
 
@@ -98,6 +98,18 @@ def datapoint(found: list, options: Options) -> tuple:
     return value, spread, None
 
 
+def paired_point(found: list, options: Options) -> Optional[tuple]:
+    """(speedup, spread) of a config run with --speedup=paired: the estimator over its per-pair ratios eager/backend
+    (every process's pairs pooled), which stands for baseline time / its time; None for an isolated config, or
+    with --metric=compile (the pairs time steady runs only)."""
+    import numpy as np
+
+    found = [ratios for ratios in (m.paired_ratios() for m in found) if ratios is not None]
+    if not found or options.metric != "exec":
+        return None
+    return stats.estimate(np.concatenate(found), options.estimator)
+
+
 # ---------------------------------------------------------------- analysis
 
 
@@ -106,6 +118,7 @@ class Cell:
     """One backend in one run: per-workload speedups (value, error), and what was left out and why."""
 
     speedups: dict = dataclasses.field(default_factory=dict)
+    paired: set = dataclasses.field(default_factory=set)  # workloads whose speedup is their own paired one
     left_out: dict = dataclasses.field(default_factory=dict)  # workload -> (reason, detail)
 
     def summary(self) -> Optional[tuple]:
@@ -168,6 +181,8 @@ def prepare(options: Options) -> Analysis:
     for row in rows:
         if row.status == records.STATUS_OK:  # failed records are never measured, whatever they hold
             row.value, row.spread, row.why = datapoint(row.pooled, options)
+            if row.value is not None:
+                row.paired = paired_point(row.pooled, options)
     return compute(rows, options, backends, accelerator)
 
 
@@ -206,6 +221,11 @@ def compute(rows: list, options: Options, backends: list, accelerator: str) -> A
         if options.baseline == "latest" or key not in baseline:
             baseline[key] = (row.value, row.spread)
 
+    # A paired config's own speedup is against eager: it stands for the baseline's only when the baseline is eager.
+    eager_base = any(r.measurement.base_backend == against_eager.EAGER for r in rows if r.backend == backends[0])
+    if not eager_base:
+        for row in rows:
+            row.paired = None
     groups: dict = {}  # (timestamp, backend) -> workload -> rows
     universe: dict = {}
     for row in rows:
@@ -216,8 +236,12 @@ def compute(rows: list, options: Options, backends: list, accelerator: str) -> A
     for key, by_workload in groups.items():
         cell = Cell()
         for workload, group in by_workload.items():
-            pairs = [stats.speedup(baseline[(workload, r.batch_key)], (r.value, r.spread))
-                     for r in group if r.value is not None and (workload, r.batch_key) in baseline]
+            pairs = [r.paired if r.paired is not None else stats.speedup(baseline[(workload, r.batch_key)],
+                                                                          (r.value, r.spread))
+                     for r in group if r.paired is not None
+                     or (r.value is not None and (workload, r.batch_key) in baseline)]
+            if any(r.paired is not None for r in group):
+                cell.paired.add(workload)
             if pairs:
                 # Batch sizes of one model combine by geomean (upstream does so even for one).
                 cell.speedups[workload] = stats.geomean(pairs)

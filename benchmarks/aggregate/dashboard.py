@@ -5,7 +5,8 @@ configs that passed. Definitions (equal to the HUD's): docs/architecture.md, "Th
 A line is one run (timestamp), suite, backend and value of every other axis (precision, compile mode,
 dynamic, quantization, ...); its configs are the analysis' rows (one per model and batch size, --rounds
 pooled). Each backend config is measured against the eager config of the same model and axes
-(common/against_eager.py): of the same run, else the --baseline one.
+(common/against_eager.py): of the same run, else the --baseline one; a config run with --speedup=paired takes
+its speedup from its own pairs of eager and backend runs instead (the median of the per-pair ratios).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ class Entry:
     accuracy: str
     passed: bool
     speedup: Optional[float] = None
+    paired: bool = False  # the speedup is the config's own paired one (--speedup=paired), not against its eager config
     compile_latency: Optional[float] = None
     compression_ratio: Optional[float] = None
     peak_memory: Optional[float] = None
@@ -134,6 +136,9 @@ def lines(analysis: Analysis) -> list:
             entry.speedup = eager.value / r.value
             entry.compile_latency = against_eager.compile_latency(processes(r), processes(eager))
             entry.compression_ratio = against_eager.compression_ratio(processes(r), processes(eager))
+        paired = against_eager.paired_speedup(processes(r)) if r.value is not None else None
+        if paired is not None:  # eager timed beside the backend in the config's own processes: that speedup wins
+            entry.speedup, entry.paired = paired["median"], True
         grouped[key].entries.append(entry)
     order = {name: i for i, name in enumerate([base] + sorted({k[2] for k in grouped} - {base}))}
     return sorted(grouped.values(), key=lambda l: (l.timestamp, l.suite, order[l.backend],

@@ -112,6 +112,7 @@ class Row:
     value: Optional[float] = None  # the time (s), once measured by `datapoint`
     spread: Optional[float] = None
     why: Optional[str] = None  # why an ok record has no value
+    paired: Optional[tuple] = None  # (speedup, spread) from its own eager runs (--speedup=paired), by `datapoint`'s estimator
 
     @property
     def record(self) -> dict:

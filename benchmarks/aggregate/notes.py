@@ -68,6 +68,9 @@ def left_out_text(left_out: dict, labels: dict) -> str:
 def cell_note(analysis: Analysis, title: str, cell: Cell, where: str) -> str:
     count = len(cell.speedups)
     text = f"{title}: {count} model{'s' if count != 1 else ''} ({where})"
+    if cell.paired:  # --speedup=paired: the config's own eager runs, alternating with the backend's
+        text += (f"; paired: {len(cell.paired)} model{'s' if len(cell.paired) != 1 else ''}, speedup from "
+                 "eager/backend ratios of alternating runs in one process, not from the baseline's result")
     left = left_out_text(cell.left_out, analysis.labels)
     return text + (f"; left out: {left}" if left else "")
 
@@ -121,6 +124,14 @@ def dashboard_notes(analysis: Analysis, lines: list) -> list:
     if unchecked:
         notes.append(f"{unchecked} config(s) of the newest run were not checked for accuracy: run with --verify "
                      "for a pass rate.")
+    paired = sorted((f"{backend_title(line.backend)} ({line.suite})", e.label) for line in newest
+                    for e in line.entries if e.paired and e.passed)
+    if paired:
+        notes.append(f"Paired: {len(paired)} config(s) of the newest run take their speedup from their own eager runs, "
+                     "alternating with the backend's in one process (--speedup=paired): the median of the per-pair "
+                     "ratios eager/backend, every process's pairs pooled: "
+                     + _names([f"{label} {where}" for where, label in paired]) + ". The others divide their eager "
+                     "config's time by their own.")
     for line in newest:
         if not line.baseline:
             lacking = [e.label for e in line.entries if e.passed and e.speedup is None]

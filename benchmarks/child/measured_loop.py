@@ -176,8 +176,12 @@ def timed_run(step: Callable, experiment, iterations: int, hooks=()) -> tuple:
 
 def measure(step: Callable, experiment, repeat: int, iterations: int, warmup: int,
             on_phase: Optional[Callable[[str], None]] = None, around_repeat=None, timed=None,
-            after_repeat=None, memory=None) -> dict:
+            after_repeat=None, memory=None, eager: Optional[Callable] = None) -> dict:
     """Warm-up runs (metrics.warmup_time; the first compiles), then `repeat` timed runs.
+
+    `eager`, if given (--speedup=paired: eager's step on the same module and inputs), is warmed up first
+    (metrics.eager_warmup_time, phase `reference`: a failure there is eager's), then timed just before each timed
+    run of the backend, as the dynamo harness alternates them (metrics.eager_total_time, eager_per_iter_time).
 
     `around_repeat(index)`, if given, returns a context manager wrapping each timed run (profilers).
     `after_repeat(index, last_output)`, if given, is called after each timed run, outside it (--save-output).
@@ -187,6 +191,10 @@ def measure(step: Callable, experiment, repeat: int, iterations: int, warmup: in
     timed = timed or timed_run
     on_phase = on_phase or (lambda phase: None)
     metrics = collections.defaultdict(list)
+    if eager is not None:
+        on_phase("reference")
+        for _ in range(warmup):
+            metrics["eager_warmup_time"].append(timed_run(eager, experiment, iterations)[0])
     on_phase("compile")
     for index in range(warmup):
         total, _, _ = timed_run(step, experiment, iterations)
@@ -195,6 +203,10 @@ def measure(step: Callable, experiment, repeat: int, iterations: int, warmup: in
             on_phase("run")
     on_phase("run")
     for index in range(repeat):
+        if eager is not None:  # the pair's first half; its output is dropped before the backend's run
+            eager_total = timed(eager, experiment, iterations)[0]
+            metrics["eager_total_time"].append(eager_total)
+            metrics["eager_per_iter_time"].append(eager_total / iterations)
         backends.reset_xla_metrics(experiment)
         if memory is not None:
             memory.start_run()

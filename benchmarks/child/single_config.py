@@ -16,7 +16,8 @@ import threading
 import time
 
 from benchmarks.child import compile_settings, device_memory, diagnostics, golden, precise_timing, verify
-from benchmarks.common import accuracy_status, experiment_config, machine_facts, output_paths, records
+from benchmarks.common import accuracy_status, experiment_config, machine_facts, output_paths, paired_speedup, \
+    records
 from benchmarks.common.cli_support import UsageError
 from benchmarks.common.process_env import PARENT_PID_VARIABLE, child_environment
 from benchmarks.common.cpu_affinity import pin_self
@@ -211,11 +212,17 @@ def run_config(options: RunOptions, model_config: dict, experiment, channel: Cha
             verifier.before_timing(experiment, module, step)
         if checker:
             checker.before_timing(experiment, step)
+        eager_step = None
+        if experiment.speedup == paired_speedup.PAIRED:  # eager on the same module and inputs, the example ones
+            eager_step = measured_loop.make_step(bm, experiment.with_(dynamo=None), module, args, kwargs)
         record["metrics"] = measured_loop.measure(
             step, experiment, options.repeat, options.iterations_per_run, options.warmup, on_phase=channel.set_phase,
             timed=precise_timing.pure_wall_time_run if options.timing.pure_wall_time else None,
-            around_repeat=diag.around_repeat, after_repeat=diag.after_repeat, memory=memory,
+            around_repeat=diag.around_repeat, after_repeat=diag.after_repeat, memory=memory, eager=eager_step,
         )
+        if eager_step is not None:
+            record["paired_speedup"] = paired_speedup.summarize(record["metrics"]["eager_per_iter_time"],
+                                                                record["metrics"]["per_iter_time"])
         record["memory_kind"] = memory.kind
         diag.finish(record["metrics"])
         if experiment.dynamo:

@@ -1,7 +1,8 @@
 """A config measured against eager's run of the same model and axes: which eager config is its baseline (the one
 rule), the dashboard's compile latency and peak-memory compression ratio, defined as PyTorch's HUD defines them
-(docs/architecture.md, "The dashboard"). aggregate.py's dashboard, compare.py's gates, the runner's
-end-of-sweep table and scripts/bench_dashboard.py all read them here. Pure Python over Measurements.
+(docs/architecture.md, "The dashboard"), and a paired config's speedup from its own eager runs (--speedup=paired).
+aggregate.py's dashboard, compare.py's gates, the runner's end-of-sweep table and scripts/bench_dashboard.py all
+read them here. Pure Python over Measurements.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ import json
 import statistics
 from typing import Iterable, Optional
 
-from benchmarks.common import compile_options
+from benchmarks.common import compile_options, paired_speedup as paired
 from benchmarks.common.measurement import Measurement
 
 # The eager baseline's backend name (Measurement.base_backend).
@@ -18,12 +19,14 @@ EAGER = "eager"
 # The axes only torch.compile takes: an eager config has no compile mode, Inductor config or compile cache, and
 # runs static shapes (--dynamic needs dynamo: a support rule), so a config is compared with eager without them.
 COMPILE_ONLY_AXES = compile_options.KEYS + ("dynamic",)
+# The axes an eager config never has: torch.compile's, and --speedup (eager is the baseline, never paired).
+BACKEND_ONLY_AXES = COMPILE_ONLY_AXES + ("speedup",)
 
 
 def baseline_key(m: Measurement) -> str:
     """What a config shares with its eager baseline: machine, suite, model, test, batch size and every axis
-    but torch.compile's own (COMPILE_ONLY_AXES)."""
-    axes = {k: v for k, v in m.axes.items() if k not in COMPILE_ONLY_AXES}
+    but those eager never has (BACKEND_ONLY_AXES: torch.compile's own, and --speedup)."""
+    axes = {k: v for k, v in m.axes.items() if k not in BACKEND_ONLY_AXES}
     return json.dumps([m.accelerator_model, m.suite, m.model_name, m.test, m.batch_size, axes], sort_keys=True,
                       default=str)
 
@@ -41,6 +44,15 @@ def first_run(processes: list) -> Optional[float]:
 def peak_memory(processes: list) -> Optional[float]:
     """The peak memory (Measurement.peak_memory: the device's, else the host's), averaged over processes."""
     return _mean(m.peak_memory() for m in processes)
+
+
+def paired_speedup(processes: list) -> Optional[dict]:
+    """--speedup=paired: the config's speedup from its own pairs of alternating eager and backend runs, every
+    process's pairs pooled (paired_speedup.pooled: median, interval, pairs, processes), or None when no process
+    has pairs (an isolated config: its speedup divides its eager config's time by its own)."""
+    found = [m.paired_ratios() for m in processes]
+    found = [ratios.tolist() for ratios in found if ratios is not None]
+    return paired.pooled(found) if found else None
 
 
 def compile_latency(backend: list, eager: list) -> Optional[float]:

@@ -6,7 +6,7 @@ import dataclasses
 import hashlib
 from typing import Any, Optional
 
-from benchmarks.common import compile_options, precision as precisions, quantization
+from benchmarks.common import compile_options, paired_speedup, precision as precisions, quantization
 from benchmarks.common.safe_paths import safe_name
 
 # Upstream PyTorch/XLA's experiment keys, in its order; records keep this order.
@@ -22,7 +22,7 @@ EXPERIMENT_KEYS = (
     "enable_functionalization",
 )
 # Our keys after upstream's (always written, null when unset; old records without them read as null).
-OWN_KEYS = ("quantization", "precision", "dynamic") + compile_options.KEYS + ("train_step",)
+OWN_KEYS = ("quantization", "precision", "dynamic") + compile_options.KEYS + ("train_step", "speedup")
 # Keys a hand-written --experiment-config must carry (the rest have defaults).
 REQUIRED_EXPERIMENT_KEYS = ("accelerator", "xla", "dynamo", "test")
 
@@ -42,7 +42,7 @@ DEFAULT_TRAIN_STEP = "forward_loss"
 # Our keys whose default is not null: at it, a key is left out of the fingerprint and the labels (old records
 # lack it and ran it). The one table: measurement.py and records.py read it.
 AXIS_DEFAULTS = {"precision": precisions.DEFAULT, "dynamic": DEFAULT_DYNAMIC, **compile_options.DEFAULTS,
-                 "train_step": DEFAULT_TRAIN_STEP}
+                 "train_step": DEFAULT_TRAIN_STEP, "speedup": paired_speedup.DEFAULT}
 # --dynamo values that are no dynamo backend: torch.export (strict or not), and AOTInductor's package.
 EXPORT_BACKENDS = ("export", "export_nonstrict", "aot_inductor")
 
@@ -82,6 +82,8 @@ class ExperimentConfig:
     compile_cache: Optional[str] = None
     # --train-step (TRAIN_STEPS) for train configs, None for eval (and until the plan resolves the suite's default).
     train_step: Optional[str] = None
+    # --speedup (common/paired_speedup.py): isolated, or paired (eager timed beside the backend in its child).
+    speedup: str = paired_speedup.DEFAULT
     # Keys beyond upstream's (new matrix axes such as a dtype); sorted (key, value) pairs.
     extra: tuple = ()
 
@@ -134,6 +136,10 @@ class ExperimentConfig:
         if train_step is not None and (test != "train" or train_step not in TRAIN_STEPS):
             raise ConfigError(f"train_step must be one of {', '.join(TRAIN_STEPS)} (train configs) or null, "
                               f"not {train_step!r} for test {test}")
+        try:
+            speedup = paired_speedup.parse(data.get("speedup"))
+        except ValueError as exc:
+            raise ConfigError(str(exc))
         extra = tuple(sorted((k, v) for k, v in data.items() if k not in EXPERIMENT_KEYS + OWN_KEYS))
         return cls(
             accelerator=accelerator,
@@ -149,6 +155,7 @@ class ExperimentConfig:
             precision=precision,
             dynamic=dynamic,
             train_step=train_step,
+            speedup=speedup,
             extra=extra,
             **compile_values,
         )
@@ -160,8 +167,9 @@ class ExperimentConfig:
         """`key=value` for the keys that were set, for one-line messages."""
         data = self.to_dict()
         data.pop("accelerator_model", None)
-        if data.get("dynamic") == DEFAULT_DYNAMIC:
-            data.pop("dynamic")
+        for key in ("dynamic", "speedup"):
+            if data.get(key) == AXIS_DEFAULTS[key]:
+                data.pop(key)
         return " ".join(f"{k}={v}" for k, v in data.items() if v not in (None, False))
 
     @property
@@ -189,6 +197,8 @@ class ExperimentConfig:
                 parts.append(f"{key}-{value if key != 'inductor_config' else short_hash(value)}")
         if self.train_step not in (None, DEFAULT_TRAIN_STEP):
             parts.append(f"step-{self.train_step}")
+        if self.speedup != paired_speedup.DEFAULT:
+            parts.append(self.speedup)
         for key, value in self.extra:
             parts.append(f"{key}-{value}")
         return safe_name("-".join(parts))

@@ -3,7 +3,8 @@
 The config's identity and labels (suite, model, accelerator, backend, test, batch size and every other
 experiment axis), its status, run and round, and what it measured: a metric's samples under a named
 warm-up policy, the per-iteration time, the compile time (one definition, with upstream's named
-alternatives for records that have no warm-up), the first run's time and the peak memory. The rules and
+alternatives for records that have no warm-up), the first run's time, the peak memory and, for --speedup=paired
+records, the per-pair speedups. The rules and
 why: docs/architecture.md, "Measurement". numpy (through `stats`), never torch.
 """
 
@@ -310,6 +311,22 @@ class Measurement:
         if not isinstance(breaks, dict):
             return None
         return int(sum(v for v in breaks.values() if isinstance(v, (int, float)) and math.isfinite(v)))
+
+    def paired_ratios(self) -> Optional[np.ndarray]:
+        """--speedup=paired: eager time / backend time of each pair of alternating runs in this process (the
+        record's `paired_speedup.ratios`, positive and finite), or None for a record without them (an isolated
+        run, eager, a failure, an older record). Every pair counts: both series come after warm-up."""
+        found = self.record.get("paired_speedup")
+        values = stats.samples(found.get("ratios")) if isinstance(found, dict) else None
+        if values is None:
+            return None
+        values = values[np.isfinite(values) & (values > 0)]
+        return values if len(values) else None
+
+    def paired_speedup(self) -> Optional[dict]:
+        """The record's `paired_speedup` summary (median of the pair ratios, its interval, the harness's ratio of
+        medians, both medians) when it has pair ratios, else None."""
+        return self.record["paired_speedup"] if self.paired_ratios() is not None else None
 
     def summary(self, metric: str, policy: WarmupPolicy = FIRST_SAMPLE) -> Optional[dict]:
         """result_analyzer.py's statistics of a metric: min/median/max of every sample, mean/std (ddof 0) of

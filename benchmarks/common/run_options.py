@@ -16,7 +16,7 @@ import os
 import time
 from typing import Optional
 
-from benchmarks.common import compile_options, experiment_config, precision, quantization
+from benchmarks.common import compile_options, experiment_config, paired_speedup, precision, quantization
 from benchmarks.common.cli_support import (Parser, UsageError, epilog, finite_non_negative_float, memory_size,
                                            non_negative_int, positive_float, positive_int)
 from benchmarks.common.cpu_affinity import cpu_affinity_spec
@@ -236,6 +236,11 @@ class RunOptions:
         "the suite's loss, no optimizer on the CPU), forward_loss (forward + loss compiled, eager backward and SGD "
         "step); default: the suite's (harness for torchbench, timm, huggingface; forward_loss for the others); "
         "experiment key `train_step`", choices=experiment_config.TRAIN_STEPS)
+    speedup: tuple = MATRIX.axis(
+        "isolated (default: each config in its own child; a speedup divides two processes' medians) or paired (a "
+        "backend's child also times eager on the same module and inputs, alternating eager and backend runs as the "
+        "dynamo harness does: the record's paired_speedup, per-pair ratios with an interval; not for XLA); experiment "
+        "key `speedup`", choices=paired_speedup.CHOICES)
     enable_functionalization: bool = MATRIX.switch(PARENT, "keep XLA functionalization on (default: "
         "XLA_DISABLE_FUNCTIONALIZATION=1)")
     # measurement (the parent reads them too: a failure record says what was asked)

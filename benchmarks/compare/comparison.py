@@ -6,6 +6,7 @@ import dataclasses
 import math
 from typing import Optional
 
+from benchmarks.common import against_eager
 from benchmarks.common.measurement import Measurement
 from benchmarks.compare import gates, metrics, statistics, verdicts
 
@@ -52,6 +53,18 @@ def _processes(found: list, settings: Settings) -> tuple:
     return processes, why
 
 
+def _show_paired(row: dict, pair) -> None:
+    """Both sides run with --speedup=paired: each side's paired speedup (its processes' pairs pooled) in the row,
+    and a note saying which figure the verdict is of."""
+    found = [against_eager.paired_speedup([Measurement(r) for r in side]) for side in (pair.control, pair.treatment)]
+    if None in found:
+        return
+    row["paired_speedup"] = {"control": found[0]["median"], "treatment": found[1]["median"]}
+    used = "the verdict is of it" if row["metric"] == "paired" else "--metric=paired compares it"
+    row["gate_notes"] = row.get("gate_notes", []) + [
+        f"paired speedup over eager {found[0]['median']:.2f}x -> {found[1]['median']:.2f}x ({used})"]
+
+
 def _memory_kinds(found: list) -> list:
     """The kinds of memory figure the records that have one hold (metrics.memory_kind), sorted."""
     return sorted({metrics.memory_kind(m) for m in map(Measurement, found) if metrics.record_samples(m, "memory")[0]
@@ -75,6 +88,8 @@ def compare(pairs: list, settings: Settings, sides: tuple = ([], [])) -> Report:
             found = gates.findings(pair.control, pair.treatment, indexes, settings.limits)
             row["gates"] = [gate for gate, _ in found]
             row["gate_notes"] = [text for _, text in found]
+        if pair.control and pair.treatment:
+            _show_paired(row, pair)
         decided = verdicts.correctness(pair.control, pair.treatment)
         if decided:
             row["verdict"], row["note"] = decided

@@ -7,6 +7,9 @@ compile  the first run's time, compilation included (Measurement.first_run_time)
 memory   peak memory of each timed run: the device's (`peak_memory_bytes`), else the host's resident set
          (`peak_rss_bytes`, older records); two sides whose figures are of different kinds (`memory_kind`)
          are not comparable
+paired   the backend's time relative to eager's in the same pair of alternating runs (--speedup=paired records:
+         backend / eager per pair, the inverse of the pair's speedup), so above 1 the speedup over eager fell; it
+         cancels what changed the machine between the two sides, which slows eager as much
 NAME     any other metric of the records, by name, steady state as for time
 """
 
@@ -19,8 +22,8 @@ import numpy as np
 from benchmarks.common import measurement
 from benchmarks.common.measurement import Measurement
 
-KINDS = ("time", "compile", "memory")
-UNITS = {"time": ("ms", 1e3), "compile": ("s", 1.0), "memory": ("MiB", 1 / 2**20)}
+KINDS = ("time", "compile", "memory", "paired")
+UNITS = {"time": ("ms", 1e3), "compile": ("s", 1.0), "memory": ("MiB", 1 / 2**20), "paired": ("x eager", 1.0)}
 
 
 def unit(metric: str) -> tuple:
@@ -48,6 +51,11 @@ def record_samples(m: Measurement, metric: str, skip: Optional[int] = None) -> t
         if first is None:
             return None, "no warmup_time or total_time"
         values = np.array([first])
+    elif metric == "paired":
+        ratios = m.paired_ratios()
+        if ratios is None:
+            return None, "no paired_speedup (run with --speedup=paired)"
+        values = 1.0 / ratios
     elif metric == "memory":
         values = m.raw(measurement.DEVICE_PEAK_MEMORY)  # the device's peak; older records: the host's resident set
         values = values if values is not None else m.raw(measurement.PEAK_MEMORY)

@@ -18,7 +18,8 @@ import sys
 import time
 from typing import Optional
 
-from benchmarks.common import compile_options, experiment_config, machine_facts, precision, pure_wall_time, records
+from benchmarks.common import compile_options, experiment_config, machine_facts, paired_speedup, precision, \
+    pure_wall_time, records
 from benchmarks.common.cli_support import UsageError
 from benchmarks.common.run_options import RunOptions
 from benchmarks.runner import matrix
@@ -123,6 +124,7 @@ def expand_experiments(suite, options: RunOptions) -> list:
         inductor_config=options.inductor_config_text,
         compile_caches=options.compile_cache or ["cold"],
         train_steps=options.train_step or [None],
+        speedups=options.speedup or [paired_speedup.DEFAULT],
     )
 
 

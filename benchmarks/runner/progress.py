@@ -98,8 +98,9 @@ def table(rows: list, header: list) -> str:
 
 def speedup_table(sweep_records: list) -> str:
     """Per (model, accelerator, test, batch size): each backend's median ms/iter and speedup over its eager
-    baseline (common/against_eager.py: eager at the same axes, torch.compile's own aside). Columns are backend
-    labels without the axes every record shares (a microbench sweep's one dtype)."""
+    baseline (common/against_eager.py: eager at the same axes, torch.compile's own aside), or, for a paired config
+    (--speedup=paired), its own paired speedup and interval. Columns are backend labels without the axes every
+    record shares (a microbench sweep's one dtype)."""
     from benchmarks.common import against_eager
     from benchmarks.common.measurement import Measurement  # numpy: only once a record is in
 
@@ -133,14 +134,21 @@ def speedup_table(sweep_records: list) -> str:
                 tflops = _median_tflops(m.record)
                 if tflops is not None:
                     cell += f" {tflops:.3g} TFLOP/s"
+                paired = against_eager.paired_speedup([m])
                 eager = eager_of.find(m) if m.base_backend != against_eager.EAGER else None
                 eager_ms = _median_ms(eager) if eager and eager["status"] == records.STATUS_OK else None
-                if eager_ms:
+                if paired:  # its own eager runs, alternating with the backend's: median of the pairs, interval
+                    cell += f" ({paired['median']:.2f}x paired, {paired['low']:.2f}-{paired['high']:.2f})"
+                elif eager_ms:
                     cell += f" ({eager_ms / ms:.2f}x)"
                 row.append(cell)
         rows.append(row)
     header = ["model", "accel", "test", "batch"] + [f"{b} ms" for b in backends]
-    return table(rows, header)
+    text = table(rows, header)
+    if any(against_eager.paired_speedup([m]) for m in views):
+        text += ("\n(Nx paired, low-high: --speedup=paired, the median of eager/backend over pairs of alternating runs "
+                 "in the config's own process, and its order-statistic interval; Nx: the eager config's median / this)")
+    return text
 
 
 def latest_records(results_path: str, configs: list) -> dict:
