@@ -46,6 +46,19 @@ def test_seconds_keep_only_finite_non_negative_numbers():
         "a": 1.234568, "e": 2.0}
 
 
+def test_a_torch_without_the_lists_costs_their_keys_never_the_record(monkeypatch, caplog):
+    """dynamo's reasons list and timers are internals: another torch may lack them (here: deleted)."""
+    import torch._dynamo.utils
+
+    from benchmarks.child import compile_settings
+
+    monkeypatch.delattr(torch._dynamo.utils, "graph_break_reasons")
+    monkeypatch.delattr(torch._dynamo.utils, "calculate_time_spent")
+    found = compile_settings.dynamo_stats()
+    assert set(found) == {"calls_captured", "graphs", "graph_breaks", "unique_graph_breaks", "recompiles"}
+    assert "graph-break reasons could not be read" in caplog.text and "compile times could not be read" in caplog.text
+
+
 # ---------------------------------------------------------------- a real sweep
 
 
