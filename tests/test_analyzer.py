@@ -61,7 +61,7 @@ def cells(row: dict) -> dict:
 # ---------------------------------------------------------------- goldens
 
 
-@pytest.mark.parametrize("name", ["ours", "upstream", "old_upstream", "messy"])
+@pytest.mark.parametrize("name", ["ours", "upstream", "old_upstream", "messy", "dynamo"])
 def test_report_matches_its_golden_file(tmp_path, name):
     run(tmp_path, FIXTURES / f"{name}.jsonl")
     assert_same_report(tmp_path / "report.csv", FIXTURES / f"{name}.csv")
@@ -160,6 +160,39 @@ def test_old_upstream_records_are_read(tmp_path):
     assert float(alexnet["timestamp"]) == FALLBACK_TIMESTAMP
 
 
+def test_dynamo_stats_give_the_graph_break_reasons_and_compile_phases_after_the_config_columns(tmp_path):
+    run(tmp_path, FIXTURES / "dynamo.jsonl")
+    header, rows = read_csv(tmp_path / "report.csv")
+    start = header.index("graph_break_reasons")
+    assert header[start - 1] == "experiment_enable_functionalization"  # after the config's own keys
+    assert header[start:start + 7] == ["graph_break_reasons", "compile_s_total", "compile_s_frame",
+                                       "compile_s_backend", "compile_s_inductor", "compile_s_code_gen",
+                                       "compile_s_backward"]
+    assert header[start + 7] == "min_total_time"  # then the statistics
+    eager, inductor, train, many, older, odd_stats, odd_entries, failed = rows
+    dynamo_cells = lambda row: {name: row[name] for name in header[start:start + 7] if row[name]}
+    assert dynamo_cells(eager) == dynamo_cells(older) == dynamo_cells(odd_stats) == dynamo_cells(failed) == {}
+    # Each phase its own column, torch's names mapped (total_wall_time, entire_frame_compile, ...); no break listed.
+    assert dynamo_cells(inductor) == {"compile_s_total": "9.5", "compile_s_frame": "9.5", "compile_s_backend": "8.25",
+                                      "compile_s_inductor": "7.75", "compile_s_code_gen": "2.5"}
+    # Reasons in the record's order (most frequent first), the file's base name, the count; the cell is quoted.
+    assert train["graph_break_reasons"] == ('Failed to trace builtin operator @ cnn.py:31 (3); Unsupported '
+                                            'Tensor.item() call with capture_scalar_outputs=False, "quoted" (1)')
+    assert float(train["compile_s_backward"]) == 0.25 and float(train["compile_s_total"]) == 1.75
+    # 20 reasons listed and 3 omitted by the child: the cell keeps what fits in about 500 characters.
+    kept = many["graph_break_reasons"].split("; ")
+    assert kept[-1] == "... 18 more" and len(kept) == 6 and len(many["graph_break_reasons"]) <= 520
+    assert kept[0] == "Graph break type number 0 with a long enough name to fill the cell @ model.py:100 (20)"
+    # Whatever a hand-edited record holds: non-entries skipped, text made one line, only numbers are seconds.
+    assert dynamo_cells(odd_entries) == {"graph_break_reasons": "multi line reason", "compile_s_backend": "2.0"}
+
+
+def test_dynamo_columns_only_where_some_record_has_dynamo_stats(tmp_path):
+    run(tmp_path, FIXTURES / "ours.jsonl")  # has a dynamo config, but records written before dynamo_stats
+    header, _ = read_csv(tmp_path / "report.csv")
+    assert "graph_break_reasons" not in header and not any(name.startswith("compile_s_") for name in header)
+
+
 # ---------------------------------------------------------------- robustness
 
 
@@ -233,7 +266,7 @@ def test_chunks_and_worker_processes_change_nothing(tmp_path, caplog):
     combined = tmp_path / "in" / "all.jsonl"
     combined.parent.mkdir()
     combined.write_text("".join((FIXTURES / f"{name}.jsonl").read_text()
-                                for name in ("ours", "upstream", "old_upstream", "messy")))
+                                for name in ("ours", "upstream", "old_upstream", "dynamo", "messy")))
     caplog.set_level(logging.WARNING, logger="benchmarks.analyzer.pipeline")
     one = run(tmp_path, combined, output=str(tmp_path / "one.csv"), jobs=1)
     serial_problems = [r.getMessage() for r in caplog.records]
@@ -241,17 +274,17 @@ def test_chunks_and_worker_processes_change_nothing(tmp_path, caplog):
     many = run(tmp_path, combined, output=str(tmp_path / "many.csv"), jobs=2, chunk_bytes=256)
     assert [r.getMessage() for r in caplog.records] == serial_problems
     assert (tmp_path / "one.csv").read_bytes() == (tmp_path / "many.csv").read_bytes()
-    assert one.records == many.records == 7 + 6 + 2 + 7
-    assert any(":27: torn last line" in message for message in serial_problems)  # 7 + 6 + 2 lines before messy
+    assert one.records == many.records == 7 + 6 + 2 + 8 + 7
+    assert any(":35: torn last line" in message for message in serial_problems)  # 7 + 6 + 2 + 8 lines before messy
 
 
 def test_jsonl_report_holds_the_same_rows_as_the_csv(tmp_path):
-    inputs = [FIXTURES / "ours.jsonl", FIXTURES / "upstream.jsonl"]
+    inputs = [FIXTURES / "ours.jsonl", FIXTURES / "upstream.jsonl", FIXTURES / "dynamo.jsonl"]
     run(tmp_path, *inputs, output=str(tmp_path / "r.csv"))
     run(tmp_path, *inputs, output=str(tmp_path / "r.jsonl"), output_format="jsonl")
     header, csv_rows = read_csv(tmp_path / "r.csv")
     json_rows = [json.loads(line) for line in (tmp_path / "r.jsonl").read_text().splitlines()]
-    assert len(json_rows) == len(csv_rows) == 13
+    assert len(json_rows) == len(csv_rows) == 13 + 8
     for row_c, row_j in zip(csv_rows, json_rows):
         assert list(row_j)[:36] == list(pipeline.FIXED_COLUMNS)  # every fixed column, null when unknown
         assert set(row_j) <= set(header)

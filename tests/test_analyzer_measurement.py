@@ -1,6 +1,7 @@
 """The analyzer's columnar fast path (range_reader.py, rows.py, the compiled reader) keeps its own vectorised
 statistics; on every golden and fuzz-corpus file they are the numbers of the records' Measurement view:
-each metric's statistics, the per-iteration time and the compile time."""
+each metric's statistics, the per-iteration time and the compile time (and dynamo's columns, those of
+common/dynamo_stats.py)."""
 
 import csv
 import importlib.util
@@ -13,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks.analyzer import pipeline
+from benchmarks.common import dynamo_stats
 from benchmarks.common.measurement import Measurement
 
 pytestmark = pytest.mark.usefixtures("analyzer_reader")  # each test with each reader
@@ -76,6 +78,11 @@ def check(path: Path, tmp_path: Path) -> int:
         assert same(row["dynamo_compile_time"], compile_time if m.experiment.get("dynamo") else None), path.name
         assert same(row["xla_compile_time"], compile_time if m.experiment.get("xla") else None), path.name
         checked += 4
+        if dynamo_stats.REASONS in row:  # dynamo's columns: the record's own dynamo_stats, row by row
+            reasons, *phases = dynamo_stats.cells(record.get("dynamo_stats"))
+            assert row[dynamo_stats.REASONS] == (reasons or ""), path.name
+            assert all(same(row[name], value) for (name, _), value in zip(dynamo_stats.PHASE_COLUMNS, phases))
+            checked += 1
     return checked
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from benchmarks.common import accuracy_status, stats
+from benchmarks.common import accuracy_status, dynamo_stats, stats
 
 # Upstream's result_analyzer.py columns: same names, same order, so its readers keep working.
 UPSTREAM_COLUMNS = (
@@ -31,6 +31,11 @@ ROUND_COLUMN = "round"
 # microbench's dtype) become experiment_<key> columns after the fixed ones: rows of two configs always
 # differ somewhere. Upstream's obsolete experiment_name (always "run_all") does not.
 EXPERIMENT_PREFIX = "experiment_"
+# The graph-break reasons (one cell) and dynamo's compile seconds by phase (a column each: numbers a spreadsheet
+# sorts and sums) of the record's `dynamo_stats` (common/dynamo_stats.py): columns where some record of the range
+# has dynamo_stats, after the experiment_<key> ones.
+DYNAMO_COLUMNS = dynamo_stats.COLUMNS
+_DYNAMO_INDEX = {name: i for i, name in enumerate(DYNAMO_COLUMNS)}
 # The record's `environment` keys, and their columns (last in a row).
 ENV_KEYS = ("python", "torch", "torch_xla", "torchvision", "numpy", "git_commit", "hostname")
 ENV_COLUMNS = ("python_version", "torch_version", "torch_xla_version", "torchvision_version", "numpy_version",
@@ -65,6 +70,8 @@ def _column_key(name: str) -> tuple:
         return (0, len(FIXED_COLUMNS), "")
     if name.startswith(EXPERIMENT_PREFIX):
         return (0, len(FIXED_COLUMNS), name)
+    if name in _DYNAMO_INDEX:
+        return (0, len(FIXED_COLUMNS) + 1, _DYNAMO_INDEX[name])
     if name in _ENV_INDEX:
         return (4, _ENV_INDEX[name])
     if "." in name:  # a dict-valued metric's entry

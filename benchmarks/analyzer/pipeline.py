@@ -10,7 +10,8 @@ worker processes, the run's summary. The parts (one job each):
   report_files.py     the report written in file order, the database, reading a report back
 
 Row layout (docs/analyzer.md, "The columns"): upstream PyTorch/XLA's 20 columns, then ours, then --verify's
-other figures and a config's own keys, then min_/median_/max_/mean_/std_ per metric in METRIC_ORDER (then
+other figures and a config's own keys, then dynamo's graph-break reasons and compile phases (where a record has
+`dynamo_stats`), then min_/median_/max_/mean_/std_ per metric in METRIC_ORDER (then
 other metrics by name), then the numeric entries of dict-valued metrics as `name.key` columns, then the
 environment. Statistics come from benchmarks.common.stats, the module aggregate.py uses too.
 
@@ -35,8 +36,8 @@ import tempfile
 from typing import Optional
 
 from benchmarks.analyzer import compiled_reader
-from benchmarks.analyzer.columns import (ENV_COLUMNS, EXPERIMENT_PREFIX, FIXED_COLUMNS, ROUND_COLUMN, UPSTREAM_COLUMNS,
-                                         order_columns)
+from benchmarks.analyzer.columns import (DYNAMO_COLUMNS, ENV_COLUMNS, EXPERIMENT_PREFIX, FIXED_COLUMNS, ROUND_COLUMN,
+                                         UPSTREAM_COLUMNS, order_columns)
 from benchmarks.analyzer.problems import Problems
 from benchmarks.analyzer.range_reader import read_range
 from benchmarks.analyzer.report_files import (AnalyzeError, NoRecord, OrderedReport, append_to_database,
@@ -109,6 +110,7 @@ def process_chunk(task: ChunkTask) -> ChunkResult:
             headline, units = table.compute()
             columns = (FIXED_COLUMNS + (ROUND_COLUMN,) * table.has_round
                        + tuple(EXPERIMENT_PREFIX + key for key in table.experiment_keys)
+                       + DYNAMO_COLUMNS * table.has_dynamo_stats
                        + tuple(name for names, _, _ in units for name in names) + ENV_COLUMNS)
             if task.want_csv and table.lines:
                 csv_rows = table.csv_rows(headline, units, task.compiled)

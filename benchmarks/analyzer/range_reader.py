@@ -30,11 +30,12 @@ from benchmarks.common import stats
 # The top-level keys a row needs: the compiled reader hands back each one's raw text, the Python reader its value.
 TOP_KEYS = ("model", "experiment", "metrics", "timestamp", "repeat", "iterations_per_run", "status", "error",
             "outputs_file", "verification_code", "verification_mean_rel_error", "warmup", "environment",
-            "artifacts") + RECORD_VALUE_COLUMNS + (ROUND_COLUMN,)
+            "artifacts") + RECORD_VALUE_COLUMNS + (ROUND_COLUMN, "dynamo_stats")
 (K_MODEL, K_EXPERIMENT, K_METRICS, K_TIMESTAMP, K_REPEAT, K_ITERATIONS, K_STATUS, K_ERROR, K_OUTPUTS,
  K_VERIFICATION, K_REL_ERROR, K_WARMUP, K_ENVIRONMENT, K_ARTIFACTS) = range(14)
 K_RECORD_VALUES = tuple(range(14, 14 + len(RECORD_VALUE_COLUMNS)))  # RECORD_VALUE_COLUMNS, each its own value
-K_ROUND = len(TOP_KEYS) - 1  # --rounds' index: a column where some record of the range has one
+K_ROUND = 14 + len(RECORD_VALUE_COLUMNS)  # --rounds' index: a column where some record of the range has one
+K_DYNAMO_STATS = K_ROUND + 1  # dynamo's statistics: their columns where some record of the range has them
 LINE_SLOW, LINE_BLANK = 1, 2  # a line's status: the compiled reader left it to orjson; it is blank
 _FLATTEN_DEPTH = 4
 _LIST_ONLY = {list}

@@ -12,14 +12,15 @@ import orjson
 
 from benchmarks.analyzer import range_reader
 from benchmarks.analyzer.cells import cell, cells, combinations, join_rows, numbers_piece, statistics_cells
-from benchmarks.analyzer.columns import (ENV_COLUMNS, ENV_KEYS, EXPERIMENT_PREFIX, OUR_COLUMNS, RECORD_VALUE_COLUMNS,
-                                         ROUND_COLUMN, STATISTICS, UPSTREAM_COLUMNS, metric_columns, metric_rank)
+from benchmarks.analyzer.columns import (DYNAMO_COLUMNS, ENV_COLUMNS, ENV_KEYS, EXPERIMENT_PREFIX, OUR_COLUMNS,
+                                         RECORD_VALUE_COLUMNS, ROUND_COLUMN, STATISTICS, UPSTREAM_COLUMNS,
+                                         metric_columns, metric_rank)
 from benchmarks.analyzer.problems import Problems
-from benchmarks.analyzer.range_reader import (K_ARTIFACTS, K_ENVIRONMENT, K_ERROR, K_EXPERIMENT, K_ITERATIONS,
-                                              K_METRICS, K_MODEL, K_OUTPUTS, K_RECORD_VALUES, K_REL_ERROR, K_REPEAT,
+from benchmarks.analyzer.range_reader import (K_ARTIFACTS, K_DYNAMO_STATS, K_ENVIRONMENT, K_ERROR, K_EXPERIMENT,
+                                              K_ITERATIONS, K_METRICS, K_MODEL, K_OUTPUTS, K_RECORD_VALUES, K_REL_ERROR, K_REPEAT,
                                               K_ROUND, K_STATUS, K_TIMESTAMP, K_VERIFICATION, K_WARMUP, LINE_BLANK,
                                               RangeRead)
-from benchmarks.common import accuracy_status, records, stats
+from benchmarks.common import accuracy_status, dynamo_stats, records, stats
 
 # Upstream's analyzer drops one sample from mean/std of records without a warm-up (ours have one).
 SKIP_WITHOUT_WARMUP = 1
@@ -79,6 +80,14 @@ def _plain_entry(value) -> tuple:
 
 def _environment_entry(environment) -> tuple:
     return _values_entry(tuple(map(environment.get, ENV_KEYS)) if type(environment) is dict else _NO_ENV)
+
+
+def _dynamo_stats_entry(found) -> tuple:
+    """(values of DYNAMO_COLUMNS, their CSV text) of a record's `dynamo_stats` (any value)."""
+    return _values_entry(dynamo_stats.cells(found))
+
+
+_NO_DYNAMO_STATS = _values_entry((None,) * len(DYNAMO_COLUMNS))
 
 
 def _outcome_entry(values: list, hide_errors: bool) -> tuple:
@@ -179,6 +188,7 @@ class RangeRows:
         self.xla = self.dynamo = np.zeros(0, dtype=bool)
         self.experiment_keys = []  # the configs' keys beyond upstream's, sorted: experiment_<key> columns
         self.has_round = False  # some record has `round` (--rounds): a round column
+        self.has_dynamo_stats = False  # some record has `dynamo_stats`: the DYNAMO_COLUMNS
         self.skips = np.zeros(0, dtype=np.intp)
         self.statuses = {}
         self.blocks = {}  # (metric, samples per record) -> [(rows, 2-D samples)]
@@ -249,6 +259,8 @@ class RangeRows:
                               first_and_extra)
         environments = entries(K_ENVIRONMENT, _environment_entry, parsed[K_ENVIRONMENT], used(K_ENVIRONMENT),
                                values_shown)
+        dynamo = entries(K_DYNAMO_STATS, _dynamo_stats_entry, parsed[K_DYNAMO_STATS], used(K_DYNAMO_STATS),
+                         values_shown)
         outcome_values = [[metrics_outcomes[i] if k == K_METRICS else parsed[k][i]
                            for k, i in zip(_OUTCOME_FIELDS, combination)] for combination in outcome_keys.tolist()]
         outcomes = entries(-1, lambda values: _outcome_entry(values, hide_errors), outcome_values,
@@ -272,10 +284,12 @@ class RangeRows:
         self.lines = rows.tolist()
         self.values, self.ids = parsed, ids
         self.outcomes, self.outcome_ids = outcomes, outcome_ids
-        self.entries = {K_MODEL: models, K_EXPERIMENT: experiments, K_ENVIRONMENT: environments}
+        self.entries = {K_MODEL: models, K_EXPERIMENT: experiments, K_ENVIRONMENT: environments,
+                        K_DYNAMO_STATS: dynamo}
         self.plain = {k: [entry[0] if entry else b"" for entry in entries] for k, entries in plain.items()}
         self.experiment_keys = sorted({key for entry in experiments if entry for key in entry[4]})
         self.has_round = bool(present[K_ROUND].any())
+        self.has_dynamo_stats = bool(present[K_DYNAMO_STATS].any())
         self._derive_accuracy()
         flags = [(entry[2], entry[3]) if entry else (False, False) for entry in experiments]
         self.xla = np.array([flag[0] for flag in flags], dtype=bool)[ids[K_EXPERIMENT]]
@@ -421,6 +435,9 @@ class RangeRows:
         pieces += [(plain[k], ids[k]) for k in K_RECORD_VALUES + ((K_ROUND,) if self.has_round else ())]
         pieces += [([entry[5].get(key, b"") if entry else b"" for entry in experiments], ids[K_EXPERIMENT])
                    for key in self.experiment_keys]
+        if self.has_dynamo_stats:
+            pieces.append(([(entry or _NO_DYNAMO_STATS)[1] for entry in self.entries[K_DYNAMO_STATS]],
+                           ids[K_DYNAMO_STATS]))
         if units:
             pieces.append(statistics_cells(n, units, compiled))
         pieces.append((_texts(environments), ids[K_ENVIRONMENT]))
@@ -457,6 +474,9 @@ class RangeRows:
                 row[ROUND_COLUMN] = values[K_ROUND][self.ids[K_ROUND][position]]
             extra = entries[K_EXPERIMENT][experiment][4]
             row.update((EXPERIMENT_PREFIX + key, extra.get(key)) for key in self.experiment_keys)
+            if self.has_dynamo_stats:
+                found = entries[K_DYNAMO_STATS][self.ids[K_DYNAMO_STATS][position]]
+                row.update(zip(DYNAMO_COLUMNS, (found or _NO_DYNAMO_STATS)[0]))
             row.update((name, v) for name, v in row_statistics if v == v)
             row.update(zip(ENV_COLUMNS, entries[K_ENVIRONMENT][environment][0]))
             out.append(dumps(row, option=option))

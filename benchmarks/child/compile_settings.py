@@ -4,6 +4,7 @@ torch inside the functions: the cache directories must be set before Inductor fi
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 import tempfile
@@ -11,6 +12,9 @@ import time
 from typing import Callable, Optional
 
 from benchmarks.common import compile_options
+from benchmarks.common import dynamo_stats as stats_shape
+
+log = logging.getLogger(__name__)
 
 # The variables Inductor and Triton read their cache directories from.
 CACHE_VARIABLES = ("TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR")
@@ -68,16 +72,56 @@ def compile_mode(experiment) -> Optional[str]:
 
 
 def dynamo_stats() -> dict:
-    """Dynamo's statistics since the child started compiling (cheap: its own counters): calls captured, graphs,
-    graph breaks, unique graph breaks, recompiles (compiles of a frame past its first)."""
+    """Dynamo's statistics since the child started compiling (cheap: its own counters and timers, no
+    recompile): calls captured, graphs, graph breaks, unique graph breaks, recompiles (compiles of a frame past
+    its first), the graph-break reasons and the compile seconds by phase and by function
+    (common/dynamo_stats.py)."""
     from torch._dynamo import convert_frame
     from torch._dynamo.utils import counters
 
     breaks = counters.get("graph_break", {})
-    return {
+    found = {
         "calls_captured": int(counters.get("stats", {}).get("calls_captured", 0)),
         "graphs": int(counters.get("stats", {}).get("unique_graphs", 0)),
         "graph_breaks": int(sum(breaks.values())),
         "unique_graph_breaks": len(breaks),
         "recompiles": int(sum(n - 1 for n in convert_frame.FRAME_COMPILE_COUNTER.values() if n > 1)),
     }
+    # dynamo's internals, not its API: a torch that moved them costs these keys (and a warning), never the config.
+    try:
+        reasons, omitted = stats_shape.summarize_reasons(_graph_breaks())
+        found.update({stats_shape.REASONS: reasons, stats_shape.OMITTED: omitted})
+    except (AttributeError, ImportError, TypeError) as exc:
+        log.warning("dynamo's graph-break reasons could not be read: %s", exc)
+    try:
+        found.update(_compile_seconds())
+    except (AttributeError, ImportError, TypeError) as exc:
+        log.warning("dynamo's compile times could not be read: %s", exc)
+    return found
+
+
+def _graph_breaks() -> list:
+    """(message, "file:line" of the user frame that broke) per graph break dynamo compiled a partial graph for:
+    torch._dynamo.utils.graph_break_reasons, what the harness's --print-graph-breaks writes (emptied by
+    torch._dynamo.reset(), so a warm cache's fill is not in it). It also holds breaks that counters["graph_break"]
+    does not count (torch 2.9: a data-dependent branch, "generic_jump")."""
+    from torch._dynamo.utils import graph_break_reasons
+
+    out = []
+    for reason in graph_break_reasons:
+        stack = getattr(reason, "user_stack", None) or []
+        frame = stack[-1] if stack else None
+        where = f"{frame.filename}:{frame.lineno}" if frame is not None else None
+        out.append((getattr(reason, "reason", ""), where))
+    return out
+
+
+def _compile_seconds() -> dict:
+    """dynamo's compile timers: by phase (calculate_time_spent: the harness's "compilation_metrics") and by
+    timed function, summed over calls (compile_times(aggregate=True): the harness's compilation-metrics CSV).
+    Both are emptied by torch._dynamo.reset()."""
+    from torch._dynamo import utils
+
+    by_function = {name: sum(values) for name, values in utils.compilation_time_metrics.items()}
+    return {stats_shape.PHASES: stats_shape.seconds_by_key(utils.calculate_time_spent()),
+            stats_shape.FUNCTIONS: stats_shape.seconds_by_key(by_function)}
