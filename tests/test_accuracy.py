@@ -70,9 +70,9 @@ def test_cpu_memory_is_the_peak_above_what_the_process_held_before_the_model(fau
     # getrusage reads too): above the run's peak by more than `import torch` holds (over 100 MiB) ...
     for record in (big, small):
         assert min(record["metrics"]["peak_rss_bytes"]) > max(record["metrics"]["peak_memory_bytes"]) + 100 * MiB
-    # ... and it includes --verify's float64 reference, which held the buffer as 128 MiB and was freed before
-    # the timed runs (with the peak reset per run, big_buffer's would be only about the tiny model's + 64 MiB).
-    assert min(big["metrics"]["peak_rss_bytes"]) > max(small["metrics"]["peak_rss_bytes"]) + 128 * MiB
+    # ... and it holds big_buffer's 64 MiB; not --verify's float64 reference (the buffer as 128 MiB), which runs
+    # after timing so that nothing of verification is in the config's figures (tests/test_memory.py).
+    assert min(big["metrics"]["peak_rss_bytes"]) > max(small["metrics"]["peak_rss_bytes"]) + 60 * MiB
     from benchmarks.common.measurement import Measurement
 
     assert Measurement(big).peak_memory() == max(big["metrics"]["peak_memory_bytes"])

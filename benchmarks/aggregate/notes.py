@@ -118,7 +118,9 @@ def dashboard_notes(analysis: Analysis, lines: list) -> list:
              f"and skips included. Over the passing configs only: geomean speedup (eager time / backend time, "
              f"eager of the same model and axes, of the same run, else the {analysis.options.baseline}), mean "
              "compile latency (the backend's first run - eager's, seconds), mean compression ratio (eager's peak "
-             "memory / the backend's), mean peak memory.", method_notes(analysis)[1]]
+             "memory / the backend's: each record's peak_memory_bytes, of the kind its memory_kind names; on the "
+             "CPU the config's own peak above an idle process, not the dynamo harness's whole-process resident "
+             "set, which records keep as process_rss_bytes), mean peak memory.", method_notes(analysis)[1]]
     newest = [line for line in lines if line.timestamp == max(l.timestamp for l in lines)] if lines else []
     unchecked = sum(1 for line in newest for e in line.entries if e.accuracy == "not_checked")
     if unchecked:

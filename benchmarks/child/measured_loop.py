@@ -187,6 +187,7 @@ def measure(step: Callable, experiment, repeat: int, iterations: int, warmup: in
     `after_repeat(index, last_output)`, if given, is called after each timed run, outside it (--save-output).
     `timed`, if given, replaces timed_run (same contract) for the timed runs (--pure-wall-time).
     `memory`, if given (a device_memory.PeakMemory), gives each timed run's peak: metrics.peak_memory_bytes.
+    Each timed run also gives the process's resident set after it (metrics.process_rss_bytes).
     """
     timed = timed or timed_run
     on_phase = on_phase or (lambda phase: None)
@@ -227,6 +228,8 @@ def measure(step: Callable, experiment, repeat: int, iterations: int, warmup: in
             metrics["trace_per_iter_time"].append(trace / iterations)
             for name, value in backends.xla_metrics(experiment).items():
                 metrics[name].append(value)
+        # the whole process's resident set after the run (no baseline): the dynamo harness's CPU memory figure
+        metrics["process_rss_bytes"].append(device_memory.process_rss())
         # the lifetime peak: memory's resets of the peak resident set also reset getrusage's figure
         metrics["peak_rss_bytes"].append(memory.lifetime_peak_rss() if memory is not None
                                          else device_memory.process_peak_rss())

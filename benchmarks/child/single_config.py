@@ -164,14 +164,12 @@ def run_config(options: RunOptions, model_config: dict, experiment, channel: Cha
             bm = build_model(suite, model_config, exp, options.suite_flags)
             return checker.apply(bm) if checker else bm
 
-        if options.verify.enabled:
-            # The eager reference comes first and is kept on the CPU; its model is freed before ours is built.
+        memory = device_memory.PeakMemory(experiment)
+        memory.mark_baseline()  # what the process holds before any model exists (the CPU rule's zero)
+        if options.verify.enabled:  # its eager references run after timing: nothing of them is in our figures
             verifier = verify.Verifier(options.verify, build, channel.set_phase, suite=model_config["suite_name"])
-            verifier.compute_reference(experiment)
 
         channel.set_phase("load")
-        memory = device_memory.PeakMemory(experiment)
-        memory.mark_baseline()  # what the process holds before the model exists (the CPU rule's zero)
         bm = build(experiment)
         experiment = experiment.with_(batch_size=bm.batch_size)
         record["experiment"] = experiment.to_dict()
@@ -210,6 +208,7 @@ def run_config(options: RunOptions, model_config: dict, experiment, channel: Cha
         varying = sources[-1] if experiment.dynamic != experiment_config.DEFAULT_DYNAMIC else None
         if verifier:
             verifier.before_timing(experiment, module, step)
+            memory.leave_out(verifier.kept_bytes())  # its references and copies are not the config's memory
         if checker:
             checker.before_timing(experiment, step)
         eager_step = None
@@ -233,6 +232,7 @@ def run_config(options: RunOptions, model_config: dict, experiment, channel: Cha
         if bm.info.get("flops"):  # FLOPs of one iteration (microbench): throughput per repeat
             record["metrics"]["tflops"] = precise_timing.tflops(bm.info["flops"], record["metrics"]["per_iter_time"])
         if verifier:  # after timing, which it never hides: its failures are verification codes
+            verifier.compute_reference(experiment)
             verifier.check(experiment, module, step, fresh_step=lambda: measured_loop.make_step(
                 bm, experiment, module, args, kwargs, fullgraph=diag.fullgraph))
         if checker:  # likewise: its failures are the record's golden status
@@ -245,6 +245,11 @@ def run_config(options: RunOptions, model_config: dict, experiment, channel: Cha
     except Exception as exc:  # any failure of the model or backend becomes a record
         log.exception("failed in phase %s", channel.phase)
         records.mark_failed(record, classify(exc), type(exc).__name__, str(exc), channel.phase)
+        if verifier is not None and not verifier.referenced:
+            # eager's own failure or disagreement still comes first in the accuracy status (the harness runs
+            # eager first); the config's model is let go before eager's are built
+            bm = module = step = args = kwargs = exported = sources = None  # noqa: F841
+            verifier.compute_reference(experiment)
     if verifier is not None:
         verifier.finish(record)
     if checker is not None:

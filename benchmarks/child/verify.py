@@ -1,7 +1,10 @@
 """--verify: does the config compute what eager computes? The accuracy status, verification codes and error figures.
 
 In the child, with --verify (see `Verifier`; docs/architecture.md, "Accuracy"):
-1. the eager reference (phase `reference`): the same model, inputs and seeds on the same accelerator with no
+1. the config is built and timed as usual, first, so that nothing of verification is in its time or memory
+   (timing never depends on what verification finds); training keeps its weights as they were before timing;
+2. the eager reference (phase `reference`, after timing, or after the config failed: eager's own failure
+   still decides the accuracy status): the same model, inputs and seeds on the same accelerator with no
    dynamo and no XLA (for a TPU config: the CPU, the plain device its models are built on), at the run's
    precision, run `--verify-iterations` iterations (default 1; 2 under the harness's training step); eval keeps
    the output, train keeps the loss and every parameter gradient of the last step (the harness's step: also every
@@ -10,7 +13,6 @@ In the child, with --verify (see `Verifier`; docs/architecture.md, "Accuracy"):
    and floating-point inputs cast, no autocast, no quantization): the fp64 reference; a model that can't run
    it is judged by cosine similarity instead (`accuracy_reference`: cosine). Both are kept on the CPU; the
    eager models are freed;
-2. the config is built and timed as usual (timing never depends on what verification finds);
 3. the config's weights (and optimizer state) are put back as they were before timing, the same
    iterations run again (each side's from a reset seed; a compiled harness step by a step of its own, compiled
    with Inductor's fallback_random so that dropout draws eager's numbers, as the harness checks), and the result, moved to the CPU, is judged (child/accuracy_check.py: `accuracy`,
@@ -276,7 +278,8 @@ def free_memory() -> None:
 
 
 class Verifier:
-    """One config's verification; the child calls `compute_reference`, `before_timing`, `check`, then `finish`.
+    """One config's verification; the child calls `before_timing`, then (after timing) `compute_reference` and
+    `check`, then `finish`.
 
     `build(experiment)` returns a seeded BenchmarkModel on the plain accelerator device (the child's
     own model builder, so that eager and the config start from the same weights and inputs). `suite` names
@@ -304,6 +307,7 @@ class Verifier:
         self.fp64_problem: Optional[str] = None  # why there is no fp64 reference
         self.judgement: Optional[accuracy_check.Judgement] = None
         self._initial = None  # train: the config's weights and optimizer state before timing
+        self.referenced = False  # whether compute_reference ran (after timing, or after the config failed)
 
     # -- 1. eager reference
     def _eager_result(self, experiment, bm, dtype=None) -> Any:
@@ -328,6 +332,7 @@ class Verifier:
         """Eager, twice unless the model declares itself non-deterministic, then in fp64; then everything eager is freed."""
         self.on_phase("reference")
         self.iterations = self.requested_iterations or iterations_for(experiment)
+        self.referenced = True
         eager = experiment.with_(xla=None, dynamo=None)
         if experiment.xla:
             # The autograd engine sizes its device queues at the first backward: the XLA runtime must be
@@ -397,7 +402,7 @@ class Verifier:
     # -- 2. around the config's timing
     def before_timing(self, experiment, module, step) -> None:
         """Keep what training changes (weights, buffers, optimizer state, loss scale), to start the check from it."""
-        if self.reference is None or experiment.test != "train":
+        if experiment.test != "train":
             return
         try:
             weights = {name: value.detach().to("cpu", copy=True) if hasattr(value, "detach") else copy.deepcopy(value)
@@ -454,6 +459,11 @@ class Verifier:
         except Exception as exc:
             log.exception("the config raised during verification")
             self._fail(one_line("the config raised during verification", exc))
+
+    def kept_bytes(self) -> int:
+        """Bytes of the CPU tensors kept for the check (the weights put back; the references, where computed): the
+        process holds them during timing, but they are --verify's, not the config's (PeakMemory leaves them out)."""
+        return tensor_bytes((self.reference, self.fp64, self._initial))
 
     def _fail(self, message: str) -> None:
         self.code, self.message = records.EXCEPTION_RAISED, message
@@ -547,6 +557,28 @@ def collect(experiment, module, output) -> Any:
         return {"loss": to_cpu_tree(output),
                 "grad": {name: to_cpu_tree(p.grad) for name, p in module.named_parameters()}}
     return to_cpu_tree(output)
+
+
+def tensor_bytes(tree: Any) -> int:
+    """Bytes of the CPU tensor storages in a tree of containers and `Node`s, each storage counted once."""
+    import torch
+
+    seen, stack, total = set(), [tree], 0
+    while stack:
+        obj = stack.pop()
+        if isinstance(obj, torch.Tensor):
+            if obj.device.type == "cpu" and obj.layout == torch.strided:
+                storage = obj.untyped_storage()
+                if storage.data_ptr() not in seen:
+                    seen.add(storage.data_ptr())
+                    total += storage.nbytes()
+        elif isinstance(obj, Node):
+            stack.extend(obj.fields.values())
+        elif isinstance(obj, dict):
+            stack.extend(obj.values())
+        elif isinstance(obj, (list, tuple)):
+            stack.extend(obj)
+    return total
 
 
 def root_name(experiment) -> str:

@@ -20,6 +20,8 @@ MODELS = {
     "elementwise_chain": "sin and scalings in a chain, which Inductor fuses into one float32 kernel (works; under bf16 "
                          "its result differs from eager's, which rounds after every operation)",
     "big_buffer": "holds a 64 MiB buffer it reads every forward (works; peak_memory_bytes shows it above baseline)",
+    "heap_buffers": "holds 48 MiB in 768 small buffers, in the heap where freed memory is reused (works; its "
+                    "peak_memory_bytes is the same with and without --verify)",
 }
 
 

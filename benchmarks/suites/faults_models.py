@@ -136,6 +136,23 @@ class BigBuffer(_Base):
         return torch.relu(self.fc(x)) + self.hoard[0]
 
 
+class HeapBuffers(_Base):
+    """Holds BYTES in many small buffers (each below glibc's smallest mmap threshold, so they live in the heap,
+    where freed memory stays in the process for the next allocation; every page written, so resident) and reads
+    one element of the first per forward."""
+
+    BYTES = 48 * 2**20
+    PIECE = 64 * 2**10
+
+    def __init__(self):
+        super().__init__()
+        self.hoard = nn.ParameterList(nn.Parameter(torch.ones(self.PIECE // 4), requires_grad=False)
+                                      for _ in range(self.BYTES // self.PIECE))
+
+    def forward(self, x):
+        return torch.relu(self.fc(x)) + self.hoard[0][0]
+
+
 MODELS = {
     "segfault": Segfault,
     "hang": Hang,
@@ -151,4 +168,5 @@ MODELS = {
     "refuses_float64": RefusesFloat64,
     "elementwise_chain": ElementwiseChain,
     "big_buffer": BigBuffer,
+    "heap_buffers": HeapBuffers,
 }
