@@ -160,7 +160,8 @@ def run_config(options: RunOptions, model_config: dict, experiment, channel: Cha
 
         if options.verify.enabled:
             # The eager reference comes first and is kept on the CPU; its model is freed before ours is built.
-            verifier = verify.Verifier(options.verify, build, channel.set_phase, suite=model_config["suite_name"])
+            verifier = verify.Verifier(options.verify, build, channel.set_phase, suite=model_config["suite_name"],
+                                       model=model_config["model_name"])
             verifier.compute_reference(experiment)
 
         channel.set_phase("load")

@@ -20,6 +20,13 @@ MODELS = {
     "elementwise_chain": "sin and scalings in a chain, which Inductor fuses into one float32 kernel (works; under bf16 "
                          "its result differs from eager's, which rounds after every operation)",
     "big_buffer": "holds a 64 MiB buffer it reads every forward (works; peak_memory_bytes shows it above baseline)",
+    "first_eager_run_raises": "the first instance built in the process raises in forward (--verify: the eager "
+                              "reference's first run, eager_1st_run_fail; the config's own works)",
+    "second_eager_run_raises": "the second instance built in the process raises in forward (--verify: eager's "
+                               "second run, eager_2nd_run_fail)",
+    "listed_non_deterministic": "works; on the rule's non-deterministic test list (common/harness_accuracy.yaml "
+                                "own_suites): a fail_accuracy counts as pass, as the harness does",
+    "listed_unchecked": "works; on the rule's large-model test list: --verify gives pass_due_to_skip, unchecked",
 }
 
 
