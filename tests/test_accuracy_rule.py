@@ -104,3 +104,81 @@ def test_freezing_is_inductors_inference_only(dynamo, test, freezing):
     experiment = ExperimentConfig(accelerator="cpu", xla=None, dynamo=dynamo, test=test, precision="fp16",
                                   inductor_config="freezing=True")
     assert accuracy_rule.for_experiment("torchbench", "mobilenet_v2", experiment).freezing is freezing
+
+
+def test_an_eager_run_that_raises_gets_the_harness_status_of_that_run():
+    import torch
+
+    from benchmarks.child.verify import eager_failure_status
+
+    assert eager_failure_status(0, RuntimeError("x")) == "eager_fail_to_run"  # the model could not be built
+    assert eager_failure_status(1, RuntimeError("x")) == "eager_1st_run_fail"
+    assert eager_failure_status(2, RuntimeError("x")) == "eager_2nd_run_fail"
+    assert eager_failure_status(1, torch.OutOfMemoryError("x")) == "eager_1st_run_OOM"
+    assert eager_failure_status(2, MemoryError()) == "eager_2nd_run_OOM"
+
+
+# ---------------------------------------------------------------- real sweeps (faults models, eager)
+
+
+@pytest.fixture(scope="module")
+def ruled(tmp_path_factory):
+    """Eager fp32 with --verify: the eager reference raising on its first / second run, a model the rule's
+    large-model list leaves unchecked, a model without an fp64 run; and a model on the rule's non-deterministic
+    list under torch's accuracy-error test backend (judged fail_accuracy, counted as pass)."""
+    from helpers import by_model, read_jsonl, run_runner
+
+    out = tmp_path_factory.mktemp("accuracy_rule")
+    common = ["--suite-name=faults", "--accelerator=cpu", "--repeat=1", "--warmup=1", "--verify", "--xla=None",
+              "--test=eval", f"--output-dirname={out}"]
+    run_runner(*common, "--dynamo=None", "-k",
+               "^(first_eager_run_raises|second_eager_run_raises|listed_unchecked|refuses_float64|random_output)$",
+               check_rc=0)
+    run_runner(*common, "--dynamo=relu_accuracy_error_TESTING_ONLY", "-k", "^listed_non_deterministic$", check_rc=0)
+    return by_model(read_jsonl(out / "results.jsonl"))
+
+
+@pytest.mark.integration
+def test_eager_reference_raising_on_its_first_or_second_run(ruled):
+    for model, status, run in (("first_eager_run_raises", "eager_1st_run_fail", "first"),
+                               ("second_eager_run_raises", "eager_2nd_run_fail", "second")):
+        record = ruled[model]
+        assert record["status"] == "ok" and record["verification_code"] == "EAGER_FAILED", model  # config timed
+        assert record["accuracy"] == status and record["accuracy_reference"] is None, model
+        assert record["accuracy_reason"] == f"the eager reference raised on its {run} run", model
+        assert "fails, on purpose" in record["accuracy_message"], model
+
+
+@pytest.mark.integration
+def test_a_model_the_harness_does_not_check_is_pass_due_to_skip(ruled):
+    record = ruled["listed_unchecked"]
+    assert record["status"] == "ok" and record["verification_code"] == "VERIFIER_SKIPPED"
+    assert record["accuracy"] == "pass_due_to_skip" and record["accuracy_reference"] is None
+    assert record["accuracy_reason"].startswith("the harness does not check this model's accuracy (ours: ")
+
+
+@pytest.mark.integration
+def test_a_listed_non_deterministic_model_counts_its_fail_accuracy_as_pass_and_says_so(ruled):
+    record = ruled["listed_non_deterministic"]
+    assert record["status"] == "ok" and record["verification_code"] == "FAIL"  # upstream's check: unchanged
+    assert record["accuracy"] == "pass" and record["accuracy_reference"] == "fp64"
+    assert record["accuracy_reason"].startswith("non-deterministic by the harness's list (ours: ")
+    assert "its fail_accuracy counts as pass; judged fail_accuracy by the harness's rule" in record["accuracy_reason"]
+    assert "RMSE to fp64" in record["accuracy_message"]  # what failed stays in the record
+
+
+@pytest.mark.integration
+def test_every_verify_record_says_which_rule_judged_it_or_why_none_did(ruled):
+    from benchmarks.common import accuracy_status
+
+    assert len(ruled) == 6
+    for model, record in ruled.items():
+        assert isinstance(record["accuracy_reason"], str) and record["accuracy_reason"], model
+        assert list(record)[list(record).index("accuracy_message") + 1] == "accuracy_reason", model
+        if record["verification_code"] in ("PASS", "FAIL"):  # judged: by a named rule, at a tolerance
+            assert record["accuracy_reference"] in accuracy_status.REFERENCES, model
+            assert record["accuracy_tolerance"] is not None, model
+    assert ruled["refuses_float64"]["accuracy_reference"] == "cosine"
+    assert ruled["refuses_float64"]["accuracy_reason"].startswith("fp64 reference failed (the model can't run in "
+                                                                  "float64: TypeError: refuses_float64")
+    assert ruled["random_output"]["accuracy"] == "not_checked"  # declared random, no tolerance: not compared
