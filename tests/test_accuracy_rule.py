@@ -182,3 +182,46 @@ def test_every_verify_record_says_which_rule_judged_it_or_why_none_did(ruled):
     assert ruled["refuses_float64"]["accuracy_reason"].startswith("fp64 reference failed (the model can't run in "
                                                                   "float64: TypeError: refuses_float64")
     assert ruled["random_output"]["accuracy"] == "not_checked"  # declared random, no tolerance: not compared
+
+
+# ---------------------------------------------------------------- the rule's switches in the judgement (torch)
+
+
+def test_question_answering_outputs_are_judged_by_their_loss_alone():
+    import torch
+
+    from benchmarks.child.accuracy_check import judge
+    from benchmarks.child.verify import Node
+
+    def output(loss, logits):
+        return Node("QuestionAnsweringModelOutput", {"loss": torch.tensor(loss), "start_logits": logits})
+
+    logits = torch.linspace(0, 1, 2000)
+    eager, fp64 = output(1.0, logits), output(1.0, logits.double())
+    assert judge(output(1.0, logits + 5), eager, fp64, 1e-4).passed  # the logits are not compared, as the harness
+    verdict = judge(output(2.0, logits), eager, fp64, 1e-4)
+    assert not verdict.passed and verdict.failures[0].startswith("output.loss:")
+    other = Node("MaskedLMOutput", {"loss": torch.tensor(1.0), "logits": logits + 5})  # any other output: all of it
+    assert not judge(other, Node("MaskedLMOutput", {"loss": torch.tensor(1.0), "logits": logits}), None, 1e-4).passed
+
+
+def test_larger_and_forced_multipliers_and_cosine_by_the_rule():
+    import torch
+
+    from benchmarks.child import accuracy_check
+
+    small, medium = torch.zeros(10), torch.zeros(500)
+    assert accuracy_check.multiplier(small, small, 10, 1e-4) == 3.0
+    assert accuracy_check.multiplier(small, small, 10, 1e-4, larger_for_small=True) == 10.0
+    assert accuracy_check.multiplier(medium, medium, 500, 1e-4, larger_for_small=True) == 8.0
+    assert accuracy_check.multiplier(torch.zeros(5000), torch.zeros(5000), 5000, 1e-4, force_max=True) == 10.0
+    generator = torch.Generator().manual_seed(0)
+    fp64 = torch.randn(400, generator=generator, dtype=torch.float64)
+    eager = fp64 + 1e-3 * torch.randn(400, generator=generator, dtype=torch.float64)
+    worse = fp64 + 5e-3 * torch.randn(400, generator=generator, dtype=torch.float64)  # ~5x eager's error
+    assert not accuracy_check.judge(worse.float(), eager.float(), fp64, 1e-4).passed  # multiplier 3
+    assert accuracy_check.judge(worse.float(), eager.float(), fp64, 1e-4,
+                                options=accuracy_check.Options(larger_for_small=True)).passed  # 8
+    by_cosine = accuracy_check.judge(worse.float(), eager.float(), fp64, 1e-4,
+                                     options=accuracy_check.Options(cosine=True))
+    assert by_cosine.passed and by_cosine.reference == "cosine" and by_cosine.rmse is None
