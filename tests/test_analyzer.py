@@ -79,13 +79,13 @@ def test_columns_start_with_upstreams_twenty_then_ours_then_verification_then_me
                              "verification_mean_rel_error", "warmup"]
     assert header[26:30] == ["verification_max_abs_error", "verification_cosine_similarity",
                              "verification_tolerance", "verification_message"]
-    assert header[30:36] == ["accuracy", "accuracy_reference", "accuracy_tolerance", "accuracy_rmse",
-                             "accuracy_eager_rmse", "accuracy_message"]  # added after the older ones
-    assert header[36] == "experiment_enable_functionalization"  # the config's keys beyond the eight above
+    assert header[30:37] == ["accuracy", "accuracy_reference", "accuracy_tolerance", "accuracy_rmse",
+                             "accuracy_eager_rmse", "accuracy_message", "accuracy_reason"]  # after the older ones
+    assert header[37] == "experiment_enable_functionalization"  # the config's keys beyond the eight above
     # Metrics in METRIC_ORDER; the medians already among the first columns are not repeated.
-    assert header[37:45] == ["min_total_time", "max_total_time", "mean_total_time", "std_total_time",
+    assert header[38:46] == ["min_total_time", "max_total_time", "mean_total_time", "std_total_time",
                              "min_per_iter_time", "max_per_iter_time", "mean_per_iter_time", "std_per_iter_time"]
-    assert header[45:50] == ["min_trace_total_time", "median_trace_total_time", "max_trace_total_time",
+    assert header[46:51] == ["min_trace_total_time", "median_trace_total_time", "max_trace_total_time",
                              "mean_trace_total_time", "std_trace_total_time"]
     assert header.index("min_warmup_time") < header.index("min_peak_rss_bytes") < header.index("python_version")
     assert header[-7:] == ["python_version", "torch_version", "torch_xla_version", "torchvision_version",
@@ -286,7 +286,7 @@ def test_jsonl_report_holds_the_same_rows_as_the_csv(tmp_path):
     json_rows = [json.loads(line) for line in (tmp_path / "r.jsonl").read_text().splitlines()]
     assert len(json_rows) == len(csv_rows) == 13 + 8
     for row_c, row_j in zip(csv_rows, json_rows):
-        assert list(row_j)[:36] == list(pipeline.FIXED_COLUMNS)  # every fixed column, null when unknown
+        assert list(row_j)[:37] == list(pipeline.FIXED_COLUMNS)  # every fixed column, null when unknown
         assert set(row_j) <= set(header)
         assert {k: v for k, v in row_j.items() if v is not None}.keys() == cells(row_c).keys()
         for name, value in cells(row_c).items():
@@ -361,10 +361,10 @@ def test_verification_figures_and_a_configs_own_keys_have_columns(tmp_path):
     (microbench's dtype) as an experiment_<key> column, empty for configs without it."""
     run(tmp_path, FIXTURES / "verified.jsonl")
     header, rows = read_csv(tmp_path / "report.csv")
-    assert header[24:38] == ["verification_mean_rel_error", "warmup", "verification_max_abs_error",
+    assert header[24:39] == ["verification_mean_rel_error", "warmup", "verification_max_abs_error",
                              "verification_cosine_similarity", "verification_tolerance", "verification_message",
                              "accuracy", "accuracy_reference", "accuracy_tolerance", "accuracy_rmse",
-                             "accuracy_eager_rmse", "accuracy_message", "experiment_dtype",
+                             "accuracy_eager_rmse", "accuracy_message", "accuracy_reason", "experiment_dtype",
                              "experiment_enable_functionalization"]
     passed, failed, microbench = rows
     assert (passed["verification_code"], passed["verification_mean_rel_error"], passed["verification_max_abs_error"],

@@ -179,3 +179,25 @@ def test_unverified_configs_count_in_the_denominator_and_say_why(tmp_path):
     rows = list(csv.DictReader(io.StringIO(result.stdout[2:])))
     assert [(r["Passed"], r["Total"], r["NotPassed"]) for r in rows] == [("0", "1", "not_checked: alpha")] * 2
     assert "run with --verify" in result.stderr
+
+
+def test_a_fallback_rule_and_pass_due_to_skip_are_named_and_pass_due_to_skip_counts_as_passed(tmp_path):
+    path = tmp_path / "r.jsonl"
+    found = []
+    for model, accuracy, reference in (("alpha", "pass", "fp64"), ("beta", "pass", "mean_rel_error"),
+                                       ("gamma", "fail_accuracy", "mean_rel_error"), ("delta", "pass", "cosine"),
+                                       ("epsilon", "pass_due_to_skip", None)):
+        for dynamo, per_iter in ((None, 0.01), ("inductor", 0.005)):
+            found.append(dict(record(model, dynamo, RUN1, per_iter, 2 * per_iter, 1e6, accuracy),
+                              accuracy_reference=reference))
+    path.write_text("".join(json.dumps(r) + "\n" for r in found))
+    result = run_aggregate(path, "--report=dashboard", "--format=csv")
+    assert result.returncode == 0, result.stderr
+    rows = {r["Backend"]: r for r in csv.DictReader(io.StringIO(result.stdout[2:]))}
+    assert (rows["Inductor"]["Passed"], rows["Inductor"]["Total"]) == ("4", "5")  # pass_due_to_skip passes
+    assert rows["Inductor"]["NotPassed"] == "fail_accuracy: gamma"
+    notes = result.stderr
+    assert ("Inductor (dummy): accuracy of 2 config(s) judged by the mean-relative-error fallback (upstream's "
+            "verification, not the harness's rule: the suite declares their output random): beta, gamma") in notes
+    assert "Inductor (dummy): accuracy of 1 config(s) judged by cosine similarity" in notes
+    assert "Inductor (dummy): 1 config(s) pass_due_to_skip" in notes and "epsilon" in notes

@@ -384,8 +384,12 @@ def test_declared_non_deterministic_with_a_tolerance_is_compared_with_it():
     loose = run_declared_random(tolerance=10.0)
     assert loose["verification_code"] == "PASS" and loose["verification_tolerance"] == 10.0
     assert 0 < loose["verification_mean_rel_error"] < 10.0  # compared: the noise shows
+    # The accuracy: the mean-relative-error fallback, named, at the tolerance that judged it.
+    assert loose["accuracy"] == "pass" and loose["accuracy_reference"] == "mean_rel_error"
+    assert loose["accuracy_tolerance"] == 10.0 and "mean-relative-error fallback" in loose["accuracy_reason"]
     strict = run_declared_random(tolerance=1e-3)
     assert strict["verification_code"] == "FAIL" and "above the tolerance 0.001" in strict["verification_message"]
+    assert strict["accuracy"] == "fail_accuracy" and strict["accuracy_reference"] == "mean_rel_error"
 
 
 def test_an_eager_reference_the_suite_skips_is_not_a_failure():

@@ -30,6 +30,7 @@ class Entry:
     label: str
     accuracy: str
     passed: bool
+    reference: Optional[str] = None  # accuracy_reference: the rule that judged it (fp64, cosine, mean_rel_error)
     speedup: Optional[float] = None
     paired: bool = False  # the speedup is the config's own paired one (--speedup=paired), not against its eager config
     compile_latency: Optional[float] = None
@@ -88,7 +89,7 @@ class Line:
         out: dict = {}
         for e in self.entries:
             if not e.passed:
-                status = "no_time" if e.accuracy == accuracy_status.PASS else e.accuracy
+                status = "no_time" if accuracy_status.passed(e.accuracy) else e.accuracy
                 out.setdefault(status, []).append(e.label)
         return {k: sorted(v, key=str.casefold) for k, v in sorted(out.items())}
 
@@ -103,9 +104,18 @@ def axis_text(line: Line, key: str) -> str:
 
 
 def config_accuracy(row) -> str:
-    """A config's accuracy: the first of its processes that did not pass, else pass."""
+    """A config's accuracy: the first of its processes that did not pass, else the first's (pass, or
+    pass_due_to_skip: both passing statuses, as the HUD counts them)."""
     found = [m.accuracy for m in [row.measurement] + list(row.pooled)]
-    return next((a for a in found if a != accuracy_status.PASS), accuracy_status.PASS)
+    return next((a for a in found if not accuracy_status.passed(a)), found[0])
+
+
+def config_reference(row) -> Optional[str]:
+    """The rule that judged a config (accuracy_reference): the first of its processes not judged by fp64, else
+    fp64, else None (not judged, or a record from before the key)."""
+    found = [m.record.get("accuracy_reference") for m in [row.measurement] + list(row.pooled)]
+    return next((r for r in found if r not in (None, accuracy_status.REFERENCE_FP64)),
+                next((r for r in found if r is not None), None))
 
 
 def processes(row) -> list:
@@ -128,8 +138,8 @@ def lines(analysis: Analysis) -> list:
         if key not in grouped:
             grouped[key] = Line(r.timestamp, r.suite, m.base_backend, axes, m.base_backend == base)
         accuracy = config_accuracy(r)
-        entry = Entry(label=analysis.labels[r.workload], accuracy=accuracy,
-                      passed=accuracy == accuracy_status.PASS and r.value is not None,
+        entry = Entry(label=analysis.labels[r.workload], accuracy=accuracy, reference=config_reference(r),
+                      passed=accuracy_status.passed(accuracy) and r.value is not None,
                       peak_memory=against_eager.peak_memory(processes(r)))
         eager = None if m.base_backend == base or r.value is None else index.find(m, r.timestamp, latest)
         if eager is not None:

@@ -114,7 +114,8 @@ def dashboard_title(analysis: Analysis) -> str:
 
 def dashboard_notes(analysis: Analysis, lines: list) -> list:
     """How the dashboard's numbers are defined (the HUD's), and what the newest run left without a figure."""
-    notes = [f"Pass rate = configs whose accuracy is pass (and that measured a time) / every config, failures "
+    notes = [f"Pass rate = configs whose accuracy is pass or pass_due_to_skip (and that measured a time) / every "
+             f"config, failures "
              f"and skips included. Over the passing configs only: geomean speedup (eager time / backend time, "
              f"eager of the same model and axes, of the same run, else the {analysis.options.baseline}), mean "
              "compile latency (the backend's first run - eager's, seconds), mean compression ratio (eager's peak "
@@ -134,10 +135,34 @@ def dashboard_notes(analysis: Analysis, lines: list) -> list:
                      "ratios eager/backend, every process's pairs pooled: "
                      + _names([f"{label} {where}" for where, label in paired]) + ". The others divide their eager "
                      "config's time by their own.")
+    notes += rule_notes(newest)
     for line in newest:
         if not line.baseline:
             lacking = [e.label for e in line.entries if e.passed and e.speedup is None]
             if lacking:
                 notes.append(f"{backend_title(line.backend)} ({line.suite}): no eager baseline for "
                              f"{_names(sorted(lacking, key=str.casefold))}")
+    return notes
+
+
+# accuracy_reference -> how a dashboard note names the rule, for configs not judged by the harness's fp64 rule.
+_RULE_WORDS = {"mean_rel_error": "by the mean-relative-error fallback (upstream's verification, not the harness's "
+                                 "rule: the suite declares their output random)",
+               "cosine": "by cosine similarity (no fp64 reference, or the harness lists them under cosine)"}
+
+
+def rule_notes(newest: list) -> list:
+    """Where the newest run's accuracy was not the harness's fp64 rule, how many configs and which (a fallback
+    is never silent); also the configs the harness's lists pass unchecked (pass_due_to_skip)."""
+    notes = []
+    for line in newest:
+        where = f"{backend_title(line.backend)} ({line.suite})"
+        for reference, words in _RULE_WORDS.items():
+            names = sorted((e.label for e in line.entries if e.reference == reference), key=str.casefold)
+            if names:
+                notes.append(f"{where}: accuracy of {len(names)} config(s) judged {words}: {_names(names)}")
+        skipped = sorted((e.label for e in line.entries if e.accuracy == "pass_due_to_skip"), key=str.casefold)
+        if skipped:
+            notes.append(f"{where}: {len(skipped)} config(s) pass_due_to_skip (the harness does not check them, "
+                         f"by its lists; counted as passed, as the HUD does): {_names(skipped)}")
     return notes

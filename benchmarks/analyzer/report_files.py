@@ -264,7 +264,7 @@ def load_report(path: str):
 
     text = {"suite_name", "model_name", "accelerator", "accelerator_model", "xla", "xla_flags", "dynamo",
             "torch_xla2", "test", "error_message", "outputs_file", "status", "error_type", "error_phase",
-            "verification_code", "accuracy", "accuracy_reference", "accuracy_message", *ENV_COLUMNS}
+            "verification_code", "accuracy", "accuracy_reference", "accuracy_message", "accuracy_reason", *ENV_COLUMNS}
     with open(path, encoding="utf-8", newline="") as handle:
         header = next(csv.reader(handle), [])
     return pd.read_csv(path, dtype={name: "string" for name in header if name in text}, low_memory=False)

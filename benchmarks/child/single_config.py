@@ -167,7 +167,8 @@ def run_config(options: RunOptions, model_config: dict, experiment, channel: Cha
         memory = device_memory.PeakMemory(experiment)
         memory.mark_baseline()  # what the process holds before any model exists (the CPU rule's zero)
         if options.verify.enabled:  # its eager references run after timing: nothing of them is in our figures
-            verifier = verify.Verifier(options.verify, build, channel.set_phase, suite=model_config["suite_name"])
+            verifier = verify.Verifier(options.verify, build, channel.set_phase, suite=model_config["suite_name"],
+                                       model=model_config["model_name"])
 
         channel.set_phase("load")
         bm = build(experiment)

@@ -1,6 +1,9 @@
 """--verify: does the config compute what eager computes? The accuracy status, verification codes and error figures.
 
 In the child, with --verify (see `Verifier`; docs/architecture.md, "Accuracy"):
+0. the rule (common/accuracy_rule.py): the harness's tolerance and per-model lists for this suite, model,
+   precision, test, accelerator and freezing. A model the harness does not check (its large-model list) gets
+   no reference and the accuracy `pass_due_to_skip`;
 1. the config is built and timed as usual, first, so that nothing of verification is in its time or memory
    (timing never depends on what verification finds); training keeps its weights as they were before timing;
 2. the eager reference (phase `reference`, after timing, or after the config failed: eager's own failure
@@ -8,16 +11,18 @@ In the child, with --verify (see `Verifier`; docs/architecture.md, "Accuracy"):
    dynamo and no XLA (for a TPU config: the CPU, the plain device its models are built on), at the run's
    precision, run `--verify-iterations` iterations (default 1; 2 under the harness's training step); eval keeps
    the output, train keeps the loss and every parameter gradient of the last step (the harness's step: also every
-   parameter and buffer, a missing gradient as zeros, as the harness's collect_results). It runs twice and the two must agree exactly
-   (NONDETERMINISTIC_EAGER_RUN, accuracy `eager_two_runs_differ`, otherwise). Then the same in float64 (model
-   and floating-point inputs cast, no autocast, no quantization): the fp64 reference; a model that can't run
-   it is judged by cosine similarity instead (`accuracy_reference`: cosine). Both are kept on the CPU; the
-   eager models are freed;
+   parameter and buffer, a missing gradient as zeros, as the harness's collect_results). It runs twice and the
+   two must agree exactly (NONDETERMINISTIC_EAGER_RUN, accuracy `eager_two_runs_differ`, otherwise); a run that
+   raises gives `eager_1st_run_fail` / `eager_2nd_run_fail` (`_OOM` for OutOfMemoryError). Then the same in
+   float64 (model and floating-point inputs cast, no autocast, no quantization): the fp64 reference; a model
+   that can't run it, or that the harness lists under cosine, is judged by cosine similarity instead
+   (`accuracy_reference`: cosine). Both are kept on the CPU; the eager models are freed;
 3. the config's weights (and optimizer state) are put back as they were before timing, the same
    iterations run again (each side's from a reset seed; a compiled harness step by a step of its own, compiled
-   with Inductor's fallback_random so that dropout draws eager's numbers, as the harness checks), and the result, moved to the CPU, is judged (child/accuracy_check.py: `accuracy`,
-   `accuracy_*` figures) and compared with eager at the run's precision (upstream's verification_code and the
-   verification_* figures below, which keep their meaning).
+   with Inductor's fallback_random so that dropout draws eager's numbers, as the harness checks), and the
+   result, moved to the CPU, is judged (child/accuracy_check.py: `accuracy`, `accuracy_*` figures,
+   `accuracy_reason` saying which rule) and compared with eager at the run's precision (upstream's
+   verification_code and the verification_* figures below, which keep their meaning).
 
 Figures over every floating-point element of the output (complex as real pairs):
 `verification_mean_rel_error` = sum |out - ref| / sum |ref| (robust where the reference is near zero),
@@ -27,9 +32,12 @@ most the tolerance: the model's own (BenchmarkModel.tolerance) if its suite give
 mismatch (type, keys, length, shape, dtype) is a FAIL whose message says where. Lists and tuples are
 both sequences: a tuple where eager returned a list is not a mismatch.
 
-A model that declares itself non-deterministic (BenchmarkModel.deterministic=False) skips the
-determinism check; it is compared with the tolerance its suite gives it, and without one it opts out
-(VERIFIER_SKIPPED, with a message): a random output compared at the default 2 % would only ever FAIL.
+A model whose suite declares its output random (BenchmarkModel.deterministic=False: dropout in training, a
+fault model) skips the determinism check and the harness's rule; it is compared with the tolerance its suite
+gives it (`accuracy_reference`: mean_rel_error, the fallback), and without one it opts out (VERIFIER_SKIPPED,
+with a message): a random output compared at the default 2 % would only ever FAIL. A model the harness lists
+as non-deterministic is judged by its rule, and the failures the harness turns into `pass` are `pass` here
+too, `accuracy_reason` saying so and `accuracy_message` keeping what failed.
 
 Importing this module is cheap (torch is imported by the functions that need it).
 """
@@ -44,7 +52,7 @@ import math
 from typing import Any, Callable, Optional
 
 from benchmarks.child import accuracy_check
-from benchmarks.common import accuracy_status, accuracy_tolerance, records
+from benchmarks.common import accuracy_rule, accuracy_status, records
 from benchmarks.suites import ModelSkipped
 
 log = logging.getLogger("benchmarks.child.verify")
@@ -282,13 +290,13 @@ class Verifier:
     `check`, then `finish`.
 
     `build(experiment)` returns a seeded BenchmarkModel on the plain accelerator device (the child's
-    own model builder, so that eager and the config start from the same weights and inputs). `suite` names
-    the suite whose harness tolerance applies (common/accuracy_tolerance.py).
+    own model builder, so that eager and the config start from the same weights and inputs). `suite` and
+    `model` select the harness's rule (common/accuracy_rule.py): tolerance, cosine, lists.
     Nothing here raises into the child.
     """
 
     def __init__(self, options, build: Callable, on_phase: Callable[[str], None] = lambda phase: None,
-                 suite: str = ""):
+                 suite: str = "", model: str = ""):
         self.requested_iterations = options.iterations  # --verify-iterations, or None: the step's (iterations_for)
         self.iterations = options.iterations or 1
         self.override = options.tolerance  # --verify-tolerance, or None
@@ -296,16 +304,21 @@ class Verifier:
         self.build = build
         self.on_phase = on_phase
         self.suite = suite
+        self.model = model
         self.code: Optional[str] = records.VERIFIER_SKIPPED
         self.message: Optional[str] = None
         self.tolerance: Optional[float] = None
         self.comparison: Optional[Comparison] = None
         self.reference = None  # the eager result on the CPU, until the config's result is compared
         self.fp64 = None  # the fp64 eager result on the CPU (None: the cosine fallback)
-        self.judged = False  # whether `check` also judges accuracy (not for declared non-deterministic models)
+        self.judged = False  # whether `check` also judges by the harness's rule (not for declared random outputs)
+        self.rule: Optional[accuracy_rule.Rule] = None
         self.accuracy_tolerance: Optional[float] = None
         self.fp64_problem: Optional[str] = None  # why there is no fp64 reference
         self.judgement: Optional[accuracy_check.Judgement] = None
+        self.status: Optional[str] = None  # a status decided before the check (eager failure, the harness's skip)
+        self.force_max = False  # whether the judgement used same()'s force_max_multiplier
+        self.reason: Optional[str] = None  # accuracy_reason, when decided before the check
         self._initial = None  # train: the config's weights and optimizer state before timing
         self.referenced = False  # whether compute_reference ran (after timing, or after the config failed)
 
@@ -329,10 +342,17 @@ class Verifier:
         return collect(experiment, module, output)
 
     def compute_reference(self, experiment) -> None:
-        """Eager, twice unless the model declares itself non-deterministic, then in fp64; then everything eager is freed."""
+        """Eager, twice unless the suite declares the config's output random, then in fp64 (unless the rule says
+        cosine); then everything eager is freed. A model the harness does not check gets no reference."""
         self.on_phase("reference")
         self.iterations = self.requested_iterations or iterations_for(experiment)
         self.referenced = True
+        self.rule = accuracy_rule.for_experiment(self.suite, self.model, experiment, self.override)
+        if self.rule.skip_from:  # the harness checks nothing for it, not even eager: neither do we
+            self.status = accuracy_status.PASS_DUE_TO_SKIP
+            self.reason = self.message = f"the harness does not check this model's accuracy ({self.rule.skip_from})"
+            log.info("verification skipped: %s", self.message)
+            return
         eager = experiment.with_(xla=None, dynamo=None)
         if experiment.xla:
             # The autograd engine sizes its device queues at the first backward: the XLA runtime must be
@@ -343,6 +363,7 @@ class Verifier:
                 backends.target_device(experiment)
             except Exception as exc:  # the config's own load reports it, in its phase
                 log.warning("the XLA device is not available: %s", exc)
+        run = 0  # which eager run raised: 0 the build, 1 the first, 2 the second
         try:
             bm = self.build(eager)
             deterministic, own_tolerance = bm.deterministic, bm.tolerance
@@ -350,12 +371,15 @@ class Verifier:
             if not deterministic and own_tolerance is None:
                 self.tolerance = None
                 self.message = "the model declares a non-deterministic output and no tolerance: not compared"
+                self.reason = f"{RANDOM_BY_DESIGN} and no tolerance: not compared"
                 log.info("verification skipped: %s", self.message)
                 return
+            run = 1
             first = self._eager_result(eager, bm)
             del bm
             free_memory()
             if deterministic:
+                run = 2
                 second = self._eager_result(eager, self.build(eager))
                 free_memory()
                 runs = compare(first, second, root_name(eager))
@@ -364,24 +388,44 @@ class Verifier:
                     self.message = ("two eager runs differ: " + (runs.describe_mismatches() or
                                     f"mean relative error {runs.mean_rel_error:.3g}, "
                                     f"max abs error {runs.max_abs_error:.3g}"))
+                    self._eager_runs_differ()
                     log.warning("verification: %s", self.message)
                     return
         except ModelSkipped as exc:  # a decision, not a failure; the config's own build decides for itself
             self.code, self.message = records.VERIFIER_SKIPPED, f"the suite skips the eager reference: {exc}"
+            self.reason = self.message
             log.info("verification skipped: %s", self.message)
             return
         except Exception as exc:
             log.exception("the eager reference raised")
             self.code, self.message = records.EAGER_FAILED, one_line("the eager reference raised", exc)
+            self.status = eager_failure_status(run, exc)
+            self.reason = (f"the eager reference raised on its {('', 'first', 'second')[run]} run" if run else
+                           "the eager reference's model could not be built")
             return
         finally:
             free_memory()
         self.reference, self.code = first, None  # None: to be decided by `check`
         if deterministic:  # a model random by design keeps upstream's comparison only
             self.judged = True
-            self.accuracy_tolerance = accuracy_tolerance.tolerance(self.suite, experiment.precision, experiment.test,
-                                                                   experiment.accelerator, self.override)
-            self.fp64 = self._fp64_result(eager)
+            self.accuracy_tolerance = self.rule.tolerance
+            if not self.rule.cosine:
+                self.fp64 = self._fp64_result(eager)
+
+    def _eager_runs_differ(self) -> None:
+        """The accuracy status of two eager runs that differ: eager_two_runs_differ, unless a harness list
+        says otherwise."""
+        if self.rule.non_deterministic:
+            self.status = accuracy_status.PASS
+            self.reason = (f"{NON_DETERMINISTIC} ({self.rule.non_deterministic_from}): two eager runs differ, "
+                           f"which it counts as pass; the config was not judged")
+        elif self.rule.skip_eager_comparison_from:
+            self.status = accuracy_status.PASS_DUE_TO_SKIP
+            self.reason = (f"the harness does not compare this model's eager runs in training "
+                           f"({self.rule.skip_eager_comparison_from}); they differ, so the config was not judged")
+        else:
+            self.status = accuracy_status.EAGER_TWO_RUNS_DIFFER
+            self.reason = "two eager runs differ: no reference to judge the config by"
 
     def _fp64_result(self, eager) -> Any:
         """The fp64 reference on the CPU, or None (and why) when the model can't run in float64."""
@@ -445,8 +489,11 @@ class Verifier:
             self.comparison = compare(self.reference, result, root_name(experiment))
             self.code, self.message = verdict(self.comparison, self.tolerance)
             if self.judged:
+                options = accuracy_check.Options(cosine=self.rule.cosine, larger_for_small=self.rule.larger_multiplier,
+                                                 force_max=force_max_multiplier(self.rule, experiment))
                 self.judgement = accuracy_check.judge(result, self.reference, self.fp64, self.accuracy_tolerance,
-                                                      root_name(experiment))
+                                                      root_name(experiment), options)
+                self.force_max = options.force_max
             self.reference = self._initial = self.fp64 = None
             log.info("verification %s: mean relative error %s, max abs error %s, cosine similarity %s%s",
                      self.code, self.comparison.mean_rel_error, self.comparison.max_abs_error,
@@ -472,22 +519,55 @@ class Verifier:
 
     def accuracy(self, record: dict) -> dict:
         """The `accuracy` status and its figures (ACCURACY_KEYS), once the verification code is final."""
-        judgement = self.judgement
-        if judgement is None:
-            status = accuracy_status.derive(dict(record, accuracy=None))
-            reference = message = None
-            if status == accuracy_status.NOT_CHECKED and record.get("verification_code") == records.VERIFIER_SKIPPED:
-                message = self.message
+        ok = record.get("status") == records.STATUS_OK
+        judgement = self.judgement if ok else None
+        reference = tolerance = None
+        message, reason = self.message, self.reason
+        if self.status is not None and (ok or self.status not in accuracy_status.PASSING):
+            status = self.status  # eager's failures and differing runs come first, as in the harness
+            message = None if message == reason else message
+        elif judgement is not None:
+            status, reason = self._judged(judgement)
+            reference, tolerance, message = judgement.reference, self.accuracy_tolerance, judgement.message()
         else:
-            status = accuracy_status.PASS if judgement.passed else accuracy_status.FAIL_ACCURACY
-            reference, message = judgement.reference, judgement.message()
-            if judgement.reference == accuracy_check.COSINE:
-                message = "; ".join(filter(None, [self.fp64_problem, message]))
-        return {"accuracy": status, "accuracy_reference": reference,
-                "accuracy_tolerance": self.accuracy_tolerance if judgement is not None else None,
+            status = accuracy_status.derive(dict(record, accuracy=None))
+            code = record.get("verification_code")
+            if ok and code in (records.PASS, records.FAIL):  # a declared random output: upstream's comparison
+                reference, tolerance = accuracy_status.REFERENCE_MEAN_REL_ERROR, self.tolerance
+                reason = (f"{RANDOM_BY_DESIGN}: judged by the mean-relative-error fallback (upstream's "
+                          f"verification) at {self.tolerance:g}, not by the harness's rule")
+            elif not (status == accuracy_status.NOT_CHECKED and code == records.VERIFIER_SKIPPED):
+                message = None
+                reason = (f"the config's check raised: {self.message}" if ok else
+                          f"the config did not reach its check (status {record.get('status')}): the accuracy "
+                          f"is its failure's")
+        return {"accuracy": status, "accuracy_reference": reference, "accuracy_tolerance": tolerance,
                 "accuracy_rmse": judgement.rmse if judgement else None,
                 "accuracy_eager_rmse": judgement.eager_rmse if judgement else None,
-                "accuracy_message": message}
+                "accuracy_message": message, "accuracy_reason": reason}
+
+    def _judged(self, judgement) -> tuple:
+        """(status, reason) of a config judged by the harness's rule, its lists applied."""
+        rule = self.rule
+        if judgement.reference == accuracy_check.FP64:
+            reason = f"the harness's rule against the fp64 reference, tolerance {rule.tolerance:g} ({rule.tolerance_from})"
+        elif rule.cosine:
+            reason = f"the harness lists it under cosine ({rule.cosine_from}), tolerance {rule.tolerance:g}"
+        else:
+            reason = f"fp64 reference failed ({self.fp64_problem}): cosine similarity, as the harness falls back"
+        if rule.larger_multiplier:
+            reason += f"; larger multipliers for small tensors ({rule.larger_multiplier_from})"
+        if self.force_max:
+            reason += "; multiplier 10 (freezing folded a convolution in bfloat16: same()'s force_max_multiplier)"
+        status = accuracy_status.PASS if judgement.passed else accuracy_status.FAIL_ACCURACY
+        if rule.skip_eager_comparison_from:
+            return accuracy_status.PASS_DUE_TO_SKIP, (
+                f"the harness does not check this model in training ({rule.skip_eager_comparison_from}); "
+                f"ours, for the record: {status} by {reason}")
+        if rule.non_deterministic and status == accuracy_status.FAIL_ACCURACY:
+            return accuracy_status.PASS, (f"{NON_DETERMINISTIC} ({rule.non_deterministic_from}): its fail_accuracy "
+                                          f"counts as pass; judged fail_accuracy by {reason}")
+        return status, reason
 
     # -- 3. the record
     def finish(self, record: dict) -> dict:
@@ -538,6 +618,34 @@ def fallback_random():
 
     torch._dynamo.reset()
     return torch._inductor.config.patch(fallback_random=True)
+
+
+RANDOM_BY_DESIGN = "the suite declares this config's output random (BenchmarkModel.deterministic=False)"
+NON_DETERMINISTIC = "non-deterministic by the harness's list"
+
+
+def eager_failure_status(run: int, exc: BaseException) -> str:
+    """The harness's status for an eager reference that raised: building it (0), its first (1) or second (2) run."""
+    import torch
+
+    if run == 0:
+        return accuracy_status.EAGER_FAIL_TO_RUN
+    oom = isinstance(exc, (MemoryError, torch.OutOfMemoryError))
+    if run == 1:
+        return accuracy_status.EAGER_1ST_RUN_OOM if oom else accuracy_status.EAGER_1ST_RUN_FAIL
+    return accuracy_status.EAGER_2ND_RUN_OOM if oom else accuracy_status.EAGER_2ND_RUN_FAIL
+
+
+def force_max_multiplier(rule, experiment) -> bool:
+    """same()'s force_max_multiplier, as the harness sets it: freezing, bfloat16, and Inductor folded a
+    convolution with a binary op (its counter, since the child cleared the counters at setup)."""
+    from benchmarks.common import precision as precisions
+
+    if not rule.freezing or precisions.cast_dtype(experiment.precision) != "bfloat16":
+        return False
+    from torch._dynamo.utils import counters
+
+    return counters["inductor"]["binary_folding_conv"] > 0
 
 
 def collect(experiment, module, output) -> Any:

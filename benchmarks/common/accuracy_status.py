@@ -13,6 +13,14 @@ PASS = "pass"
 FAIL_ACCURACY = "fail_accuracy"
 EAGER_TWO_RUNS_DIFFER = "eager_two_runs_differ"
 EAGER_FAIL_TO_RUN = "eager_fail_to_run"
+# --verify's eager reference raised on its first / second run (OutOfMemoryError: the _OOM names), as the harness
+# names a failure of its first / second eager run inside the accuracy check.
+EAGER_1ST_RUN_FAIL = "eager_1st_run_fail"
+EAGER_1ST_RUN_OOM = "eager_1st_run_OOM"
+EAGER_2ND_RUN_FAIL = "eager_2nd_run_fail"
+EAGER_2ND_RUN_OOM = "eager_2nd_run_OOM"
+# The harness does not check this model (its large-model or eager-not-deterministic lists): a passing status.
+PASS_DUE_TO_SKIP = "pass_due_to_skip"
 FAIL_TO_RUN = "fail_to_run"
 MODEL_FAIL_TO_LOAD = "model_fail_to_load"
 OOM = "OOM"
@@ -22,12 +30,29 @@ NOT_CHECKED = "not_checked"  # ran, but without --verify: no judgement either wa
 
 # The record's keys: the status (every record), then --verify's figures behind it (docs/architecture.md, "The
 # record"); the child writes them after the verification keys, the analyzer shows each as a column.
+# `accuracy_reason` (last, so older columns keep their place): which rule judged the config, or why none did.
 KEYS = ("accuracy", "accuracy_reference", "accuracy_tolerance", "accuracy_rmse", "accuracy_eager_rmse",
-        "accuracy_message")
+        "accuracy_message", "accuracy_reason")
 
-STATUSES = (PASS, FAIL_ACCURACY, EAGER_TWO_RUNS_DIFFER, EAGER_FAIL_TO_RUN, FAIL_TO_RUN, MODEL_FAIL_TO_LOAD, OOM,
-            TIMEOUT, SKIPPED, NOT_CHECKED)
-FAILURES = (FAIL_ACCURACY, EAGER_TWO_RUNS_DIFFER, EAGER_FAIL_TO_RUN, FAIL_TO_RUN, MODEL_FAIL_TO_LOAD, OOM, TIMEOUT)
+# accuracy_reference's values: the rule that judged the config.
+REFERENCE_FP64 = "fp64"  # the harness's rule against an fp64 eager reference
+REFERENCE_COSINE = "cosine"  # the harness's cosine similarity (no fp64 reference, or listed under cosine)
+REFERENCE_MEAN_REL_ERROR = "mean_rel_error"  # the fallback: upstream PyTorch/XLA's mean relative error
+REFERENCES = (REFERENCE_FP64, REFERENCE_COSINE, REFERENCE_MEAN_REL_ERROR)
+
+EAGER_RUN_FAILURES = (EAGER_1ST_RUN_FAIL, EAGER_1ST_RUN_OOM, EAGER_2ND_RUN_FAIL, EAGER_2ND_RUN_OOM)
+STATUSES = (PASS, PASS_DUE_TO_SKIP, FAIL_ACCURACY, EAGER_TWO_RUNS_DIFFER, EAGER_FAIL_TO_RUN) + EAGER_RUN_FAILURES + (
+    FAIL_TO_RUN, MODEL_FAIL_TO_LOAD, OOM, TIMEOUT, SKIPPED, NOT_CHECKED)
+FAILURES = (FAIL_ACCURACY, EAGER_TWO_RUNS_DIFFER, EAGER_FAIL_TO_RUN) + EAGER_RUN_FAILURES + (
+    FAIL_TO_RUN, MODEL_FAIL_TO_LOAD, OOM, TIMEOUT)
+# The statuses a pass rate counts as passed: the HUD's passing names that we write (it also counts its
+# `eager_variation`, which the harness no longer writes).
+PASSING = (PASS, PASS_DUE_TO_SKIP)
+
+
+def passed(status) -> bool:
+    """Whether an accuracy status counts as a pass (the dashboard's pass rate, compare's accuracy gate)."""
+    return status in PASSING
 
 # Phases before the model exists: a failure there is the model's, not the backend's.
 _LOAD_PHASES = ("setup", "load")

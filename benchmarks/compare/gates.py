@@ -1,5 +1,5 @@
 """compare.py's gates: what a CI owner fails a change on besides time (docs/compare.md, "Gates"). Per config:
-its accuracy went from pass to anything else, dynamo's graph breaks or recompiles went up, the compression
+its accuracy went from a passing status (pass, pass_due_to_skip) to anything else, dynamo's graph breaks or recompiles went up, the compression
 ratio fell or the compile latency rose past a relative limit (both against each side's own eager run of the
 same model and axes, common/against_eager.py). Every record is read through its Measurement.
 """
@@ -24,7 +24,7 @@ class Limits:
 def accuracy(found: list) -> Optional[str]:
     """A side's accuracy: the first of its processes that did not pass, else pass (None without records)."""
     statuses = [Measurement(r).accuracy for r in found]
-    return next((s for s in statuses if s != accuracy_status.PASS), accuracy_status.PASS) if statuses else None
+    return next((s for s in statuses if not accuracy_status.passed(s)), statuses[0]) if statuses else None
 
 
 def dynamo_stat(found: list, name: str) -> Optional[int]:
@@ -62,7 +62,7 @@ def findings(control: list, treatment: list, indexes: tuple, limits: Limits) -> 
     """[(gate, what changed)] of one config's two sides (lists of records)."""
     out = []
     before, after = accuracy(control), accuracy(treatment)
-    if before == accuracy_status.PASS and after not in (None, accuracy_status.PASS):
+    if accuracy_status.passed(before) and after is not None and not accuracy_status.passed(after):
         out.append((ACCURACY, f"accuracy pass -> {after}"))
     for gate, stat in ((GRAPH_BREAKS, "graph_breaks"), (RECOMPILES, "recompiles")):
         old, new = dynamo_stat(control, stat), dynamo_stat(treatment, stat)

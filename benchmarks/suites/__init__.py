@@ -58,10 +58,12 @@ class BenchmarkModel:
     # parameters -> optimizer; None means SGD(lr=0.01), cheap in memory for big models.
     optimizer_fn: Optional[Callable] = None
     # Per-model tolerance of upstream's verification_code (mean relative error); None means --verify-tolerance's,
-    # else 0.02. The accuracy judgement uses the harness's table instead (common/accuracy_tolerance.py).
+    # else 0.02. The accuracy judgement uses the harness's rule instead (common/accuracy_rule.py).
     tolerance: Optional[float] = None
-    # False for models whose eager output is random by design: --verify skips the determinism check and
-    # compares with `tolerance`, or, without one, does not compare (VERIFIER_SKIPPED).
+    # False for models whose eager output is random by design (dropout in training, a fault model): --verify
+    # skips the determinism check and the harness's rule, and compares with `tolerance` (accuracy_reference
+    # mean_rel_error), or, without one, does not compare (VERIFIER_SKIPPED). Not the harness's non-deterministic
+    # list, which --verify reads itself (common/accuracy_rule.py).
     deterministic: bool = True
     # True for models whose eval step itself takes gradients (TorchBench's maml: eval_in_nograd() is False):
     # their eval runs without torch.no_grad().

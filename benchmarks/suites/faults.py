@@ -22,6 +22,14 @@ MODELS = {
     "big_buffer": "holds a 64 MiB buffer it reads every forward (works; peak_memory_bytes shows it above baseline)",
     "heap_buffers": "holds 48 MiB in 768 small buffers, in the heap where freed memory is reused (works; its "
                     "peak_memory_bytes is the same with and without --verify)",
+    "first_eager_run_raises": "the second instance built in the process raises in forward (--verify builds the "
+                              "config's model first, then eager's: its first reference run, eager_1st_run_fail; "
+                              "the config's own works)",
+    "second_eager_run_raises": "the third instance built in the process raises in forward (--verify: eager's "
+                               "second reference run, eager_2nd_run_fail)",
+    "listed_non_deterministic": "works; on the rule's non-deterministic test list (common/harness_accuracy.yaml "
+                                "own_suites): a fail_accuracy counts as pass, as the harness does",
+    "listed_unchecked": "works; on the rule's large-model test list: --verify gives pass_due_to_skip, unchecked",
 }
 
 

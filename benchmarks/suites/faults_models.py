@@ -1,6 +1,7 @@
 """The failing modules of the `faults` suite (child only)."""
 
 import ctypes
+import itertools
 import os
 import time
 
@@ -153,6 +154,38 @@ class HeapBuffers(_Base):
         return torch.relu(self.fc(x)) + self.hoard[0][0]
 
 
+class _NthInstanceRaises(_Base):
+    """Raises in forward when it is the RAISING-th instance built in this process (0: the first): --verify builds
+    the config's model first, then a fresh eager model for each reference run, so this picks the run that fails."""
+
+    RAISING = 0
+    _built = itertools.count()
+
+    def __init__(self):
+        super().__init__()
+        self.index = next(_NthInstanceRaises._built)
+
+    def forward(self, x):
+        if self.index == self.RAISING:
+            raise RuntimeError(f"{type(self).__name__}: instance {self.index} of this process fails, on purpose")
+        return torch.relu(self.fc(x))
+
+
+class FirstEagerRunRaises(_NthInstanceRaises):
+    RAISING = 1
+
+
+class SecondEagerRunRaises(_NthInstanceRaises):
+    RAISING = 2
+
+
+class Plain(_Base):
+    """Works: a linear layer and a relu (the rule's test lists name it under other names)."""
+
+    def forward(self, x):
+        return torch.relu(self.fc(x))
+
+
 MODELS = {
     "segfault": Segfault,
     "hang": Hang,
@@ -169,4 +202,8 @@ MODELS = {
     "elementwise_chain": ElementwiseChain,
     "big_buffer": BigBuffer,
     "heap_buffers": HeapBuffers,
+    "first_eager_run_raises": FirstEagerRunRaises,
+    "second_eager_run_raises": SecondEagerRunRaises,
+    "listed_non_deterministic": Plain,
+    "listed_unchecked": Plain,
 }
