@@ -67,6 +67,11 @@ def parse(argv: list) -> argparse.Namespace:
     parser.add_argument("--torchbench-dir", help="TorchBench's checkout for its models (with a PyTorch checkout)")
     parser.add_argument("--harness-pythonpath", action="append", default=[], metavar="DIR",
                         help="where scipy and tabulate are for the harness (pip install --target DIR scipy tabulate)")
+    parser.add_argument("--harness-args", default="", metavar="ARGS",
+                        help="more flags for every harness process, one string (e.g. '--freezing')")
+    parser.add_argument("--ours-args", default="", metavar="ARGS",
+                        help="more flags for our sweeps, one string (e.g. '--freezing', or '--speedup=paired' where "
+                             "the runner has it)")
     parser.add_argument("--timeout", type=float, default=1800, help="seconds per harness process (default 1800)")
     parser.add_argument("--skip-harness", action="store_true", help="run no harness process: read what is there")
     parser.add_argument("--skip-ours", action="store_true", help="run no sweep of ours: read what is there")
@@ -87,6 +92,10 @@ def parse(argv: list) -> argparse.Namespace:
     if options.repeat < 1:
         raise Usage("--repeat must be at least 1")
     options.harness_pythonpath = [p for v in options.harness_pythonpath for p in v.split(os.pathsep) if p]
+    try:
+        options.harness_args, options.ours_args = shlex.split(options.harness_args), shlex.split(options.ours_args)
+    except ValueError as exc:
+        raise Usage(f"--harness-args/--ours-args: {exc}") from None
     return options
 
 
@@ -162,6 +171,7 @@ def run_harness(specs: list, options, harness, out: Path) -> None:
                 continue
             command = parity_harness.command(sys.executable, harness, spec.suite, spec.model, spec.test,
                                              spec.precision, spec.batch_size, mode, options.repeat, csv_path)
+            command += options.harness_args
             ended = run_logged(command, csv_path.with_suffix(".log"), options.timeout, env=env,
                                cwd=str(harness.checkout))
             say(f"harness {spec.suite} {spec.stem} {mode}: {ended} (log {csv_path.with_suffix('.log')})")
@@ -172,7 +182,7 @@ def our_command(suite: str, models: list, options, batch_size: int, torchbench_d
                "-k", "^(" + "|".join(sorted(set(models))) + ")$", "--accelerator=cpu", "--xla=None",
                "--dynamo=None", "--dynamo=inductor", *(f"--test={t}" for t in options.tests),
                *(f"--precision={p}" for p in options.precisions), f"--batch-size={batch_size}", "--verify",
-               f"--repeat={options.repeat}", f"--output-dirname={out / 'ours'}"]
+               f"--repeat={options.repeat}", f"--output-dirname={out / 'ours'}", *options.ours_args]
     if suite == "torchbench":
         command.insert(3, f"--torchbench-dir={torchbench_dir}")
     return command

@@ -243,6 +243,18 @@ def test_the_harness_command_names_the_same_config(tmp_path):
                                      "--repeat 5")
 
 
+def test_our_sweep_names_the_same_configs_and_takes_extra_flags(tmp_path):
+    report = load("parity_report")
+    options = report.parse(["--models", "dcgan,phlippe_resnet", "--tests", "eval,train", "--precisions", "bf16",
+                            "--batch-size", "torchbench=4", "--repeat", "3", "--ours-args", "--freezing --rounds 2"])
+    command = report.our_command("torchbench", ["phlippe_resnet", "dcgan"], options, options.batch["torchbench"],
+                                 "/tb", tmp_path)
+    assert command[2:] == ["--suite-name=torchbench", "--torchbench-dir=/tb", "-k", "^(dcgan|phlippe_resnet)$",
+                           "--accelerator=cpu", "--xla=None", "--dynamo=None", "--dynamo=inductor", "--test=eval",
+                           "--test=train", "--precision=bf16", "--batch-size=4", "--verify", "--repeat=3",
+                           f"--output-dirname={tmp_path / 'ours'}", "--freezing", "--rounds", "2"]
+
+
 # --- the command line ---
 
 def run_script(*args):
@@ -254,6 +266,7 @@ def run_script(*args):
     (["--batch-size", "timm"], "--batch-size timm: expected SUITE=N"),
     (["--tests", "infer"], "--tests: infer is not one of eval, train"),
     (["--repeat", "0"], "--repeat must be at least 1"),
+    (["--ours-args", "'unclosed"], "--harness-args/--ours-args: No closing quotation"),
     (["--skip-harness", "--skip-ours", "--models", "nosuch"], "--models nosuch: not a default model"),
     (["--skip-harness", "--skip-ours", "--models", "huggingface:T5Small"], "from the Hugging Face hub"),
 ])
