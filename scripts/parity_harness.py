@@ -196,12 +196,13 @@ def write_shims(harness: Harness, scratch: Path) -> Path:
 def environment(harness: Harness, scratch: Path, extra_paths: list, base: Optional[dict] = None) -> dict:
     """The harness's environment: the scratch directory first on PYTHONPATH, then TorchBench's checkout (its
     `torchbenchmark` package) and the harness's directory; `extra_paths` (scipy, tabulate) appended to sys.path by
-    the sitecustomize shim; the hub offline (fail at once, not after retries)."""
+    the sitecustomize shim; the hub offline (fail at once, not after retries); no bytecode written."""
     env = dict(os.environ if base is None else base)
     paths = [str(scratch)] + ([str(harness.torchbench_dir)] if harness.torchbench_dir else []) + [str(harness.bench_dir)]
     env["PYTHONPATH"] = os.pathsep.join(paths)
     env["PARITY_EXTRA_PATH"] = os.pathsep.join(str(Path(p).resolve()) for p in extra_paths)
     env.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", HF_DATASETS_OFFLINE="1")
+    env["PYTHONDONTWRITEBYTECODE"] = "1"  # no __pycache__ written into the checkout
     return env
 
 

@@ -212,7 +212,8 @@ def test_the_shims_fill_what_the_checkout_lacks_and_put_extra_paths_last(tmp_pat
     assert sorted(p.name for p in scratch.iterdir()) == ["huggingface_llm_models.py", "sitecustomize.py",
                                                           "timm_models.yaml"]
     assert list(bench.iterdir()) and not (bench / "timm_models.yaml").exists()  # the checkout untouched
-    env = harness.environment(found, scratch, [str(tmp_path / "deps")])
+    env = harness.environment(found, scratch, [str(tmp_path / "deps")], base={"PATH": "/usr/bin:/bin"})
+    assert env["PYTHONDONTWRITEBYTECODE"] == "1" and env["HF_HUB_OFFLINE"] == "1"
     probe = ("import sys, common, huggingface_llm_models\n"
              "print(common.load_yaml_file('timm_models.yaml')['skip']['device'])\n"
              "print(common.load_yaml_file('torchbench.yaml'))\n"
@@ -223,6 +224,7 @@ def test_the_shims_fill_what_the_checkout_lacks_and_put_extra_paths_last(tmp_pat
     assert lines[0] == "{'cpu': set(), 'cpu_aarch64': set()}"  # ours, lists read as sets as the harness reads them
     assert lines[1] == "{'skip': {'all': ['a', 'b']}}"  # the checkout's own file: the harness's own reader
     assert lines[2] == "{} " + str(tmp_path / "deps")
+    assert not (bench / "__pycache__").exists()  # nothing written into the checkout
 
 
 def test_a_checkout_that_has_the_files_gets_no_shim_for_them(tmp_path):
