@@ -206,15 +206,14 @@ def main(argv=None) -> int:
     try:
         options = parse(sys.argv[1:] if argv is None else argv)
         harness = None
-        if not options.skip_harness or options.harness_dir or os.environ.get("PARITY_HARNESS_DIR"):
-            try:
-                harness = parity_harness.find_harness(options.harness_dir, Path(ROOT), options.torchbench_dir)
-            except parity_harness.NoHarness as exc:
-                if not options.skip_harness:
-                    raise Usage(str(exc)) from None
+        try:  # also under --skip-harness: its lists place model names, its checkout holds TorchBench's models
+            harness = parity_harness.find_harness(options.harness_dir, Path(ROOT), options.torchbench_dir)
+        except parity_harness.NoHarness as exc:
+            if not options.skip_harness:
+                raise Usage(str(exc)) from None
+        specs = specs_of(options, harness)
         if harness is not None:
             say(f"harness: {harness.bench_dir} ({harness.layout} checkout)")
-        specs = specs_of(options, harness)
         out = Path(options.out).resolve()
         out.mkdir(parents=True, exist_ok=True)
         if not options.skip_harness:

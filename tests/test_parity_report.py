@@ -273,7 +273,8 @@ def run_script(*args):
     (["--skip-harness", "--skip-ours", "--models", "huggingface:T5Small"], "from the Hugging Face hub"),
 ])
 def test_bad_usage_is_one_line_and_exit_2(args, message, tmp_path):
-    result = run_script(*args, "--out", tmp_path)
+    (tmp_path / "no-harness").mkdir()
+    result = run_script(*args, "--out", tmp_path, "--harness-dir", tmp_path / "no-harness")
     assert result.returncode == 2 and result.stdout == ""
     assert result.stderr.count("\n") == 1 and message in result.stderr, result.stderr
 
@@ -288,7 +289,8 @@ def test_no_checkout_is_one_line_and_exit_2(tmp_path):
 def test_finished_runs_are_read_again_without_running_anything(tmp_path):
     write_harness(tmp_path, DCGAN, speedup=1.0)
     write_ours(tmp_path, record(DCGAN, None, 2.0, 0.5, 25 * 2**20), record(DCGAN, "inductor", 1.0, 10.5, 26 * 2**20))
-    result = run_script("--skip-harness", "--skip-ours", "--models", "dcgan", "--out", tmp_path)
+    result = run_script("--skip-harness", "--skip-ours", "--models", "dcgan", "--out", tmp_path,
+                        "--harness-dir", tmp_path / "harness")  # none there: not needed to read finished runs
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     assert lines[0].split()[:3] == ["model", "test", "prec"]
