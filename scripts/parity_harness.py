@@ -193,7 +193,8 @@ def write_shims(harness: Harness, scratch: Path) -> Path:
     return scratch
 
 
-def environment(harness: Harness, scratch: Path, extra_paths: list, base: Optional[dict] = None) -> dict:
+def environment(harness: Harness, scratch: Path, extra_paths: list, base: Optional[dict] = None,
+                cores: Optional[list] = None) -> dict:
     """The harness's environment: the scratch directory first on PYTHONPATH, then TorchBench's checkout (its
     `torchbenchmark` package) and the harness's directory; `extra_paths` (scipy, tabulate) appended to sys.path by
     the sitecustomize shim; the hub offline (fail at once, not after retries); no bytecode written."""
@@ -203,6 +204,8 @@ def environment(harness: Harness, scratch: Path, extra_paths: list, base: Option
     env["PARITY_EXTRA_PATH"] = os.pathsep.join(str(Path(p).resolve()) for p in extra_paths)
     env.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", HF_DATASETS_OFFLINE="1")
     env["PYTHONDONTWRITEBYTECODE"] = "1"  # no __pycache__ written into the checkout
+    if cores:  # pinned (the caller pins the process): threads to match, as our runner sizes its children's
+        env.update(OMP_NUM_THREADS=str(len(cores)), MKL_NUM_THREADS=str(len(cores)))
     return env
 
 

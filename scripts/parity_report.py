@@ -23,9 +23,10 @@ from pathlib import Path
 
 SCRIPTS = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(SCRIPTS)
-sys.path.insert(0, SCRIPTS)
+sys.path[:0] = [SCRIPTS, ROOT]
 
 import parity_harness  # noqa: E402
+from benchmarks.common import cpu_affinity  # noqa: E402
 import parity_table  # noqa: E402
 from parity_table import Spec  # noqa: E402
 
@@ -72,6 +73,9 @@ def parse(argv: list) -> argparse.Namespace:
     parser.add_argument("--ours-args", default="", metavar="ARGS",
                         help="more flags for our sweeps, one string (e.g. '--freezing', or '--speedup=paired' where "
                              "the runner has it)")
+    parser.add_argument("--cpu-affinity", metavar="CORES",
+                        help="pin both tools to these cores (e.g. 1 or 0-1), threads = their number: on a busy "
+                             "machine OpenMP threads then don't wait on each other (default: no pinning)")
     parser.add_argument("--timeout", type=float, default=1800, help="seconds per harness process (default 1800)")
     parser.add_argument("--skip-harness", action="store_true", help="run no harness process: read what is there")
     parser.add_argument("--skip-ours", action="store_true", help="run no sweep of ours: read what is there")
@@ -92,10 +96,18 @@ def parse(argv: list) -> argparse.Namespace:
     if options.repeat < 1:
         raise Usage("--repeat must be at least 1")
     options.harness_pythonpath = [p for v in options.harness_pythonpath for p in v.split(os.pathsep) if p]
+    options.cores = None
+    if options.cpu_affinity:
+        try:
+            options.cores = cpu_affinity.parse_cores(options.cpu_affinity)
+        except ValueError as exc:
+            raise Usage(f"--cpu-affinity: {exc}") from None
     try:
         options.harness_args, options.ours_args = shlex.split(options.harness_args), shlex.split(options.ours_args)
     except ValueError as exc:
         raise Usage(f"--harness-args/--ours-args: {exc}") from None
+    if options.cores:  # ours pins each child and sizes its threads to the cores
+        options.ours_args.append(f"--cpu-affinity={cpu_affinity.format_cores(options.cores)}")
     return options
 
 
@@ -161,8 +173,9 @@ def check_harness_imports(harness, env: dict) -> None:
 
 def run_harness(specs: list, options, harness, out: Path) -> None:
     scratch = parity_harness.write_shims(harness, out / "harness" / "shims")
-    env = parity_harness.environment(harness, scratch, options.harness_pythonpath)
+    env = parity_harness.environment(harness, scratch, options.harness_pythonpath, cores=options.cores)
     check_harness_imports(harness, env)
+    pin = (lambda: os.sched_setaffinity(0, options.cores)) if options.cores else None
     for spec in specs:
         for mode in MODES:
             csv_path = parity_table.harness_csv(out, spec, mode)
@@ -173,7 +186,7 @@ def run_harness(specs: list, options, harness, out: Path) -> None:
                                              spec.precision, spec.batch_size, mode, options.repeat, csv_path)
             command += options.harness_args
             ended = run_logged(command, csv_path.with_suffix(".log"), options.timeout, env=env,
-                               cwd=str(harness.checkout))
+                               cwd=str(harness.checkout), preexec_fn=pin)
             say(f"harness {spec.suite} {spec.stem} {mode}: {ended} (log {csv_path.with_suffix('.log')})")
 
 

@@ -255,6 +255,11 @@ def test_our_sweep_names_the_same_configs_and_takes_extra_flags(tmp_path):
                            "--accelerator=cpu", "--xla=None", "--dynamo=None", "--dynamo=inductor", "--test=eval",
                            "--test=train", "--precision=bf16", "--batch-size=4", "--verify", "--repeat=3",
                            f"--output-dirname={tmp_path / 'ours'}", "--freezing", "--rounds", "2"]
+    pinned = report.parse(["--cpu-affinity", "1", "--ours-args", "--rounds 2"])
+    assert pinned.cores == [1] and pinned.ours_args == ["--rounds", "2", "--cpu-affinity=1"]
+    found = harness.harness_at(fake_harness(tmp_path / "tb" / "userbenchmark" / "dynamo" / "dynamobench"))
+    env = harness.environment(found, tmp_path, [], base={}, cores=pinned.cores)
+    assert env["OMP_NUM_THREADS"] == "1" == env["MKL_NUM_THREADS"]
 
 
 # --- the command line ---
@@ -269,6 +274,7 @@ def run_script(*args):
     (["--tests", "infer"], "--tests: infer is not one of eval, train"),
     (["--repeat", "0"], "--repeat must be at least 1"),
     (["--ours-args", "'unclosed"], "--harness-args/--ours-args: No closing quotation"),
+    (["--cpu-affinity", "3-1"], "--cpu-affinity: '3-1' is not a valid core range"),
     (["--skip-harness", "--skip-ours", "--models", "nosuch"], "--models nosuch: not a default model"),
     (["--skip-harness", "--skip-ours", "--models", "huggingface:T5Small"], "from the Hugging Face hub"),
 ])
