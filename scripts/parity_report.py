@@ -159,6 +159,10 @@ def run_logged(command: list, log: Path, timeout: float, **kwargs) -> str:
             os.killpg(process.pid, signal.SIGKILL)
             process.wait()
             return "timeout"
+        except BaseException:  # Ctrl-C: its own session got no SIGINT, so it goes with us
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+            raise
     return "ok" if code == 0 else f"exit {code}"
 
 
@@ -207,8 +211,6 @@ def run_ours(specs: list, options, harness, out: Path) -> None:
         by_suite.setdefault(spec.suite, []).append(spec.model)
     for suite, models in by_suite.items():
         torchbench_dir = options.torchbench_dir or (harness.torchbench_dir if harness else None)
-        if suite == "torchbench" and not torchbench_dir:
-            raise Usage("our TorchBench sweep needs TorchBench's checkout: --torchbench-dir DIR")
         command = our_command(suite, models, options, options.batch[suite], torchbench_dir, out)
         # the sweep resumes: configs already in the results file are not run again
         ended = run_logged(command, out / "ours" / f"sweep-{suite}.log", timeout=None, cwd=ROOT)
@@ -225,6 +227,9 @@ def main(argv=None) -> int:
             if not options.skip_harness:
                 raise Usage(str(exc)) from None
         specs = specs_of(options, harness)
+        if (not options.skip_ours and any(spec.suite == "torchbench" for spec in specs) and not options.torchbench_dir
+                and not (harness and harness.torchbench_dir)):
+            raise Usage("our TorchBench sweep needs TorchBench's checkout: --torchbench-dir DIR")
         if harness is not None:
             say(f"harness: {harness.bench_dir} ({harness.layout} checkout)")
         out = Path(options.out).resolve()

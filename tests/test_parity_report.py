@@ -285,6 +285,14 @@ def test_bad_usage_is_one_line_and_exit_2(args, message, tmp_path):
     assert result.stderr.count("\n") == 1 and message in result.stderr, result.stderr
 
 
+def test_torchbench_models_without_torchbench_checkout_is_one_line_and_exit_2(tmp_path):
+    fake_harness(tmp_path / "pytorch" / "benchmarks" / "dynamo")  # a PyTorch checkout: TorchBench's models elsewhere
+    result = run_script("--skip-harness", "--models", "dcgan", "--harness-dir", tmp_path / "pytorch", "--out",
+                        tmp_path / "out")
+    assert result.returncode == 2
+    assert result.stderr == "parity_report: our TorchBench sweep needs TorchBench's checkout: --torchbench-dir DIR\n"
+
+
 def test_no_checkout_is_one_line_and_exit_2(tmp_path):
     result = run_script("--harness-dir", tmp_path, "--out", tmp_path / "out")
     assert result.returncode == 2
