@@ -199,7 +199,8 @@ def environment(harness: Harness, scratch: Path, extra_paths: list, base: Option
     `torchbenchmark` package) and the harness's directory; `extra_paths` (scipy, tabulate) appended to sys.path by
     the sitecustomize shim; the hub offline (fail at once, not after retries); no bytecode written."""
     env = dict(os.environ if base is None else base)
-    paths = [str(scratch)] + ([str(harness.torchbench_dir)] if harness.torchbench_dir else []) + [str(harness.bench_dir)]
+    torchbench = [str(harness.torchbench_dir)] if harness.torchbench_dir else []
+    paths = [str(scratch), *torchbench, str(harness.bench_dir)]
     env["PYTHONPATH"] = os.pathsep.join(paths)
     env["PARITY_EXTRA_PATH"] = os.pathsep.join(str(Path(p).resolve()) for p in extra_paths)
     env.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", HF_DATASETS_OFFLINE="1")

@@ -264,7 +264,8 @@ def differences(spec: Spec, harness: Side, ours: Side) -> list:
         text = f"speedup {harness.speedup:.2f}x vs {ours.speedup:.2f}x"
         paired_gap = _gap(harness.speedup, ours.paired_speedup)
         if paired_gap is not None:
-            text += f" (ours paired {ours.paired_speedup:.2f}x: {'within' if paired_gap <= SPEEDUP_GAP else 'also beyond'} 10%)"
+            verdict = "within" if paired_gap <= SPEEDUP_GAP else "also beyond"
+            text += f" (ours paired {ours.paired_speedup:.2f}x: {verdict} 10%)"
         found.append(Difference("speedup", text, "timing"))
     elif gap is not None and ours.paired_speedup is not None:
         paired_gap = _gap(harness.speedup, ours.paired_speedup)
@@ -325,7 +326,8 @@ def cells(row: Row) -> tuple:
     if o.paired_speedup is not None:
         speedup += f" (paired {o.paired_speedup:.2f}x)"
     return (row.spec.model, row.spec.test, row.spec.precision, _pair(h.batch_size, o.batch_size, str),
-            _pair(h.accuracy, o.accuracy, str), speedup, _pair(h.compile_latency, o.compile_latency, lambda v: f"{v:.1f}"),
+            _pair(h.accuracy, o.accuracy, str), speedup,
+            _pair(h.compile_latency, o.compile_latency, lambda v: f"{v:.1f}"),
             _pair(h.graph_breaks, o.graph_breaks, str), _pair(h.compression, o.compression, lambda v: f"{v:.2f}"),
             "; ".join(map(str, row.differences)) or "none")
 
