@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 OUT ?= output/bench
 
-.PHONY: all env browser bench bench-torchvision test test-fast test-golden bench-overhead bench-analyzer bench-parallel bench-scale bench-compare bench-history bench-dashboard clean
+.PHONY: all env browser bench bench-torchvision test test-fast test-golden bench-overhead bench-analyzer bench-parallel bench-scale bench-compare bench-history bench-dashboard parity clean
 
 all: env
 
@@ -98,6 +98,18 @@ bench-history: env
 # (and DASHBOARD_AXES, e.g. DASHBOARD_AXES="--precision=fp32 --precision=bf16"): one table. Slow: Inductor compiles.
 bench-dashboard: env
 	$(PY) scripts/bench_dashboard.py
+
+# PyTorch's dynamo benchmark harness beside ours on the same models (docs/parity.md): HARNESS_DIR is a TorchBench or
+# PyTorch checkout (default: one found beside this project); scipy and tabulate go into PARITY_DEPS for the harness,
+# never into .venv/. One table of accuracy, speedup, compile latency, graph breaks, memory, every difference named.
+# PARITY_ARGS e.g. "--models dcgan,mobilenetv2_100 --tests eval,train --repeat 5". Slow: Inductor compiles, both tools.
+PARITY_DEPS ?= output/harness-deps
+PARITY_ARGS ?=
+parity: env
+	@$(PY) -c "import sys; sys.path.insert(0, '$(PARITY_DEPS)'); import scipy, tabulate" 2>/dev/null || \
+	  $(PY) -m pip install --quiet --disable-pip-version-check --target $(PARITY_DEPS) scipy tabulate
+	$(PY) scripts/parity_report.py $(if $(HARNESS_DIR),--harness-dir=$(HARNESS_DIR)) \
+	  --harness-pythonpath=$(PARITY_DEPS) $(PARITY_ARGS)
 
 # result_analyzer.py's compiled reader built with AddressSanitizer + UndefinedBehaviorSanitizer (into build/fuzz-scanner/,
 # the normal build untouched) and fed mutated and random lines, against the Python reader: exit 1 on any sanitizer
