@@ -15,7 +15,7 @@ import signal
 import threading
 import time
 
-from benchmarks.child import compile_settings, device_memory, diagnostics, golden, precise_timing, verify
+from benchmarks.child import allocator, compile_settings, device_memory, diagnostics, golden, precise_timing, verify
 from benchmarks.common import accuracy_status, experiment_config, machine_facts, output_paths, records
 from benchmarks.common.cli_support import UsageError
 from benchmarks.common.process_env import PARENT_PID_VARIABLE, child_environment
@@ -271,16 +271,23 @@ def main(options: RunOptions) -> int:
     """One config in this process, from the flags (UsageError: bad --model-config/--experiment-config)."""
     model_config, experiment = parse_single_config(options)
     launched_by_parent = options.record_fd is not None
+    wanted = child_environment(experiment, options, dict(os.environ), model_config)
+    if not launched_by_parent:  # a config by hand: its allocator policy acts only from a process's start
+        allocator.restart_under_policy(wanted)
     cpu_affinity = pin_self(options.noise)  # before any thread starts (--cpu-affinity; also by hand)
     if launched_by_parent:
         die_with_parent()
     # A hand-run config gets the same environment the parent would compose (before torch is imported).
-    for key, value in child_environment(experiment, options, dict(os.environ), model_config).items():
+    for key, value in wanted.items():
         if os.environ.get(key) != value:
             os.environ[key] = value
     channel = Channel(options.record_fd)
     record = run_config(options, model_config, experiment, channel)
     record["environment"]["cpu_affinity"] = cpu_affinity
+    record["environment"]["allocator"] = allocator.describe(experiment.allocator, wanted)
+    if not record["environment"]["allocator"]["applied"]:
+        log.warning("allocator policy %s not in force: %s", experiment.allocator,
+                    record["environment"]["allocator"]["problem"])
     if launched_by_parent:
         channel.send_record(record)
         return 0

@@ -6,7 +6,7 @@ import dataclasses
 import hashlib
 from typing import Any, Optional
 
-from benchmarks.common import compile_options, precision as precisions, quantization
+from benchmarks.common import allocator as allocators, compile_options, precision as precisions, quantization
 from benchmarks.common.safe_paths import safe_name
 
 # Upstream PyTorch/XLA's experiment keys, in its order; records keep this order.
@@ -22,7 +22,7 @@ EXPERIMENT_KEYS = (
     "enable_functionalization",
 )
 # Our keys after upstream's (always written, null when unset; old records without them read as null).
-OWN_KEYS = ("quantization", "precision", "dynamic") + compile_options.KEYS
+OWN_KEYS = ("quantization", "precision", "dynamic") + compile_options.KEYS + ("allocator",)
 # Keys a hand-written --experiment-config must carry (the rest have defaults).
 REQUIRED_EXPERIMENT_KEYS = ("accelerator", "xla", "dynamo", "test")
 
@@ -35,7 +35,8 @@ DYNAMIC_CHOICES = ("static", "batch", "all")
 DEFAULT_DYNAMIC = "static"
 # Our keys whose default is not null: at it, a key is left out of the fingerprint and the labels (old records
 # lack it and ran it). The one table: measurement.py and records.py read it.
-AXIS_DEFAULTS = {"precision": precisions.DEFAULT, "dynamic": DEFAULT_DYNAMIC, **compile_options.DEFAULTS}
+AXIS_DEFAULTS = {"precision": precisions.DEFAULT, "dynamic": DEFAULT_DYNAMIC, **compile_options.DEFAULTS,
+                 "allocator": allocators.DEFAULT}
 # --dynamo values that are no dynamo backend: torch.export (strict or not), and AOTInductor's package.
 EXPORT_BACKENDS = ("export", "export_nonstrict", "aot_inductor")
 
@@ -73,6 +74,8 @@ class ExperimentConfig:
     compile_mode: Optional[str] = None
     inductor_config: Optional[str] = None
     compile_cache: Optional[str] = None
+    # The child's C allocator policy (common/allocator.py); a record without the key is read as the default.
+    allocator: str = allocators.DEFAULT
     # Keys beyond upstream's (new matrix axes such as a dtype); sorted (key, value) pairs.
     extra: tuple = ()
 
@@ -121,6 +124,10 @@ class ExperimentConfig:
             compile_values = compile_options.parse_experiment(data)
         except ValueError as exc:
             raise ConfigError(str(exc))
+        try:
+            allocator = allocators.parse(data.get("allocator"))
+        except ValueError as exc:
+            raise ConfigError(str(exc))
         extra = tuple(sorted((k, v) for k, v in data.items() if k not in EXPERIMENT_KEYS + OWN_KEYS))
         return cls(
             accelerator=accelerator,
@@ -135,6 +142,7 @@ class ExperimentConfig:
             quantization=recipe,
             precision=precision,
             dynamic=dynamic,
+            allocator=allocator,
             extra=extra,
             **compile_values,
         )
@@ -146,8 +154,9 @@ class ExperimentConfig:
         """`key=value` for the keys that were set, for one-line messages."""
         data = self.to_dict()
         data.pop("accelerator_model", None)
-        if data.get("dynamic") == DEFAULT_DYNAMIC:
-            data.pop("dynamic")
+        for key in ("dynamic", "allocator"):
+            if data.get(key) == AXIS_DEFAULTS[key]:
+                data.pop(key)
         return " ".join(f"{k}={v}" for k, v in data.items() if v not in (None, False))
 
     @property
@@ -173,6 +182,8 @@ class ExperimentConfig:
             value = getattr(self, key)
             if value is not None and value != AXIS_DEFAULTS.get(key):
                 parts.append(f"{key}-{value if key != 'inductor_config' else short_hash(value)}")
+        if self.allocator != allocators.DEFAULT:
+            parts.append("alloc-" + self.allocator)
         for key, value in self.extra:
             parts.append(f"{key}-{value}")
         return safe_name("-".join(parts))

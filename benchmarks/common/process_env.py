@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from benchmarks.common import xla_dump_env
+from benchmarks.common import allocator, xla_dump_env
 
 # The launcher's pid, set by the launcher itself: the child dies with it (single_config.die_with_parent).
 PARENT_PID_VARIABLE = "BENCHMARKS_PARENT_PID"
@@ -31,4 +31,12 @@ def child_environment(experiment, options, base_env: dict, model_config: Optiona
         env["XLA_DISABLE_FUNCTIONALIZATION"] = "1"
     if model_config is not None:
         xla_dump_env.set_dump_variables(env, experiment, options, model_config)
+    # The C allocator: one policy for eager and every backend, read by glibc and the loader at the start.
+    allocator.apply(env, experiment.allocator)
     return env
+
+
+def allocator_environment(env: dict) -> dict:
+    """The variables of `env` that take effect only when an interpreter starts (the C allocator's, LD_PRELOAD):
+    a config by hand compares them with those it was started with (single_config.main)."""
+    return {name: env[name] for name in allocator.MANAGED_VARIABLES + ("LD_PRELOAD",) if name in env}

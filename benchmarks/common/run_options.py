@@ -16,7 +16,7 @@ import os
 import time
 from typing import Optional
 
-from benchmarks.common import compile_options, experiment_config, precision, quantization
+from benchmarks.common import allocator, compile_options, experiment_config, precision, quantization
 from benchmarks.common.cli_support import (Parser, UsageError, epilog, finite_non_negative_float, memory_size,
                                            non_negative_int, positive_float, positive_int)
 from benchmarks.common.cpu_affinity import cpu_affinity_spec
@@ -231,6 +231,12 @@ class RunOptions:
     dynamic: tuple = MATRIX.axis(
         "shapes: static (default), batch (batch dimension marked dynamic; timed iterations vary the batch), "
         "all (torch.compile(dynamic=True)); experiment key `dynamic`", choices=experiment_config.DYNAMIC_CHOICES)
+    allocator: tuple = MATRIX.axis(
+        "the C allocator of every child, set before its interpreter starts: glibc (default: glibc's malloc with fixed "
+        "mmap and trim thresholds, so timings don't depend on what the process freed before), system (as inherited, "
+        "untouched), jemalloc, tcmalloc (preloaded; a value whose library is not installed is dropped with the "
+        "package to install); experiment key `allocator`, recorded in environment.allocator",
+        choices=allocator.NAMES)
     enable_functionalization: bool = MATRIX.switch(PARENT, "keep XLA functionalization on (default: "
         "XLA_DISABLE_FUNCTIONALIZATION=1)")
     # measurement (the parent reads them too: a failure record says what was asked)

@@ -11,7 +11,7 @@ import itertools
 import json
 from typing import Iterable, Optional
 
-from benchmarks.common import compile_options, precision, quantization
+from benchmarks.common import allocator, compile_options, precision, quantization
 from benchmarks.common.experiment_config import DEFAULT_DYNAMIC, EXPORT_BACKENDS, XLA_DYNAMO_BACKENDS, ExperimentConfig
 
 
@@ -113,6 +113,7 @@ SUPPORT_RULES: list = [
         lambda e, c: precision.unsupported_reason(e),
     ),
     *compile_options.SUPPORT_RULES,
+    *allocator.SUPPORT_RULES,
 ]
 
 
@@ -149,24 +150,25 @@ def expand(
     compile_modes: list = ("default",),
     inductor_config: Optional[str] = None,
     compile_caches: list = ("cold",),
+    allocators: list = (allocator.DEFAULT,),
 ) -> list:
     """The cartesian product in command-line order (accelerator outermost, then upstream's axes, the
     quantization recipe, the precision (None: the suite's default, resolved per model by the plan), --dynamic,
-    the compile mode and cache, the suite's extra axes innermost). A config without dynamo takes no compile
+    the compile mode and cache, the C allocator, the suite's extra axes innermost). A config without dynamo takes no compile
     keys: one eager config, whatever the compile modes."""
     extra_axes = extra_axes or {}
     extra_names = sorted(extra_axes)
     configs = []
-    for acc, xla, flags, dynamo, test, bs, recipe, dtype, dynamic, mode, cache, *extra_values in itertools.product(
+    for acc, xla, flags, dynamo, test, bs, recipe, dtype, dynamic, mode, cache, malloc, *extra_values in itertools.product(
         unique(accelerators), unique(xlas), unique(xla_flags), unique(dynamos), unique(tests),
         unique(batch_sizes), unique(quantizations), unique(precisions), unique(dynamics), unique(compile_modes),
-        unique(compile_caches), *(unique(extra_axes[k]) for k in extra_names),
+        unique(compile_caches), unique(allocators), *(unique(extra_axes[k]) for k in extra_names),
     ):
         configs.append(
             ExperimentConfig(
                 accelerator=acc, xla=xla, dynamo=dynamo, test=test, xla_flags=flags, batch_size=bs,
                 enable_functionalization=enable_functionalization, quantization=recipe, precision=dtype,
-                dynamic=dynamic, extra=tuple(zip(extra_names, extra_values)),
+                dynamic=dynamic, allocator=malloc, extra=tuple(zip(extra_names, extra_values)),
                 **compile_options.for_backend(dynamo, mode, inductor_config, cache),
             )
         )
