@@ -136,3 +136,35 @@ def test_an_allocator_whose_library_is_missing_is_dropped_with_the_package_to_in
             "libtcmalloc_minimal.so.4, which is not installed here (Debian: apt-get install libtcmalloc-minimal4"
             in result.stdout), result.stdout
     assert "1 to run" in result.stdout
+
+
+# ---------------------------------------------------------------- page faults in the timed runs
+
+
+def test_heavy_faults_need_every_timed_run_to_fault_many_times_and_often():
+    from benchmarks.common.page_faults import heavy_faults_warning
+
+    assert heavy_faults_warning([20000, 16000], [0.010, 0.012]).startswith("page faults: 16000 minor faults")
+    assert heavy_faults_warning([20000, 10], [0.010, 0.012]) is None  # one run's first touch, not every run's
+    assert heavy_faults_warning([20000], [0.010]) is None  # one timed run can't tell
+    assert heavy_faults_warning([300, 300], [0.100, 0.100]) is None  # 3 per ms: a slow model's few faults
+    assert heavy_faults_warning([100, 100], [0.0001, 0.0001]) is None  # a fast model's few stray ones
+
+
+@pytest.mark.integration
+def test_every_timed_run_records_its_minor_faults_per_iteration(forked_sweep):
+    for record in forked_sweep[0].values():
+        faults = record["metrics"]["minor_faults_per_iter"]
+        assert len(faults) == 2 and all(value >= 0 for value in faults)
+
+
+@pytest.mark.integration
+def test_a_config_whose_timed_runs_fault_heavily_gets_a_warning_in_its_record_and_log(tmp_path):
+    run_runner("--suite-name=faults", "-k", "^page_churn$", "--accelerator=cpu", "--xla=None", "--dynamo=None",
+               "--test=eval", "--repeat=3", "--warmup=1", f"--output-dirname={tmp_path}", check_rc=0)
+    [record] = read_jsonl(tmp_path / "results.jsonl")
+    assert min(record["metrics"]["minor_faults_per_iter"]) >= 64 * 2**20 / 4096 * 0.9  # its buffer, every page
+    [warning] = record["warnings"]
+    assert warning.startswith("page faults: ") and "per iteration" in warning
+    assert warning in (tmp_path / "logs" / "page_churn").joinpath(os.listdir(tmp_path / "logs" / "page_churn")[0]
+                                                                  ).read_text()

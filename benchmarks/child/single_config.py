@@ -16,7 +16,7 @@ import threading
 import time
 
 from benchmarks.child import allocator, compile_settings, device_memory, diagnostics, golden, precise_timing, verify
-from benchmarks.common import accuracy_status, experiment_config, machine_facts, output_paths, records
+from benchmarks.common import accuracy_status, experiment_config, machine_facts, output_paths, page_faults, records
 from benchmarks.common.cli_support import UsageError
 from benchmarks.common.process_env import PARENT_PID_VARIABLE, child_environment
 from benchmarks.common.cpu_affinity import pin_self
@@ -212,6 +212,8 @@ def run_config(options: RunOptions, model_config: dict, experiment, channel: Cha
             around_repeat=diag.around_repeat, after_repeat=diag.after_repeat, memory=memory,
         )
         record["memory_kind"] = memory.kind
+        add_warning(record, page_faults.heavy_faults_warning(record["metrics"].get("minor_faults_per_iter"),
+                                                             record["metrics"].get("per_iter_time")))
         diag.finish(record["metrics"])
         if experiment.dynamo:
             record["dynamo_stats"] = compile_settings.dynamo_stats()
@@ -241,6 +243,13 @@ def run_config(options: RunOptions, model_config: dict, experiment, channel: Cha
         diag.close()
     cache.close()
     return record
+
+
+def add_warning(record: dict, line) -> None:
+    """A one-line warning about how the config was measured: the record's `warnings` and the child's log."""
+    if line:
+        log.warning("%s", line)
+        record.setdefault("warnings", []).append(line)
 
 
 def parse_single_config(options: RunOptions) -> tuple:
@@ -286,8 +295,8 @@ def main(options: RunOptions) -> int:
     record["environment"]["cpu_affinity"] = cpu_affinity
     record["environment"]["allocator"] = allocator.describe(experiment.allocator, wanted)
     if not record["environment"]["allocator"]["applied"]:
-        log.warning("allocator policy %s not in force: %s", experiment.allocator,
-                    record["environment"]["allocator"]["problem"])
+        add_warning(record, f"allocator: the policy {experiment.allocator} is not in force: "
+                            f"{record['environment']['allocator']['problem']}")
     if launched_by_parent:
         channel.send_record(record)
         return 0

@@ -20,6 +20,8 @@ MODELS = {
     "elementwise_chain": "sin and scalings in a chain, which Inductor fuses into one float32 kernel (works; under bf16 "
                          "its result differs from eager's, which rounds after every operation)",
     "big_buffer": "holds a 64 MiB buffer it reads every forward (works; peak_memory_bytes shows it above baseline)",
+    "page_churn": "writes a fresh 64 MiB buffer every forward, mapped and unmapped each time (works; its record warns "
+                  "of heavy page faults)",
 }
 
 

@@ -136,6 +136,17 @@ class BigBuffer(_Base):
         return torch.relu(self.fc(x)) + self.hoard[0]
 
 
+class PageChurn(_Base):
+    """Writes a fresh buffer of BYTES every forward: above glibc's fixed mmap threshold (32 MiB), so each call maps
+    it, faults every page in and unmaps it (heavy page faults in every timed run, whatever the policy)."""
+
+    BYTES = 64 * 2**20
+
+    def forward(self, x):
+        scratch = torch.ones(self.BYTES // 4)
+        return torch.relu(self.fc(x)) + scratch[-1]
+
+
 MODELS = {
     "segfault": Segfault,
     "hang": Hang,
@@ -151,4 +162,5 @@ MODELS = {
     "refuses_float64": RefusesFloat64,
     "elementwise_chain": ElementwiseChain,
     "big_buffer": BigBuffer,
+    "page_churn": PageChurn,
 }
