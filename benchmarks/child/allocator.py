@@ -95,7 +95,7 @@ def describe(name: str, wanted: dict) -> dict:
         "name": name,
         "library": library,
         "library_mapped": library_mapped,
-        "variables": {k: v for k, v in sorted(started.items()) if k != "LD_PRELOAD"},
+        "variables": {k: v for k, v in sorted(started.items()) if k in allocator.MANAGED_VARIABLES},
         "preload": started.get("LD_PRELOAD"),
         "applied": not problems,
         "problem": "; ".join(problems) or None,

@@ -15,7 +15,7 @@ import signal
 import threading
 import time
 
-from benchmarks.child import allocator, compile_settings, device_memory, diagnostics, golden, precise_timing, verify
+from benchmarks.child import allocator, compile_settings, cpu_profile, device_memory, diagnostics, golden, precise_timing, verify
 from benchmarks.common import accuracy_status, experiment_config, machine_facts, output_paths, page_faults, records
 from benchmarks.common.cli_support import UsageError
 from benchmarks.common.process_env import PARENT_PID_VARIABLE, child_environment
@@ -284,6 +284,7 @@ def main(options: RunOptions) -> int:
     if not launched_by_parent:  # a config by hand: its allocator policy acts only from a process's start
         allocator.restart_under_policy(wanted)
     cpu_affinity = pin_self(options.noise)  # before any thread starts (--cpu-affinity; also by hand)
+    numa = cpu_profile.bind_memory(experiment)  # --cpu-profile=dashboard: numactl's --membind, before the model
     if launched_by_parent:
         die_with_parent()
     # A hand-run config gets the same environment the parent would compose (before torch is imported).
@@ -297,6 +298,12 @@ def main(options: RunOptions) -> int:
     if not record["environment"]["allocator"]["applied"]:
         add_warning(record, f"allocator: the policy {experiment.allocator} is not in force: "
                             f"{record['environment']['allocator']['problem']}")
+    profile = cpu_profile.describe(experiment, wanted, numa, record["environment"]["allocator"])
+    if profile is not None:
+        record["environment"]["cpu_profile"] = profile
+        if profile["missing"]:
+            add_warning(record, f"cpu profile {profile['name']}: not as the dashboard runs: "
+                                + "; ".join(profile["missing"]))
     if launched_by_parent:
         channel.send_record(record)
         return 0

@@ -120,7 +120,7 @@ def apply(env: dict, name: str, malloc_conf: Optional[str] = None, preload_first
         path = library(name)
         if path:
             entries.insert(0, path)
-    entries = [p for p in preload_first if p not in entries] + entries
+    entries = list(preload_first) + [entry for entry in entries if entry not in preload_first]
     if entries:
         env["LD_PRELOAD"] = " ".join(entries)
     else:

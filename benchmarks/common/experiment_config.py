@@ -6,7 +6,7 @@ import dataclasses
 import hashlib
 from typing import Any, Optional
 
-from benchmarks.common import allocator as allocators, compile_options, precision as precisions, quantization
+from benchmarks.common import allocator as allocators, compile_options, cpu_profile as cpu_profiles, precision as precisions, quantization
 from benchmarks.common.safe_paths import safe_name
 
 # Upstream PyTorch/XLA's experiment keys, in its order; records keep this order.
@@ -22,7 +22,7 @@ EXPERIMENT_KEYS = (
     "enable_functionalization",
 )
 # Our keys after upstream's (always written, null when unset; old records without them read as null).
-OWN_KEYS = ("quantization", "precision", "dynamic") + compile_options.KEYS + ("allocator",)
+OWN_KEYS = ("quantization", "precision", "dynamic") + compile_options.KEYS + ("allocator", "cpu_profile")
 # Keys a hand-written --experiment-config must carry (the rest have defaults).
 REQUIRED_EXPERIMENT_KEYS = ("accelerator", "xla", "dynamo", "test")
 
@@ -76,6 +76,8 @@ class ExperimentConfig:
     compile_cache: Optional[str] = None
     # The child's C allocator policy (common/allocator.py); a record without the key is read as the default.
     allocator: str = allocators.DEFAULT
+    # --cpu-profile (common/cpu_profile.py): None, or "dashboard" (PyTorch's CPU dashboard setup).
+    cpu_profile: Optional[str] = None
     # Keys beyond upstream's (new matrix axes such as a dtype); sorted (key, value) pairs.
     extra: tuple = ()
 
@@ -126,6 +128,7 @@ class ExperimentConfig:
             raise ConfigError(str(exc))
         try:
             allocator = allocators.parse(data.get("allocator"))
+            profile = cpu_profiles.parse(data.get("cpu_profile"))
         except ValueError as exc:
             raise ConfigError(str(exc))
         extra = tuple(sorted((k, v) for k, v in data.items() if k not in EXPERIMENT_KEYS + OWN_KEYS))
@@ -143,6 +146,7 @@ class ExperimentConfig:
             precision=precision,
             dynamic=dynamic,
             allocator=allocator,
+            cpu_profile=profile,
             extra=extra,
             **compile_values,
         )
@@ -184,6 +188,8 @@ class ExperimentConfig:
                 parts.append(f"{key}-{value if key != 'inductor_config' else short_hash(value)}")
         if self.allocator != allocators.DEFAULT:
             parts.append("alloc-" + self.allocator)
+        if self.cpu_profile:
+            parts.append("profile-" + self.cpu_profile)
         for key, value in self.extra:
             parts.append(f"{key}-{value}")
         return safe_name("-".join(parts))

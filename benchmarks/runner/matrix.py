@@ -11,7 +11,7 @@ import itertools
 import json
 from typing import Iterable, Optional
 
-from benchmarks.common import allocator, compile_options, precision, quantization
+from benchmarks.common import allocator, compile_options, cpu_profile, precision, quantization
 from benchmarks.common.experiment_config import DEFAULT_DYNAMIC, EXPORT_BACKENDS, XLA_DYNAMO_BACKENDS, ExperimentConfig
 
 
@@ -151,10 +151,12 @@ def expand(
     inductor_config: Optional[str] = None,
     compile_caches: list = ("cold",),
     allocators: list = (allocator.DEFAULT,),
+    profile: Optional[str] = None,
 ) -> list:
     """The cartesian product in command-line order (accelerator outermost, then upstream's axes, the
     quantization recipe, the precision (None: the suite's default, resolved per model by the plan), --dynamic,
-    the compile mode and cache, the C allocator, the suite's extra axes innermost). A config without dynamo takes no compile
+    the compile mode and cache, the C allocator, the suite's extra axes innermost). `profile`: the --cpu-profile of
+every config (the dashboard's adds freezing to its Inductor inference configs). A config without dynamo takes no compile
     keys: one eager config, whatever the compile modes."""
     extra_axes = extra_axes or {}
     extra_names = sorted(extra_axes)
@@ -164,14 +166,14 @@ def expand(
         unique(batch_sizes), unique(quantizations), unique(precisions), unique(dynamics), unique(compile_modes),
         unique(compile_caches), unique(allocators), *(unique(extra_axes[k]) for k in extra_names),
     ):
-        configs.append(
+        configs.append(cpu_profile.settle(
             ExperimentConfig(
                 accelerator=acc, xla=xla, dynamo=dynamo, test=test, xla_flags=flags, batch_size=bs,
                 enable_functionalization=enable_functionalization, quantization=recipe, precision=dtype,
-                dynamic=dynamic, allocator=malloc, extra=tuple(zip(extra_names, extra_values)),
+                dynamic=dynamic, allocator=malloc, cpu_profile=profile, extra=tuple(zip(extra_names, extra_values)),
                 **compile_options.for_backend(dynamo, mode, inductor_config, cache),
             )
-        )
+        ))
     return list({json.dumps(c.to_dict(), sort_keys=True, default=str): c for c in configs}.values())
 
 

@@ -18,7 +18,7 @@ import sys
 import time
 from typing import Optional
 
-from benchmarks.common import allocator, compile_options, experiment_config, machine_facts, precision, pure_wall_time, records
+from benchmarks.common import allocator, compile_options, cpu_profile, experiment_config, machine_facts, precision, pure_wall_time, records
 from benchmarks.common.cli_support import UsageError
 from benchmarks.common.run_options import RunOptions
 from benchmarks.runner import matrix
@@ -119,7 +119,8 @@ def expand_experiments(suite, options: RunOptions) -> list:
         compile_modes=options.compile_mode or ["default"],
         inductor_config=options.inductor_config_text,
         compile_caches=options.compile_cache or ["cold"],
-        allocators=options.allocator or [allocator.DEFAULT],
+        allocators=options.allocator or [cpu_profile.ALLOCATOR if options.cpu_profile else allocator.DEFAULT],
+        profile=options.cpu_profile,
     )
 
 
