@@ -95,9 +95,8 @@ def variables(name: str, malloc_conf: Optional[str] = None) -> dict:
 
 
 def is_allocator_library(path: str) -> bool:
-    base = os.path.basename(path)
-    return any(base.startswith(filename.split(".so")[0] + ".") or base.startswith(filename.split(".so")[0] + "_")
-               for filename, _ in LIBRARIES.values())
+    """A jemalloc or tcmalloc library (any of their builds: libtcmalloc.so.4, libtcmalloc_minimal.so.4, ...)."""
+    return os.path.basename(path).startswith(("libjemalloc", "libtcmalloc"))
 
 
 def preload_list(value: Optional[str]) -> list:
