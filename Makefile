@@ -5,11 +5,23 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 OUT ?= output/bench
 
-.PHONY: all env browser bench bench-torchvision test test-fast test-golden bench-overhead bench-analyzer bench-parallel bench-scale bench-compare bench-history bench-dashboard parity clean
+.PHONY: all env native-libs browser bench bench-torchvision test test-fast test-golden bench-overhead bench-analyzer bench-parallel bench-scale bench-compare bench-history bench-dashboard parity clean
 
 all: env
 
-env: $(STAMP)
+env: $(STAMP) native-libs
+
+# Debian's allocators for --allocator=jemalloc/tcmalloc (and --cpu-profile=dashboard) and numactl, installed with
+# apt-get when run as root; where they can't be, those configs are dropped with the package to install, and
+# nothing fails here.
+NATIVE_LIBS := libjemalloc.so.2:libjemalloc2 libtcmalloc_minimal.so.4:libtcmalloc-minimal4 libnuma.so.1:numactl
+native-libs:
+	@missing=""; for pair in $(NATIVE_LIBS); do lib=$${pair%%:*}; pkg=$${pair#*:}; \
+	  ldconfig -p 2>/dev/null | grep -q "$$lib" || missing="$$missing $$pkg"; done; \
+	  command -v numactl >/dev/null 2>&1 || case "$$missing" in *numactl*) ;; *) missing="$$missing numactl";; esac; \
+	  [ -z "$$missing" ] || { command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ] && \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing) >/dev/null 2>&1; } || \
+	  echo "make env: could not install$$missing (needs root and apt-get); configs that need them are dropped with the reason"
 
 # Re-installs only when the pins or the compiled reader (result_analyzer.py's C scanner) change.
 $(STAMP): requirements.txt pyproject.toml setup.py benchmarks/analyzer/_jsonl_scan.c

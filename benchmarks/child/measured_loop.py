@@ -4,6 +4,7 @@ Child only: imports torch."""
 from __future__ import annotations
 
 import collections
+import resource
 import time
 from typing import Callable, Optional
 
@@ -155,6 +156,12 @@ def make_step(bm, experiment, module, args: tuple, kwargs: dict, fullgraph: bool
     return train_step
 
 
+def minor_faults() -> int:
+    """Minor page faults of this process so far (every thread): a page first touched, or touched again after the
+    allocator gave it back to the system (mmap/munmap, a trimmed heap)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+
+
 def timed_run(step: Callable, experiment, iterations: int, hooks=()) -> tuple:
     """One run of `iterations` iterations, closed by the backend's sync. Returns
     (total seconds, seconds spent in the Python calls (the trace time for lazy tensors), last output)."""
@@ -188,6 +195,7 @@ def measure(step: Callable, experiment, repeat: int, iterations: int, warmup: in
     `timed`, if given, replaces timed_run (same contract) for the timed runs (--pure-wall-time).
     `memory`, if given (a device_memory.PeakMemory), gives each timed run's peak: metrics.peak_memory_bytes.
     Each timed run also gives the process's resident set after it (metrics.process_rss_bytes).
+    Each timed run's minor page faults (getrusage, the whole process) per iteration: metrics.minor_faults_per_iter.
     """
     timed = timed or timed_run
     on_phase = on_phase or (lambda phase: None)
@@ -212,10 +220,14 @@ def measure(step: Callable, experiment, repeat: int, iterations: int, warmup: in
         if memory is not None:
             memory.start_run()
         if around_repeat is None:
+            faults = minor_faults()
             total, trace, output = timed(step, experiment, iterations)
+            faults = minor_faults() - faults
         else:
             with around_repeat(index):
+                faults = minor_faults()
                 total, trace, output = timed(step, experiment, iterations)
+                faults = minor_faults() - faults
         if memory is not None:
             metrics["peak_memory_bytes"].append(memory.end_run())
         if after_repeat is not None:
@@ -223,6 +235,7 @@ def measure(step: Callable, experiment, repeat: int, iterations: int, warmup: in
         del output
         metrics["total_time"].append(total)
         metrics["per_iter_time"].append(total / iterations)
+        metrics["minor_faults_per_iter"].append(faults / iterations)
         if experiment.xla:
             metrics["trace_total_time"].append(trace)
             metrics["trace_per_iter_time"].append(trace / iterations)

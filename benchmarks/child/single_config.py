@@ -15,9 +15,10 @@ import signal
 import threading
 import time
 
-from benchmarks.child import compile_settings, device_memory, diagnostics, golden, precise_timing, verify
-from benchmarks.common import accuracy_status, experiment_config, machine_facts, output_paths, paired_speedup, \
-    records
+from benchmarks.child import allocator, compile_settings, cpu_profile, device_memory, diagnostics, golden, precise_timing, \
+    verify
+from benchmarks.common import accuracy_status, experiment_config, machine_facts, output_paths, page_faults, \
+    paired_speedup, records
 from benchmarks.common.cli_support import UsageError
 from benchmarks.common.process_env import PARENT_PID_VARIABLE, child_environment
 from benchmarks.common.cpu_affinity import pin_self
@@ -224,6 +225,8 @@ def run_config(options: RunOptions, model_config: dict, experiment, channel: Cha
             record["paired_speedup"] = paired_speedup.summarize(record["metrics"]["eager_per_iter_time"],
                                                                 record["metrics"]["per_iter_time"])
         record["memory_kind"] = memory.kind
+        add_warning(record, page_faults.heavy_faults_warning(record["metrics"].get("minor_faults_per_iter"),
+                                                             record["metrics"].get("per_iter_time")))
         diag.finish(record["metrics"])
         if experiment.dynamo:
             record["dynamo_stats"] = compile_settings.dynamo_stats()
@@ -262,6 +265,13 @@ def run_config(options: RunOptions, model_config: dict, experiment, channel: Cha
     return record
 
 
+def add_warning(record: dict, line) -> None:
+    """A one-line warning about how the config was measured: the record's `warnings` and the child's log."""
+    if line:
+        log.warning("%s", line)
+        record.setdefault("warnings", []).append(line)
+
+
 def parse_single_config(options: RunOptions) -> tuple:
     """(model_config dict, ExperimentConfig) from --model-config and --experiment-config, or UsageError."""
     if (options.model_config is None) != (options.experiment_config is None):
@@ -290,16 +300,30 @@ def main(options: RunOptions) -> int:
     """One config in this process, from the flags (UsageError: bad --model-config/--experiment-config)."""
     model_config, experiment = parse_single_config(options)
     launched_by_parent = options.record_fd is not None
+    wanted = child_environment(experiment, options, dict(os.environ), model_config)
+    if not launched_by_parent:  # a config by hand: its allocator policy acts only from a process's start
+        allocator.restart_under_policy(wanted)
     cpu_affinity = pin_self(options.noise)  # before any thread starts (--cpu-affinity; also by hand)
+    numa = cpu_profile.bind_memory(experiment)  # --cpu-profile=dashboard: numactl's --membind, before the model
     if launched_by_parent:
         die_with_parent()
     # A hand-run config gets the same environment the parent would compose (before torch is imported).
-    for key, value in child_environment(experiment, options, dict(os.environ), model_config).items():
+    for key, value in wanted.items():
         if os.environ.get(key) != value:
             os.environ[key] = value
     channel = Channel(options.record_fd)
     record = run_config(options, model_config, experiment, channel)
     record["environment"]["cpu_affinity"] = cpu_affinity
+    record["environment"]["allocator"] = allocator.describe(experiment.allocator, wanted)
+    if not record["environment"]["allocator"]["applied"]:
+        add_warning(record, f"allocator: the policy {experiment.allocator} is not in force: "
+                            f"{record['environment']['allocator']['problem']}")
+    profile = cpu_profile.describe(experiment, wanted, numa, record["environment"]["allocator"])
+    if profile is not None:
+        record["environment"]["cpu_profile"] = profile
+        if profile["missing"]:
+            add_warning(record, f"cpu profile {profile['name']}: not as the dashboard runs: "
+                                + "; ".join(profile["missing"]))
     if launched_by_parent:
         channel.send_record(record)
         return 0

@@ -6,7 +6,8 @@ import dataclasses
 import hashlib
 from typing import Any, Optional
 
-from benchmarks.common import compile_options, paired_speedup, precision as precisions, quantization
+from benchmarks.common import allocator as allocators, compile_options, cpu_profile as cpu_profiles, paired_speedup, \
+    precision as precisions, quantization
 from benchmarks.common.safe_paths import safe_name
 
 # Upstream PyTorch/XLA's experiment keys, in its order; records keep this order.
@@ -22,7 +23,8 @@ EXPERIMENT_KEYS = (
     "enable_functionalization",
 )
 # Our keys after upstream's (always written, null when unset; old records without them read as null).
-OWN_KEYS = ("quantization", "precision", "dynamic") + compile_options.KEYS + ("train_step", "speedup")
+OWN_KEYS = ("quantization", "precision", "dynamic") + compile_options.KEYS + ("train_step", "speedup", "allocator",
+                                                                                "cpu_profile")
 # Keys a hand-written --experiment-config must carry (the rest have defaults).
 REQUIRED_EXPERIMENT_KEYS = ("accelerator", "xla", "dynamo", "test")
 
@@ -42,7 +44,7 @@ DEFAULT_TRAIN_STEP = "forward_loss"
 # Our keys whose default is not null: at it, a key is left out of the fingerprint and the labels (old records
 # lack it and ran it). The one table: measurement.py and records.py read it.
 AXIS_DEFAULTS = {"precision": precisions.DEFAULT, "dynamic": DEFAULT_DYNAMIC, **compile_options.DEFAULTS,
-                 "train_step": DEFAULT_TRAIN_STEP, "speedup": paired_speedup.DEFAULT}
+                 "train_step": DEFAULT_TRAIN_STEP, "speedup": paired_speedup.DEFAULT, "allocator": allocators.DEFAULT}
 # --dynamo values that are no dynamo backend: torch.export (strict or not), and AOTInductor's package.
 EXPORT_BACKENDS = ("export", "export_nonstrict", "aot_inductor")
 
@@ -84,6 +86,10 @@ class ExperimentConfig:
     train_step: Optional[str] = None
     # --speedup (common/paired_speedup.py): isolated, or paired (eager timed beside the backend in its child).
     speedup: str = paired_speedup.DEFAULT
+    # The child's C allocator policy (common/allocator.py); a record without the key is read as the default.
+    allocator: str = allocators.DEFAULT
+    # --cpu-profile (common/cpu_profile.py): None, or "dashboard" (PyTorch's CPU dashboard setup).
+    cpu_profile: Optional[str] = None
     # Keys beyond upstream's (new matrix axes such as a dtype); sorted (key, value) pairs.
     extra: tuple = ()
 
@@ -140,6 +146,11 @@ class ExperimentConfig:
             speedup = paired_speedup.parse(data.get("speedup"))
         except ValueError as exc:
             raise ConfigError(str(exc))
+        try:
+            allocator = allocators.parse(data.get("allocator"))
+            profile = cpu_profiles.parse(data.get("cpu_profile"))
+        except ValueError as exc:
+            raise ConfigError(str(exc))
         extra = tuple(sorted((k, v) for k, v in data.items() if k not in EXPERIMENT_KEYS + OWN_KEYS))
         return cls(
             accelerator=accelerator,
@@ -156,6 +167,8 @@ class ExperimentConfig:
             dynamic=dynamic,
             train_step=train_step,
             speedup=speedup,
+            allocator=allocator,
+            cpu_profile=profile,
             extra=extra,
             **compile_values,
         )
@@ -167,7 +180,7 @@ class ExperimentConfig:
         """`key=value` for the keys that were set, for one-line messages."""
         data = self.to_dict()
         data.pop("accelerator_model", None)
-        for key in ("dynamic", "speedup"):
+        for key in ("dynamic", "speedup", "allocator"):
             if data.get(key) == AXIS_DEFAULTS[key]:
                 data.pop(key)
         return " ".join(f"{k}={v}" for k, v in data.items() if v not in (None, False))
@@ -199,6 +212,10 @@ class ExperimentConfig:
             parts.append(f"step-{self.train_step}")
         if self.speedup != paired_speedup.DEFAULT:
             parts.append(self.speedup)
+        if self.allocator != allocators.DEFAULT:
+            parts.append("alloc-" + self.allocator)
+        if self.cpu_profile:
+            parts.append("profile-" + self.cpu_profile)
         for key, value in self.extra:
             parts.append(f"{key}-{value}")
         return safe_name("-".join(parts))

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Optional
 
-from benchmarks.common import xla_dump_env
+from benchmarks.common import allocator, cpu_profile, xla_dump_env
+from benchmarks.common.cpu_affinity import requested_cores, usable_cores
 
 # The launcher's pid, set by the launcher itself: the child dies with it (single_config.die_with_parent).
 PARENT_PID_VARIABLE = "BENCHMARKS_PARENT_PID"
@@ -31,4 +32,16 @@ def child_environment(experiment, options, base_env: dict, model_config: Optiona
         env["XLA_DISABLE_FUNCTIONALIZATION"] = "1"
     if model_config is not None:
         xla_dump_env.set_dump_variables(env, experiment, options, model_config)
+    # The C allocator: one policy for eager and every backend, read by glibc and the loader at the start.
+    if experiment.cpu_profile:  # its allocator settings, OpenMP runtime and threads
+        cpu_profile.apply_environment(env, experiment, len(requested_cores(options.noise) or usable_cores()))
+    else:
+        allocator.apply(env, experiment.allocator)
     return env
+
+
+def allocator_environment(env: dict) -> dict:
+    """The variables of `env` that take effect only when an interpreter starts (the C allocator's, LD_PRELOAD):
+    a config by hand compares them with those it was started with (single_config.main)."""
+    names = allocator.MANAGED_VARIABLES + ("LD_PRELOAD",) + tuple(cpu_profile.OPENMP_VARIABLES)
+    return {name: env[name] for name in names if name in env}

@@ -16,7 +16,8 @@ import os
 import time
 from typing import Optional
 
-from benchmarks.common import compile_options, experiment_config, paired_speedup, precision, quantization
+from benchmarks.common import allocator, compile_options, cpu_profile, experiment_config, paired_speedup, precision, \
+    quantization
 from benchmarks.common.cli_support import (Parser, UsageError, epilog, finite_non_negative_float, memory_size,
                                            non_negative_int, positive_float, positive_int)
 from benchmarks.common.cpu_affinity import cpu_affinity_spec
@@ -241,6 +242,17 @@ class RunOptions:
         "backend's child also times eager on the same module and inputs, alternating eager and backend runs as the "
         "dynamo harness does: the record's paired_speedup, per-pair ratios with an interval; not for XLA); experiment "
         "key `speedup`", choices=paired_speedup.CHOICES)
+    allocator: tuple = MATRIX.axis(
+        "the C allocator of every child, set before its interpreter starts: glibc (default: glibc's malloc with fixed "
+        "mmap and trim thresholds, so timings don't depend on what the process freed before), system (as inherited, "
+        "untouched), jemalloc, tcmalloc (preloaded; a value whose library is not installed is dropped with the "
+        "package to install); experiment key `allocator`, recorded in environment.allocator",
+        choices=allocator.NAMES)
+    cpu_profile: Optional[str] = MATRIX.option(
+        None, PARENT, "dashboard: PyTorch's CPU dashboard setup for every config: jemalloc with its MALLOC_CONF, Intel "
+        "OpenMP preloaded (KMP_AFFINITY, KMP_BLOCKTIME=1), OMP_NUM_THREADS = the child's cores, cores and memory "
+        "pinned (numactl's libnuma), freezing for Inductor inference; each piece, or why it is missing, in the "
+        "record's environment.cpu_profile; experiment key `cpu_profile`", choices=cpu_profile.NAMES)
     enable_functionalization: bool = MATRIX.switch(PARENT, "keep XLA functionalization on (default: "
         "XLA_DISABLE_FUNCTIONALIZATION=1)")
     # measurement (the parent reads them too: a failure record says what was asked)
@@ -376,6 +388,9 @@ def check_combinations(options: RunOptions) -> None:
     if options.diagnostics.disable_tf32 and precision not in (None, "highest"):
         raise UsageError(f"--disable-tf32 asks for full float32 precision, --matmul-precision={precision} "
                          "for less; pass one of them")
+    contradiction = cpu_profile.contradiction(options.cpu_profile, options.allocator)
+    if contradiction:
+        raise UsageError(contradiction)
     golden = options.golden
     if (golden.save_dir or golden.check_dir) and importlib.util.find_spec("safetensors") is None:
         raise UsageError("--save-golden and --golden need safetensors, which is not installed: pip install "

@@ -25,6 +25,7 @@ import tempfile
 import threading
 from typing import Callable, Optional
 
+from benchmarks.common import allocator
 from benchmarks.common.process_env import PARENT_PID_VARIABLE, child_environment
 from benchmarks.common.run_options import RunOptions
 from benchmarks.runner import launcher
@@ -75,6 +76,12 @@ class ServerSpec:
     kind: str  # "torch" or "xla"
     env: tuple
     entry: tuple  # the child's entry point, as the child's command line starts (interpreter first)
+    # what tells servers of one kind apart in their log's name (the allocator policy); env is their identity
+    variant: str = dataclasses.field(default="", compare=False)
+
+    @property
+    def name(self) -> str:
+        return self.kind + (f"-{self.variant}" if self.variant else "")
 
 
 def after_fork(name: str) -> bool:
@@ -89,12 +96,19 @@ def before_import(env: dict) -> dict:
 
 def server_spec(experiment, options: RunOptions, env: dict, argv: list, entry: list) -> Optional[ServerSpec]:
     """The server that may fork this config's child (`env`, `argv`: its spawned environment and command), or
-    None when it must be spawned: its environment differs from its kind's shared one before `import torch`."""
+    None when it must be spawned: its environment differs from its kind's shared one before `import torch`.
+    The shared environment holds the config's allocator policy (LD_PRELOAD, glibc's thresholds), which acts only
+    from a process's start: configs of different policies get different servers, each started under its own."""
     shared = child_environment(experiment.with_(xla_flags=None), options, dict(os.environ))
     if before_import(env) != before_import(shared) or argv[:len(entry)] != list(entry):
         return None
     return ServerSpec("xla" if experiment.xla else "torch", tuple(sorted(before_import(shared).items())),
-                      tuple(entry))
+                      tuple(entry), variant=server_variant(experiment))
+
+
+def server_variant(experiment) -> str:
+    """The policy part of a server's log name: empty for the default allocator."""
+    return "" if experiment.allocator == allocator.DEFAULT else f"allocator-{experiment.allocator}"
 
 
 class Forked:
@@ -184,7 +198,7 @@ class ForkServer(ServerClient):
                                                 start_new_session=True)
         finally:
             listener.close()  # the server holds it now: if the server dies, connecting fails at once
-        log.info("fork server (%s) started: pid %d, log %s", spec.kind, self.process.pid, log_path)
+        log.info("fork server (%s) started: pid %d, log %s", spec.name, self.process.pid, log_path)
 
     def stop(self) -> None:
         launcher.kill_group(self.process.pid)
@@ -238,7 +252,7 @@ class ForkServers:
                 if server is not None:
                     server.stop()
                 server = self._servers[spec] = ForkServer(
-                    spec, os.path.join(self.log_dir, f"fork-server-{spec.kind}.log"), self.preloads)
+                    spec, os.path.join(self.log_dir, f"fork-server-{spec.name}.log"), self.preloads)
                 self.started += 1
             return server
 

@@ -18,8 +18,8 @@ import sys
 import time
 from typing import Optional
 
-from benchmarks.common import compile_options, experiment_config, machine_facts, paired_speedup, precision, \
-    pure_wall_time, records
+from benchmarks.common import allocator, compile_options, cpu_profile, experiment_config, machine_facts, \
+    paired_speedup, precision, pure_wall_time, records
 from benchmarks.common.cli_support import UsageError
 from benchmarks.common.run_options import RunOptions
 from benchmarks.runner import matrix
@@ -125,6 +125,8 @@ def expand_experiments(suite, options: RunOptions) -> list:
         compile_caches=options.compile_cache or ["cold"],
         train_steps=options.train_step or [None],
         speedups=options.speedup or [paired_speedup.DEFAULT],
+        allocators=options.allocator or [cpu_profile.ALLOCATOR if options.cpu_profile else allocator.DEFAULT],
+        profile=options.cpu_profile,
     )
 
 

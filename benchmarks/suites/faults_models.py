@@ -186,6 +186,17 @@ class Plain(_Base):
         return torch.relu(self.fc(x))
 
 
+class PageChurn(_Base):
+    """Writes a fresh buffer of BYTES every forward: above glibc's fixed mmap threshold (32 MiB), so each call maps
+    it, faults every page in and unmaps it (heavy page faults in every timed run, whatever the policy)."""
+
+    BYTES = 64 * 2**20
+
+    def forward(self, x):
+        scratch = torch.ones(self.BYTES // 4)
+        return torch.relu(self.fc(x)) + scratch[-1]
+
+
 MODELS = {
     "segfault": Segfault,
     "hang": Hang,
@@ -206,4 +217,5 @@ MODELS = {
     "second_eager_run_raises": SecondEagerRunRaises,
     "listed_non_deterministic": Plain,
     "listed_unchecked": Plain,
+    "page_churn": PageChurn,
 }
