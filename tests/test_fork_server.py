@@ -100,6 +100,9 @@ def without_timings(record: dict) -> dict:
     """A record with what differs between two runs of one config left out: timings, memory, the sweep's facts."""
     kept = {k: v for k, v in record.items() if k not in ("run_seconds", "environment")}
     kept["metrics"] = {name: len(values) for name, values in record["metrics"].items()}
+    if kept.get("dynamo_stats"):  # compile seconds are timings; their phases are not
+        kept["dynamo_stats"] = {name: sorted(value) if name.startswith("compile_seconds") else value
+                                for name, value in record["dynamo_stats"].items()}
     if kept.get("error"):
         kept["error"] = dict(kept["error"], log=None)
     return kept
