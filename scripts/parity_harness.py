@@ -14,6 +14,8 @@ import os
 from pathlib import Path
 from typing import Optional
 
+from benchmarks.common import allocator
+
 # Where each layout keeps the harness, relative to the checkout.
 LAYOUTS = (("torchbench", Path("userbenchmark/dynamo/dynamobench")), ("pytorch", Path("benchmarks/dynamo")))
 # Our suite name -> the harness's script for it.
@@ -194,11 +196,14 @@ def write_shims(harness: Harness, scratch: Path) -> Path:
 
 
 def environment(harness: Harness, scratch: Path, extra_paths: list, base: Optional[dict] = None,
-                cores: Optional[list] = None) -> dict:
+                cores: Optional[list] = None, allocator_policy: str = allocator.DEFAULT) -> dict:
     """The harness's environment: the scratch directory first on PYTHONPATH, then TorchBench's checkout (its
     `torchbenchmark` package) and the harness's directory; `extra_paths` (scipy, tabulate) appended to sys.path by
-    the sitecustomize shim; the hub offline (fail at once, not after retries); no bytecode written."""
+    the sitecustomize shim; the hub offline (fail at once, not after retries); no bytecode written; the C allocator
+    policy our children run under (`allocator_policy`, common/allocator.py; `system`: as inherited), so that the
+    two tools' times don't differ by their processes' allocation history."""
     env = dict(os.environ if base is None else base)
+    allocator.apply(env, allocator_policy)
     torchbench = [str(harness.torchbench_dir)] if harness.torchbench_dir else []
     paths = [str(scratch), *torchbench, str(harness.bench_dir)]
     env["PYTHONPATH"] = os.pathsep.join(paths)

@@ -26,7 +26,7 @@ ROOT = os.path.dirname(SCRIPTS)
 sys.path[:0] = [SCRIPTS, ROOT]
 
 import parity_harness  # noqa: E402
-from benchmarks.common import cpu_affinity  # noqa: E402
+from benchmarks.common import allocator, cpu_affinity  # noqa: E402
 import parity_table  # noqa: E402
 from parity_table import Spec  # noqa: E402
 
@@ -76,6 +76,9 @@ def parse(argv: list) -> argparse.Namespace:
     parser.add_argument("--cpu-affinity", metavar="CORES",
                         help="pin both tools to these cores (e.g. 1 or 0-1), threads = their number: on a busy "
                              "machine OpenMP threads then don't wait on each other (default: no pinning)")
+    parser.add_argument("--harness-allocator", choices=allocator.NAMES, default=allocator.DEFAULT,
+                        help="the C allocator policy of every harness process (default glibc: our children's default, "
+                             "so that both tools run under one policy; system: as inherited)")
     parser.add_argument("--timeout", type=float, default=1800, help="seconds per harness process (default 1800)")
     parser.add_argument("--skip-harness", action="store_true", help="run no harness process: read what is there")
     parser.add_argument("--skip-ours", action="store_true", help="run no sweep of ours: read what is there")
@@ -177,7 +180,8 @@ def check_harness_imports(harness, env: dict) -> None:
 
 def run_harness(specs: list, options, harness, out: Path) -> None:
     scratch = parity_harness.write_shims(harness, out / "harness" / "shims")
-    env = parity_harness.environment(harness, scratch, options.harness_pythonpath, cores=options.cores)
+    env = parity_harness.environment(harness, scratch, options.harness_pythonpath, cores=options.cores,
+                                     allocator_policy=options.harness_allocator)
     check_harness_imports(harness, env)
     pin = (lambda: os.sched_setaffinity(0, options.cores)) if options.cores else None
     for spec in specs:

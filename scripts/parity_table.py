@@ -43,12 +43,12 @@ REASONS = {
                "processes; both start from empty Inductor caches",
     "cpu-memory": "the harness's CPU memory is the whole process's resident set after warm-up (a current figure, "
                   "not a peak; eager and compiled in one process); ours is the peak resident set above the "
-                  "pre-model baseline during the timed runs, one process per side (under --verify the baseline "
-                  "is taken after the eager references ran: issue #30, item 2)",
+                  "pre-model baseline during the timed runs, one process per side (the same with and without "
+                  "--verify; the harness's own figure is our metrics.process_rss_bytes)",
     "accuracy-rule": "the harness judges against an fp64 reference (cosine similarity if fp64 fails) unless its "
                      "own lists call the model non-deterministic; ours names its rule in `accuracy_reference` "
-                     "(null: upstream's mean relative error, because the suite called the model "
-                     "non-deterministic: issue #30, item 1)",
+                     "(`mean_rel_error`: upstream's mean relative error, because the suite declared the config's "
+                     "output random) and why in `accuracy_reason`",
     "train-step": "the harness compiles its whole forward-and-backward step (zero_grad and backward are graph "
                   "breaks) and checks parameters and buffers after two iterations; ours compiles forward + loss "
                   "(issue #30, item 3)",

@@ -204,6 +204,18 @@ def test_the_harness_is_found_in_either_layout_or_beside_the_project(tmp_path):
         harness.find_harness(None, lonely)
 
 
+def test_the_harness_runs_under_our_childrens_allocator_policy_unless_told_otherwise(tmp_path):
+    from benchmarks.common import allocator
+
+    found = harness.harness_at(fake_harness(tmp_path / "tb" / "userbenchmark" / "dynamo" / "dynamobench").parents[2])
+    inherited = {"PATH": "/usr/bin:/bin", "MALLOC_MMAP_THRESHOLD_": "4096"}
+    env = harness.environment(found, tmp_path, [], base=dict(inherited))
+    for name, value in allocator.GLIBC_VARIABLES.items():  # the default: our children's policy, not the inherited one
+        assert env[name] == value
+    untouched = harness.environment(found, tmp_path, [], base=dict(inherited), allocator_policy="system")
+    assert untouched["MALLOC_MMAP_THRESHOLD_"] == "4096" and "MALLOC_TRIM_THRESHOLD_" not in untouched
+
+
 def test_the_shims_fill_what_the_checkout_lacks_and_put_extra_paths_last(tmp_path):
     bench = fake_harness(tmp_path / "tb" / "userbenchmark" / "dynamo" / "dynamobench")
     (bench / "torchbench.yaml").write_text("skip:\n  all: [a, b]\n")
