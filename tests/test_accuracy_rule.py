@@ -191,7 +191,7 @@ def test_question_answering_outputs_are_judged_by_their_loss_alone():
     import torch
 
     from benchmarks.child.accuracy_check import judge
-    from benchmarks.child.verify import Node
+    from benchmarks.child.eager_comparison import Node
 
     def output(loss, logits):
         return Node("QuestionAnsweringModelOutput", {"loss": torch.tensor(loss), "start_logits": logits})
@@ -225,3 +225,21 @@ def test_larger_and_forced_multipliers_and_cosine_by_the_rule():
     by_cosine = accuracy_check.judge(worse.float(), eager.float(), fp64, 1e-4,
                                      options=accuracy_check.Options(cosine=True))
     assert by_cosine.passed and by_cosine.reference == "cosine" and by_cosine.rmse is None
+
+
+def test_settle_is_the_one_writer_of_the_accuracy_key():
+    """The verifier's status wins where it judged; else derive's rule, a status already written kept; the key keeps
+    the place it was given."""
+    from benchmarks.common import accuracy_status
+
+    record = {"status": "ok", "accuracy": None, "accuracy_reason": "x"}
+    assert accuracy_status.settle(record, "fail_accuracy") == "fail_accuracy" and list(record)[1] == "accuracy"
+    assert accuracy_status.settle({"status": "ok"}) == "not_checked"
+    assert accuracy_status.settle({"status": "ok", "accuracy": "pass_due_to_skip"}) == "pass_due_to_skip"
+    assert accuracy_status.settle({"status": "crash", "error": {"phase": "load"}}, "not-a-status") == "model_fail_to_load"
+    import pathlib
+
+    root = pathlib.Path(__file__).resolve().parent.parent
+    writers = [p.relative_to(root).as_posix() for p in (root / "benchmarks").rglob("*.py")
+               if 'record["accuracy"] =' in p.read_text(encoding="utf-8")]
+    assert writers == ["benchmarks/common/accuracy_status.py"]

@@ -16,6 +16,7 @@ import weakref
 
 import pytest
 
+from benchmarks.common import accuracy_status
 from benchmarks.common.run_options import VerifyOptions
 from helpers import ROOT, read_jsonl, run_runner
 
@@ -237,11 +238,11 @@ def test_bad_verify_flags_are_one_line_and_exit_2():
 def test_compare_figures_on_real_tensors():
     import torch
 
-    from benchmarks.child import verify
+    from benchmarks.child import eager_comparison, verify, verify_outputs
 
     ref = {"a": torch.tensor([1.0, -2.0, 0.0, 4.0]), "b": (torch.tensor([[10.0]]), 3, "x")}
     out = {"a": torch.tensor([1.5, -2.0, 0.0, 4.0]), "b": (torch.tensor([[9.0]]), 3, "x")}
-    c = verify.compare(verify.to_cpu_tree(ref), verify.to_cpu_tree(out))
+    c = eager_comparison.compare(eager_comparison.to_cpu_tree(ref), eager_comparison.to_cpu_tree(out))
     assert c.mismatches == [] and c.elements == 5
     assert c.mean_rel_error == pytest.approx(1.5 / 17.0)  # sum|out-ref| / sum|ref|
     assert c.max_abs_error == pytest.approx(1.0)
@@ -249,27 +250,27 @@ def test_compare_figures_on_real_tensors():
         torch.tensor([1.5, -2, 0, 4, 9], dtype=torch.float64), torch.tensor([1.0, -2, 0, 4, 10], dtype=torch.float64),
         dim=0))
     assert c.cosine_similarity == pytest.approx(expected_cos)
-    assert verify.verdict(c, 0.1) == ("PASS", None)
-    code, message = verify.verdict(c, 0.05)
+    assert eager_comparison.verdict(c, 0.1) == ("PASS", None)
+    code, message = eager_comparison.verdict(c, 0.05)
     assert code == "FAIL" and message == "mean relative error 0.0882 is above the tolerance 0.05"
     # A reference that is all zeros: any difference is an infinite relative error, recorded as null.
-    zeros = verify.compare(torch.zeros(3), torch.tensor([0.0, 1e-3, 0.0]))
+    zeros = eager_comparison.compare(torch.zeros(3), torch.tensor([0.0, 1e-3, 0.0]))
     assert zeros.mean_rel_error == float("inf") and zeros.figures()["verification_mean_rel_error"] is None
-    assert verify.verdict(zeros, 0.02)[0] == "FAIL"
+    assert eager_comparison.verdict(zeros, 0.02)[0] == "FAIL"
     # NaN where eager has NaN is equal; NaN where eager has a number is a mismatch.
     nan = float("nan")
-    assert verify.compare(torch.tensor([nan, 1.0]), torch.tensor([nan, 1.0])).identical
-    odd = verify.compare(torch.tensor([1.0, 1.0]), torch.tensor([nan, 1.0]))
+    assert eager_comparison.compare(torch.tensor([nan, 1.0]), torch.tensor([nan, 1.0])).identical
+    odd = eager_comparison.compare(torch.tensor([1.0, 1.0]), torch.tensor([nan, 1.0]))
     assert odd.mismatches == ["output: 1 element(s) NaN or infinite where the other is not"]
     # Exact equality is what the eager determinism check asks for.
-    assert verify.compare(torch.ones(2, 2), torch.ones(2, 2)).identical
-    assert not verify.compare(torch.ones(2), torch.ones(2) + 1e-7).identical
+    assert eager_comparison.compare(torch.ones(2, 2), torch.ones(2, 2)).identical
+    assert not eager_comparison.compare(torch.ones(2), torch.ones(2) + 1e-7).identical
 
 
 def test_structure_mismatches_say_where():
     import torch
 
-    from benchmarks.child import verify
+    from benchmarks.child import eager_comparison, verify, verify_outputs
 
     Pair = collections.namedtuple("Pair", "left right")
 
@@ -293,22 +294,22 @@ def test_structure_mismatches_say_where():
         (t, [t], "output: sequence, eager Tensor"),
     ]
     for ref, out, where in cases:
-        comparison = verify.compare(verify.to_cpu_tree(ref), verify.to_cpu_tree(out))
+        comparison = eager_comparison.compare(eager_comparison.to_cpu_tree(ref), eager_comparison.to_cpu_tree(out))
         assert comparison.mismatches == [where]
-        code, message = verify.verdict(comparison, 1.0)  # however loose the tolerance: a FAIL
+        code, message = eager_comparison.verdict(comparison, 1.0)  # however loose the tolerance: a FAIL
         assert code == "FAIL" and message == f"differs from eager: {where}"
     # Lists and tuples are both sequences; equal non-tensor leaves and NaN leaves match.
-    assert verify.compare(verify.to_cpu_tree((t, None, "s", 2.5, float("nan"))),
-                          verify.to_cpu_tree([t, None, "s", 2.5, float("nan")])).identical
+    assert eager_comparison.compare(eager_comparison.to_cpu_tree((t, None, "s", 2.5, float("nan"))),
+                          eager_comparison.to_cpu_tree([t, None, "s", 2.5, float("nan")])).identical
 
 
 def test_to_cpu_tree_copies_so_no_view_keeps_a_model_alive():
     import torch
 
-    from benchmarks.child import verify
+    from benchmarks.child import eager_comparison, verify, verify_outputs
 
     weight = torch.nn.Parameter(torch.ones(4))
-    copied = verify.to_cpu_tree({"view": weight[:2]})
+    copied = eager_comparison.to_cpu_tree({"view": weight[:2]})
     assert copied["view"].untyped_storage().data_ptr() != weight.untyped_storage().data_ptr()
     assert not copied["view"].requires_grad
 
@@ -331,7 +332,7 @@ def options(**overrides):
 def test_eager_reference_is_on_the_cpu_and_its_models_are_freed():
     import torch
 
-    from benchmarks.child import single_config, verify
+    from benchmarks.child import single_config, eager_comparison, verify, verify_outputs
     from benchmarks.suites import load_suite
 
     built, phases = [], []
@@ -359,7 +360,7 @@ def run_declared_random(tolerance):
     """A random model declared non-deterministic, with its own tolerance: checked through the child's steps."""
     import torch
 
-    from benchmarks.child import measured_loop, verify
+    from benchmarks.child import measured_loop, eager_comparison, verify, verify_outputs
     from benchmarks.suites import BenchmarkModel
     from benchmarks.suites.faults_models import RandomOutput
 
@@ -377,7 +378,8 @@ def run_declared_random(tolerance):
     record = {"verification_code": "VERIFIER_SKIPPED", "status": "ok",
               "metrics": measured_loop.measure(step, experiment, 1, 1, 1)}
     verifier.check(experiment, bm.module, step)
-    return verifier.finish(record)
+    accuracy_status.settle(record, verifier.finish(record))  # as the child does
+    return record
 
 
 def test_declared_non_deterministic_with_a_tolerance_is_compared_with_it():
@@ -393,7 +395,7 @@ def test_declared_non_deterministic_with_a_tolerance_is_compared_with_it():
 
 
 def test_an_eager_reference_the_suite_skips_is_not_a_failure():
-    from benchmarks.child import verify
+    from benchmarks.child import eager_comparison, verify, verify_outputs
     from benchmarks.suites import ModelSkipped
 
     def build(experiment):
@@ -401,7 +403,8 @@ def test_an_eager_reference_the_suite_skips_is_not_a_failure():
 
     verifier = verify.Verifier(options(), build)
     verifier.compute_reference(eval_experiment())
-    record = verifier.finish({"verification_code": "VERIFIER_SKIPPED", "status": "ok", "metrics": {"total_time": [1.0]}})
+    record = {"verification_code": "VERIFIER_SKIPPED", "status": "ok", "metrics": {"total_time": [1.0]}}
+    assert accuracy_status.settle(record, verifier.finish(record)) == "not_checked"
     assert record["verification_code"] == "VERIFIER_SKIPPED" and record["metrics"] == {"total_time": [1.0]}
     assert record["verification_message"] == "the suite skips the eager reference: no eager run for this one"
 
@@ -409,7 +412,7 @@ def test_an_eager_reference_the_suite_skips_is_not_a_failure():
 def test_train_result_is_the_same_with_collect_full_output():
     import torch
 
-    from benchmarks.child import backends, measured_loop, verify
+    from benchmarks.child import backends, measured_loop, eager_comparison, verify, verify_outputs
     from benchmarks.suites import load_suite
 
     experiment = eval_experiment("train")
@@ -418,7 +421,7 @@ def test_train_result_is_the_same_with_collect_full_output():
         backends.seed_everything(experiment)
         bm = load_suite("dummy").build({"suite_name": "dummy", "model_name": "mlp"}, experiment, "cpu", None)
         step = measured_loop.make_step(bm, experiment, bm.module, tuple(bm.example_inputs), {}, full_output=full_output)
-        results.append(verify.collect(experiment, bm.module, step()))
+        results.append(verify_outputs.collect(experiment, bm.module, step()))
     plain, full = results
     assert isinstance(full["loss"], torch.Tensor) and full["loss"].shape == ()
-    assert verify.compare(plain, full, "").identical
+    assert eager_comparison.compare(plain, full, "").identical

@@ -140,7 +140,7 @@ def run_config(options: RunOptions, model_config: dict, experiment, channel: Cha
         problem = precise_timing.pure_wall_time_problem(experiment, options.timing)
         if problem:  # the parent drops such configs; reached anyway (by hand): a clear error, no traceback
             records.mark_failed(record, records.STATUS_ERROR, "PureWallTimeUnsupported", problem, "setup")
-            record["accuracy"] = accuracy_status.derive(record)
+            accuracy_status.settle(record)
             return record
         suite = load_suite(model_config["suite_name"])
         # The precision and training step that run (the plan resolved them, and the parent adds the precision's
@@ -254,11 +254,10 @@ def run_config(options: RunOptions, model_config: dict, experiment, channel: Cha
             # eager first); the config's model is let go before eager's are built
             bm = module = step = args = kwargs = exported = sources = None  # noqa: F841
             verifier.compute_reference(experiment)
-    if verifier is not None:
-        verifier.finish(record)
+    judged = verifier.finish(record) if verifier is not None else None
     if checker is not None:
         checker.finish(record)
-    record["accuracy"] = accuracy_status.derive(record)  # the verifier's judgement, or not_checked, or the failure's
+    accuracy_status.settle(record, judged)  # the verifier's judgement, or not_checked, or the failure's
     if diag is not None:
         diag.close()
     cache.close()

@@ -45,19 +45,18 @@ Importing this module is cheap (torch is imported by the functions that need it)
 from __future__ import annotations
 
 import copy
-import dataclasses
 import gc
 import logging
-import math
 from typing import Any, Callable, Optional
 
 from benchmarks.child import accuracy_check
+from benchmarks.child.eager_comparison import Comparison, compare, verdict
+from benchmarks.child.verify_outputs import collect, iterations_for, root_name, tensor_bytes, \
+    uses_fallback_random, fallback_random
 from benchmarks.common import accuracy_rule, accuracy_status, records
 from benchmarks.suites import ModelSkipped
 
 log = logging.getLogger("benchmarks.child.verify")
-
-MAX_LISTED = 3  # mismatches named in the message; the rest are counted
 
 # Record keys, placed right after upstream's `verification_code`.
 FIGURE_KEYS = ("verification_mean_rel_error", "verification_max_abs_error", "verification_cosine_similarity",
@@ -65,216 +64,6 @@ FIGURE_KEYS = ("verification_mean_rel_error", "verification_max_abs_error", "ver
 # The accuracy judgement's keys, after those: the status, then its figures.
 ACCURACY_KEYS = accuracy_status.KEYS
 DEFAULT_TOLERANCE = 0.02  # verification_code's limit on the mean relative error, as upstream's
-
-
-# ---------------------------------------------------------------- comparison (torch inside)
-
-
-@dataclasses.dataclass
-class Node:
-    """A dataclass-like output (model output class, namedtuple, plain object) as type name + fields."""
-
-    type_name: str
-    fields: dict
-
-
-def to_cpu_tree(obj: Any, memo: Optional[dict] = None) -> Any:
-    """A detached CPU copy of any output: tensors cloned (no view keeps a model's memory alive),
-    containers rebuilt, dataclass-like objects as `Node`s; other leaves as they are."""
-    import torch
-
-    memo = {} if memo is None else memo
-    if isinstance(obj, torch.Tensor):
-        tensor = obj.detach()
-        if tensor.layout != torch.strided:
-            tensor = tensor.to_dense()
-        return tensor.to("cpu", copy=True)
-    if id(obj) in memo:  # cycles in plain objects
-        return memo[id(obj)]
-    if isinstance(obj, (type(None), bool, int, float, complex, str, bytes, torch.dtype, torch.device, torch.Size)):
-        return obj
-    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):  # before dict: HF outputs are both
-        node = memo[id(obj)] = Node(type(obj).__name__, {})
-        node.fields.update((f.name, to_cpu_tree(getattr(obj, f.name), memo)) for f in dataclasses.fields(obj))
-        return node
-    if isinstance(obj, dict):
-        return {key: to_cpu_tree(value, memo) for key, value in obj.items()}
-    if isinstance(obj, tuple) and hasattr(obj, "_fields"):
-        return Node(type(obj).__name__, {name: to_cpu_tree(getattr(obj, name), memo) for name in obj._fields})
-    if isinstance(obj, (list, tuple)):
-        return [to_cpu_tree(item, memo) for item in obj]
-    if type(obj).__module__ == "numpy":
-        import numpy as np
-
-        if isinstance(obj, np.ndarray):
-            return torch.from_numpy(obj.copy())
-        return obj.item() if hasattr(obj, "item") else obj
-    if hasattr(obj, "__dict__") and not callable(obj):
-        node = memo[id(obj)] = Node(type(obj).__name__, {})
-        node.fields.update((key, to_cpu_tree(value, memo)) for key, value in vars(obj).items())
-        return node
-    return obj
-
-
-@dataclasses.dataclass
-class Comparison:
-    """Running sums over every floating-point element compared, and what did not match (and where)."""
-
-    abs_diff_sum: float = 0.0
-    ref_abs_sum: float = 0.0
-    max_abs_error: float = 0.0
-    dot: float = 0.0
-    out_square_sum: float = 0.0
-    ref_square_sum: float = 0.0
-    elements: int = 0
-    mismatches: list = dataclasses.field(default_factory=list)  # "where: what" lines
-
-    @property
-    def mean_rel_error(self) -> float:
-        if self.ref_abs_sum > 0:
-            return self.abs_diff_sum / self.ref_abs_sum
-        return 0.0 if self.abs_diff_sum == 0 else math.inf
-
-    @property
-    def cosine_similarity(self) -> Optional[float]:
-        if not self.elements:
-            return None
-        if self.out_square_sum == 0 or self.ref_square_sum == 0:
-            return 1.0 if self.out_square_sum == self.ref_square_sum else 0.0
-        cosine = self.dot / math.sqrt(self.out_square_sum * self.ref_square_sum)
-        return max(-1.0, min(1.0, cosine))
-
-    @property
-    def identical(self) -> bool:
-        return not self.mismatches and self.abs_diff_sum == 0
-
-    def describe_mismatches(self) -> str:
-        shown = "; ".join(self.mismatches[:MAX_LISTED])
-        more = len(self.mismatches) - MAX_LISTED
-        return shown + (f"; and {more} more" if more > 0 else "")
-
-    def figures(self) -> dict:
-        """Record values; a non-finite figure is null (strict JSON has no Infinity)."""
-        def finite(value):
-            return value if value is not None and math.isfinite(value) else None
-
-        return {"verification_mean_rel_error": finite(self.mean_rel_error),
-                "verification_max_abs_error": finite(self.max_abs_error),
-                "verification_cosine_similarity": finite(self.cosine_similarity)}
-
-
-def _type_word(obj) -> str:
-    if isinstance(obj, Node):
-        return obj.type_name
-    if isinstance(obj, list):
-        return "sequence"
-    return type(obj).__name__
-
-
-def _compare_tensors(ref, out, where: str, acc: Comparison) -> None:
-    import torch
-
-    if ref.shape != out.shape:
-        acc.mismatches.append(f"{where}: shape {tuple(out.shape)}, eager {tuple(ref.shape)}")
-        return
-    if ref.dtype != out.dtype:
-        acc.mismatches.append(f"{where}: dtype {out.dtype}, eager {ref.dtype}")
-        return
-    if not (ref.is_floating_point() or ref.is_complex()):
-        differ = int((ref != out).sum())
-        if differ:
-            acc.mismatches.append(f"{where}: {differ} of {ref.numel()} {ref.dtype} elements differ")
-        return
-    if ref.is_complex():
-        ref, out = torch.view_as_real(ref), torch.view_as_real(out)
-    r = ref.reshape(-1).to(torch.float64)
-    o = out.reshape(-1).to(torch.float64)
-    finite = torch.isfinite(r) & torch.isfinite(o)
-    same_special = (torch.isnan(r) & torch.isnan(o)) | (torch.isinf(r) & (r == o))  # NaN = NaN here
-    odd = int((~finite & ~same_special).sum())
-    if odd:
-        acc.mismatches.append(f"{where}: {odd} element(s) NaN or infinite where the other is not")
-        acc.abs_diff_sum = acc.max_abs_error = math.inf
-    r, o = r[finite], o[finite]
-    if not r.numel():
-        return
-    diff = (o - r).abs()
-    acc.elements += r.numel()
-    acc.abs_diff_sum += float(diff.sum())
-    acc.ref_abs_sum += float(r.abs().sum())
-    acc.max_abs_error = max(acc.max_abs_error, float(diff.max()))
-    acc.dot += float((o * r).sum())
-    acc.out_square_sum += float((o * o).sum())
-    acc.ref_square_sum += float((r * r).sum())
-
-
-def _leaves_equal(ref, out) -> bool:
-    if isinstance(ref, float) and isinstance(out, float) and math.isnan(ref) and math.isnan(out):
-        return True
-    try:
-        return bool(ref == out)
-    except Exception:  # objects whose == is not a truth value
-        return repr(ref) == repr(out)
-
-
-def compare(ref: Any, out: Any, where: str = "output", acc: Optional[Comparison] = None) -> Comparison:
-    """Compare two CPU trees (from `to_cpu_tree`) element by element; every mismatch is noted with its path."""
-    import torch
-
-    acc = Comparison() if acc is None else acc
-    if isinstance(ref, torch.Tensor) or isinstance(out, torch.Tensor):
-        if isinstance(ref, torch.Tensor) and isinstance(out, torch.Tensor):
-            _compare_tensors(ref, out, where, acc)
-        else:
-            acc.mismatches.append(f"{where}: {_type_word(out)}, eager {_type_word(ref)}")
-        return acc
-    if isinstance(ref, Node) or isinstance(out, Node):
-        if not (isinstance(ref, Node) and isinstance(out, Node)) or ref.type_name != out.type_name:
-            acc.mismatches.append(f"{where}: {_type_word(out)}, eager {_type_word(ref)}")
-            return acc
-        ref, out = ref.fields, out.fields
-        sep = "."
-    else:
-        sep = None
-    if isinstance(ref, dict) or isinstance(out, dict):
-        if not (isinstance(ref, dict) and isinstance(out, dict)):
-            acc.mismatches.append(f"{where}: {_type_word(out)}, eager {_type_word(ref)}")
-            return acc
-        missing = [k for k in ref if k not in out]
-        extra = [k for k in out if k not in ref]
-        if missing or extra:
-            parts = ([f"missing {missing}"] if missing else []) + ([f"extra {extra}"] if extra else [])
-            acc.mismatches.append(f"{where}: keys differ from eager's ({', '.join(parts)})")
-        for key in ref:
-            if key in out:
-                path = f"{where}.{key}" if sep else f"{where}[{key!r}]" if where else str(key)
-                compare(ref[key], out[key], path, acc)
-        return acc
-    if isinstance(ref, list) or isinstance(out, list):
-        if not (isinstance(ref, list) and isinstance(out, list)):
-            acc.mismatches.append(f"{where}: {_type_word(out)}, eager {_type_word(ref)}")
-            return acc
-        if len(ref) != len(out):
-            acc.mismatches.append(f"{where}: length {len(out)}, eager {len(ref)}")
-        for index, (r, o) in enumerate(zip(ref, out)):
-            compare(r, o, f"{where}[{index}]", acc)
-        return acc
-    if not _leaves_equal(ref, out):
-        acc.mismatches.append(f"{where}: {out!r:.60}, eager {ref!r:.60}")
-    return acc
-
-
-def verdict(comparison: Comparison, tolerance: float) -> tuple:
-    """(code, message or None) for a config compared with eager."""
-    if comparison.mismatches:
-        return records.FAIL, f"differs from eager: {comparison.describe_mismatches()}"
-    error = comparison.mean_rel_error
-    if error > tolerance:
-        return records.FAIL, f"mean relative error {error:.3g} is above the tolerance {tolerance:g}"
-    return records.PASS, None
-
-
-# ---------------------------------------------------------------- the child's side
 
 
 def free_memory() -> None:
@@ -517,8 +306,9 @@ class Verifier:
         self.reference = self._initial = self.fp64 = None
         self.judgement = None
 
-    def accuracy(self, record: dict) -> dict:
-        """The `accuracy` status and its figures (ACCURACY_KEYS), once the verification code is final."""
+    def accuracy(self, record: dict) -> tuple:
+        """(the status this check decided, its figures: ACCURACY_KEYS but `accuracy`), once the verification code is
+        final; accuracy_status.settle writes the status."""
         ok = record.get("status") == records.STATUS_OK
         judgement = self.judgement if ok else None
         reference = tolerance = None
@@ -541,10 +331,10 @@ class Verifier:
                 reason = (f"the config's check raised: {self.message}" if ok else
                           f"the config did not reach its check (status {record.get('status')}): the accuracy "
                           f"is its failure's")
-        return {"accuracy": status, "accuracy_reference": reference, "accuracy_tolerance": tolerance,
-                "accuracy_rmse": judgement.rmse if judgement else None,
-                "accuracy_eager_rmse": judgement.eager_rmse if judgement else None,
-                "accuracy_message": message, "accuracy_reason": reason}
+        return status, {"accuracy_reference": reference, "accuracy_tolerance": tolerance,
+                        "accuracy_rmse": judgement.rmse if judgement else None,
+                        "accuracy_eager_rmse": judgement.eager_rmse if judgement else None,
+                        "accuracy_message": message, "accuracy_reason": reason}
 
     def _judged(self, judgement) -> tuple:
         """(status, reason) of a config judged by the harness's rule, its lists applied."""
@@ -570,8 +360,9 @@ class Verifier:
         return status, reason
 
     # -- 3. the record
-    def finish(self, record: dict) -> dict:
-        """Write the outcome into `record` (after any failure was marked), right after verification_code."""
+    def finish(self, record: dict) -> str:
+        """Write the outcome into `record` (after any failure was marked), right after verification_code; return the
+        accuracy status it decided, for accuracy_status.settle (the `accuracy` key is placed here, written there)."""
         status = record.get("status")
         if status == records.STATUS_SKIP:
             self.code = records.VERIFIER_SKIPPED
@@ -588,36 +379,11 @@ class Verifier:
         values.update(self.comparison.figures() if self.comparison else dict.fromkeys(FIGURE_KEYS[:3]))
         values["verification_tolerance"] = self.tolerance
         values["verification_message"] = self.message
-        values.update(self.accuracy(dict(record, verification_code=self.code)))
+        status, figures = self.accuracy(dict(record, verification_code=self.code))
+        values["accuracy"] = None  # its place; accuracy_status.settle writes it
+        values.update(figures)
         place_after(record, "verification_code", values)
-        return record
-
-
-def harness_step(experiment) -> bool:
-    return experiment.test == "train" and experiment.train_step == "harness"
-
-
-def iterations_for(experiment) -> int:
-    """--verify-iterations' default: 2 under the harness's training step (the harness checks after its default
-    --iterations), else 1."""
-    return 2 if harness_step(experiment) else 1
-
-
-def uses_fallback_random(experiment) -> bool:
-    """Whether the check compiles its own step with Inductor's fallback_random: the harness's step under dynamo."""
-    return harness_step(experiment) and bool(experiment.dynamo)
-
-
-def fallback_random():
-    """A context in which a step compiles with Inductor's fallback_random (random ops drawn from eager's generator,
-    so dropout masks are eager's under a reset seed). Dynamo's caches are dropped first: Inductor reads the
-    setting when it compiles, and a step of the same code would reuse the timed step's compiled graphs (timing is
-    over; dynamo_stats were read before)."""
-    import torch
-    import torch._inductor.config
-
-    torch._dynamo.reset()
-    return torch._inductor.config.patch(fallback_random=True)
+        return status
 
 
 RANDOM_BY_DESIGN = "the suite declares this config's output random (BenchmarkModel.deterministic=False)"
@@ -646,52 +412,6 @@ def force_max_multiplier(rule, experiment) -> bool:
     from torch._dynamo.utils import counters
 
     return counters["inductor"]["binary_folding_conv"] > 0
-
-
-def collect(experiment, module, output) -> Any:
-    """What is compared, on the CPU: the output (eval), or the loss and every parameter's gradient (train); under
-    the harness's step also every parameter and buffer, a missing gradient as zeros (the harness's collect_results)."""
-    if experiment.test == "train":
-        if isinstance(output, dict) and "loss" in output:  # --collect-full-output's step returns more
-            output = output["loss"]
-        if harness_step(experiment):
-            import torch
-
-            return {"loss": to_cpu_tree(output),
-                    "grad": {name: to_cpu_tree(p.grad if p.grad is not None else torch.zeros_like(p))
-                             for name, p in module.named_parameters()},
-                    "param": {name: to_cpu_tree(p) for name, p in module.named_parameters()},
-                    "buffer": {name: to_cpu_tree(b) for name, b in module.named_buffers()}}
-        return {"loss": to_cpu_tree(output),
-                "grad": {name: to_cpu_tree(p.grad) for name, p in module.named_parameters()}}
-    return to_cpu_tree(output)
-
-
-def tensor_bytes(tree: Any) -> int:
-    """Bytes of the CPU tensor storages in a tree of containers and `Node`s, each storage counted once."""
-    import torch
-
-    seen, stack, total = set(), [tree], 0
-    while stack:
-        obj = stack.pop()
-        if isinstance(obj, torch.Tensor):
-            if obj.device.type == "cpu" and obj.layout == torch.strided:
-                storage = obj.untyped_storage()
-                if storage.data_ptr() not in seen:
-                    seen.add(storage.data_ptr())
-                    total += storage.nbytes()
-        elif isinstance(obj, Node):
-            stack.extend(obj.fields.values())
-        elif isinstance(obj, dict):
-            stack.extend(obj.values())
-        elif isinstance(obj, (list, tuple)):
-            stack.extend(obj)
-    return total
-
-
-def root_name(experiment) -> str:
-    """How paths in messages start: output[...] for eval; loss, grad['fc.weight'] for train."""
-    return "" if experiment.test == "train" else "output"
 
 
 def one_line(what: str, exc: BaseException) -> str:

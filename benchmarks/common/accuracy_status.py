@@ -7,6 +7,8 @@ writes the status it judged (docs/architecture.md, "Accuracy"); `derive` is the 
 
 from __future__ import annotations
 
+from typing import Optional
+
 from benchmarks.common import records
 
 PASS = "pass"
@@ -93,3 +95,12 @@ def derive(record: dict) -> str:
     if phase == _REFERENCE_PHASE:
         return EAGER_FAIL_TO_RUN
     return MODEL_FAIL_TO_LOAD if phase in _LOAD_PHASES else FAIL_TO_RUN
+
+
+def settle(record: dict, judged: Optional[str] = None) -> str:
+    """The one place a record's `accuracy` is written: `judged`, the status --verify decided for it (child/verify.py
+    `Verifier.finish`), else the rule `derive` (a status a child already wrote is kept). The child settles its
+    record last, the parent the records it writes (crash, timeout, oom, skip) and the child records it takes in; a
+    key already placed keeps its position."""
+    record["accuracy"] = judged if judged in STATUSES else derive(record)
+    return record["accuracy"]

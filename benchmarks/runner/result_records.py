@@ -65,7 +65,7 @@ def child_record(config, options: RunOptions, result: launcher.ChildResult, log_
     if executor_facts is not None:
         record["environment"]["executor"] = executor_facts
     record["environment"]["launch"] = result.launch  # fork (from a fork server) or spawn (a fresh interpreter)
-    record["accuracy"] = accuracy_status.derive(record)  # the child's own, or its failure's
+    accuracy_status.settle(record)  # the child's own, or its failure's
     return with_precision_reason(record, config)
 
 
@@ -81,7 +81,7 @@ def skip_record(config, options: RunOptions, reason: str, env_facts: dict) -> di
     record = records.config_record(config.model, config.experiment, options, env_facts)
     records.mark_failed(record, records.STATUS_SKIP, "Unsupported", reason, "setup",
                         verification_code=records.VERIFIER_SKIPPED)
-    record["accuracy"] = accuracy_status.derive(record)
+    accuracy_status.settle(record)
     return with_precision_reason(record, config)
 
 

@@ -1,0 +1,222 @@
+"""--verify's comparison with eager in upstream's terms (child only; torch is imported by the functions): a detached
+CPU copy of any output (`to_cpu_tree`), an element-by-element comparison that names every mismatch by its path
+(`compare`, `Comparison`: the mean relative error, max abs error and cosine similarity of the record's
+`verification_*` figures) and upstream's PASS/FAIL against a tolerance (`verdict`). child/verify.py runs it;
+child/accuracy_check.py judges the same CPU trees by the harness's rule."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any, Optional
+
+from benchmarks.common import records
+
+MAX_LISTED = 3  # mismatches named in the message; the rest are counted
+
+
+@dataclasses.dataclass
+class Node:
+    """A dataclass-like output (model output class, namedtuple, plain object) as type name + fields."""
+
+    type_name: str
+    fields: dict
+
+
+def to_cpu_tree(obj: Any, memo: Optional[dict] = None) -> Any:
+    """A detached CPU copy of any output: tensors cloned (no view keeps a model's memory alive),
+    containers rebuilt, dataclass-like objects as `Node`s; other leaves as they are."""
+    import torch
+
+    memo = {} if memo is None else memo
+    if isinstance(obj, torch.Tensor):
+        tensor = obj.detach()
+        if tensor.layout != torch.strided:
+            tensor = tensor.to_dense()
+        return tensor.to("cpu", copy=True)
+    if id(obj) in memo:  # cycles in plain objects
+        return memo[id(obj)]
+    if isinstance(obj, (type(None), bool, int, float, complex, str, bytes, torch.dtype, torch.device, torch.Size)):
+        return obj
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):  # before dict: HF outputs are both
+        node = memo[id(obj)] = Node(type(obj).__name__, {})
+        node.fields.update((f.name, to_cpu_tree(getattr(obj, f.name), memo)) for f in dataclasses.fields(obj))
+        return node
+    if isinstance(obj, dict):
+        return {key: to_cpu_tree(value, memo) for key, value in obj.items()}
+    if isinstance(obj, tuple) and hasattr(obj, "_fields"):
+        return Node(type(obj).__name__, {name: to_cpu_tree(getattr(obj, name), memo) for name in obj._fields})
+    if isinstance(obj, (list, tuple)):
+        return [to_cpu_tree(item, memo) for item in obj]
+    if type(obj).__module__ == "numpy":
+        import numpy as np
+
+        if isinstance(obj, np.ndarray):
+            return torch.from_numpy(obj.copy())
+        return obj.item() if hasattr(obj, "item") else obj
+    if hasattr(obj, "__dict__") and not callable(obj):
+        node = memo[id(obj)] = Node(type(obj).__name__, {})
+        node.fields.update((key, to_cpu_tree(value, memo)) for key, value in vars(obj).items())
+        return node
+    return obj
+
+
+@dataclasses.dataclass
+class Comparison:
+    """Running sums over every floating-point element compared, and what did not match (and where)."""
+
+    abs_diff_sum: float = 0.0
+    ref_abs_sum: float = 0.0
+    max_abs_error: float = 0.0
+    dot: float = 0.0
+    out_square_sum: float = 0.0
+    ref_square_sum: float = 0.0
+    elements: int = 0
+    mismatches: list = dataclasses.field(default_factory=list)  # "where: what" lines
+
+    @property
+    def mean_rel_error(self) -> float:
+        if self.ref_abs_sum > 0:
+            return self.abs_diff_sum / self.ref_abs_sum
+        return 0.0 if self.abs_diff_sum == 0 else math.inf
+
+    @property
+    def cosine_similarity(self) -> Optional[float]:
+        if not self.elements:
+            return None
+        if self.out_square_sum == 0 or self.ref_square_sum == 0:
+            return 1.0 if self.out_square_sum == self.ref_square_sum else 0.0
+        cosine = self.dot / math.sqrt(self.out_square_sum * self.ref_square_sum)
+        return max(-1.0, min(1.0, cosine))
+
+    @property
+    def identical(self) -> bool:
+        return not self.mismatches and self.abs_diff_sum == 0
+
+    def describe_mismatches(self) -> str:
+        shown = "; ".join(self.mismatches[:MAX_LISTED])
+        more = len(self.mismatches) - MAX_LISTED
+        return shown + (f"; and {more} more" if more > 0 else "")
+
+    def figures(self) -> dict:
+        """Record values; a non-finite figure is null (strict JSON has no Infinity)."""
+        def finite(value):
+            return value if value is not None and math.isfinite(value) else None
+
+        return {"verification_mean_rel_error": finite(self.mean_rel_error),
+                "verification_max_abs_error": finite(self.max_abs_error),
+                "verification_cosine_similarity": finite(self.cosine_similarity)}
+
+
+def _type_word(obj) -> str:
+    if isinstance(obj, Node):
+        return obj.type_name
+    if isinstance(obj, list):
+        return "sequence"
+    return type(obj).__name__
+
+
+def _compare_tensors(ref, out, where: str, acc: Comparison) -> None:
+    import torch
+
+    if ref.shape != out.shape:
+        acc.mismatches.append(f"{where}: shape {tuple(out.shape)}, eager {tuple(ref.shape)}")
+        return
+    if ref.dtype != out.dtype:
+        acc.mismatches.append(f"{where}: dtype {out.dtype}, eager {ref.dtype}")
+        return
+    if not (ref.is_floating_point() or ref.is_complex()):
+        differ = int((ref != out).sum())
+        if differ:
+            acc.mismatches.append(f"{where}: {differ} of {ref.numel()} {ref.dtype} elements differ")
+        return
+    if ref.is_complex():
+        ref, out = torch.view_as_real(ref), torch.view_as_real(out)
+    r = ref.reshape(-1).to(torch.float64)
+    o = out.reshape(-1).to(torch.float64)
+    finite = torch.isfinite(r) & torch.isfinite(o)
+    same_special = (torch.isnan(r) & torch.isnan(o)) | (torch.isinf(r) & (r == o))  # NaN = NaN here
+    odd = int((~finite & ~same_special).sum())
+    if odd:
+        acc.mismatches.append(f"{where}: {odd} element(s) NaN or infinite where the other is not")
+        acc.abs_diff_sum = acc.max_abs_error = math.inf
+    r, o = r[finite], o[finite]
+    if not r.numel():
+        return
+    diff = (o - r).abs()
+    acc.elements += r.numel()
+    acc.abs_diff_sum += float(diff.sum())
+    acc.ref_abs_sum += float(r.abs().sum())
+    acc.max_abs_error = max(acc.max_abs_error, float(diff.max()))
+    acc.dot += float((o * r).sum())
+    acc.out_square_sum += float((o * o).sum())
+    acc.ref_square_sum += float((r * r).sum())
+
+
+def _leaves_equal(ref, out) -> bool:
+    if isinstance(ref, float) and isinstance(out, float) and math.isnan(ref) and math.isnan(out):
+        return True
+    try:
+        return bool(ref == out)
+    except Exception:  # objects whose == is not a truth value
+        return repr(ref) == repr(out)
+
+
+def compare(ref: Any, out: Any, where: str = "output", acc: Optional[Comparison] = None) -> Comparison:
+    """Compare two CPU trees (from `to_cpu_tree`) element by element; every mismatch is noted with its path."""
+    import torch
+
+    acc = Comparison() if acc is None else acc
+    if isinstance(ref, torch.Tensor) or isinstance(out, torch.Tensor):
+        if isinstance(ref, torch.Tensor) and isinstance(out, torch.Tensor):
+            _compare_tensors(ref, out, where, acc)
+        else:
+            acc.mismatches.append(f"{where}: {_type_word(out)}, eager {_type_word(ref)}")
+        return acc
+    if isinstance(ref, Node) or isinstance(out, Node):
+        if not (isinstance(ref, Node) and isinstance(out, Node)) or ref.type_name != out.type_name:
+            acc.mismatches.append(f"{where}: {_type_word(out)}, eager {_type_word(ref)}")
+            return acc
+        ref, out = ref.fields, out.fields
+        sep = "."
+    else:
+        sep = None
+    if isinstance(ref, dict) or isinstance(out, dict):
+        if not (isinstance(ref, dict) and isinstance(out, dict)):
+            acc.mismatches.append(f"{where}: {_type_word(out)}, eager {_type_word(ref)}")
+            return acc
+        missing = [k for k in ref if k not in out]
+        extra = [k for k in out if k not in ref]
+        if missing or extra:
+            parts = ([f"missing {missing}"] if missing else []) + ([f"extra {extra}"] if extra else [])
+            acc.mismatches.append(f"{where}: keys differ from eager's ({', '.join(parts)})")
+        for key in ref:
+            if key in out:
+                path = f"{where}.{key}" if sep else f"{where}[{key!r}]" if where else str(key)
+                compare(ref[key], out[key], path, acc)
+        return acc
+    if isinstance(ref, list) or isinstance(out, list):
+        if not (isinstance(ref, list) and isinstance(out, list)):
+            acc.mismatches.append(f"{where}: {_type_word(out)}, eager {_type_word(ref)}")
+            return acc
+        if len(ref) != len(out):
+            acc.mismatches.append(f"{where}: length {len(out)}, eager {len(ref)}")
+        for index, (r, o) in enumerate(zip(ref, out)):
+            compare(r, o, f"{where}[{index}]", acc)
+        return acc
+    if not _leaves_equal(ref, out):
+        acc.mismatches.append(f"{where}: {out!r:.60}, eager {ref!r:.60}")
+    return acc
+
+
+def verdict(comparison: Comparison, tolerance: float) -> tuple:
+    """(code, message or None) for a config compared with eager."""
+    if comparison.mismatches:
+        return records.FAIL, f"differs from eager: {comparison.describe_mismatches()}"
+    error = comparison.mean_rel_error
+    if error > tolerance:
+        return records.FAIL, f"mean relative error {error:.3g} is above the tolerance {tolerance:g}"
+    return records.PASS, None
+
+
+# ---------------------------------------------------------------- the child's side

@@ -1,0 +1,83 @@
+"""What --verify compares of a config's step, and how the harness's training step is checked (child only; torch
+is imported by the functions): `collect` (the output for eval; the loss and gradients for train, and under the
+harness's step every parameter and buffer too), the iterations per check, Inductor's fallback_random for the
+check's own compiled step, the bytes the kept references hold, and how paths in messages start."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from benchmarks.child.eager_comparison import Node, to_cpu_tree
+
+
+def harness_step(experiment) -> bool:
+    return experiment.test == "train" and experiment.train_step == "harness"
+
+
+def iterations_for(experiment) -> int:
+    """--verify-iterations' default: 2 under the harness's training step (the harness checks after its default
+    --iterations), else 1."""
+    return 2 if harness_step(experiment) else 1
+
+
+def uses_fallback_random(experiment) -> bool:
+    """Whether the check compiles its own step with Inductor's fallback_random: the harness's step under dynamo."""
+    return harness_step(experiment) and bool(experiment.dynamo)
+
+
+def fallback_random():
+    """A context in which a step compiles with Inductor's fallback_random (random ops drawn from eager's generator,
+    so dropout masks are eager's under a reset seed). Dynamo's caches are dropped first: Inductor reads the
+    setting when it compiles, and a step of the same code would reuse the timed step's compiled graphs (timing is
+    over; dynamo_stats were read before)."""
+    import torch
+    import torch._inductor.config
+
+    torch._dynamo.reset()
+    return torch._inductor.config.patch(fallback_random=True)
+
+
+def collect(experiment, module, output) -> Any:
+    """What is compared, on the CPU: the output (eval), or the loss and every parameter's gradient (train); under
+    the harness's step also every parameter and buffer, a missing gradient as zeros (the harness's collect_results)."""
+    if experiment.test == "train":
+        if isinstance(output, dict) and "loss" in output:  # --collect-full-output's step returns more
+            output = output["loss"]
+        if harness_step(experiment):
+            import torch
+
+            return {"loss": to_cpu_tree(output),
+                    "grad": {name: to_cpu_tree(p.grad if p.grad is not None else torch.zeros_like(p))
+                             for name, p in module.named_parameters()},
+                    "param": {name: to_cpu_tree(p) for name, p in module.named_parameters()},
+                    "buffer": {name: to_cpu_tree(b) for name, b in module.named_buffers()}}
+        return {"loss": to_cpu_tree(output),
+                "grad": {name: to_cpu_tree(p.grad) for name, p in module.named_parameters()}}
+    return to_cpu_tree(output)
+
+
+def tensor_bytes(tree: Any) -> int:
+    """Bytes of the CPU tensor storages in a tree of containers and `Node`s, each storage counted once."""
+    import torch
+
+    seen, stack, total = set(), [tree], 0
+    while stack:
+        obj = stack.pop()
+        if isinstance(obj, torch.Tensor):
+            if obj.device.type == "cpu" and obj.layout == torch.strided:
+                storage = obj.untyped_storage()
+                if storage.data_ptr() not in seen:
+                    seen.add(storage.data_ptr())
+                    total += storage.nbytes()
+        elif isinstance(obj, Node):
+            stack.extend(obj.fields.values())
+        elif isinstance(obj, dict):
+            stack.extend(obj.values())
+        elif isinstance(obj, (list, tuple)):
+            stack.extend(obj)
+    return total
+
+
+def root_name(experiment) -> str:
+    """How paths in messages start: output[...] for eval; loss, grad['fc.weight'] for train."""
+    return "" if experiment.test == "train" else "output"
