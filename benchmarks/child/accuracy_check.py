@@ -62,7 +62,7 @@ def leaves(tree: Any, path: str = "") -> dict:
         items = [(f"{path}.{key}", value) for key, value in tree.fields.items()]
     elif isinstance(tree, dict):
         items = [(f"{path}[{key!r}]", value) for key, value in tree.items()]
-    elif isinstance(tree, list):
+    elif isinstance(tree, (list, tuple)):
         items = [(f"{path}[{index}]", value) for index, value in enumerate(tree)]
     else:
         return {path: tree}

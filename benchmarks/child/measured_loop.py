@@ -117,7 +117,7 @@ def make_step(bm, experiment, module, args: tuple, kwargs: dict, fullgraph: bool
 
         return eval_step
 
-    if experiment.train_step == "harness":
+    if experiment.harness_train_step:
         return harness_train_step(bm, experiment, module, args, kwargs, fullgraph, inputs, full_output)
     module.train()
     loss_fn = bm.loss_fn or reduce_to_scalar

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchmarks.child.eager_comparison import Node, to_cpu_tree
+from benchmarks.child.eager_comparison import to_cpu_tree
 
 
 def harness_step(experiment) -> bool:
-    return experiment.test == "train" and experiment.train_step == "harness"
+    return experiment.harness_train_step
 
 
 def iterations_for(experiment) -> int:
@@ -57,25 +57,17 @@ def collect(experiment, module, output) -> Any:
 
 
 def tensor_bytes(tree: Any) -> int:
-    """Bytes of the CPU tensor storages in a tree of containers and `Node`s, each storage counted once."""
+    """Bytes of the CPU tensor storages in a CPU tree (accuracy_check.leaves walks it), each storage counted once."""
     import torch
 
-    seen, stack, total = set(), [tree], 0
-    while stack:
-        obj = stack.pop()
-        if isinstance(obj, torch.Tensor):
-            if obj.device.type == "cpu" and obj.layout == torch.strided:
-                storage = obj.untyped_storage()
-                if storage.data_ptr() not in seen:
-                    seen.add(storage.data_ptr())
-                    total += storage.nbytes()
-        elif isinstance(obj, Node):
-            stack.extend(obj.fields.values())
-        elif isinstance(obj, dict):
-            stack.extend(obj.values())
-        elif isinstance(obj, (list, tuple)):
-            stack.extend(obj)
-    return total
+    from benchmarks.child.accuracy_check import leaves
+
+    storages = {}
+    for leaf in leaves(tree).values():
+        if isinstance(leaf, torch.Tensor) and leaf.device.type == "cpu" and leaf.layout == torch.strided:
+            storage = leaf.untyped_storage()
+            storages[storage.data_ptr()] = storage.nbytes()
+    return sum(storages.values())
 
 
 def root_name(experiment) -> str:

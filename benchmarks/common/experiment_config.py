@@ -39,8 +39,8 @@ DEFAULT_DYNAMIC = "static"
 # inputs, zero the grads, forward, the suite's loss, backward, the optimizer's step: none on the CPU), or
 # `forward_loss`, ours (forward + loss under the backend; backward and an eager SGD step after it).
 # docs/runner.md, "Training step". A record without the key ran forward_loss.
-TRAIN_STEPS = ("harness", "forward_loss")
-DEFAULT_TRAIN_STEP = "forward_loss"
+HARNESS_TRAIN_STEP, DEFAULT_TRAIN_STEP = "harness", "forward_loss"
+TRAIN_STEPS = (HARNESS_TRAIN_STEP, DEFAULT_TRAIN_STEP)
 # Our keys whose default is not null: at it, a key is left out of the fingerprint and the labels (old records
 # lack it and ran it). The one table: measurement.py and records.py read it.
 AXIS_DEFAULTS = {"precision": precisions.DEFAULT, "dynamic": DEFAULT_DYNAMIC, **compile_options.DEFAULTS,
@@ -184,6 +184,11 @@ class ExperimentConfig:
             if data.get(key) == AXIS_DEFAULTS[key]:
                 data.pop(key)
         return " ".join(f"{k}={v}" for k, v in data.items() if v not in (None, False))
+
+    @property
+    def harness_train_step(self) -> bool:
+        """A train config running the dynamo harness's step (--train-step=harness)."""
+        return self.test == "train" and self.train_step == HARNESS_TRAIN_STEP
 
     @property
     def backend(self) -> str:

@@ -25,6 +25,7 @@ import importlib.util
 import os
 from typing import Optional
 
+from benchmarks.common import experiment_config
 from benchmarks.suites import BenchmarkModel, ModelSkipped, Suite, model_config
 from benchmarks.suites.huggingface_inputs import decoder_rule, make_inputs, sequence_length
 
@@ -105,7 +106,7 @@ def model_loss(output):
 
 class HuggingFaceSuite(Suite):
     name = "huggingface"
-    default_train_step = "harness"
+    default_train_step = experiment_config.HARNESS_TRAIN_STEP
 
     def list_models(self, options):
         from benchmarks.suites import files
@@ -156,7 +157,7 @@ class HuggingFaceSuite(Suite):
         # Dropout draws from each device's own RNG while training: a backend's step differs by design, and
         # --verify does not compare it (train with {"dropout": 0} to verify a training step), except under the
         # harness's step, checked with eager's RNG (a reset seed, Inductor's fallback_random) as the harness does.
-        deterministic = experiment.test == "eval" or experiment.train_step == "harness" or not has_dropout(config)
+        deterministic = experiment.test == "eval" or experiment.harness_train_step or not has_dropout(config)
         return BenchmarkModel(
             module=module, example_inputs=(), example_kwargs={k: v.to(device) for k, v in inputs.items()},
             batch_size=batch_size, loss_fn=model_loss if has_labels(inputs) else None,

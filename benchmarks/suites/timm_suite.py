@@ -17,6 +17,7 @@ from __future__ import annotations
 import importlib.util
 from typing import Optional
 
+from benchmarks.common import experiment_config
 from benchmarks.suites import BenchmarkModel, ModelSkipped, Suite
 
 INSTALL = "pip install timm==1.0.31 (the project's `timm` extra)"
@@ -129,7 +130,7 @@ def harness_loss(scaled: bool):
 
 class TimmSuite(Suite):
     name = "timm"
-    default_train_step = "harness"
+    default_train_step = experiment_config.HARNESS_TRAIN_STEP
 
     def list_models(self, flags):
         from benchmarks.suites import files
@@ -182,7 +183,7 @@ class TimmSuite(Suite):
         images = harness_images(batch_size, shape)
         labels = torch.randint(0, max(classes, 1), (batch_size,), generator=torch.Generator().manual_seed(0))
         # The harness's step is checked with eager's RNG (a reset seed, Inductor's fallback_random): dropout is judged.
-        deterministic = experiment.test == "eval" or experiment.train_step == "harness" or not has_random_layers(module)
+        deterministic = experiment.test == "eval" or experiment.harness_train_step or not has_random_layers(module)
         return BenchmarkModel(
             module=module.to(device), example_inputs=(images.to(device),), batch_size=batch_size,
             loss_fn=classification_loss(labels.to(device)) if classes else None,

@@ -27,6 +27,7 @@ import sys
 import textwrap
 from typing import Optional
 
+from benchmarks.common import experiment_config
 from benchmarks.suites import BenchmarkModel, ModelSkipped, Suite, model_config, torchbench_precision
 from benchmarks.common.cli_support import UsageError
 from benchmarks.common.flags import BOTH, Group
@@ -357,7 +358,7 @@ def eval_takes_gradients(benchmark, name: str) -> bool:
 
 class TorchBenchSuite(Suite):
     name = "torchbench"
-    default_train_step = "harness"  # its loss: the harness's generic reduction (BenchmarkModel.harness_loss None)
+    default_train_step = experiment_config.HARNESS_TRAIN_STEP  # its loss: the harness's generic reduction (BenchmarkModel.harness_loss None)
 
     def __init__(self):
         self._skips = None
