@@ -19,21 +19,7 @@ from typing import Optional
 
 from benchmarks.aggregate import inputs, notes, reports
 from benchmarks.aggregate.analysis import Analysis, Options, prepare
-from benchmarks.common import records
-
-STYLE = """
-body{font:14px/1.45 system-ui,-apple-system,'Segoe UI',sans-serif;margin:2em auto;max-width:1200px;color:#1d2330;
-padding:0 1em}
-h1{font-size:1.5em;margin-bottom:.2em}h2{font-size:1.15em;margin-top:1.8em;border-bottom:1px solid #dde;padding-bottom:.2em}
-table{border-collapse:collapse;margin:.6em 0}th,td{border:1px solid #d6d9e0;padding:.25em .6em;text-align:left;
-vertical-align:top}th{background:#f2f4f8}td.num{text-align:right;font-variant-numeric:tabular-nums}
-#models th{cursor:pointer;user-select:none}#models th:after{content:' \\2195';color:#99a}
-#models th[data-order=asc]:after{content:' \\2191'}#models th[data-order=desc]:after{content:' \\2193'}
-.ok{color:#1b6e2a}.failed{color:#b3261e;font-weight:600}.skipped{color:#8a6d00}.msg{color:#555;font-size:.9em}
-.facts td:first-child{color:#555;white-space:nowrap}.warn{background:#fff4e5;border:1px solid #f0c36d;
-padding:.5em .8em;margin:.6em 0}.plot svg{max-width:100%;height:auto}.small{color:#666;font-size:.9em}
-input#filter{padding:.3em .5em;width:22em;font:inherit}.wide{overflow-x:auto}
-"""
+from benchmarks.common import html_style, records  # html_style: the look history's pages share
 
 # Sorting and filtering of the per-model table: plain JavaScript, nothing loaded from anywhere.
 SCRIPT = """
@@ -256,6 +242,5 @@ def render(options: Options, page_path: Optional[str], fig_width: float, fig_hei
         f'<div class="plot">{_svg(latest, fig_width, fig_height)}</div>',
         _models_section(analysis, results_dir, page_dir),
     ]
-    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-            f"<title>{esc(title)}</title><style>{STYLE}</style></head><body>\n" + "\n".join(body)
+    return (html_style.head(esc(title)) + "\n".join(body)
             + f"\n<script>{SCRIPT}</script>\n</body></html>\n")

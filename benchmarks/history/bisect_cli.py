@@ -50,6 +50,16 @@ def split_runner_flags(argv: list) -> tuple:
     return argv[:at], argv[at + 1:]
 
 
+def _commit(repo: str, flag: str, rev: str) -> str:
+    """The commit `rev` names in `repo`; a UsageError naming the flag and the revision when it names none."""
+    from benchmarks.history import git_checkout
+
+    try:
+        return git_checkout.resolve(repo, rev)
+    except git_checkout.GitError:
+        raise UsageError(f"--repo {repo}: {flag} {rev} is not a commit of this git repository") from None
+
+
 def run(options) -> int:
     from benchmarks.history import bisect, git_checkout
 
@@ -62,12 +72,7 @@ def run(options) -> int:
         raise UsageError(f"--max-rounds {options.max_rounds} is below --rounds {options.rounds}")
     if not os.path.isdir(options.repo):
         raise UsageError(f"--repo {options.repo}: no such directory")
-    try:
-        good = git_checkout.resolve(options.repo, options.good)
-        bad = git_checkout.resolve(options.repo, options.bad)
-    except git_checkout.GitError:
-        raise UsageError(f"--repo {options.repo}: --good {options.good} or --bad {options.bad} is not a commit "
-                         "of this git repository") from None
+    good, bad = (_commit(options.repo, flag, rev) for flag, rev in (("--good", options.good), ("--bad", options.bad)))
     settings = bisect.Settings(repo=options.repo, good=good, bad=bad, setup=options.setup,
                                runner_flags=options.runner_flags,
                                directory=os.path.abspath(os.path.join(options.output_dirname, "bisect")),

@@ -51,6 +51,24 @@ class Group:
         return {c.series.labels["model"] for c in self.changes}
 
 
+@dataclasses.dataclass
+class Shortage:
+    """The series too short for any change to be significant at alpha (detection.can_decide), and the runs a
+    series needs: what detect says instead of silently finding nothing."""
+
+    alpha: float
+    min_size: int
+    series: list
+
+    @property
+    def runs_needed(self) -> int:
+        return detection.runs_needed(self.alpha, self.min_size)
+
+    def smallest_p(self, one) -> float:
+        """The smallest p-value a change in this series could have."""
+        return detection.smallest_p(len(one.measured()), self.min_size)
+
+
 @dataclasses.dataclass(frozen=True)
 class Settings:
     alpha: float = detection.DEFAULT_ALPHA
@@ -73,6 +91,12 @@ def _size(before: list, after: list, settings: Settings) -> tuple:
     control, treatment = statistics.side_draws(sides, settings.resamples, np.random.default_rng(settings.seed))
     found = statistics.ratio(control, treatment, settings.confidence)
     return found.value, found.ci
+
+
+def too_short(one, settings: Settings) -> bool:
+    """Whether a series has too few measured runs for any change to reach settings.alpha (detection.py: a
+    permutation test of few runs can't give a small p-value, whatever the size of the step)."""
+    return not detection.can_decide(len(one.measured()), settings.alpha, settings.min_size)
 
 
 def series_changes(one, settings: Settings) -> list:

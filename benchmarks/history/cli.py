@@ -168,7 +168,7 @@ def run_ingest(options) -> int:
 
 
 def _analysis(options) -> tuple:
-    """(series, changes, groups, events, method text) of the selected configs; UsageError when none."""
+    """(series, changes, groups, events, method text, Shortage) of the selected configs; UsageError when none."""
     from benchmarks.history import changes, database, events, records_view, series
 
     if options.min_runs < 2:
@@ -195,13 +195,15 @@ def _analysis(options) -> tuple:
     method = (f"E-divisive means, alpha {settings.alpha:g} (about {100 * settings.alpha:g} false alarm(s) per 100 "
               f"series without a change), {settings.permutations} permutations, at least {settings.min_size} runs "
               "a side")
-    return found_series, found_changes, groups, found_events, method
+    shortage = changes.Shortage(settings.alpha, settings.min_size,
+                                [one for one in found_series if changes.too_short(one, settings)])
+    return found_series, found_changes, groups, found_events, method, shortage
 
 
 def run_show(options) -> int:
     from benchmarks.history import output
 
-    found_series, found_changes, _, found_events, _ = _analysis(options)
+    found_series, found_changes, _, found_events, _, shortage = _analysis(options)
     fmt = output_format(options)
     if fmt == "csv":
         write(output.csv_text(output.series_rows(found_series, found_changes), output.SERIES_COLUMNS), options)
@@ -210,25 +212,28 @@ def run_show(options) -> int:
             raise UsageError(f"not writing {fmt.upper()} to a terminal: use --output FILE or redirect stdout")
         write(output.plot(found_series, found_changes, fmt), options)
     elif fmt == "html":
-        write(output.html_page(output.html_section(found_series, found_changes, found_events)), options)
+        write(output.html_page(output.html_section(found_series, found_changes, found_events, shortage)), options)
     else:
-        write(output.series_table(found_series, found_changes), options)
+        write(output.series_table(found_series, found_changes, shortage), options)
     return 0
 
 
 def run_detect(options) -> int:
     from benchmarks.history import output
 
-    found_series, found_changes, groups, found_events, method = _analysis(options)
+    found_series, found_changes, groups, found_events, method, shortage = _analysis(options)
     fmt = output_format(options)
     if fmt == "json":
-        write(output.detect_json(found_changes, groups, found_events), options)
+        write(output.detect_json(found_changes, groups, found_events, shortage), options)
     elif fmt == "csv":
-        write(output.csv_text(output.detect_rows(found_changes, groups, found_events), output.DETECT_COLUMNS), options)
+        write(output.csv_text(output.detect_rows(found_changes, groups, found_events, shortage),
+                              output.DETECT_COLUMNS), options)
     elif fmt == "html":
-        write(output.html_page(output.html_section(found_series, found_changes, found_events)), options)
+        write(output.html_page(output.html_section(found_series, found_changes, found_events, shortage)), options)
     else:
-        write(output.detect_text(found_changes, groups, found_events, method, len(found_series)), options)
+        write(output.detect_text(found_changes, groups, found_events, method, len(found_series), shortage), options)
+    if shortage.series and fmt != "table":  # the table says it; a file written elsewhere would hide it
+        print(f"history.py: note: {output.shortage_text(shortage)}", file=sys.stderr)
     wanted = set(options.fail_on if options.fail_on is not None else DEFAULT_FAIL_ON)
     found = {c.direction for c in found_changes} | {e.kind for e in found_events}
     return 1 if wanted & found else 0

@@ -68,6 +68,12 @@ def run_id(connection: sqlite3.Connection, timestamp: float, host: str, commit: 
                               (timestamp, host, commit)).fetchone()[0]
 
 
+def stored_run(connection: sqlite3.Connection, digest: str):
+    """(timestamp, host, commit) of the run that holds the record of this digest, or None when it isn't stored."""
+    return connection.execute("SELECT r.timestamp, r.host, r.commit_sha FROM measurements m JOIN runs r "
+                              "ON r.id = m.run_id WHERE m.digest = ?", (digest,)).fetchone()
+
+
 def config_id(connection: sqlite3.Connection, key: str, labels) -> int:
     values = [getattr(labels, name) for name in LABEL_COLUMNS]
     connection.execute(f"INSERT OR IGNORE INTO configs (key, {', '.join(LABEL_COLUMNS)}) VALUES "

@@ -16,11 +16,19 @@ the first test rejects with probability alpha: that is the stated false-alarm ra
 the two sides' medians, on the log scale a ratio: compare.py's --threshold) still splits the segment, so
 the search goes on, but is not reported: a CI owner acts on neither. Deterministic: the permutations come
 from a seeded generator.
+
+Short series: a permutation test of n runs can't give a p-value below the share of orders that look as
+changed as the observed one. For a perfect step between k runs and n - k, those are the orders with the same
+k runs first, or the other n - k (Q is symmetric): 2 / C(n, k), smallest in the middle (smallest_p). With
+6 runs that is 0.1, so no step of any size can be found at alpha 0.01; runs_needed says how many runs can.
+The Monte-Carlo p-value only estimates the exact one, so a short segment gets more permutations (a count set
+by its length alone, so the test stays exact in size): at least RESOLUTION / alpha, within BUDGET.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 
 import numpy as np
 
@@ -30,6 +38,14 @@ DEFAULT_PERMUTATIONS = 199
 DEFAULT_MIN_SIZE = 3
 # The smallest change reported, as a ratio (compare.py's default --threshold).
 DEFAULT_MIN_CHANGE = 0.02
+# A short segment gets at least RESOLUTION / alpha permutations (1999 at alpha 0.01), as long as permutations
+# times its length squared stays within BUDGET (what the default 199 permutations cost at 60 runs): a p-value
+# near alpha is then estimated closely enough to fall on the right side of it.
+RESOLUTION = 20
+BUDGET = DEFAULT_PERMUTATIONS * 60 ** 2
+# A series can decide when its smallest p-value is at most alpha / MARGIN: the Monte-Carlo estimate of a
+# p-value at that floor is then below alpha nearly always (at MARGIN 1, about half the time).
+MARGIN = 2
 # Permutations resampled at once (their distance matrices held together).
 _CHUNK_ELEMENTS = 4_000_000
 
@@ -87,6 +103,32 @@ def permutation_p(values: np.ndarray, observed: float, min_size: int, permutatio
     return (at_least + 1) / (permutations + 1)
 
 
+def smallest_p(n: int, min_size: int = DEFAULT_MIN_SIZE) -> float:
+    """The smallest p-value the permutation test can give any series of n values (a perfect step in the
+    middle): 2 / C(n, n // 2); 1 when the series is too short to split."""
+    if n < 2 * max(2, min_size):
+        return 1.0
+    return min(1.0, 2 / math.comb(n, n // 2))
+
+
+def can_decide(n: int, alpha: float, min_size: int = DEFAULT_MIN_SIZE) -> bool:
+    """Whether a series of n values can show a change at `alpha` (with MARGIN to spare)."""
+    return smallest_p(n, min_size) * MARGIN <= alpha
+
+
+def runs_needed(alpha: float, min_size: int = DEFAULT_MIN_SIZE) -> int:
+    """The fewest values a series needs before a change (a step in its middle) can be significant at `alpha`."""
+    n = 2 * max(2, min_size)
+    while not can_decide(n, alpha, min_size):
+        n += 1
+    return n
+
+
+def permutations_for(n: int, alpha: float, permutations: int) -> int:
+    """The permutations a segment of n values gets: `permutations`, more for a short one (see RESOLUTION)."""
+    return max(permutations, min(math.ceil(RESOLUTION / alpha) - 1, BUDGET // max(1, n * n)))
+
+
 def change_points(values, alpha: float = DEFAULT_ALPHA, permutations: int = DEFAULT_PERMUTATIONS,
                   min_size: int = DEFAULT_MIN_SIZE, seed: int = 0, min_change: float = 0.0) -> list:
     """The significant change points of a 1-D series of logs, in index order, at least `min_change` in size."""
@@ -103,7 +145,7 @@ def change_points(values, alpha: float = DEFAULT_ALPHA, permutations: int = DEFA
         if not candidates:
             break
         q, start, end, index = max(candidates)
-        p = permutation_p(values[start:end], q, min_size, permutations, rng)
+        p = permutation_p(values[start:end], q, min_size, permutations_for(end - start, alpha, permutations), rng)
         if p > alpha:
             break
         if abs(np.median(values[index:end]) - np.median(values[start:index])) >= np.log1p(min_change):

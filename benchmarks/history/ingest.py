@@ -1,8 +1,10 @@
 """`history ingest`: records of results files (ours and upstream PyTorch/XLA's) into the database.
 
-A record is stored once however often its file is ingested (its digest is unique); a bad or torn line is
-reported and skipped (records.iter_records), as is a record that can't be placed (no model, no timestamp);
-a file with lines but not one JSON object is not a results file (an InputError).
+A record is stored once however often its file is ingested (its digest is unique); ingesting it again with
+another --commit than the one it was stored with is an InputError (a record belongs to one run of one commit:
+no silent skip, no silent rewrite of history). A bad or torn line is reported and skipped
+(records.iter_records), as is a record that can't be placed (no model, no timestamp); a file with lines but
+not one JSON object is not a results file (an InputError).
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
+from datetime import datetime, timezone
 from typing import Optional
 
 from benchmarks.common import records
@@ -31,6 +34,14 @@ class IngestReport:
                 f"{len(self.problems)} skipped")
 
 
+def _recommit(where: str, stored: tuple, commit: str) -> str:
+    timestamp, host, stored_commit = stored
+    when = datetime.fromtimestamp(timestamp, timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+    return (f"{where}: this record is already in the database, in the run of {when}"
+            + (f" on {host}" if host else "") + f" with commit {stored_commit or '(none)'}; --commit {commit} "
+            "would give it another: ingest only the new run's files with --commit (nothing of this file was stored)")
+
+
 def ingest(connection, files: list, commit: Optional[str] = None) -> IngestReport:
     """Every record of `files` into the database, one transaction per file."""
     report = IngestReport()
@@ -45,7 +56,11 @@ def ingest(connection, files: list, commit: Optional[str] = None) -> IngestRepor
                     found, why = records_view.view(record, commit)
                     if found is None:
                         report.problems.append(f"{path}:{number}: skipped record: {why}")
-                    elif database.add_measurement(connection, found, source):
+                        continue
+                    stored = database.stored_run(connection, found.digest)
+                    if stored is not None and commit and stored[2] != commit:
+                        raise records.InputError(_recommit(f"{path}:{number}", stored, commit))
+                    if stored is None and database.add_measurement(connection, found, source):
                         report.added += 1
                     else:
                         report.already += 1

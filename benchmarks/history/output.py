@@ -1,4 +1,6 @@
-"""What `history show` and `history detect` print: tables, CSV, JSON, plots and an HTML section."""
+"""What `history show` and `history detect` print: tables, CSV, JSON, plots and an HTML section. Runs are
+named by their date (UTC) and commit everywhere, plots' axes too; the HTML page has aggregate's look
+(common/html_style.py)."""
 
 from __future__ import annotations
 
@@ -6,6 +8,10 @@ import csv
 import html
 import io
 import json
+import re
+from datetime import datetime, timezone
+
+from benchmarks.common import html_style
 
 SERIES_COLUMNS = ("suite", "model", "backend", "test", "precision", "accelerator_model", "batch_size", "timestamp",
                   "time_utc", "commit", "host", "median_ms", "compile_s", "peak_mib", "status", "verification",
@@ -18,6 +24,24 @@ def _number(value, scale: float = 1.0, digits: int = 4) -> str:
 
 def change_text(change) -> str:
     return f"{change.direction} x{change.ratio:.3f} [{change.ci[0]:.3f}, {change.ci[1]:.3f}]"
+
+
+def shortage_text(shortage) -> str:
+    """One line: how many configs are too short to decide, and the runs a change needs."""
+    half = shortage.runs_needed // 2
+    return (f"{len(shortage.series)} config(s) too short to decide at alpha {shortage.alpha:g}: a change needs "
+            f"at least {shortage.runs_needed} runs, {half} or more on each side (more nearer an end); with fewer, "
+            "no step, however large, can reach p <= alpha")
+
+
+def _shortage_lines(shortage, limit: int = 20) -> list:
+    lines = [shortage_text(shortage) + ":"]
+    for one in shortage.series[:limit]:
+        lines.append(f"  {one.label}  [{one.labels['accelerator_model']}]: {len(one.measured())} measured run(s), "
+                     f"smallest possible p-value {shortage.smallest_p(one):.3g}")
+    if len(shortage.series) > limit:
+        lines.append(f"  ... and {len(shortage.series) - limit} more (--format=json lists them all)")
+    return lines
 
 
 def _marks(changes: list) -> dict:
@@ -49,7 +73,7 @@ def csv_text(rows: list, columns) -> str:
     return buffer.getvalue()
 
 
-def series_table(all_series: list, changes: list) -> str:
+def series_table(all_series: list, changes: list, shortage=None) -> str:
     marks = _marks(changes)
     lines = []
     for one in all_series:
@@ -63,6 +87,8 @@ def series_table(all_series: list, changes: list) -> str:
                          f"{_number(point.peak_rss, 1 / 2**20):>8}  {point.status}"
                          + (f"   <- {change_text(change)}" if change else ""))
         lines.append("")
+    if shortage is not None and shortage.series:
+        lines += _shortage_lines(shortage) + [""]
     return "\n".join(lines)
 
 
@@ -70,8 +96,10 @@ def _run_text(point) -> str:
     return point.run_text() + (f" ({point.host})" if point.host else "")
 
 
-def detect_text(changes: list, groups: list, found_events: list, method: str, n_series: int) -> str:
+def detect_text(changes: list, groups: list, found_events: list, method: str, n_series: int, shortage=None) -> str:
     lines = [f"{len(changes)} change(s) in {n_series} config(s), {len(found_events)} event(s); {method}"]
+    if shortage is not None and shortage.series:
+        lines += [""] + _shortage_lines(shortage)
     for found in groups:
         first = found.changes[0]
         scope = (f"platform-wide: {len(found.models)} models moved together" if found.platform
@@ -94,7 +122,7 @@ def _point_json(point) -> dict:
             "host": point.host}
 
 
-def detect_json(changes: list, groups: list, found_events: list) -> str:
+def detect_json(changes: list, groups: list, found_events: list, shortage=None) -> str:
     data = {
         "changes": [{"config": c.series.label, "labels": c.series.labels, "direction": c.direction,
                      "ratio": c.ratio, "ci": list(c.ci), "p_value": c.p_value, "group": c.group,
@@ -104,6 +132,10 @@ def detect_json(changes: list, groups: list, found_events: list) -> str:
         "events": [{"kind": e.kind, "config": e.series.label, "labels": e.series.labels, "detail": e.detail,
                     "before": _point_json(e.before), "after": _point_json(e.after)} for e in found_events],
     }
+    if shortage is not None:
+        data["too_short"] = {"alpha": shortage.alpha, "runs_needed": shortage.runs_needed,
+                             "configs": [{"config": one.label, "labels": one.labels, "runs": len(one.measured()),
+                                          "smallest_p": shortage.smallest_p(one)} for one in shortage.series]}
     return json.dumps(data, indent=2) + "\n"
 
 
@@ -111,7 +143,7 @@ DETECT_COLUMNS = ("kind", "config", "direction", "ratio", "ci_low", "ci_high", "
                   "before_time_utc", "before_commit", "after_time_utc", "after_commit", "detail")
 
 
-def detect_rows(changes: list, groups: list, found_events: list) -> list:
+def detect_rows(changes: list, groups: list, found_events: list, shortage=None) -> list:
     platform = {g.number: g.platform for g in groups}
     rows = [{"kind": "change", "config": c.series.label, "direction": c.direction, "ratio": f"{c.ratio:.4f}",
              "ci_low": f"{c.ci[0]:.4f}", "ci_high": f"{c.ci[1]:.4f}", "p_value": f"{c.p_value:.4f}",
@@ -121,38 +153,76 @@ def detect_rows(changes: list, groups: list, found_events: list) -> list:
     rows += [{"kind": e.kind, "config": e.series.label, "before_time_utc": e.before.when(),
               "before_commit": e.before.commit, "after_time_utc": e.after.when(), "after_commit": e.after.commit,
               "detail": e.detail} for e in found_events]
+    if shortage is not None:
+        rows += [{"kind": "too-short", "config": one.label,
+                  "p_value": f"{shortage.smallest_p(one):.4f}",
+                  "detail": f"{len(one.measured())} runs; a change needs at least {shortage.runs_needed} at alpha "
+                            f"{shortage.alpha:g}"} for one in shortage.series]
     return rows
 
 
 MAX_PLOTS = 16
+# Up to this many runs in a panel, each run gets its own tick: its date and commit.
+LABELLED_RUNS = 12
+
+
+def _date(point):
+    return datetime.fromtimestamp(point.timestamp, timezone.utc).replace(tzinfo=None)
+
+
+def _tick_text(point, same_day: bool) -> str:
+    when = _date(point).strftime("%m-%d %H:%M" if same_day else "%Y-%m-%d")
+    return f"{when}\n{point.commit[:8]}" if point.commit else when
+
+
+def _run_axis(axis, points: list) -> str:
+    """The x axis of a panel: run dates (UTC), each run labelled with its date and commit when there are few
+    (else the commits are named at the changes); returns the axis' title."""
+    import matplotlib.dates as mdates
+
+    days = [_date(p).date() for p in points]
+    if len(points) <= LABELLED_RUNS:
+        same_day = len(set(days)) < len(days)
+        axis.set_xticks([_date(p) for p in points], [_tick_text(p, same_day) for p in points], fontsize=7)
+        return "run date (UTC) and commit"
+    else:
+        locator = mdates.AutoDateLocator()
+        axis.xaxis.set_major_locator(locator)
+        axis.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator))
+        axis.tick_params(axis="x", labelsize=7)
+        return "run date (UTC); commits at the changes"
 
 
 def plot(all_series: list, changes: list, fmt: str) -> bytes:
-    """One panel per config (the first MAX_PLOTS): per-iteration median by run, changes as dashed lines."""
+    """One panel per config (the first MAX_PLOTS): per-iteration median by run date, changes as dashed lines
+    between the last run before and the first after, labelled with their size and first commit after."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    matplotlib.rcParams["svg.fonttype"] = "none"  # SVG text stays text: searchable, smaller (as aggregate's)
     shown = [s for s in all_series if s.measured()][:MAX_PLOTS]
     rows = max(1, len(shown))
-    figure, axes = plt.subplots(rows, 1, figsize=(9, 2.4 * rows), squeeze=False)
+    figure, axes = plt.subplots(rows, 1, figsize=(9, 2.6 * rows), squeeze=False)
     for axis, one in zip(axes[:, 0], shown):
         points = one.points
-        place = {p.run_id: i for i, p in enumerate(points)}
         measured = one.measured()
-        axis.plot([place[p.run_id] for p in measured], [p.median * 1e3 for p in measured], marker=".", lw=1)
-        failed = [place[p.run_id] for p in points if not p.processes and p.status != "skip"]
+        axis.plot([_date(p) for p in measured], [p.median * 1e3 for p in measured], marker=".", lw=1)
+        failed = [_date(p) for p in points if not p.processes and p.status != "skip"]
         if failed:
             axis.plot(failed, [min(p.median for p in measured) * 1e3] * len(failed), "rx", label="failed")
+        x_title = _run_axis(axis, points)
         for change in changes:
             if change.series is one:
-                axis.axvline(place[change.after.run_id] - 0.5, color="tab:red", ls="--", lw=1)
-                axis.annotate(f"x{change.ratio:.3f}", (place[change.after.run_id] - 0.5, axis.get_ylim()[1]),
-                              fontsize=8, color="tab:red", va="top")
+                at = _date(change.before) + (_date(change.after) - _date(change.before)) / 2
+                axis.axvline(at, color="tab:red", ls="--", lw=1)
+                label = f"x{change.ratio:.3f}" + (f" at {change.after.commit[:8]}" if change.after.commit else "")
+                axis.annotate(label, (at, axis.get_ylim()[1]), fontsize=8, color="tab:red", va="top")
         axis.set_title(one.label, fontsize=9)
         axis.set_ylabel("ms / iteration", fontsize=8)
-    axes[-1, 0].set_xlabel("run (oldest first)")
+    if shown:
+        axes[-1, 0].set_xlabel(x_title, fontsize=8)
     figure.tight_layout()
     buffer = io.BytesIO()
     figure.savefig(buffer, format=fmt)
@@ -160,23 +230,80 @@ def plot(all_series: list, changes: list, fmt: str) -> bytes:
     return buffer.getvalue()
 
 
-def html_section(all_series: list, changes: list, found_events: list) -> str:
-    """A <section> for an HTML page: the plot (inline SVG) and the changes and events as a table."""
+def _esc(value) -> str:
+    return html.escape("" if value is None else str(value), quote=True)
+
+
+def _inline_svg(all_series: list, changes: list) -> str:
+    """The plot as inline SVG that scales with the page (no prolog, no fixed size: as aggregate's)."""
     svg = plot(all_series, changes, "svg").decode("utf-8")
     svg = svg[svg.index("<svg"):]
-    rows = "".join(f"<tr><td>{html.escape(c.series.label)}</td><td>{c.direction}</td><td>x{c.ratio:.3f} "
-                   f"[{c.ci[0]:.3f}, {c.ci[1]:.3f}]</td><td>{html.escape(_run_text(c.before))}</td>"
-                   f"<td>{html.escape(_run_text(c.after))}</td></tr>" for c in changes)
-    rows += "".join(f"<tr><td>{html.escape(e.series.label)}</td><td>{e.kind}</td><td>{html.escape(e.detail)}</td>"
-                    f"<td>{html.escape(_run_text(e.before))}</td><td>{html.escape(_run_text(e.after))}</td></tr>"
-                    for e in found_events)
-    return ("<section class=\"history\"><h2>History</h2>\n"
-            f"<p>{len(all_series)} config(s), {len(changes)} change(s), {len(found_events)} event(s).</p>\n"
-            "<table><thead><tr><th>config</th><th>change</th><th>size</th><th>last run before</th>"
-            f"<th>first run after</th></tr></thead><tbody>{rows}</tbody></table>\n{svg}\n</section>\n")
+    return re.sub(r'<svg([^>]*?) width="[^"]*" height="[^"]*"', r"<svg\1", svg, count=1)
 
 
-def html_page(section: str) -> str:
-    return ("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>history</title><style>"
-            "body{font-family:sans-serif} td,th{padding:2px 8px;text-align:left}</style></head><body>\n"
-            f"{section}</body></html>\n")
+def _run_cells(point) -> str:
+    return (f"<td>{_esc(point.when())}</td><td><code>{_esc(point.commit[:12])}</code></td>"
+            f"<td>{_esc(point.host)}</td>")
+
+
+def _direction_class(direction: str) -> str:
+    return {"slower": "failed", "faster": "ok"}.get(direction, "")
+
+
+def _changes_table(changes: list, found_events: list) -> str:
+    head = ("<table class=\"changes\"><thead><tr><th>Config</th><th>Change</th><th>Size [95% interval]</th>"
+            "<th>Last run before (UTC)</th><th>Commit</th><th>Host</th><th>First run after (UTC)</th><th>Commit</th>"
+            "<th>Host</th></tr></thead><tbody>")
+    rows = [f"<tr><td>{_esc(c.series.label)}</td><td class=\"{_direction_class(c.direction)}\">{c.direction}</td>"
+            f"<td class=\"num\">x{c.ratio:.3f} [{c.ci[0]:.3f}, {c.ci[1]:.3f}]</td>"
+            f"{_run_cells(c.before)}{_run_cells(c.after)}</tr>" for c in changes]
+    rows += [f"<tr><td>{_esc(e.series.label)}</td><td class=\"{'ok' if e.kind.endswith('fixed') else 'failed'}\">"
+             f"{_esc(e.kind)}</td><td class=\"msg\">{_esc(e.detail)}</td>{_run_cells(e.before)}"
+             f"{_run_cells(e.after)}</tr>" for e in found_events]
+    return head + "".join(rows) + "</tbody></table>" if rows else "<p>No change, no event.</p>"
+
+
+def _series_table(one, marks: dict) -> str:
+    rows = []
+    for point in one.points:
+        change = marks.get((one.config_id, point.run_id))
+        status = "ok" if point.status == "ok" else "skipped" if point.status == "skip" else "failed"
+        rows.append(f"<tr>{_run_cells(point)}<td class=\"num\">{_number(point.median, 1e3, 5)}</td>"
+                    f"<td class=\"num\">{_number(point.compile_s)}</td>"
+                    f"<td class=\"num\">{_number(point.peak_rss, 1 / 2**20)}</td>"
+                    f"<td class=\"{status}\">{_esc(point.status)}</td><td>{_esc(point.verification)}</td>"
+                    f"<td class=\"{_direction_class(change.direction) if change else ''}\">"
+                    f"{_esc(change_text(change)) if change else ''}</td></tr>")
+    return (f"<h3>{_esc(one.label)} <span class=\"small\">[{_esc(one.labels['accelerator_model'])}]</span></h3>"
+            "<div class=\"wide\"><table class=\"series\"><thead><tr><th>Run (UTC)</th><th>Commit</th><th>Host</th>"
+            "<th>Median ms</th><th>Compile s</th><th>Peak MiB</th><th>Status</th><th>Verification</th>"
+            "<th>Change starting here</th></tr></thead><tbody>" + "".join(rows) + "</tbody></table></div>")
+
+
+def html_section(all_series: list, changes: list, found_events: list, shortage=None) -> str:
+    """A <section class="history"> for an HTML page: the changes and events (runs by date, commit and host),
+    the series plot (inline SVG), the configs too short to decide, and each config's runs as a table."""
+    parts = ["<section class=\"history\"><h2>Changes and events</h2>",
+             f"<p class=\"small\">{len(all_series)} config(s), {len(changes)} change(s), "
+             f"{len(found_events)} event(s).</p>", _changes_table(changes, found_events)]
+    if shortage is not None and shortage.series:
+        items = "".join(f"<li>{_esc(one.label)}: {len(one.measured())} run(s), smallest possible p-value "
+                        f"{shortage.smallest_p(one):.3g}</li>" for one in shortage.series)
+        parts.append(f"<div class=\"warn\"><b>Too short to decide.</b> {_esc(shortage_text(shortage))}."
+                     f"<ul>{items}</ul></div>")
+    if any(one.measured() for one in all_series):
+        shown = min(MAX_PLOTS, sum(1 for one in all_series if one.measured()))
+        parts += ["<h2>Series</h2>", f"<p class=\"small\">Per-iteration median of each run (the first {shown} "
+                  "config(s) with measurements); dashed lines mark the changes.</p>",
+                  f"<div class=\"plot\">{_inline_svg(all_series, changes)}</div>"]
+    marks = _marks(changes)
+    parts += ["<h2>Runs per config</h2>"] + [_series_table(one, marks) for one in all_series]
+    return "\n".join(parts) + "\n</section>\n"
+
+
+def html_page(section: str, title: str = "Benchmark history") -> str:
+    """A self-contained page around `section`, with aggregate's look."""
+    made = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    return (html_style.head(_esc(title)) + f"<h1>{_esc(title)}</h1>\n"
+            f"<p class=\"small\">Made by history.py on {made}. Runs are named by their date (UTC), commit and "
+            "host.</p>\n" + section + "</body></html>\n")

@@ -1,0 +1,23 @@
+"""The look of the tools' HTML pages (aggregate.py --format=html, history.py's html): one stylesheet both
+embed, so that a report and a history read alike. Self-contained: no font or file is fetched."""
+
+STYLE = """
+body{font:14px/1.45 system-ui,-apple-system,'Segoe UI',sans-serif;margin:2em auto;max-width:1200px;color:#1d2330;
+padding:0 1em}
+h1{font-size:1.5em;margin-bottom:.2em}h2{font-size:1.15em;margin-top:1.8em;border-bottom:1px solid #dde;padding-bottom:.2em}
+h3{font-size:1em;margin:1.2em 0 .3em}
+table{border-collapse:collapse;margin:.6em 0}th,td{border:1px solid #d6d9e0;padding:.25em .6em;text-align:left;
+vertical-align:top}th{background:#f2f4f8}td.num{text-align:right;font-variant-numeric:tabular-nums}
+#models th{cursor:pointer;user-select:none}#models th:after{content:' \\2195';color:#99a}
+#models th[data-order=asc]:after{content:' \\2191'}#models th[data-order=desc]:after{content:' \\2193'}
+.ok{color:#1b6e2a}.failed{color:#b3261e;font-weight:600}.skipped{color:#8a6d00}.msg{color:#555;font-size:.9em}
+.facts td:first-child{color:#555;white-space:nowrap}.warn{background:#fff4e5;border:1px solid #f0c36d;
+padding:.5em .8em;margin:.6em 0}.plot svg{max-width:100%;height:auto}.small{color:#666;font-size:.9em}
+input#filter{padding:.3em .5em;width:22em;font:inherit}.wide{overflow-x:auto}
+"""
+
+
+def head(title: str) -> str:
+    """A page's start, up to and including <body>: its title (already escaped) and the shared style."""
+    return (f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{title}</title>"
+            f"<style>{STYLE}</style></head><body>\n")
