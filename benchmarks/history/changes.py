@@ -96,7 +96,8 @@ def _size(before: list, after: list, settings: Settings) -> tuple:
 def too_short(one, settings: Settings) -> bool:
     """Whether a series has too few measured runs for any change to reach settings.alpha (detection.py: a
     permutation test of few runs can't give a small p-value, whatever the size of the step)."""
-    return not detection.can_decide(len(one.measured()), settings.alpha, settings.min_size)
+    measured = len(one.measured())  # a config that never ran has no timing to decide on: not "short"
+    return measured > 0 and not detection.can_decide(measured, settings.alpha, settings.min_size)
 
 
 def series_changes(one, settings: Settings) -> list:

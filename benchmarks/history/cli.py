@@ -169,7 +169,7 @@ def run_ingest(options) -> int:
 
 def _analysis(options) -> tuple:
     """(series, changes, groups, events, method text, Shortage) of the selected configs; UsageError when none."""
-    from benchmarks.history import changes, database, events, records_view, series
+    from benchmarks.history import changes, database, detection, events, records_view, series
 
     if options.min_runs < 2:
         raise UsageError("--min-runs must be at least 2")
@@ -193,8 +193,9 @@ def _analysis(options) -> tuple:
     groups = changes.group(found_changes, run_order, found_series, settings)
     found_events = [e for one in found_series for e in events.series_events(one)]
     method = (f"E-divisive means, alpha {settings.alpha:g} (about {100 * settings.alpha:g} false alarm(s) per 100 "
-              f"series without a change), {settings.permutations} permutations, at least {settings.min_size} runs "
-              "a side")
+              f"series without a change), {settings.permutations} permutations or more; a change needs "
+              f"{detection.runs_needed(settings.alpha, settings.min_size)} runs or more, at least "
+              f"{settings.min_size} on each side")
     shortage = changes.Shortage(settings.alpha, settings.min_size,
                                 [one for one in found_series if changes.too_short(one, settings)])
     return found_series, found_changes, groups, found_events, method, shortage
