@@ -39,10 +39,10 @@ DEFAULT_MIN_SIZE = 3
 # The smallest change reported, as a ratio (compare.py's default --threshold).
 DEFAULT_MIN_CHANGE = 0.02
 # A short segment gets at least RESOLUTION / alpha permutations (1999 at alpha 0.01), as long as permutations
-# times its length squared stays within BUDGET (what the default 199 permutations cost at 60 runs): a p-value
+# times its length squared stays within BUDGET (what the default 199 permutations cost at 30 runs): a p-value
 # near alpha is then estimated closely enough to fall on the right side of it.
 RESOLUTION = 20
-BUDGET = DEFAULT_PERMUTATIONS * 60 ** 2
+BUDGET = DEFAULT_PERMUTATIONS * 30 ** 2
 # A series can decide when its smallest p-value is at most alpha / MARGIN: the Monte-Carlo estimate of a
 # p-value at that floor is then below alpha nearly always (at MARGIN 1, about half the time).
 MARGIN = 2
