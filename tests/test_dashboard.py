@@ -169,16 +169,69 @@ def test_the_html_page_starts_with_the_dashboard(tmp_path):
     assert f"{want['rate']:.0f}%, {want['passed']}/{want['total']}" in text[dashboard:facts]
 
 
-def test_unverified_configs_count_in_the_denominator_and_say_why(tmp_path):
+# A sweep without --verify: nothing judged its accuracy (beta's inductor config crashed, which is a failure
+# whether or not it was checked).
+UNCHECKED_EAGER = {"alpha": (0.010, 0.020, 4e6, "not_checked"), "beta": (0.020, 0.030, 8e6, "not_checked"),
+                   "gamma": (0.040, 0.050, 6e6, "not_checked")}
+UNCHECKED_INDUCTOR = {"alpha": (0.005, 2.0, 2e6, "not_checked"), "beta": (None, None, None, "crash"),
+                      "gamma": (0.010, 1.0, 3e6, "not_checked")}
+
+
+def write_unchecked(path):
+    found = []
+    for dynamo, table in ((None, UNCHECKED_EAGER), ("inductor", UNCHECKED_INDUCTOR)):
+        for model, (per_iter, first, peak, outcome) in table.items():
+            found.append(record(model, dynamo, RUN1, 0, 0, 0, "fail_to_run", status="crash") if outcome == "crash"
+                         else dict(record(model, dynamo, RUN1, per_iter, first, peak, outcome), verify=False))
+    path.write_text("".join(json.dumps(r) + "\n" for r in found))
+    return path
+
+
+def test_a_run_without_accuracy_data_says_not_checked_instead_of_a_zero_pass_rate(tmp_path):
+    path = write_unchecked(tmp_path / "r.jsonl")
+    result = run_aggregate(path, "--report=dashboard", "--format=csv")
+    assert result.returncode == 0, result.stderr
+    rows = {r["Backend"]: r for r in csv.DictReader(io.StringIO(result.stdout[2:]))}
+    assert (rows["Eager"]["Passed"], rows["Eager"]["Total"], rows["Eager"]["PassRate(%)"]) == ("", "3", "")
+    assert rows["Eager"]["NotPassed"] == "not checked: run with --verify"
+    inductor = rows["Inductor"]
+    assert (inductor["Passed"], inductor["Total"], inductor["PassRate(%)"]) == ("", "3", "")
+    assert inductor["NotPassed"] == "not checked: run with --verify; fail_to_run: beta"  # a crash is still named
+    # The figures are over the configs that measured a time (no config passed a check that never ran).
+    timed = [m for m, v in UNCHECKED_INDUCTOR.items() if v[0] is not None]
+    _close(inductor["GeomeanSpeedup"], math.exp(statistics.fmean(
+        math.log(UNCHECKED_EAGER[m][0] / UNCHECKED_INDUCTOR[m][0]) for m in timed)))
+    _close(inductor["CompileLatency(s)"], statistics.fmean(
+        UNCHECKED_INDUCTOR[m][1] - UNCHECKED_EAGER[m][1] for m in timed))
+    assert "Not checked for accuracy (run with --verify for a pass rate): Eager (dummy), Inductor (dummy)" \
+        in result.stderr
+    table = run_aggregate(path, "--report=dashboard", "--format=table")
+    assert table.returncode == 0, table.stderr
+    inductor_line = next(line for line in table.stdout.splitlines() if "| Inductor " in line)
+    assert "not checked: run with --verify; fail_to_run: beta" in inductor_line
+    assert "not_checked" not in table.stdout
+    assert [cell.strip() for cell in inductor_line.split("|")[4:7]] == ["", "3", ""]  # no 0 passed, no 0% pass rate
+    page = tmp_path / "report.html"
+    assert run_aggregate(path, "-o", page).returncode == 0
+    text = page.read_text()
+    dashboard = text[text.index('id="dashboard"'):text.index("What was run")]
+    assert dashboard.count("not checked: run with --verify") == 2  # in each line's pass rate cell
+    assert "0%" not in dashboard and "0/3" not in dashboard and "not_checked" not in dashboard
+    assert '<td class="msg">fail_to_run: beta</td>' in dashboard
+
+
+def test_unverified_configs_beside_verified_ones_count_in_the_denominator_and_say_why(tmp_path):
     path = tmp_path / "r.jsonl"
-    found = [record("alpha", None, RUN1, 0.01, 0.02, 1e6, "not_checked"),
-             record("alpha", "inductor", RUN1, 0.005, 1.0, 1e6, "not_checked")]
+    found = [record("alpha", None, RUN1, 0.01, 0.02, 1e6, "pass"),
+             record("alpha", "inductor", RUN1, 0.005, 1.0, 1e6, "pass"),
+             record("beta", None, RUN1, 0.01, 0.02, 1e6, "not_checked"),
+             record("beta", "inductor", RUN1, 0.005, 1.0, 1e6, "not_checked")]
     path.write_text("".join(json.dumps(r) + "\n" for r in found))
     result = run_aggregate(path, "--report=dashboard", "--format=csv")
     assert result.returncode == 0, result.stderr
     rows = list(csv.DictReader(io.StringIO(result.stdout[2:])))
-    assert [(r["Passed"], r["Total"], r["NotPassed"]) for r in rows] == [("0", "1", "not_checked: alpha")] * 2
-    assert "run with --verify" in result.stderr
+    assert [(r["Passed"], r["Total"], r["NotPassed"]) for r in rows] == [("1", "2", "not_checked: beta")] * 2
+    assert "2 config(s) of the newest run were not checked for accuracy: run with --verify" in result.stderr
 
 
 def test_a_fallback_rule_and_pass_due_to_skip_are_named_and_pass_due_to_skip_counts_as_passed(tmp_path):

@@ -141,3 +141,41 @@ def test_failure_text_is_escaped(tmp_path):
     bad.write_text(FIXTURE.read_text(encoding="utf-8") + json.dumps(record) + "\n", encoding="utf-8")
     text = render(tmp_path, bad).read_text(encoding="utf-8")
     assert "<script>alert(1)</script>" not in text and "&lt;script&gt;alert(1)&lt;/script&gt;" in text
+
+
+def one_run(tmp_path) -> Path:
+    """The fixture's newest run alone: one timestamp."""
+    found = [json.loads(line) for line in FIXTURE.read_text(encoding="utf-8").splitlines()]
+    newest = max(r["timestamp"] for r in found)
+    path = tmp_path / "one_run.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in found if r["timestamp"] == newest), encoding="utf-8")
+    return path
+
+
+def test_speedup_over_time_is_plotted_from_two_runs_on_and_one_run_says_why_not(tmp_path):
+    several = render(tmp_path / "several", FIXTURE).read_text(encoding="utf-8")
+    assert "<h2>Speedup over time</h2>" in several and 'id="no-over-time"' not in several
+    single = render(tmp_path / "single", one_run(tmp_path)).read_text(encoding="utf-8")
+    assert "Speedup over time</h2>" not in single and "Geomean speedup over oldest" not in single  # its plot's title
+    assert single.count("<svg") == 1  # the newest run's per-model plot only (no dashboard-over-time either)
+    why = re.search(r'<p class="small" id="no-over-time">([^<]+)</p>', single).group(1)
+    assert why.startswith("No speedup-over-time plot: these results hold one run.")
+
+
+def test_every_note_is_said_once_as_text_and_not_inside_the_plots(tmp_path):
+    text = render(tmp_path, FIXTURE).read_text(encoding="utf-8")
+    said = re.findall(r'<p class="small">([^<]+)</p>', text)
+    assert len(said) == len(set(said))
+    for note in ("Speedup = Eager time / backend time (above 1 is faster)", "Time: median per iteration",
+                 "Pass rate = configs whose accuracy is pass"):
+        assert text.count(note) == 1, note
+    for svg in re.findall(r"<svg.*?</svg>", text, re.S):
+        assert "Speedup = " not in svg and "Time: median" not in svg
+
+
+def test_the_page_says_at_its_top_how_to_open_and_share_it(tmp_path):
+    text = render(tmp_path, FIXTURE).read_text(encoding="utf-8")
+    share = re.search(r'<p class="small" id="share">([^<]+)</p>', text)
+    assert share and share.start() < text.index('id="dashboard"')
+    assert "One self-contained file" in share.group(1) and "open report.html in any browser" in share.group(1)
+    assert "attach it" in share.group(1)

@@ -21,6 +21,10 @@ from benchmarks.common import accuracy_status, against_eager, compile_options
 from benchmarks.common.measurement import AXIS_DEFAULTS
 
 MIB = 2.0 ** 20
+NOT_CHECKED_TEXT = "not checked: run with --verify"  # a line without accuracy data, where its pass rate would be
+# What a config's accuracy is when no check judged it: not run with --verify, or it failed before any check could.
+UNJUDGED = (accuracy_status.NOT_CHECKED, accuracy_status.FAIL_TO_RUN, accuracy_status.MODEL_FAIL_TO_LOAD,
+            accuracy_status.OOM, accuracy_status.TIMEOUT, accuracy_status.SKIPPED)
 
 
 @dataclasses.dataclass
@@ -30,6 +34,7 @@ class Entry:
     label: str
     accuracy: str
     passed: bool
+    timed: bool = False  # it measured a time (what an unchecked line's figures count instead of passing)
     reference: Optional[str] = None  # accuracy_reference: the rule that judged it (fp64, cosine, mean_rel_error)
     speedup: Optional[float] = None
     paired: bool = False  # the speedup is the config's own paired one (--speedup=paired), not against its eager config
@@ -48,6 +53,13 @@ class Line:
     entries: list = dataclasses.field(default_factory=list)
 
     @property
+    def checked(self) -> bool:
+        """Whether any config of the line was judged for accuracy. A sweep without --verify judges none: its
+        line has no pass rate (not 0%), and its figures are over the configs that measured a time."""
+        return any(e.accuracy not in UNJUDGED for e in self.entries) or not any(
+            e.accuracy == accuracy_status.NOT_CHECKED for e in self.entries)
+
+    @property
     def passed(self) -> int:
         return sum(e.passed for e in self.entries)
 
@@ -57,10 +69,11 @@ class Line:
 
     @property
     def pass_rate(self) -> Optional[float]:
-        return 100.0 * self.passed / self.total if self.total else None
+        return 100.0 * self.passed / self.total if self.total and self.checked else None
 
     def _passing(self, name: str, drop_zero: bool) -> list:
-        values = [getattr(e, name) for e in self.entries if e.passed]
+        counted = (lambda e: e.passed) if self.checked else (lambda e: e.timed)
+        values = [getattr(e, name) for e in self.entries if counted(e)]
         return [v for v in values if v is not None and math.isfinite(v) and not (drop_zero and v == 0)]
 
     @property
@@ -88,6 +101,8 @@ class Line:
         `no_time`, as the HUD counts a zero speedup)."""
         out: dict = {}
         for e in self.entries:
+            if not self.checked and e.accuracy == accuracy_status.NOT_CHECKED:
+                continue  # the line says "not checked" once (NOT_CHECKED_TEXT), not each config
             if not e.passed:
                 status = "no_time" if accuracy_status.passed(e.accuracy) else e.accuracy
                 out.setdefault(status, []).append(e.label)
@@ -139,7 +154,7 @@ def lines(analysis: Analysis) -> list:
             grouped[key] = Line(r.timestamp, r.suite, m.base_backend, axes, m.base_backend == base)
         accuracy = config_accuracy(r)
         entry = Entry(label=analysis.labels[r.workload], accuracy=accuracy, reference=config_reference(r),
-                      passed=accuracy_status.passed(accuracy) and r.value is not None,
+                      passed=accuracy_status.passed(accuracy) and r.value is not None, timed=r.value is not None,
                       peak_memory=against_eager.peak_memory(processes(r)))
         eager = None if m.base_backend == base or r.value is None else index.find(m, r.timestamp, latest)
         if eager is not None:

@@ -1,10 +1,11 @@
 """aggregate.py --format=html: one self-contained page to share (a review, a bug, a mail attachment).
 
-Top to bottom: the dashboard (reports.report_dashboard: pass rate, speedup, compile latency, compression ratio
-and peak memory per backend, the newest run, then over time); what was run (suites, models, backends, test,
-accelerator, dates, the environment and its noise warnings); the geomean speedup per backend over the baseline with the number of models behind each
-(the numbers of --report=latest_grouped); the speedup-over-time and latest per-model plots (inline SVG);
-a per-model table of the newest run (batch size, each backend's time, speedup and verification code),
+Top to bottom: a line on how to open and share it; the dashboard (reports.report_dashboard: pass rate, speedup,
+compile latency, compression ratio and peak memory per backend, the newest run, then over time); what was run
+(suites, models, backends, test, accelerator, dates, the environment and its noise warnings); the geomean speedup
+per backend over the baseline with the number of models behind each (the numbers of --report=latest_grouped); from
+two runs on, the speedup over time; the newest run's per-model plot (plots as inline SVG, their notes said once, as
+text); a per-model table of the newest run (batch size, each backend's time, speedup and verification code),
 sortable and filterable by a few lines of plain JavaScript, where failed and skipped configs show their
 status, phase and message and link to their log. Nothing is fetched: no external script, style or font.
 """
@@ -17,7 +18,7 @@ import re
 from datetime import datetime, timezone
 from typing import Optional
 
-from benchmarks.aggregate import inputs, notes, reports
+from benchmarks.aggregate import dashboard, inputs, notes, reports
 from benchmarks.aggregate.analysis import Analysis, Options, prepare
 from benchmarks.common import html_style, records  # html_style: the look history's pages share
 
@@ -47,17 +48,42 @@ SCRIPT = """
 """
 
 
+
+def share_line(page_path: Optional[str]) -> str:
+    """How to open and share the page, at its top: it is one file, so it travels as it is."""
+    name = os.path.basename(page_path) if page_path else "this page"
+    return (f"One self-contained file (plots, styles and scripts inline; nothing is fetched): open {name} in any "
+            f"browser (double-click it, or chromium {name}), or attach it to a mail, an issue or a review as it is. "
+            "Links to failed configs' logs work while the page stays beside its results directory.")
+
+
 def esc(value) -> str:
     return html.escape("" if value is None else str(value), quote=True)
 
 
 def _svg(table, width: float, height: float) -> str:
-    """A report's plot as inline SVG (no XML prolog, no fixed size: it scales with the page)."""
+    """A report's plot as inline SVG (no XML prolog, no fixed size: it scales with the page), without the notes
+    a PNG carries under its axes: the page says each note once, as text (Notes)."""
+    import dataclasses
+
     from benchmarks.aggregate import plots
 
-    text = plots.render(table, "svg", width, height).decode("utf-8")
+    text = plots.render(dataclasses.replace(table, notes=[]), "svg", width, height).decode("utf-8")
     text = text[text.index("<svg"):]
     return re.sub(r'<svg([^>]*?) width="[^"]*" height="[^"]*"', r"<svg\1", text, count=1)
+
+
+class Notes:
+    """The page's notes, each said once: the reports share some (how speedup and time are measured), and a
+    note said in one section is not repeated in the next."""
+
+    def __init__(self):
+        self.said: set = set()
+
+    def html(self, found: list) -> list:
+        fresh = [note for note in found if note not in self.said]
+        self.said.update(fresh)
+        return [f'<p class="small">{esc(note)}</p>' for note in fresh]
 
 
 def _date(timestamp: float) -> str:
@@ -113,7 +139,7 @@ def _facts_section(analysis: Analysis) -> str:
     return "\n".join(out)
 
 
-def _geomean_section(grouped: reports.Table, analysis: Analysis) -> str:
+def _geomean_section(grouped: reports.Table, analysis: Analysis, said: Notes) -> str:
     geomean = grouped.rows[-1]
     counts = [sum(1 for row in grouped.rows[:-1] if row[1 + 2 * i] is not None) for i in range(len(analysis.backends))]
     out = ["<h2>Geomean speedup over the baseline</h2>",
@@ -128,11 +154,11 @@ def _geomean_section(grouped: reports.Table, analysis: Analysis) -> str:
                    f'<td class="num">{"" if error is None else f"{error:.4f}"}</td>'
                    f'<td class="num">{counts[i]}</td></tr>')
     out.append("</tbody></table>")
-    out += [f'<p class="small">{esc(note)}</p>' for note in grouped.notes]
+    out += said.html(grouped.notes)
     return "\n".join(out)
 
 
-def _dashboard_section(table: reports.Table, runs: int, fig_width: float, fig_height: float) -> str:
+def _dashboard_section(table: reports.Table, runs: int, fig_width: float, fig_height: float, said: Notes) -> str:
     """The newest run's dashboard lines (the HUD's pass rate display, "75%, 3/4"), then, over several runs,
     its numbers over time."""
     columns = table.columns
@@ -145,14 +171,20 @@ def _dashboard_section(table: reports.Table, runs: int, fig_width: float, fig_he
     for row in newest:
         passed, total, rate = row[columns.index("Passed")], row[columns.index("Total")], row[first_figure - 1]
         cells = [f"<td>{esc(v)}</td>" for v in row[1:columns.index("Passed")]]
-        cells.append(f'<td class="num">{"" if rate is None else f"{rate:.0f}%"}, {passed}/{total}</td>')
+        if passed is None:  # no config of the line judged for accuracy: no pass rate, not 0%
+            cells.append(f'<td class="msg unchecked">{esc(dashboard.NOT_CHECKED_TEXT)}</td>')
+        else:
+            cells.append(f'<td class="num">{"" if rate is None else f"{rate:.0f}%"}, {passed}/{total}</td>')
         cells += [f'<td class="num">{"" if v is None else f"{v:.2f}"}</td>' for v in row[first_figure:-1]]
-        cells.append(f'<td class="msg">{esc(row[-1])}</td>')
+        message = row[-1] or ""
+        if passed is None:  # said in the pass rate's cell already
+            message = message.removeprefix(dashboard.NOT_CHECKED_TEXT).removeprefix("; ")
+        cells.append(f'<td class="msg">{esc(message)}</td>')
         out.append("<tr>" + "".join(cells) + "</tr>")
     out.append("</tbody></table>")
-    out += [f'<p class="small">{esc(note)}</p>' for note in table.notes[:1]]
     if runs > 1:
         out.append(f'<div class="plot">{_svg(table, fig_width, fig_height)}</div>')
+    out += said.html(table.notes)
     return "\n".join(out)
 
 
@@ -217,6 +249,17 @@ def _models_section(analysis: Analysis, results_dir: str, page_dir: str) -> str:
     return "\n".join(out)
 
 
+def _over_time_section(over_time: reports.Table, runs: int, fig_width: float, fig_height: float, said: Notes) -> str:
+    """The geomean speedup per run, from two runs on; with one run, a line on why there is no plot (one run is
+    one column of points: the geomeans table above says it all)."""
+    if runs < 2:
+        return ('<p class="small" id="no-over-time">No speedup-over-time plot: these results hold one run. It appears '
+                "once they hold two or more (sweeps at different times, e.g. nightly ones, into one results file or "
+                "directory).</p>")
+    return "\n".join(["<h2>Speedup over time</h2>", f'<div class="plot">{_svg(over_time, fig_width, fig_height)}</div>']
+                     + said.html(over_time.notes))
+
+
 def render(options: Options, page_path: Optional[str], fig_width: float, fig_height: float) -> str:
     """The page for `options` (aggregate's selection flags); links to logs are relative to `page_path`."""
     analysis = prepare(options)
@@ -229,17 +272,20 @@ def render(options: Options, page_path: Optional[str], fig_width: float, fig_hei
     results_dir = os.path.dirname(os.path.abspath(files[0])) if files else os.getcwd()
     page_dir = os.path.dirname(os.path.abspath(page_path)) if page_path else os.getcwd()
     title = f"Benchmark report: {analysis.accelerator}, {options.test}"
+    runs, said = len(analysis.timestamps), Notes()
     body = [
         f"<h1>{esc(title)}</h1>",
         f'<p class="small">Made by aggregate.py on {esc(_date(datetime.now(timezone.utc).timestamp()))} from '
         f"{esc(', '.join(files))}.</p>",
-        _dashboard_section(reports.report_dashboard(analysis), len(analysis.timestamps), fig_width, fig_height),
+        f'<p class="small" id="share">{esc(share_line(page_path))}</p>',
+        _dashboard_section(reports.report_dashboard(analysis), runs, fig_width, fig_height, said),
         _facts_section(analysis),
-        _geomean_section(grouped, analysis),
-        "<h2>Speedup over time</h2>",
-        f'<div class="plot">{_svg(over_time, fig_width, fig_height)}</div>',
+        _geomean_section(grouped, analysis, said),
+        _over_time_section(over_time, runs, fig_width, fig_height, said),
         "<h2>Newest run, per model</h2>",
         f'<div class="plot">{_svg(latest, fig_width, fig_height)}</div>',
+        # Its per-backend notes name the same newest run as the geomeans' do: said once.
+        *said.html([note.replace("(newest run", "(run") for note in latest.notes]),
         _models_section(analysis, results_dir, page_dir),
     ]
     return (html_style.head(esc(title)) + "\n".join(body)

@@ -123,10 +123,14 @@ def dashboard_notes(analysis: Analysis, lines: list) -> list:
              "CPU the config's own peak above an idle process, not the dynamo harness's whole-process resident "
              "set, which records keep as process_rss_bytes), mean peak memory.", method_notes(analysis)[1]]
     newest = [line for line in lines if line.timestamp == max(l.timestamp for l in lines)] if lines else []
-    unchecked = sum(1 for line in newest for e in line.entries if e.accuracy == "not_checked")
-    if unchecked:
+    unchecked = sum(1 for line in newest if line.checked for e in line.entries if e.accuracy == "not_checked")
+    if unchecked:  # beside configs a check judged: they count as not passed
         notes.append(f"{unchecked} config(s) of the newest run were not checked for accuracy: run with --verify "
                      "for a pass rate.")
+    unjudged = [f"{backend_title(line.backend)} ({line.suite})" for line in newest if not line.checked]
+    if unjudged:
+        notes.append(f"Not checked for accuracy (run with --verify for a pass rate): {_names(unjudged)}; their "
+                     "figures are over the configs that measured a time, not over passing ones.")
     paired = sorted((f"{backend_title(line.backend)} ({line.suite})", e.label) for line in newest
                     for e in line.entries if e.paired and e.passed)
     if paired:

@@ -217,6 +217,14 @@ def dashboard_label(line: dashboard.Line, axis_keys: list) -> str:
     return backend_title(line.backend) + (f"[{','.join(values)}]" if values else "")
 
 
+def not_passed_text(line: dashboard.Line) -> str:
+    """The NotPassed cell: 'not checked: run with --verify' for a line no check judged (no pass rate), then each
+    status and its configs ('fail_accuracy: gamma; fail_to_run: delta')."""
+    parts = [] if line.checked else [dashboard.NOT_CHECKED_TEXT]
+    parts += [f"{status}: {', '.join(names)}" for status, names in line.not_passed().items()]
+    return "; ".join(parts)
+
+
 def report_dashboard(analysis: Analysis) -> Table:
     """One row per run, suite, backend and axis values: the pass rate, then the four figures over the configs
     that passed; the runs oldest first, so a drop shows (docs/aggregate.md)."""
@@ -233,8 +241,8 @@ def report_dashboard(analysis: Analysis) -> Table:
         figures = [None if v is None else v * factor for v, (_, _, _, factor) in zip(figures, DASHBOARD_FIGURES)]
         rows.append([utc_text(line.timestamp), line.suite, backend_title(line.backend)]
                     + [dashboard.axis_text(line, k) for k in axis_keys]
-                    + [line.passed, line.total, _round(line.pass_rate)] + [_round(v) for v in figures]
-                    + ["; ".join(f"{status}: {', '.join(names)}" for status, names in line.not_passed().items())])
+                    + [line.passed if line.checked else None, line.total, _round(line.pass_rate)]
+                    + [_round(v) for v in figures] + [not_passed_text(line)])
         label = dashboard_label(line, axis_keys) + (f" ({line.suite})" if len({l.suite for l in found}) > 1 else "")
         points = series.setdefault(label, {"x": [], "pass_rate": [], "figures": [[] for _ in DASHBOARD_FIGURES[:3]]})
         points["x"].append(datetime.fromtimestamp(line.timestamp, timezone.utc).replace(tzinfo=None))

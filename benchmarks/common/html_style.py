@@ -13,7 +13,7 @@ vertical-align:top}th{background:#f2f4f8}td.num{text-align:right;font-variant-nu
 .ok{color:#1b6e2a}.failed{color:#b3261e;font-weight:600}.skipped{color:#8a6d00}.msg{color:#555;font-size:.9em}
 .facts td:first-child{color:#555;white-space:nowrap}.warn{background:#fff4e5;border:1px solid #f0c36d;
 padding:.5em .8em;margin:.6em 0}.plot svg{max-width:100%;height:auto}.small{color:#666;font-size:.9em}
-input#filter{padding:.3em .5em;width:22em;font:inherit}.wide{overflow-x:auto}
+.unchecked{white-space:nowrap}input#filter{padding:.3em .5em;width:22em;font:inherit}.wide{overflow-x:auto}
 """
 
 
