@@ -135,3 +135,24 @@ def test_dry_run_takes_no_lock(tmp_path):
     finally:
         other.kill()
         other.wait()
+
+
+@pytest.mark.integration
+def test_a_sweep_refused_the_results_file_never_starts_ray(tmp_path):
+    """The lock comes before the executor: --executor=ray on a held results file is refused without importing Ray
+    (Python's own import log, PYTHONPROFILEIMPORTTIME, is the sign: no `ray` module is ever loaded), so no Ray
+    instance is started or joined."""
+    other = holder(tmp_path / "results.jsonl", 120)
+    try:
+        env = {**os.environ, "PYTHONPROFILEIMPORTTIME": "1"}
+        result = run_runner(*SLEEPY, f"--output-dirname={tmp_path}", "--executor=ray", check_rc=2, timeout=120,
+                            env=env)
+    finally:
+        other.kill()
+        other.wait()
+    said = [line for line in result.stderr.splitlines() if not line.startswith("import time:")]
+    assert len(said) == 1 and f"pid {other.pid}" in said[0] and "another sweep" in said[0], said
+    imported = [line.rsplit("|", 1)[-1].strip() for line in result.stderr.splitlines() if line.startswith("import time:")]
+    assert "benchmarks.runner.sweep" in imported  # the import log works
+    assert not [name for name in imported if name == "ray" or name.startswith("ray.")]
+    assert not (tmp_path / "logs").exists()  # nor a fork server started

@@ -14,6 +14,7 @@ import socket
 import threading
 from typing import Optional
 
+from benchmarks.common import disk_writes
 from benchmarks.runner import launcher
 from benchmarks.runner.job_resources import Grant, Needs, ResourcePool
 
@@ -103,6 +104,9 @@ class LocalExecutor:
             result = self.servers.run_child(request) if self.servers else launcher.run_child(request)
         except Exception as exc:  # could not even start it (no such interpreter, no fork): a crash record says so
             result = launcher.ChildResult(record=None, returncode=None, start_error=f"{type(exc).__name__}: {exc}")
+            if disk_writes.disk_full(exc):  # unless the disk refused its log: that stops the sweep, no record
+                result = launcher.ChildResult(record=None, returncode=None,
+                                              write_failed=disk_writes.describe_failure(exc, request.log_path))
         with self._lock:
             self._ended.add(job.key)
             facts = {"kind": self.kind, "jobs": self.jobs, "host": self.host,

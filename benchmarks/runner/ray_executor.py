@@ -23,7 +23,7 @@ import os
 import socket
 from typing import Optional
 
-from benchmarks.common import machine_facts, output_paths
+from benchmarks.common import disk_writes, machine_facts, output_paths
 from benchmarks.common.cli_support import UsageError
 from benchmarks.common.run_options import RunOptions
 from benchmarks.common.safe_paths import inside
@@ -192,17 +192,14 @@ class RayExecutor:
             why = f"the Ray worker running this config was lost ({type(exc).__name__}{': ' + text if text else ''})"
             infrastructure = not isinstance(exc, (self.ray.exceptions.RayTaskError,
                                                   self.ray.exceptions.TaskCancelledError))
-            with open(log_path, "ab") as handle:
-                handle.write(f"$ {' '.join(job.request.argv)}\n[ray] {why}\n".encode())
+            disk_writes.append_bytes(log_path, f"$ {' '.join(job.request.argv)}\n[ray] {why}\n".encode())
             if infrastructure and attempt < RETRIES:
                 log.warning("%s: %s; running it once more", job.config.label(), why)
-                with open(log_path, "ab") as handle:
-                    handle.write(b"[ray] running it once more\n")
+                disk_writes.append_bytes(log_path, b"[ray] running it once more\n")
                 self._submit(job, beside_at_start, attempt + 1, why)
                 return None
             return Finished(job, launcher.ChildResult(record=None, returncode=None, lost=why), facts)
-        with open(log_path, "ab") as handle:
-            handle.write(answer["log"])
+        disk_writes.append_bytes(log_path, answer["log"])  # a full disk here stops the sweep (WriteFailed)
         facts["artifacts_left_behind"] = artifact_shipping.unpack(answer["shipment"], out, self.options.artifacts_uri)
         result = launcher.ChildResult(**answer["result"])
         facts.update(host=answer["host"], node_id=answer["node_id"], node_ip=answer["node_ip"], gpus=answer["gpus"],

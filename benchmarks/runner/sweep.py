@@ -14,7 +14,7 @@ import shlex
 import sys
 import time
 
-from benchmarks.common import machine_facts, output_paths, records
+from benchmarks.common import disk_writes, machine_facts, output_paths, records
 from benchmarks.common.cli_support import EXIT_BAD_NEWS, UsageError
 from benchmarks.common.cpu_affinity import parse_cores, requested_cores, usable_cores
 from benchmarks.common.process_env import child_environment
@@ -148,11 +148,17 @@ class SweepRun:
                 pending.popleft()
                 job = None
             self.bar.running([j.config for j in self.executor.running()], self.counts)
+            refused = None
             for done in self.executor.wait(WAIT_SECONDS):
                 request = done.job.request
+                if done.result.write_failed:  # the disk's failure, not the config's: no record, the sweep stops
+                    refused = refused or disk_writes.from_description(done.result.write_failed)
+                    continue
                 self.write(done.job.config, child_record(done.job.config, self.options, done.result,
                                                          request.log_path, self.env_facts, done.facts))
             self.writer.sync()  # every record written so far is on disk before the sweep looks up again
+            if refused:
+                raise refused
 
     def executor_facts_without_child(self) -> dict:
         return {"kind": self.executor.kind, "jobs": self.executor.jobs, "host": None, "cores": None, "gpus": [],
@@ -166,20 +172,22 @@ def run_sweep(options: RunOptions) -> int:
         print(f"nothing to run: no model of suite {suite.name} is selected by the filters", file=sys.stderr)
         return 0
     plan = make_plan(suite, options, models)
-    executor = make_executor(options, plan)  # a request the machine can't meet fails here, before any write
-    try:
-        if options.dry_run:
+    if options.dry_run:
+        executor = make_executor(options, plan)  # a request the machine can't meet fails here too
+        try:
             print_dry_run(options, plan, executor, suite)
             return 0
-        if not plan.kept:
-            print("nothing to run: every experiment config was dropped (see --dry-run for why)", file=sys.stderr)
-            return 0
-        return execute(options, plan, executor)
-    finally:
-        executor.close()
+        finally:
+            executor.close()
+    if not plan.kept:
+        print("nothing to run: every experiment config was dropped (see --dry-run for why)", file=sys.stderr)
+        return 0
+    return execute(options, plan)
 
 
-def execute(options: RunOptions, plan: Plan, executor) -> int:
+def execute(options: RunOptions, plan: Plan) -> int:
+    """The lock first, then the executor: a sweep refused the results file never starts (or joins) Ray, nor a
+    fork server."""
     problem = records.check_writable_dir(options.output_dirname)
     if problem:
         raise UsageError(problem)
@@ -194,7 +202,11 @@ def execute(options: RunOptions, plan: Plan, executor) -> int:
         print(f"\nInterrupted while waiting for {results_path}; nothing was run", file=sys.stderr)
         return 130
     with lock:
-        return run_locked(options, plan, executor, results_path)
+        executor = make_executor(options, plan)  # a request the machine can't meet fails here, before any write
+        try:
+            return run_locked(options, plan, executor, results_path)
+        finally:
+            executor.close()
 
 
 def run_locked(options: RunOptions, plan: Plan, executor, results_path: str) -> int:
@@ -218,15 +230,22 @@ def run_locked(options: RunOptions, plan: Plan, executor, results_path: str) -> 
     bar = progress.Progress(len(todo), enabled=options.progress_bar or sys.stderr.isatty())
     echo = bar.write if options.print_subprocess else None
     started = time.monotonic()
-    with records.ResultsWriter(results_path) as writer, bar:
-        run = SweepRun(options, executor, writer, bar, env_facts, echo)
-        try:
-            run.run(todo)
-        except KeyboardInterrupt:
-            executor.stop_all()  # every running child's process group; their records are not written
-            print(f"\nInterrupted: every record written so far is in {results_path}.\n"
-                  f"Resume with: {resume_command(options)}", file=sys.stderr)
-            return 130
+    try:
+        with records.ResultsWriter(results_path) as writer, bar:
+            run = SweepRun(options, executor, writer, bar, env_facts, echo)
+            try:
+                run.run(todo)
+            except KeyboardInterrupt:
+                executor.stop_all()  # every running child's process group; their records are not written
+                print(f"\nInterrupted: every record written so far is in {results_path}.\n"
+                      f"Resume with: {resume_command(options)}", file=sys.stderr)
+                return 130
+            except disk_writes.WriteFailed:
+                executor.stop_all()  # the configs running have no record: they run again on resume
+                raise
+    except disk_writes.WriteFailed as exc:  # a full disk is a clear stop (docs/runner.md, "A full disk")
+        raise UsageError(f"{exc}: the sweep stopped; every record written before is in {results_path} and no "
+                         "config was blamed; free some space and run the same command to resume") from None
     elapsed = time.monotonic() - started
     latest = progress.latest_records(results_path, plan.configs)
     print(progress.end_of_sweep(results_path, latest, options, run.counts, already, elapsed,
