@@ -326,7 +326,7 @@ def main(options: RunOptions) -> int:
         if launched_by_parent:
             channel.send_write_failed(refused)
             return EXIT_USAGE
-        raise disk_writes.from_description(refused) from None
+        raise disk_writes.from_description({**refused, "path": refused["path"] or "this process's output"}) from None
     record["environment"]["cpu_affinity"] = cpu_affinity
     record["environment"]["allocator"] = allocator.describe(experiment.allocator, wanted)
     if not record["environment"]["allocator"]["applied"]:

@@ -140,9 +140,10 @@ def no_space_left(path: str) -> bool:
     there has failed or will (what a child that died writing its log leaves)."""
     directory = path if os.path.isdir(path) else os.path.dirname(os.path.abspath(path))
     try:
-        return os.statvfs(directory).f_bavail == 0
+        found = os.statvfs(directory)
     except OSError:
         return False
+    return (found.f_bfree if os.geteuid() == 0 else found.f_bavail) == 0  # root may write the reserved blocks
 
 
 # ---------------------------------------------------------------- replacing a whole file

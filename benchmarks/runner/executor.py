@@ -67,6 +67,9 @@ class LocalExecutor:
     def _live(self) -> int:
         return len(self._running) - len(self._ended)  # under self._lock
 
+    def start(self) -> None:
+        """Nothing to start before the sweep's first child (its fork server starts in `prepare`)."""
+
     def prepare(self, request: launcher.ChildRequest) -> None:
         """Start the fork server the sweep's first child needs now: it imports torch while the sweep still
         prepares (the noise check), not while that child waits."""

@@ -55,9 +55,16 @@ class RayExecutor:
         self.fork_preloads = tuple(fork_preloads)
         self._node_servers: Optional[dict] = None  # node id -> its fork servers' actor, once a config may fork
         self._starting: dict = {}  # actor readiness ref -> node id, until the actor has started (or failed to)
+        self.token_source = token
         self.token = token if os.environ.get(ray_join.AUTH_MODE) == "token" else None
         self._saved_python_path = None
         self._in_flight: dict = {}  # object ref -> (job, running beside at start, attempt, cause of the last loss)
+        self.options = options
+        self.cluster: dict = {}
+
+    def start(self) -> None:
+        """Start or join Ray (after the checks above, and after the sweep holds its results file: sweep.execute)."""
+        ray, options = self.ray, self.options
         # The workers import this module: they find it on PYTHONPATH (the same path on every node). A local
         # instance's workers inherit this process's environment; a cluster's get it as the job's runtime env
         # (which costs every worker a slower start, so the local instance goes without).
@@ -68,7 +75,7 @@ class RayExecutor:
             self._saved_python_path = os.environ.get("PYTHONPATH")
             os.environ["PYTHONPATH"] = python_path
             where = {"num_cpus": os.cpu_count()}
-        ray_join.init(ray, self.address, token, **where)
+        ray_join.init(ray, self.address, self.token_source, **where)
         self.remote = ray.remote(max_retries=0)(ray_task.run_on_node)
         resources = ray.cluster_resources()
         self.cluster = {"CPU": int(resources.get("CPU", 0)), "GPU": int(resources.get("GPU", 0)),
@@ -81,7 +88,6 @@ class RayExecutor:
                              f"(at most {largest} CPU)")
         self.jobs = options.jobs or max(1, self.cluster["CPU"] // self.cores_per_job)
         self.gpus_per_job = options.gpus_per_job
-        self.options = options
         # Names the sweep's core locks and scratch directories on every node (the driver's host and pid).
         self.sweep_id = f"{socket.gethostname()}-{os.getpid()}-{options.timestamp}"
 
@@ -217,6 +223,9 @@ class RayExecutor:
         self._in_flight.clear()
 
     def close(self) -> None:
+        if not self.cluster:  # never started (refused before Ray, or Ray refused us)
+            self.ray.shutdown()
+            return
         self.stop_all()
         self._close_node_servers()
         self.ray.shutdown()

@@ -33,7 +33,8 @@ WAIT_SECONDS = 0.5  # how often the parent looks up from waiting (progress, Ctrl
 
 
 def make_executor(options: RunOptions, plan: Plan):
-    """The executor the flags ask for; a request this machine or cluster can't meet is a UsageError."""
+    """The executor the flags ask for, checked but not started (`start()`: Ray is started or joined there); a
+    request this machine can't meet is a UsageError."""
     if options.executor == "ray":
         from benchmarks.runner import ray_executor
 
@@ -172,22 +173,23 @@ def run_sweep(options: RunOptions) -> int:
         print(f"nothing to run: no model of suite {suite.name} is selected by the filters", file=sys.stderr)
         return 0
     plan = make_plan(suite, options, models)
-    if options.dry_run:
-        executor = make_executor(options, plan)  # a request the machine can't meet fails here too
-        try:
+    executor = make_executor(options, plan)  # a request the machine can't meet fails here, before any write
+    try:
+        if options.dry_run:
+            executor.start()  # to describe it (a Ray cluster's size); a dry run takes no lock
             print_dry_run(options, plan, executor, suite)
             return 0
-        finally:
-            executor.close()
-    if not plan.kept:
-        print("nothing to run: every experiment config was dropped (see --dry-run for why)", file=sys.stderr)
-        return 0
-    return execute(options, plan)
+        if not plan.kept:
+            print("nothing to run: every experiment config was dropped (see --dry-run for why)", file=sys.stderr)
+            return 0
+        return execute(options, plan, executor)
+    finally:
+        executor.close()
 
 
-def execute(options: RunOptions, plan: Plan) -> int:
-    """The lock first, then the executor: a sweep refused the results file never starts (or joins) Ray, nor a
-    fork server."""
+def execute(options: RunOptions, plan: Plan, executor) -> int:
+    """The lock first, then the executor started: a sweep refused the results file never starts (or joins) Ray,
+    nor a fork server."""
     problem = records.check_writable_dir(options.output_dirname)
     if problem:
         raise UsageError(problem)
@@ -202,11 +204,8 @@ def execute(options: RunOptions, plan: Plan) -> int:
         print(f"\nInterrupted while waiting for {results_path}; nothing was run", file=sys.stderr)
         return 130
     with lock:
-        executor = make_executor(options, plan)  # a request the machine can't meet fails here, before any write
-        try:
-            return run_locked(options, plan, executor, results_path)
-        finally:
-            executor.close()
+        executor.start()
+        return run_locked(options, plan, executor, results_path)
 
 
 def run_locked(options: RunOptions, plan: Plan, executor, results_path: str) -> int:
