@@ -143,6 +143,8 @@ def no_space_left(path: str) -> bool:
         found = os.statvfs(directory)
     except OSError:
         return False
+    if not found.f_blocks:  # a file system that says nothing of its size (some FUSE ones): no sign either way
+        return False
     return (found.f_bfree if os.geteuid() == 0 else found.f_bavail) == 0  # root may write the reserved blocks
 
 
