@@ -20,3 +20,22 @@ def analyzer_reader(request, monkeypatch):
     else:
         assert compiled_reader.module is not None, "the compiled reader is not built: run `make env`"
     return request.param
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A real 300 KiB file system (tmpfs) of the test's own, to fill up; skipped where mounting is not permitted
+    (the tests that need a full disk everywhere use disk_writes' fault injection instead)."""
+    import subprocess
+
+    mount = tmp_path / "small-disk"
+    mount.mkdir()
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=300k", "tmpfs", str(mount)], capture_output=True,
+                          text=True)
+    if done.returncode:
+        pytest.skip(f"cannot mount a small tmpfs here ({done.stderr.strip() or done.returncode}): "
+                    "the fault-injection tests cover the same paths")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], capture_output=True)

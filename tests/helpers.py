@@ -87,3 +87,19 @@ def ray_children(driver_pid: int) -> list:
         except (psutil.Error, AttributeError):  # gone meanwhile, or its parent is
             continue
     return found
+
+
+def fill_disk(directory, leave: int = 0):
+    """Fill the file system of `directory` with a filler file, leaving about `leave` bytes free; returns its path
+    (remove it to give the space back)."""
+    stats = os.statvfs(directory)
+    free = stats.f_bavail * stats.f_frsize
+    filler = Path(directory) / "filler"
+    fd = os.open(filler, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+    try:
+        os.write(fd, b"x" * max(0, free - leave))
+    except OSError:  # the last page was taken by metadata: full is full
+        pass
+    finally:
+        os.close(fd)
+    return filler

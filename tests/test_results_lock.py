@@ -4,9 +4,11 @@ with --wait and records no duplicate; a SIGKILLed parent's lock is taken over; -
 
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
+import tempfile
 
 import pytest
 
@@ -135,3 +137,23 @@ def test_dry_run_takes_no_lock(tmp_path):
     finally:
         other.kill()
         other.wait()
+
+
+@pytest.mark.integration
+def test_a_sweep_refused_the_results_file_never_starts_ray(tmp_path):
+    """The lock comes before the executor starts: --executor=ray on a held results file is refused without starting
+    a Ray instance (Ray makes its session directory under RAY_TMPDIR as it starts: there is none) or a fork server."""
+    (tmp_path / "out").mkdir()
+    other = holder(tmp_path / "out" / "results.jsonl", 120)
+    ray_tmp = tempfile.mkdtemp(prefix="rt", dir="/tmp")  # short: Ray's socket paths must fit in 107 bytes
+    try:
+        result = run_runner(*SLEEPY, f"--output-dirname={tmp_path / 'out'}", "--executor=ray", check_rc=2,
+                            timeout=120, env={**os.environ, "RAY_TMPDIR": ray_tmp})
+        assert result.stderr.count("\n") == 1 and f"pid {other.pid}" in result.stderr, result.stderr
+        assert "another sweep" in result.stderr
+        assert os.listdir(ray_tmp) == []  # no <RAY_TMPDIR>/ray/session_*
+        assert not (tmp_path / "out" / "logs").exists()
+    finally:
+        other.kill()
+        other.wait()
+        shutil.rmtree(ray_tmp, ignore_errors=True)

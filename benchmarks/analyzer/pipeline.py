@@ -41,9 +41,9 @@ from benchmarks.analyzer.columns import (DYNAMO_COLUMNS, ENV_COLUMNS, EXPERIMENT
 from benchmarks.analyzer.problems import Problems
 from benchmarks.analyzer.range_reader import read_range
 from benchmarks.analyzer.report_files import (AnalyzeError, NoRecord, OrderedReport, append_to_database,
-                                              check_database, load_report, temp_path)
+                                              check_database, load_report)
 from benchmarks.analyzer.rows import RangeRows
-from benchmarks.common import records
+from benchmarks.common import disk_writes, records
 
 # What callers (the CLI, aggregate.py, the tests) use from here, wherever it lives.
 __all__ = ["AnalyzeError", "NoRecord", "ChunkTask", "Options", "Summary", "analyze", "find_inputs", "plan_chunks", "default_jobs",
@@ -266,7 +266,7 @@ def analyze(options: Options) -> Summary:
     want_csv = options.output_format == "csv" or bool(options.database)
     want_jsonl = options.output_format == "jsonl"
     spool = tempfile.mkdtemp(prefix=".result-analyzer-", dir=os.path.dirname(os.path.abspath(options.output)))
-    temp_output = temp_path(options.output)
+    temp_output = disk_writes.temporary_path(options.output)
     report_csv = temp_output if options.output_format == "csv" else os.path.join(spool, "report.csv")
     report = None
     try:
@@ -311,7 +311,7 @@ def analyze(options: Options) -> Summary:
             raise (AnalyzeError if invalid else NoRecord)(f"no valid record in {names}"
                                                           + ("" if len(options.inputs) == 1 else " (any of them)"))
         columns = report.finish(all_columns, spools) if want_csv else order_columns(all_columns)
-        os.replace(temp_output, options.output)
+        disk_writes.publish(temp_output, options.output)
         if report_csv == temp_output:
             report_csv = options.output
         action = append_to_database(options.database, report_csv, columns) if options.database else None

@@ -12,6 +12,7 @@ from typing import Optional
 
 from benchmarks.analyzer.cells import header_bytes
 from benchmarks.analyzer.columns import ENV_COLUMNS, order_columns
+from benchmarks.common import disk_writes
 
 
 class AnalyzeError(Exception):
@@ -20,12 +21,6 @@ class AnalyzeError(Exception):
 
 class NoRecord(AnalyzeError):
     """The inputs hold no record and nothing invalid either (empty files): nothing to report, exit status 1."""
-
-
-def temp_path(path: str) -> str:
-    """A hidden file beside `path`, for writing what then replaces it at once."""
-    directory, name = os.path.split(os.path.abspath(path))
-    return os.path.join(directory, f".{name}.{os.getpid()}.tmp")
 
 
 def _append_file(out, path: str, offset: int = 0) -> None:
@@ -171,14 +166,12 @@ class OrderedReport:
                         _append_realigned(out, path, columns, final)
                 out.truncate()
             return final
-        rewritten = self.csv_path + ".realigned"
-        with open(rewritten, "wb") as out:
+        with disk_writes.replacing(self.csv_path) as out:
             out.write(header_bytes(final))
             if written is not None:  # streamed, not loaded: a report can be gigabytes
                 _append_realigned(out, self.csv_path, written, final, skip_header=True)
             for columns, path in spools:
                 _append_realigned(out, path, columns, final)
-        os.replace(rewritten, self.csv_path)
         return final
 
     def close(self) -> None:
@@ -226,35 +219,25 @@ def append_to_database(path: str, report_csv: str, columns: list) -> str:
         except ImportError:  # no flock (Windows): one analyzer at a time is then the user's business
             pass
         header = check_database(path)
-        temp = temp_path(path)
-        try:
-            with open(temp, "wb") as out:
-                if header is None:
-                    _append_file(out, report_csv)
-                    action = "created"
-                elif set(columns) <= set(header):
-                    _append_file(out, path)
-                    if not _ends_with_newline(path):
-                        out.write(b"\n")
-                    if list(columns) == header:
-                        _append_file(out, report_csv, offset=len(header_bytes(columns)))
-                    else:
-                        _append_realigned(out, report_csv, columns, header, skip_header=True)
-                    action = "appended"
+        with disk_writes.replacing(path) as out:  # the old file's permissions kept
+            if header is None:
+                _append_file(out, report_csv)
+                action = "created"
+            elif set(columns) <= set(header):
+                _append_file(out, path)
+                if not _ends_with_newline(path):
+                    out.write(b"\n")
+                if list(columns) == header:
+                    _append_file(out, report_csv, offset=len(header_bytes(columns)))
                 else:
-                    merged = order_columns(list(header) + list(columns))
-                    out.write(header_bytes(merged))
-                    _append_realigned(out, path, header, merged, skip_header=True)
-                    _append_realigned(out, report_csv, columns, merged, skip_header=True)
-                    action = "rewritten"
-                out.flush()
-                os.fsync(out.fileno())
-            if os.path.exists(path):
-                shutil.copymode(path, temp)
-            os.replace(temp, path)
-        finally:
-            if os.path.exists(temp):
-                os.unlink(temp)
+                    _append_realigned(out, report_csv, columns, header, skip_header=True)
+                action = "appended"
+            else:
+                merged = order_columns(list(header) + list(columns))
+                out.write(header_bytes(merged))
+                _append_realigned(out, path, header, merged, skip_header=True)
+                _append_realigned(out, report_csv, columns, merged, skip_header=True)
+                action = "rewritten"
     return action
 
 

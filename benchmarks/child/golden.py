@@ -21,6 +21,7 @@ import os
 from typing import Any, Optional
 
 from benchmarks.child import golden_store
+from benchmarks.common import disk_writes
 
 log = logging.getLogger("benchmarks.child.golden")
 
@@ -159,6 +160,8 @@ def save(root: str, model_config: dict, experiment, build) -> dict:
         manifest = golden_store.new_manifest(model_config, experiment, steps, atol, rtol, dtype)
         golden_store.write_entry(directory, manifest, {"weights": weights, "inputs": inputs, "expected": expected})
     except Exception as exc:
+        if disk_writes.disk_full(exc):  # the disk's failure, not the model's: the sweep stops (single_config.main)
+            raise
         log.exception("saving the golden entry raised")
         return {"status": None, "path": directory, "message": f"not saved: {type(exc).__name__}: {str(exc)[:300]}"}
     log.info("golden entry saved in %s (%s, %d step(s), atol %g, rtol %g)", directory, dtype, steps, atol, rtol)

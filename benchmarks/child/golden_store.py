@@ -16,10 +16,9 @@ import contextlib
 import datetime
 import json
 import os
-import tempfile
 from typing import Optional
 
-from benchmarks.common import machine_facts, output_paths
+from benchmarks.common import disk_writes, machine_facts, output_paths
 
 FORMAT = "ptbench-golden"
 FORMAT_VERSION = 1
@@ -85,11 +84,7 @@ def write_entry(directory: str, manifest: dict, trees: dict) -> None:
         os.remove(os.path.join(directory, MANIFEST))
     for kind, filename in FILES.items():
         tensor_tree_file.save(trees[kind], os.path.join(directory, filename))
-    fd, temporary = tempfile.mkstemp(prefix=".manifest-", dir=directory)
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        json.dump(manifest, handle, indent=1, sort_keys=True)
-        handle.write("\n")
-    os.replace(temporary, os.path.join(directory, MANIFEST))
+    disk_writes.write_json(os.path.join(directory, MANIFEST), manifest, indent=1, sort_keys=True, newline=True)
 
 
 def read_manifest(directory: str, model_config: dict, experiment) -> Optional[dict]:

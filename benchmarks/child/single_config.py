@@ -18,8 +18,8 @@ import time
 from benchmarks.child import allocator, compile_settings, cpu_profile, device_memory, diagnostics, golden, precise_timing, \
     verify
 from benchmarks.common import accuracy_status, experiment_config, machine_facts, output_paths, page_faults, \
-    paired_speedup, records
-from benchmarks.common.cli_support import UsageError
+    disk_writes, paired_speedup, records
+from benchmarks.common.cli_support import EXIT_USAGE, UsageError
 from benchmarks.common.process_env import PARENT_PID_VARIABLE, child_environment
 from benchmarks.common.cpu_affinity import pin_self
 from benchmarks.common.run_options import RunOptions
@@ -53,6 +53,10 @@ class Channel:
             self._stream.flush()
         except (BrokenPipeError, OSError):
             self._stream = None  # the parent is gone; the watchdog ends this process
+
+    def send_write_failed(self, refused: dict) -> None:
+        """The disk refused a write (disk_writes.describe_failure): the parent stops the sweep, blaming nothing."""
+        self._send({"write_failed": refused})
 
     def send_record(self, record: dict) -> bool:
         if self._stream is None:
@@ -247,6 +251,8 @@ def run_config(options: RunOptions, model_config: dict, experiment, channel: Cha
         records.mark_failed(record, records.STATUS_SKIP, "ModelSkipped", str(exc), channel.phase,
                             verification_code=records.VERIFIER_SKIPPED)
     except Exception as exc:  # any failure of the model or backend becomes a record
+        if disk_writes.disk_full(exc):  # not the model's failure but the disk's: main says so, no record
+            raise
         log.exception("failed in phase %s", channel.phase)
         records.mark_failed(record, classify(exc), type(exc).__name__, str(exc), channel.phase)
         if verifier is not None and not verifier.referenced:
@@ -311,7 +317,16 @@ def main(options: RunOptions) -> int:
         if os.environ.get(key) != value:
             os.environ[key] = value
     channel = Channel(options.record_fd)
-    record = run_config(options, model_config, experiment, channel)
+    try:
+        record = run_config(options, model_config, experiment, channel)
+    except Exception as exc:
+        if not disk_writes.disk_full(exc):
+            raise
+        refused = disk_writes.describe_failure(exc, None)  # a write of its log has no path here: the parent's
+        if launched_by_parent:
+            channel.send_write_failed(refused)
+            return EXIT_USAGE
+        raise disk_writes.from_description({**refused, "path": refused["path"] or "this process's output"}) from None
     record["environment"]["cpu_affinity"] = cpu_affinity
     record["environment"]["allocator"] = allocator.describe(experiment.allocator, wanted)
     if not record["environment"]["allocator"]["applied"]:

@@ -12,6 +12,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from benchmarks.common import disk_writes
+
 STRUCTURE_KEY = "tree"
 
 
@@ -64,11 +66,12 @@ def decode(node: Any, tensors: dict) -> Any:
 
 
 def save(tree: Any, path: str) -> None:
-    from safetensors.torch import save_file
+    """Atomically, through the one writer (a full disk is WriteFailed naming `path`, and leaves no partial file)."""
+    from safetensors.torch import save as to_bytes
 
     tensors: dict = {}
     structure = encode(tree, [], tensors)
-    save_file(tensors, path, metadata={STRUCTURE_KEY: json.dumps(structure)})
+    disk_writes.write_bytes(path, to_bytes(tensors, metadata={STRUCTURE_KEY: json.dumps(structure)}))
 
 
 def load(path: str) -> Any:

@@ -12,7 +12,7 @@ import logging
 import os
 from typing import Iterator, Optional
 
-from benchmarks.common import experiment_config
+from benchmarks.common import disk_writes, experiment_config
 
 log = logging.getLogger(__name__)
 
@@ -192,13 +192,18 @@ def stream_records(path: str, warn: bool = True) -> Iterator[dict]:
 
 class ResultsWriter:
     """Appends one whole record per line: one write, then fsync (or one fsync for a batch: `sync=False`, then
-    `sync()`). Safe across crashes and resumes: a killed writer never tears a line it wrote."""
+    `sync()`). Safe across crashes and resumes: a killed writer never tears a line it wrote. A full disk (any
+    refusal: disk_writes.WriteFailed, naming the file) leaves the file as it was before the refused record, or
+    before the refused batch when its fsync fails: a partial line is cut off, so the file stays JSON Lines."""
 
     def __init__(self, path: str):
         self.path = path
         directory = os.path.dirname(os.path.abspath(path))
         os.makedirs(directory, exist_ok=True)
-        self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise disk_writes.WriteFailed.of(path, exc) from None
         self._unsynced = False
         # A torn last line (a writer killed mid-write) must not swallow the next record.
         size = os.fstat(self._fd).st_size
@@ -207,13 +212,27 @@ class ResultsWriter:
                 handle.seek(size - 1)
                 if handle.read(1) != b"\n":
                     log.warning("%s ends with a torn line; it is kept and skipped by readers", path)
-                    os.write(self._fd, b"\n")
+                    self._append_or_cut(b"\n")
+        self._synced_size = os.fstat(self._fd).st_size  # what is on disk: a failed fsync cuts back to it
+
+    def _append_or_cut(self, data: bytes) -> None:
+        """Append `data` whole, or (WriteFailed) cut the file back to where it ended before."""
+        end = os.lseek(self._fd, 0, os.SEEK_END)  # O_APPEND writes here
+        try:
+            disk_writes.write_all(self._fd, data, self.path)
+        except disk_writes.WriteFailed:
+            self._cut(end)
+            raise
+
+    def _cut(self, size: int) -> None:
+        try:
+            os.ftruncate(self._fd, size)
+        except OSError as exc:  # the next writer's open still ends the torn line (above)
+            log.warning("could not cut %s back to its last whole record: %s", self.path, exc.strerror)
 
     def append(self, record: dict, sync: bool = True) -> None:
         data = (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
-        written = os.write(self._fd, data)
-        while written < len(data):  # regular files write whole; this only guards odd filesystems
-            written += os.write(self._fd, data[written:])
+        self._append_or_cut(data)
         self._unsynced = True
         if sync:
             self.sync()
@@ -221,14 +240,21 @@ class ResultsWriter:
     def sync(self) -> None:
         """Records appended so far reach the disk (one fsync: milliseconds, whatever the batch)."""
         if self._unsynced and self._fd is not None:
-            os.fsync(self._fd)
+            try:
+                os.fsync(self._fd)
+            except OSError as exc:  # the batch may not be on disk: it is not kept (its configs run again)
+                self._cut(self._synced_size)
+                raise disk_writes.WriteFailed.of(self.path, exc) from None
             self._unsynced = False
+            self._synced_size = os.fstat(self._fd).st_size
 
     def close(self) -> None:
         if self._fd is not None:
-            self.sync()
-            os.close(self._fd)
-            self._fd = None
+            try:
+                self.sync()
+            finally:
+                os.close(self._fd)
+                self._fd = None
 
     def __enter__(self) -> "ResultsWriter":
         return self

@@ -21,7 +21,7 @@ import subprocess
 import sys
 from typing import Optional
 
-from benchmarks.common import records
+from benchmarks.common import disk_writes, records
 from benchmarks.common.machine_facts import PROJECT_ROOT
 from benchmarks.history import git_checkout, records_view
 
@@ -77,10 +77,7 @@ class Bisection:
 
     def _save(self) -> None:
         os.makedirs(self.settings.directory, exist_ok=True)
-        temporary = self.state_path + ".tmp"
-        with open(temporary, "w", encoding="utf-8") as handle:
-            json.dump(self.state, handle, indent=1)
-        os.replace(temporary, self.state_path)
+        disk_writes.write_json(self.state_path, self.state, indent=1)
 
     # ------------------------------------------------------------ running one commit
 

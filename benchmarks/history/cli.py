@@ -154,7 +154,8 @@ def run_ingest(options) -> int:
         raise UsageError(str(exc)) from None
     connection = database.connect(database_path(options))
     try:
-        report = ingest.ingest(connection, files, options.commit)
+        with database.writing(database_path(options)):  # a full disk: one line naming the file, exit 2
+            report = ingest.ingest(connection, files, options.commit)
     except records.InputError as exc:
         raise UsageError(str(exc)) from None
     finally:

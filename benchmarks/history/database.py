@@ -11,6 +11,7 @@ so a record is stored once however often its file is ingested). See docs/history
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sqlite3
@@ -42,23 +43,54 @@ class DatabaseError(UsageError):
     """A database file that can't be opened or isn't a history database: bad input, one line for the user."""
 
 
+class DatabaseFull(DatabaseError):
+    """SQLite could not write the database (a full disk, a quota, an I/O error): it rolled the transaction back, so
+    the file holds what it held before; one line naming it, exit 2 (docs/history.md)."""
+
+
+def disk_full(exc: sqlite3.Error) -> bool:
+    """SQLite's "database or disk is full" (SQLITE_FULL) or an I/O error (SQLITE_IOERR and its extended codes)."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is not None:
+        return code & 0xFF in (sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR)
+    return "database or disk is full" in str(exc) or "disk I/O error" in str(exc)
+
+
+@contextlib.contextmanager
+def writing(path: str):
+    """Writes to the database at `path`: a refusal of the disk is DatabaseFull naming it."""
+    try:
+        yield
+    except sqlite3.Error as exc:
+        if not disk_full(exc):
+            raise
+        raise DatabaseFull(f"cannot write {path}: {exc}; the database is as it was before this transaction (what "
+                           "earlier ones added is kept): free some space and run the same command again") from None
+
+
 def connect(path: str, create: bool = True) -> sqlite3.Connection:
     if not create and not os.path.exists(path):
         raise DatabaseError(f"no history database at {path} (make one with `history ingest RESULTS --db {path}`)")
     if create:
         os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     try:
-        connection = sqlite3.connect(path)
-        connection.executescript(SCHEMA)
-        found = connection.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-        if found is None:
-            connection.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
-            connection.commit()
-        elif found[0] != str(SCHEMA_VERSION):
-            raise DatabaseError(f"{path}: history schema {found[0]}, this tool reads {SCHEMA_VERSION}")
+        with writing(path):
+            connection = sqlite3.connect(path)
+            _open(connection, path)
     except sqlite3.DatabaseError as exc:
         raise DatabaseError(f"{path} is not a history database ({exc})") from None
     return connection
+
+
+def _open(connection: sqlite3.Connection, path: str) -> None:
+    """The schema in place (created in a new file), and its version checked."""
+    connection.executescript(SCHEMA)
+    found = connection.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    if found is None:
+        connection.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+        connection.commit()
+    elif found[0] != str(SCHEMA_VERSION):
+        raise DatabaseError(f"{path}: history schema {found[0]}, this tool reads {SCHEMA_VERSION}")
 
 
 def run_id(connection: sqlite3.Connection, timestamp: float, host: str, commit: str) -> int:

@@ -22,7 +22,7 @@ import sys
 import time
 from typing import Optional
 
-from benchmarks.common import machine_facts, records
+from benchmarks.common import disk_writes, machine_facts, records
 from benchmarks.common.cli_support import UsageError
 from benchmarks.runner import matrix
 
@@ -99,10 +99,7 @@ def _read_cache(path: str) -> Optional[dict]:
 def _write_cache(path: str, facts: dict) -> None:
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        temp = f"{path}.{os.getpid()}.tmp"
-        with open(temp, "w", encoding="utf-8") as handle:
-            json.dump(facts, handle)
-        os.replace(temp, path)
+        disk_writes.write_json(path, facts)
     except OSError as exc:  # a read-only home is no reason to fail a sweep
         log.debug("probe cache not written (%s)", exc)
 

@@ -14,6 +14,7 @@ import socket
 import threading
 from typing import Optional
 
+from benchmarks.common import disk_writes
 from benchmarks.runner import launcher
 from benchmarks.runner.job_resources import Grant, Needs, ResourcePool
 
@@ -66,6 +67,9 @@ class LocalExecutor:
     def _live(self) -> int:
         return len(self._running) - len(self._ended)  # under self._lock
 
+    def start(self) -> None:
+        """Nothing to start before the sweep's first child (its fork server starts in `prepare`)."""
+
     def prepare(self, request: launcher.ChildRequest) -> None:
         """Start the fork server the sweep's first child needs now: it imports torch while the sweep still
         prepares (the noise check), not while that child waits."""
@@ -103,6 +107,9 @@ class LocalExecutor:
             result = self.servers.run_child(request) if self.servers else launcher.run_child(request)
         except Exception as exc:  # could not even start it (no such interpreter, no fork): a crash record says so
             result = launcher.ChildResult(record=None, returncode=None, start_error=f"{type(exc).__name__}: {exc}")
+            if disk_writes.disk_full(exc):  # unless the disk refused its log: that stops the sweep, no record
+                result = launcher.ChildResult(record=None, returncode=None,
+                                              write_failed=disk_writes.describe_failure(exc, request.log_path))
         with self._lock:
             self._ended.add(job.key)
             facts = {"kind": self.kind, "jobs": self.jobs, "host": self.host,

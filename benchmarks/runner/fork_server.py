@@ -25,7 +25,7 @@ import tempfile
 import threading
 from typing import Callable, Optional
 
-from benchmarks.common import allocator
+from benchmarks.common import allocator, disk_writes
 from benchmarks.common.process_env import PARENT_PID_VARIABLE, child_environment
 from benchmarks.common.run_options import RunOptions
 from benchmarks.runner import launcher
@@ -216,8 +216,8 @@ def run_forked(request: launcher.ChildRequest, server_for: Callable, first: Opti
     if result.record is not None or not result.lost:
         return result
     log.warning("%s; starting a new fork server and running the config again", result.lost)
-    with open(request.log_path, "ab") as handle:
-        handle.write(f"[fork server] {result.lost}; the config runs again on a new server\n".encode())
+    disk_writes.append_bytes(request.log_path,
+                             f"[fork server] {result.lost}; the config runs again on a new server\n".encode())
     try:
         server = server_for(request.fork, server)
     except ServerLost as exc:

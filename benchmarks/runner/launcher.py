@@ -8,6 +8,7 @@ A timeout or a memory limit kills the whole group. Whatever happens, no process 
 from __future__ import annotations
 
 import dataclasses
+import errno
 import json
 import logging
 import os
@@ -19,6 +20,7 @@ from typing import Callable, Optional
 
 import psutil
 
+from benchmarks.common import disk_writes
 from benchmarks.common.process_env import PARENT_PID_VARIABLE
 
 log = logging.getLogger("benchmarks.runner.launcher")
@@ -50,6 +52,9 @@ class ChildResult:
     start_error: Optional[str] = None  # why the child could not be started at all
     lost: Optional[str] = None  # why the executor lost the child with its host (e.g. a Ray worker died)
     launch: str = "spawn"  # how it started: "spawn" (a fresh interpreter) or "fork" (from a fork server)
+    # The disk refused a write of this config's files (its log, its golden entry): {"path", "errno", "strerror"}.
+    # Not the model's failure: the sweep stops there and writes no record for it (docs/runner.md, "A full disk").
+    write_failed: Optional[dict] = None
 
     def signal_name(self) -> Optional[str]:
         if self.returncode is None or self.returncode >= 0:
@@ -89,6 +94,7 @@ class _RecordReader(threading.Thread):
         self.fd = fd
         self.phase = "setup"
         self.record = None
+        self.write_failed = None
 
     def run(self) -> None:
         with os.fdopen(self.fd, "r", encoding="utf-8", errors="replace") as stream:
@@ -100,6 +106,8 @@ class _RecordReader(threading.Thread):
                     continue
                 if "phase" in message:
                     self.phase = message["phase"]
+                if "write_failed" in message:  # the child's disk refused a write (single_config.main)
+                    self.write_failed = message["write_failed"]
                 if "record" in message:
                     self.record = message["record"]
                     return
@@ -149,11 +157,13 @@ def spawn(request: ChildRequest, env: dict, output_fd: int, record_fd: int) -> S
 def run_child(request: ChildRequest, start: Callable = spawn) -> ChildResult:
     """Run one child to its end; KeyboardInterrupt kills its group and propagates. `start(request, env, output_fd,
     record_fd)` starts it and returns its handle (`spawn`, or a fork server's)."""
-    os.makedirs(os.path.dirname(request.log_path), exist_ok=True)
+    try:
+        os.makedirs(os.path.dirname(request.log_path), exist_ok=True)
+    except OSError as exc:
+        raise disk_writes.WriteFailed.of(request.log_path, exc) from None
+    disk_writes.append_bytes(request.log_path, f"$ {subprocess.list2cmdline(request.argv)}\n".encode())
     read_fd, write_fd = os.pipe()
     with open(request.log_path, "ab") as log_file:
-        log_file.write(f"$ {subprocess.list2cmdline(request.argv)}\n".encode())
-        log_file.flush()
         echo_fd = None
         try:
             env = dict(request.env, **{PARENT_PID_VARIABLE: str(os.getpid())})  # the child dies with this process
@@ -217,7 +227,18 @@ def run_child(request: ChildRequest, start: Callable = spawn) -> ChildResult:
     result.cpu_affinity = cpu_affinity
     result.launch, result.lost = child.launch, child.lost
     result.seconds = time.monotonic() - started
+    result.write_failed = reader.write_failed or disk_full_log(request.log_path)
+    if result.write_failed and not result.write_failed.get("path"):  # the child's own output: its log
+        result.write_failed = dict(result.write_failed, path=request.log_path)
     return result
+
+
+def disk_full_log(log_path: str) -> Optional[dict]:
+    """The child's log could not be written whole: its file system has no block left (the child's own writes
+    to it fail unseen by the parent, and any record it handed back is followed by a log cut short)."""
+    if not disk_writes.no_space_left(log_path):
+        return None
+    return {"path": log_path, "errno": errno.ENOSPC, "strerror": os.strerror(errno.ENOSPC)}
 
 
 def pin(pid: int, cores: Optional[list]) -> Optional[list]:

@@ -23,7 +23,7 @@ import os
 import socket
 from typing import Optional
 
-from benchmarks.common import machine_facts, output_paths
+from benchmarks.common import disk_writes, machine_facts, output_paths
 from benchmarks.common.cli_support import UsageError
 from benchmarks.common.run_options import RunOptions
 from benchmarks.common.safe_paths import inside
@@ -55,9 +55,16 @@ class RayExecutor:
         self.fork_preloads = tuple(fork_preloads)
         self._node_servers: Optional[dict] = None  # node id -> its fork servers' actor, once a config may fork
         self._starting: dict = {}  # actor readiness ref -> node id, until the actor has started (or failed to)
+        self.token_source = token
         self.token = token if os.environ.get(ray_join.AUTH_MODE) == "token" else None
         self._saved_python_path = None
         self._in_flight: dict = {}  # object ref -> (job, running beside at start, attempt, cause of the last loss)
+        self.options = options
+        self.cluster: dict = {}
+
+    def start(self) -> None:
+        """Start or join Ray (after the checks above, and after the sweep holds its results file: sweep.execute)."""
+        ray, options = self.ray, self.options
         # The workers import this module: they find it on PYTHONPATH (the same path on every node). A local
         # instance's workers inherit this process's environment; a cluster's get it as the job's runtime env
         # (which costs every worker a slower start, so the local instance goes without).
@@ -68,7 +75,7 @@ class RayExecutor:
             self._saved_python_path = os.environ.get("PYTHONPATH")
             os.environ["PYTHONPATH"] = python_path
             where = {"num_cpus": os.cpu_count()}
-        ray_join.init(ray, self.address, token, **where)
+        ray_join.init(ray, self.address, self.token_source, **where)
         self.remote = ray.remote(max_retries=0)(ray_task.run_on_node)
         resources = ray.cluster_resources()
         self.cluster = {"CPU": int(resources.get("CPU", 0)), "GPU": int(resources.get("GPU", 0)),
@@ -81,7 +88,6 @@ class RayExecutor:
                              f"(at most {largest} CPU)")
         self.jobs = options.jobs or max(1, self.cluster["CPU"] // self.cores_per_job)
         self.gpus_per_job = options.gpus_per_job
-        self.options = options
         # Names the sweep's core locks and scratch directories on every node (the driver's host and pid).
         self.sweep_id = f"{socket.gethostname()}-{os.getpid()}-{options.timestamp}"
 
@@ -192,17 +198,14 @@ class RayExecutor:
             why = f"the Ray worker running this config was lost ({type(exc).__name__}{': ' + text if text else ''})"
             infrastructure = not isinstance(exc, (self.ray.exceptions.RayTaskError,
                                                   self.ray.exceptions.TaskCancelledError))
-            with open(log_path, "ab") as handle:
-                handle.write(f"$ {' '.join(job.request.argv)}\n[ray] {why}\n".encode())
+            disk_writes.append_bytes(log_path, f"$ {' '.join(job.request.argv)}\n[ray] {why}\n".encode())
             if infrastructure and attempt < RETRIES:
                 log.warning("%s: %s; running it once more", job.config.label(), why)
-                with open(log_path, "ab") as handle:
-                    handle.write(b"[ray] running it once more\n")
+                disk_writes.append_bytes(log_path, b"[ray] running it once more\n")
                 self._submit(job, beside_at_start, attempt + 1, why)
                 return None
             return Finished(job, launcher.ChildResult(record=None, returncode=None, lost=why), facts)
-        with open(log_path, "ab") as handle:
-            handle.write(answer["log"])
+        disk_writes.append_bytes(log_path, answer["log"])  # a full disk here stops the sweep (WriteFailed)
         facts["artifacts_left_behind"] = artifact_shipping.unpack(answer["shipment"], out, self.options.artifacts_uri)
         result = launcher.ChildResult(**answer["result"])
         facts.update(host=answer["host"], node_id=answer["node_id"], node_ip=answer["node_ip"], gpus=answer["gpus"],
@@ -220,6 +223,9 @@ class RayExecutor:
         self._in_flight.clear()
 
     def close(self) -> None:
+        if not self.cluster:  # never started (refused before Ray, or Ray refused us)
+            self.ray.shutdown()
+            return
         self.stop_all()
         self._close_node_servers()
         self.ray.shutdown()

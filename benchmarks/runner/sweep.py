@@ -14,7 +14,7 @@ import shlex
 import sys
 import time
 
-from benchmarks.common import machine_facts, output_paths, records
+from benchmarks.common import disk_writes, machine_facts, output_paths, records
 from benchmarks.common.cli_support import EXIT_BAD_NEWS, UsageError
 from benchmarks.common.cpu_affinity import parse_cores, requested_cores, usable_cores
 from benchmarks.common.process_env import child_environment
@@ -33,7 +33,8 @@ WAIT_SECONDS = 0.5  # how often the parent looks up from waiting (progress, Ctrl
 
 
 def make_executor(options: RunOptions, plan: Plan):
-    """The executor the flags ask for; a request this machine or cluster can't meet is a UsageError."""
+    """The executor the flags ask for, checked but not started (`start()`: Ray is started or joined there); a
+    request this machine can't meet is a UsageError."""
     if options.executor == "ray":
         from benchmarks.runner import ray_executor
 
@@ -148,11 +149,17 @@ class SweepRun:
                 pending.popleft()
                 job = None
             self.bar.running([j.config for j in self.executor.running()], self.counts)
+            refused = None
             for done in self.executor.wait(WAIT_SECONDS):
                 request = done.job.request
+                if done.result.write_failed:  # the disk's failure, not the config's: no record, the sweep stops
+                    refused = refused or disk_writes.from_description(done.result.write_failed)
+                    continue
                 self.write(done.job.config, child_record(done.job.config, self.options, done.result,
                                                          request.log_path, self.env_facts, done.facts))
             self.writer.sync()  # every record written so far is on disk before the sweep looks up again
+            if refused:
+                raise refused
 
     def executor_facts_without_child(self) -> dict:
         return {"kind": self.executor.kind, "jobs": self.executor.jobs, "host": None, "cores": None, "gpus": [],
@@ -169,6 +176,7 @@ def run_sweep(options: RunOptions) -> int:
     executor = make_executor(options, plan)  # a request the machine can't meet fails here, before any write
     try:
         if options.dry_run:
+            executor.start()  # to describe it (a Ray cluster's size); a dry run takes no lock
             print_dry_run(options, plan, executor, suite)
             return 0
         if not plan.kept:
@@ -180,6 +188,8 @@ def run_sweep(options: RunOptions) -> int:
 
 
 def execute(options: RunOptions, plan: Plan, executor) -> int:
+    """The lock first, then the executor started: a sweep refused the results file never starts (or joins) Ray,
+    nor a fork server."""
     problem = records.check_writable_dir(options.output_dirname)
     if problem:
         raise UsageError(problem)
@@ -194,6 +204,7 @@ def execute(options: RunOptions, plan: Plan, executor) -> int:
         print(f"\nInterrupted while waiting for {results_path}; nothing was run", file=sys.stderr)
         return 130
     with lock:
+        executor.start()
         return run_locked(options, plan, executor, results_path)
 
 
@@ -218,15 +229,22 @@ def run_locked(options: RunOptions, plan: Plan, executor, results_path: str) -> 
     bar = progress.Progress(len(todo), enabled=options.progress_bar or sys.stderr.isatty())
     echo = bar.write if options.print_subprocess else None
     started = time.monotonic()
-    with records.ResultsWriter(results_path) as writer, bar:
-        run = SweepRun(options, executor, writer, bar, env_facts, echo)
-        try:
-            run.run(todo)
-        except KeyboardInterrupt:
-            executor.stop_all()  # every running child's process group; their records are not written
-            print(f"\nInterrupted: every record written so far is in {results_path}.\n"
-                  f"Resume with: {resume_command(options)}", file=sys.stderr)
-            return 130
+    try:
+        with records.ResultsWriter(results_path) as writer, bar:
+            run = SweepRun(options, executor, writer, bar, env_facts, echo)
+            try:
+                run.run(todo)
+            except KeyboardInterrupt:
+                executor.stop_all()  # every running child's process group; their records are not written
+                print(f"\nInterrupted: every record written so far is in {results_path}.\n"
+                      f"Resume with: {resume_command(options)}", file=sys.stderr)
+                return 130
+            except disk_writes.WriteFailed:
+                executor.stop_all()  # the configs running have no record: they run again on resume
+                raise
+    except disk_writes.WriteFailed as exc:  # a full disk is a clear stop (docs/runner.md, "A full disk")
+        raise UsageError(f"{exc}: the sweep stopped; every record written before is in {results_path} and no "
+                         "config was blamed; free some space and run the same command to resume") from None
     elapsed = time.monotonic() - started
     latest = progress.latest_records(results_path, plan.configs)
     print(progress.end_of_sweep(results_path, latest, options, run.counts, already, elapsed,

@@ -26,6 +26,8 @@ import tokenize
 import types
 from typing import Callable, Optional
 
+from benchmarks.common import disk_writes
+
 
 class ScriptFailed(Exception):
     """The script crashed, exited or ended without calling the model wanted."""
@@ -194,10 +196,7 @@ def capture(path: str, script_args: Optional[str], wanted: str) -> Call:
 
 def write_json(path: str, data: dict) -> None:
     """Atomically (the parent may read it at any moment)."""
-    temporary = f"{path}.{os.getpid()}.tmp"
-    with open(temporary, "w", encoding="utf-8") as handle:
-        json.dump(data, handle)
-    os.replace(temporary, path)
+    disk_writes.write_json(path, data)
 
 
 def discover(spec: dict) -> dict:
