@@ -21,11 +21,14 @@ import os
 from typing import Any, Optional
 
 from benchmarks.child import golden_store
+from benchmarks.common import accuracy_status
 
 log = logging.getLogger("benchmarks.child.golden")
 
-PASS, FAIL, NO_GOLDEN, BAD_GOLDEN, SAVED, NOT_CHECKED = (
-    "pass", "fail_golden", "no_golden", "bad_golden", "saved", "not_checked")
+# The golden status; its failures are accuracy statuses too (the record's verdict, accuracy_status.with_golden).
+PASS, FAIL, NO_GOLDEN, BAD_GOLDEN = (accuracy_status.PASS, accuracy_status.FAIL_GOLDEN, accuracy_status.NO_GOLDEN,
+                                     accuracy_status.BAD_GOLDEN)
+SAVED, NOT_CHECKED = "saved", accuracy_status.NOT_CHECKED
 STEPS = {"eval": 1, "train": 2}
 # (atol, rtol) by the lowest floating-point dtype of the result: a few units in the last place of each format, loose
 # enough for a compiler's reordering, tight enough to catch a changed kernel. A manifest may carry a model's own
