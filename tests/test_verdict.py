@@ -49,6 +49,28 @@ def test_one_helper_answers_passed_failed_and_the_first_status_that_is_not_a_pas
     assert not became("pass", None) and not became("fail_accuracy", "fail_golden")
 
 
+def test_the_summary_names_the_configs_not_passing_and_counts_the_rest():
+    import types
+
+    from benchmarks.runner import progress
+
+    def record(model, status="ok", golden=None):
+        return {"model": {"suite_name": "dummy", "model_name": model}, "status": status, "verify": False,
+                "experiment": {"accelerator": "cpu", "xla": None, "dynamo": None, "test": "eval", "batch_size": 4},
+                "requested_batch_size": None, "golden": {"status": golden} if golden else None, "warmup": 1,
+                "repeat": 2, "iterations_per_run": 1,
+                "metrics": {"warmup_time": [0.01], "total_time": [1e-3] * 2, "per_iter_time": [1e-3] * 2}}
+
+    latest = {i: record(f"m{i}", golden="fail_golden") for i in range(progress.MAX_NAMED + 2)}
+    latest["ok"], latest["crash"] = record("fine", golden="pass"), record("dead", status="crash")
+    text = progress.end_of_sweep("r.jsonl", latest, types.SimpleNamespace(output_dirname="out"),
+                                 {"ok": 23, "failed": 1, "skipped": 0}, 0, 1.0, "again")
+    line = next(line for line in text.splitlines() if line.startswith("not passing"))
+    assert line.startswith(f"not passing ({progress.MAX_NAMED + 3}): m0 cpu-eager-eval: fail_golden; ")
+    assert line.endswith("; and 3 more (their records' `accuracy`)") and "fine" not in line
+    assert f"accuracy: {progress.MAX_NAMED + 2} fail_golden, 1 fail_to_run, 1 pass" in text
+
+
 def test_a_history_database_made_before_the_accuracy_column_is_upgraded_and_its_rows_keep_a_verdict(tmp_path):
     from benchmarks.history import database, series
 

@@ -105,6 +105,7 @@ def with_golden(status: str, record: dict) -> str:
         return PASS
     return status
 
+
 # Phases before the model exists: a failure there is the model's, not the backend's.
 _LOAD_PHASES = ("setup", "load")
 # --verify's eager reference runs in its own phase, before the config's model is built.

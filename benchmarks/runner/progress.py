@@ -210,6 +210,7 @@ def end_of_sweep(results_path: str, latest: dict, options, counts: dict, already
             codes[record.get("verification_code")] = codes.get(record.get("verification_code"), 0) + 1
     if codes:
         lines.append("verification: " + ", ".join(f"{count} {code}" for code, count in sorted(codes.items())))
+    if codes or any(accuracy_status.golden_status(r) not in (None, "saved") for r in latest.values()):  # --golden
         accuracy = {}  # the harness's statuses (docs/architecture.md, "Accuracy"): what the dashboard's pass rate counts
         for record in latest.values():
             status = accuracy_status.derive(record)
