@@ -161,7 +161,7 @@ def test_every_verdict(tmp_path, capsys):
                      "new": "only-treatment", "lone": "unsure"}
     notes = {row["model_name"]: row["note"] for row in report["rows"]}
     assert "--rounds" in notes["noisy"] and "--rounds" in notes["lone"] and "1 process" in notes["lone"]
-    assert "verification FAIL" in notes["wrong"] and "timeout" in notes["broken"]
+    assert "accuracy fail_accuracy" in notes["wrong"] and "timeout" in notes["broken"]
     assert report["counts"] == {"slower": 1, "new-failure": 2, "unsure": 2, "faster": 1, "fixed": 1, "same": 1,
                                 "failing": 1, "only-control": 1, "only-treatment": 1}
     assert status == 1

@@ -195,7 +195,7 @@ def golden_runs(tmp_path_factory):
         tensor_tree_file.save(map_tensors(tree, lambda t: t * 1.5 if t.is_floating_point() else t), scaled)
     shutil.copytree(entry, broken / "dummy" / "cnn" / "eval-fp32")
     run_runner(*COMMON, "-k", "^(mlp|cnn|multi_output)$", "--xla=None", "--dynamo=None", "--test=eval",
-               "--test=train", f"--golden={broken}", f"--output-dirname={bad_out}", check_rc=0)
+               "--test=train", f"--golden={broken}", f"--output-dirname={bad_out}", check_rc=1)  # golden failures: bad news
     return (read_jsonl(saved_out / "results.jsonl"), read_jsonl(check_out / "results.jsonl"),
             read_jsonl(bad_out / "results.jsonl"), store, broken, expected, torch)
 
@@ -219,6 +219,7 @@ def test_saved_then_checked_on_eager_inductor_and_xla_pass(golden_runs):
 def test_a_perturbed_a_corrupt_a_rescaled_another_models_and_a_missing_entry_are_recorded(golden_runs):
     _, _, bad, _, broken, expected, torch = golden_runs
     assert all(r["status"] == "ok" for r in bad)  # timing never depends on the golden check
+    assert all(r["accuracy"] == r["golden"]["status"] for r in bad)  # the record's verdict (no --verify here)
     got = golden_of(bad)
     perturbed = got[("mlp", None, None, "eval")]
     assert perturbed["status"] == "fail_golden" and "elements outside atol + rtol" in perturbed["message"]

@@ -59,7 +59,7 @@ def faults(tmp_path_factory):
     common = ["--suite-name=faults", *QUICK, "--xla=None", f"--output-dirname={out}"]
     result = run_runner(*common, "--dynamo=None", "--test=eval",
                         "-k", "^(random_output|unseeded_noise|third_call_raises|raise_on_load|segfault)$", check_rc=1)
-    run_runner(*common, "--dynamo=eager", "--test=eval", "-k", "^structure_differs$", check_rc=0)
+    run_runner(*common, "--dynamo=eager", "--test=eval", "-k", "^structure_differs$", check_rc=1)  # fail_accuracy
     records = read_jsonl(out / "results.jsonl")
     return result, out, {r["model"]["model_name"]: r for r in records}
 
@@ -238,11 +238,11 @@ def test_bad_verify_flags_are_one_line_and_exit_2():
 def test_compare_figures_on_real_tensors():
     import torch
 
-    from benchmarks.child import eager_comparison, verify, verify_outputs
+    from benchmarks.child import eager_comparison, output_tree, verify, verify_outputs
 
     ref = {"a": torch.tensor([1.0, -2.0, 0.0, 4.0]), "b": (torch.tensor([[10.0]]), 3, "x")}
     out = {"a": torch.tensor([1.5, -2.0, 0.0, 4.0]), "b": (torch.tensor([[9.0]]), 3, "x")}
-    c = eager_comparison.compare(eager_comparison.to_cpu_tree(ref), eager_comparison.to_cpu_tree(out))
+    c = eager_comparison.compare(output_tree.to_cpu(ref), output_tree.to_cpu(out))
     assert c.mismatches == [] and c.elements == 5
     assert c.mean_rel_error == pytest.approx(1.5 / 17.0)  # sum|out-ref| / sum|ref|
     assert c.max_abs_error == pytest.approx(1.0)
@@ -270,7 +270,7 @@ def test_compare_figures_on_real_tensors():
 def test_structure_mismatches_say_where():
     import torch
 
-    from benchmarks.child import eager_comparison, verify, verify_outputs
+    from benchmarks.child import eager_comparison, output_tree, verify, verify_outputs
 
     Pair = collections.namedtuple("Pair", "left right")
 
@@ -294,22 +294,22 @@ def test_structure_mismatches_say_where():
         (t, [t], "output: sequence, eager Tensor"),
     ]
     for ref, out, where in cases:
-        comparison = eager_comparison.compare(eager_comparison.to_cpu_tree(ref), eager_comparison.to_cpu_tree(out))
+        comparison = eager_comparison.compare(output_tree.to_cpu(ref), output_tree.to_cpu(out))
         assert comparison.mismatches == [where]
         code, message = eager_comparison.verdict(comparison, 1.0)  # however loose the tolerance: a FAIL
         assert code == "FAIL" and message == f"differs from eager: {where}"
     # Lists and tuples are both sequences; equal non-tensor leaves and NaN leaves match.
-    assert eager_comparison.compare(eager_comparison.to_cpu_tree((t, None, "s", 2.5, float("nan"))),
-                          eager_comparison.to_cpu_tree([t, None, "s", 2.5, float("nan")])).identical
+    assert eager_comparison.compare(output_tree.to_cpu((t, None, "s", 2.5, float("nan"))),
+                          output_tree.to_cpu([t, None, "s", 2.5, float("nan")])).identical
 
 
 def test_to_cpu_tree_copies_so_no_view_keeps_a_model_alive():
     import torch
 
-    from benchmarks.child import eager_comparison, verify, verify_outputs
+    from benchmarks.child import eager_comparison, output_tree, verify, verify_outputs
 
     weight = torch.nn.Parameter(torch.ones(4))
-    copied = eager_comparison.to_cpu_tree({"view": weight[:2]})
+    copied = output_tree.to_cpu({"view": weight[:2]})
     assert copied["view"].untyped_storage().data_ptr() != weight.untyped_storage().data_ptr()
     assert not copied["view"].requires_grad
 
@@ -395,7 +395,7 @@ def test_declared_non_deterministic_with_a_tolerance_is_compared_with_it():
 
 
 def test_an_eager_reference_the_suite_skips_is_not_a_failure():
-    from benchmarks.child import eager_comparison, verify, verify_outputs
+    from benchmarks.child import eager_comparison, output_tree, verify, verify_outputs
     from benchmarks.suites import ModelSkipped
 
     def build(experiment):

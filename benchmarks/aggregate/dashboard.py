@@ -121,8 +121,7 @@ def axis_text(line: Line, key: str) -> str:
 def config_accuracy(row) -> str:
     """A config's accuracy: the first of its processes that did not pass, else the first's (pass, or
     pass_due_to_skip: both passing statuses, as the HUD counts them)."""
-    found = [m.accuracy for m in [row.measurement] + list(row.pooled)]
-    return next((a for a in found if not accuracy_status.passed(a)), found[0])
+    return accuracy_status.first_not_passing(m.accuracy for m in [row.measurement] + list(row.pooled))
 
 
 def config_reference(row) -> Optional[str]:

@@ -21,6 +21,8 @@ import dataclasses
 import math
 from typing import Any, Optional
 
+from benchmarks.child import output_tree
+
 FP64 = "fp64"
 COSINE = "cosine"  # the fallback reference: eager at the run's precision, judged by cosine similarity
 COSINE_THRESHOLD = 0.99
@@ -50,26 +52,6 @@ class Judgement:
             parts.append(f"judged by cosine similarity, the fp64 reference's tensor having another shape or dtype: "
                          f"{', '.join(self.cosine_leaves[:MAX_LISTED])}")
         return "; ".join(parts) or None
-
-
-def leaves(tree: Any, path: str = "") -> dict:
-    """A CPU tree (verify.to_cpu_tree's: tensors, dicts, lists, nodes with `fields`) as {path: leaf}."""
-    import torch
-
-    if isinstance(tree, torch.Tensor):
-        return {path: tree}
-    if hasattr(tree, "fields") and hasattr(tree, "type_name"):
-        items = [(f"{path}.{key}", value) for key, value in tree.fields.items()]
-    elif isinstance(tree, dict):
-        items = [(f"{path}[{key!r}]", value) for key, value in tree.items()]
-    elif isinstance(tree, (list, tuple)):
-        items = [(f"{path}[{index}]", value) for index, value in enumerate(tree)]
-    else:
-        return {path: tree}
-    found = {}
-    for where, value in items:
-        found.update(leaves(value, where))
-    return found
 
 
 def multiplier(result, eager, elements: int, tol: float, larger_for_small: bool = False,
@@ -217,21 +199,18 @@ def judge(result: Any, eager: Any, fp64: Optional[Any], tol: float, root: str = 
         result, eager, fp64, root = _qa_loss(result), _qa_loss(eager), _qa_loss(fp64), f"{root}.loss"
     if options.cosine:
         fp64 = None
-    result_leaves, eager_leaves = leaves(result, root), leaves(eager, root)
-    fp64_leaves = leaves(fp64, root) if fp64 is not None else {}
+    paired = output_tree.pairs(eager, result, root)
+    fp64_leaves = output_tree.leaves(fp64, root) if fp64 is not None else {}
     judgement = Judgement(passed=True, reference=FP64 if fp64 is not None else COSINE, tolerance=tol)
-    missing = [where for where in eager_leaves if where not in result_leaves]
-    extra = [where for where in result_leaves if where not in eager_leaves]
-    if missing or extra:
-        judgement.failures.append(f"structure differs from eager's (missing {missing[:MAX_LISTED]}, "
-                                  f"extra {extra[:MAX_LISTED]})")
+    if paired.missing or paired.extra:
+        judgement.failures.append(f"structure differs from eager's (missing {paired.missing[:MAX_LISTED]}, "
+                                  f"extra {paired.extra[:MAX_LISTED]})")
     sums = _Sums()
-    for where, eager_leaf in eager_leaves.items():
-        if where in result_leaves:
-            why = _judge_leaf(where, result_leaves[where], eager_leaf, fp64_leaves.get(where), tol, sums,
-                              judgement.cosine_leaves, options)
-            if why:
-                judgement.failures.append(why)
+    for where, eager_leaf, result_leaf in paired.matched:
+        why = _judge_leaf(where, result_leaf, eager_leaf, fp64_leaves.get(where), tol, sums,
+                          judgement.cosine_leaves, options)
+        if why:
+            judgement.failures.append(why)
     judgement.passed = not judgement.failures
     judgement.rmse, judgement.eager_rmse = sums.rmse(sums.result), sums.rmse(sums.eager)
     return judgement

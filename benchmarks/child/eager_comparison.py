@@ -1,5 +1,5 @@
-"""--verify's comparison with eager in upstream's terms (child only; torch is imported by the functions): a detached
-CPU copy of any output (`to_cpu_tree`), an element-by-element comparison that names every mismatch by its path
+"""--verify's comparison with eager in upstream's terms (child only; torch is imported by the functions): on CPU copies
+of the outputs (child/output_tree.py), an element-by-element comparison that names every mismatch by its path
 (`compare`, `Comparison`: the mean relative error, max abs error and cosine similarity of the record's
 `verification_*` figures) and upstream's PASS/FAIL against a tolerance (`verdict`). child/verify.py runs it;
 child/accuracy_check.py judges the same CPU trees by the harness's rule."""
@@ -10,55 +10,10 @@ import dataclasses
 import math
 from typing import Any, Optional
 
+from benchmarks.child.output_tree import Node
 from benchmarks.common import records
 
 MAX_LISTED = 3  # mismatches named in the message; the rest are counted
-
-
-@dataclasses.dataclass
-class Node:
-    """A dataclass-like output (model output class, namedtuple, plain object) as type name + fields."""
-
-    type_name: str
-    fields: dict
-
-
-def to_cpu_tree(obj: Any, memo: Optional[dict] = None) -> Any:
-    """A detached CPU copy of any output: tensors cloned (no view keeps a model's memory alive),
-    containers rebuilt, dataclass-like objects as `Node`s; other leaves as they are."""
-    import torch
-
-    memo = {} if memo is None else memo
-    if isinstance(obj, torch.Tensor):
-        tensor = obj.detach()
-        if tensor.layout != torch.strided:
-            tensor = tensor.to_dense()
-        return tensor.to("cpu", copy=True)
-    if id(obj) in memo:  # cycles in plain objects
-        return memo[id(obj)]
-    if isinstance(obj, (type(None), bool, int, float, complex, str, bytes, torch.dtype, torch.device, torch.Size)):
-        return obj
-    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):  # before dict: HF outputs are both
-        node = memo[id(obj)] = Node(type(obj).__name__, {})
-        node.fields.update((f.name, to_cpu_tree(getattr(obj, f.name), memo)) for f in dataclasses.fields(obj))
-        return node
-    if isinstance(obj, dict):
-        return {key: to_cpu_tree(value, memo) for key, value in obj.items()}
-    if isinstance(obj, tuple) and hasattr(obj, "_fields"):
-        return Node(type(obj).__name__, {name: to_cpu_tree(getattr(obj, name), memo) for name in obj._fields})
-    if isinstance(obj, (list, tuple)):
-        return [to_cpu_tree(item, memo) for item in obj]
-    if type(obj).__module__ == "numpy":
-        import numpy as np
-
-        if isinstance(obj, np.ndarray):
-            return torch.from_numpy(obj.copy())
-        return obj.item() if hasattr(obj, "item") else obj
-    if hasattr(obj, "__dict__") and not callable(obj):
-        node = memo[id(obj)] = Node(type(obj).__name__, {})
-        node.fields.update((key, to_cpu_tree(value, memo)) for key, value in vars(obj).items())
-        return node
-    return obj
 
 
 @dataclasses.dataclass
@@ -111,7 +66,7 @@ class Comparison:
 def _type_word(obj) -> str:
     if isinstance(obj, Node):
         return obj.type_name
-    if isinstance(obj, list):
+    if isinstance(obj, (list, tuple)):
         return "sequence"
     return type(obj).__name__
 
@@ -163,7 +118,8 @@ def _leaves_equal(ref, out) -> bool:
 
 
 def compare(ref: Any, out: Any, where: str = "output", acc: Optional[Comparison] = None) -> Comparison:
-    """Compare two CPU trees (from `to_cpu_tree`) element by element; every mismatch is noted with its path."""
+    """Compare two CPU trees (output_tree.to_cpu's) element by element; every mismatch is noted with its path (the
+    path syntax of output_tree). Lists and tuples are both sequences."""
     import torch
 
     acc = Comparison() if acc is None else acc
@@ -195,8 +151,8 @@ def compare(ref: Any, out: Any, where: str = "output", acc: Optional[Comparison]
                 path = f"{where}.{key}" if sep else f"{where}[{key!r}]" if where else str(key)
                 compare(ref[key], out[key], path, acc)
         return acc
-    if isinstance(ref, list) or isinstance(out, list):
-        if not (isinstance(ref, list) and isinstance(out, list)):
+    if isinstance(ref, (list, tuple)) or isinstance(out, (list, tuple)):
+        if not (isinstance(ref, (list, tuple)) and isinstance(out, (list, tuple))):
             acc.mismatches.append(f"{where}: {_type_word(out)}, eager {_type_word(ref)}")
             return acc
         if len(ref) != len(out):

@@ -20,13 +20,15 @@ import math
 import os
 from typing import Any, Optional
 
-from benchmarks.child import golden_store
-from benchmarks.common import disk_writes
+from benchmarks.child import golden_store, output_tree
+from benchmarks.common import accuracy_status, disk_writes
 
 log = logging.getLogger("benchmarks.child.golden")
 
-PASS, FAIL, NO_GOLDEN, BAD_GOLDEN, SAVED, NOT_CHECKED = (
-    "pass", "fail_golden", "no_golden", "bad_golden", "saved", "not_checked")
+# The golden status; its failures are accuracy statuses too (the record's verdict, accuracy_status.with_golden).
+PASS, FAIL, NO_GOLDEN, BAD_GOLDEN = (accuracy_status.PASS, accuracy_status.FAIL_GOLDEN, accuracy_status.NO_GOLDEN,
+                                     accuracy_status.BAD_GOLDEN)
+SAVED, NOT_CHECKED = "saved", accuracy_status.NOT_CHECKED
 STEPS = {"eval": 1, "train": 2}
 # (atol, rtol) by the lowest floating-point dtype of the result: a few units in the last place of each format, loose
 # enough for a compiler's reordering, tight enough to catch a changed kernel. A manifest may carry a model's own
@@ -37,10 +39,9 @@ MAX_LISTED = 3
 
 
 def cpu_copy(tree):
-    """A detached CPU copy (never a view of the model's own storage, which training changes) in plain containers."""
-    from benchmarks.child import backends, inputs_outputs
-
-    return inputs_outputs.to_cpu_plain(backends.map_tensors(tree, lambda t: t.detach().to("cpu", copy=True)))
+    """A detached CPU copy (never a view of the model's own storage, which training changes) in plain containers,
+    as the entry's files hold it (child/output_tree.py)."""
+    return output_tree.plain(output_tree.to_cpu(tree))
 
 
 def result_of(experiment, module, output) -> Any:
@@ -50,23 +51,10 @@ def result_of(experiment, module, output) -> Any:
     return cpu_copy(output)
 
 
-def flatten(tree, path: str, leaves: dict) -> dict:
-    """path -> leaf for every leaf of a plain tree (tensors and plain values)."""
-    if isinstance(tree, dict):
-        for key, value in tree.items():
-            flatten(value, f"{path}[{key!r}]", leaves)
-    elif isinstance(tree, (list, tuple)):
-        for index, item in enumerate(tree):
-            flatten(item, f"{path}[{index}]", leaves)
-    else:
-        leaves[path] = tree
-    return leaves
-
-
 def lowest_float_dtype(tree) -> str:
     import torch
 
-    names = {str(leaf.dtype).replace("torch.", "") for leaf in flatten(tree, "", {}).values()
+    names = {str(leaf.dtype).replace("torch.", "") for leaf in output_tree.leaves(tree).values()
              if isinstance(leaf, torch.Tensor) and leaf.is_floating_point()}
     known = [name for name in DTYPE_ORDER if name in names]
     return known[-1] if known else "float32"
@@ -98,12 +86,12 @@ def compare(expected, actual, atol: float, rtol: float) -> Figures:
     import torch
 
     figures = Figures()
-    want, got = flatten(expected, "", {}), flatten(actual, "", {})
-    if set(want) != set(got):
-        missing, extra = sorted(set(want) - set(got)), sorted(set(got) - set(want))
-        figures.mismatches.append(f"structure differs (missing {missing[:MAX_LISTED]}, extra {extra[:MAX_LISTED]})")
-    for path in (p for p in want if p in got):
-        ref, out, where = want[path], got[path], path or "result"
+    paired = output_tree.pairs(expected, actual)
+    if paired.missing or paired.extra:
+        figures.mismatches.append(f"structure differs (missing {sorted(paired.missing)[:MAX_LISTED]}, "
+                                  f"extra {sorted(paired.extra)[:MAX_LISTED]})")
+    for path, ref, out in paired.matched:
+        where = path or "result"
         if not (isinstance(ref, torch.Tensor) and isinstance(out, torch.Tensor)):
             if isinstance(ref, torch.Tensor) or isinstance(out, torch.Tensor) or ref != out:
                 figures.mismatches.append(f"{where}: {str(out)[:40]}, golden {str(ref)[:40]}")

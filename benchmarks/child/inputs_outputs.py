@@ -5,25 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-
-def to_cpu_plain(tree):
-    """A CPU copy of an output made of plain containers only, so torch.load(weights_only=True) reads it."""
-    import torch
-
-    if isinstance(tree, torch.Tensor):
-        return tree.detach().cpu()
-    if isinstance(tree, dict):
-        return {key: to_cpu_plain(value) for key, value in tree.items()}
-    if isinstance(tree, (list, tuple)):  # named tuples become plain tuples
-        items = [to_cpu_plain(item) for item in tree]
-        return items if isinstance(tree, list) else tuple(items)
-    if tree is None or isinstance(tree, (bool, int, float, str)):
-        return tree
-    if hasattr(tree, "to_tuple") and hasattr(tree, "keys"):  # Hugging Face ModelOutput
-        return {key: to_cpu_plain(tree[key]) for key in tree.keys()}
-    if hasattr(tree, "__dict__"):
-        return {key: to_cpu_plain(value) for key, value in vars(tree).items()}
-    return repr(tree)
+from benchmarks.child import output_tree
 
 
 def save_output(files, index: int, output: Any) -> None:
@@ -31,7 +13,7 @@ def save_output(files, index: int, output: Any) -> None:
     import torch
 
     path = files.path("output", "pt", index)
-    torch.save(to_cpu_plain(output), path)
+    torch.save(output_tree.plain(output_tree.to_cpu(output)), path)  # plain: torch.load(weights_only=True) reads it
     files.add_artifact("output", path, index)
 
 

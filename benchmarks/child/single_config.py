@@ -347,6 +347,10 @@ def main(options: RunOptions) -> int:
     metrics = record["metrics"]
     if record["status"] == records.STATUS_OK:
         per_iter = sorted(metrics["per_iter_time"])[len(metrics["per_iter_time"]) // 2]
+        verdict = record["accuracy"]
+        if accuracy_status.failed(verdict):  # ran, but its check failed: the sweep's rule (runner/progress.not_passing)
+            log.error("%s: median %.3f ms per iteration; record appended to %s", verdict, per_iter * 1e3, path)
+            return 1
         log.info("ok: median %.3f ms per iteration; record appended to %s", per_iter * 1e3, path)
         return 0
     log.error("%s in phase %s: %s; record appended to %s", record["status"], record["error"]["phase"],

@@ -25,7 +25,7 @@ JSON_KEYS = (str, int, float, bool, type(None))
 
 
 def encode(tree: Any, path: list, tensors: dict) -> Any:
-    """The JSON form of `tree` (from inputs_outputs.to_cpu_plain: tensors, dicts, lists, tuples, plain values),
+    """The JSON form of `tree` (output_tree.plain: tensors, dicts, lists, tuples, plain values),
     its tensors moved into `tensors` under their path (the keys and indexes from the root, as JSON)."""
     import torch
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchmarks.child.eager_comparison import to_cpu_tree
+from benchmarks.child.output_tree import leaves, to_cpu
 
 
 def harness_step(experiment) -> bool:
@@ -46,21 +46,19 @@ def collect(experiment, module, output) -> Any:
         if harness_step(experiment):
             import torch
 
-            return {"loss": to_cpu_tree(output),
-                    "grad": {name: to_cpu_tree(p.grad if p.grad is not None else torch.zeros_like(p))
+            return {"loss": to_cpu(output),
+                    "grad": {name: to_cpu(p.grad if p.grad is not None else torch.zeros_like(p))
                              for name, p in module.named_parameters()},
-                    "param": {name: to_cpu_tree(p) for name, p in module.named_parameters()},
-                    "buffer": {name: to_cpu_tree(b) for name, b in module.named_buffers()}}
-        return {"loss": to_cpu_tree(output),
-                "grad": {name: to_cpu_tree(p.grad) for name, p in module.named_parameters()}}
-    return to_cpu_tree(output)
+                    "param": {name: to_cpu(p) for name, p in module.named_parameters()},
+                    "buffer": {name: to_cpu(b) for name, b in module.named_buffers()}}
+        return {"loss": to_cpu(output),
+                "grad": {name: to_cpu(p.grad) for name, p in module.named_parameters()}}
+    return to_cpu(output)
 
 
 def tensor_bytes(tree: Any) -> int:
-    """Bytes of the CPU tensor storages in a CPU tree (accuracy_check.leaves walks it), each storage counted once."""
+    """Bytes of the CPU tensor storages in a CPU tree (output_tree.leaves walks it), each storage counted once."""
     import torch
-
-    from benchmarks.child.accuracy_check import leaves
 
     storages = {}
     for leaf in leaves(tree).values():

@@ -1,8 +1,11 @@
-"""A config's accuracy status, named as PyTorch's dynamo harness (and the HUD dashboard) names it.
+"""A config's verdict: its accuracy status, named as PyTorch's dynamo harness (and the HUD dashboard) names it, and
+the golden check's failures beside those names.
 
 Every record carries one in `accuracy`; records written before it existed get one derived from their status,
 failure phase and verification code, so reports and compare treat old and new results alike. The child
-writes the status it judged (docs/architecture.md, "Accuracy"); `derive` is the rule for everything else.
+writes the status it judged (docs/architecture.md, "Accuracy"); `derive` is the rule for everything else, and
+`settle` the one place the key is written, the golden check folded in (`with_golden`). Every tool asks the
+questions here: `passed`, `failed` and `first_not_passing`.
 """
 
 from __future__ import annotations
@@ -29,6 +32,12 @@ OOM = "OOM"
 TIMEOUT = "timeout"
 SKIPPED = "skipped"  # a decision, not a failure: counted in a pass rate's denominator only where asked
 NOT_CHECKED = "not_checked"  # ran, but without --verify: no judgement either way
+# --golden's failures (child/golden.py writes them in the record's `golden`): the result is outside the stored
+# one's tolerance; the entry is missing; the entry is unreadable or another config's. Ours, not the harness's.
+FAIL_GOLDEN = "fail_golden"
+NO_GOLDEN = "no_golden"
+BAD_GOLDEN = "bad_golden"
+GOLDEN_FAILURES = (FAIL_GOLDEN, NO_GOLDEN, BAD_GOLDEN)
 
 # The record's keys: the status (every record), then --verify's figures behind it (docs/architecture.md, "The
 # record"); the child writes them after the verification keys, the analyzer shows each as a column.
@@ -44,9 +53,11 @@ REFERENCES = (REFERENCE_FP64, REFERENCE_COSINE, REFERENCE_MEAN_REL_ERROR)
 
 EAGER_RUN_FAILURES = (EAGER_1ST_RUN_FAIL, EAGER_1ST_RUN_OOM, EAGER_2ND_RUN_FAIL, EAGER_2ND_RUN_OOM)
 STATUSES = (PASS, PASS_DUE_TO_SKIP, FAIL_ACCURACY, EAGER_TWO_RUNS_DIFFER, EAGER_FAIL_TO_RUN) + EAGER_RUN_FAILURES + (
-    FAIL_TO_RUN, MODEL_FAIL_TO_LOAD, OOM, TIMEOUT, SKIPPED, NOT_CHECKED)
+    FAIL_TO_RUN, MODEL_FAIL_TO_LOAD, OOM, TIMEOUT, SKIPPED, NOT_CHECKED) + GOLDEN_FAILURES
+# The statuses that are a verdict against the config (the runner's exit status 1, history's events); neither a
+# skip nor not_checked is one.
 FAILURES = (FAIL_ACCURACY, EAGER_TWO_RUNS_DIFFER, EAGER_FAIL_TO_RUN) + EAGER_RUN_FAILURES + (
-    FAIL_TO_RUN, MODEL_FAIL_TO_LOAD, OOM, TIMEOUT)
+    FAIL_TO_RUN, MODEL_FAIL_TO_LOAD, OOM, TIMEOUT) + GOLDEN_FAILURES
 # The statuses a pass rate counts as passed: the HUD's passing names that we write (it also counts its
 # `eager_variation`, which the harness no longer writes).
 PASSING = (PASS, PASS_DUE_TO_SKIP)
@@ -55,6 +66,45 @@ PASSING = (PASS, PASS_DUE_TO_SKIP)
 def passed(status) -> bool:
     """Whether an accuracy status counts as a pass (the dashboard's pass rate, compare's accuracy gate)."""
     return status in PASSING
+
+
+def failed(status) -> bool:
+    """Whether an accuracy status is a failure of the config (the runner's exit status and progress line, history's
+    events): neither a pass nor `skipped` nor `not_checked`."""
+    return status in FAILURES
+
+
+def first_not_passing(statuses):
+    """The first status of `statuses` that isn't a pass, else the first one; None for none (a config's verdict over
+    its rounds: the dashboard's entries, compare's accuracy gate)."""
+    statuses = list(statuses)
+    return next((s for s in statuses if not passed(s)), statuses[0]) if statuses else None
+
+
+def became_failing(before, after) -> bool:
+    """Whether a config's verdict went from a pass to anything else between two runs (compare's accuracy gate,
+    history's accuracy-failure event): one rule for both tools."""
+    return passed(before) and after is not None and not passed(after)
+
+
+def golden_status(record: dict):
+    """The golden check's status in the record's `golden` (child/golden.py), or None without a check."""
+    golden = record.get("golden")
+    return golden.get("status") if isinstance(golden, dict) else None
+
+
+def with_golden(status: str, record: dict) -> str:
+    """`status` with the record's golden check folded in (docs/architecture.md, "Accuracy"): the golden's failure
+    replaces a passing or not_checked status, a golden pass replaces not_checked; any other status stays, so the
+    config's own failure, eager's failures and --verify's fail_accuracy come first (`golden.status` keeps the
+    golden's own). A save (`saved`) and a check that never ran (`not_checked`) change nothing."""
+    found = golden_status(record)
+    if found in GOLDEN_FAILURES and (passed(status) or status == NOT_CHECKED):
+        return found
+    if found == PASS and status == NOT_CHECKED:
+        return PASS
+    return status
+
 
 # Phases before the model exists: a failure there is the model's, not the backend's.
 _LOAD_PHASES = ("setup", "load")
@@ -78,6 +128,10 @@ def derive(record: dict) -> str:
     own = record.get("accuracy")
     if own in STATUSES:
         return own
+    return with_golden(_without_golden(record), record)
+
+
+def _without_golden(record: dict) -> str:
     status = records.record_status(record)
     if status == records.STATUS_SKIP:
         return SKIPPED
@@ -99,8 +153,8 @@ def derive(record: dict) -> str:
 
 def settle(record: dict, judged: Optional[str] = None) -> str:
     """The one place a record's `accuracy` is written: `judged`, the status --verify decided for it (child/verify.py
-    `Verifier.finish`), else the rule `derive` (a status a child already wrote is kept). The child settles its
-    record last, the parent the records it writes (crash, timeout, oom, skip) and the child records it takes in; a
-    key already placed keeps its position."""
-    record["accuracy"] = judged if judged in STATUSES else derive(record)
+    `Verifier.finish`), else the rule `derive` (a status a child already wrote is kept); then the golden check
+    folded in (`with_golden`). The child settles its record last, the parent the records it writes (crash, timeout,
+    oom, skip) and the child records it takes in; a key already placed keeps its position."""
+    record["accuracy"] = with_golden(judged if judged in STATUSES else derive(record), record)
     return record["accuracy"]

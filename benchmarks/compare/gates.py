@@ -23,8 +23,7 @@ class Limits:
 
 def accuracy(found: list) -> Optional[str]:
     """A side's accuracy: the first of its processes that did not pass, else pass (None without records)."""
-    statuses = [Measurement(r).accuracy for r in found]
-    return next((s for s in statuses if not accuracy_status.passed(s)), statuses[0]) if statuses else None
+    return accuracy_status.first_not_passing(Measurement(r).accuracy for r in found)
 
 
 def dynamo_stat(found: list, name: str) -> Optional[int]:
@@ -62,7 +61,7 @@ def findings(control: list, treatment: list, indexes: tuple, limits: Limits) -> 
     """[(gate, what changed)] of one config's two sides (lists of records)."""
     out = []
     before, after = accuracy(control), accuracy(treatment)
-    if accuracy_status.passed(before) and after is not None and not accuracy_status.passed(after):
+    if accuracy_status.became_failing(before, after):
         out.append((ACCURACY, f"accuracy pass -> {after}"))
     for gate, stat in ((GRAPH_BREAKS, "graph_breaks"), (RECOMPILES, "recompiles")):
         old, new = dynamo_stat(control, stat), dynamo_stat(treatment, stat)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from benchmarks.common import records
+from benchmarks.common import accuracy_status, records
 from benchmarks.common.cli_support import choice_list
 
 SLOWER, FASTER, SAME, UNSURE = "slower", "faster", "same", "unsure"
@@ -37,8 +37,9 @@ def failure(found: list) -> Optional[str]:
             error = record.get("error")
             message = error.get("message") if isinstance(error, dict) else (record.get("metrics") or {}).get("error")
             return f"{status}: {_error_line(str(message))}" if message else status
-        if record.get("verification_code") == records.FAIL:
-            return "verification FAIL"
+        verdict = accuracy_status.derive(record)  # the record's one verdict: --verify's and the golden check's
+        if accuracy_status.failed(verdict):
+            return f"accuracy {verdict}"
     return None
 
 

@@ -32,7 +32,7 @@ CREATE TABLE IF NOT EXISTS measurements (
     id INTEGER PRIMARY KEY, digest TEXT NOT NULL UNIQUE,
     run_id INTEGER NOT NULL REFERENCES runs(id), config_id INTEGER NOT NULL REFERENCES configs(id),
     round INTEGER NOT NULL, status TEXT NOT NULL, verification TEXT, samples TEXT, compile_s REAL,
-    peak_rss REAL, graph_breaks INTEGER, source TEXT);
+    peak_rss REAL, graph_breaks INTEGER, source TEXT, accuracy TEXT);
 CREATE INDEX IF NOT EXISTS measurements_by_config ON measurements (config_id, run_id);
 """
 
@@ -91,6 +91,17 @@ def _open(connection: sqlite3.Connection, path: str) -> None:
         connection.commit()
     elif found[0] != str(SCHEMA_VERSION):
         raise DatabaseError(f"{path}: history schema {found[0]}, this tool reads {SCHEMA_VERSION}")
+    add_accuracy_column(connection)
+
+
+def add_accuracy_column(connection: sqlite3.Connection) -> None:
+    """A database made before measurements had `accuracy` (the record's verdict) gets the column, empty: its rows'
+    verdict is derived from their status and verification code when read (series._accuracy). An addition, so the
+    schema version stays."""
+    columns = {row[1] for row in connection.execute("PRAGMA table_info(measurements)")}
+    if "accuracy" not in columns:
+        connection.execute("ALTER TABLE measurements ADD COLUMN accuracy TEXT")
+        connection.commit()
 
 
 def run_id(connection: sqlite3.Connection, timestamp: float, host: str, commit: str) -> int:
@@ -118,9 +129,9 @@ def add_measurement(connection: sqlite3.Connection, view, source: str) -> bool:
     run = run_id(connection, view.timestamp, view.host, view.commit)
     config = config_id(connection, view.config_key, view.labels)
     cursor = connection.execute(
-        "INSERT OR IGNORE INTO measurements (digest, run_id, config_id, round, status, verification, samples, "
-        "compile_s, peak_rss, graph_breaks, source) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (view.digest, run, config, view.round, view.status, view.verification,
+        "INSERT OR IGNORE INTO measurements (digest, run_id, config_id, round, status, verification, accuracy, "
+        "samples, compile_s, peak_rss, graph_breaks, source) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (view.digest, run, config, view.round, view.status, view.verification, view.accuracy,
          None if view.samples is None else json.dumps(view.samples), view.compile_s, view.peak_rss,
          view.graph_breaks, source))
     return cursor.rowcount == 1
@@ -135,7 +146,7 @@ def configs(connection: sqlite3.Connection) -> list:
 def measurements(connection: sqlite3.Connection, config: int) -> list:
     """A config's measurements with their runs, oldest run first: dicts of the columns."""
     cursor = connection.execute(
-        "SELECT r.id, r.timestamp, r.host, r.commit_sha, m.round, m.status, m.verification, m.samples, "
+        "SELECT r.id, r.timestamp, r.host, r.commit_sha, m.round, m.status, m.verification, m.accuracy, m.samples, "
         "m.compile_s, m.peak_rss, m.graph_breaks FROM measurements m JOIN runs r ON r.id = m.run_id "
         "WHERE m.config_id = ? ORDER BY r.timestamp, r.id, m.round", (config,))
     names = [d[0] for d in cursor.description]

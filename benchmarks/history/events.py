@@ -2,8 +2,10 @@
 
 new-failure      the config ran (status ok) in the previous run and failed (error, timeout, crash, oom)
 fixed            the other way round
-accuracy-failure its verification passed (PASS) and now fails (FAIL)
-accuracy-fixed   the other way round
+accuracy-failure its verdict (`accuracy`: --verify's status, or the golden check's failure) passed and now doesn't
+                 (common/accuracy_status.became_failing, the rule of compare's accuracy gate: a run that now
+                 crashes is a new-failure and an accuracy-failure, as compare's gates say)
+accuracy-fixed   its verdict failed and now passes
 graph-breaks     dynamo reported more graph breaks than in the previous run
 """
 
@@ -11,7 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from benchmarks.common import records
+from benchmarks.common import accuracy_status, records
 
 NEW_FAILURE, FIXED = "new-failure", "fixed"
 ACCURACY_FAILURE, ACCURACY_FIXED = "accuracy-failure", "accuracy-fixed"
@@ -45,10 +47,10 @@ def series_events(one) -> list:
             out.append(Event(NEW_FAILURE, one, before, after, f"status {after.status}"))
         elif _failed(before) and _ran(after):
             out.append(Event(FIXED, one, before, after, f"was {before.status}"))
-        if before.verification == records.PASS and after.verification == records.FAIL:
-            out.append(Event(ACCURACY_FAILURE, one, before, after, "verification PASS -> FAIL"))
-        elif before.verification == records.FAIL and after.verification == records.PASS:
-            out.append(Event(ACCURACY_FIXED, one, before, after, "verification FAIL -> PASS"))
+        if accuracy_status.became_failing(before.accuracy, after.accuracy):
+            out.append(Event(ACCURACY_FAILURE, one, before, after, f"accuracy {before.accuracy} -> {after.accuracy}"))
+        elif accuracy_status.failed(before.accuracy) and accuracy_status.passed(after.accuracy):
+            out.append(Event(ACCURACY_FIXED, one, before, after, f"accuracy {before.accuracy} -> {after.accuracy}"))
         if before.graph_breaks is not None and after.graph_breaks is not None \
                 and after.graph_breaks > before.graph_breaks:
             out.append(Event(GRAPH_BREAKS, one, before, after,

@@ -15,7 +15,7 @@ from benchmarks.common import html_style
 
 SERIES_COLUMNS = ("suite", "model", "backend", "test", "precision", "accelerator_model", "batch_size", "timestamp",
                   "time_utc", "commit", "host", "median_ms", "compile_s", "peak_mib", "status", "verification",
-                  "graph_breaks", "processes", "change")
+                  "accuracy", "graph_breaks", "processes", "change")
 
 
 def _number(value, scale: float = 1.0, digits: int = 4) -> str:
@@ -59,7 +59,7 @@ def series_rows(all_series: list, changes: list) -> list:
                          "time_utc": point.when(), "commit": point.commit, "host": point.host,
                          "median_ms": _number(point.median, 1e3, 6), "compile_s": _number(point.compile_s),
                          "peak_mib": _number(point.peak_rss, 1 / 2**20), "status": point.status,
-                         "verification": point.verification,
+                         "verification": point.verification, "accuracy": point.accuracy or "",
                          "graph_breaks": "" if point.graph_breaks is None else point.graph_breaks,
                          "processes": len(point.processes), "change": change_text(change) if change else ""})
     return rows

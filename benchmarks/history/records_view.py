@@ -64,7 +64,8 @@ class RecordView:
     labels: Labels
     round: int
     status: str
-    verification: str
+    verification: str  # upstream's verification_code, as the record has it (shown, never judged by)
+    accuracy: str  # the record's verdict (common/accuracy_status.py): what history's accuracy events read
     samples: Optional[list]  # per-iteration seconds, steady state (None: none usable)
     compile_s: Optional[float]
     peak_rss: Optional[float]
@@ -98,5 +99,5 @@ def view(record: dict, commit: Optional[str] = None) -> tuple:
         commit=commit or _text(environment.get("git_commit")),
         # One series per config on one kind of machine: the accelerator model is part of it.
         config_key=json.dumps([m.config_key, m.accelerator_model]), labels=Labels.of(m), round=m.round,
-        status=m.status, verification=_text(record.get("verification_code")), samples=samples,
+        status=m.status, verification=_text(record.get("verification_code")), accuracy=m.accuracy, samples=samples,
         compile_s=compile_s, peak_rss=peak, graph_breaks=m.dynamo_stat("graph_breaks"), digest=digest), None

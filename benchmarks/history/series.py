@@ -8,7 +8,7 @@ import statistics
 from datetime import datetime, timezone
 from typing import Optional
 
-from benchmarks.common import records
+from benchmarks.common import accuracy_status, records
 from benchmarks.history import database, records_view
 
 
@@ -21,7 +21,8 @@ class Point:
     host: str
     commit: str
     status: str  # ok when every record of the run is; else the first failure's status
-    verification: str
+    verification: str  # upstream's verification code (shown): a FAIL in any round, else the first record's
+    accuracy: Optional[str]  # the run's verdict: the first round's that isn't a pass, else the first's (events.py)
     processes: list  # per record (process): its per-iteration samples, seconds
     compile_s: Optional[float]
     peak_rss: Optional[float]
@@ -64,15 +65,22 @@ def _point(rows: list) -> Point:
                                        else records.STATUS_OK)
     # The run's verification: a FAIL in any round is a FAIL; else the first record's code.
     verification = records.FAIL if records.FAIL in codes else (codes[0] if codes else "")
+    verdicts = [_accuracy(row) for row in rows]
     compiles = [row["compile_s"] for row in rows if row["compile_s"] is not None]
     peaks = [row["peak_rss"] for row in rows if row["peak_rss"] is not None]
     breaks = [row["graph_breaks"] for row in rows if row["graph_breaks"] is not None]
     first = rows[0]
     return Point(run_id=first["id"], timestamp=first["timestamp"], host=first["host"], commit=first["commit_sha"],
-                 status=status, verification=verification,
+                 status=status, verification=verification, accuracy=accuracy_status.first_not_passing(verdicts),
                  processes=[json.loads(row["samples"]) for row in rows if row["samples"] and row["status"] == "ok"],
                  compile_s=statistics.median(compiles) if compiles else None, peak_rss=max(peaks) if peaks else None,
                  graph_breaks=max(breaks) if breaks else None)
+
+
+def _accuracy(row: dict) -> str:
+    """A measurement's verdict: stored, or (a row ingested before the column existed) derived as for any record."""
+    return row.get("accuracy") or accuracy_status.derive({"status": row["status"],
+                                                          "verification_code": row["verification"] or None})
 
 
 def load(connection, configs: list) -> list:

@@ -61,7 +61,11 @@ class Progress:
         status = record["status"]
         if status == records.STATUS_OK:
             ms = _median_ms(record)
-            what = f"ok, median {float('nan') if ms is None else ms:.3f} ms/iter"
+            verdict = accuracy_status.derive(record)  # a config that ran but failed its check is not `ok`
+            what = f"{verdict if accuracy_status.failed(verdict) else 'ok'}, median " \
+                   f"{float('nan') if ms is None else ms:.3f} ms/iter"
+            why = verdict_detail(record, verdict)
+            what += f" ({why})" if why else ""
         else:
             error = record.get("error") or {}
             what = f"{status} in {error.get('phase')}: {error.get('message')}"
@@ -72,6 +76,32 @@ class Progress:
         if self.bar:
             self.bar.set_postfix(counts)
             self.bar.update(1)
+
+
+def verdict_detail(record: dict, verdict: str):
+    """Why an ok record's verdict fails, in a line: the golden check's message, or --verify's accuracy message."""
+    if not accuracy_status.failed(verdict):
+        return None
+    if verdict in accuracy_status.GOLDEN_FAILURES:
+        return f"golden: {(record.get('golden') or {}).get('message')}"
+    return record.get("accuracy_message") or record.get("accuracy_reason")
+
+
+def config_text(record: dict) -> str:
+    """A record's config as the progress line names it: the model and the experiment's slug (and round)."""
+    from benchmarks.common.experiment_config import ExperimentConfig
+
+    experiment = ExperimentConfig.from_dict(dict(record["experiment"], batch_size=record.get("requested_batch_size")))
+    text = f"{(record.get('model') or {}).get('model_name')} {experiment.slug()}"
+    return f"{text} round {record['round']}" if record.get("round") else text
+
+
+def not_passing(latest: dict) -> list:
+    """(config text, verdict) of the sweep's configs whose verdict is a failure (accuracy_status.failed; a failed
+    status always is), in order."""
+    found = [(config_text(r), accuracy_status.derive(r), records.record_status(r)) for r in latest.values()]
+    return [(text, verdict) for text, verdict, status in found
+            if accuracy_status.failed(verdict) or status in records.FAILED_STATUSES]
 
 
 def _median_ms(record: dict):
@@ -164,6 +194,9 @@ def latest_records(results_path: str, configs: list) -> dict:
     return latest
 
 
+MAX_NAMED = 20  # configs the summary's "not passing" line names; the rest are counted
+
+
 def end_of_sweep(results_path: str, latest: dict, options, counts: dict, already: int, seconds: float,
                  resume: str, beside: int = 0, jobs: int = 1) -> str:
     """The closing summary; `latest`: latest_records of the sweep's configs."""
@@ -177,11 +210,18 @@ def end_of_sweep(results_path: str, latest: dict, options, counts: dict, already
             codes[record.get("verification_code")] = codes.get(record.get("verification_code"), 0) + 1
     if codes:
         lines.append("verification: " + ", ".join(f"{count} {code}" for code, count in sorted(codes.items())))
+    if codes or any(accuracy_status.golden_status(r) not in (None, "saved") for r in latest.values()):  # --golden
         accuracy = {}  # the harness's statuses (docs/architecture.md, "Accuracy"): what the dashboard's pass rate counts
         for record in latest.values():
             status = accuracy_status.derive(record)
             accuracy[status] = accuracy.get(status, 0) + 1
         lines.append("accuracy: " + ", ".join(f"{count} {status}" for status, count in sorted(accuracy.items())))
+    failing = not_passing(latest)
+    if failing:  # the configs the exit status counts against the sweep, named (their verdict: common/accuracy_status)
+        more = len(failing) - MAX_NAMED
+        lines.append(f"not passing ({len(failing)}): " + "; ".join(f"{text}: {verdict}" for text, verdict in
+                                                                   failing[:MAX_NAMED])
+                     + (f"; and {more} more (their records' `accuracy`)" if more > 0 else ""))
     if beside:
         lines.append(f"note: {beside} config(s) were timed while other children ran beside them (--jobs {jobs}); "
                      "they shared the machine's memory bandwidth and caches: for final timings run with --jobs 1")

@@ -249,6 +249,7 @@ def run_locked(options: RunOptions, plan: Plan, executor, results_path: str) -> 
     latest = progress.latest_records(results_path, plan.configs)
     print(progress.end_of_sweep(results_path, latest, options, run.counts, already, elapsed,
                                 resume_command(options), beside=run.beside, jobs=executor.jobs))
-    # docs/command-line.md: a sweep whose configs' latest records include a failure is bad news (exit 1), resumed
-    # or not; every record is written all the same.
-    return EXIT_BAD_NEWS if any(records.record_status(r) in records.FAILED_STATUSES for r in latest.values()) else 0
+    # docs/command-line.md: a sweep whose configs' latest records include a failure (a failed status, or a verdict
+    # that fails: --verify's, the golden check's) is bad news (exit 1), resumed or not; every record is written all
+    # the same.
+    return EXIT_BAD_NEWS if progress.not_passing(latest) else 0

@@ -30,6 +30,9 @@ MODELS = {
     "listed_non_deterministic": "works; on the rule's non-deterministic test list (common/harness_accuracy.yaml "
                                 "own_suites): a fail_accuracy counts as pass, as the harness does",
     "listed_unchecked": "works; on the rule's large-model test list: --verify gives pass_due_to_skip, unchecked",
+    "drifts_when_armed": "works; with drift in BENCHMARKS_FAULTS_ARMED its output is 1 % off when dynamo compiles it "
+                         "(--verify: fail_accuracy)",
+    "crashes_when_armed": "works; with crash in BENCHMARKS_FAULTS_ARMED its forward segfaults (a crash record)",
     "page_churn": "writes a fresh 64 MiB buffer every forward, mapped and unmapped each time (works; its record warns "
                   "of heavy page faults)",
 }

@@ -186,6 +186,40 @@ class Plain(_Base):
         return torch.relu(self.fc(x))
 
 
+# Faults armed by the child's environment, not by the config: the same config passes in one run and fails in the
+# next, as after a change of code (history and compare see a config go from pass to failing). A comma list of names.
+ARMED_VARIABLE = "BENCHMARKS_FAULTS_ARMED"
+
+
+def armed(name: str) -> bool:
+    return name in os.environ.get(ARMED_VARIABLE, "").split(",")
+
+
+class DriftsWhenArmed(Plain):
+    """Works; armed (`drift`), its output is 1 % larger when dynamo compiles it: --verify's fail_accuracy."""
+
+    def __init__(self):
+        super().__init__()
+        self.armed = armed("drift")  # read once, in eager code: dynamo guards on the attribute
+
+    def forward(self, x):
+        out = torch.relu(self.fc(x))
+        return out * 1.01 if self.armed and torch.compiler.is_compiling() else out
+
+
+class CrashesWhenArmed(Plain):
+    """Works; armed (`crash`), its forward dereferences a null pointer (a crash record)."""
+
+    def __init__(self):
+        super().__init__()
+        self.armed = armed("crash")
+
+    def forward(self, x):
+        if self.armed:
+            ctypes.string_at(0)
+        return torch.relu(self.fc(x))
+
+
 class PageChurn(_Base):
     """Writes a fresh buffer of BYTES every forward: above glibc's fixed mmap threshold (32 MiB), so each call maps
     it, faults every page in and unmaps it (heavy page faults in every timed run, whatever the policy)."""
@@ -218,4 +252,6 @@ MODELS = {
     "listed_non_deterministic": Plain,
     "listed_unchecked": Plain,
     "page_churn": PageChurn,
+    "drifts_when_armed": DriftsWhenArmed,
+    "crashes_when_armed": CrashesWhenArmed,
 }
