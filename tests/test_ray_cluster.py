@@ -186,6 +186,43 @@ def test_a_killed_driver_leaves_no_child_on_any_node(cluster, tmp_path):
     driver.wait()
     wait_for(lambda: not ray_children(driver.pid), timeout=60, what="every child to be gone")
     wait_for(lambda: not processes_mentioning(f"-{driver.pid}-"), timeout=60, what="every node's fork server to be gone")
+    # Its scratch on the nodes (core locks, the tasks' output scratch) stays: no one was left to remove it...
+    assert {os.path.basename(os.path.dirname(p)) for p in sweep_scratch(driver.pid)} == {
+        f"ptbench-cores-{os.getuid()}", f"ptbench-ray-{os.getuid()}"}
+    # ...until the next sweep starts (or ends) on the cluster.
+    run_runner(*EAGER, "-k", "^mlp$", "--executor=ray", f"--ray-address={simulated.address}",
+               f"--output-dirname={tmp_path / 'next'}", env=CLUSTER_ENV, check_rc=0)
+    assert sweep_scratch(driver.pid) == []
+
+
+def sweep_scratch(driver_pid: int) -> list:
+    """The scratch directories on this machine's nodes of the sweep whose driver is `driver_pid`."""
+    found = []
+    for kind in ("cores", "ray"):
+        root = os.path.join(tempfile.gettempdir(), f"ptbench-{kind}-{os.getuid()}")
+        if os.path.isdir(root):
+            found += [os.path.join(root, n) for n in os.listdir(root) if f"-{driver_pid}-" in n]
+    return sorted(found)
+
+
+def test_a_task_whose_worker_was_killed_runs_again_on_another_node_and_leaves_no_scratch(cluster, tmp_path):
+    """The worker of a running task killed on a live node: the retry goes to the other node (there is one), and
+    when the sweep ends no scratch of it is left on any node: core locks, the dead task's output scratch, the
+    sweep's directory (spawned children: no fork server cleans up after them)."""
+    simulated, _ = cluster
+    driver = subprocess.Popen([PYTHON, str(ROOT / "experiment_runner.py"), *SLEEPY, "--repeat=8", "--batch-size=1",
+                               "--launch=spawn", "--executor=ray", f"--ray-address={simulated.address}",
+                               f"--output-dirname={tmp_path}"], cwd=ROOT, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True, env=CLUSTER_ENV)
+    [child] = wait_for(lambda: ray_children(driver.pid), timeout=180, what="the config's child")
+    child.parent().kill()  # the Ray worker running the task (a spawned child's parent)
+    _, err = driver.communicate(timeout=400)
+    assert driver.returncode == 0, err
+    [record] = read_jsonl(tmp_path / "results.jsonl")
+    facts = executor_of(record)
+    assert record["status"] == "ok" and facts["retries"] == 1 and "was lost" in facts["lost_before"]
+    assert facts["lost_on"] and facts["node_id"] != facts["lost_on"]  # the other node ran it
+    assert sweep_scratch(driver.pid) == []
 
 
 def test_a_node_whose_fork_servers_can_not_start_spawns_its_children_and_says_so(cluster, tmp_path):

@@ -15,10 +15,9 @@ from __future__ import annotations
 
 import logging
 import os
-import tempfile
 from typing import Optional
 
-from benchmarks.common.safe_paths import safe_name
+from benchmarks.common import scratch_dirs
 from benchmarks.runner import fork_server
 
 log = logging.getLogger("benchmarks.runner.node_fork_servers")
@@ -28,7 +27,7 @@ CLOSE_SECONDS = 30.0  # how long the driver waits for a node to stop its servers
 
 def node_scratch(sweep_id: str) -> str:
     """The sweep's scratch directory on a node (tasks' output directories, the servers' logs)."""
-    return os.path.join(tempfile.gettempdir(), f"ptbench-ray-{os.getuid()}", safe_name(sweep_id))
+    return scratch_dirs.sweep_dir("ray", sweep_id)
 
 
 def actor_name(sweep_id: str, node_id: str) -> str:
