@@ -9,7 +9,8 @@ it at random moments; each time the sweep was killed, the same command resumes i
   one-CPU nodes on this machine): SIGKILL a child, remove a node (a fresh one joins in its place), SIGKILL the
   driver.
 
-Each phase first runs one clean round (it fills the compile cache; its wall time is the baseline). Every round
+Each phase first runs a clean round (with Inductor two: the first fills the compile cache); the last clean
+round's wall time is the baseline. Every round
 writes a results file of its own; after each, the soak counts the configs with exactly one record (the
 record is the config's final answer: a killed child's is a crash, a stopped one's a timeout), the lost ones
 (no record), the duplicated ones (more than one), torn lines, and, once the sweep has ended, the processes and
@@ -118,14 +119,15 @@ def ray_targets(driver_pid: int) -> dict:
     return {"servers": [], "children": children}
 
 
-def processes_mentioning(texts: list) -> list:
+def processes_mentioning(texts: list, also: str = "") -> list:
+    """Live processes whose command line holds any of `texts` (and `also`)."""
     psutil = psutil_module()
     found = []
     for proc in psutil.process_iter():
         if proc.pid == os.getpid():
             continue
         line = cmdline(proc)
-        if any(text in line for text in texts):
+        if any(text in line for text in texts) and also in line:
             found.append(proc)
     return found
 
@@ -162,10 +164,13 @@ class Chaos:
             if proc.poll() is not None:
                 break
             if act[kind](proc, targets(proc.pid), pick):
+                if kind in ("kill_parent", "kill_driver"):
+                    if proc.wait() == -signal.SIGKILL:  # not when it had just ended by itself
+                        self.counts[kind] += 1
+                        injected += 1
+                    break
                 self.counts[kind] += 1
                 injected += 1
-                if kind in ("kill_parent", "kill_driver"):
-                    break
         return injected
 
 
@@ -184,7 +189,7 @@ def kill_fork_server(proc, found, pick) -> bool:
 
 
 def kill_parent(proc, found, pick) -> bool:
-    return signal_quietly(proc, signal.SIGKILL)
+    return proc.poll() is None and signal_quietly(proc, signal.SIGKILL)
 
 
 def stop_child_past_timeout(timeout: int):
@@ -270,11 +275,11 @@ class Tally:
                               f"expected, {torn} torn line(s)")
 
 
-def wait_gone(texts: list, seconds: float) -> list:
-    """Processes still mentioning any of `texts` after up to `seconds` (what a sweep left behind)."""
+def wait_gone(texts: list, seconds: float, also: str = "") -> list:
+    """Processes still mentioning any of `texts` (and `also`) after up to `seconds` (what a sweep left behind)."""
     end = time.monotonic() + seconds
     while True:
-        left = processes_mentioning(texts)
+        left = processes_mentioning(texts, also)
         if not left or time.monotonic() > end:
             return left
         time.sleep(0.5)
@@ -290,6 +295,11 @@ def sweep_flags(args, out: str) -> list:
             f"--subprocess-timeout={args.timeout}", f"--output-dirname={out}"]
 
 
+def clean_rounds(args) -> int:
+    """Rounds without faults first: one fills the compile cache (Inductor), the last is the baseline."""
+    return 1 if args.eager_only else 2
+
+
 def run_round(args, tally: Tally, sweep: list, env: dict, chaos, targets, act, faulted: bool, expected: int,
               results: str, watch: list, before_run=None) -> None:
     """Run the sweep command until it ends by itself, resuming it after each kill; then account for it."""
@@ -303,7 +313,7 @@ def run_round(args, tally: Tally, sweep: list, env: dict, chaos, targets, act, f
         errors = []
         reader = threading.Thread(target=lambda: errors.append(proc.stderr.read()), daemon=True)
         reader.start()
-        tally.runs += 1
+        tally.runs += faulted
         if faulted and faults < MAX_FAULTS_PER_ROUND:
             faults += chaos.run(proc, targets, MAX_FAULTS_PER_ROUND - faults, act)
         proc.wait()
@@ -338,8 +348,8 @@ def local_phase(args, rng, env, temp, deadline) -> Tally:
     rounds = 0
     while True:
         out = os.path.join(args.output_dir, f"local-{rounds}")
-        faulted = rounds > 0
-        if faulted and (args.iterations is not None and rounds > args.iterations
+        faulted = rounds >= clean_rounds(args)
+        if faulted and (args.iterations is not None and rounds >= args.iterations + clean_rounds(args)
                         or args.iterations is None and time.monotonic() > deadline):
             break
         run_round(args, tally, sweep_flags(args, out), env, chaos, local_targets, act, faulted, expected,
@@ -353,6 +363,7 @@ def ray_phase(args, rng, env, temp, deadline) -> Tally:
     from ray.cluster_utils import Cluster
 
     tally = Tally("ray")
+    os.makedirs(os.path.join(temp, "ray"), exist_ok=True)  # Ray notes its cluster's address there
     cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 0, "temp_dir": os.path.join(temp, "r")})
     nodes = [cluster.add_node(num_cpus=1) for _ in range(2)]
     cluster.wait_for_nodes()
@@ -378,19 +389,22 @@ def ray_phase(args, rng, env, temp, deadline) -> Tally:
         rounds = 0
         while True:
             out = os.path.join(args.output_dir, f"ray-{rounds}")
-            faulted = rounds > 0
-            if faulted and (args.iterations is not None and rounds > args.iterations
+            faulted = rounds >= clean_rounds(args)
+            if faulted and (args.iterations is not None and rounds >= args.iterations + clean_rounds(args)
                             or args.iterations is None and time.monotonic() > deadline):
                 break
             sweep = sweep_flags(args, out) + ["--executor=ray", f"--ray-address={cluster.address}"]
             run_round(args, tally, sweep, ray_env, chaos, targets, act, faulted, expected,
                       os.path.join(out, "results.jsonl"), [out])
             rounds += 1
-        left = wait_gone([f"-{pid}-" for pid in set(drivers)], 15)
+        left = wait_gone([f"-{pid}-" for pid in set(drivers)], 15, also="ptbench-")  # children, node fork servers
         tally.processes_left += len(left)
+        if left:
+            tally.notes.append("left running: " + "; ".join(f"{p.pid} {cmdline(p)[:120]}" for p in left))
         tally.scratch_left = len(scratch_left(temp))
         for path in scratch_left(temp):
-            tally.notes.append(f"scratch left: {path}")
+            inside = [os.path.relpath(os.path.join(d, n), path) for d, dirs, files in os.walk(path) for n in dirs + files]
+            tally.notes.append(f"scratch left: {path} holding {inside[:6]}")
     finally:
         cluster.shutdown()
     return tally

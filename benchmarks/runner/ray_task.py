@@ -153,11 +153,20 @@ def tidy_node(sweep_id: str, ending: bool) -> list:
         removed.append(locks)
     scratch = node_fork_servers.node_scratch(sweep_id)
     if os.path.isdir(scratch):
+        import ray
+
+        alive = [n["NodeID"] for n in ray.nodes() if n.get("Alive")]
         for name in sorted(os.listdir(scratch)):
             path = os.path.join(scratch, name)
             if name.startswith("out-") and name.endswith(".log"):
                 shutil.rmtree(path[:-len(".log")], ignore_errors=True)
                 os.remove(path)
                 removed.append(path[:-len(".log")])
+            elif (name.startswith(node_fork_servers.SERVERS_DIR)
+                  and not any(n.startswith(name[len(node_fork_servers.SERVERS_DIR):]) for n in alive)):
+                # the servers of a node that left the cluster (nodes may share a machine): their actor died
+                # with the node, so their logs can't come home
+                shutil.rmtree(path, ignore_errors=True)
+                removed.append(path)
         scratch_dirs.remove_empty_dirs(scratch)
     return removed
