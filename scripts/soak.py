@@ -1,7 +1,7 @@
 """`make soak`: hours of faults with nothing lost, as a figure (not a test; docs/runner.md, "Soak").
 
-A sweep of small models (the dummy suite's mlp and cnn; eager and Inductor, eval and train, --jobs 2, children
-forked from the fork server, a short --subprocess-timeout) runs again and again while a seeded chaos loop hits
+A sweep of small models (the dummy suite's mlp and cnn; eager and Inductor from the machine's compile cache,
+eval and train, --jobs 2, children forked from the fork server, a short --subprocess-timeout) runs again and again while a seeded chaos loop hits
 it at random moments; each time the sweep was killed, the same command resumes it, until the round is whole.
 
 - Phase "local": SIGKILL a child, a fork server or the parent; SIGSTOP a child past the timeout (then SIGCONT).
@@ -275,6 +275,15 @@ class Tally:
                               f"expected, {torn} torn line(s)")
 
 
+def note_scratch(tally: Tally, temp: str) -> None:
+    """Count the scratch left in the soak's temp directory, and say what each holds."""
+    left = scratch_left(temp)
+    tally.scratch_left = len(left)
+    for path in left:
+        inside = [os.path.relpath(os.path.join(d, n), path) for d, dirs, files in os.walk(path) for n in dirs + files]
+        tally.notes.append(f"scratch left: {path} holding {inside[:6]}")
+
+
 def wait_gone(texts: list, seconds: float, also: str = "") -> list:
     """Processes still mentioning any of `texts` (and `also`) after up to `seconds` (what a sweep left behind)."""
     end = time.monotonic() + seconds
@@ -289,7 +298,8 @@ def wait_gone(texts: list, seconds: float, also: str = "") -> list:
 
 
 def sweep_flags(args, out: str) -> list:
-    dynamo = ["--dynamo=None"] + ([] if args.eager_only else ["--dynamo=inductor"])
+    # Inductor compiles from the machine's cache (--compile-cache=shared): a resumed config compiles again cheaply.
+    dynamo = ["--dynamo=None"] + ([] if args.eager_only else ["--dynamo=inductor", "--compile-cache=shared"])
     return ["--suite-name=dummy", "-k", MODELS, "--accelerator=cpu", "--xla=None", *dynamo, "--test=eval",
             "--test=train", "--jobs=2", "--launch=fork", "--repeat=2", "--warmup=1",
             f"--subprocess-timeout={args.timeout}", f"--output-dirname={out}"]
@@ -355,7 +365,7 @@ def local_phase(args, rng, env, temp, deadline) -> Tally:
         run_round(args, tally, sweep_flags(args, out), env, chaos, local_targets, act, faulted, expected,
                   os.path.join(out, "results.jsonl"), [out, temp])
         rounds += 1
-    tally.scratch_left = len(scratch_left(temp))
+    note_scratch(tally, temp)
     return tally
 
 
@@ -401,10 +411,7 @@ def ray_phase(args, rng, env, temp, deadline) -> Tally:
         tally.processes_left += len(left)
         if left:
             tally.notes.append("left running: " + "; ".join(f"{p.pid} {cmdline(p)[:120]}" for p in left))
-        tally.scratch_left = len(scratch_left(temp))
-        for path in scratch_left(temp):
-            inside = [os.path.relpath(os.path.join(d, n), path) for d, dirs, files in os.walk(path) for n in dirs + files]
-            tally.notes.append(f"scratch left: {path} holding {inside[:6]}")
+        note_scratch(tally, temp)
     finally:
         cluster.shutdown()
     return tally

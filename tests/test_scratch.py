@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 
+import psutil
 import pytest
 
 from benchmarks.common import scratch_dirs
@@ -46,20 +47,37 @@ def test_only_scratch_whose_owner_is_gone_is_stale(tmp_path):
 
 
 @pytest.mark.integration
-def test_a_killed_sweeps_scratch_is_collected_when_the_next_sweep_starts(tmp_path):
-    """SIGKILL the parent while its fork server runs a child with a cold compile cache: the child dies with it
-    and its cache stays behind (the server removes its own socket's directory as it goes); the next sweep
-    removes it."""
+@pytest.mark.parametrize("killed", ["parent", "child"])
+def test_a_killed_sweeps_or_childs_scratch_is_collected(tmp_path, killed):
+    """SIGKILL the parent, or the child, while the fork server runs a child with a cold compile cache. A killed
+    parent: the child dies with it, its cache stays behind (the server removes its own socket's directory as it
+    goes) and the next sweep removes it. A killed child: its sweep removes its cache when it sees it end."""
     temp = tmp_path / "tmp"
     temp.mkdir()
     env = dict(os.environ, TMPDIR=str(temp))
     out = tmp_path / "out"
     args = ["--suite-name=faults", "--accelerator=cpu", "--xla=None", "--dynamo=aot_eager", "--test=eval",
             "--compile-cache=cold", "--repeat=1", "--warmup=0", f"--output-dirname={out}"]
-    parent = subprocess.Popen([PYTHON, str(ROOT / "experiment_runner.py"), *args, "-k", "^hang$"], cwd=ROOT,
-                              env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    wait_for(lambda: {"fork-server", "compile-cache"} <= kinds(temp), timeout=300,
-             what="the fork server's socket and the child's compile cache")
+    said = tmp_path / "stderr.txt"
+    with open(said, "wb") as stderr:
+        parent = subprocess.Popen([PYTHON, str(ROOT / "experiment_runner.py"), *args, "-k", "^hang$"], cwd=ROOT,
+                                  env=env, stdout=subprocess.DEVNULL, stderr=stderr)
+    try:
+        wait_for(lambda: {"fork-server", "compile-cache"} <= kinds(temp) or parent.poll() is not None, timeout=300,
+                 what="the fork server's socket and the child's compile cache")
+    finally:
+        if parent.poll() is None and not {"fork-server", "compile-cache"} <= kinds(temp):
+            parent.kill()
+    assert parent.poll() is None, f"the sweep ended (exit {parent.returncode}): {said.read_text()[-2000:]}"
+    if killed == "child":
+        [server] = [p for p in psutil.Process(parent.pid).children() if "zygote" in " ".join(p.cmdline())]
+        [child] = server.children()
+        child.kill()
+        assert parent.wait(timeout=120) == 1  # the child's crash record; its sweep has ended
+        [record] = read_jsonl(out / "results.jsonl")
+        assert record["status"] == "crash"
+        assert scratch_in(str(temp)) == []
+        return
     parent.send_signal(signal.SIGKILL)
     parent.wait()
     # The server and the child die with the parent; what they made stays, and each one's owner is gone.

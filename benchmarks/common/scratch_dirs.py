@@ -8,8 +8,9 @@ Two shapes, both under `tempfile.gettempdir()`:
   where the sweep id starts `<driver host>-<driver pid>-`; it is stale once that driver is gone. Only a
   driver of this host can be checked: another host's sweep directory is left to that sweep's own end.
 
-A sweep removes its own at its end; `collect_stale` removes the dead ones a killed process left, at the start
-of the next sweep. A pid that was reused by another process keeps its directory (never removes a live one).
+A sweep removes its own at its end, and the launcher what a child that did not end well made for itself
+(`remove_owned_by`); `collect_stale` removes the dead ones a killed process left, at the start of the next
+sweep. A pid that was reused by another process keeps its directory (never removes a live one).
 """
 
 from __future__ import annotations
@@ -105,6 +106,22 @@ def collect_stale(root: str = None) -> list:
         shutil.rmtree(path, ignore_errors=True)
         if not os.path.exists(path):
             removed.append(path)
+    return removed
+
+
+def remove_owned_by(pid: int, root: str = None) -> list:
+    """Remove the directories a process that is gone made for itself (a killed child's compile cache: it
+    had no chance to); the paths removed."""
+    import glob
+
+    if alive(pid):
+        return []
+    removed = []
+    for kind in OWNED_KINDS:
+        for path in glob.glob(os.path.join(root or tempfile.gettempdir(), f"{PREFIX}{kind}-{pid}-*")):
+            if _mine(path):
+                shutil.rmtree(path, ignore_errors=True)
+                removed.append(path)
     return removed
 
 

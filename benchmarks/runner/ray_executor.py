@@ -15,8 +15,9 @@ wrote its node in Ray's key-value store as it started), and its record says so
 (`environment.executor.retries`, `lost_on`); a second loss is a `crash` record (`ExecutorLost`). A
 config whose own child crashed is not retried: the child's end is an ordinary result. Ctrl-C cancels every
 task. When the sweep ends, a small task on every live node removes the sweep's scratch there and what dead
-sweeps left (`ray_task.tidy_node`), and the driver the sweep's empty directories under --artifacts-uri. How to join a cluster: `ray_join` (token, stale files). Every node needs the same environment and
-model sources at the same paths (docs/parallel.md).
+sweeps left (`ray_task.tidy_node`), and the driver the sweep's empty directories under --artifacts-uri.
+How to join a cluster: `ray_join` (token, stale files). Every node needs the same environment and model
+sources at the same paths (docs/parallel.md).
 """
 
 from __future__ import annotations
@@ -62,7 +63,8 @@ class RayExecutor:
         self.token = token if os.environ.get(ray_join.AUTH_MODE) == "token" else None
         self._saved_python_path = None
         self.sweep_id = None
-        self._in_flight: dict = {}  # object ref -> (job, running beside at start, attempt, cause of the last loss)
+        # object ref -> (job, running beside at start, attempt, cause of the last loss, the node it was lost on)
+        self._in_flight: dict = {}
         # The workers import this module: they find it on PYTHONPATH (the same path on every node). A local
         # instance's workers inherit this process's environment; a cluster's get it as the job's runtime env
         # (which costs every worker a slower start, so the local instance goes without).
@@ -89,7 +91,10 @@ class RayExecutor:
         self.options = options
         # Names the sweep's core locks and scratch directories on every node (the driver's host and pid).
         self.sweep_id = scratch_dirs.sweep_id_of(socket.gethostname(), os.getpid(), options.timestamp)
-        self._tidy(ending=False, wait=False)  # what dead sweeps left on the nodes goes while this one starts
+        try:
+            self._tidy(ending=False, wait=False)  # what dead sweeps left on the nodes goes while this one starts
+        except Exception as exc:  # a node that went away meanwhile: the next sweep collects it
+            log.debug("tidy: %s", exc)
 
     def describe(self) -> str:
         where = self.address or "a local Ray instance started for this sweep"
@@ -181,15 +186,15 @@ class RayExecutor:
                 return True
         return False
 
-    def _where(self, attempt_id: str, forget: bool = True) -> Optional[str]:
-        """The node the task of `attempt_id` started on (None if it never started, or the store is away)."""
+    def _where(self, attempt_id: str) -> Optional[str]:
+        """The node the task of `attempt_id` started on (None if it never started, or the store is away); the
+        note is removed from the store."""
         from ray.experimental import internal_kv
 
         key = ray_task.where_key(self.sweep_id, attempt_id)
         try:
             node = internal_kv._internal_kv_get(key, namespace=ray_task.WHERE_NAMESPACE)
-            if forget:
-                internal_kv._internal_kv_del(key, namespace=ray_task.WHERE_NAMESPACE)
+            internal_kv._internal_kv_del(key, namespace=ray_task.WHERE_NAMESPACE)
         except Exception as exc:  # the GCS is away: the retry goes wherever Ray finds room
             log.debug("where did %s run: %s", attempt_id, exc)
             return None
@@ -275,8 +280,12 @@ class RayExecutor:
                 os.environ["PYTHONPATH"] = self._saved_python_path
 
     def _tidy(self, ending: bool, wait: bool) -> None:
-        """A `ray_task.tidy_node` task on every live node (pinned there, no CPU held): the sweep's scratch when it
-        is `ending`, what dead sweeps left in any case; `wait`: for up to TIDY_SECONDS."""
+        """`ray_task.tidy_node` on every live node, as a task pinned there holding no CPU (a local instance: here):
+        the sweep's scratch when it is `ending`, what dead sweeps left in any case; `wait`: up to TIDY_SECONDS."""
+        if not self.address:  # a local instance: its one node is this machine
+            for path in ray_task.tidy_node(self.sweep_id, ending):
+                log.debug("removed scratch %s", path)
+            return
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
         tidy = self.ray.remote(max_retries=0, num_cpus=0)(ray_task.tidy_node)
