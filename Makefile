@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 OUT ?= output/bench
 
-.PHONY: all env native-libs browser bench bench-torchvision test test-fast test-golden bench-overhead bench-analyzer bench-parallel bench-scale bench-compare bench-history bench-dashboard parity clean
+.PHONY: all env native-libs browser bench bench-torchvision test test-fast test-golden bench-overhead bench-analyzer bench-parallel bench-scale bench-compare bench-history bench-dashboard soak parity clean
 
 all: env
 
@@ -95,6 +95,13 @@ bench-parallel: env
 # result_analyzer.py on synthetic results files of 10k, 20k and 1M records: records/s and peak memory.
 bench-analyzer: env
 	$(PY) scripts/bench_analyzer.py
+
+# Faults for SOAK_MINUTES (default 10; SOAK_SEED: the chaos loop's seed): a small sweep resumed again and again while
+# children, fork servers, the parent, Ray nodes and the Ray driver are killed; prints what survived (docs/runner.md).
+SOAK_MINUTES ?= 10
+SOAK_SEED ?= 0
+soak: env
+	$(PY) scripts/soak.py --minutes $(SOAK_MINUTES) --seed $(SOAK_SEED)
 
 # The sweep's parent at 1k, 10k and 100k configs (generated model names, no child) and 1M records: time and peak memory
 # of --dry-run, resume and longest-first ordering, and its CPU per config with canned records at 200/s. ~15 min.

@@ -4,6 +4,7 @@ this machine): configs spread over nodes, cores pinned and disjoint, artifacts h
 a killed driver (docs/parallel.md)."""
 
 import os
+import re
 import signal
 import subprocess
 import tempfile
@@ -171,6 +172,7 @@ def test_a_node_removed_mid_sweep_has_its_config_run_again_elsewhere_once(cluste
     assert all(r["status"] == "ok" for r in records)
     retried = [r for r in records if executor_of(r)["retries"]]
     assert len(retried) == 1 and "was lost" in executor_of(retried[0])["lost_before"]
+    assert sweep_scratch(driver.pid) == []  # the removed node's too (its fork servers' directory: one machine here)
 
 
 def test_a_killed_driver_leaves_no_child_on_any_node(cluster, tmp_path):
@@ -186,16 +188,45 @@ def test_a_killed_driver_leaves_no_child_on_any_node(cluster, tmp_path):
     driver.wait()
     wait_for(lambda: not ray_children(driver.pid), timeout=60, what="every child to be gone")
     wait_for(lambda: not processes_mentioning(f"-{driver.pid}-"), timeout=60, what="every node's fork server to be gone")
+    # Its scratch on the nodes (core locks, the tasks' output scratch) stays: no one was left to remove it...
+    assert {os.path.basename(os.path.dirname(p)) for p in sweep_scratch(driver.pid)} == {
+        f"ptbench-cores-{os.getuid()}", f"ptbench-ray-{os.getuid()}"}
+    # ...until the next sweep starts (or ends) on the cluster.
+    run_runner(*EAGER, "-k", "^mlp$", "--executor=ray", f"--ray-address={simulated.address}",
+               f"--output-dirname={tmp_path / 'next'}", env=CLUSTER_ENV, check_rc=0)
+    assert sweep_scratch(driver.pid) == []
 
 
-def test_a_node_whose_fork_servers_can_not_start_spawns_its_children_and_says_so(cluster, tmp_path):
-    """A driver in Ray's token mode on a cluster without token authentication: Ray starts its tasks but none of
-    its actors. Each node's children are spawned, the driver says so once per node, and says what to set."""
+def sweep_scratch(driver_pid: int) -> list:
+    """The scratch directories on this machine's nodes of the sweep whose driver is `driver_pid`."""
+    found = []
+    for kind in ("cores", "ray"):
+        root = os.path.join(tempfile.gettempdir(), f"ptbench-{kind}-{os.getuid()}")
+        if os.path.isdir(root):
+            found += [os.path.join(root, n) for n in os.listdir(root) if f"-{driver_pid}-" in n]
+    return sorted(found)
+
+
+def test_a_task_whose_worker_was_killed_runs_again_on_another_node_and_leaves_no_scratch(cluster, tmp_path):
+    """The worker of a running task killed on a live node while the other node is busy: the retry waits for that
+    other node rather than go back to the one it was lost on (which is free at once), and when the sweep ends
+    no scratch of it is left on any node: core locks, the dead task's output scratch, the sweep's directory
+    (spawned children: no fork server cleans up after them)."""
     simulated, _ = cluster
-    env = dict(os.environ, RAY_AUTH_MODE="token", RAY_AUTH_TOKEN="f" * 64)
-    result = run_runner(*SLEEPY, "--repeat=1", "--batch-size=1", "--batch-size=2", "--executor=ray",
-                        f"--ray-address={simulated.address}", f"--output-dirname={tmp_path}", env=env, check_rc=0)
+    driver = subprocess.Popen([PYTHON, str(ROOT / "experiment_runner.py"), *SLEEPY, "--repeat=8", "--batch-size=1",
+                               "--batch-size=2", "--launch=spawn", "--executor=ray",
+                               f"--ray-address={simulated.address}", f"--output-dirname={tmp_path}"], cwd=ROOT,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=CLUSTER_ENV)
+    children = wait_for(lambda: len(ray_children(driver.pid)) == 2 and ray_children(driver.pid), timeout=180,
+                        what="a child on each node")
+    worker = children[0].parent()  # the Ray worker running that task (a spawned child's parent)
+    killed_on = re.search(r"--node_id=(\w+)", " ".join(worker.parent().cmdline())).group(1)  # its node's raylet
+    worker.kill()
+    _, err = driver.communicate(timeout=400)
+    assert driver.returncode == 0, err
     records = read_jsonl(tmp_path / "results.jsonl")
-    assert [r["status"] for r in records] == ["ok", "ok"] and all(r["environment"]["launch"] == "spawn" for r in records)
-    assert result.stderr.count("its fork servers did not start") == 2, result.stderr
-    assert "set RAY_AUTH_MODE=disabled" in result.stderr
+    assert sorted(r["requested_batch_size"] for r in records) == [1, 2] and all(r["status"] == "ok" for r in records)
+    [retried] = [executor_of(r) for r in records if executor_of(r)["retries"]]
+    assert "was lost" in retried["lost_before"]
+    assert retried["lost_on"] == killed_on and retried["node_id"] != killed_on  # the other node ran it
+    assert sweep_scratch(driver.pid) == []

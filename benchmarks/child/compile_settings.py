@@ -7,11 +7,10 @@ from __future__ import annotations
 import logging
 import os
 import shutil
-import tempfile
 import time
 from typing import Callable, Optional
 
-from benchmarks.common import compile_options
+from benchmarks.common import compile_options, scratch_dirs
 from benchmarks.common import dynamo_stats as stats_shape
 
 log = logging.getLogger(__name__)
@@ -28,7 +27,7 @@ class CompileCache:
         self.kind = experiment.compile_cache if experiment.dynamo else None
         self.root: Optional[str] = None
         if self.kind in ("cold", "warm"):
-            self.root = tempfile.mkdtemp(prefix="ptbench-compile-cache-")
+            self.root = scratch_dirs.owned_dir("compile-cache")  # named after this child: collected if it is killed
             os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(self.root, "inductor")
             os.environ["TRITON_CACHE_DIR"] = os.path.join(self.root, "triton")
 

@@ -31,8 +31,12 @@ def _files(root: str) -> list:
     return sorted(found)
 
 
+def sweep_remote_root(uri: str, sweep_id: str) -> str:
+    return "/".join([uri.rstrip("/"), safe_name(sweep_id)])
+
+
 def remote_root(uri: str, sweep_id: str, attempt_id: str) -> str:
-    return "/".join([uri.rstrip("/"), safe_name(sweep_id), safe_name(attempt_id)])
+    return "/".join([sweep_remote_root(uri, sweep_id), safe_name(attempt_id)])
 
 
 def check_uri(uri: str) -> Optional[str]:
@@ -110,6 +114,25 @@ def unpack(shipment: dict, output_dir: str, uri: Optional[str]) -> list:
             except (PathEscapes, OSError) as exc:
                 left.append({"path": rel, "bytes": None, "where": target, "why": f"{type(exc).__name__}: {exc}"})
     return left
+
+
+def prune_remote(uri: str, directory: str) -> bool:
+    """Remove `directory` under --artifacts-uri (a config's, or the sweep's) when no file is left in it: the
+    directories its fetched files were in. A file still there (a lost task's, one that could not be
+    fetched and is named in its record) keeps it. Whether it was removed."""
+    try:
+        import fsspec
+
+        fs, path = fsspec.core.url_to_fs(directory)
+        if not fs.exists(path) or fs.find(path):
+            return False
+        fs.rm(path, recursive=True)
+        return True
+    except Exception as exc:  # the store unreachable: empty directories stay, nothing else depends on them
+        import logging
+
+        logging.getLogger(__name__).debug("--artifacts-uri %s: %s", uri, exc)
+        return False
 
 
 def clean(root: str) -> None:

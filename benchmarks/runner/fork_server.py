@@ -21,11 +21,10 @@ import shutil
 import socket
 import subprocess
 import sys
-import tempfile
 import threading
 from typing import Callable, Optional
 
-from benchmarks.common import allocator, disk_writes
+from benchmarks.common import allocator, disk_writes, scratch_dirs
 from benchmarks.common.process_env import PARENT_PID_VARIABLE, child_environment
 from benchmarks.common.run_options import RunOptions
 from benchmarks.runner import launcher
@@ -181,7 +180,7 @@ class ForkServer(ServerClient):
     directory only this user may open."""
 
     def __init__(self, spec: ServerSpec, log_path: str, preloads: tuple = ()):
-        directory = tempfile.mkdtemp(prefix="ptbench-fork-server-")
+        directory = scratch_dirs.owned_dir("fork-server")  # named after this process: collected if it is killed
         super().__init__(spec, os.path.join(directory, "socket"))
         self.directory = directory
         listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)

@@ -20,7 +20,7 @@ from typing import Callable, Optional
 
 import psutil
 
-from benchmarks.common import disk_writes
+from benchmarks.common import disk_writes, scratch_dirs
 from benchmarks.common.process_env import PARENT_PID_VARIABLE
 
 log = logging.getLogger("benchmarks.runner.launcher")
@@ -222,6 +222,8 @@ def run_child(request: ChildRequest, start: Callable = spawn) -> ChildResult:
         if tee:
             tee.join(timeout=5)
     result.returncode = child.returncode
+    if child.returncode != 0 and child.pid:  # killed (by us, a timeout, anyone): what it made for itself goes
+        scratch_dirs.remove_owned_by(child.pid)
     result.record = reader.record
     result.last_phase = reader.phase
     result.cpu_affinity = cpu_affinity

@@ -12,17 +12,16 @@ from __future__ import annotations
 
 import fcntl
 import os
-import tempfile
 import time
 from typing import Optional
 
-from benchmarks.common.safe_paths import safe_name
+from benchmarks.common import scratch_dirs
 
 WAIT_SECONDS = 0.2  # how often a task looks again for free cores
 
 
 def lock_dir(sweep_id: str) -> str:
-    return os.path.join(tempfile.gettempdir(), f"ptbench-cores-{os.getuid()}", safe_name(sweep_id))
+    return scratch_dirs.sweep_dir("cores", sweep_id)  # removed at the sweep's end (ray_task.tidy_node)
 
 
 class HeldCores:

@@ -15,20 +15,20 @@ from __future__ import annotations
 
 import logging
 import os
-import tempfile
 from typing import Optional
 
-from benchmarks.common.safe_paths import safe_name
+from benchmarks.common import scratch_dirs
 from benchmarks.runner import fork_server
 
 log = logging.getLogger("benchmarks.runner.node_fork_servers")
 
+SERVERS_DIR = "fork-servers-"  # + a node id's first 8 digits: a node's servers' directory in the sweep's scratch
 CLOSE_SECONDS = 30.0  # how long the driver waits for a node to stop its servers and send their logs home
 
 
 def node_scratch(sweep_id: str) -> str:
     """The sweep's scratch directory on a node (tasks' output directories, the servers' logs)."""
-    return os.path.join(tempfile.gettempdir(), f"ptbench-ray-{os.getuid()}", safe_name(sweep_id))
+    return scratch_dirs.sweep_dir("ray", sweep_id)
 
 
 def actor_name(sweep_id: str, node_id: str) -> str:
@@ -40,7 +40,7 @@ class NodeForkServers:
 
     def __init__(self, sweep_id: str, node_id: str, preloads: tuple):
         # The node's own directory in the sweep's: nodes may share a machine (and so a /tmp).
-        self.scratch = os.path.join(node_scratch(sweep_id), f"fork-servers-{node_id[:8]}")
+        self.scratch = os.path.join(node_scratch(sweep_id), f"{SERVERS_DIR}{node_id[:8]}")
         os.makedirs(self.scratch, exist_ok=True)
         self.servers = fork_server.ForkServers(self.scratch, preloads)
 

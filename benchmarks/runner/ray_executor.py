@@ -9,11 +9,15 @@ driver, started when the first forkable config is submitted). The task returns t
 child's result, its log and its files; the parent (the driver) writes them where a local run puts them and
 appends the record: it stays the only writer. --jobs caps the tasks in flight.
 
-A task lost to the infrastructure (its worker or node died) runs once more, wherever Ray finds room, and
-its record says so (`environment.executor.retries`); a second loss is a `crash` record (`ExecutorLost`). A
+A task lost to the infrastructure (its worker or node died) runs once more, on another node when the cluster
+has one that could run it (Ray's hard label selector `ray.io/node-id: !<the node it was lost on>`; the task
+wrote its node in Ray's key-value store as it started), and its record says so
+(`environment.executor.retries`, `lost_on`); a second loss is a `crash` record (`ExecutorLost`). A
 config whose own child crashed is not retried: the child's end is an ordinary result. Ctrl-C cancels every
-task. How to join a cluster: `ray_join` (token, stale files). Every node needs the same environment and
-model sources at the same paths (docs/parallel.md).
+task. When the sweep ends, a small task on every live node removes the sweep's scratch there and what dead
+sweeps left (`ray_task.tidy_node`), and the driver the sweep's empty directories under --artifacts-uri.
+How to join a cluster: `ray_join` (token, stale files). Every node needs the same environment and model
+sources at the same paths (docs/parallel.md).
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ import os
 import socket
 from typing import Optional
 
-from benchmarks.common import disk_writes, machine_facts, output_paths
+from benchmarks.common import disk_writes, machine_facts, output_paths, scratch_dirs
 from benchmarks.common.cli_support import UsageError
 from benchmarks.common.run_options import RunOptions
 from benchmarks.common.safe_paths import inside
@@ -33,6 +37,7 @@ from benchmarks.runner.executor import Finished, Job
 log = logging.getLogger("benchmarks.runner.ray_executor")
 
 RETRIES = 1  # runs more of a config whose task the infrastructure lost
+TIDY_SECONDS = 30.0  # how long the driver waits for the nodes to remove the sweep's scratch
 
 
 class RayExecutor:
@@ -58,7 +63,9 @@ class RayExecutor:
         self.token_source = token
         self.token = token if os.environ.get(ray_join.AUTH_MODE) == "token" else None
         self._saved_python_path = None
-        self._in_flight: dict = {}  # object ref -> (job, running beside at start, attempt, cause of the last loss)
+        self.sweep_id = None
+        # object ref -> (job, running beside at start, attempt, cause of the last loss, the node it was lost on)
+        self._in_flight: dict = {}
         self.options = options
         self.cluster: dict = {}
 
@@ -89,7 +96,11 @@ class RayExecutor:
         self.jobs = options.jobs or max(1, self.cluster["CPU"] // self.cores_per_job)
         self.gpus_per_job = options.gpus_per_job
         # Names the sweep's core locks and scratch directories on every node (the driver's host and pid).
-        self.sweep_id = f"{socket.gethostname()}-{os.getpid()}-{options.timestamp}"
+        self.sweep_id = scratch_dirs.sweep_id_of(socket.gethostname(), os.getpid(), options.timestamp)
+        try:
+            self._tidy(ending=False, wait=False)  # what dead sweeps left on the nodes goes while this one starts
+        except Exception as exc:  # a node that went away meanwhile: the next sweep collects it
+            log.debug("tidy: %s", exc)
 
     def describe(self) -> str:
         where = self.address or "a local Ray instance started for this sweep"
@@ -152,7 +163,8 @@ class RayExecutor:
         self._submit(job, len(self._in_flight), 0, None)
         return True
 
-    def _submit(self, job: Job, beside_at_start: int, attempt: int, cause: Optional[str]) -> None:
+    def _submit(self, job: Job, beside_at_start: int, attempt: int, cause: Optional[str],
+                avoid: Optional[str] = None) -> None:
         base = os.environ
         spec = ray_task.TaskSpec(
             argv=job.request.argv, env_changes={k: v for k, v in job.request.env.items() if base.get(k) != v},
@@ -166,8 +178,33 @@ class RayExecutor:
         options = {"num_cpus": self.cores_per_job, "num_gpus": job.needs.gpus}
         if job.needs.tpu:
             options["resources"] = {"TPU": 1}
+        if avoid and self._another_node_for(job, avoid):
+            options["label_selector"] = {"ray.io/node-id": f"!{avoid}"}  # hard: any node but that one
         ref = self.remote.options(**options).remote(spec)
-        self._in_flight[ref] = (job, beside_at_start, attempt, cause)
+        self._in_flight[ref] = (job, beside_at_start, attempt, cause, avoid)
+
+    def _another_node_for(self, job: Job, avoid: str) -> bool:
+        """Whether a live node other than `avoid` has the resources this job's task asks for."""
+        for node in self.ray.nodes():
+            have = node.get("Resources", {})
+            if (node.get("Alive") and node["NodeID"] != avoid and have.get("CPU", 0) >= self.cores_per_job
+                    and have.get("GPU", 0) >= job.needs.gpus and (not job.needs.tpu or have.get("TPU", 0))):
+                return True
+        return False
+
+    def _where(self, attempt_id: str) -> Optional[str]:
+        """The node the task of `attempt_id` started on (None if it never started, or the store is away); the
+        note is removed from the store."""
+        from ray.experimental import internal_kv
+
+        key = ray_task.where_key(self.sweep_id, attempt_id)
+        try:
+            node = internal_kv._internal_kv_get(key, namespace=ray_task.WHERE_NAMESPACE)
+            internal_kv._internal_kv_del(key, namespace=ray_task.WHERE_NAMESPACE)
+        except Exception as exc:  # the GCS is away: the retry goes wherever Ray finds room
+            log.debug("where did %s run: %s", attempt_id, exc)
+            return None
+        return node.decode() if node else None
 
     def wait(self, timeout: float) -> list:
         if self._starting:
@@ -182,12 +219,14 @@ class RayExecutor:
                 finished.append(done)
         return finished
 
-    def _collect(self, ref, job: Job, beside_at_start: int, attempt: int, cause: Optional[str]) -> Optional[Finished]:
+    def _collect(self, ref, job: Job, beside_at_start: int, attempt: int, cause: Optional[str],
+                 lost_on: Optional[str]) -> Optional[Finished]:
         """The finished job, or None when its lost task was submitted again."""
         facts = {"kind": self.kind, "jobs": self.jobs, "host": None, "node_id": None, "node_ip": None, "cores": None,
                  "gpus": [], "running_beside_at_start": beside_at_start,
                  "running_beside_at_end": len(self._in_flight), "ray_address": self.address, "retries": attempt,
-                 "lost_before": cause, "artifacts_left_behind": []}
+                 "lost_before": cause, "lost_on": lost_on, "artifacts_left_behind": []}
+        ran_on = self._where(f"{job.key}-{attempt}")
         out = self.options.output_dirname
         log_path = inside(out, output_paths.relative(job.request.log_path, out))
         os.makedirs(os.path.dirname(log_path), exist_ok=True)
@@ -202,11 +241,14 @@ class RayExecutor:
             if infrastructure and attempt < RETRIES:
                 log.warning("%s: %s; running it once more", job.config.label(), why)
                 disk_writes.append_bytes(log_path, b"[ray] running it once more\n")
-                self._submit(job, beside_at_start, attempt + 1, why)
+                self._submit(job, beside_at_start, attempt + 1, why, avoid=ran_on)
                 return None
             return Finished(job, launcher.ChildResult(record=None, returncode=None, lost=why), facts)
         disk_writes.append_bytes(log_path, answer["log"])  # a full disk here stops the sweep (WriteFailed)
         facts["artifacts_left_behind"] = artifact_shipping.unpack(answer["shipment"], out, self.options.artifacts_uri)
+        if answer["shipment"].get("remote"):  # the directories those files were put in, now empty
+            artifact_shipping.prune_remote(self.options.artifacts_uri, artifact_shipping.remote_root(
+                self.options.artifacts_uri, self.sweep_id, f"{job.key}-{attempt}"))
         result = launcher.ChildResult(**answer["result"])
         facts.update(host=answer["host"], node_id=answer["node_id"], node_ip=answer["node_ip"], gpus=answer["gpus"],
                      cores=result.cpu_affinity)
@@ -228,12 +270,56 @@ class RayExecutor:
             return
         self.stop_all()
         self._close_node_servers()
+        if self.sweep_id:
+            try:
+                self._tidy(ending=True, wait=True)
+            except Exception as exc:  # the cluster is gone: its nodes' scratch with it, or collected later
+                log.debug("tidy: %s", exc)
+            if self.options.artifacts_uri:
+                artifact_shipping.prune_remote(self.options.artifacts_uri, artifact_shipping.sweep_remote_root(
+                    self.options.artifacts_uri, self.sweep_id))
         self.ray.shutdown()
         if not self.address:  # the environment as it was before this executor
             if self._saved_python_path is None:
                 os.environ.pop("PYTHONPATH", None)
             else:
                 os.environ["PYTHONPATH"] = self._saved_python_path
+
+    def _tidy(self, ending: bool, wait: bool) -> None:
+        """`ray_task.tidy_node` on every live node, as a task pinned there holding no CPU (a local instance: here):
+        the sweep's scratch when it is `ending`, what dead sweeps left in any case; `wait`: up to TIDY_SECONDS."""
+        if not self.address:  # a local instance: its one node is this machine
+            for path in ray_task.tidy_node(self.sweep_id, ending):
+                log.debug("removed scratch %s", path)
+            return
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+        tidy = self.ray.remote(max_retries=0, num_cpus=0)(ray_task.tidy_node)
+        refs = []
+        for node in self.ray.nodes():
+            if node.get("Alive"):
+                try:
+                    refs.append(tidy.options(scheduling_strategy=NodeAffinitySchedulingStrategy(
+                        node_id=node["NodeID"], soft=False)).remote(self.sweep_id, ending))
+                except Exception as exc:  # the node went away meanwhile
+                    log.debug("tidy node %s: %s", node["NodeID"][:8], exc)
+        if not wait or not refs:
+            return
+        ready, _ = self.ray.wait(refs, num_returns=len(refs), timeout=TIDY_SECONDS)
+        for ref in ready:
+            try:
+                for path in self.ray.get(ref):
+                    log.debug("removed scratch %s", path)
+            except self.ray.exceptions.RayError as exc:
+                log.debug("tidy: %s", exc)
+        if ending:
+            from ray.experimental import internal_kv
+
+            try:  # the where-keys of tasks this sweep never collected (cancelled ones)
+                internal_kv._internal_kv_del(f"{self.sweep_id}/", del_by_prefix=True,
+                                             namespace=ray_task.WHERE_NAMESPACE)
+            except Exception as exc:
+                log.debug("where-keys: %s", exc)
 
     def _close_node_servers(self) -> None:
         """Stop every node's fork servers; their logs come home as logs/fork-server-<kind>-node-<id>.log."""

@@ -7,19 +7,31 @@
   (`artifact_shipping`), so every path in the record exists on the driver.
 - A driver that is gone (killed): Ray ends the job's workers; the child dies with its worker
   (single_config.die_with_parent) and a watcher here kills its process group as soon as the job is over.
+- Where it runs: the task writes its node's id in Ray's key-value store first (`WHERE_NAMESPACE`), so the
+  driver can send a retry of a task whose worker died elsewhere (ray_executor).
+- Scratch: the task's output scratch keeps its log beside it until the task has packed its files, so a
+  scratch with a log is a task that never finished; `tidy_node` (a task of its own on every node at the
+  sweep's end) removes those, the sweep's core locks and empty directories, and what dead sweeps left.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import os
+import shutil
 import socket
 import tempfile
 import threading
 
+from benchmarks.common import scratch_dirs
 from benchmarks.runner import artifact_shipping, fork_server, launcher, node_cores, node_fork_servers
 
 DRIVER_CHECK_SECONDS = 1.0
+WHERE_NAMESPACE = "ptbench-where"  # Ray's key-value store: "<sweep id>/<attempt id>" -> the node that ran it
+
+
+def where_key(sweep_id: str, attempt_id: str) -> str:
+    return f"{sweep_id}/{attempt_id}"
 
 
 @dataclasses.dataclass
@@ -90,6 +102,10 @@ def run_on_node(spec: TaskSpec) -> dict:
     context = ray.get_runtime_context()
     node = {"host": socket.gethostname(), "node_id": context.get_node_id(),
             "node_ip": ray.util.get_node_ip_address(), "gpus": [str(g) for g in ray.get_gpu_ids()]}
+    from ray.experimental import internal_kv
+
+    internal_kv._internal_kv_put(where_key(spec.sweep_id, spec.attempt_id), node["node_id"], overwrite=True,
+                                 namespace=WHERE_NAMESPACE)
     usable = sorted(psutil.Process().cpu_affinity())
     held = node_cores.take(spec.sweep_id, spec.cores, usable)
     if held is None:
@@ -114,10 +130,43 @@ def run_on_node(spec: TaskSpec) -> dict:
         held.release()
     with open(log_path, "rb") as handle:
         log_bytes = handle.read()
-    os.remove(log_path)
     remote_dir = (artifact_shipping.remote_root(spec.artifacts_uri, spec.sweep_id, spec.attempt_id)
                   if spec.artifacts_uri else None)
     shipment = artifact_shipping.pack(scratch, spec.artifacts_max_size, spec.artifacts_uri, remote_dir,
                                       node["node_ip"])
     artifact_shipping.clean(scratch)
+    os.remove(log_path)  # last: a scratch whose log is still there belongs to a task that never finished
     return dict(node, result=dataclasses.asdict(result), log=log_bytes, shipment=shipment)
+
+
+def tidy_node(sweep_id: str, ending: bool) -> list:
+    """On a node: remove what dead sweeps left here (`scratch_dirs.collect_stale`), and when the sweep
+    `sweep_id` is `ending`, its own scratch here: its core locks, the scratch of its tasks that never finished
+    (their worker died), empty directories. Files a finished task could not ship stay (its record names
+    them). Returns what was removed, for the driver's debug log."""
+    removed = scratch_dirs.collect_stale()
+    if not ending:
+        return removed
+    locks = node_cores.lock_dir(sweep_id)
+    if os.path.isdir(locks):
+        shutil.rmtree(locks, ignore_errors=True)
+        removed.append(locks)
+    scratch = node_fork_servers.node_scratch(sweep_id)
+    if os.path.isdir(scratch):
+        import ray
+
+        alive = [n["NodeID"] for n in ray.nodes() if n.get("Alive")]
+        for name in sorted(os.listdir(scratch)):
+            path = os.path.join(scratch, name)
+            if name.startswith("out-") and name.endswith(".log"):
+                shutil.rmtree(path[:-len(".log")], ignore_errors=True)
+                os.remove(path)
+                removed.append(path[:-len(".log")])
+            elif (name.startswith(node_fork_servers.SERVERS_DIR)
+                  and not any(n.startswith(name[len(node_fork_servers.SERVERS_DIR):]) for n in alive)):
+                # the servers of a node that left the cluster (nodes may share a machine): their actor died
+                # with the node, so their logs can't come home
+                shutil.rmtree(path, ignore_errors=True)
+                removed.append(path)
+        scratch_dirs.remove_empty_dirs(scratch)
+    return removed

@@ -14,7 +14,7 @@ import shlex
 import sys
 import time
 
-from benchmarks.common import disk_writes, machine_facts, output_paths, records
+from benchmarks.common import disk_writes, machine_facts, output_paths, records, scratch_dirs
 from benchmarks.common.cli_support import EXIT_BAD_NEWS, UsageError
 from benchmarks.common.cpu_affinity import parse_cores, requested_cores, usable_cores
 from benchmarks.common.process_env import child_environment
@@ -173,6 +173,9 @@ def run_sweep(options: RunOptions) -> int:
         print(f"nothing to run: no model of suite {suite.name} is selected by the filters", file=sys.stderr)
         return 0
     plan = make_plan(suite, options, models)
+    if not options.dry_run:
+        for path in scratch_dirs.collect_stale():  # what killed sweeps, servers and children left in /tmp
+            log.info("removed stale scratch %s", path)
     executor = make_executor(options, plan)  # a request the machine can't meet fails here, before any write
     try:
         if options.dry_run:
