@@ -25,6 +25,7 @@ import signal
 import socket
 import sys
 import threading
+from typing import Optional
 
 from benchmarks.common.process_env import PARENT_PID_VARIABLE
 
@@ -45,6 +46,8 @@ def parse_args(argv):
     p = argparse.ArgumentParser(prog="python -m benchmarks.child.zygote", description=__doc__.splitlines()[0])
     p.add_argument("--listen-fd", type=int, required=True, help="the listening Unix socket, inherited")
     p.add_argument("--parent-pid", type=int, required=True, help="the runner: this server dies with it")
+    p.add_argument("--socket-path", help="the socket's file (in a directory made for it alone), removed if the "
+                   "runner dies; its address may be another name for it (runner/fork_server.unix_address)")
     p.add_argument("--entry", action="append", required=True,
                    help="the child's entry point: a script path, or -m and a module (repeat for each word)")
     p.add_argument("--log", help="where the parent sends this server's output (on the command line, which forked "
@@ -76,7 +79,7 @@ def answer(conn: socket.socket, message: dict) -> None:
         pass
 
 
-def serve(listener: socket.socket, parent_pid: int) -> ForkedJob:
+def serve(listener: socket.socket, parent_pid: int, socket_path: Optional[str] = None) -> ForkedJob:
     """Fork a child per request until the parent goes; returns only in a forked child, with its job."""
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_w, False)
@@ -87,7 +90,7 @@ def serve(listener: socket.socket, parent_pid: int) -> ForkedJob:
         # No watchdog thread (a forked child would inherit a lock it can't release) and no parent-death signal
         # (it fires when the parent's thread that started this server ends): the loop looks once a second.
         if os.getppid() != parent_pid:
-            remove_socket(listener)  # the parent died without stopping this server: its files go with it
+            remove_socket(listener, socket_path)  # the parent died without stopping this server: its files go with it
             os._exit(0)  # the children die with this process (their parent-death signal)
         asking = {conn: pid for pid, conn in children.items() if conn is not None}
         ready, _, _ = select.select([listener, wake_r, *asking], [], [], 1.0)
@@ -122,9 +125,9 @@ def serve(listener: socket.socket, parent_pid: int) -> ForkedJob:
         children[pid] = conn
 
 
-def remove_socket(listener: socket.socket) -> None:
+def remove_socket(listener: socket.socket, path: Optional[str] = None) -> None:
     try:
-        path = listener.getsockname()
+        path = path or listener.getsockname()
         os.unlink(path)
         os.rmdir(os.path.dirname(path))  # made for this socket alone (runner/fork_server.py)
     except (OSError, TypeError):
@@ -227,7 +230,7 @@ def main(argv=None) -> int:
     # The preloaded objects are never collected: a child's collections then skip them instead of writing to
     # (and so copying) every page that holds one.
     gc.freeze()
-    job = serve(listener, args.parent_pid)
+    job = serve(listener, args.parent_pid, args.socket_path)
     # From here on: a forked child, at the top of the stack.
     signal.signal(signal.SIGINT, signal.default_int_handler)
     become_child(job)

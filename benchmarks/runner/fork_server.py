@@ -13,6 +13,7 @@ A server that dies is started again, and the config it was running is run once m
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import logging
@@ -35,6 +36,7 @@ log = logging.getLogger("benchmarks.runner.fork_server")
 # Variables a forked child sets for itself (child/zygote.py applies what they mean: threads, compile threads).
 AFTER_FORK = frozenset({"OMP_NUM_THREADS", "MKL_NUM_THREADS", "TORCHINDUCTOR_COMPILE_THREADS",
                         "CUDA_VISIBLE_DEVICES", PARENT_PID_VARIABLE})
+UNIX_PATH_MAX = 107  # bytes of a Unix socket path (sun_path, less its NUL)
 SERVER_START_SECONDS = 600  # how long a request may wait for a new server's imports (slow under load)
 # What a server imports before it serves (names the zygote imports; this parent imports none of them): torch
 # (and torch_xla), and what every config's child imports anyway before its model runs: the entry point and the
@@ -149,6 +151,20 @@ class Forked:
         return True
 
 
+@contextlib.contextmanager
+def unix_address(path: str):
+    """`path` as a Unix socket address: those hold at most 107 bytes, so a longer one (a long TMPDIR) is reached
+    through a descriptor of its directory (/proc/self/fd/N/name, Linux's; fork servers need Linux anyway)."""
+    if len(os.fsencode(path)) <= UNIX_PATH_MAX:
+        yield path
+        return
+    directory = os.open(os.path.dirname(path), os.O_PATH | os.O_DIRECTORY)
+    try:
+        yield f"/proc/self/fd/{directory}/{os.path.basename(path)}"
+    finally:
+        os.close(directory)
+
+
 class ServerClient:
     """How a launcher asks a running server (at its socket `path`) to fork a config's child; any process on the
     server's machine may ask (a Ray task asks its node's server, which another process started)."""
@@ -165,7 +181,8 @@ class ServerClient:
         conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             conn.settimeout(SERVER_START_SECONDS)  # the first request waits for the server's imports
-            conn.connect(self.path)
+            with unix_address(self.path) as address:
+                conn.connect(address)
             socket.send_fds(conn, [json.dumps(message).encode() + b"\n"], [output_fd, record_fd])
             child = Forked(conn)
             child.pid = int(child.next_message()["pid"])
@@ -185,11 +202,13 @@ class ForkServer(ServerClient):
         self.directory = directory
         listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
-            listener.bind(self.path)
+            with unix_address(self.path) as address:
+                listener.bind(address)
             listener.listen(64)
             os.makedirs(os.path.dirname(log_path), exist_ok=True)
             argv = [spec.entry[0], "-m", "benchmarks.child.zygote", f"--listen-fd={listener.fileno()}",
-                    f"--parent-pid={os.getpid()}", f"--log={log_path}"] + [f"--entry={word}" for word in spec.entry[1:]] + [
+                    f"--parent-pid={os.getpid()}", f"--socket-path={self.path}", f"--log={log_path}"] + [
+                        f"--entry={word}" for word in spec.entry[1:]] + [
                         f"--preload={name}" for name in PRELOAD[spec.kind] + tuple(preloads)]
             with open(log_path, "ab") as server_log:
                 self.process = subprocess.Popen(argv, env=dict(spec.env), stdin=subprocess.DEVNULL, stdout=server_log,
