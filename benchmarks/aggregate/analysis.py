@@ -17,7 +17,7 @@ from typing import Optional
 from benchmarks.aggregate.inputs import NoData, check_backends, expand_inputs, load_rows, order_backends, \
     select_accelerator
 from benchmarks.common import against_eager, measurement, records, stats
-from benchmarks.common.cli_support import UsageError
+from benchmarks.common.cli_support import UsageError, unknown_name
 from benchmarks.common.selection import TESTS, Selection
 
 log = logging.getLogger("benchmarks.aggregate")
@@ -159,6 +159,11 @@ def prepare(options: Options) -> Analysis:
     rows = load_rows(expand_inputs(options.input_files))
     if not rows:
         raise NoData("no records in the input files")
+    in_files = {r.backend for r in rows}
+    for name in check_backends(options.backends) if options.backends else ():  # a name no record of the files has is a typo: exit 2, close matches
+        if name not in in_files:
+            raise UsageError(unknown_name("--backends: backend", name, order_backends(in_files))
+                             + f" (the files hold: {', '.join(order_backends(in_files))})")
     rows, accelerator = select_accelerator(rows, options.accelerator)
     rows = Selection(test=options.test).select(rows, view=lambda row: row.measurement)
     if not rows:

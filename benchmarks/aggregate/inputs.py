@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import os
 import re
 from datetime import datetime, timezone
 from typing import Optional
@@ -58,6 +59,16 @@ def utc_text(timestamp: float) -> str:
 def order_backends(names) -> list:
     names = set(names)
     return [n for n in CANONICAL_ORDER if n in names] + sorted(names - set(CANONICAL_ORDER))
+
+
+def split_backends(text: str) -> list:
+    """--backends' value: names separated by commas (a comma inside a label's [...] is the label's own)."""
+    return [name.strip() for name in re.split(r",(?![^\[]*\])", text) if name.strip()]
+
+
+def looks_like_backend(token: str) -> bool:
+    """A word after --backends that is a backend's name, not an input (a path that exists, a .jsonl, a glob)."""
+    return bool(BACKEND_NAME.match(token)) and not token.endswith(".jsonl") and not os.path.exists(token)
 
 
 def check_backends(names: list) -> list:
