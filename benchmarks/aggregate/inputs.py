@@ -67,8 +67,9 @@ def split_backends(text: str) -> list:
 
 
 def looks_like_backend(token: str) -> bool:
-    """A word after --backends that is a backend's name, not an input (a path that exists, a .jsonl, a glob)."""
-    return bool(BACKEND_NAME.match(token)) and not token.endswith(".jsonl") and not os.path.exists(token)
+    """A word after --backends that is meant as a backend's name, not an input (a path that exists, a .jsonl, a
+    path with a directory, a glob); a bad name stays a name, for check_backends to refuse."""
+    return not (os.path.exists(token) or token.endswith(".jsonl") or os.sep in token or any(c in token for c in "*?"))
 
 
 def check_backends(names: list) -> list:
