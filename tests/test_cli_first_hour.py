@@ -59,6 +59,9 @@ def test_an_unknown_dynamo_backend_is_exit_2_and_under_allow_empty_a_warning(tmp
     kept = run_runner(*base, "--dynamo=inducto", "--dynamo=None", "--allow-empty", "--dry-run", check_rc=0)
     assert "inducto" in kept.stderr and "left out (--allow-empty)" in kept.stderr
     assert "# 1 config(s) to run" in kept.stdout  # eager still runs
+    nothing = run_runner(*base, "--dynamo=inducto", "--allow-empty", check_rc=0)
+    assert "nothing to run: no experiment config is left (--allow-empty left out" in nothing.stderr
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_allow_empty_turns_a_selection_of_nothing_into_exit_0(tmp_path):

@@ -181,6 +181,10 @@ def run_sweep(options: RunOptions) -> int:
     plan = make_plan(suite, options, models)
     if not plan.kept and not options.dry_run:  # a legitimate empty sweep: nothing asked for can run here
         reasons = sorted({reason for _, reason in plan.dropped})
+        if not reasons:  # --allow-empty left every name out
+            print("nothing to run: no experiment config is left (--allow-empty left out the unknown names)",
+                  file=sys.stderr)
+            return 0
         print(f"nothing to run: no experiment config asked for can run on this machine ({'; '.join(reasons[:3])}"
               f"{'; ...' if len(reasons) > 3 else ''}; --dry-run lists each)", file=sys.stderr)
         return 0
