@@ -52,8 +52,10 @@ def test_unwritable_output_directory(tmp_path):
     assert blocker.read_text() == "keep me"
 
 
-def test_a_filter_that_selects_nothing_says_so_and_exits_0(tmp_path):
+def test_a_filter_that_selects_nothing_is_exit_2_unless_allow_empty(tmp_path):
     result = run_runner("-k", "no-such-model", f"--output-dirname={tmp_path}")
+    assert_one_clear_line(result, "matches no model of suite dummy")
+    result = run_runner("-k", "no-such-model", "--allow-empty", f"--output-dirname={tmp_path}")
     assert result.returncode == 0
     assert "nothing to run" in result.stderr and "Traceback" not in result.stderr
     assert list(tmp_path.iterdir()) == []
@@ -65,7 +67,7 @@ def test_help_and_parser_do_not_import_torch():
             "heavy = [m for m in ('torch', 'torch_xla', 'pandas', 'matplotlib') if m in sys.modules]; "
             "assert not heavy, heavy")
     subprocess.run([PYTHON, "-c", code], check=True, cwd=ROOT)
-    assert "--subprocess-memory-limit" in run_runner("--help", check_rc=0).stdout
+    assert "--subprocess-memory-limit" in run_runner("--help-all", check_rc=0).stdout
 
 
 @pytest.fixture(scope="module")
@@ -125,6 +127,6 @@ def test_partitions_slice_the_suite_list_before_filters():
     everything = names()
     parts = [names("--total-partitions=4", f"--partition-id={i}") for i in range(4)]
     assert sum(parts, []) == everything  # disjoint, complete, in order; the last takes the remainder
-    assert names("--total-partitions=4", "--partition-id=0", "-k", "nothing-matches") == []
+    assert names("--total-partitions=4", "--partition-id=0", "-k", "nothing-matches", "--allow-empty") == []
     assert names("-k", "SEG") == ["segfault"] and names("-x", "^s") == [n for n in everything if not n.startswith("s")]
     assert [m["model_name"] for m in plan.select_models(load_suite("dummy"), RunOptions.from_flags(parser.parse_args(["--filter-by-tier=1"])))] == ["mlp"]

@@ -14,10 +14,10 @@ import logging
 import math
 from typing import Optional
 
-from benchmarks.aggregate.inputs import NoData, check_backends, expand_inputs, load_rows, order_backends, \
+from benchmarks.aggregate.inputs import CANONICAL_ORDER, NoData, check_backends, expand_inputs, load_rows, order_backends, \
     select_accelerator
 from benchmarks.common import against_eager, measurement, records, stats
-from benchmarks.common.cli_support import UsageError
+from benchmarks.common.cli_support import UsageError, unknown_name
 from benchmarks.common.selection import TESTS, Selection
 
 log = logging.getLogger("benchmarks.aggregate")
@@ -159,6 +159,13 @@ def prepare(options: Options) -> Analysis:
     rows = load_rows(expand_inputs(options.input_files))
     if not rows:
         raise NoData("no records in the input files")
+    in_files = {r.backend for r in rows}
+    # A name that no record of the files has and that is none of upstream's backends is a typo: exit 2, with the
+    # close matches (upstream's names stay a warning and an empty column, as upstream's tool gives).
+    for name in check_backends(options.backends) if options.backends else ():
+        if name not in in_files and name not in CANONICAL_ORDER:
+            raise UsageError(unknown_name("--backends: backend", name, order_backends(in_files))
+                             + f" (the files hold: {', '.join(order_backends(in_files))})")
     rows, accelerator = select_accelerator(rows, options.accelerator)
     rows = Selection(test=options.test).select(rows, view=lambda row: row.measurement)
     if not rows:

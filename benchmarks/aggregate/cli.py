@@ -36,15 +36,48 @@ def positive_float(text: str) -> float:
     return value
 
 
+def backend_list(text: str) -> list:
+    from benchmarks.aggregate.inputs import split_backends
+
+    return split_backends(text)
+
+
+def joined_backends(argv: list) -> list:
+    """upstream's `--backends a b c FILE...` as `--backends=a,b,c FILE...`: the names end at the first word that
+    is a flag or an input (an existing path, a .jsonl, a glob), so the inputs are never taken for backends."""
+    from benchmarks.aggregate.inputs import looks_like_backend
+
+    out, index = [], 0
+    while index < len(argv):
+        word = argv[index]
+        index += 1
+        if word != "--backends":
+            out.append(word)
+            continue
+        names = []
+        while index < len(argv) and not argv[index].startswith("-") and (not names or looks_like_backend(argv[index])):
+            names.append(argv[index])
+            index += 1
+        out.append("--backends=" + ",".join(names) if names else word)
+    return out
+
+
 def build_parser() -> Parser:
     parser = Parser(
         prog="aggregate.py",
+        usage="%(prog)s FILE [FILE ...] [--backends=B1,B2] [--report=REPORT] [--format=FORMAT] [-o FILE] [options]",
         description="Geomean speedup reports and plots over experiment_runner.py results files "
                     "(ours or upstream PyTorch/XLA's), for any accelerator.",
+        examples=[("speedup over eager per run, as a grid on the terminal",
+                   "aggregate.py output/ --accelerator=cpu --backends=eager,inductor --format=table"),
+                  ("one page to share: what ran, geomeans, plots, a per-model table",
+                   "aggregate.py output/ --accelerator=cpu --format=html -o report.html"),
+                  ("pass rate, speedup, compile latency, memory (of a sweep run with --verify)",
+                   "aggregate.py output/ --accelerator=cpu --report=dashboard --format=table"),
+                  ("each model's newest speedups, training, as a PNG",
+                   "aggregate.py output/ --accelerator=cpu --test=training --report=latest -o latest.png")],
         epilog=epilog(ok="the report was written",
-                      bad_news="nothing to report (no record matches the selection, no speedup to compute)",
-                      examples=["aggregate.py output/ --accelerator=cpu --backends eager inductor --format=table",
-                                "aggregate.py output/ --format=html -o report.html"]),
+                      bad_news="nothing to report (no record matches the selection, no speedup to compute)"),
     )
     parser.add_argument("input_file", nargs="+", metavar="FILE",
                         help="results file (JSON lines), directory (every *.jsonl below it) or glob pattern")
@@ -57,12 +90,13 @@ def build_parser() -> Parser:
                            "latency, compression ratio and peak memory (run with --verify) (default: %(default)s)")
     what.add_argument("--list-accelerators", action="store_true",
                       help="print the accelerators the files contain, then exit")
-    what.add_argument("--backends", action="extend", nargs="+", metavar="BACKEND",
-                      help="backends to report; the first is the baseline. Names: eager, inductor, "
-                           "openxla+dynamo, openxla+lazytensor, openxla_eval+dynamo, or any other dynamo "
-                           "backend (aot_eager, ...). Default: every backend in the data, eager first, then "
-                           "inductor, openxla+dynamo, openxla+lazytensor, openxla_eval+dynamo, others by name. "
-                           "End the list with -- if input files follow it")
+    what.add_argument("--backends", action="extend", type=backend_list, metavar="B1,B2",
+                      help="backends to report, comma-separated (repeatable; upstream's `--backends eager inductor` "
+                           "also works and stops at the first input path); the first is the baseline. Names: eager, "
+                           "inductor, openxla+dynamo, openxla+lazytensor, openxla_eval+dynamo, or any other dynamo "
+                           "backend (aot_eager, ...); a name no record has is an error. Default: every backend in "
+                           "the data, eager first, then inductor, openxla+dynamo, openxla+lazytensor, "
+                           "openxla_eval+dynamo, others by name")
     what.add_argument("--baseline", choices=("oldest", "latest"), default="oldest",
                       help="baseline per model and batch size: the first backend's oldest or newest result "
                            "(default: %(default)s)")
@@ -91,7 +125,7 @@ def build_parser() -> Parser:
                      help="plot width (default: %(default)s)")
     out.add_argument("--fig-height", type=positive_float, default=6.75, metavar="INCHES",
                      help="plot height (default: %(default)s)")
-    out.add_argument("--log-level", choices=("debug", "info", "warning", "error"), default="warning",
+    out.add_argument("--log-level", choices=("critical", "error", "warning", "info", "debug"), default="warning",
                      help="messages on stderr (default: %(default)s)")
     return parser
 
@@ -149,7 +183,7 @@ def main(argv=None) -> int:
     if argv and argv[-1] == "--":  # upstream's `--backends a b --` with the files before it
         argv.pop()
     parser = build_parser()
-    options = parser.parse_args(argv)
+    options = parser.parse_args(joined_backends(argv))
     if options.output == "-":
         options.output = None
     logging.basicConfig(level=options.log_level.upper(), format="aggregate.py: %(levelname)s: %(message)s",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import os
 import re
 from datetime import datetime, timezone
 from typing import Optional
@@ -58,6 +59,17 @@ def utc_text(timestamp: float) -> str:
 def order_backends(names) -> list:
     names = set(names)
     return [n for n in CANONICAL_ORDER if n in names] + sorted(names - set(CANONICAL_ORDER))
+
+
+def split_backends(text: str) -> list:
+    """--backends' value: names separated by commas (a comma inside a label's [...] is the label's own)."""
+    return [name.strip() for name in re.split(r",(?![^\[]*\])", text) if name.strip()]
+
+
+def looks_like_backend(token: str) -> bool:
+    """A word after --backends that is meant as a backend's name, not an input (a path that exists, a .jsonl, a
+    path with a directory, a glob); a bad name stays a name, for check_backends to refuse."""
+    return not (os.path.exists(token) or token.endswith(".jsonl") or os.sep in token or any(c in token for c in "*?"))
 
 
 def check_backends(names: list) -> list:

@@ -14,28 +14,28 @@ import time
 
 from benchmarks.common import records
 from benchmarks.common.cli_support import (EXIT_INTERNAL, BadNews, Parser, UsageError, add_hidden_alias, choice,
-                                           epilog, metavar, positive_int, run_main, setup_logging)
+                                           epilog, metavar, positive_int, run_main, setup_logging, timestamp)
 
 log = logging.getLogger("benchmarks.analyzer.pipeline")
 
 FORMATS = ("csv", "jsonl", "oss-benchmark")
 
 
-def timestamp(text: str) -> float:
-    try:
-        return float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a timestamp in seconds: {text!r}")
-
-
 def build_parser() -> Parser:
     p = Parser(
         prog="result_analyzer.py",
+        usage="%(prog)s [FILE ...] [--output-dirname=DIR | -o FILE] [--format=FORMAT] [options]",
         description="Turn benchmark results (JSON Lines, ours or upstream PyTorch/XLA's) into one report row per "
         "record, with statistics per metric: CSV or JSON Lines, optionally appended to a long-lived CSV database.",
-        epilog=epilog(ok="the report was written", bad_news="the inputs hold no record (nothing to report)",
-                      examples=["result_analyzer.py --output-dirname=output/bench",
-                                "result_analyzer.py 'runs/*/results.jsonl' -o all.csv --database=db.csv"]),
+        examples=[("one CSV row per record: output/bench/metric_report.csv",
+                   "result_analyzer.py --output-dirname=output/bench"),
+                  ("every run's results in one CSV, also appended to a long-lived database",
+                   "result_analyzer.py 'runs/*/results.jsonl' -o all.csv --database=db.csv"),
+                  ("JSON Lines on stdout, for jq or pandas",
+                   "result_analyzer.py output/bench --format=jsonl -o -"),
+                  ("rows for PyTorch's OSS benchmark database, with speedups over eager",
+                   "result_analyzer.py output/bench --format=oss-benchmark --baseline-backend=eager -o oss.json")],
+        epilog=epilog(ok="the report was written", bad_news="the inputs hold no record (nothing to report)"),
     )
     p.add_argument("inputs", nargs="*", metavar="FILE",
                    help="results files, directories (their *.jsonl) or quoted globs; default: every *.jsonl "
@@ -57,8 +57,9 @@ def build_parser() -> Parser:
                    "rewrite it once; it is replaced atomically)")
     p.add_argument("--hide-errors", action="store_true",
                    help="leave error_message empty (status, error_type and error_phase still say what failed)")
-    p.add_argument("--timestamp", type=timestamp, default=None, metavar="SECONDS",
-                   help="timestamp for records that have none (default: now)")
+    p.add_argument("--timestamp", type=timestamp, default=None, metavar="TIME",
+                   help="timestamp for records that have none: epoch seconds or an ISO date or datetime (2026-11-18, "
+                   "2026-11-18T03:00; UTC unless an offset is given) (default: now)")
     p.add_argument("--jobs", type=positive_int, default=None, metavar="N",
                    help="worker processes for large inputs (default: the usable cores)")
     p.add_argument("--reader", default="auto", choices=["auto", "compiled", "python"],
@@ -143,6 +144,11 @@ def run(options, parser) -> int:
     from benchmarks.analyzer import pipeline
 
     started = time.perf_counter()
+    # -o names a file: a directory that is not there is a typo, not a request to create it (--output-dirname
+    # names a directory and is created, as experiment_runner.py's is).
+    folder = os.path.dirname(options.output or "")
+    if options.output and options.output != "-" and folder and not os.path.isdir(folder):
+        raise UsageError(f"-o {options.output}: no such directory {folder} (create it first, or use --output-dirname)")
     try:
         options.input_files = pipeline.find_inputs(options.inputs, options.output_dirname or "./output/")
         if options.format == "oss-benchmark":

@@ -6,6 +6,8 @@ states them, hidden aliases of old spellings, one way to end a tool's run, one w
 from __future__ import annotations
 
 import argparse
+import datetime
+import difflib
 import logging
 import math
 import re
@@ -28,6 +30,27 @@ class BadNews(Exception):
     """The inputs were fine but the answer is bad news (nothing to report, ...): one line, exit status 1."""
 
 
+def close_matches(name: str, known) -> list:
+    """Up to five names of `known` close to `name` (difflib), else those that contain it: the one way every
+    tool suggests what a mistyped name meant (models, backends, choices)."""
+    known = [str(k) for k in known]
+    close = difflib.get_close_matches(name, known, n=5, cutoff=0.6)
+    if not close and name:  # e.g. a prefix: convnext_tinny -> convnext_tiny_hnf ...
+        lowered = name.lower()
+        close = [k for k in known if lowered in k.lower()][:5]
+    return close
+
+
+def unknown_name(what: str, name: str, known) -> str:
+    """The one line that refuses `name` as a `what`, naming the close matches ("no close match" for none)."""
+    close = close_matches(name, known)
+    hint = f"close matches: {', '.join(close)}" if close else "no close match"
+    return f"{what} {name!r}: unknown; {hint}"
+
+
+_INVALID_CHOICE = re.compile(r"invalid choice: '(?P<name>[^']*)' \(choose from (?P<known>.*)\)$")
+
+
 class _Formatter(argparse.HelpFormatter):
     """argparse's, but a description or epilog keeps its line breaks: each line is wrapped on its own, an
     indented one under its own text (the exit-status table stays a table)."""
@@ -44,12 +67,31 @@ class _Formatter(argparse.HelpFormatter):
         return "\n".join(out)
 
 
+def examples_text(examples) -> str:
+    """The examples a --help starts with: (what it does, the command) pairs, each command under its comment."""
+    lines = ["examples:"]
+    for what, command in examples:
+        lines += [f"  # {what}", f"  {command}"]
+    return "\n".join(lines)
+
+
 class Parser(argparse.ArgumentParser):
-    def __init__(self, *args, **kwargs):
+    """argparse's parser with the conventions of docs/command-line.md: one-line errors (close matches for an
+    invalid choice), and a --help that starts with `examples` ((what, command) pairs) under the description."""
+
+    def __init__(self, *args, examples=(), **kwargs):
         kwargs.setdefault("formatter_class", _Formatter)
+        if examples:
+            kwargs["description"] = "\n\n".join(filter(None, [kwargs.get("description"), examples_text(examples)]))
         super().__init__(*args, **kwargs)
 
     def error(self, message):  # one clear line and exit 2, not the whole usage block
+        match = _INVALID_CHOICE.search(message)
+        if match:  # argparse's "invalid choice", with the close matches first (docs/command-line.md)
+            known = [k.strip(" '") for k in match.group("known").split(",")]
+            close = close_matches(match.group("name"), known)
+            if close:
+                message += f"; close matches: {', '.join(close)}"
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
 
 
@@ -141,6 +183,27 @@ def write_output(data, path) -> None:
     else:
         sys.stdout.write(data)
         sys.stdout.flush()
+
+
+def timestamp(text: str) -> float:
+    """A point in time: epoch seconds (1763434800), an ISO date (2026-11-18: its midnight, UTC) or datetime
+    (2026-11-18T03:00, 2026-11-18 03:00:00+01:00; UTC unless it names its offset)."""
+    try:
+        seconds = float(text)
+    except ValueError:
+        pass
+    else:
+        if not math.isfinite(seconds):
+            raise argparse.ArgumentTypeError(f"not a time: {text!r}")
+        return seconds
+    try:
+        when = datetime.datetime.fromisoformat(text.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a time: {text!r} (epoch seconds, or an ISO date or datetime such as "
+                                         "2026-11-18 or 2026-11-18T03:00, UTC unless an offset is given)") from None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=datetime.timezone.utc)
+    return when.timestamp()
 
 
 def _number(text: str, kind):

@@ -97,14 +97,27 @@ def from_namespace(cls, namespace: argparse.Namespace, **given):
     return cls(**values)
 
 
-def add_flags(parser: argparse.ArgumentParser, flags: Iterable[Flag], choices: dict) -> None:
-    """Each flag into its --help section (made in order of first use); `choices` resolves SUITE_NAMES."""
+def help_text(flag: Flag) -> str:
+    """A flag's --help line: its help, and its default when the help does not say it and there is one to say."""
+    if flag.switch or flag.default in (None, (), "") or "default" in flag.help:
+        return flag.help
+    default = ", ".join(map(str, flag.default)) if isinstance(flag.default, tuple) else flag.default
+    return f"{flag.help} (default: {default})" if flag.help else f"(default: {default})"
+
+
+def add_flags(parser: argparse.ArgumentParser, flags: Iterable[Flag], choices: dict,
+              brief: Optional[dict] = None) -> None:
+    """Each flag into its --help section (made in order of first use); `choices` resolves SUITE_NAMES.
+    `brief` ({flag name: a shorter help, or None for its own}): --help shows only these flags (every flag still
+    parses); None: every flag is shown (--help-all)."""
     sections = {}
     for flag in flags:
         if flag.group not in sections:
             sections[flag.group] = parser.add_argument_group(flag.group) if flag.group else parser
         names = [flag.name] + ([flag.short] if flag.short else [])
-        spec = {"dest": flag.dest, "help": argparse.SUPPRESS if flag.hidden else flag.help}
+        shown = not flag.hidden and (brief is None or flag.name in brief)
+        text = (brief or {}).get(flag.name) or help_text(flag)
+        spec = {"dest": flag.dest, "help": text if shown else argparse.SUPPRESS}
         if flag.switch:
             spec.update(action="store_true", default=flag.default)
         else:

@@ -18,8 +18,9 @@ from typing import Optional
 
 from benchmarks.common import allocator, compile_options, cpu_profile, experiment_config, paired_speedup, precision, \
     quantization
-from benchmarks.common.cli_support import (Parser, UsageError, epilog, finite_non_negative_float, memory_size,
+from benchmarks.common.cli_support import (Parser, UsageError, close_matches, epilog, finite_non_negative_float, memory_size,
                                            non_negative_int, positive_float, positive_int)
+from benchmarks.common.cli_support import timestamp as timestamp_type
 from benchmarks.common.cpu_affinity import cpu_affinity_spec
 from benchmarks.common.flags import BOTH, CHILD, PARENT, SUITE_NAMES, Group, add_flags, child_args, field_flags, \
     from_namespace
@@ -39,18 +40,24 @@ def xla_choice(text: str):
     raise argparse.ArgumentTypeError(f"invalid choice {text!r} (choose None or PJRT)")
 
 
+def with_close_matches(message: str, text: str, known) -> str:
+    close = close_matches(str(text).strip().lower(), known)
+    return f"{message}; close matches: {', '.join(close)}" if close else message
+
+
 def quantization_recipe(text: str):
     try:
         return quantization.parse(text)
     except quantization.RecipeError as exc:
-        raise argparse.ArgumentTypeError(str(exc))
+        known = ["none", *quantization.FIXED, "int4wo-128", "uintx-4-64"]
+        raise argparse.ArgumentTypeError(with_close_matches(str(exc), text, known))
 
 
 def precision_name(text: str):
     try:
         return precision.parse(text)
     except precision.PrecisionError as exc:
-        raise argparse.ArgumentTypeError(str(exc))
+        raise argparse.ArgumentTypeError(with_close_matches(str(exc), text, precision.PRECISIONS))
 
 
 def inductor_setting(text: str) -> tuple:
@@ -193,8 +200,10 @@ class RunOptions:
                                              repeatable=True, type=int, metavar="N")
     exclude_by_tier: tuple = SELECTION.option((), PARENT, "drop the models of the suite's tier N (repeatable)",
                                               repeatable=True, type=int, metavar="N")
-    total_partitions: int = SELECTION.option(1, PARENT, "split the model list in N slices", type=positive_int)
-    partition_id: int = SELECTION.option(0, PARENT, "which slice to run (0-based)", type=non_negative_int)
+    total_partitions: int = SELECTION.option(1, PARENT, "split the model list in N slices", type=positive_int,
+                                             metavar="N")
+    partition_id: int = SELECTION.option(0, PARENT, "which slice to run (0-based)", type=non_negative_int,
+                                         metavar="I")
     # the matrix: each an axis's values as given (empty: the runner's default values, runner/plan.py)
     accelerator: tuple = MATRIX.axis("default: cpu, cuda, tpu (those not present are dropped, with the reason)",
                                      choices=experiment_config.ACCELERATORS)
@@ -256,11 +265,12 @@ class RunOptions:
     enable_functionalization: bool = MATRIX.switch(PARENT, "keep XLA functionalization on (default: "
         "XLA_DISABLE_FUNCTIONALIZATION=1)")
     # measurement (the parent reads them too: a failure record says what was asked)
-    repeat: int = MEASUREMENT.option(10, BOTH, "timed runs per config (default 10)", type=positive_int)
-    iterations_per_run: int = MEASUREMENT.option(1, BOTH, "iterations per timed run (default 1)", type=positive_int)
+    repeat: int = MEASUREMENT.option(10, BOTH, "timed runs per config (default 10)", type=positive_int, metavar="N")
+    iterations_per_run: int = MEASUREMENT.option(1, BOTH, "iterations per timed run (default 1)", type=positive_int,
+                                                 metavar="N")
     warmup: int = MEASUREMENT.option(
         2, BOTH, "untimed-for-statistics warm-up runs, recorded apart (default 2; the first compiles)",
-        type=non_negative_int)
+        type=non_negative_int, metavar="N")
     # the sweep
     dry_run: bool = SWEEP.switch(PARENT, "print the configs (and those dropped, with why); run nothing")
     print_subprocess: bool = SWEEP.switch(PARENT, "stream each child's output to the terminal too")
@@ -270,19 +280,25 @@ class RunOptions:
         None, PARENT, "kill a child whose process tree's resident memory passes SIZE (e.g. 8G): an oom record",
         type=memory_size, metavar="SIZE")
     progress_bar: bool = SWEEP.switch(PARENT, "show a progress bar even when stderr is not a terminal")
-    output_dirname: str = SWEEP.option("./output/", BOTH, "results, logs and artifacts go here")
-    output_basename: str = SWEEP.option("results.jsonl", BOTH, "results file name")
+    output_dirname: str = SWEEP.option("./output/", BOTH, "results, logs and artifacts go here (created if missing)",
+                                       metavar="DIR")
+    output_basename: str = SWEEP.option("results.jsonl", BOTH, "results file name, in --output-dirname",
+                                        metavar="NAME")
     no_resume: bool = SWEEP.option(False, PARENT,
                                    "start a new results file (an existing one is kept as a .bak-<time> backup)")
     retry_failed: bool = SWEEP.switch(PARENT, "re-run configs whose latest record failed")
+    allow_empty: bool = SWEEP.switch(PARENT, "exit 0 when the flags select nothing to run: a -k pattern that matches no "
+                                     "model, or an unknown --dynamo backend, is then a warning and left out "
+                                     "(default: exit 2, naming the close matches)")
     wait: bool = SWEEP.switch(PARENT, "when another sweep is writing the same results file, wait for it to end, then "
                               "resume (default: say who holds it and exit 2)")
     rounds: int = SWEEP.option(
         1, PARENT, "run each config R times, each in a fresh child, interleaved (every config once, then every config "
         "again ...): R records per config, for compare.py's intervals (default 1)", type=positive_int, metavar="R")
-    timestamp: Optional[float] = SWEEP.option(None, BOTH, "sweep timestamp for every record (default: now)",
-                                              type=float)
-    log_level: str = SWEEP.option("info", BOTH, None,
+    timestamp: Optional[float] = SWEEP.option(
+        None, BOTH, "the sweep's time for every record: epoch seconds or an ISO date or datetime (2026-11-18, "
+        "2026-11-18T03:00; UTC unless an offset is given) (default: now)", type=timestamp_type, metavar="TIME")
+    log_level: str = SWEEP.option("info", BOTH, "messages on stderr",
                                   choices=["critical", "error", "warning", "info", "debug"])
     # where the children run (docs/architecture.md, "Executors")
     jobs: Optional[int] = PARALLEL.option(  # None: 1 locally, the cluster's CPUs with Ray
@@ -360,25 +376,90 @@ class RunnerParser(Parser):
         return RunOptions.from_flags(flags, child_flags=child_args(self.declared, flags))
 
 
-def build_parser(suites) -> RunnerParser:
+# --help: the common tasks first, then only these flags (a shorter help where the full one is long, None: the
+# flag's own); --help-all shows every flag with its whole help (docs/runner.md, "Flags").
+EXAMPLES = (
+    ("built-in models, eager vs Inductor, inference on this CPU (into ./output/)",
+     "experiment_runner.py --suite-name=dummy --accelerator=cpu --xla=None --dynamo=None --dynamo=inductor --test=eval"),
+    ("what it would run, and why a config is dropped; runs nothing",
+     "experiment_runner.py --suite-name=dummy --accelerator=cpu --dry-run"),
+    ("two torchvision models, accuracy checked, 3 rounds each (for compare.py)",
+     "experiment_runner.py --suite-name=torchvision -k '^resnet(18|50)$' --accelerator=cpu --xla=None "
+     "--dynamo=None --dynamo=inductor --test=eval --verify --rounds=3 --output-dirname=runs/base"),
+    ("run again to resume; --retry-failed re-runs the failed configs too",
+     "experiment_runner.py ... --output-dirname=runs/base --retry-failed"),
+    ("two children at once on their own cores (--executor=ray: a Ray cluster)",
+     "experiment_runner.py --suite-name=dummy --accelerator=cpu --jobs=2"),
+)
+BRIEF = {
+    "--suite-name": None,
+    "--filter": "keep models whose name matches (case-insensitive; repeatable); a pattern that matches no model "
+                "is an error naming the close ones",
+    "--exclude": None,
+    "--accelerator": "cpu, cuda, tpu (default: all three; those not here are dropped, with the reason)",
+    "--xla": "None or PJRT (default: both)",
+    "--dynamo": "None (eager), inductor, aot_eager, openxla, any registered dynamo backend, export, aot_inductor "
+                "(default: None, inductor, openxla)",
+    "--test": None,
+    "--batch-size": None,
+    "--precision": "fp32, bf16, fp16, amp, amp_bf16, amp_fp16 (default: the suite's)",
+    "--repeat": None,
+    "--warmup": None,
+    "--dry-run": None,
+    "--output-dirname": None,
+    "--no-resume": None,
+    "--retry-failed": None,
+    "--allow-empty": "exit 0, not 2, when the flags select nothing to run (a -k or --dynamo name that matches "
+                     "nothing is then a warning)",
+    "--rounds": "run each config R times, interleaved, each in a fresh child (default 1)",
+    "--timestamp": "the sweep's time for every record: epoch seconds or an ISO date or datetime (2026-11-18, "
+                   "2026-11-18T03:00, UTC unless an offset is given) (default: now)",
+    "--log-level": None,
+    "--jobs": None,
+    "--executor": None,
+    "--verify": "also judge each config's accuracy against an fp64 eager reference (the record's `accuracy`)",
+}
+
+
+class HelpAll(argparse.Action):
+    """--help-all: every flag, with its whole help, then exit."""
+
+    def __init__(self, option_strings, dest, **kwargs):
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS,
+                         help="show every flag (diagnostics, golden, noise, Ray, the suites' own ...) and exit")
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        build_parser(parser.suites, everything=True).print_help()
+        parser.exit()
+
+
+def build_parser(suites, everything: bool = False) -> RunnerParser:
     """The parser of every declared flag: RunOptions' and its sections', then each suite's (`suites`: the
-    Suite objects, given by the caller because common/ imports no tool)."""
+    Suite objects, given by the caller because common/ imports no tool). Its --help shows the examples and the
+    flags of BRIEF; `everything`: every flag (what --help-all prints). Both parse every flag."""
     declared = [flag for _, flag in field_flags(RunOptions)]
     for section in SECTIONS.values():
         declared += [flag for _, flag in field_flags(section)]
     for suite in suites:
         declared += list(suite.flags)
+    statuses = epilog(ok="every config of the sweep has an ok or skip record (or the config run by hand did)",
+                      bad_news="a config's latest record is a failure (error, crash, timeout, oom): every record is "
+                      "written all the same; or the config run by hand (--model-config) failed")
+    hidden = len([f for f in declared if not f.hidden and f.name not in BRIEF])
     parser = RunnerParser(
         prog="experiment_runner.py",
-        description="Run a matrix of PyTorch model benchmarks, one child process per (model, experiment).",
-        epilog=epilog(ok="every config of the sweep has an ok or skip record (or the config run by hand did)",
-                      bad_news="a config's latest record is a failure (error, crash, timeout, oom): every record is "
-                      "written all the same; or the config run by hand (--model-config) failed",
-                      examples=["experiment_runner.py --suite-name=dummy --accelerator=cpu --xla=None --xla=PJRT "
-                                "--dynamo=None --dynamo=inductor --dynamo=openxla --test=eval --test=train"]),
+        usage="%(prog)s [--suite-name=SUITE] [-k REGEX] [--dynamo=BACKEND ...] [options]",
+        description="Run a matrix of PyTorch model benchmarks, one child process per (model, experiment); "
+                    "docs/runner.md.",
+        examples=EXAMPLES,
+        epilog=statuses if everything else statuses + f"\n\n{hidden} more flags (diagnostics, golden, noise "
+        "control, Ray, single config, each suite's own ...): --help-all",
     )
-    add_flags(parser, declared, choices={SUITE_NAMES: [suite.name for suite in suites]})
+    parser.add_argument("--help-all", action=HelpAll)
+    add_flags(parser, declared, choices={SUITE_NAMES: [suite.name for suite in suites]},
+              brief=None if everything else BRIEF)
     parser.declared = tuple(declared)
+    parser.suites = tuple(suites)
     return parser
 
 
@@ -401,6 +482,9 @@ def check_combinations(options: RunOptions) -> None:
         raise UsageError(f"--golden {golden.check_dir}: no such directory")
     if golden.check_dir and options.diagnostics.randomize_input:
         raise UsageError("--golden runs on the stored inputs, --randomize-input on fresh ones; pass one of them")
+    if options.executor != "ray" and options.ray_address:
+        raise UsageError(f"--ray-address={options.ray_address} names the Ray cluster to run on; without "
+                         "--executor=ray the sweep runs on this machine: pass --executor=ray too")
     if options.executor != "ray" and options.artifacts_uri:
         raise UsageError("--artifacts-uri brings a Ray node's files home; a local sweep writes them in place: "
                          "pass it with --executor=ray")

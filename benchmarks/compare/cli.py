@@ -15,7 +15,7 @@ import sys
 from benchmarks.common import selection
 from benchmarks.compare.verdicts import DEFAULT_GATE_LIMIT
 from benchmarks.common.cli_support import (BadNews, Parser, UsageError, choice, fraction, epilog, metavar, non_negative_int,
-                                           positive_int, run_main, setup_logging)
+                                           positive_int, run_main, setup_logging, timestamp)
 
 log = logging.getLogger("benchmarks.compare")
 
@@ -56,12 +56,20 @@ def axis_pair(text: str):
 def build_parser() -> Parser:
     p = Parser(
         prog="compare.py",
+        usage="%(prog)s CONTROL [TREATMENT] [--fail-on=LIST] [--format=FORMAT] [-o FILE] [options]",
         description="Compare two sets of experiment_runner.py results (ours or upstream PyTorch/XLA's), config by "
                     "config: the treatment/control ratio with a confidence interval, a verdict, a geomean.",
+        examples=[("verdicts per config: slower, faster, newly failing (exit 1 if any)",
+                   "compare.py runs/base runs/mine"),
+                  ("the same as Markdown for a review",
+                   "compare.py runs/base runs/mine --format=md -o review.md"),
+                  ("bf16 against fp32, config by config, within one sweep",
+                   "compare.py output/ --pair precision=fp32:bf16"),
+                  ("CI: check results against an expected-results CSV (accuracy, graph breaks)",
+                   "compare.py output/ --expected expected.csv")],
         epilog=epilog(ok="nothing that --fail-on names was found",
                       bad_news="something --fail-on names was found (default: a config slower or newly failing), "
-                               "or no config of CONTROL matches one of TREATMENT (nothing to compare)",
-                      examples=["compare.py base/ mine/ --format=md -o review.md"]),
+                               "or no config of CONTROL matches one of TREATMENT (nothing to compare)"),
     )
     p.add_argument("control", metavar="CONTROL", help="results file, directory (every *.jsonl below it) or glob")
     p.add_argument("treatment", metavar="TREATMENT", nargs="?",
@@ -77,8 +85,11 @@ def build_parser() -> Parser:
                         "compile_mode=default:max-autotune, or precision=fp32:bf16): records of CONTROL's value are "
                         "the control side, of TREATMENT's the treatment (a record without the key ran the default)")
     runs = p.add_argument_group("which runs (a file may hold several, each its own timestamp)")
-    runs.add_argument("--control-timestamp", type=float, metavar="T", help="only CONTROL's run of this timestamp")
-    runs.add_argument("--treatment-timestamp", type=float, metavar="T", help="only TREATMENT's run of this timestamp")
+    runs.add_argument("--control-timestamp", type=timestamp, metavar="TIME",
+                      help="only CONTROL's run of this timestamp (epoch seconds, or the ISO date or datetime a sweep's "
+                           "--timestamp was given, e.g. 2026-11-18)")
+    runs.add_argument("--treatment-timestamp", type=timestamp, metavar="TIME",
+                      help="only TREATMENT's run of this timestamp (as --control-timestamp)")
     runs.add_argument("--latest", action="store_true",
                       help="only the newest run of each side (unless its --*-timestamp names one)")
     selection.add_arguments(p, test_default=None, accelerator_default="every one", backend=True, axes=True,

@@ -75,15 +75,23 @@ def _output_flags(parser, formats) -> None:
 
 
 def build_parser() -> Parser:
-    p = Parser(prog="history.py", description="Regressions over time: a history database of results files, "
+    p = Parser(prog="history.py", usage="%(prog)s {ingest,show,detect,bisect} ... (history.py COMMAND --help)",
+               description="Regressions over time: a history database of results files, "
                "the series of each config, change points and events, and bisection to the commit.",
+               examples=[("after each nightly sweep: store its records (output/history.sqlite)",
+                          "history.py ingest output/nightly/ --commit=$(git rev-parse HEAD)"),
+                         ("which configs changed, and when (exit 1 if one got slower)",
+                          "history.py detect --fail-on slower"),
+                         ("one model's series over the runs, as a plot",
+                          "history.py show -k resnet --format=png -o resnet.png"),
+                         ("the first commit at which it got slower",
+                          "history.py bisect --repo ~/models --good v1.2 --bad main -- --suite-name=files "
+                          "--search-dir=. --dynamo=inductor --test=eval")],
                epilog=epilog(ok="done (ingested; shown; no change or event that --fail-on names; first bad commit "
                                 "named)",
                              bad_news="ingest: the files hold no record; show, detect: no config matches the "
                                       "selection; detect: a change or event --fail-on names; bisect: no first bad "
-                                      "commit could be named",
-                             examples=["history.py ingest output/ && history.py detect --fail-on slower",
-                                       "history.py COMMAND --help"]))
+                                      "commit could be named"))
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     sub.required = True
     ingest = sub.add_parser("ingest", help="put results files' records into the database",

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
+import logging
 import os
 import re
 import statistics
@@ -20,11 +21,14 @@ from typing import Optional
 
 from benchmarks.common import allocator, compile_options, cpu_profile, experiment_config, machine_facts, \
     paired_speedup, precision, pure_wall_time, records
-from benchmarks.common.cli_support import UsageError
+from benchmarks.common.cli_support import UsageError, close_matches, unknown_name
+from benchmarks.common.experiment_config import EXPORT_BACKENDS
 from benchmarks.common.run_options import RunOptions
 from benchmarks.runner import matrix
 from benchmarks.runner.capabilities import probe_capabilities
 from benchmarks.suites.library_names import plain_name
+
+log = logging.getLogger("benchmarks.runner.plan")
 
 DEFAULT_ACCELERATORS = ["cpu", "cuda", "tpu"]
 DEFAULT_XLA = [None, "PJRT"]
@@ -72,12 +76,14 @@ def single_config_argv(options: RunOptions, config: Config) -> list:
     ]
 
 
-def select_models(suite, options: RunOptions) -> list:
+def select_models(suite, options: RunOptions, check_names: bool = True) -> list:
     models = suite.list_models(options.suite_flags)
     named = [plain_name(p) for p in options.filter
              if plain_name(p) and not any(re.search(p, m["model_name"], re.IGNORECASE) for m in models)]
     if named:  # exact names outside the suite's list: a library suite builds any model it knows
         models = models + suite.named_models(named, options.suite_flags)
+    if check_names:
+        check_filters_match(suite, options, models)
     tiers = suite.tiers()
     keep = [re.compile(p, re.IGNORECASE) for p in options.filter]
     drop = [re.compile(p, re.IGNORECASE) for p in options.exclude]
@@ -105,6 +111,50 @@ def select_models(suite, options: RunOptions) -> list:
             continue
         selected.append(model)
     return selected
+
+
+def refuse_or_warn(problem: str, options: RunOptions) -> None:
+    """An unknown name in the flags: exit 2 (UsageError), or under --allow-empty a warning, the name left out."""
+    if not options.allow_empty:
+        raise UsageError(f"{problem} (--allow-empty: leave it out and go on)")
+    log.warning("%s: left out (--allow-empty)", problem)
+
+
+def check_filters_match(suite, options: RunOptions, models: list) -> None:
+    """Each -k pattern must match a model of the suite's whole list (before partitions): one that matches none
+    is a typo, refused with the close matches (the same words as a library suite's unknown name)."""
+    names = [m["model_name"] for m in models]
+    for pattern in options.filter:
+        if not any(re.search(pattern, name, re.IGNORECASE) for name in names):
+            spelled = plain_name(pattern) or re.sub(r"[^A-Za-z0-9_.\-]", "", pattern)
+            close = close_matches(spelled, names)
+            hint = (f"close matches: {', '.join(close)}" if close else f"its models: {', '.join(names)}"
+                    if len(names) <= 10 else "no close match")
+            refuse_or_warn(f"-k {pattern!r} matches no model of suite {suite.name}; {hint}", options)
+
+
+def nothing_selected(suite, options: RunOptions):
+    """Why select_models chose no model: (message, legitimate). Legitimate: this partition holds none of the
+    models the filters select (the other partitions do)."""
+    whole = select_models(suite, options.with_(total_partitions=1, partition_id=0), check_names=False)
+    if whole:
+        return (f"nothing to run: partition {options.partition_id} of {options.total_partitions} holds none of the "
+                f"{len(whole)} model(s) the filters select"), True
+    return f"nothing to run: no model of suite {suite.name} is selected by the filters", False
+
+
+def check_dynamo_backends(experiments: list, caps: matrix.Capabilities, options: RunOptions) -> list:
+    """The experiments whose --dynamo backend torch knows (or an export backend); an unknown name is a typo,
+    refused with the close matches (or left out under --allow-empty). Without the probe's list (no dynamo
+    config, or the probe failed) nothing is judged here: the support rules say why a config can't run."""
+    known = set(caps.dynamo_backends)
+    if not known:
+        return experiments
+    unknown = sorted({e.dynamo for e in experiments if e.dynamo is not None and e.dynamo not in EXPORT_BACKENDS
+                      and e.dynamo not in known})
+    for name in unknown:
+        refuse_or_warn(unknown_name("--dynamo backend", name, sorted(known | set(EXPORT_BACKENDS))), options)
+    return [e for e in experiments if e.dynamo not in unknown]
 
 
 def expand_experiments(suite, options: RunOptions) -> list:
@@ -159,6 +209,7 @@ def make_plan(suite, options: RunOptions, models: list) -> Plan:
     experiments = expand_experiments(suite, options)
     caps = probe_capabilities(experiments)
     check_inductor_settings(experiments, caps)
+    experiments = check_dynamo_backends(experiments, caps, options)
     rules = matrix.SUPPORT_RULES + pure_wall_time.support_rules(options.timing)
     kept, dropped = matrix.split(experiments, caps, rules)
     kept = [with_accelerator_model(e, caps) for e in kept]

@@ -29,6 +29,7 @@ from typing import Optional
 
 from benchmarks.common import disk_writes, machine_facts, output_paths, scratch_dirs
 from benchmarks.common.cli_support import UsageError
+from benchmarks.common.cpu_affinity import usable_cores
 from benchmarks.common.run_options import RunOptions
 from benchmarks.common.safe_paths import inside
 from benchmarks.runner import artifact_shipping, fork_server, launcher, node_fork_servers, ray_join, ray_task
@@ -81,7 +82,9 @@ class RayExecutor:
         else:
             self._saved_python_path = os.environ.get("PYTHONPATH")
             os.environ["PYTHONPATH"] = python_path
-            where = {"num_cpus": os.cpu_count()}
+            # The CPUs this process may run on (taskset, a cgroup's cpuset), not the machine's: a Ray of its own
+            # runs no more tasks at once than there are cores to run them.
+            where = {"num_cpus": len(usable_cores())}
         ray_join.init(ray, self.address, self.token_source, **where)
         self.remote = ray.remote(max_retries=0)(ray_task.run_on_node)
         resources = ray.cluster_resources()

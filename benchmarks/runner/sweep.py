@@ -23,7 +23,8 @@ from benchmarks.runner import fork_server, launcher, noise, progress, results_lo
 from benchmarks.runner.executor import Job, LocalExecutor
 from benchmarks.runner.job_resources import Needs, ResourceError, ResourcePool
 from benchmarks.runner.plan import (Plan, back_up, entry_argv, in_model_order, load_earlier, longest_first, make_plan,
-                                    plan_rounds, select_models, single_config_argv)
+                                    nothing_selected, plan_rounds, select_models,
+                                    single_config_argv)
 from benchmarks.runner.result_records import child_record, skipped_record
 from benchmarks.suites import load_suite
 
@@ -98,10 +99,19 @@ def print_dry_run(options: RunOptions, plan: Plan, executor, suite) -> None:
           f"{len(plan.skipped)} skipped, {len(plan.dropped)} experiment config(s) dropped", file=out)
 
 
+def typed_command() -> list:
+    """How the user started this process, as typed: the interpreter and script (`.venv/bin/python
+    experiment_runner.py`, `python -m benchmarks`, or a console script's path), without the flags."""
+    flags = len(sys.argv) - 1
+    typed = list(getattr(sys, "orig_argv", None) or [])
+    if len(typed) > flags and typed[len(typed) - flags:] == sys.argv[1:]:
+        return typed[:len(typed) - flags]
+    return [sys.executable, sys.argv[0] or "experiment_runner.py"]
+
+
 def resume_command(options: RunOptions) -> str:
     argv = [a for a in sys.argv[1:] if a != "--no-resume" and not a.startswith("--timestamp")]
-    return shlex.join(["python", os.path.basename(sys.argv[0]) or "experiment_runner.py"] + argv
-                      + [f"--timestamp={options.timestamp}"])
+    return shlex.join(typed_command() + argv + [f"--timestamp={options.timestamp}"])
 
 
 class SweepRun:
@@ -170,9 +180,21 @@ def run_sweep(options: RunOptions) -> int:
     suite = load_suite(options.suite_name)
     models = select_models(suite, options)
     if not models:
-        print(f"nothing to run: no model of suite {suite.name} is selected by the filters", file=sys.stderr)
+        message, legitimate = nothing_selected(suite, options)
+        if not (legitimate or options.allow_empty):
+            raise UsageError(f"{message}; --allow-empty exits 0 instead")
+        print(message, file=sys.stderr)
         return 0
     plan = make_plan(suite, options, models)
+    if not plan.kept and not options.dry_run:  # a legitimate empty sweep: nothing asked for can run here
+        reasons = sorted({reason for _, reason in plan.dropped})
+        if not reasons:  # --allow-empty left every name out
+            print("nothing to run: no experiment config is left (--allow-empty left out the unknown names)",
+                  file=sys.stderr)
+            return 0
+        print(f"nothing to run: no experiment config asked for can run on this machine ({'; '.join(reasons[:3])}"
+              f"{'; ...' if len(reasons) > 3 else ''}; --dry-run lists each)", file=sys.stderr)
+        return 0
     if not options.dry_run:
         for path in scratch_dirs.collect_stale():  # what killed sweeps, servers and children left in /tmp
             log.info("removed stale scratch %s", path)
@@ -181,9 +203,6 @@ def run_sweep(options: RunOptions) -> int:
         if options.dry_run:
             executor.start()  # to describe it (a Ray cluster's size); a dry run takes no lock
             print_dry_run(options, plan, executor, suite)
-            return 0
-        if not plan.kept:
-            print("nothing to run: every experiment config was dropped (see --dry-run for why)", file=sys.stderr)
             return 0
         return execute(options, plan, executor)
     finally:
@@ -224,6 +243,9 @@ def run_locked(options: RunOptions, plan: Plan, executor, results_path: str) -> 
     already = len(plan.configs) * options.rounds + len(plan.skipped) - len(todo)
     log.info("%d model(s) x %d experiment config(s): %d to run, %d already in %s, %d dropped; %s", len(plan.models),
              len(plan.kept), len(todo), already, results_path, len(plan.dropped), executor.describe())
+    if not todo:  # a legitimate empty sweep: said, then the table of what the file holds; exit as its records say
+        print(f"nothing to run: every config is already in {results_path} (--retry-failed re-runs the failed ones, "
+              "--no-resume starts a new file)", file=sys.stderr)
     first = next((config for config, reason in todo if not reason), None)
     if first is not None:  # its fork server (or the nodes') starts while the noise check runs
         executor.prepare(make_job(-1, options, first, None).request)

@@ -4,13 +4,12 @@ torch), and a name it does not know is refused with its close matches (docs/runn
 
 from __future__ import annotations
 
-import difflib
 import json
 import re
 import subprocess
 import sys
 
-from benchmarks.common.cli_support import UsageError
+from benchmarks.common.cli_support import UsageError, close_matches
 
 # A -k pattern that is a plain name (optionally anchored): letters, digits, _ . - only.
 PLAIN_NAME = re.compile(r"\^?([A-Za-z0-9_.\-]+)\$?")
@@ -40,9 +39,6 @@ def names_from_child(code: str, what: str) -> list:
 
 def unknown_name(name: str, known: list, what: str) -> UsageError:
     """The one-line refusal of a name `known` does not hold, naming the closest ones."""
-    close = difflib.get_close_matches(name, known, n=5, cutoff=0.6)
-    if not close:  # e.g. a prefix: convnext_tinny -> convnext_tiny_hnf ...
-        lowered = name.lower()
-        close = [k for k in known if lowered in k.lower()][:5]
+    close = close_matches(name, known)
     hint = f"close matches: {', '.join(close)}" if close else "no close match"
     return UsageError(f"{what} has no model {name!r}; {hint}")
