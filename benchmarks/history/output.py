@@ -34,7 +34,7 @@ def series_rows(all_series: list, changes: list) -> list:
             rows.append({**{k: one.labels[k] for k in SERIES_COLUMNS[:7]}, "timestamp": point.timestamp,
                          "time_utc": point.when(), "commit": point.commit, "host": point.host,
                          "median_ms": _number(point.median, 1e3, 6), "compile_s": _number(point.compile_s),
-                         "peak_mib": _number(point.peak_rss, 1 / 2**20), "status": point.status,
+                         "peak_mib": _number(point.peak_memory, 1 / 2**20), "status": point.status,
                          "verification": point.verification,
                          "graph_breaks": "" if point.graph_breaks is None else point.graph_breaks,
                          "processes": len(point.processes), "change": change_text(change) if change else ""})
@@ -60,7 +60,7 @@ def series_table(all_series: list, changes: list) -> str:
             change = marks.get((one.config_id, point.run_id))
             lines.append(f"  {point.when():19}  {point.commit[:10]:10}  {point.host[:12]:12}  "
                          f"{_number(point.median, 1e3, 5):>10}  {_number(point.compile_s):>9}  "
-                         f"{_number(point.peak_rss, 1 / 2**20):>8}  {point.status}"
+                         f"{_number(point.peak_memory, 1 / 2**20):>8}  {point.status}"
                          + (f"   <- {change_text(change)}" if change else ""))
         lines.append("")
     return "\n".join(lines)
