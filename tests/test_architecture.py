@@ -96,8 +96,10 @@ ALLOWED_IMPORTS = {
     "benchmarks.analyzer": ("benchmarks.analyzer", "benchmarks.common"),
     "benchmarks.aggregate": ("benchmarks.aggregate", "benchmarks.common"),
     "benchmarks.compare": ("benchmarks.compare", "benchmarks.common"),
-    # history reuses compare's pairing and statistics (never its cli: see the test below)
-    "benchmarks.history": ("benchmarks.history", "benchmarks.common", "benchmarks.compare"),
+    # history reuses compare's pairing and statistics (never its cli: see the test below), and its site
+    # aggregate's page look (html_report's STYLE and esc: one look for every page)
+    "benchmarks.history": ("benchmarks.history", "benchmarks.common", "benchmarks.compare",
+                           "benchmarks.aggregate.html_report"),
 }
 
 
