@@ -59,7 +59,7 @@ def generate(path: str, runs: int, models: int, seed: int = 0) -> dict:
                 configs.append((database.config_id(connection, key, records_view.Labels.of(measurement)), m, index))
     base = np.exp(rng.normal(np.log(0.02), 0.8, models))  # each model's eager time
     factor = np.array([1.0, 0.7, 0.6, 0.45, 0.5, 0.55, 0.65, 0.95, 0.5, 0.8])  # each label's time / eager
-    regressed = {(m, 2) for m in range(0, models, 50)}  # inductor of every 50th model: 15% slower from run R-60 on
+    regressed = {(m, 2) for m in range(0, models, 50)}  # inductor of every 50th model: 15% slower from run R-30 on
     broken = (1, 3)  # this model's inductor[bf16] fails in the last run
     digest = 0
     for run in range(runs):
@@ -69,7 +69,7 @@ def generate(path: str, runs: int, models: int, seed: int = 0) -> dict:
         noise = rng.normal(0, 0.02, len(configs))
         rows = []
         for (config, m, label), eps in zip(configs, noise):
-            median = base[m] * factor[label] * np.exp(eps) * (1.15 if (m, label) in regressed and run >= runs - 60
+            median = base[m] * factor[label] * np.exp(eps) * (1.15 if (m, label) in regressed and run >= runs - 30
                                                               else 1.0)
             failed = (m, label) == broken and run == runs - 1
             digest += 1

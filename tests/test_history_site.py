@@ -111,6 +111,7 @@ def test_the_summary_has_the_dashboard_numbers_and_the_planted_changes(site):
     # Pass rate: cnn fails in the newest run.
     assert float(attr(by_metric["pass_rate"], "data-newest")) == pytest.approx(200 / 3, abs=1e-3)
     assert float(attr(by_metric["pass_rate"], "data-baseline")) == 100
+    assert "worse" in by_metric["pass_rate"]  # a pass -> fail is an event, coloured without a change point
     # Geomean speedup over the passing configs, both runs, from the records themselves.
     for run, key in ((RUNS - 1, "data-newest"), (STEP_AT - 1, "data-baseline")):
         values = [v for v in (expected_speedup(records, run, m) for m in MODELS) if v is not None]
@@ -128,7 +129,7 @@ def test_the_summary_has_the_dashboard_numbers_and_the_planted_changes(site):
              if "data-metric" in tag}
     assert float(attr(eager["pass_rate"], "data-newest")) == 100 and "unsure" in eager["pass_rate"]
     charts = json.loads(re.search(r"window.SITE_CHARTS=(.*?);</script>", html, re.S).group(1))
-    speedup_chart = next(c for c in charts if c["id"] == "chart-speedup")
+    speedup_chart = next(c for c in charts if c["id"] == "chart-dummy-speedup")
     assert len(speedup_chart["x"]) == RUNS and speedup_chart["series"][0]["marks"] == [STEP_AT]
 
 
@@ -318,7 +319,7 @@ def test_in_a_real_browser_the_three_pages_render_sort_and_link(site):
         try:
             page.goto((out / "index.html").as_uri())
             drawn(page)
-            assert page.locator(".chart canvas").count() == 5  # one trend chart per number
+            assert page.locator(".chart canvas").count() == 5  # one trend chart per number (one suite)
             row = page.locator('tr[data-line="dummy-inductor-eval-Test_CPU"]')
             assert row.locator('td[data-metric="pass_rate"]').inner_text().startswith("67%")
             page.fill("#filter", "inductor")

@@ -16,7 +16,8 @@ table.sortable th{cursor:pointer;user-select:none}table.sortable th:after{conten
 table.sortable th[data-order=asc]:after{content:' \\2191'}table.sortable th[data-order=desc]:after{content:' \\2193'}
 td.worse{background:#fde7e7;color:#9b1c14}td.better{background:#e6f4ea;color:#14591f}td .delta{font-size:.85em}
 td.unsure .delta{color:#777}tr.newfail td{background:#fff0ee}.newfail-mark{color:#b3261e;font-weight:700}
-.chart{margin:1em 0;min-height:300px}.runinfo{color:#555;font-size:.9em;min-height:1.3em}
+.chart{margin:1em 0;min-height:300px}.u-legend{font-size:11px;line-height:1.2}.u-legend .u-series{padding:0 .2em}
+.u-legend .u-series th{font-weight:normal}.runinfo{color:#555;font-size:.9em;min-height:1.3em}
 nav{margin-bottom:1em;color:#555}nav a{margin-right:.8em}pre.cmd{background:#f4f5f8;padding:.6em .8em;
 overflow-x:auto;border:1px solid #dde}.charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(560px,1fr));
 gap:0 1.5em}
@@ -41,6 +42,12 @@ def css() -> str:
     return STYLE + SITE_STYLE
 
 
+def slug(text: str) -> str:
+    from benchmarks.common.safe_paths import safe_name
+
+    return safe_name(text)
+
+
 def number(value, digits: int = 3) -> str:
     if value is None or (isinstance(value, float) and not math.isfinite(value)):
         return ""
@@ -58,9 +65,10 @@ def values_list(values: np.ndarray, scale: float = 1.0, digits: int = 6) -> list
 
 
 def change_cell(baseline, newest, shift, higher_is_better: bool, text: str, ratio: bool = True,
-                extra: str = "") -> str:
+                extra: str = "", exact: bool = False) -> str:
     """A table cell: the newest value, its change from the baseline under it, coloured when history's change
-    points put a change between the two runs (worse red, better green), grey otherwise."""
+    points put a change between the two runs (worse red, better green), grey otherwise. exact: a count of
+    events (a pass rate), not a noisy measurement: any difference is coloured."""
     baseline, newest = finite(baseline), finite(newest)
     if newest is None:
         return f'<td class="num"{extra}></td>'
@@ -72,7 +80,12 @@ def change_cell(baseline, newest, shift, higher_is_better: bool, text: str, rati
             delta = f"{100 * (newest / baseline - 1):+.1f}%"
         else:
             delta = f"{newest - baseline:+.3g}"
-        if shift is not None:
+        if exact and newest != baseline:
+            css_class += " better" if (newest > baseline) == higher_is_better else " worse"
+            title += "; configs passed or failed between them (events, not noise)"
+        elif exact:
+            css_class += " unsure"
+        elif shift is not None:
             better = (newest > baseline) == higher_is_better
             css_class += " better" if better else " worse"
             title += f"; a change point between them (p = {shift.p_value:.3g})"

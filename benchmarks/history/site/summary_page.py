@@ -17,6 +17,14 @@ def _text(metric: str, value) -> str:
     return "" if value is None else FORMATS[metric].format(value)
 
 
+def _runs_cell(g, view) -> str:
+    newest = g.runs[view.newest]
+    baseline = g.runs[view.baseline] if view.baseline is not None else None
+    title = f"newest {newest.text()}, baseline {baseline.text() if baseline else '-'}"
+    return (f'<td class="small" title="{esc(title)}">{esc(newest.date[:10])}<br>vs '
+            f'{esc(baseline.date[:10]) if baseline else "-"}</td>')
+
+
 def render(site, lines: list) -> str:
     """site: build.Site (grid, detector, chosen rows, facts); lines: its LineView list."""
     g = site.grid
@@ -30,8 +38,7 @@ def render(site, lines: list) -> str:
                  f'<td><a href="suite/{esc(line.slug)}.html">{esc(line.backend)}</a></td>',
                  f"<td>{esc(line.test)}</td>", f"<td>{esc(line.machine)}</td>",
                  f'<td class="num">{len(line.columns)}</td>',
-                 f'<td class="small">{esc(g.runs[view.newest].text())}<br>vs '
-                 f'{esc(g.runs[view.baseline].text()) if view.baseline is not None else "-"}</td>']
+                 _runs_cell(g, view)]
         for metric in numbers.METRICS:
             values = line.values[metric]
             newest = values[view.newest]
@@ -39,23 +46,26 @@ def render(site, lines: list) -> str:
             shift = view.significant.get(metric)
             cells.append(page.change_cell(baseline, newest, shift, numbers.HIGHER_IS_BETTER[metric],
                                           _text(metric, newest), ratio=metric != "pass_rate",
-                                          extra=f' data-metric="{metric}"'))
+                                          extra=f' data-metric="{metric}"', exact=metric == "pass_rate"))
         rows.append(f'<tr data-line="{esc(line.slug)}">' + "".join(cells) + "</tr>")
     charts = []
     x = [round(run.timestamp) for run in g.runs]
     run_texts = [run.text() for run in g.runs]
-    for metric in numbers.METRICS:
-        series = []
-        for view in lines:
-            values = view.line.values[metric]
-            if not (values == values).any():  # nan everywhere: an eager line's speedup
-                continue
-            label = f"{view.line.suite} {view.line.backend} {view.line.test}"
-            series.append({"label": label, "values": page.values_list(values, digits=4),
-                           "marks": [s.after for s in view.shifts.get(metric, [])]})
-        if series:
-            charts.append({"id": f"chart-{metric}", "title": numbers.TITLES[metric], "x": x, "runs": run_texts,
-                           "series": series})
+    suites = sorted({view.line.suite for view in lines})
+    for suite in suites:  # a chart per suite and number: its lines are the backend labels
+        for metric in numbers.METRICS:
+            series = []
+            for view in lines:
+                values = view.line.values[metric]
+                if view.line.suite != suite or not (values == values).any():  # nan everywhere: eager's speedup
+                    continue
+                label = " ".join(part for part in (view.line.backend, view.line.test, view.line.machine
+                                                   if len({v.line.machine for v in lines}) > 1 else "") if part)
+                series.append({"label": label, "values": page.values_list(values, digits=4),
+                               "marks": [s.after for s in view.shifts.get(metric, [])]})
+            if series:
+                charts.append({"id": f"chart-{page.slug(suite)}-{metric}",
+                               "title": f"{suite}: {numbers.TITLES[metric]}", "x": x, "runs": run_texts, "series": series, "metric": metric})
     body = [f"<h1>{esc(site.title)}</h1>", site.facts_html(),
             "<h2>Newest run against the baseline</h2>",
             '<p class="small">Each cell: the newest run\'s number, under it the change from the baseline run. '
