@@ -16,6 +16,7 @@ import argparse
 import hashlib
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -108,12 +109,15 @@ def add_night(path: str, runs: int, seed: int = 1) -> None:
 
 def build_site(db: str, out: str) -> tuple:
     started = time.perf_counter()
-    done = subprocess.run([sys.executable, os.path.join(ROOT, "history.py"), "site", "--db", db, "-o", out],
-                          capture_output=True, text=True)
+    # The peak resident set of the largest child so far (getrusage: the generator runs in this process).
+    child = subprocess.Popen([sys.executable, os.path.join(ROOT, "history.py"), "site", "--db", db, "-o", out],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    stdout, stderr = child.communicate()
     seconds = time.perf_counter() - started
-    if done.returncode != 0:
-        sys.exit(f"history site failed: {done.stderr.strip()}")
-    return seconds, done.stdout.strip()
+    if child.returncode != 0:
+        sys.exit(f"history site failed: {stderr.strip()}")
+    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    return seconds, f"{stdout.strip()}; largest child's peak RSS so far {peak:.0f} MiB"
 
 
 def load_times(out: str, pages: list) -> list:

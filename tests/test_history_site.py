@@ -232,6 +232,14 @@ def test_newest_and_baseline_by_date_commit_and_bad_ones(site, tmp_path):
         assert done.returncode == 2 and message in done.stderr and done.stderr.count("\n") == 1, done.stderr
     done = run_tool("history.py", "site", "--db", tmp_path / "missing.sqlite", "-o", tmp_path / "x")
     assert done.returncode == 2 and "no history database" in done.stderr and done.stderr.count("\n") == 1
+    (tmp_path / "a-file").write_text("")
+    done = run_tool("history.py", "site", "--db", db, "-o", tmp_path / "a-file")
+    assert done.returncode == 2 and "not a directory" in done.stderr and done.stderr.count("\n") == 1
+    from benchmarks.history import database
+
+    database.connect(str(tmp_path / "empty.sqlite")).close()
+    done = run_tool("history.py", "site", "--db", tmp_path / "empty.sqlite", "-o", tmp_path / "y")
+    assert done.returncode == 1 and "holds no record" in done.stderr and not (tmp_path / "y").exists()
 
 
 def upstream_history(tmp_path):

@@ -137,7 +137,7 @@ def _site_parser(sub) -> None:
                           "a baseline run with trend charts, a page per suite and backend with one row per model, "
                           "and a page per config with its changes and the bisect command. Pages that did not "
                           "change are not written again.",
-                          epilog=epilog(ok="the site was written", bad_news="the database holds no run",
+                          epilog=epilog(ok="the site was written", bad_news="the database holds no record",
                                         examples=["history.py site --db history.sqlite -o site/",
                                                   "history.py site -o site/ --baseline 2026-11-01 --newest abc1234"]))
     site.add_argument("-o", "--output", required=True, metavar="DIR", help="the site's directory")
