@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 OUT ?= output/bench
 
-.PHONY: all env native-libs browser bench bench-torchvision test test-fast test-golden bench-overhead bench-analyzer bench-parallel bench-scale bench-compare bench-history bench-dashboard soak parity clean
+.PHONY: all env native-libs browser bench bench-torchvision test test-fast test-golden bench-overhead bench-analyzer bench-parallel bench-scale bench-compare bench-history bench-site bench-dashboard soak parity clean
 
 all: env
 
@@ -115,6 +115,11 @@ bench-compare: env
 # history detect's change points against the two fixed rules on seeded synthetic series: steps found, false alarms.
 bench-history: env
 	$(PY) scripts/bench_history.py
+
+# history site at a year of nightly runs: 300 models x 10 backend labels (1.1M records) generated straight into SQLite;
+# the first build, a rebuild with nothing new, one after one more night, and each page's load time in Chromium.
+bench-site: env
+	$(PY) scripts/bench_site.py
 
 # The dummy mlp and torchvision resnet18/mobilenet_v3_small (64 px) on this CPU, eager and Inductor across compile modes
 # (and DASHBOARD_AXES, e.g. DASHBOARD_AXES="--precision=fp32 --precision=bf16"): one table. Slow: Inductor compiles.

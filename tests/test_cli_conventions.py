@@ -105,7 +105,7 @@ def test_every_epilog_comes_from_the_one_helper():
     generic = cli_support.epilog(ok="", bad_news="").split("\n")[3:]
     history = history_cli.build_parser()
     subcommands = history._subparsers._group_actions[0].choices
-    assert set(subcommands) == {"ingest", "show", "detect", "bisect"}
+    assert set(subcommands) == {"ingest", "show", "detect", "site", "bisect"}
     from benchmarks.common.run_options import build_parser as runner_parser
     from benchmarks.suites import all_suites
 

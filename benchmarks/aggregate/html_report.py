@@ -12,7 +12,6 @@ status, phase and message and link to their log. Nothing is fetched: no external
 
 from __future__ import annotations
 
-import html
 import os
 import re
 from datetime import datetime, timezone
@@ -20,7 +19,8 @@ from typing import Optional
 
 from benchmarks.aggregate import dashboard, inputs, notes, reports
 from benchmarks.aggregate.analysis import Analysis, Options, prepare
-from benchmarks.common import html_style, records  # html_style: the look history's pages share
+from benchmarks.common import html_style, records
+from benchmarks.common.html_style import esc  # html_style: the look history's pages share
 
 # Sorting and filtering of the per-model table: plain JavaScript, nothing loaded from anywhere.
 SCRIPT = """
@@ -55,10 +55,6 @@ def share_line(page_path: Optional[str]) -> str:
     return (f"One self-contained file (plots, styles and scripts inline; nothing is fetched): open {name} in any "
             f"browser (double-click it, or chromium {name}), or attach it to a mail, an issue or a review as it is. "
             "Links to failed configs' logs work while the page stays beside its results directory.")
-
-
-def esc(value) -> str:
-    return html.escape("" if value is None else str(value), quote=True)
 
 
 def _svg(table, width: float, height: float) -> str:

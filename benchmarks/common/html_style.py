@@ -1,6 +1,8 @@
 """The look of the tools' HTML pages (aggregate.py --format=html, history.py's html): one stylesheet both
 embed, so that a report and a history read alike. Self-contained: no font or file is fetched."""
 
+import html
+
 STYLE = """
 body{font:14px/1.45 system-ui,-apple-system,'Segoe UI',sans-serif;margin:2em auto;max-width:1200px;color:#1d2330;
 padding:0 1em}
@@ -21,3 +23,8 @@ def head(title: str) -> str:
     """A page's start, up to and including <body>: its title (already escaped) and the shared style."""
     return (f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{title}</title>"
             f"<style>{STYLE}</style></head><body>\n")
+
+
+def esc(value) -> str:
+    """Text (None: empty) made safe inside HTML, quotes included."""
+    return html.escape("" if value is None else str(value), quote=True)

@@ -131,10 +131,34 @@ def build_parser() -> Parser:
                         help="what makes the exit status 1: a comma list of " + ", ".join(FAIL_ON_CHOICES)
                              + ", or none (default: slower,new-failure,accuracy-failure)")
     _db_flags(detect)
+    _site_parser(sub)
     from benchmarks.history import bisect_cli
 
     bisect_cli.add_parser(sub)
     return p
+
+
+def _site_parser(sub) -> None:
+    site = sub.add_parser("site", help="a static site of the history: summary, per suite and backend, per config",
+                          description="Write a static site (any web server or file:// shows it; no network at view "
+                          "time): the dashboard's numbers per suite, backend label and test in the newest run against "
+                          "a baseline run with trend charts, a page per suite and backend with one row per model, "
+                          "and a page per config with its changes and the bisect command. Pages that did not "
+                          "change are not written again.",
+                          epilog=epilog(ok="the site was written", bad_news="the database holds no record",
+                                        examples=["history.py site --db history.sqlite -o site/",
+                                                  "history.py site -o site/ --baseline 2026-11-01 --newest abc1234"]))
+    site.add_argument("-o", "--output", required=True, metavar="DIR", help="the site's directory")
+    site.add_argument("--newest", metavar="RUN", default=None,
+                      help="the run to show: a date (YYYY-MM-DD: that day's last run), a commit prefix or a run id "
+                           "(default: the newest)")
+    site.add_argument("--baseline", metavar="RUN", default=None,
+                      help="the run to compare with, named as --newest (default: each line's run before its newest)")
+    site.add_argument("--window", type=positive_int, default=60, metavar="RUNS",
+                      help="change points are searched in each series' newest RUNS runs (default 60)")
+    site.add_argument("--title", default="Nightly runs", help="the summary page's title")
+    _detection_flags(site)
+    _db_flags(site)
 
 
 def database_path(options) -> str:
@@ -249,6 +273,32 @@ def run_detect(options) -> int:
     return 1 if wanted & found else 0
 
 
+def run_site(options) -> int:
+    from benchmarks.history import changes, database
+    from benchmarks.history.site import build
+
+    if options.min_runs < 2:
+        raise UsageError("--min-runs must be at least 2")
+    settings = changes.Settings(alpha=options.alpha, permutations=options.permutations, min_size=options.min_runs,
+                                seed=options.seed)
+    if settings.permutations + 1 < 1 / settings.alpha:
+        raise UsageError(f"--permutations {settings.permutations} can't reach --alpha {settings.alpha}: "
+                         f"use at least {int(1 / settings.alpha)}")
+    if os.path.exists(options.output) and not os.path.isdir(options.output):
+        raise UsageError(f"-o {options.output}: not a directory")
+    path = database_path(options)
+    connection = database.connect(path, create=False)
+    try:
+        if not database.counts(connection)["measurements"]:
+            raise BadNews(f"{path} holds no record: ingest results first")
+        report = build.build(connection, options.output, path, settings, options.window, options.newest,
+                             options.baseline, options.title)
+    finally:
+        connection.close()
+    print(f"{report.summary()} -> {os.path.join(options.output, 'index.html')}")
+    return 0
+
+
 def main(argv=None) -> int:
     from benchmarks.history import bisect_cli
 
@@ -260,7 +310,8 @@ def main(argv=None) -> int:
     if options.command == "bisect":
         options.runner_flags = runner_flags
     setup_logging(options.log_level)
-    commands = {"ingest": run_ingest, "show": run_show, "detect": run_detect, "bisect": bisect_cli.run}
+    commands = {"ingest": run_ingest, "show": run_show, "detect": run_detect, "site": run_site,
+                "bisect": bisect_cli.run}
     return run_main(parser.prog, lambda: commands[options.command](options), log)
 
 

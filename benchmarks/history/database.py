@@ -5,8 +5,11 @@ a time and read a series at a time, which SQLite does in milliseconds; it ships 
 needs no new pinned package, and its UNIQUE constraints make ingestion idempotent in one statement.
 
 Tables: runs (a run is its timestamp, host and the code's commit), configs (a config's key and labels),
-measurements (one per record: its run, config, status, samples and figures; the record's digest is unique,
-so a record is stored once however often its file is ingested). See docs/history.md.
+measurements (one per record: its run, config, status, accuracy, samples, their median and figures; the
+record's digest is unique, so a record is stored once however often its file is ingested). See docs/history.md.
+
+The schema's version is PRAGMA user_version (and meta.schema_version, which version 1 wrote); connect()
+upgrades an older database in place, in one transaction (MIGRATIONS), so every older file opens.
 """
 
 from __future__ import annotations
@@ -15,10 +18,11 @@ import contextlib
 import json
 import os
 import sqlite3
+import statistics
 
 from benchmarks.common.cli_support import UsageError
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -32,9 +36,38 @@ CREATE TABLE IF NOT EXISTS measurements (
     id INTEGER PRIMARY KEY, digest TEXT NOT NULL UNIQUE,
     run_id INTEGER NOT NULL REFERENCES runs(id), config_id INTEGER NOT NULL REFERENCES configs(id),
     round INTEGER NOT NULL, status TEXT NOT NULL, verification TEXT, samples TEXT, compile_s REAL,
-    peak_rss REAL, graph_breaks INTEGER, source TEXT, accuracy TEXT);
-CREATE INDEX IF NOT EXISTS measurements_by_config ON measurements (config_id, run_id);
+    peak_memory REAL, graph_breaks INTEGER, source TEXT, accuracy TEXT, median_s REAL);
 """
+# Indexes (after any migration: they name version 2's columns). By run: the site reads whole runs.
+INDEXES = """
+CREATE INDEX IF NOT EXISTS measurements_by_config ON measurements (config_id, run_id);
+CREATE INDEX IF NOT EXISTS measurements_by_run ON measurements (run_id);
+CREATE INDEX IF NOT EXISTS runs_by_time ON runs (timestamp, id);
+"""
+
+
+def _median(samples) -> object:
+    values = sorted(json.loads(samples)) if samples else []
+    if not values:
+        return None
+    middle = len(values) // 2
+    return values[middle] if len(values) % 2 else (values[middle - 1] + values[middle]) / 2
+
+
+def _to_2(connection: sqlite3.Connection) -> None:
+    """1 -> 2: peak_rss held the device's peak memory (else the host's), never only the RSS: peak_memory; a
+    record's accuracy (unknown for version 1's rows) and its samples' median (the site reads it without the
+    samples)."""
+    connection.execute("ALTER TABLE measurements RENAME COLUMN peak_rss TO peak_memory")
+    if "accuracy" not in {row[1] for row in connection.execute("PRAGMA table_info(measurements)")}:
+        connection.execute("ALTER TABLE measurements ADD COLUMN accuracy TEXT")
+    connection.execute("ALTER TABLE measurements ADD COLUMN median_s REAL")
+    connection.create_function("samples_median", 1, _median, deterministic=True)
+    connection.execute("UPDATE measurements SET median_s = samples_median(samples) WHERE samples IS NOT NULL")
+
+
+# version -> the step from the one before it.
+MIGRATIONS = {2: _to_2}
 
 LABEL_COLUMNS = ("suite", "model", "backend", "test", "precision", "accelerator", "accelerator_model", "batch_size")
 
@@ -76,32 +109,39 @@ def connect(path: str, create: bool = True) -> sqlite3.Connection:
     try:
         with writing(path):
             connection = sqlite3.connect(path)
-            _open(connection, path)
+            _upgrade(connection, path)
     except sqlite3.DatabaseError as exc:
         raise DatabaseError(f"{path} is not a history database ({exc})") from None
     return connection
 
 
-def _open(connection: sqlite3.Connection, path: str) -> None:
-    """The schema in place (created in a new file), and its version checked."""
-    connection.executescript(SCHEMA)
-    found = connection.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-    if found is None:
-        connection.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
-        connection.commit()
-    elif found[0] != str(SCHEMA_VERSION):
-        raise DatabaseError(f"{path}: history schema {found[0]}, this tool reads {SCHEMA_VERSION}")
-    add_accuracy_column(connection)
+def schema_version(connection: sqlite3.Connection) -> int:
+    """The file's schema version: 0 for a new (empty) file."""
+    version = connection.execute("PRAGMA user_version").fetchone()[0]
+    if version:
+        return version
+    has_meta = connection.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'").fetchone()
+    found = connection.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() if has_meta else None
+    return int(found[0]) if found else 0  # version 1 kept it in meta only
 
 
-def add_accuracy_column(connection: sqlite3.Connection) -> None:
-    """A database made before measurements had `accuracy` (the record's verdict) gets the column, empty: its rows'
-    verdict is derived from their status and verification code when read (series._accuracy). An addition, so the
-    schema version stays."""
-    columns = {row[1] for row in connection.execute("PRAGMA table_info(measurements)")}
-    if "accuracy" not in columns:
-        connection.execute("ALTER TABLE measurements ADD COLUMN accuracy TEXT")
-        connection.commit()
+def _upgrade(connection: sqlite3.Connection, path: str) -> None:
+    """Create a new file's tables, or bring an older file's up to SCHEMA_VERSION (one transaction)."""
+    version = schema_version(connection)
+    if version > SCHEMA_VERSION:
+        raise DatabaseError(f"{path}: history schema {version} is newer than this tool's ({SCHEMA_VERSION}): "
+                            "update ptbench-matrix")
+    if version == SCHEMA_VERSION:
+        return
+    with connection:
+        if version == 0:
+            connection.executescript(SCHEMA)
+        else:
+            for step in range(version + 1, SCHEMA_VERSION + 1):
+                MIGRATIONS[step](connection)
+        connection.executescript(INDEXES)
+        connection.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+        connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
 
 def run_id(connection: sqlite3.Connection, timestamp: float, host: str, commit: str) -> int:
@@ -129,11 +169,12 @@ def add_measurement(connection: sqlite3.Connection, view, source: str) -> bool:
     run = run_id(connection, view.timestamp, view.host, view.commit)
     config = config_id(connection, view.config_key, view.labels)
     cursor = connection.execute(
-        "INSERT OR IGNORE INTO measurements (digest, run_id, config_id, round, status, verification, accuracy, "
-        "samples, compile_s, peak_rss, graph_breaks, source) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (view.digest, run, config, view.round, view.status, view.verification, view.accuracy,
-         None if view.samples is None else json.dumps(view.samples), view.compile_s, view.peak_rss,
-         view.graph_breaks, source))
+        "INSERT OR IGNORE INTO measurements (digest, run_id, config_id, round, status, verification, samples, "
+        "compile_s, peak_memory, graph_breaks, source, accuracy, median_s) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+        "?)",
+        (view.digest, run, config, view.round, view.status, view.verification,
+         None if view.samples is None else json.dumps(view.samples), view.compile_s, view.peak_memory,
+         view.graph_breaks, source, view.accuracy, None if not view.samples else statistics.median(view.samples)))
     return cursor.rowcount == 1
 
 
@@ -147,7 +188,7 @@ def measurements(connection: sqlite3.Connection, config: int) -> list:
     """A config's measurements with their runs, oldest run first: dicts of the columns."""
     cursor = connection.execute(
         "SELECT r.id, r.timestamp, r.host, r.commit_sha, m.round, m.status, m.verification, m.accuracy, m.samples, "
-        "m.compile_s, m.peak_rss, m.graph_breaks FROM measurements m JOIN runs r ON r.id = m.run_id "
+        "m.compile_s, m.peak_memory, m.graph_breaks FROM measurements m JOIN runs r ON r.id = m.run_id "
         "WHERE m.config_id = ? ORDER BY r.timestamp, r.id, m.round", (config,))
     names = [d[0] for d in cursor.description]
     return [dict(zip(names, row)) for row in cursor.fetchall()]

@@ -5,7 +5,6 @@ named by their date (UTC) and commit everywhere, plots' axes too; the HTML page 
 from __future__ import annotations
 
 import csv
-import html
 import io
 import json
 import re
@@ -58,7 +57,7 @@ def series_rows(all_series: list, changes: list) -> list:
             rows.append({**{k: one.labels[k] for k in SERIES_COLUMNS[:7]}, "timestamp": point.timestamp,
                          "time_utc": point.when(), "commit": point.commit, "host": point.host,
                          "median_ms": _number(point.median, 1e3, 6), "compile_s": _number(point.compile_s),
-                         "peak_mib": _number(point.peak_rss, 1 / 2**20), "status": point.status,
+                         "peak_mib": _number(point.peak_memory, 1 / 2**20), "status": point.status,
                          "verification": point.verification, "accuracy": point.accuracy or "",
                          "graph_breaks": "" if point.graph_breaks is None else point.graph_breaks,
                          "processes": len(point.processes), "change": change_text(change) if change else ""})
@@ -84,7 +83,7 @@ def series_table(all_series: list, changes: list, shortage=None) -> str:
             change = marks.get((one.config_id, point.run_id))
             lines.append(f"  {point.when():19}  {point.commit[:10]:10}  {point.host[:12]:12}  "
                          f"{_number(point.median, 1e3, 5):>10}  {_number(point.compile_s):>9}  "
-                         f"{_number(point.peak_rss, 1 / 2**20):>8}  {point.status}"
+                         f"{_number(point.peak_memory, 1 / 2**20):>8}  {point.status}"
                          + (f"   <- {change_text(change)}" if change else ""))
         lines.append("")
     if shortage is not None and shortage.series:
@@ -230,10 +229,6 @@ def plot(all_series: list, changes: list, fmt: str) -> bytes:
     return buffer.getvalue()
 
 
-def _esc(value) -> str:
-    return html.escape("" if value is None else str(value), quote=True)
-
-
 def _inline_svg(all_series: list, changes: list) -> str:
     """The plot as inline SVG that scales with the page (no prolog, no fixed size: as aggregate's)."""
     svg = plot(all_series, changes, "svg").decode("utf-8")
@@ -242,8 +237,8 @@ def _inline_svg(all_series: list, changes: list) -> str:
 
 
 def _run_cells(point) -> str:
-    return (f"<td>{_esc(point.when())}</td><td><code>{_esc(point.commit[:12])}</code></td>"
-            f"<td>{_esc(point.host)}</td>")
+    return (f"<td>{html_style.esc(point.when())}</td><td><code>{html_style.esc(point.commit[:12])}</code></td>"
+            f"<td>{html_style.esc(point.host)}</td>")
 
 
 def _direction_class(direction: str) -> str:
@@ -254,11 +249,11 @@ def _changes_table(changes: list, found_events: list) -> str:
     head = ("<table class=\"changes\"><thead><tr><th>Config</th><th>Change</th><th>Size [95% interval]</th>"
             "<th>Last run before (UTC)</th><th>Commit</th><th>Host</th><th>First run after (UTC)</th><th>Commit</th>"
             "<th>Host</th></tr></thead><tbody>")
-    rows = [f"<tr><td>{_esc(c.series.label)}</td><td class=\"{_direction_class(c.direction)}\">{c.direction}</td>"
+    rows = [f"<tr><td>{html_style.esc(c.series.label)}</td><td class=\"{_direction_class(c.direction)}\">{c.direction}</td>"
             f"<td class=\"num\">x{c.ratio:.3f} [{c.ci[0]:.3f}, {c.ci[1]:.3f}]</td>"
             f"{_run_cells(c.before)}{_run_cells(c.after)}</tr>" for c in changes]
-    rows += [f"<tr><td>{_esc(e.series.label)}</td><td class=\"{'ok' if e.kind.endswith('fixed') else 'failed'}\">"
-             f"{_esc(e.kind)}</td><td class=\"msg\">{_esc(e.detail)}</td>{_run_cells(e.before)}"
+    rows += [f"<tr><td>{html_style.esc(e.series.label)}</td><td class=\"{'ok' if e.kind.endswith('fixed') else 'failed'}\">"
+             f"{html_style.esc(e.kind)}</td><td class=\"msg\">{html_style.esc(e.detail)}</td>{_run_cells(e.before)}"
              f"{_run_cells(e.after)}</tr>" for e in found_events]
     return head + "".join(rows) + "</tbody></table>" if rows else "<p>No change, no event.</p>"
 
@@ -270,11 +265,11 @@ def _series_table(one, marks: dict) -> str:
         status = "ok" if point.status == "ok" else "skipped" if point.status == "skip" else "failed"
         rows.append(f"<tr>{_run_cells(point)}<td class=\"num\">{_number(point.median, 1e3, 5)}</td>"
                     f"<td class=\"num\">{_number(point.compile_s)}</td>"
-                    f"<td class=\"num\">{_number(point.peak_rss, 1 / 2**20)}</td>"
-                    f"<td class=\"{status}\">{_esc(point.status)}</td><td>{_esc(point.verification)}</td>"
+                    f"<td class=\"num\">{_number(point.peak_memory, 1 / 2**20)}</td>"
+                    f"<td class=\"{status}\">{html_style.esc(point.status)}</td><td>{html_style.esc(point.verification)}</td>"
                     f"<td class=\"{_direction_class(change.direction) if change else ''}\">"
-                    f"{_esc(change_text(change)) if change else ''}</td></tr>")
-    return (f"<h3>{_esc(one.label)} <span class=\"small\">[{_esc(one.labels['accelerator_model'])}]</span></h3>"
+                    f"{html_style.esc(change_text(change)) if change else ''}</td></tr>")
+    return (f"<h3>{html_style.esc(one.label)} <span class=\"small\">[{html_style.esc(one.labels['accelerator_model'])}]</span></h3>"
             "<div class=\"wide\"><table class=\"series\"><thead><tr><th>Run (UTC)</th><th>Commit</th><th>Host</th>"
             "<th>Median ms</th><th>Compile s</th><th>Peak MiB</th><th>Status</th><th>Verification</th>"
             "<th>Change starting here</th></tr></thead><tbody>" + "".join(rows) + "</tbody></table></div>")
@@ -287,9 +282,9 @@ def html_section(all_series: list, changes: list, found_events: list, shortage=N
              f"<p class=\"small\">{len(all_series)} config(s), {len(changes)} change(s), "
              f"{len(found_events)} event(s).</p>", _changes_table(changes, found_events)]
     if shortage is not None and shortage.series:
-        items = "".join(f"<li>{_esc(one.label)}: {len(one.measured())} run(s), smallest possible p-value "
+        items = "".join(f"<li>{html_style.esc(one.label)}: {len(one.measured())} run(s), smallest possible p-value "
                         f"{shortage.smallest_p(one):.3g}</li>" for one in shortage.series)
-        parts.append(f"<div class=\"warn\"><b>Too short to decide.</b> {_esc(shortage_text(shortage))}."
+        parts.append(f"<div class=\"warn\"><b>Too short to decide.</b> {html_style.esc(shortage_text(shortage))}."
                      f"<ul>{items}</ul></div>")
     if any(one.measured() for one in all_series):
         shown = min(MAX_PLOTS, sum(1 for one in all_series if one.measured()))
@@ -304,6 +299,6 @@ def html_section(all_series: list, changes: list, found_events: list, shortage=N
 def html_page(section: str, title: str = "Benchmark history") -> str:
     """A self-contained page around `section`, with aggregate's look."""
     made = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    return (html_style.head(_esc(title)) + f"<h1>{_esc(title)}</h1>\n"
+    return (html_style.head(html_style.esc(title)) + f"<h1>{html_style.esc(title)}</h1>\n"
             f"<p class=\"small\">Made by history.py on {made}. Runs are named by their date (UTC), commit and "
             "host.</p>\n" + section + "</body></html>\n")

@@ -68,7 +68,7 @@ class RecordView:
     accuracy: str  # the record's verdict (common/accuracy_status.py): what history's accuracy events read
     samples: Optional[list]  # per-iteration seconds, steady state (None: none usable)
     compile_s: Optional[float]
-    peak_rss: Optional[float]
+    peak_memory: Optional[float]  # bytes: the device's peak, else the host's (Measurement.peak_memory)
     graph_breaks: Optional[int]
     digest: str  # the record's identity: ingesting it again stores nothing
 
@@ -100,4 +100,4 @@ def view(record: dict, commit: Optional[str] = None) -> tuple:
         # One series per config on one kind of machine: the accelerator model is part of it.
         config_key=json.dumps([m.config_key, m.accelerator_model]), labels=Labels.of(m), round=m.round,
         status=m.status, verification=_text(record.get("verification_code")), accuracy=m.accuracy, samples=samples,
-        compile_s=compile_s, peak_rss=peak, graph_breaks=m.dynamo_stat("graph_breaks"), digest=digest), None
+        compile_s=compile_s, peak_memory=peak, graph_breaks=m.dynamo_stat("graph_breaks"), digest=digest), None

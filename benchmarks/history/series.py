@@ -25,7 +25,7 @@ class Point:
     accuracy: Optional[str]  # the run's verdict: the first round's that isn't a pass, else the first's (events.py)
     processes: list  # per record (process): its per-iteration samples, seconds
     compile_s: Optional[float]
-    peak_rss: Optional[float]
+    peak_memory: Optional[float]
     graph_breaks: Optional[int]
 
     @property
@@ -67,13 +67,13 @@ def _point(rows: list) -> Point:
     verification = records.FAIL if records.FAIL in codes else (codes[0] if codes else "")
     verdicts = [_accuracy(row) for row in rows]
     compiles = [row["compile_s"] for row in rows if row["compile_s"] is not None]
-    peaks = [row["peak_rss"] for row in rows if row["peak_rss"] is not None]
+    peaks = [row["peak_memory"] for row in rows if row["peak_memory"] is not None]
     breaks = [row["graph_breaks"] for row in rows if row["graph_breaks"] is not None]
     first = rows[0]
     return Point(run_id=first["id"], timestamp=first["timestamp"], host=first["host"], commit=first["commit_sha"],
                  status=status, verification=verification, accuracy=accuracy_status.first_not_passing(verdicts),
                  processes=[json.loads(row["samples"]) for row in rows if row["samples"] and row["status"] == "ok"],
-                 compile_s=statistics.median(compiles) if compiles else None, peak_rss=max(peaks) if peaks else None,
+                 compile_s=statistics.median(compiles) if compiles else None, peak_memory=max(peaks) if peaks else None,
                  graph_breaks=max(breaks) if breaks else None)
 
 

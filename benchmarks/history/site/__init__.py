@@ -1,0 +1,1 @@
+"""`history site`: a static site of the history database (build.py)."""

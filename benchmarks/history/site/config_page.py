@@ -1,0 +1,113 @@
+"""config/<id>.html: one config's series (per-iteration time, and speedup over its eager config) over every
+run with history's change points marked; for each change, the runs around it, the commits between the runs
+before and after, and the `history bisect` command line that finds the commit; its pass/fail transitions."""
+
+from __future__ import annotations
+
+import shlex
+
+import numpy as np
+
+from benchmarks.common.html_style import esc
+from benchmarks.common import experiment_config
+from benchmarks.history.site import dashboard_numbers as numbers
+from benchmarks.history.site import grid as grid_module
+from benchmarks.history.site import page, suite_page
+
+AROUND = 3  # runs shown on each side of a change
+
+
+def runner_flags(config) -> list:
+    """The runner flags that run this one config again (its suite, model, backend, test, batch size, axes)."""
+    e = config.experiment
+    flags = [f"--suite-name={config.model.get('suite_name') or config.labels['suite']}",
+             f"--filter=^{config.labels['model']}$", f"--accelerator={e.get('accelerator') or 'cpu'}",
+             f"--xla={e.get('xla') or 'None'}", f"--dynamo={e.get('dynamo') or 'None'}", f"--test={e.get('test')}"]
+    if e.get("batch_size") is not None:
+        flags.append(f"--batch-size={e['batch_size']}")
+    for key in experiment_config.OWN_KEYS:
+        value = e.get(key)
+        if value is None or value is False or value == experiment_config.AXIS_DEFAULTS.get(key):
+            continue
+        flag = "--" + key.replace("_", "-")
+        flags.append(flag if value is True else f"{flag}={value}")
+    return flags
+
+
+def bisect_command(config, good: str, bad: str) -> str:
+    return ("history.py bisect --repo PATH/TO/YOUR/REPO --good " + shlex.quote(good) + " --bad " + shlex.quote(bad)
+            + " --setup 'pip install -e .' -- " + " ".join(shlex.quote(flag) for flag in runner_flags(config)))
+
+
+def _run_row(g, row: int, column: int, speedup: np.ndarray, mark: str = "") -> str:
+    run = g.runs[row]
+    median = g.median[row, column]
+    return (f"<tr><td>{esc(run.date)}</td><td><code>{esc(run.commit[:12])}</code></td>"
+            f"<td>{esc(suite_page.status_text(g, row, column))}</td>"
+            f'<td class="num">{page.number(page.finite(median * 1000), 3)}</td>'
+            f'<td class="num">{page.number(page.finite(speedup[row]), 2)}</td><td>{mark}</td></tr>')
+
+
+def _change_section(g, config, shift, speedup: np.ndarray) -> str:
+    column = config.column
+    before, after = g.runs[shift.before], g.runs[shift.after]
+    direction = "slower" if shift.ratio > 1 else "faster"
+    present = np.flatnonzero(g.status[:, column] != grid_module.MISSING)
+    low = present[present <= shift.before][-AROUND:]
+    high = present[present >= shift.after][:AROUND]
+    rows = [_run_row(g, int(r), column, speedup, "last before" if r == shift.before else
+                     "first after" if r == shift.after else "") for r in list(low) + list(high)]
+    commits = []
+    for row in range(shift.before, shift.after + 1):
+        commit = g.runs[row].commit
+        if commit and commit not in commits:
+            commits.append(commit)
+    out = [f'<h3 class="change" data-after="{esc(after.commit)}">{esc(after.date)}: {shift.ratio:.3f}x time '
+           f"({direction}), p = {shift.p_value:.3g}</h3>",
+           '<table class="runs"><thead><tr><th>Run</th><th>Commit</th><th>Status</th><th>Time (ms)</th>'
+           "<th>Speedup</th><th></th></tr></thead><tbody>" + "".join(rows) + "</tbody></table>",
+           "<p>Commits of the runs from the last before to the first after: "
+           + ", ".join(f"<code>{esc(c[:12])}</code>" for c in commits) + ". The commits between them: "
+           + (f"<code>git log --oneline {esc(before.commit)}..{esc(after.commit)}</code></p>"
+              if before.commit and after.commit else "the runs name no commit.</p>")]
+    if direction == "slower" and before.commit and after.commit and before.commit != after.commit:
+        out.append("<p>The first bad commit, measured again (docs/history.md, bisect):</p>"
+                   f'<pre class="cmd bisect">{esc(bisect_command(config, before.commit, after.commit))}</pre>')
+    return "\n".join(out)
+
+
+def _transitions(g, column: int) -> list:
+    """(row before, row after, before text, after text) of each pass <-> fail change between a config's runs."""
+    rows = [int(r) for r in np.flatnonzero((g.status[:, column] == grid_module.OK)
+                                           | (g.status[:, column] == grid_module.FAILED))]
+    return [(a, b, suite_page.status_text(g, a, column), suite_page.status_text(g, b, column))
+            for a, b in zip(rows, rows[1:]) if bool(g.passed[a, column]) != bool(g.passed[b, column])]
+
+
+def render(site, config) -> str:
+    g, column = site.grid, config.column
+    shifts = site.config_shifts[column]
+    speedup = numbers.speedups(g, np.array([column]))[:, 0]
+    x = [round(run.timestamp) for run in g.runs]
+    run_texts = [run.text() for run in g.runs]
+    charts = [{"id": "chart-time", "title": "Per-iteration time (ms)", "x": x, "runs": run_texts,
+               "series": [{"label": config.name, "values": page.values_list(g.median[:, column], 1000.0),
+                           "marks": [s.after for s in shifts]}]}]
+    if np.isfinite(speedup).any():
+        charts.append({"id": "chart-speedup", "title": "Speedup over eager", "x": x, "runs": run_texts,
+                       "series": [{"label": config.name, "values": page.values_list(speedup, digits=4),
+                                   "marks": [s.after for s in shifts]}]})
+    labels = dict(config.labels)
+    facts = "".join(f"<tr><td>{esc(name)}</td><td>{esc(value)}</td></tr>" for name, value in labels.items() if value)
+    transitions = _transitions(g, column)
+    events = "".join(f"<li>{esc(g.runs[b].text())}: {esc(before)} &rarr; {esc(after)} (previous run "
+                     f"{esc(g.runs[a].text())})</li>" for a, b, before, after in transitions)
+    title = f"{config.labels['suite']}/{config.name} {config.labels['backend']} {config.labels['test']}"
+    body = [f"<h1>{esc(title)}</h1>", f'<table class="facts">{facts}</table>',
+            '<div class="charts">' + "".join(f'<div class="chart" id="{c["id"]}"></div>' for c in charts) + "</div>",
+            f"<h2>Changes in its time (the newest {site.detector.window} runs)</h2>",
+            "\n".join(_change_section(g, config, s, speedup) for s in reversed(shifts))
+            or "<p>No change point: the time moved within its noise.</p>",
+            "<h2>Pass and fail</h2>", f'<ul class="transitions">{events}</ul>' if events
+            else "<p>No pass &harr; fail transition.</p>"]
+    return page.shell(title, "\n".join(body), 1, charts)
