@@ -13,7 +13,7 @@ import sqlite3
 
 import pytest
 
-from helpers import read_jsonl, run_runner, run_tool
+from helpers import ROOT, read_jsonl, run_runner, run_tool
 
 from benchmarks.common import accuracy_status
 
@@ -75,16 +75,14 @@ def test_a_history_database_made_before_the_accuracy_column_is_upgraded_and_its_
     from benchmarks.history import database, series
 
     path = str(tmp_path / "old.sqlite")
-    old = sqlite3.connect(path)
-    old.executescript(database.SCHEMA.replace(", accuracy TEXT", ""))
-    old.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(database.SCHEMA_VERSION),))
-    old.commit()
+    old = sqlite3.connect(path)  # schema 1, as main's history.py wrote it (test_history_schema.py reads it too)
+    old.executescript((ROOT / "tests" / "fixtures" / "history" / "schema1.sql").read_text())
     old.close()
     connection = database.connect(path)
     assert "accuracy" in {row[1] for row in connection.execute("PRAGMA table_info(measurements)")}
     row = {"status": "ok", "verification": "FAIL", "accuracy": None}  # a row ingested before: derived
-    assert series._accuracy(row) == "fail_accuracy"
-    assert series._accuracy(dict(row, accuracy="fail_golden")) == "fail_golden"
+    assert series.verdict(row) == "fail_accuracy"
+    assert series.verdict(dict(row, accuracy="fail_golden")) == "fail_golden"
 
 
 # ---------------------------------------------------------------- one real sweep, every tool

@@ -65,7 +65,7 @@ def _point(rows: list) -> Point:
                                        else records.STATUS_OK)
     # The run's verification: a FAIL in any round is a FAIL; else the first record's code.
     verification = records.FAIL if records.FAIL in codes else (codes[0] if codes else "")
-    verdicts = [_accuracy(row) for row in rows]
+    verdicts = [verdict(row) for row in rows]
     compiles = [row["compile_s"] for row in rows if row["compile_s"] is not None]
     peaks = [row["peak_memory"] for row in rows if row["peak_memory"] is not None]
     breaks = [row["graph_breaks"] for row in rows if row["graph_breaks"] is not None]
@@ -77,7 +77,7 @@ def _point(rows: list) -> Point:
                  graph_breaks=max(breaks) if breaks else None)
 
 
-def _accuracy(row: dict) -> str:
+def verdict(row: dict) -> str:
     """A measurement's verdict: stored, or (a row ingested before the column existed) derived as for any record."""
     return row.get("accuracy") or accuracy_status.derive({"status": row["status"],
                                                           "verification_code": row["verification"] or None})
