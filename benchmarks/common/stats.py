@@ -80,21 +80,15 @@ def estimate(steady: np.ndarray, estimator: str = "median") -> tuple:
     raise ValueError(f"unknown estimator {estimator!r}")
 
 
-def compile_time(record: dict, total_time: Optional[np.ndarray], upstream_rule: str = "max-median") -> Optional[float]:
-    """Time the first run spent beyond a steady run: from our warm-up when present, else upstream's rule.
-
-    upstream_rule: "max-median" (upstream's result_analyzer) or "first-mean" (upstream's aggregate).
-    """
+def compile_time(record: dict, total_time: Optional[np.ndarray]) -> Optional[float]:
+    """Time the first run spent beyond a steady run (the analyzer's compile_time column): from our warm-up
+    when present, else upstream result_analyzer.py's max - median."""
     if total_time is None or not len(total_time):
         return None
     warmup = samples((record.get("metrics") or {}).get("warmup_time"))
     if warmup is not None:
         return float(warmup[0] - np.median(total_time))
-    if upstream_rule == "max-median":
-        return float(total_time.max() - np.median(total_time))
-    if len(total_time) < 2:
-        return None
-    return float(total_time[0] - total_time[1:].mean())
+    return float(total_time.max() - np.median(total_time))
 
 
 # The order of summary()'s keys, and of the analyzer's min_/median_/max_/mean_/std_ columns.
@@ -147,7 +141,7 @@ def _moments(values: np.ndarray, skip: int) -> tuple:
 
 def compile_time_rows(total_median: np.ndarray, total_max: np.ndarray, warmup_first: np.ndarray,
                       has_warmup_time: np.ndarray) -> np.ndarray:
-    """compile_time(..., "max-median") for many records at once, from their total_time median and max.
+    """compile_time() for many records at once, from their total_time median and max.
 
     Where a record has warm-up samples: its first warm-up run minus the median timed run; elsewhere
     upstream's max - median. NaN where a record has no total_time.

@@ -6,7 +6,7 @@ import dataclasses
 import math
 from typing import Optional
 
-from benchmarks.common import against_eager
+from benchmarks.common import against_eager, metric_words
 from benchmarks.common.measurement import Measurement
 from benchmarks.compare import gates, metrics, statistics, verdicts
 
@@ -45,7 +45,7 @@ def _processes(found: list, settings: Settings) -> tuple:
     """([samples of each record that has some], why none has any)."""
     processes, why = [], None
     for record in found:
-        values, reason = metrics.record_samples(Measurement(record), settings.metric, settings.skip_samples)
+        values, reason = metrics.metric_samples(Measurement(record), settings.metric, settings.skip_samples)
         if values is None:
             why = reason
         else:
@@ -66,8 +66,8 @@ def _show_paired(row: dict, pair) -> None:
 
 
 def _memory_kinds(found: list) -> list:
-    """The kinds of memory figure the records that have one hold (metrics.memory_kind), sorted."""
-    return sorted({metrics.memory_kind(m) for m in map(Measurement, found) if metrics.record_samples(m, "memory")[0]
+    """The kinds of memory figure the records that have one hold (metric_words.memory_kind), sorted."""
+    return sorted({metric_words.memory_kind(m) for m in map(Measurement, found) if metrics.metric_samples(m, "memory")[0]
                    is not None})
 
 
