@@ -119,7 +119,7 @@ def test_an_axis_flag_selects_by_the_measurements_label_and_records_without_the_
 # ---------------------------------------------------------------- no tool measures outside the view
 
 TIMING_METRICS = {"total_time", "per_iter_time", "warmup_time", "peak_rss_bytes", "trace_per_iter_time"}
-WARMUP_HELPERS = {"steady_state", "steady_state_or_none", "compile_time", "has_warmup", "samples", "summary"}
+WARMUP_HELPERS = {"compile_time", "has_warmup", "samples", "summary"}
 # The view itself, the statistics it is built on, the writer of the samples (the child), and the analyzer's
 # columnar fast path (kept vectorised for speed; test_analyzer_matches_the_view holds it to the view's numbers).
 ALLOWED = {"common/measurement.py", "common/stats.py", "analyzer/rows.py", "analyzer/range_reader.py",
@@ -159,7 +159,7 @@ def test_no_tool_computes_samples_per_iteration_or_compile_time_outside_the_view
 
 def test_the_rule_catches_a_planted_violation():
     planted = ('def per_iter(record):\n    values = record["metrics"].get("per_iter_time")\n'
-               '    return stats.steady_state(values, record), record["metrics"]["warmup_time"][0]\n')
+               '    return stats.summary(values, values), record["metrics"]["warmup_time"][0]\n')
     assert violations(planted, "planted.py") == ["planted.py:2: reads metric 'per_iter_time'",
-                                                 "planted.py:3: calls stats.steady_state",
+                                                 "planted.py:3: calls stats.summary",
                                                  "planted.py:3: reads metric 'warmup_time'"]
