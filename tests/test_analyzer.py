@@ -141,7 +141,7 @@ def test_upstream_records_drop_the_first_sample_from_mean_and_std_and_use_max_mi
     assert (error["status"], error["error_type"]) == ("error", "RuntimeError")
     assert (timeout["status"], timeout["error_type"]) == ("timeout", "Timeout")
     assert (skip["status"], skip["error_message"]) == ("skip", "SKIP")
-    # One sample: nothing to drop, so it is its own mean (and std 0), as stats.steady_state says.
+    # One sample: nothing to drop, so it is its own mean (and std 0), as the analyzer's statistics keep the last sample.
     assert [float(single[c]) for c in ("median_total_time", "mean_total_time", "std_total_time")] == [5, 5, 0]
 
 

@@ -13,7 +13,7 @@ import pytest
 
 from helpers import ROOT, run_tool
 
-from benchmarks.compare import cli, matching, statistics
+from benchmarks.compare import bootstrap, cli, matching
 from benchmarks.common import records
 
 BASE = 0.010  # 10 ms per iteration
@@ -116,9 +116,9 @@ def test_intervals_cover_the_true_ratio_at_about_the_stated_rate():
                 for f in (1.0, factor):
                     sides.append([f * np.exp(rng.normal(0, 0.01)) * np.exp(rng.normal(0, 0.02, 10))
                                   for _ in range(processes)])
-            draws = statistics.side_draws(sides, 400, np.random.default_rng(0))
+            draws = bootstrap.side_draws(sides, 400, np.random.default_rng(0))
             for i, factor in enumerate(factors):
-                result = statistics.ratio(draws[2 * i], draws[2 * i + 1], confidence)
+                result = bootstrap.ratio(draws[2 * i], draws[2 * i + 1], confidence)
                 covered += result.ci[0] <= factor <= result.ci[1]
                 total += 1
         rate = covered / total
@@ -325,14 +325,14 @@ def test_resampled_medians_of_processes_of_different_lengths():
     """The padded, vectorised resample gives each resample the median of its chosen processes' samples."""
     rng = np.random.default_rng(2)
     processes = [rng.random(n) for n in (3, 7, 4)]
-    padded, counts = statistics.pad(processes)
+    padded, counts = bootstrap.pad(processes)
     chosen_rng = np.random.default_rng(9)
-    draws = statistics.bootstrap_medians(padded[None], counts[None], 50, np.random.default_rng(9))[0]
+    draws = bootstrap.bootstrap_medians(padded[None], counts[None], 50, np.random.default_rng(9))[0]
     chosen = chosen_rng.integers(0, 3, size=(1, 50, 3))[0]
     expected = [np.median(np.concatenate([processes[i] for i in row])) for row in chosen]
     assert np.allclose(draws, expected)
     # One process: its samples are drawn again (there is nothing else to resample); the median stays inside.
-    single = statistics.bootstrap_medians(padded[None, :1], counts[None, :1], 200, rng, within=True)[0]
+    single = bootstrap.bootstrap_medians(padded[None, :1], counts[None, :1], 200, rng, within=True)[0]
     assert single.min() >= processes[0].min() and single.max() <= processes[0].max() and len(set(single)) > 1
 
 

@@ -41,12 +41,11 @@ def test_per_iteration_time_is_per_iter_time_else_total_over_iterations():
     assert Measurement(record({})).per_iter_time() is None
 
 
-def test_compile_time_has_one_definition_and_upstreams_named_alternatives():
+def test_compile_time_column_and_first_run_time():
     ours = Measurement(record({"warmup_time": [10.0, 3.0], "total_time": [4.0, 1.0, 2.0, 3.0]}))
-    assert ours.compile_time() == ours.compile_time(measurement.FIRST_MINUS_MEAN) == 10.0 - 2.5
+    assert ours.compile_time() == 10.0 - 2.5
     upstream = Measurement(record({"total_time": [4.0, 1.0, 2.0, 3.0]}, warmup=False))
-    assert upstream.compile_time(measurement.MAX_MINUS_MEDIAN) == 4.0 - 2.5
-    assert upstream.compile_time(measurement.FIRST_MINUS_MEAN) == 4.0 - 2.0
+    assert upstream.compile_time() == 4.0 - 2.5
     assert ours.first_run_time() == 10.0 and upstream.first_run_time() == 4.0
     assert Measurement(record({})).compile_time() is None
 
@@ -120,7 +119,7 @@ def test_an_axis_flag_selects_by_the_measurements_label_and_records_without_the_
 # ---------------------------------------------------------------- no tool measures outside the view
 
 TIMING_METRICS = {"total_time", "per_iter_time", "warmup_time", "peak_rss_bytes", "trace_per_iter_time"}
-WARMUP_HELPERS = {"steady_state", "steady_state_or_none", "compile_time", "has_warmup", "samples", "summary"}
+WARMUP_HELPERS = {"compile_time", "has_warmup", "samples", "summary"}
 # The view itself, the statistics it is built on, the writer of the samples (the child), and the analyzer's
 # columnar fast path (kept vectorised for speed; test_analyzer_matches_the_view holds it to the view's numbers).
 ALLOWED = {"common/measurement.py", "common/stats.py", "analyzer/rows.py", "analyzer/range_reader.py",
@@ -160,7 +159,7 @@ def test_no_tool_computes_samples_per_iteration_or_compile_time_outside_the_view
 
 def test_the_rule_catches_a_planted_violation():
     planted = ('def per_iter(record):\n    values = record["metrics"].get("per_iter_time")\n'
-               '    return stats.steady_state(values, record), record["metrics"]["warmup_time"][0]\n')
+               '    return stats.summary(values, values), record["metrics"]["warmup_time"][0]\n')
     assert violations(planted, "planted.py") == ["planted.py:2: reads metric 'per_iter_time'",
-                                                 "planted.py:3: calls stats.steady_state",
+                                                 "planted.py:3: calls stats.summary",
                                                  "planted.py:3: reads metric 'warmup_time'"]

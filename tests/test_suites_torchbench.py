@@ -16,7 +16,7 @@ from benchmarks.common import experiment_config
 
 
 from benchmarks.common.cli_support import UsageError
-from benchmarks.suites import torchbench
+from benchmarks.suites import torchbench, torchbench_checkout, torchbench_skips
 
 FIXTURE = ROOT / "tests" / "fixtures" / "torchbench"
 FIXTURE_SKIPS = ROOT / "tests" / "fixtures" / "torchbench_skips.yaml"
@@ -36,21 +36,21 @@ def experiment(**kw):
 
 
 def test_found_from_the_flag_as_a_checkout_or_its_package_folder():
-    assert torchbench.find_root(str(FIXTURE)) == (str(FIXTURE), "--torchbench-dir")
-    assert torchbench.find_root(str(FIXTURE / "torchbenchmark"))[0] == str(FIXTURE)
-    root, why = torchbench.find_root(str(ROOT / "tests"))
+    assert torchbench_checkout.find_root(str(FIXTURE)) == (str(FIXTURE), "--torchbench-dir")
+    assert torchbench_checkout.find_root(str(FIXTURE / "torchbenchmark"))[0] == str(FIXTURE)
+    root, why = torchbench_checkout.find_root(str(ROOT / "tests"))
     assert root is None and "holds no TorchBench checkout" in why
 
 
 def test_found_as_an_importable_package_then_in_nearby_folders(tmp_path, monkeypatch):
     monkeypatch.syspath_prepend(str(FIXTURE))
-    assert torchbench.find_root(None) == (str(FIXTURE), "importable torchbenchmark package")
+    assert torchbench_checkout.find_root(None) == (str(FIXTURE), "importable torchbenchmark package")
     monkeypatch.undo()
     work = tmp_path / "work" / "project"
     work.mkdir(parents=True)
     (tmp_path / "benchmark").symlink_to(FIXTURE)  # ../../benchmark from the working folder
     monkeypatch.chdir(work)
-    root, how = torchbench.find_root(None)
+    root, how = torchbench_checkout.find_root(None)
     assert os.path.samefile(root, FIXTURE) and "benchmark" in how
 
 
@@ -79,10 +79,10 @@ def test_bad_skip_file_and_model_params_are_usage_errors(tmp_path):
     bad = tmp_path / "skips.yaml"
     bad.write_text("skips:\n  - models: [a]\n")
     with pytest.raises(UsageError, match="needs 'reason'"):
-        torchbench.load_skips(str(bad))
+        torchbench_skips.load_skips(str(bad))
     bad.write_text("skips:\n  - {reason: r, models: [a], device: cpu}\n")
     with pytest.raises(UsageError, match="unknown key"):
-        torchbench.load_skips(str(bad))
+        torchbench_skips.load_skips(str(bad))
     result = run_runner(*COMMON, "--torchbench-skips=/nonexistent/skips.yaml", "--dry-run", check_rc=2)
     assert result.stderr.count("\n") == 1 and "No such file" in result.stderr
     result = run_runner(*COMMON, "--model-params={\"a\": 1}", "--dry-run", check_rc=2)
@@ -90,29 +90,29 @@ def test_bad_skip_file_and_model_params_are_usage_errors(tmp_path):
 
 
 def test_project_skip_list_is_valid_and_narrows_by_experiment():
-    groups = torchbench.load_skips(None)
+    groups = torchbench_skips.load_skips(None)
     assert groups and all(g["reason"] and g["models"] for g in groups)
     names = {name for g in groups for name in g["models"]}
     assert "cm3leon_generate" in names
     # Pretrained models are not skipped by the list: their weights load from the local cache, or a skip says why.
     assert not {"resnet18", "alexnet", "vgg16", "mobilenet_v2", "hf_clip"} & names
-    reason = lambda exp, name: next((g["reason"] for g in groups if torchbench.group_applies(g, name, exp)), None)
+    reason = lambda exp, name: next((g["reason"] for g in groups if torchbench_skips.group_applies(g, name, exp)), None)
     assert reason(experiment(test="eval", xla="PJRT"), "cm3leon_generate")
     assert reason(experiment(test="eval", xla="PJRT", dynamo="openxla"), "cm3leon_generate") is None
     assert reason(experiment(test="eval", xla=None), "cm3leon_generate") is None
     assert reason(experiment(test="eval", accelerator="cuda"), "resnet50_quantized_qat")
     assert reason(experiment(test="eval"), "resnet50_quantized_qat") is None
-    assert torchbench.load_skips("none") == []
+    assert torchbench_skips.load_skips("none") == []
 
 
 def test_metadata_not_implemented_entries():
     metadata = {"not_implemented": [{"device": "cpu", "test": "train"}, {"test": "example"},
                                     {"device": "NVIDIA A10G"}]}
-    assert "train on cpu" in torchbench.metadata_skip(metadata, experiment())
-    assert torchbench.metadata_skip(metadata, experiment(test="eval")) is None
-    assert torchbench.metadata_skip(metadata, experiment(test="eval", accelerator="cuda",
+    assert "train on cpu" in torchbench_skips.metadata_skip(metadata, experiment())
+    assert torchbench_skips.metadata_skip(metadata, experiment(test="eval")) is None
+    assert torchbench_skips.metadata_skip(metadata, experiment(test="eval", accelerator="cuda",
                                                          accelerator_model="NVIDIA A10G"))
-    assert torchbench.metadata_skip({}, experiment()) is None
+    assert torchbench_skips.metadata_skip({}, experiment()) is None
 
 
 # ---------------------------------------------------------------- real sweeps on the fixture
@@ -292,10 +292,10 @@ def real_torchbench():
     """A real TorchBench checkout: $TORCHBENCH_DIR, else one beside this repository (../torchbench, ...)."""
     named = os.environ.get("TORCHBENCH_DIR")
     if named:
-        return torchbench.checkout_root(named)
-    for name in torchbench.CHECKOUT_NAMES:
-        root = torchbench.checkout_root(str(ROOT.parent / name))
-        if root and os.path.isdir(os.path.join(root, torchbench.PACKAGE, "models", "maml")):
+        return torchbench_checkout.checkout_root(named)
+    for name in torchbench_checkout.CHECKOUT_NAMES:
+        root = torchbench_checkout.checkout_root(str(ROOT.parent / name))
+        if root and os.path.isdir(os.path.join(root, torchbench_checkout.PACKAGE, "models", "maml")):
             return root
     return None
 

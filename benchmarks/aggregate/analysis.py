@@ -4,19 +4,22 @@ common ground of every report (reports.py) and of the HTML page.
 
 A *workload* is (accelerator_model, suite, model). Its speedup for a backend in one run (timestamp) is
 the geomean over batch sizes of baseline time / backend time, the baseline being the first backend's
-oldest (or newest) result for that workload and batch size.
+oldest (or newest) result for that workload and batch size at the same precision, quantization and other
+shared axes (common/against_eager.shared_axes: the dashboard's rule), so that every table of a report has
+one speedup per config.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import json
 import logging
 import math
 from typing import Optional
 
 from benchmarks.aggregate.inputs import CANONICAL_ORDER, NoData, check_backends, expand_inputs, load_rows, order_backends, \
     select_accelerator
-from benchmarks.common import against_eager, measurement, records, stats
+from benchmarks.common import against_eager, measurement, metric_words, records, stats
 from benchmarks.common.cli_support import UsageError, unknown_name
 from benchmarks.common.selection import TESTS, Selection
 
@@ -58,21 +61,15 @@ class Options:
 # ---------------------------------------------------------------- datapoints
 
 
-def record_samples(m: measurement.Measurement, options: Options) -> tuple:
-    """(the samples one successful record adds to its datapoint, None), or (None, why it adds none):
-    its steady-state per-iteration times, or (--metric=compile) its one compile time."""
+def datapoint_samples(m: measurement.Measurement, options: Options) -> tuple:
+    """(the samples one successful record adds to its datapoint, None), or (None, why it adds none): the metric
+    word's (common/metric_words.py): its steady-state per-iteration times, or (--metric=compile) its first run."""
     import numpy as np
 
-    total = m.raw(measurement.TOTAL_TIME)
-    if total is None:
-        return None, m.why_none(measurement.TOTAL_TIME)
-    if options.metric == "compile":
-        value = m.compile_time(measurement.FIRST_MINUS_MEAN)
-        return (None, "a single sample") if value is None else (np.array([value]), None)
-    steady = m.per_iter_time(options.warmup)
-    if steady is None:
-        return None, f"all {len(total)} sample{'s' if len(total) != 1 else ''} skipped"
-    return steady, None
+    if options.metric == metric_words.COMPILE:
+        value, why = metric_words.compile_seconds(m)
+        return (None, why) if value is None else (np.array([value]), None)
+    return metric_words.time_samples(m, options.warmup)
 
 
 def datapoint(found: list, options: Options) -> tuple:
@@ -82,7 +79,7 @@ def datapoint(found: list, options: Options) -> tuple:
 
     pooled, why = [], None
     for m in found:
-        values, reason = record_samples(m, options)
+        values, reason = datapoint_samples(m, options)
         if values is None:
             why = reason
         else:
@@ -180,17 +177,35 @@ def prepare(options: Options) -> Analysis:
     for name in backends:
         if name not in present:
             log.warning("no %s records for backend %s (found: %s)", options.test, name, ", ".join(present))
+    first = next((r.measurement for r in rows if r.backend == backends[0]), None)
+    # The baseline backend's configs at other shared axes (eager[bf16] for inductor[bf16]) are baselines even
+    # when --backends leaves them out: one baseline rule for every table of a report (baseline_family).
+    baselines = [r for r in rows if r.backend not in backends and first is not None
+                 and baseline_family(r.measurement) == baseline_family(first)]
     rows = [r for r in rows if r.backend in backends]
     if not rows:
         raise NoData(f"no {options.test} records of backend(s) {', '.join(backends)} for {accelerator} "
                      f"(found: {', '.join(present)})")
-    rows = deduplicate(rows)
-    for row in rows:
+    rows, baselines = deduplicate(rows), deduplicate(baselines)
+    for row in rows + baselines:
         if row.status == records.STATUS_OK:  # failed records are never measured, whatever they hold
             row.value, row.spread, row.why = datapoint(row.pooled, options)
             if row.value is not None:
                 row.paired = paired_point(row.pooled, options)
-    return compute(rows, options, backends, accelerator)
+    return compute(rows, options, backends, accelerator, baselines)
+
+
+def baseline_family(m: measurement.Measurement) -> str:
+    """The backend label without the axes a config shares with its baseline (against_eager.shared_axes): the
+    baseline backend's configs at every precision, quantization, ... are one family."""
+    return m.backend_label(omit=tuple(against_eager.shared_axes(m)))
+
+
+def baseline_key(row) -> tuple:
+    """Which baseline result a row's speedup is over: the same workload and batch size, at the same shared axes
+    (precision, quantization, ...), as the dashboard and the end-of-sweep table pair a config with eager."""
+    axes = json.dumps(against_eager.shared_axes(row.measurement), sort_keys=True, default=str)
+    return row.workload, row.batch_key, axes
 
 
 def deduplicate(rows: list) -> list:
@@ -219,12 +234,15 @@ def deduplicate(rows: list) -> list:
     return out
 
 
-def compute(rows: list, options: Options, backends: list, accelerator: str) -> Analysis:
+def compute(rows: list, options: Options, backends: list, accelerator: str, baselines: list = ()) -> Analysis:
+    """Every (run, backend) cell; `baselines`: the baseline backend's configs at shared axes no selected backend
+    has (they only serve as baselines)."""
     baseline: dict = {}
-    base_rows = sorted((r for r in rows if r.backend == backends[0] and r.value is not None),
-                       key=lambda r: r.timestamp)
+    first = next((r.measurement for r in rows if r.backend == backends[0]), None)
+    family = [r for r in rows if first is not None and baseline_family(r.measurement) == baseline_family(first)]
+    base_rows = sorted((r for r in family + list(baselines) if r.value is not None), key=lambda r: r.timestamp)
     for row in base_rows:
-        key = (row.workload, row.batch_key)
+        key = baseline_key(row)
         if options.baseline == "latest" or key not in baseline:
             baseline[key] = (row.value, row.spread)
 
@@ -243,10 +261,8 @@ def compute(rows: list, options: Options, backends: list, accelerator: str) -> A
     for key, by_workload in groups.items():
         cell = Cell()
         for workload, group in by_workload.items():
-            pairs = [r.paired if r.paired is not None else stats.speedup(baseline[(workload, r.batch_key)],
-                                                                          (r.value, r.spread))
-                     for r in group if r.paired is not None
-                     or (r.value is not None and (workload, r.batch_key) in baseline)]
+            pairs = [r.paired if r.paired is not None else stats.speedup(baseline[baseline_key(r)], (r.value, r.spread))
+                     for r in group if r.paired is not None or (r.value is not None and baseline_key(r) in baseline)]
             if any(r.paired is not None for r in group):
                 cell.paired.add(workload)
             if pairs:

@@ -101,8 +101,8 @@ def build_parser() -> Parser:
                       help="baseline per model and batch size: the first backend's oldest or newest result "
                            "(default: %(default)s)")
     what.add_argument("--metric", type=choice(METRICS, METRIC_ALIASES), default="time", metavar=metavar(METRICS),
-                      help="time (upstream's exec, also taken): steady-state time per iteration; compile: time of "
-                           "the first run beyond a steady one (default: %(default)s)")
+                      help="time (upstream's exec, also taken): steady-state time per iteration; compile: the first "
+                           "run, compilation included (default: %(default)s)")
     selection.add_arguments(parser)
     st = parser.add_argument_group("statistics")
     st.add_argument("--estimator", choices=("median", "mean"), default="median",

@@ -33,10 +33,11 @@ def method_notes(analysis: Analysis) -> list:
     options = analysis.options
     base = backend_title(analysis.base)
     notes = [f"Speedup = {base} time / backend time (above 1 is faster), against the {options.baseline} {base} "
-             "result of each model and batch size; batch sizes of one model combine by geomean."]
+             "result of each model and batch size at the same precision, quantization and other axes but "
+             "torch.compile's own (the dashboard's rule); batch sizes of one model combine by geomean."]
     if options.metric == "compile":
-        notes.append("Time: compile time = first warm-up run - median timed run (records without warm-up: "
-                     "first run - mean of the others).")
+        notes.append("Time: compile = the first run, compilation included (our first warm-up run; records without "
+                     "warm-up: their first sample), as in compare.py and history.py.")
     else:
         skip = (f"first {options.skip_samples} samples skipped" if options.skip_samples is not None
                 else f"warm-up excluded; records without warm-up skip their first {WARMUP.upstream} samples")

@@ -35,11 +35,6 @@ class BenchResult:
     clock: str  # "cuda_event" or "perf_counter_ns"
     output: Any = dataclasses.field(default=None, repr=False)  # what the last call returned
 
-    def as_dict(self) -> dict:
-        """JSON-ready (no output)."""
-        return {"samples": list(self.samples), "statistic": self.statistic, "value": self.value,
-                "warmup_calls": self.warmup_calls, "clock": self.clock}
-
 
 def summarize(samples: list, statistic: str) -> float:
     if statistic == "min":

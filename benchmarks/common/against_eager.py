@@ -23,12 +23,16 @@ COMPILE_ONLY_AXES = compile_options.KEYS + ("dynamic",)
 BACKEND_ONLY_AXES = COMPILE_ONLY_AXES + ("speedup",)
 
 
+def shared_axes(m: Measurement) -> dict:
+    """The axes a config shares with its baseline (precision, quantization, ...): every axis but those eager never
+    has (BACKEND_ONLY_AXES: torch.compile's own, and --speedup)."""
+    return {k: v for k, v in m.axes.items() if k not in BACKEND_ONLY_AXES}
+
+
 def baseline_key(m: Measurement) -> str:
-    """What a config shares with its eager baseline: machine, suite, model, test, batch size and every axis
-    but those eager never has (BACKEND_ONLY_AXES: torch.compile's own, and --speedup)."""
-    axes = {k: v for k, v in m.axes.items() if k not in BACKEND_ONLY_AXES}
-    return json.dumps([m.accelerator_model, m.suite, m.model_name, m.test, m.batch_size, axes], sort_keys=True,
-                      default=str)
+    """What a config shares with its eager baseline: machine, suite, model, test, batch size and shared_axes."""
+    return json.dumps([m.accelerator_model, m.suite, m.model_name, m.test, m.batch_size, shared_axes(m)],
+                      sort_keys=True, default=str)
 
 
 def _mean(values: Iterable[Optional[float]]) -> Optional[float]:

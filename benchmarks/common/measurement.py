@@ -19,9 +19,11 @@ import numpy as np
 
 from benchmarks.common import accuracy_status, experiment_config, records, stats
 
-TOTAL_TIME, PER_ITER_TIME, WARMUP_TIME, PEAK_MEMORY = "total_time", "per_iter_time", "warmup_time", "peak_rss_bytes"
+TOTAL_TIME, PER_ITER_TIME, WARMUP_TIME = "total_time", "per_iter_time", "warmup_time"
+# The host's resident set at its peak (the whole process): older records' only memory figure.
+HOST_PEAK_RSS = "peak_rss_bytes"
 # The device's own peak (CUDA allocator, XLA runtime, CPU resident above the pre-model baseline); its kind is
-# the record's `memory_kind`. Older records have only the host's resident set (PEAK_MEMORY).
+# the record's `memory_kind`. Older records have only the host's resident set (HOST_PEAK_RSS).
 DEVICE_PEAK_MEMORY = "peak_memory_bytes"
 # Upstream's obsolete experiment key (always "run_all"): never part of a config.
 NOT_CONFIG = ("experiment_name",)
@@ -61,10 +63,6 @@ def skip_exactly(count: int) -> WarmupPolicy:
     return WarmupPolicy(f"first {count} samples skipped", count, count)
 
 
-# Compile time = first run - a steady run. Ours: first warm-up run - median timed run. Records without a
-# warm-up, upstream's two tools differ, and each keeps its own (users compare against them):
-MAX_MINUS_MEDIAN = "max-median"  # upstream result_analyzer.py: max(total_time) - median(total_time)
-FIRST_MINUS_MEAN = "first-mean"  # upstream aggregate.py: total_time[0] - mean(total_time[1:])
 
 
 def _text(value) -> Optional[str]:
@@ -268,11 +266,11 @@ class Measurement:
         """The steady-state per-iteration times (seconds)."""
         return self._steady(self.per_iteration_raw(), policy)
 
-    def compile_time(self, upstream_rule: str = MAX_MINUS_MEDIAN) -> Optional[float]:
-        """Seconds the first run took beyond a steady one: first warm-up run - median timed run; for records
-        without warm-up, upstream's `upstream_rule` (MAX_MINUS_MEDIAN or FIRST_MINUS_MEAN). None without
-        total_time (or, FIRST_MINUS_MEAN, with one sample)."""
-        return stats.compile_time(self.record, self.raw(TOTAL_TIME), upstream_rule)
+    def compile_time(self) -> Optional[float]:
+        """Seconds the first run took beyond a steady one, the analyzer's `compile_time` column (not the metric
+        word `compile`, which is first_run_time): first warm-up run - median timed run; for records without
+        warm-up, upstream result_analyzer.py's max(total_time) - median(total_time). None without total_time."""
+        return stats.compile_time(self.record, self.raw(TOTAL_TIME))
 
     def first_run_time(self) -> Optional[float]:
         """The first run's time, compilation included (what a user waits): our first warm-up run, upstream's
@@ -281,15 +279,18 @@ class Measurement:
         values = values if values is not None else self.raw(TOTAL_TIME)
         return None if values is None else float(values[0])
 
-    def peak_memory(self) -> Optional[float]:
-        """Peak memory (bytes): the largest finite device-peak sample (`peak_memory_bytes`), else, for records
-        without it, the largest `peak_rss_bytes` sample (the host's resident set)."""
+    def peak_memory_samples(self) -> Optional[np.ndarray]:
+        """Each timed run's peak memory (bytes): the device's (`peak_memory_bytes`), else, for records without
+        it, the host's resident set (`peak_rss_bytes`); None with neither. The metric word `memory`
+        (common/metric_words.py)."""
         values = self.raw(DEVICE_PEAK_MEMORY)
-        values = values if values is not None else self.raw(PEAK_MEMORY)
-        if values is None:
-            return None
-        values = values[np.isfinite(values)]
-        return float(values.max()) if len(values) else None
+        return values if values is not None else self.raw(HOST_PEAK_RSS)
+
+    def peak_memory(self) -> Optional[float]:
+        """Peak memory (bytes): the largest finite sample of peak_memory_samples."""
+        values = self.peak_memory_samples()
+        values = None if values is None else values[np.isfinite(values)]
+        return float(values.max()) if values is not None and len(values) else None
 
     def dynamo_stat(self, name: str) -> Optional[int]:
         """One of dynamo's statistics (`dynamo_stats`: graphs, graph_breaks, unique_graph_breaks, recompiles,

@@ -22,12 +22,6 @@ INTERVAL_METHOD = "order statistics of the pair ratios (binomial, distribution-f
 CONFIDENCE = 0.95
 
 
-def pairs_with_eager(xla: Optional[str], dynamo: Optional[str]) -> bool:
-    """Whether a config has a backend to pair eager with: any dynamo backend or export on the plain device. Eager
-    itself has none (it stays isolated: it is every backend's baseline config); XLA configs are refused (a rule)."""
-    return dynamo is not None and not xla
-
-
 def for_backend(xla: Optional[str], dynamo: Optional[str], value: str) -> str:
     """The value a config of this backend carries: eager (no dynamo, no XLA) is never paired, so a --speedup=paired
     sweep keeps one eager config, the one an isolated sweep has (same fingerprint: it resumes)."""

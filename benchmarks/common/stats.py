@@ -43,19 +43,6 @@ def to_double(value: int) -> float:
         return math.inf if value > 0 else -math.inf
 
 
-def steady_state(values: np.ndarray, record: dict, skip: Optional[int] = None,
-                 skip_without_warmup: int = 1) -> np.ndarray:
-    """The samples that count for mean/std: all of ours; upstream's minus the first `skip_without_warmup`.
-
-    An explicit `skip` overrides both. Never returns an empty array when `values` has samples: with
-    too few samples the last one is kept, so a short run still reports (and says so through its count).
-    """
-    n = skip if skip is not None else (0 if has_warmup(record) else skip_without_warmup)
-    if n >= len(values):
-        return values[-1:]
-    return values[n:]
-
-
 def summary(values: np.ndarray, steady: np.ndarray) -> dict:
     """min/median/max over every sample; mean/std (population, ddof 0, as upstream's analyzer) over steady."""
     return {
@@ -80,21 +67,15 @@ def estimate(steady: np.ndarray, estimator: str = "median") -> tuple:
     raise ValueError(f"unknown estimator {estimator!r}")
 
 
-def compile_time(record: dict, total_time: Optional[np.ndarray], upstream_rule: str = "max-median") -> Optional[float]:
-    """Time the first run spent beyond a steady run: from our warm-up when present, else upstream's rule.
-
-    upstream_rule: "max-median" (upstream's result_analyzer) or "first-mean" (upstream's aggregate).
-    """
+def compile_time(record: dict, total_time: Optional[np.ndarray]) -> Optional[float]:
+    """Time the first run spent beyond a steady run (the analyzer's compile_time column): from our warm-up
+    when present, else upstream result_analyzer.py's max - median."""
     if total_time is None or not len(total_time):
         return None
     warmup = samples((record.get("metrics") or {}).get("warmup_time"))
     if warmup is not None:
         return float(warmup[0] - np.median(total_time))
-    if upstream_rule == "max-median":
-        return float(total_time.max() - np.median(total_time))
-    if len(total_time) < 2:
-        return None
-    return float(total_time[0] - total_time[1:].mean())
+    return float(total_time.max() - np.median(total_time))
 
 
 # The order of summary()'s keys, and of the analyzer's min_/median_/max_/mean_/std_ columns.
@@ -104,9 +85,9 @@ STATISTICS = ("min", "median", "max", "mean", "std")
 def summary_rows(values: np.ndarray, skip=0) -> dict:
     """summary() of every row of a 2-D array (one record per row, all with the same number of samples).
 
-    `skip` is steady_state()'s count, for all rows or one per row (0 for our records; for upstream records
-    the caller's skip_without_warmup): mean/std leave out the first `skip` samples but always keep the last
-    one. The same numbers as summary(values, steady_state(...)) row by row, at numpy speed.
+    `skip`, for all rows or one per row (0 for our records; for upstream records the caller's warm-up policy):
+    mean/std leave out the first `skip` samples but always keep the last one. The same numbers as
+    summary(row, row[min(skip, len(row) - 1):]) row by row (Measurement.summary), at numpy speed.
     """
     values = np.asarray(values, dtype=np.float64)
     if values.ndim != 2 or not values.shape[1]:
@@ -147,7 +128,7 @@ def _moments(values: np.ndarray, skip: int) -> tuple:
 
 def compile_time_rows(total_median: np.ndarray, total_max: np.ndarray, warmup_first: np.ndarray,
                       has_warmup_time: np.ndarray) -> np.ndarray:
-    """compile_time(..., "max-median") for many records at once, from their total_time median and max.
+    """compile_time() for many records at once, from their total_time median and max.
 
     Where a record has warm-up samples: its first warm-up run minus the median timed run; elsewhere
     upstream's max - median. NaN where a record has no total_time.
@@ -172,16 +153,6 @@ def geomean(points: list) -> tuple:
     stds = np.asarray([p[1] for p in points], dtype=np.float64)
     g = float(np.exp(np.log(values).mean()))
     return g, float(g / len(values) * math.sqrt(float(((stds / values) ** 2).sum())))
-
-
-def steady_state_or_none(values: np.ndarray, record: dict, skip: Optional[int] = None,
-                         skip_without_warmup: int = 3) -> Optional[np.ndarray]:
-    """Like steady_state, but None when skipping leaves no sample (upstream aggregate drops such records
-    rather than reporting one it knows holds warm-up). Default skip: 0 with warm-up, else 3, as aggregate."""
-    n = skip if skip is not None else (0 if has_warmup(record) else skip_without_warmup)
-    if n >= len(values):
-        return None
-    return values[n:]
 
 
 def percentiles(values, points=(95, 50, 5)) -> list:

@@ -6,9 +6,9 @@ import dataclasses
 import math
 from typing import Optional
 
-from benchmarks.common import against_eager
+from benchmarks.common import against_eager, metric_words
 from benchmarks.common.measurement import Measurement
-from benchmarks.compare import gates, metrics, statistics, verdicts
+from benchmarks.compare import bootstrap, gates, metrics, verdicts
 
 
 @dataclasses.dataclass
@@ -16,8 +16,8 @@ class Settings:
     metric: str = "time"
     confidence: float = 0.95
     threshold: float = 0.02
-    resamples: int = statistics.DEFAULT_RESAMPLES
-    seed: int = statistics.DEFAULT_SEED
+    resamples: int = bootstrap.DEFAULT_RESAMPLES
+    seed: int = bootstrap.DEFAULT_SEED
     skip_samples: Optional[int] = None
     limits: gates.Limits = gates.Limits()
 
@@ -45,7 +45,7 @@ def _processes(found: list, settings: Settings) -> tuple:
     """([samples of each record that has some], why none has any)."""
     processes, why = [], None
     for record in found:
-        values, reason = metrics.record_samples(Measurement(record), settings.metric, settings.skip_samples)
+        values, reason = metrics.metric_samples(Measurement(record), settings.metric, settings.skip_samples)
         if values is None:
             why = reason
         else:
@@ -66,8 +66,8 @@ def _show_paired(row: dict, pair) -> None:
 
 
 def _memory_kinds(found: list) -> list:
-    """The kinds of memory figure the records that have one hold (metrics.memory_kind), sorted."""
-    return sorted({metrics.memory_kind(m) for m in map(Measurement, found) if metrics.record_samples(m, "memory")[0]
+    """The kinds of memory figure the records that have one hold (metric_words.memory_kind), sorted."""
+    return sorted({metric_words.memory_kind(m) for m in map(Measurement, found) if metrics.metric_samples(m, "memory")[0]
                    is not None})
 
 
@@ -110,18 +110,18 @@ def compare(pairs: list, settings: Settings, sides: tuple = ([], [])) -> Report:
         measured.append((row, control, treatment))
     rng = np.random.default_rng(settings.seed)
     sides = [side for _, control, treatment in measured for side in (control, treatment)]
-    draws = statistics.side_draws(sides, settings.resamples, rng) if sides else []
+    draws = bootstrap.side_draws(sides, settings.resamples, rng) if sides else []
     ratios = []
     for index, (row, _, _) in enumerate(measured):
         control, treatment = draws[2 * index], draws[2 * index + 1]
-        result = statistics.ratio(control, treatment, settings.confidence)
+        result = bootstrap.ratio(control, treatment, settings.confidence)
         ratios.append(result)
         row["control"], row["treatment"] = _side_summary(control), _side_summary(treatment)
         row["time_ratio"], row["ci"] = result.value, list(result.ci)
         row["verdict"], row["note"] = verdicts.timing(result.value, result.ci, settings.threshold,
                                                       control.n_processes, treatment.n_processes)
     geomean = None
-    combined = statistics.geomean(ratios, settings.confidence)
+    combined = bootstrap.geomean(ratios, settings.confidence)
     if combined is not None:
         fewest = min(min(d.n_processes for d in draws[2 * i:2 * i + 2]) for i in range(len(measured)))
         verdict, _ = verdicts.timing(combined.value, combined.ci, settings.threshold, fewest, fewest)

@@ -120,13 +120,13 @@ class Bisection:
         """(verdicts per config, ratios with intervals per config) of treatment against control."""
         import numpy as np
 
-        from benchmarks.compare import statistics, verdicts
+        from benchmarks.compare import bootstrap, verdicts
 
         out = {}
         for key in sorted(set(control) & set(treatment)):
             sides = [[np.asarray(p) for p in side[key]] for side in (control, treatment)]
-            a, b = statistics.side_draws(sides, 2000, np.random.default_rng(0))
-            found = statistics.ratio(a, b, self.settings.confidence)
+            a, b = bootstrap.side_draws(sides, 2000, np.random.default_rng(0))
+            found = bootstrap.ratio(a, b, self.settings.confidence)
             verdict, _ = verdicts.timing(found.value, found.ci, self.settings.threshold, a.n_processes, b.n_processes)
             out[key] = (verdict, found.value, found.ci)
         return out

@@ -85,11 +85,11 @@ def _size(before: list, after: list, settings: Settings) -> tuple:
     """(ratio, interval) of the pooled median of `after`'s processes over `before`'s (compare.py's bootstrap)."""
     import numpy as np
 
-    from benchmarks.compare import statistics
+    from benchmarks.compare import bootstrap
 
     sides = [[np.asarray(p, dtype=np.float64) for point in points for p in point.processes] for points in (before, after)]
-    control, treatment = statistics.side_draws(sides, settings.resamples, np.random.default_rng(settings.seed))
-    found = statistics.ratio(control, treatment, settings.confidence)
+    control, treatment = bootstrap.side_draws(sides, settings.resamples, np.random.default_rng(settings.seed))
+    found = bootstrap.ratio(control, treatment, settings.confidence)
     return found.value, found.ci
 
 

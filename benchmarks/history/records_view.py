@@ -89,7 +89,7 @@ def view(record: dict, commit: Optional[str] = None) -> tuple:
     samples = compile_s = peak = None
     if m.ok:
         # compare.py's samples of a process: steady state (upstream records: first sample left out), > 0.
-        found, _ = metrics.record_samples(m, "time")
+        found, _ = metrics.metric_samples(m, "time")
         samples = None if found is None else [float(v) for v in found]
         compile_s = m.first_run_time()  # compare.py's --metric=compile: the first run, compilation included
         peak = m.peak_memory()
