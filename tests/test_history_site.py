@@ -8,6 +8,7 @@ page; a site of upstream PyTorch/XLA records works; bad input is one line and ex
 import hashlib
 import json
 import math
+import os
 import re
 import shutil
 import statistics
@@ -215,6 +216,24 @@ def test_a_rebuild_without_new_runs_writes_nothing(site, tmp_path, capsys):
     (copy / "config" / "1.html").unlink()
     assert history("site", "--db", db, "-o", copy, "--baseline", f"c{STEP_AT - 1:02d}") == 0
     assert "1 page(s) written, 13 unchanged" in capsys.readouterr().out
+
+
+def test_a_full_disk_stops_the_build_in_one_line_and_the_next_build_finishes(site, tmp_path):
+    """The disk refuses the 4th page (common/disk_writes.py's fault injection, as on a full disk): one line naming
+    the page, exit 2, no temporary file and no torn page left; once there is space the same command finishes
+    and a third build finds every page current."""
+    root, out, records, db = site
+    copy = tmp_path / "out"
+    flags = ("history.py", "site", "--db", db, "-o", copy, "--baseline", f"c{STEP_AT - 1:02d}")
+    done = run_tool(*flags, env={**os.environ, "PTBENCH_WRITE_FAULT": "ENOSPC:*.html:3"})
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+    assert "No space left on device" in done.stderr and ".html" in done.stderr
+    written = sorted(copy.rglob("*"))
+    assert not [p for p in written if p.name.endswith(".tmp")]
+    pages = [p for p in written if p.suffix == ".html"]
+    assert len(pages) == 3 and all(p.read_text().rstrip().endswith("</html>") for p in pages)
+    assert "page(s) written" in run_tool(*flags, check_rc=0).stdout
+    assert "0 page(s) written, 14 unchanged" in run_tool(*flags, check_rc=0).stdout
 
 
 def test_newest_and_baseline_by_date_commit_and_bad_ones(site, tmp_path):
