@@ -90,7 +90,7 @@ def test_a_real_verify_sweeps_accuracy_status_and_figures_have_columns_and_an_ol
     out = tmp_path / "out"
     run_runner("--suite-name=dummy", "-k", "^mlp$", "--accelerator=cpu", "--xla=None", "--dynamo=None",
                "--dynamo=relu_accuracy_error_TESTING_ONLY", "--test=eval", "--repeat=1", "--warmup=1", "--verify",
-               f"--output-dirname={out}", check_rc=0)
+               f"--output-dirname={out}", check_rc=1)  # 1: a verdict fails (fail_accuracy), every record written
     results = out / "results.jsonl"
     written = {r["experiment"]["dynamo"]: r for r in read_jsonl(results)}
     with open(results, "a", encoding="utf-8") as handle:  # a record written before the accuracy keys existed
