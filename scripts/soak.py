@@ -305,6 +305,13 @@ def sweep_flags(args, out: str) -> list:
             f"--subprocess-timeout={args.timeout}", f"--output-dirname={out}"]
 
 
+def phase_over(args, rounds: int, deadline: float) -> bool:
+    """Whether a phase has run its faulted rounds: --iterations of them, else until the deadline."""
+    if args.iterations is not None:
+        return rounds >= args.iterations + clean_rounds(args)
+    return time.monotonic() > deadline
+
+
 def clean_rounds(args) -> int:
     """Rounds without faults first: one fills the compile cache (Inductor), the last is the baseline."""
     return 1 if args.eager_only else 2
@@ -359,8 +366,7 @@ def local_phase(args, rng, env, temp, deadline) -> Tally:
     while True:
         out = os.path.join(args.output_dir, f"local-{rounds}")
         faulted = rounds >= clean_rounds(args)
-        if faulted and (args.iterations is not None and rounds >= args.iterations + clean_rounds(args)
-                        or args.iterations is None and time.monotonic() > deadline):
+        if faulted and phase_over(args, rounds, deadline):
             break
         run_round(args, tally, sweep_flags(args, out), env, chaos, local_targets, act, faulted, expected,
                   os.path.join(out, "results.jsonl"), [out, temp])
@@ -400,8 +406,7 @@ def ray_phase(args, rng, env, temp, deadline) -> Tally:
         while True:
             out = os.path.join(args.output_dir, f"ray-{rounds}")
             faulted = rounds >= clean_rounds(args)
-            if faulted and (args.iterations is not None and rounds >= args.iterations + clean_rounds(args)
-                            or args.iterations is None and time.monotonic() > deadline):
+            if faulted and phase_over(args, rounds, deadline):
                 break
             sweep = sweep_flags(args, out) + ["--executor=ray", f"--ray-address={cluster.address}"]
             run_round(args, tally, sweep, ray_env, chaos, targets, act, faulted, expected,

@@ -211,11 +211,11 @@ def test_a_rebuild_without_new_runs_writes_nothing(site, tmp_path, capsys):
     assert history("site", "--db", db, "-o", copy, "--baseline", f"c{STEP_AT - 1:02d}") == 0
     capsys.readouterr()
     assert history("site", "--db", db, "-o", copy, "--baseline", f"c{STEP_AT - 1:02d}") == 0
-    assert "0 page(s) written, 14 unchanged; 0 series tested" in capsys.readouterr().out
+    assert "0 page(s) written, 15 unchanged; 0 series tested" in capsys.readouterr().out
     # Removing a page's file makes the next build write it again.
     (copy / "config" / "1.html").unlink()
     assert history("site", "--db", db, "-o", copy, "--baseline", f"c{STEP_AT - 1:02d}") == 0
-    assert "1 page(s) written, 13 unchanged" in capsys.readouterr().out
+    assert "1 page(s) written, 14 unchanged" in capsys.readouterr().out
 
 
 def test_a_full_disk_stops_the_build_in_one_line_and_the_next_build_finishes(site, tmp_path):
@@ -233,7 +233,7 @@ def test_a_full_disk_stops_the_build_in_one_line_and_the_next_build_finishes(sit
     pages = [p for p in written if p.suffix == ".html"]
     assert len(pages) == 3 and all(p.read_text().rstrip().endswith("</html>") for p in pages)
     assert "page(s) written" in run_tool(*flags, check_rc=0).stdout
-    assert "0 page(s) written, 14 unchanged" in run_tool(*flags, check_rc=0).stdout
+    assert "0 page(s) written, 15 unchanged" in run_tool(*flags, check_rc=0).stdout
 
 
 def test_newest_and_baseline_by_date_commit_and_bad_ones(site, tmp_path):

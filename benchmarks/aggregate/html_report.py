@@ -22,32 +22,6 @@ from benchmarks.aggregate.analysis import Analysis, Options, prepare
 from benchmarks.common import html_style, records
 from benchmarks.common.html_style import esc  # html_style: the look history's pages share
 
-# Sorting and filtering of the per-model table: plain JavaScript, nothing loaded from anywhere.
-SCRIPT = """
-(function(){
-  var table=document.getElementById('models'); if(!table) return;
-  var body=table.tBodies[0];
-  function key(cell){var v=cell.getAttribute('data-sort'); if(v===null) v=cell.textContent.trim();
-    var n=parseFloat(v); return isNaN(n)||v===''?{n:null,s:v.toLowerCase()}:{n:n,s:v};}
-  function sortBy(index,order){
-    var rows=Array.prototype.slice.call(body.rows);
-    rows.sort(function(a,b){var x=key(a.cells[index]),y=key(b.cells[index]),r;
-      if(x.n===null&&y.n!==null) return 1; if(y.n===null&&x.n!==null) return -1;  /* no number: last */
-      r=x.n!==null?x.n-y.n:(x.s<y.s?-1:x.s>y.s?1:0); return order==='desc'?-r:r;});
-    rows.forEach(function(row){body.appendChild(row);});
-    Array.prototype.forEach.call(table.tHead.rows[0].cells,function(th,i){
-      if(i===index) th.setAttribute('data-order',order); else th.removeAttribute('data-order');});
-  }
-  Array.prototype.forEach.call(table.tHead.rows[0].cells,function(th,i){
-    th.addEventListener('click',function(){sortBy(i,th.getAttribute('data-order')==='asc'?'desc':'asc');});});
-  var filter=document.getElementById('filter');
-  filter.addEventListener('input',function(){var q=filter.value.toLowerCase();
-    Array.prototype.forEach.call(body.rows,function(row){
-      row.style.display=row.textContent.toLowerCase().indexOf(q)<0?'none':'';});});
-})();
-"""
-
-
 
 def share_line(page_path: Optional[str]) -> str:
     """How to open and share the page, at its top: it is one file, so it travels as it is."""
@@ -232,7 +206,7 @@ def _models_section(analysis: Analysis, results_dir: str, page_dir: str) -> str:
     out = [f"<h2>Per model ({esc(notes.runs_text(runs))})</h2>",
            '<p><input id="filter" type="search" placeholder="Filter rows (model, status, message ...)"> '
            '<span class="small">Click a column header to sort.</span></p>',
-           '<div class="wide"><table id="models"><thead><tr>' + "".join(f"<th>{esc(h)}</th>" for h in head)
+           '<div class="wide"><table id="models" class="sortable"><thead><tr>' + "".join(f"<th>{esc(h)}</th>" for h in head)
            + "</tr></thead><tbody>"]
     for workload, batch in keys:
         cells_html = [f"<td>{esc(analysis.labels[workload])}</td>", f'<td class="num">{esc(batch)}</td>']
@@ -285,4 +259,4 @@ def render(options: Options, page_path: Optional[str], fig_width: float, fig_hei
         _models_section(analysis, results_dir, page_dir),
     ]
     return (html_style.head(esc(title)) + "\n".join(body)
-            + f"\n<script>{SCRIPT}</script>\n</body></html>\n")
+            + f"\n<script>{html_style.table_script()}</script>\n</body></html>\n")

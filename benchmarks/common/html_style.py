@@ -2,6 +2,7 @@
 embed, so that a report and a history read alike. Self-contained: no font or file is fetched."""
 
 import html
+import os
 
 STYLE = """
 body{font:14px/1.45 system-ui,-apple-system,'Segoe UI',sans-serif;margin:2em auto;max-width:1200px;color:#1d2330;
@@ -10,8 +11,8 @@ h1{font-size:1.5em;margin-bottom:.2em}h2{font-size:1.15em;margin-top:1.8em;borde
 h3{font-size:1em;margin:1.2em 0 .3em}
 table{border-collapse:collapse;margin:.6em 0}th,td{border:1px solid #d6d9e0;padding:.25em .6em;text-align:left;
 vertical-align:top}th{background:#f2f4f8}td.num{text-align:right;font-variant-numeric:tabular-nums}
-#models th{cursor:pointer;user-select:none}#models th:after{content:' \\2195';color:#99a}
-#models th[data-order=asc]:after{content:' \\2191'}#models th[data-order=desc]:after{content:' \\2193'}
+table.sortable th{cursor:pointer;user-select:none}table.sortable th:after{content:' \\2195';color:#99a}
+table.sortable th[data-order=asc]:after{content:' \\2191'}table.sortable th[data-order=desc]:after{content:' \\2193'}
 .ok{color:#1b6e2a}.failed{color:#b3261e;font-weight:600}.skipped{color:#8a6d00}.msg{color:#555;font-size:.9em}
 .facts td:first-child{color:#555;white-space:nowrap}.warn{background:#fff4e5;border:1px solid #f0c36d;
 padding:.5em .8em;margin:.6em 0}.plot svg{max-width:100%;height:auto}.small{color:#666;font-size:.9em}
@@ -28,3 +29,9 @@ def head(title: str) -> str:
 def esc(value) -> str:
     """Text (None: empty) made safe inside HTML, quotes included."""
     return html.escape("" if value is None else str(value), quote=True)
+
+
+def table_script() -> str:
+    """The tables' sorting and filtering (table_sort.js): inlined by aggregate's page, an asset of the site."""
+    with open(os.path.join(os.path.dirname(__file__), "table_sort.js"), encoding="utf-8") as script:
+        return script.read()

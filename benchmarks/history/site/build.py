@@ -3,7 +3,7 @@
     DIR/index.html              the summary (summary_page.py)
     DIR/suite/<line>.html       one per suite x backend label x test x machine (suite_page.py)
     DIR/config/<id>.html        one per config (config_page.py)
-    DIR/assets/                 uPlot (vendored, pinned: vendor/README.md), site.js, site.css
+    DIR/assets/                 uPlot (vendored, pinned: vendor/README.md), site.js, table_sort.js, site.css
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from typing import Optional
 
 import numpy as np
 
+from benchmarks.common import html_style
 from benchmarks.common.html_style import esc
 from benchmarks.history.site import config_page, dashboard_numbers, grid as grid_module, page, run_choice
 from benchmarks.history.site import significance, suite_page, summary_page, writer as writer_module
@@ -97,6 +98,7 @@ def build(connection, directory: str, database: str, settings, window: int, newe
         views.append(LineView(line, line_newest, line_baseline, shifts, significant))
     for name in ASSETS:
         out.write(os.path.join("assets", os.path.basename(name)), _asset(name))
+    out.write("assets/table_sort.js", html_style.table_script())
     out.write("assets/site.css", page.css())
     out.write("index.html", summary_page.render(site, views))
     suite_dir = os.path.join(directory, "suite")

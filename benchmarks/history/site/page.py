@@ -12,8 +12,6 @@ import numpy as np
 from benchmarks.common.html_style import STYLE, esc
 
 SITE_STYLE = """
-table.sortable th{cursor:pointer;user-select:none}table.sortable th:after{content:' \\2195';color:#99a}
-table.sortable th[data-order=asc]:after{content:' \\2191'}table.sortable th[data-order=desc]:after{content:' \\2193'}
 td.worse{background:#fde7e7;color:#9b1c14}td.better{background:#e6f4ea;color:#14591f}td .delta{font-size:.85em}
 td.unsure .delta{color:#777}tr.newfail td{background:#fff0ee}.newfail-mark{color:#b3261e;font-weight:700}
 .chart{margin:1em 0;min-height:300px}.u-legend{font-size:11px;line-height:1.2}.u-legend .u-series{padding:0 .2em}
@@ -34,7 +32,8 @@ def shell(title: str, body: str, depth: int, charts: Optional[list] = None) -> s
             f"<title>{esc(title)}</title><link rel=\"stylesheet\" href=\"{up}assets/uPlot.min.css\">"
             f"<link rel=\"stylesheet\" href=\"{up}assets/site.css\"></head><body>\n"
             f"<nav><a href=\"{up}index.html\">Summary</a></nav>\n{body}\n{data}"
-            f"<script src=\"{up}assets/uPlot.iife.min.js\"></script><script src=\"{up}assets/site.js\"></script>\n"
+            f"<script src=\"{up}assets/table_sort.js\"></script><script src=\"{up}assets/uPlot.iife.min.js\"></script>"
+            f"<script src=\"{up}assets/site.js\"></script>\n"
             "</body></html>\n")
 
 

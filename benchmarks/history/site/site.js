@@ -1,27 +1,5 @@
-/* history site: sortable, filterable tables and uPlot charts (assets/uPlot.iife.min.js), nothing fetched. */
+/* history site: the uPlot charts (assets/uPlot.iife.min.js; tables sort by assets/table_sort.js), nothing fetched. */
 (function(){
-  function key(cell){var v=cell.getAttribute('data-sort'); if(v===null) v=cell.textContent.trim();
-    var n=parseFloat(v); return isNaN(n)||v===''?{n:null,s:v.toLowerCase()}:{n:n,s:v};}
-  function sortable(table){
-    var body=table.tBodies[0], heads=table.tHead.rows[table.tHead.rows.length-1].cells;
-    function sortBy(index,order){
-      var rows=Array.prototype.slice.call(body.rows);
-      rows.sort(function(a,b){var x=key(a.cells[index]),y=key(b.cells[index]),r;
-        if(x.n===null&&y.n!==null) return 1; if(y.n===null&&x.n!==null) return -1;  /* no number: last */
-        r=x.n!==null?x.n-y.n:(x.s<y.s?-1:x.s>y.s?1:0); return order==='desc'?-r:r;});
-      rows.forEach(function(row){body.appendChild(row);});
-      Array.prototype.forEach.call(heads,function(th,i){
-        if(i===index) th.setAttribute('data-order',order); else th.removeAttribute('data-order');});
-    }
-    Array.prototype.forEach.call(heads,function(th,i){
-      th.addEventListener('click',function(){sortBy(i,th.getAttribute('data-order')==='asc'?'desc':'asc');});});
-  }
-  Array.prototype.forEach.call(document.querySelectorAll('table.sortable'),sortable);
-  var filter=document.getElementById('filter');
-  if(filter) filter.addEventListener('input',function(){var q=filter.value.toLowerCase();
-    Array.prototype.forEach.call(document.querySelectorAll('table.sortable tbody tr'),function(row){
-      row.style.display=row.textContent.toLowerCase().indexOf(q)<0?'none':'';});});
-
   var COLORS=['#1f77b4','#d62728','#2ca02c','#ff7f0e','#9467bd','#8c564b','#e377c2','#7f7f7f','#bcbd22','#17becf'];
   function fmt(v){return v===null||v===undefined?'-':Math.abs(v)>=100?v.toFixed(1):v.toPrecision(4);}
   /* spec: {id, title, x: [unix seconds], runs: [date and commit], series: [{label, values, marks: [x index]}]} */
