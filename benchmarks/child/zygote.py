@@ -27,6 +27,7 @@ import sys
 import threading
 from typing import Optional
 
+from benchmarks.common import fork_protocol
 from benchmarks.common.process_env import PARENT_PID_VARIABLE
 
 MAX_REQUEST_BYTES = 1 << 22
@@ -121,7 +122,7 @@ def serve(listener: socket.socket, parent_pid: int, socket_path: Optional[str] =
             return ForkedJob(request, output_fd, record_fd)
         os.close(output_fd)
         os.close(record_fd)
-        answer(conn, {"pid": pid})
+        answer(conn, {fork_protocol.PID: pid})
         children[pid] = conn
 
 
@@ -169,7 +170,7 @@ def reap(children: dict) -> None:
             return
         conn = children.pop(pid, None)
         if conn is not None:
-            answer(conn, {"returncode": os.waitstatus_to_exitcode(status)})
+            answer(conn, {fork_protocol.RETURNCODE: os.waitstatus_to_exitcode(status)})
             conn.close()
 
 
@@ -184,17 +185,17 @@ def become_child(job: ForkedJob) -> None:
     os.dup2(job.output_fd, 1)
     os.dup2(job.output_fd, 2)
     os.close(job.output_fd)
-    for name, value in job.request.get("env", {}).items():
+    for name, value in job.request.get(fork_protocol.ENV, {}).items():
         if value is None:
             os.environ.pop(name, None)
         else:
             os.environ[name] = value
     os.environ[PARENT_PID_VARIABLE] = str(os.getppid())  # this child dies with the server that forked it
-    cores = job.request.get("cores")
+    cores = job.request.get(fork_protocol.CORES)
     if cores:
         os.sched_setaffinity(0, cores)
     apply_runtime_settings(threads_changed=bool(cores) or any(
-        name in job.request.get("env", {}) for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS")))
+        name in job.request.get(fork_protocol.ENV, {}) for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS")))
 
 
 def apply_runtime_settings(threads_changed: bool) -> None:
@@ -235,7 +236,7 @@ def main(argv=None) -> int:
     signal.signal(signal.SIGINT, signal.default_int_handler)
     become_child(job)
     try:
-        run_entry(args.entry, list(job.request["args"]) + [f"--record-fd={job.record_fd}"])
+        run_entry(args.entry, list(job.request[fork_protocol.ARGS]) + [f"--record-fd={job.record_fd}"])
     except SystemExit as end:
         exit_now(exit_code(end))
     except Exception:  # as an interpreter ends on an uncaught exception: its traceback, status 1

@@ -25,7 +25,7 @@ import sys
 import threading
 from typing import Callable, Optional
 
-from benchmarks.common import allocator, disk_writes, scratch_dirs
+from benchmarks.common import allocator, disk_writes, fork_protocol, scratch_dirs
 from benchmarks.common.process_env import PARENT_PID_VARIABLE, child_environment
 from benchmarks.common.run_options import RunOptions
 from benchmarks.runner import launcher
@@ -146,7 +146,7 @@ class Forked:
             self.lost = f"the fork server died while it ran this config ({exc})"
             self.conn.close()
             return True
-        self.returncode = int(message["returncode"])
+        self.returncode = int(message[fork_protocol.RETURNCODE])
         self.conn.close()
         return True
 
@@ -177,7 +177,8 @@ class ServerClient:
         shared = dict(self.spec.env)
         changes = {name: env.get(name) for name in set(env) | set(shared) | AFTER_FORK
                    if after_fork(name) and env.get(name) != shared.get(name)}
-        message = {"args": request.argv[len(self.spec.entry):], "env": changes, "cores": request.cpu_affinity}
+        message = {fork_protocol.ARGS: request.argv[len(self.spec.entry):], fork_protocol.ENV: changes,
+                   fork_protocol.CORES: request.cpu_affinity}
         conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             conn.settimeout(SERVER_START_SECONDS)  # the first request waits for the server's imports
@@ -185,7 +186,7 @@ class ServerClient:
                 conn.connect(address)
             socket.send_fds(conn, [json.dumps(message).encode() + b"\n"], [output_fd, record_fd])
             child = Forked(conn)
-            child.pid = int(child.next_message()["pid"])
+            child.pid = int(child.next_message()[fork_protocol.PID])
             return child
         except (OSError, ValueError, KeyError, ServerLost) as exc:
             conn.close()
