@@ -305,11 +305,17 @@ def sweep_flags(args, out: str) -> list:
             f"--subprocess-timeout={args.timeout}", f"--output-dirname={out}"]
 
 
-def phase_over(args, rounds: int, deadline: float) -> bool:
-    """Whether a phase has run its faulted rounds: --iterations of them, else until the deadline."""
-    if args.iterations is not None:
-        return rounds >= args.iterations + clean_rounds(args)
-    return time.monotonic() > deadline
+def phase_rounds(args, phase: str, deadline: float):
+    """A phase's rounds, each (its output directory, whether faults are injected): the clean ones first, then
+    faulted ones, --iterations of them, else until the deadline."""
+    rounds = 0
+    while True:
+        faulted = rounds >= clean_rounds(args)
+        if faulted and (rounds >= args.iterations + clean_rounds(args) if args.iterations is not None
+                        else time.monotonic() > deadline):
+            return
+        yield os.path.join(args.output_dir, f"{phase}-{rounds}"), faulted
+        rounds += 1
 
 
 def clean_rounds(args) -> int:
@@ -362,15 +368,9 @@ def local_phase(args, rng, env, temp, deadline) -> Tally:
            "stop_child_past_timeout": stop_child_past_timeout(args.timeout)}
     chaos = Chaos(rng, kinds, args.mean_gap, args.timeout, tally.faults)
     expected = expected_configs(sweep_flags(args, os.path.join(args.output_dir, "local-dry")), env)
-    rounds = 0
-    while True:
-        out = os.path.join(args.output_dir, f"local-{rounds}")
-        faulted = rounds >= clean_rounds(args)
-        if faulted and phase_over(args, rounds, deadline):
-            break
+    for out, faulted in phase_rounds(args, "local", deadline):
         run_round(args, tally, sweep_flags(args, out), env, chaos, local_targets, act, faulted, expected,
                   os.path.join(out, "results.jsonl"), [out, temp])
-        rounds += 1
     note_scratch(tally, temp)
     return tally
 
@@ -402,16 +402,10 @@ def ray_phase(args, rng, env, temp, deadline) -> Tally:
         return ray_targets(pid)
 
     try:
-        rounds = 0
-        while True:
-            out = os.path.join(args.output_dir, f"ray-{rounds}")
-            faulted = rounds >= clean_rounds(args)
-            if faulted and phase_over(args, rounds, deadline):
-                break
+        for out, faulted in phase_rounds(args, "ray", deadline):
             sweep = sweep_flags(args, out) + ["--executor=ray", f"--ray-address={cluster.address}"]
             run_round(args, tally, sweep, ray_env, chaos, targets, act, faulted, expected,
                       os.path.join(out, "results.jsonl"), [out])
-            rounds += 1
         left = wait_gone([f"-{pid}-" for pid in set(drivers)], 15, also="ptbench-")  # children, node fork servers
         tally.processes_left += len(left)
         if left:
