@@ -1,4 +1,4 @@
-"""`make soak`: hours of faults with nothing lost, as a figure (not a test; docs/runner.md, "Soak").
+"""`make soak`: hours of faults with nothing lost, as a figure (not a test; docs/runner.md, "Isolation, failures and resume").
 
 A sweep of small models (the dummy suite's mlp and cnn; eager and Inductor from the machine's compile cache,
 eval and train, --jobs 2, children forked from the fork server, a short --subprocess-timeout) runs again and again while a seeded chaos loop hits
