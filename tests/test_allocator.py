@@ -38,6 +38,7 @@ def test_glibc_policy_fixes_both_thresholds_and_drops_an_inherited_allocator():
                  "MALLOC_MMAP_THRESHOLD_": "4096"}
     env = policy_env("glibc", inherited)
     assert env["MALLOC_MMAP_THRESHOLD_"] == "33554432" and env["MALLOC_TRIM_THRESHOLD_"] == "268435456"
+    assert env["MALLOC_MMAP_MAX_"] == "0"
     assert env["LD_PRELOAD"] == "/opt/y/libother.so" and "MALLOC_CONF" not in env
     assert policy_env("system", inherited) == dict(inherited, PYTHONUNBUFFERED="1", XLA_DISABLE_FUNCTIONALIZATION="1")
 
@@ -158,13 +159,32 @@ def test_every_timed_run_records_its_minor_faults_per_iteration(forked_sweep):
         assert len(faults) == 2 and all(value >= 0 for value in faults)
 
 
-@pytest.mark.integration
-def test_a_config_whose_timed_runs_fault_heavily_gets_a_warning_in_its_record_and_log(tmp_path):
+@pytest.fixture(scope="module")
+def page_churn(tmp_path_factory):
+    """page_churn (a fresh 64 MiB buffer every forward) under the inherited allocator and the default policy."""
+    out = tmp_path_factory.mktemp("page-churn")
     run_runner("--suite-name=faults", "-k", "^page_churn$", "--accelerator=cpu", "--xla=None", "--dynamo=None",
-               "--test=eval", "--repeat=3", "--warmup=1", f"--output-dirname={tmp_path}", check_rc=0)
-    [record] = read_jsonl(tmp_path / "results.jsonl")
+               "--test=eval", "--repeat=3", "--warmup=1", "--allocator=system", "--allocator=glibc",
+               f"--output-dirname={out}", check_rc=0)
+    return out, {record["experiment"].get("allocator", allocator.DEFAULT): record
+                 for record in read_jsonl(out / "results.jsonl")}
+
+
+@pytest.mark.integration
+def test_a_config_whose_timed_runs_fault_heavily_gets_a_warning_in_its_record_and_log(page_churn):
+    out, records = page_churn
+    record = records["system"]
     assert min(record["metrics"]["minor_faults_per_iter"]) >= 64 * 2**20 / 4096 * 0.9  # its buffer, every page
     [warning] = record["warnings"]
     assert warning.startswith("page faults: ") and "per iteration" in warning
-    assert warning in (tmp_path / "logs" / "page_churn").joinpath(os.listdir(tmp_path / "logs" / "page_churn")[0]
-                                                                  ).read_text()
+    logs = out / "logs" / "page_churn"
+    assert any(warning in (logs / name).read_text() for name in os.listdir(logs))
+
+
+@pytest.mark.integration
+def test_under_the_default_policy_a_block_above_32_mib_is_reused_not_faulted_in_again(page_churn):
+    # glibc caps its mmap threshold at 32 MiB: only MALLOC_MMAP_MAX_=0 keeps such a block in the heap
+    record = page_churn[1]["glibc"]
+    assert max(record["metrics"]["minor_faults_per_iter"]) < 64 * 2**20 / 4096 * 0.05
+    assert "warnings" not in record
+    assert record["environment"]["allocator"]["variables"]["MALLOC_MMAP_MAX_"] == "0"

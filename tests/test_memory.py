@@ -71,7 +71,7 @@ allocator = device_memory.release_free_memory()
 print(allocator, device_memory.process_rss() - start)
 """
 LIBRARIES = Path("/usr/lib/x86_64-linux-gnu")
-GLIBC_FIXED = {"MALLOC_MMAP_THRESHOLD_": "33554432", "MALLOC_TRIM_THRESHOLD_": "268435456"}
+GLIBC_FIXED = {"MALLOC_MMAP_THRESHOLD_": "33554432", "MALLOC_TRIM_THRESHOLD_": "268435456", "MALLOC_MMAP_MAX_": "0"}
 ALLOCATORS = [("glibc", None, {}), ("glibc", None, GLIBC_FIXED),
               ("jemalloc", LIBRARIES / "libjemalloc.so.2", {}), ("tcmalloc", LIBRARIES / "libtcmalloc_minimal.so.4", {})]
 

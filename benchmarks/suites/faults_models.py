@@ -221,8 +221,9 @@ class CrashesWhenArmed(Plain):
 
 
 class PageChurn(_Base):
-    """Writes a fresh buffer of BYTES every forward: above glibc's fixed mmap threshold (32 MiB), so each call maps
-    it, faults every page in and unmaps it (heavy page faults in every timed run, whatever the policy)."""
+    """Writes a fresh buffer of BYTES every forward: above the most glibc's mmap threshold can be (32 MiB), so
+    under --allocator=system each call maps it, faults every page in and unmaps it (heavy page faults in every
+    timed run); under the default policy (no block mapped) the heap serves and reuses it."""
 
     BYTES = 64 * 2**20
 
