@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 OUT ?= output/bench
 
-.PHONY: all env native-libs browser bench bench-torchvision test test-fast test-golden bench-overhead bench-analyzer bench-parallel bench-scale bench-compare bench-history bench-site bench-dashboard soak parity clean
+.PHONY: all env native-libs browser bench bench-torchvision test test-fast test-golden bench-overhead bench-analyzer bench-parallel bench-scale bench-compare bench-history bench-site bench-dashboard bench-allocator soak parity clean
 
 all: env
 
@@ -125,6 +125,12 @@ bench-site: env
 # (and DASHBOARD_AXES, e.g. DASHBOARD_AXES="--precision=fp32 --precision=bf16"): one table. Slow: Inductor compiles.
 bench-dashboard: env
 	$(PY) scripts/bench_dashboard.py
+
+# The same models in 5 processes each under --allocator=system (as inherited) and glibc (the default): per-process
+# times, their spread, page faults per iteration, speedup (ALLOC_ARGS: more flags, e.g. --models/--cpu-affinity).
+ALLOC_ARGS ?=
+bench-allocator: env
+	$(PY) scripts/bench_allocator.py $(ALLOC_ARGS)
 
 # PyTorch's dynamo benchmark harness beside ours on the same models (docs/parity.md): HARNESS_DIR is a TorchBench or
 # PyTorch checkout (default: one found beside this project); scipy and tabulate go into PARITY_DEPS for the harness,
