@@ -71,8 +71,8 @@ def parse(argv: list) -> argparse.Namespace:
     parser.add_argument("--harness-args", default="", metavar="ARGS",
                         help="more flags for every harness process, one string (e.g. '--freezing')")
     parser.add_argument("--ours-args", default="", metavar="ARGS",
-                        help="more flags for our sweeps, one string (e.g. '--freezing', or '--speedup=paired' where "
-                             "the runner has it)")
+                        help="more flags for our sweeps, one string (e.g. '--freezing'); --speedup=paired unless "
+                             "it names another --speedup")
     parser.add_argument("--cpu-affinity", metavar="CORES",
                         help="pin both tools to these cores (e.g. 1 or 0-1), threads = their number: on a busy "
                              "machine OpenMP threads then don't wait on each other (default: no pinning)")
@@ -109,6 +109,8 @@ def parse(argv: list) -> argparse.Namespace:
         options.harness_args, options.ours_args = shlex.split(options.harness_args), shlex.split(options.ours_args)
     except ValueError as exc:
         raise Usage(f"--harness-args/--ours-args: {exc}") from None
+    if not any(arg.startswith("--speedup") for arg in options.ours_args):  # the harness's own way of timing
+        options.ours_args.append("--speedup=paired")
     if options.cores:  # ours pins each child and sizes its threads to the cores
         options.ours_args.append(f"--cpu-affinity={cpu_affinity.format_cores(options.cores)}")
     return options
