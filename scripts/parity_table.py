@@ -49,10 +49,10 @@ REASONS = {
                      "own lists call the model non-deterministic; ours names its rule in `accuracy_reference` "
                      "(`mean_rel_error`: upstream's mean relative error, because the suite declared the config's "
                      "output random) and why in `accuracy_reason`",
-    "train-step": "training: the harness's accuracy CSV counts its compiled check (TorchBench models in eval mode "
-                  "there, its use_eval_mode), its performance CSV its compiled warm-up (one more break); ours count "
-                  "the whole child, under --train-step=harness (the default for these suites) the harness's step, "
-                  "under forward_loss forward + loss only (issue #30, item 3)",
+    "train-step": "training: the harness's accuracy CSV counts its compiled check, its performance CSV its "
+                  "compiled warm-up, whose calls also collect the results (collect_results: one more break); ours "
+                  "count the whole child, under --train-step=harness (the default for these suites) the harness's "
+                  "step, under forward_loss forward + loss only (issue #30, item 3)",
     "batch-size": "the tools ran different batch sizes (the model chose its own, or a tool capped it)",
     "no-figure": "one side failed or has no figure: see its log (harness: <out>/harness/<suite>/*.log; ours: the "
                  "record's error and <out>/ours/logs/)",

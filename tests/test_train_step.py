@@ -158,11 +158,14 @@ def test_each_record_says_which_step_ran(dropnet):
 @pytest.mark.integration
 def test_the_harness_steps_graph_breaks_are_counted(dropnet):
     # The harness's step breaks where it calls what dynamo won't trace: the input clone, the dynamo-disabled
-    # zero_grad, torch's loss reduction and backward; ours compiles forward + loss in one graph.
+    # zero_grad, torch's loss reduction (twice: the step, then its compute_loss frame, as the harness's
+    # TorchBench training counts it: dcgan 5, 4 unique) and backward; ours compiles forward + loss in one graph.
     harness = dropnet[("aot_eager", "harness")]["dynamo_stats"]
     ours = dropnet[("aot_eager", "forward_loss")]["dynamo_stats"]
     assert ours["graph_breaks"] == 0
-    assert harness["graph_breaks"] == harness["unique_graph_breaks"] == 4
+    assert harness["graph_breaks"] == 5 and harness["unique_graph_breaks"] == 4
+    assert sum(reason["count"] for reason in harness["graph_break_reasons"]
+               if "reduce_to_scalar_loss" in (reason["explanation"] or "")) == 2
     assert "dynamo_stats" not in dropnet[(None, "harness")]
 
 
@@ -197,4 +200,4 @@ def test_inductor_checks_the_harness_step_of_a_dropout_model_with_eagers_random_
     assert record["status"] == "ok" and record["experiment"]["train_step"] == "harness"
     # Dropout masks, batch-norm buffers and gradients after 2 steps all equal eager's: fallback_random took effect.
     assert record["verification_code"] == records.PASS and record["accuracy"] == "pass", record["accuracy_message"]
-    assert record["dynamo_stats"]["graph_breaks"] == 4
+    assert record["dynamo_stats"]["graph_breaks"] == 5
