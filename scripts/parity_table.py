@@ -164,9 +164,11 @@ def harness_side(out: Path, spec: Spec) -> Side:
         eager, compiled = _float(performance, "eager_peak_mem"), _float(performance, "dynamo_peak_mem")
         side.eager_memory = eager * HARNESS_MEMORY_TO_BYTES if eager else None
         side.compiled_memory = compiled * HARNESS_MEMORY_TO_BYTES if compiled else None
-        # the performance CSV counts the compiled warm-up, as ours counts the compiled child
+        # graph breaks: the accuracy CSV's, the dashboard's figure (the performance CSV's warm-up also collects
+        # the results, one more break in training); calls captured: the performance CSV's, which runs the model
+        # in the mode ours times (the accuracy check trains TorchBench models in eval mode)
         breaks, calls = _int(performance, "graph_breaks"), _int(performance, "calls_captured")
-        side.graph_breaks = breaks if breaks is not None else side.graph_breaks
+        side.graph_breaks = side.graph_breaks if side.graph_breaks is not None else breaks
         side.calls_captured = calls if calls is not None else side.calls_captured
     return side
 

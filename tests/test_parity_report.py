@@ -120,6 +120,19 @@ def test_training_graph_breaks_cite_the_training_step(tmp_path):
     assert named == {"graph breaks": "graph breaks 5 vs 0 [train-step]"}
 
 
+def test_graph_breaks_are_the_accuracy_csvs_and_calls_captured_the_performance_csvs(tmp_path):
+    # dcgan training in the harness: its accuracy check (the dashboard's count) 5 breaks, eval mode (13 calls);
+    # its performance warm-up 6 (collect_results), train mode (16 calls), as ours times it
+    spec = table.Spec("torchbench", "dcgan", "train", "fp32", 2)
+    write_harness(tmp_path, spec, breaks=5, calls=13,
+                  performance_row="cpu,dcgan,2,0.76,30.6,21.9,0.94,95.5,101.0,16,1,6,5,0,0,1")
+    side = table.harness_side(tmp_path, spec)
+    assert (side.graph_breaks, side.calls_captured) == (5, 16)
+    write_ours(tmp_path, record(spec, None, 2.0, 0.5, 25 * 2**20),
+               record(spec, "inductor", 2.0, 10.5, 26 * 2**20, breaks=5, calls=16))
+    assert not {d.what for d in one_row(tmp_path, spec).differences} & {"graph breaks", "calls captured"}
+
+
 def test_a_paired_speedup_is_shown_and_judged_against_the_harness(tmp_path):
     write_harness(tmp_path, DCGAN, speedup=1.0)
     write_ours(tmp_path, record(DCGAN, None, 1.8, 0.5, 25 * 2**20),
