@@ -324,7 +324,7 @@ def eval_experiment(test="eval"):
 
 
 def options(**overrides):
-    values = {"enabled": True, "iterations": 1, "tolerance": 0.02}
+    values = {"enabled": True, "iterations": 1}
     values.update(overrides)
     return VerifyOptions(**values)
 
@@ -356,8 +356,9 @@ def test_eager_reference_is_on_the_cpu_and_its_models_are_freed():
                                                for kind in ("weight", "bias")}
 
 
-def run_declared_random(tolerance):
-    """A random model declared non-deterministic, with its own tolerance: checked through the child's steps."""
+def run_declared_random(tolerance, **flags):
+    """A random model declared non-deterministic, with its own tolerance: checked through the child's steps;
+    `flags`: VerifyOptions (the --verify flags)."""
     import torch
 
     from benchmarks.child import measured_loop, eager_comparison, verify, verify_outputs
@@ -370,7 +371,7 @@ def run_declared_random(tolerance):
                               deterministic=False, tolerance=tolerance)
 
     experiment = eval_experiment()
-    verifier = verify.Verifier(options(), build)
+    verifier = verify.Verifier(options(**flags), build)
     verifier.compute_reference(experiment)
     bm = build(experiment)
     step = measured_loop.make_step(bm, experiment, bm.module, bm.example_inputs, {})
@@ -392,6 +393,16 @@ def test_declared_non_deterministic_with_a_tolerance_is_compared_with_it():
     strict = run_declared_random(tolerance=1e-3)
     assert strict["verification_code"] == "FAIL" and "above the tolerance 0.001" in strict["verification_message"]
     assert strict["accuracy"] == "fail_accuracy" and strict["accuracy_reference"] == "mean_rel_error"
+
+
+def test_each_rule_has_its_own_override_flag():
+    """--verification-tolerance replaces verification_code's limit, the model's own too; --accuracy-tolerance (the
+    harness's rule) leaves it alone (common/tolerances.py: one flag per rule)."""
+    overridden = run_declared_random(tolerance=1e-3, verification_tolerance=10.0)
+    assert overridden["verification_code"] == "PASS" and overridden["verification_tolerance"] == 10.0
+    assert overridden["accuracy"] == "pass" and overridden["accuracy_tolerance"] == 10.0  # the fallback's limit
+    other_rule = run_declared_random(tolerance=1e-3, accuracy_tolerance=10.0)
+    assert other_rule["verification_code"] == "FAIL" and other_rule["verification_tolerance"] == 1e-3
 
 
 def test_an_eager_reference_the_suite_skips_is_not_a_failure():
