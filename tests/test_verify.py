@@ -10,15 +10,13 @@ The comparison itself is also checked directly on real tensors and outputs.
 import collections
 import dataclasses
 import shutil
-import subprocess
-import sys
 import weakref
 
 import pytest
 
 from benchmarks.common import accuracy_status
 from benchmarks.common.run_options import VerifyOptions
-from helpers import ROOT, read_jsonl, run_runner
+from helpers import call_runner, read_jsonl, run_runner
 
 VERIFY_KEYS = ("verification_code", "verification_mean_rel_error", "verification_max_abs_error",
                "verification_cosine_similarity", "verification_tolerance", "verification_message")
@@ -224,9 +222,9 @@ def test_fingerprint_tells_verified_from_unverified():
 
 
 def test_bad_verify_flags_are_one_line_and_exit_2():
-    for flag in ("--verify-tolerance=-1", "--verify-tolerance=nan", "--verify-tolerance=abc", "--verify-iterations=0"):
-        result = subprocess.run([sys.executable, str(ROOT / "experiment_runner.py"), "--verify", flag, "--dry-run"],
-                                capture_output=True, text=True, cwd=ROOT, timeout=60)
+    for flag in ("--verify-tolerance=-1", "--verify-tolerance=nan", "--verify-tolerance=abc", "--verify-iterations=0",
+                 "--accuracy-tolerance=-1", "--verification-tolerance=abc"):
+        result = call_runner("--verify", flag, "--dry-run")
         assert result.returncode == 2, flag
         assert len(result.stderr.strip().splitlines()) == 1 and "Traceback" not in result.stderr, flag
         assert flag.split("=")[0] in result.stderr
