@@ -391,3 +391,22 @@ def test_in_a_real_browser_a_site_of_upstream_records(tmp_path):
             browser.close()
     assert requests == [] and errors == []
 
+
+def test_a_cell_passes_by_the_records_verdict_not_upstreams_code(tmp_path):
+    """The site's pass/fail is the one verdict: a bf16 config whose upstream same-precision check said FAIL but whose
+    accuracy passed passes; a row ingested before the accuracy column is judged by the verdict derived from it."""
+    from benchmarks.history import database
+    from benchmarks.history.site import grid
+
+    judged = [dict(record(model, 0, "inductor"), verification_code="FAIL") for model in ("mlp", "cnn")]
+    results = tmp_path / "results.jsonl"
+    results.write_text("".join(json.dumps(one) + "\n" for one in judged))
+    db = tmp_path / "history.sqlite"
+    assert history("ingest", results, "--db", db) == 0
+    connection = database.connect(str(db))
+    cnn = {config.id for config in grid.load(connection).configs if config.labels["model"] == "cnn"}
+    connection.execute("UPDATE measurements SET accuracy = NULL WHERE config_id = ?", tuple(cnn))  # an older row
+    cells = grid.load(connection)
+    passed = {config.labels["model"]: bool(cells.passed[0, config.column]) for config in cells.configs}
+    assert passed == {"mlp": True, "cnn": False}
+    assert list(cells.failures.values()) == ["fail_accuracy"]  # derived from upstream's FAIL: the row has no verdict

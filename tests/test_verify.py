@@ -89,8 +89,8 @@ def test_pass_on_every_backend_for_eval_and_train_with_timing_and_figures(passin
         # The device peak of every timed run: PJRT's CPU client reports no memory figures, so the CPU rule.
         assert record["memory_kind"] == "cpu_rss_above_baseline", key
         assert len(record["metrics"]["peak_memory_bytes"]) == 1 and record["metrics"]["peak_memory_bytes"][0] >= 0
-    assert "verification: 8 PASS" in result.stdout and "accuracy: 8 pass" in result.stdout
-    assert "verification PASS" in result.stderr  # the per-config progress line
+    assert "upstream's verification_code: 8 PASS" in result.stdout and "accuracy: 8 pass" in result.stdout
+    assert "upstream's verification_code PASS" in result.stderr  # the per-config progress line, labelled as upstream's
 
 
 @pytest.mark.integration
