@@ -45,7 +45,9 @@ def call_tool(script: str, *args, env=None, check_rc=None, cwd=ROOT, text=True) 
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             try:
                 code = main([str(arg) for arg in args])
-            except SystemExit as exc:  # argparse: --help, a bad flag
+            except SystemExit as exc:  # argparse: --help, a bad flag; sys.exit(text) prints it, as Python does
+                if isinstance(exc.code, str):
+                    print(exc.code, file=sys.stderr)
                 code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     finally:
         os.chdir(saved_cwd)
