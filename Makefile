@@ -65,7 +65,8 @@ bench-torchvision: env
 
 # Test files run in parallel, one file per worker (module-scoped sweeps run once); TEST_WORKERS=0 runs serially.
 # `make test` runs both tiers (after 20 s of the compiled reader under sanitizers, make fuzz-scanner's check);
-# `make test-fast` only the unit tier (no sweep, no benchmark child, no compile: ~1 min).
+# `make test-fast` only the unit tier (no sweep, no benchmark child, no compile; the tools called in process):
+# ~45 s on one core of a shared machine.
 TEST_WORKERS ?= 2
 test: env browser
 	$(PY) scripts/fuzz_scanner.py --seconds 20 --seed $(FUZZ_SEED)

@@ -3,13 +3,17 @@
 
 For each plan size (default 1k, 10k and 100k configs: a suite of generated model names x 4 experiment configs,
 no child ever started) and a results file of 10 records per config (1M at 100k: earlier sweeps of half the plan,
-a tenth of them failures), one fresh process measures, with the sweep's own functions:
+a tenth of them failures), one fresh process measures the dry run, then runs the sweep's own run_locked (with a
+fake executor that hands back canned records at --rate per second) and times each of its steps (run_locked's
+`timed`: a step added there shows here too):
 
   dry-run        list the models, plan, print every config's command (--dry-run, to /dev/null)
   resume         read the results file and decide what is left (load_earlier, in_model_order, plan_rounds)
   longest-first  order what is left by earlier run times (longest_first)
-  sweep          the sweep's loop (SweepRun: make each job, write each record, progress) over what is left, with a
-                 fake executor that hands back canned records at --rate per second: the parent's CPU per config
+  noise-check    the sweep's noise check and machine facts
+  sweep          the sweep's loop (SweepRun: make each job, write each record, progress) over what is left: the
+                 parent's CPU per config
+  end-of-sweep   read the results file again for the summary table
 
 Each step prints its wall time and the process's peak memory so far (ru_maxrss). Targets at 100k configs and
 1M records: dry-run + resume under 30 s and 2 GB; the parent's CPU per finished config under 5 ms; each figure
@@ -40,7 +44,6 @@ EXPERIMENT_FLAGS = ["--accelerator=cpu", "--xla=None", "--dynamo=None", "--test=
                     "--batch-size=1", "--batch-size=2", "--repeat=10"]
 EXPERIMENTS_PER_MODEL = 4
 RECORDS_PER_CONFIG = 10
-STEPS = ("dry-run", "resume", "longest-first", "sweep")
 
 
 class Step:
@@ -113,11 +116,14 @@ class FakeExecutor:
         self.options, self.env_facts, self.rate, self.jobs = options, env_facts, rate, jobs
         self._running = collections.OrderedDict()  # key -> (job, due time)
         self._first_start = None
-        self._started = 0
+        self.started = 0
         self._rng = random.Random(1)
 
     def describe(self) -> str:
         return f"executor: fake, {self.rate:g} records/s"
+
+    def prepare(self, request) -> None:
+        pass  # no fork server to start
 
     def impossible(self, job):
         return None
@@ -131,8 +137,8 @@ class FakeExecutor:
         now = time.monotonic()
         if self._first_start is None:
             self._first_start = now
-        self._started += 1
-        self._running[job.key] = (job, max(now, self._first_start + self._started / self.rate))
+        self.started += 1
+        self._running[job.key] = (job, max(now, self._first_start + self.started / self.rate))
         return True
 
     def wait(self, timeout: float) -> list:
@@ -162,54 +168,65 @@ class FakeExecutor:
         pass
 
 
+class Timings:
+    """run_locked's `timed`: each step's wall and CPU seconds and the peak memory after it, in the order they ran."""
+
+    def __init__(self):
+        self.steps = {}
+
+    @contextlib.contextmanager
+    def timed(self, name: str):
+        with Step() as step:
+            yield
+        self.steps[name] = [step.wall, step.cpu, peak_mb(), ""]
+
+
 def measure(size: int, rate: float, workdir: str) -> dict:
-    """Every step at one plan size, in this (fresh) process: {step: (seconds, peak MB so far, extra)}."""
-    from benchmarks.common import machine_facts
+    """Every step at one plan size, in this (fresh) process: {"steps": {step: [wall s, CPU s, peak MB so far,
+    note]}, "cpu-per-config-ms": the sweep step's CPU per config}. After the dry run, the sweep's own
+    run_locked runs (with the fake executor), timed step by step."""
+    import logging
+
     from benchmarks.common.run_options import build_parser
-    from benchmarks.runner import noise, progress, sweep
-    from benchmarks.runner.plan import (in_model_order, load_earlier, longest_first, make_plan, plan_rounds,
-                                        select_models)
+    from benchmarks.runner import sweep
+    from benchmarks.runner.plan import make_plan, select_models
     from benchmarks.suites import all_suites
 
     suite = generated_suite(size // EXPERIMENTS_PER_MODEL)
     options = build_parser(all_suites()).options(EXPERIMENT_FLAGS + [f"--output-dirname={workdir}"])
-    env_facts = noise.annotate({"environment": machine_facts.collect()}, None)["environment"]
+    env_facts = noise_free_environment()
     results_path = os.path.join(workdir, options.output_basename)
-    out = {}
+    timings = Timings()
 
-    with Step() as step:
+    with timings.timed("dry-run"):
         plan = make_plan(suite, options, select_models(suite, options))
         with open(os.devnull, "w") as devnull, contextlib.redirect_stdout(devnull):
             sweep.print_dry_run(options, plan, FakeExecutor(options, env_facts, rate), suite)
-    out["dry-run"] = (step.wall, step.cpu, peak_mb(), f"{len(plan.configs)} configs")
+    timings.steps["dry-run"][3] = f"{len(plan.configs)} configs"
     assert len(plan.configs) == size, (len(plan.configs), size)
 
-    write_results_file(results_path, plan.configs, options, env_facts, size * RECORDS_PER_CONFIG)
+    records_written = size * RECORDS_PER_CONFIG
+    write_results_file(results_path, plan.configs, options, env_facts, records_written)
     file_mb = os.path.getsize(results_path) / 2**20
-
-    with Step() as step:
-        earlier = load_earlier(results_path, options.retry_failed)
-        left = plan_rounds(in_model_order(plan), options.rounds, earlier.done)
-    out["resume"] = (step.wall, step.cpu, peak_mb(), f"{earlier.records} records ({file_mb:.0f} MB), {len(left)} left")
-
-    with Step() as step:
-        todo = longest_first(left, earlier.run_seconds)
-    out["longest-first"] = (step.wall, step.cpu, peak_mb(), "")
-
-    import logging
 
     logging.getLogger("benchmarks").setLevel(logging.WARNING)  # no line per config on the terminal
     executor = FakeExecutor(options, env_facts, rate)
-    from benchmarks.common import records
+    with open(os.devnull, "w") as devnull, contextlib.redirect_stdout(devnull):  # the end-of-sweep table
+        sweep.run_locked(options, plan, executor, results_path, timed=timings.timed)
+    ran = executor.started
+    timings.steps["resume"][3] = f"{records_written} records ({file_mb:.0f} MB), {ran} left"
+    sweep_wall, sweep_cpu = timings.steps["sweep"][:2]
+    per_config = sweep_cpu / max(ran, 1) * 1e3
+    timings.steps["sweep"][3] = f"{per_config:.2f} ms CPU per config, {ran / sweep_wall:.0f} configs/s"
+    return {"steps": timings.steps, "cpu-per-config-ms": per_config}
 
-    with Step() as step, records.ResultsWriter(results_path) as writer, \
-            progress.Progress(len(todo), enabled=False) as bar:
-        sweep.SweepRun(options, executor, writer, bar, env_facts, None).run(todo)
-    per_config = step.cpu / len(todo) * 1e3
-    out["sweep"] = (step.wall, step.cpu, peak_mb(),
-                    f"{per_config:.2f} ms CPU per config, {len(todo) / step.wall:.0f} configs/s")
-    out["cpu-per-config-ms"] = per_config
-    return out
+
+def noise_free_environment() -> dict:
+    """The environment of the canned records written before the sweep (the sweep makes its own)."""
+    from benchmarks.common import machine_facts
+    from benchmarks.runner import noise
+
+    return noise.annotate({"environment": machine_facts.collect()}, None)["environment"]
 
 
 def run_size(size: int, rate: float) -> dict:
@@ -244,15 +261,15 @@ def main() -> int:
     previous = {}
     for size in sizes:
         figures = run_size(size, args.rate)
-        for step in STEPS:
-            wall, cpu, peak, note = figures[step]
+        for step, (wall, cpu, peak, note) in figures["steps"].items():
             growth = ""  # CPU seconds' growth per 10x configs: ~10 is linear, ~100 quadratic
             if step in previous and previous[step][0] > 0 and size > previous[step][1]:
                 growth = f"{(cpu / previous[step][0]) ** (1 / math.log10(size / previous[step][1])):.1f}"
             print(f"{size:>8}  {step:<14} {wall:8.2f} {cpu:8.2f} {growth:>9} {peak:8.0f}  {note}")
             previous[step] = (cpu, size)
-        planning = figures["dry-run"][0] + figures["resume"][0]
-        print(f"{size:>8}  {'plan+resume':<14} {planning:8.2f} {'':>8} {'':>9} {figures['resume'][2]:8.0f}  "
+        steps = figures["steps"]
+        planning = steps["dry-run"][0] + steps["resume"][0]
+        print(f"{size:>8}  {'plan+resume':<14} {planning:8.2f} {'':>8} {'':>9} {steps['resume'][2]:8.0f}  "
               f"targets at 100k: < 30 s, < 2048 MB; CPU per config {figures['cpu-per-config-ms']:.2f} ms (< 5 ms)")
     return 0
 

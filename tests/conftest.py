@@ -1,7 +1,18 @@
 """Fixtures shared by the test modules (helpers are in helpers.py), and the test tiers: tests marked
-`integration` start real sweeps or children (`make test-fast` leaves them out)."""
+`integration` start real sweeps or children (`make test-fast` leaves them out); the unit tier calls the tools in
+process (helpers.call_tool), except tests marked `process`, whose subject is the tool's own process."""
 
 import pytest
+
+import helpers
+
+
+@pytest.fixture(autouse=True)
+def _tier(request):
+    """Tells helpers.run_tool which test calls it (it checks the test's tier)."""
+    helpers.current_test = request.node
+    yield
+    helpers.current_test = None
 
 
 @pytest.fixture

@@ -1,7 +1,11 @@
-"""Test helpers: run the real tools as subprocesses, read what they wrote, find processes left behind.
-Imported by test modules (`from helpers import ...`); fixtures live in conftest.py."""
+"""Test helpers: run the real tools (in this process, or as their own process), read what they wrote, find
+processes left behind. Imported by test modules (`from helpers import ...`); fixtures live in conftest.py."""
 
+import contextlib
+import importlib
+import io
 import json
+import logging
 import os
 import subprocess
 import sys
@@ -10,19 +14,78 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PYTHON = sys.executable
+# Each top-level script's main(argv): what call_tool runs in this process.
+MAINS = {"experiment_runner.py": "benchmarks.__main__", "result_analyzer.py": "benchmarks.analyzer.cli",
+         "aggregate.py": "benchmarks.aggregate.cli", "compare.py": "benchmarks.compare.cli",
+         "history.py": "benchmarks.history.cli"}
+# Set by conftest.py for each test: run_tool (a process of its own) is for the tests whose tier says so.
+current_test = None
 
 
-def run_tool(script: str, *args, timeout: float = 600, env=None, check_rc=None) -> subprocess.CompletedProcess:
-    """Run a top-level tool (experiment_runner.py, result_analyzer.py, aggregate.py) for real."""
-    result = subprocess.run([PYTHON, str(ROOT / script), *map(str, args)], capture_output=True, text=True,
-                            timeout=timeout, cwd=ROOT, env=env)
+def _check(result: subprocess.CompletedProcess, check_rc) -> subprocess.CompletedProcess:
     if check_rc is not None:
         assert result.returncode == check_rc, f"exit {result.returncode}\nSTDOUT:\n{result.stdout}\nSTDERR:\n{result.stderr}"
     return result
 
 
+def call_tool(script: str, *args, env=None, check_rc=None, cwd=ROOT, text=True) -> subprocess.CompletedProcess:
+    """Run a top-level tool's main(argv) in this process, from `cwd` (the repository, as run_tool), with `env` as
+    the environment if given: its exit status, stdout and stderr as run_tool gives them (the unit tier's way: no
+    interpreter to start, nothing imported twice); `text=False`: stdout as bytes (an image). The environment,
+    directory and logging are put back."""
+    main = importlib.import_module(MAINS[script]).main
+    out, err = (io.TextIOWrapper(io.BytesIO(), encoding="utf-8", write_through=True) for _ in range(2))
+    root, saved_handlers, saved_level = logging.getLogger(), logging.getLogger().handlers[:], logging.getLogger().level
+    saved_env, saved_cwd = dict(os.environ), os.getcwd()
+    try:
+        if env is not None:
+            os.environ.clear()
+            os.environ.update(env)
+        os.chdir(cwd)
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                code = main([str(arg) for arg in args])
+            except SystemExit as exc:  # argparse: --help, a bad flag; sys.exit(text) prints it, as Python does
+                if isinstance(exc.code, str):
+                    print(exc.code, file=sys.stderr)
+                code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    finally:
+        os.chdir(saved_cwd)
+        os.environ.clear()
+        os.environ.update(saved_env)
+        root.handlers[:] = saved_handlers
+        root.setLevel(saved_level)
+    stdout, stderr = (stream.buffer.getvalue() for stream in (out, err))
+    result = subprocess.CompletedProcess([script, *map(str, args)], code or 0, stdout.decode() if text else stdout,
+                                         stderr.decode(errors="replace"))
+    return _check(result, check_rc)
+
+
+def run_tool(script: str, *args, timeout: float = 600, env=None, check_rc=None) -> subprocess.CompletedProcess:
+    """Run a top-level tool (experiment_runner.py, result_analyzer.py, aggregate.py) for real, as its own process:
+    for sweeps (the integration tier) and for what only a process shows (its exit status as a script, signals,
+    what it imports at start: tests marked `process`); the unit tier calls call_tool."""
+    if current_test is not None:
+        tiers = {mark.name for mark in current_test.iter_markers()}
+        assert tiers & {"integration", "process"}, (
+            f"{current_test.nodeid}: a unit test runs the tools in process (call_tool); mark it `process` if what it "
+            "tests is the process itself")
+    result = subprocess.run([PYTHON, str(ROOT / script), *map(str, args)], capture_output=True, text=True,
+                            timeout=timeout, cwd=ROOT, env=env)
+    return _check(result, check_rc)
+
+
 def run_runner(*args, **kwargs) -> subprocess.CompletedProcess:
     return run_tool("experiment_runner.py", *args, **kwargs)
+
+
+def call_runner(*args, **kwargs) -> subprocess.CompletedProcess:
+    return call_tool("experiment_runner.py", *args, **kwargs)
+
+
+def usable_cores() -> list:
+    """The cores this process may use, in order (a test run may be pinned to some: `taskset -c 1 pytest ...`)."""
+    return sorted(os.sched_getaffinity(0))
 
 
 def read_jsonl(path) -> list:

@@ -125,13 +125,14 @@ def test_rmse_rule_multiplier_two_for_float32_three_for_bf16():
 def test_upstreams_check_passes_a_result_the_fp64_rule_fails():
     import torch
 
-    from benchmarks.child import eager_comparison, verify, verify_outputs
+    from benchmarks.child import eager_comparison
+    from benchmarks.common import tolerances
 
     generator = torch.Generator().manual_seed(0)
     fp64 = torch.randn(4000, generator=generator, dtype=torch.float64)
     eager = (fp64 + 1e-4 * torch.randn(4000, generator=generator, dtype=torch.float64)).float()
     wrong = eager * (1 + 0.01 * torch.randn(4000, generator=generator))  # 1 % noise: 100x eager's error
-    old_code, _ = eager_comparison.verdict(eager_comparison.compare(eager, wrong), verify.DEFAULT_TOLERANCE)
+    old_code, _ = eager_comparison.verdict(eager_comparison.compare(eager, wrong), tolerances.MEAN_REL_ERROR_DEFAULT.value)
     assert old_code == "PASS"  # within 2 % of eager: passed, wrongly
     verdict = judge(wrong, eager, fp64)
     assert not verdict.passed and verdict.rmse > 50 * verdict.eager_rmse

@@ -92,7 +92,7 @@ def test_other_suites_take_torchbench_defaults_without_lists_and_the_override_wi
     assert faults.tolerance == 1e-3 and "the faults suite is not the harness's" in faults.tolerance_from
     assert not faults.non_deterministic  # the torchbench name does not carry its list to another suite
     override = rule("timm", "inception_v3", "fp32", "train", "cpu", override=0.5)
-    assert (override.tolerance, override.tolerance_from) == (0.5, "--verify-tolerance")
+    assert (override.tolerance, override.tolerance_from) == (0.5, "--accuracy-tolerance")
     assert override.larger_multiplier  # the lists stay
 
 

@@ -17,6 +17,8 @@ import xml.etree.ElementTree as ET
 import numpy as np
 import pytest
 
+from helpers import call_tool
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 FIXTURES = os.path.join(HERE, "aggregate")
@@ -25,9 +27,8 @@ V100_FILE = os.path.join(FIXTURES, "upstream_v100.jsonl")
 ALL_FILES = sorted(os.path.join(FIXTURES, f) for f in os.listdir(FIXTURES) if f.endswith(".jsonl"))
 
 
-def run_cli(*args, cwd=FIXTURES, **kwargs):
-    return subprocess.run([sys.executable, AGGREGATE, *args], cwd=cwd, capture_output=True, timeout=120,
-                          **({"text": True} if "text" not in kwargs else {}), **kwargs)
+def run_cli(*args, cwd=FIXTURES, text=True):
+    return call_tool("aggregate.py", *args, cwd=cwd, text=text)
 
 
 def csv_table(text: str) -> list:
@@ -223,6 +224,7 @@ def test_svg_is_valid_sane_and_titled(report, tmp_path):
     assert out.stat().st_size < 500_000
 
 
+@pytest.mark.process  # its stdout is a terminal
 def test_images_are_not_written_to_a_terminal():
     leader, follower = pty.openpty()
     try:
@@ -238,6 +240,7 @@ def test_images_are_not_written_to_a_terminal():
 # ---------------------------------------------------------------- command line
 
 
+@pytest.mark.process  # what a fresh interpreter imports
 def test_help_is_fast_and_light():
     code = ("import sys, time; t = time.perf_counter(); from benchmarks.aggregate import cli; "
             "heavy = [m for m in ('numpy', 'pandas', 'matplotlib') if m in sys.modules]; "

@@ -5,7 +5,7 @@ import json
 
 import numpy as np
 
-from helpers import run_tool
+from helpers import call_tool
 
 
 def record(samples, round_=0, status="ok", dynamo=None, timestamp=100.0):
@@ -26,7 +26,7 @@ def inductor_speedups(tmp_path, found: list, *args) -> list:
     """The speedup report's Inductor-over-eager speedup of each run."""
     path = tmp_path / "results.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in found))
-    result = run_tool("aggregate.py", path, "--accelerator=cpu", "--report=speedup", "--format=csv",
+    result = call_tool("aggregate.py", path, "--accelerator=cpu", "--report=speedup", "--format=csv",
                       "--backends", "eager", "inductor", *args, check_rc=0)
     return [float(line.split(",")[3]) for line in result.stdout.splitlines() if not line.startswith("#")]
 

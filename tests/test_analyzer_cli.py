@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from helpers import ROOT, read_jsonl, run_runner, run_tool
+from helpers import ROOT, call_tool, read_jsonl, run_runner
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "analyzer"
 
 
 def analyzer(*args, **kwargs):
-    return run_tool("result_analyzer.py", *args, timeout=120, **kwargs)
+    return call_tool("result_analyzer.py", *args, **kwargs)
 
 
 def rows_of(path) -> list:
@@ -76,6 +76,7 @@ def test_bad_input_is_one_clear_line_and_exit_status_2(tmp_path):
     assert_one_clear_line(analyzer(str(garbage), f"--output={garbage}"), "would overwrite one of its inputs")
 
 
+@pytest.mark.process  # what a fresh interpreter imports
 def test_help_answers_without_importing_numpy_or_pandas():
     result = analyzer("--help", check_rc=0)
     assert "--output-dirname" in result.stdout and "--database" in result.stdout

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from helpers import PYTHON, ROOT, read_jsonl, run_runner
+from helpers import PYTHON, ROOT, call_runner, read_jsonl, run_runner
 
 EXP = '{"accelerator": "cpu", "xla": null, "dynamo": null, "test": "eval"}'
 MODEL = '{"suite_name": "dummy", "model_name": "mlp"}'
@@ -38,7 +38,7 @@ def assert_one_clear_line(result, *fragments, rc=2):
     (["--model-config", '{"suite_name": "x", "model_name": "m"}', "--experiment-config", EXP], "names suite 'x'"),
 ])
 def test_bad_input_gets_one_clear_line_and_exit_2(args, fragment, tmp_path):
-    result = run_runner(*args, f"--output-dirname={tmp_path}")
+    result = call_runner(*args, f"--output-dirname={tmp_path}")
     assert_one_clear_line(result, fragment)
     assert list(tmp_path.iterdir()) == []  # nothing written
 
@@ -46,28 +46,29 @@ def test_bad_input_gets_one_clear_line_and_exit_2(args, fragment, tmp_path):
 def test_unwritable_output_directory(tmp_path):
     blocker = tmp_path / "a-file"
     blocker.write_text("keep me")
-    result = run_runner("--accelerator=cpu", "--xla=None", "--dynamo=None", "--test=eval", "-k", "^mlp$",
+    result = call_runner("--accelerator=cpu", "--xla=None", "--dynamo=None", "--test=eval", "-k", "^mlp$",
                         f"--output-dirname={blocker}/out")
     assert_one_clear_line(result, "cannot create output directory")
     assert blocker.read_text() == "keep me"
 
 
 def test_a_filter_that_selects_nothing_is_exit_2_unless_allow_empty(tmp_path):
-    result = run_runner("-k", "no-such-model", f"--output-dirname={tmp_path}")
+    result = call_runner("-k", "no-such-model", f"--output-dirname={tmp_path}")
     assert_one_clear_line(result, "matches no model of suite dummy")
-    result = run_runner("-k", "no-such-model", "--allow-empty", f"--output-dirname={tmp_path}")
+    result = call_runner("-k", "no-such-model", "--allow-empty", f"--output-dirname={tmp_path}")
     assert result.returncode == 0
     assert "nothing to run" in result.stderr and "Traceback" not in result.stderr
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.process  # what a fresh interpreter imports
 def test_help_and_parser_do_not_import_torch():
     code = ("import sys; from benchmarks.common.run_options import build_parser; from benchmarks.suites import "
             "all_suites; from benchmarks.runner import cli, sweep; build_parser(all_suites()).format_help(); "
             "heavy = [m for m in ('torch', 'torch_xla', 'pandas', 'matplotlib') if m in sys.modules]; "
             "assert not heavy, heavy")
     subprocess.run([PYTHON, "-c", code], check=True, cwd=ROOT)
-    assert "--subprocess-memory-limit" in run_runner("--help-all", check_rc=0).stdout
+    assert "--subprocess-memory-limit" in call_runner("--help-all", check_rc=0).stdout
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from helpers import ROOT, run_tool
+from helpers import ROOT, call_tool
 
 from benchmarks.common import cli_support
 
@@ -53,9 +53,9 @@ def answer(tool: str, tmp_path, inputs: list, *flags):
     failed ingest is the answer."""
     if tool == "history.py":
         db = tmp_path / "history.sqlite"
-        ingested = run_tool(tool, "ingest", *inputs, "--db", db)
-        return ingested if ingested.returncode else run_tool(tool, "show", "--db", db, *flags)
-    return run_tool(tool, *tool_args(tool, tmp_path, inputs), *flags)
+        ingested = call_tool(tool, "ingest", *inputs, "--db", db)
+        return ingested if ingested.returncode else call_tool(tool, "show", "--db", db, *flags)
+    return call_tool(tool, *tool_args(tool, tmp_path, inputs), *flags)
 
 
 def assert_one_line(result, status: int, *fragments) -> str:
@@ -73,7 +73,7 @@ def assert_one_line(result, status: int, *fragments) -> str:
 @pytest.mark.parametrize("command", REPORTERS, ids=" ".join)
 def test_help_shows_the_shared_flags_and_the_exit_statuses(command):
     tool = command[0]
-    result = run_tool(*command, "--help", check_rc=0)
+    result = call_tool(*command, "--help", check_rc=0)
     text = result.stdout
     assert "-o FILE, --output FILE" in text and "--format {" in text
     statuses = text[text.index("\nexit status:\n"):]
@@ -159,14 +159,14 @@ def test_an_empty_input_is_nothing_to_report_exit_1(tool, tmp_path):
 
 
 def test_aggregate_with_nothing_selected_is_exit_1(tmp_path):
-    result = run_tool("aggregate.py", OURS, "-k", "no_such_model")
+    result = call_tool("aggregate.py", OURS, "-k", "no_such_model")
     assert result.returncode == 1 and "match the model filters" in result.stderr, result.stderr
 
 
 def test_compare_with_no_config_in_common_is_nothing_to_compare_exit_1(tmp_path):
     other = first_record()
     other["model"]["model_name"] = "another"
-    result = run_tool("compare.py", OURS, write_jsonl(tmp_path / "other.jsonl", [other]))
+    result = call_tool("compare.py", OURS, write_jsonl(tmp_path / "other.jsonl", [other]))
     assert_one_line(result, 1, "no config of", "matches one of")
 
 
@@ -177,10 +177,10 @@ def test_history_with_nothing_selected_is_exit_1(tmp_path):
 
 def test_compare_regression_is_exit_1_and_no_change_exit_0(tmp_path):
     control = rounds(tmp_path, "control", 1.0)
-    slower = run_tool("compare.py", control, rounds(tmp_path, "slower", 1.5), "--format=csv")
+    slower = call_tool("compare.py", control, rounds(tmp_path, "slower", 1.5), "--format=csv")
     assert slower.returncode == 1, slower.stderr
     assert slower.stdout.splitlines()[1].startswith("slower,")
-    same = run_tool("compare.py", control, rounds(tmp_path, "same", 1.0), "--format=csv")
+    same = call_tool("compare.py", control, rounds(tmp_path, "same", 1.0), "--format=csv")
     assert same.returncode == 0, same.stderr
     assert same.stdout.splitlines()[1].startswith("same,")
 
@@ -208,38 +208,38 @@ def test_run_main_turns_a_bug_into_one_line_and_exit_3(capsys):
 
 
 def test_analyzer_output_format_is_an_alias_of_format(tmp_path):
-    run_tool("result_analyzer.py", OURS, "--format=jsonl", "-o", tmp_path / "new.jsonl", "--timestamp=1", check_rc=0)
-    run_tool("result_analyzer.py", OURS, "--output-format=jsonl", "--output", tmp_path / "old.jsonl", "--timestamp=1",
+    call_tool("result_analyzer.py", OURS, "--format=jsonl", "-o", tmp_path / "new.jsonl", "--timestamp=1", check_rc=0)
+    call_tool("result_analyzer.py", OURS, "--output-format=jsonl", "--output", tmp_path / "old.jsonl", "--timestamp=1",
              check_rc=0)
     assert (tmp_path / "new.jsonl").read_text() == (tmp_path / "old.jsonl").read_text()
     assert (tmp_path / "new.jsonl").read_text().startswith("{")
 
 
 def test_analyzer_baseline_is_an_alias_of_baseline_backend():
-    new = run_tool("result_analyzer.py", OURS, "--format=oss-benchmark", "-o", "-", "--baseline-backend=eager",
+    new = call_tool("result_analyzer.py", OURS, "--format=oss-benchmark", "-o", "-", "--baseline-backend=eager",
                    check_rc=0).stdout
-    old = run_tool("result_analyzer.py", OURS, "--output-format=oss-benchmark", "--output=-", "--baseline=eager",
+    old = call_tool("result_analyzer.py", OURS, "--output-format=oss-benchmark", "--output=-", "--baseline=eager",
                    check_rc=0).stdout
     assert new == old and '"speedup"' in new
 
 
 def test_aggregate_tab_is_an_alias_of_table():
-    new = run_tool("aggregate.py", OURS, "--format=table", check_rc=0).stdout
-    assert run_tool("aggregate.py", OURS, "--format=tab", check_rc=0).stdout == new
-    assert new != run_tool("aggregate.py", OURS, "--format=csv", check_rc=0).stdout
+    new = call_tool("aggregate.py", OURS, "--format=table", check_rc=0).stdout
+    assert call_tool("aggregate.py", OURS, "--format=tab", check_rc=0).stdout == new
+    assert new != call_tool("aggregate.py", OURS, "--format=csv", check_rc=0).stdout
 
 
 def test_aggregate_exec_is_an_alias_of_time():
-    new = run_tool("aggregate.py", OURS, "--metric=time", check_rc=0).stdout
-    assert run_tool("aggregate.py", OURS, "--metric=exec", check_rc=0).stdout == new
-    assert run_tool("aggregate.py", OURS, check_rc=0).stdout == new  # time is the default
+    new = call_tool("aggregate.py", OURS, "--metric=time", check_rc=0).stdout
+    assert call_tool("aggregate.py", OURS, "--metric=exec", check_rc=0).stdout == new
+    assert call_tool("aggregate.py", OURS, check_rc=0).stdout == new  # time is the default
 
 
 def test_compare_takes_exec_tab_and_markdown_as_the_other_tools_spell_them(tmp_path):
     control, slower = rounds(tmp_path, "control", 1.0), rounds(tmp_path, "slower", 1.5)
     for new, old in (("--metric=time", "--metric=exec"), ("--format=table", "--format=tab"),
                      ("--format=md", "--format=markdown")):
-        expected = run_tool("compare.py", control, slower, new, "--color=never").stdout
-        assert run_tool("compare.py", control, slower, old, "--color=never").stdout == expected, old
-    assert run_tool("compare.py", control, slower, "-o", tmp_path / "r.md", "--format=md").returncode == 1
+        expected = call_tool("compare.py", control, slower, new, "--color=never").stdout
+        assert call_tool("compare.py", control, slower, old, "--color=never").stdout == expected, old
+    assert call_tool("compare.py", control, slower, "-o", tmp_path / "r.md", "--format=md").returncode == 1
     assert (tmp_path / "r.md").read_text().startswith("|")

@@ -11,7 +11,7 @@ import subprocess
 
 import pytest
 
-from helpers import PYTHON, ROOT, read_jsonl, run_runner, run_tool
+from helpers import PYTHON, ROOT, call_runner, call_tool, read_jsonl, run_runner
 
 from benchmarks.common import cli_support
 
@@ -45,7 +45,7 @@ def assert_one_clear_line(result, *fragments, rc=2) -> str:
 ], ids=["model", "model-torchvision", "one-of-two-models", "excluded-all", "compile-mode", "precision", "allocator",
         "ray-address-without-ray"])
 def test_a_name_that_selects_nothing_is_one_line_with_close_matches_and_exit_2(args, fragments, tmp_path):
-    result = run_runner(*EAGER, *args, f"--output-dirname={tmp_path}")
+    result = call_runner(*EAGER, *args, f"--output-dirname={tmp_path}")
     assert_one_clear_line(result, *fragments)
     assert list(tmp_path.iterdir()) == []
 
@@ -65,14 +65,14 @@ def test_an_unknown_dynamo_backend_is_exit_2_and_under_allow_empty_a_warning(tmp
 
 
 def test_allow_empty_turns_a_selection_of_nothing_into_exit_0(tmp_path):
-    result = run_runner(*EAGER, "-k", "nosuch", "--allow-empty", f"--output-dirname={tmp_path}", check_rc=0)
+    result = call_runner(*EAGER, "-k", "nosuch", "--allow-empty", f"--output-dirname={tmp_path}", check_rc=0)
     assert "nothing to run" in result.stderr and "matches no model" in result.stderr
     assert list(tmp_path.iterdir()) == []
 
 
 def test_a_partition_without_any_selected_model_is_a_legitimate_empty_sweep(tmp_path):
     # dummy's list is mlp, cnn, multi_output: partition 2 of 3 holds multi_output only
-    result = run_runner(*EAGER, "-k", "^mlp$", "--total-partitions=3", "--partition-id=2",
+    result = call_runner(*EAGER, "-k", "^mlp$", "--total-partitions=3", "--partition-id=2",
                         f"--output-dirname={tmp_path}")
     assert_one_clear_line(result, "nothing to run: partition 2 of 3 holds none of the 1 model(s)", rc=0)
 
@@ -128,7 +128,7 @@ def test_a_sweep_whose_every_config_is_done_says_so_and_exits_0(typed_sweep):
     ("2026-11-18T04:00+01:00", 1794970800.0),
 ])
 def test_timestamp_takes_epoch_seconds_and_iso_dates(given, seconds, tmp_path):
-    result = run_runner(*EAGER, "-k", "^mlp$", f"--timestamp={given}", "--dry-run", f"--output-dirname={tmp_path}",
+    result = call_runner(*EAGER, "-k", "^mlp$", f"--timestamp={given}", "--dry-run", f"--output-dirname={tmp_path}",
                         check_rc=0)
     assert f"--timestamp={seconds}" in result.stdout  # what every child (and so every record) is given
     assert cli_support.timestamp(given) == seconds
@@ -140,7 +140,7 @@ def test_timestamp_takes_epoch_seconds_and_iso_dates(given, seconds, tmp_path):
     (["compare.py", str(OURS), str(OURS)], "--control-timestamp"),
 ])
 def test_a_bad_time_is_one_line_and_exit_2(command, flag):
-    result = run_tool(*command, f"{flag}=next tuesday")
+    result = call_tool(*command, f"{flag}=next tuesday")
     assert_one_clear_line(result, f"argument {flag}: not a time: 'next tuesday'", "2026-11-18")
 
 
@@ -153,7 +153,7 @@ def head_before_options(text: str) -> str:
 
 
 def test_the_runners_help_fits_a_screen_starts_with_examples_and_shows_defaults():
-    text = run_runner("--help", check_rc=0).stdout
+    text = call_runner("--help", check_rc=0).stdout
     assert len(text.splitlines()) < 120, len(text.splitlines())
     head = head_before_options(text)
     assert "examples:" in head and 3 <= head.count("\n  # ") <= 5, head
@@ -166,7 +166,7 @@ def test_help_all_shows_every_flag():
     from benchmarks.common.run_options import build_parser
     from benchmarks.suites import all_suites
 
-    text = run_runner("--help-all", check_rc=0).stdout
+    text = call_runner("--help-all", check_rc=0).stdout
     declared = [flag for flag in build_parser(all_suites()).declared if not flag.hidden]
     missing = [flag.name for flag in declared if not re.search(rf"(?<![\w-]){re.escape(flag.name)}(?![\w-])", text)]
     assert not missing and len(declared) > 80, missing
@@ -175,7 +175,7 @@ def test_help_all_shows_every_flag():
 
 @pytest.mark.parametrize("tool", TOOLS)
 def test_every_tools_help_starts_with_examples(tool):
-    text = run_tool(tool, "--help", check_rc=0).stdout
+    text = call_tool(tool, "--help", check_rc=0).stdout
     head = head_before_options(text)
     assert len(head.splitlines()) < 30 and "examples:" in head and 3 <= head.count("\n  # ") <= 5, head
 
@@ -206,16 +206,16 @@ def test_every_log_level_flag_takes_the_same_levels():
     ["--backends", "eager", "--backends", "openxla+lazytensor", str(OURS)],
 ])
 def test_backends_never_swallow_an_input(args):
-    result = run_tool("aggregate.py", "--accelerator=cpu", "--format=csv", *args, check_rc=0)
+    result = call_tool("aggregate.py", "--accelerator=cpu", "--format=csv", *args, check_rc=0)
     assert "Speedup(Eager/Oldest Eager)" in result.stdout and "Speedup(XLA+LazyTensor/Oldest Eager)" in result.stdout
 
 
 @pytest.mark.parametrize("spelling", [["--backends", "eager", "nosuch"], ["--backends=eager,nosuch"],
                                       ["--backends", "eager", "--backends", "nosuch"]])
 def test_a_backend_no_record_has_is_an_error_however_spelled(spelling):
-    result = run_tool("aggregate.py", *spelling, str(OURS), "--accelerator=cpu", "--format=csv")
+    result = call_tool("aggregate.py", *spelling, str(OURS), "--accelerator=cpu", "--format=csv")
     assert_one_clear_line(result, "--backends: backend 'nosuch': unknown", "the files hold: eager, inductor")
-    typo = run_tool("aggregate.py", "--backends", "eager", "openxla+lazytensr", str(OURS), "--accelerator=cpu")
+    typo = call_tool("aggregate.py", "--backends", "eager", "openxla+lazytensr", str(OURS), "--accelerator=cpu")
     assert_one_clear_line(typo, "close matches: openxla+lazytensor")
 
 
@@ -223,11 +223,11 @@ def test_a_backend_no_record_has_is_an_error_however_spelled(spelling):
 
 
 def test_analyzer_output_in_a_missing_directory_is_exit_2_and_creates_nothing(tmp_path):
-    result = run_tool("result_analyzer.py", str(OURS), "-o", tmp_path / "no" / "dir" / "x.csv")
+    result = call_tool("result_analyzer.py", str(OURS), "-o", tmp_path / "no" / "dir" / "x.csv")
     assert_one_clear_line(result, f"no such directory {tmp_path / 'no' / 'dir'}")
     assert list(tmp_path.iterdir()) == []
     # --output-dirname names a directory: created, as experiment_runner.py's is
-    run_tool("result_analyzer.py", str(OURS), f"--output-dirname={tmp_path / 'new'}", check_rc=0)
+    call_tool("result_analyzer.py", str(OURS), f"--output-dirname={tmp_path / 'new'}", check_rc=0)
     assert (tmp_path / "new" / "metric_report.csv").exists()
 
 

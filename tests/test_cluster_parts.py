@@ -12,7 +12,7 @@ import pytest
 from benchmarks.common.safe_paths import PathEscapes, inside
 from benchmarks.runner import artifact_shipping, node_cores, ray_join
 from benchmarks.runner.job_resources import ResourceError, split_cores
-from helpers import ROOT, run_runner, wait_for
+from helpers import ROOT, call_runner, usable_cores, wait_for
 
 
 @pytest.fixture
@@ -20,6 +20,7 @@ def sweep_id(tmp_path):
     return f"test-{os.getpid()}-{tmp_path.name}"
 
 
+@pytest.mark.process  # another process holds cores, then is killed
 def test_tasks_of_a_sweep_hold_disjoint_cores_and_a_killed_holder_frees_them(sweep_id):
     first = node_cores.take(sweep_id, 2, [0, 1, 2, 3])
     second = node_cores.take(sweep_id, 2, [0, 1, 2, 3])
@@ -128,18 +129,19 @@ def test_cores_per_job_sets_the_size_of_each_group():
 
 
 def test_dry_run_shows_cores_per_job_and_refuses_more_than_the_machine(tmp_path):
+    cores = usable_cores()[:2]
     common = ["--accelerator=cpu", "--xla=None", "--dynamo=None", "--test=eval", "-k", "^mlp$", "--dry-run",
-              "--cpu-affinity=0-1", f"--output-dirname={tmp_path}"]
-    shown = run_runner(*common, "--cores-per-job=1", check_rc=0)
-    assert "2 job(s), cores per job: 0; 1" in shown.stdout
-    refused = run_runner(*common, "--cores-per-job=3", check_rc=2)
-    assert refused.stderr.strip() == ("experiment_runner.py: error: --cores-per-job 3 is more than the 2 CPU core(s) "
-                                      "this sweep may use (0,1)")
+              f"--cpu-affinity={','.join(map(str, cores))}", f"--output-dirname={tmp_path}"]
+    shown = call_runner(*common, "--cores-per-job=1", check_rc=0)
+    assert f"{len(cores)} job(s), cores per job: {'; '.join(map(str, cores))}" in shown.stdout
+    refused = call_runner(*common, f"--cores-per-job={len(cores) + 1}", check_rc=2)
+    assert refused.stderr.strip() == (f"experiment_runner.py: error: --cores-per-job {len(cores) + 1} is more than the "
+                                      f"{len(cores)} CPU core(s) this sweep may use ({','.join(map(str, cores))})")
 
 
 def test_an_artifacts_uri_that_cannot_work_is_one_line_and_exit_2(tmp_path):
     assert artifact_shipping.check_uri(str(tmp_path / "shared")) is None  # a directory every node mounts
-    refused = run_runner("--accelerator=cpu", "--xla=None", "--dynamo=None", "--test=eval", "-k", "^mlp$",
+    refused = call_runner("--accelerator=cpu", "--xla=None", "--dynamo=None", "--test=eval", "-k", "^mlp$",
                          "--executor=ray", "--artifacts-uri=nosuchproto://bucket/dir",
                          f"--output-dirname={tmp_path / 'out'}", check_rc=2)
     assert refused.stderr.strip() == ("experiment_runner.py: error: --artifacts-uri nosuchproto://bucket/dir: "

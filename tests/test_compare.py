@@ -11,7 +11,7 @@ import zlib
 import numpy as np
 import pytest
 
-from helpers import ROOT, run_tool
+from helpers import ROOT, call_tool
 
 from benchmarks.compare import bootstrap, cli, matching
 from benchmarks.common import records
@@ -318,7 +318,7 @@ def test_upstream_records(tmp_path, capsys):
 
 def test_an_unknown_metric_is_bad_usage(tmp_path):
     a = write(tmp_path / "a.jsonl", steady("a", BASE))
-    assert "no_such_metric" in one_line_error(run_tool("compare.py", a, a, "--metric=no_such_metric"))
+    assert "no_such_metric" in one_line_error(call_tool("compare.py", a, a, "--metric=no_such_metric"))
 
 
 def test_resampled_medians_of_processes_of_different_lengths():
@@ -381,15 +381,15 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path):
     good = write(tmp_path / "a.jsonl", steady("a", BASE))
     not_jsonl = tmp_path / "notes.txt"
     not_jsonl.write_text("hello\n")
-    assert "no such file" in one_line_error(run_tool("compare.py", good, tmp_path / "missing.jsonl"))
-    assert "matches no" in one_line_error(run_tool("compare.py", good, str(tmp_path / "nothing*.jsonl")))
-    assert "not a JSON-lines results file" in one_line_error(run_tool("compare.py", good, not_jsonl))
-    assert "--confidence" in one_line_error(run_tool("compare.py", good, good, "--confidence=2"))
+    assert "no such file" in one_line_error(call_tool("compare.py", good, tmp_path / "missing.jsonl"))
+    assert "matches no" in one_line_error(call_tool("compare.py", good, str(tmp_path / "nothing*.jsonl")))
+    assert "not a JSON-lines results file" in one_line_error(call_tool("compare.py", good, not_jsonl))
+    assert "--confidence" in one_line_error(call_tool("compare.py", good, good, "--confidence=2"))
     unreadable = tmp_path / "locked.jsonl"
     unreadable.write_text(json.dumps(record()) + "\n")
     unreadable.chmod(0)
     if not os.access(unreadable, os.R_OK):  # root reads anything
-        assert "cannot read" in one_line_error(run_tool("compare.py", good, unreadable))
+        assert "cannot read" in one_line_error(call_tool("compare.py", good, unreadable))
 
 
 def test_torn_and_bad_lines_are_reported_and_skipped(tmp_path, capsys):
@@ -403,12 +403,13 @@ def test_torn_and_bad_lines_are_reported_and_skipped(tmp_path, capsys):
     assert "invalid JSON" in err and "not a JSON object" in err and "torn last line" in err
 
 
+@pytest.mark.process  # what a fresh interpreter imports
 def test_help_is_fast_and_imports_no_numpy():
     probe = ("import sys, benchmarks.compare.cli as cli; cli.build_parser(); "
              "print('numpy' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT, check=True)
     assert out.stdout.strip() == "False"
-    result = run_tool("compare.py", "--help", check_rc=0)
+    result = call_tool("compare.py", "--help", check_rc=0)
     assert "--fail-on" in result.stdout and "--confidence" in result.stdout
 
 

@@ -4,18 +4,12 @@ model, config, accuracy, graph breaks): failing on a planted change, passing whe
 update lines making it pass. Hand-written records; the real sweep is in test_dashboard_sweep.py."""
 
 import json
-import subprocess
-import sys
 
-from helpers import ROOT
+from helpers import call_tool
 from test_dashboard import RUN1, RUN2, record
 
-COMPARE = str(ROOT / "compare.py")
-
-
 def run_compare(*args):
-    return subprocess.run([sys.executable, COMPARE, *map(str, args)], capture_output=True, text=True, timeout=120,
-                          cwd=ROOT)
+    return call_tool("compare.py", *args)
 
 
 def side(path, timestamp, **inductor):

@@ -5,7 +5,7 @@ max-autotune and freezing)."""
 
 import pytest
 
-from helpers import read_jsonl, run_runner
+from helpers import call_runner, call_tool, read_jsonl, run_runner
 
 from benchmarks.common import compile_options, experiment_config, measurement, records
 from benchmarks.runner import matrix
@@ -75,12 +75,12 @@ def test_inductor_settings_text_and_checks():
     ("--inductor-config=freezing", "--inductor-config wants KEY=VALUE"),
 ])
 def test_bad_values_are_one_line_and_exit_2(flag, message):
-    result = run_runner("--suite-name=dummy", flag, "--dry-run", check_rc=2)
+    result = call_runner("--suite-name=dummy", flag, "--dry-run", check_rc=2)
     assert result.stderr.count("\n") == 1 and message in result.stderr and "Traceback" not in result.stderr
 
 
 def test_a_hand_written_config_with_a_bad_mode_is_refused():
-    result = run_runner(f"--model-config={{\"suite_name\": \"dummy\", \"model_name\": \"mlp\"}}",
+    result = call_runner(f"--model-config={{\"suite_name\": \"dummy\", \"model_name\": \"mlp\"}}",
                         '--experiment-config={"accelerator": "cpu", "xla": null, "dynamo": "inductor", "test": "eval", '
                         '"compile_mode": "fast"}', check_rc=2)
     assert "compile_mode must be one of" in result.stderr and "Traceback" not in result.stderr
@@ -162,7 +162,7 @@ def test_analyzer_has_a_column_per_compile_key(tmp_path):
     path.write_text("".join(json.dumps(r) + "\n" for r in found))
     for reader in ("compiled", "python"):
         out = tmp_path / f"{reader}.csv"
-        run_tool("result_analyzer.py", str(path), f"--output={out}", f"--reader={reader}", check_rc=0)
+        call_tool("result_analyzer.py", str(path), f"--output={out}", f"--reader={reader}", check_rc=0)
         with open(out, newline="") as handle:
             rows = list(csv.DictReader(handle))
         assert [(r["experiment_compile_mode"], r["experiment_compile_cache"], r["experiment_inductor_config"])

@@ -9,7 +9,7 @@ import pytest
 
 from benchmarks.common import allocator, cpu_profile
 from benchmarks.common.experiment_config import ExperimentConfig
-from helpers import read_jsonl, run_runner
+from helpers import call_runner, read_jsonl, run_runner
 
 MLP = ["--suite-name=dummy", "-k", "^mlp$", "--accelerator=cpu", "--xla=None", "--test=eval", "--repeat=2",
        "--warmup=1", "--cpu-profile=dashboard"]
@@ -19,12 +19,12 @@ pytestmark = pytest.mark.skipif(JEMALLOC is None, reason="libjemalloc.so.2 is no
 
 
 def test_an_allocator_that_contradicts_the_profile_is_one_line_and_exit_2(tmp_path):
-    result = run_runner(*MLP, "--dynamo=None", "--allocator=glibc", f"--output-dirname={tmp_path}", "--dry-run")
+    result = call_runner(*MLP, "--dynamo=None", "--allocator=glibc", f"--output-dirname={tmp_path}", "--dry-run")
     assert result.returncode == 2 and result.stdout == ""
     assert result.stderr.strip().splitlines() == [
         "experiment_runner.py: error: --cpu-profile=dashboard runs jemalloc with the dashboard's MALLOC_CONF; "
         "--allocator=glibc contradicts it: pass one of them (or --allocator=jemalloc)"]
-    run_runner(*MLP, "--dynamo=None", "--allocator=jemalloc", f"--output-dirname={tmp_path}", "--dry-run", check_rc=0)
+    call_runner(*MLP, "--dynamo=None", "--allocator=jemalloc", f"--output-dirname={tmp_path}", "--dry-run", check_rc=0)
 
 
 def test_the_profile_freezes_inductor_inference_only():

@@ -7,14 +7,11 @@ import io
 import json
 import math
 import statistics
-import subprocess
-import sys
 
 import pytest
 
-from helpers import ROOT
+from helpers import call_tool
 
-AGGREGATE = str(ROOT / "aggregate.py")
 RUN1, RUN2 = 1_700_000_000.0, 1_700_086_400.0
 MODELS = ("alpha", "beta", "gamma", "delta")
 
@@ -77,8 +74,7 @@ def hand_figures(eager: dict, backend: dict) -> dict:
 
 
 def run_aggregate(*args):
-    return subprocess.run([sys.executable, AGGREGATE, *map(str, args)], capture_output=True, text=True, timeout=120,
-                          cwd=ROOT)
+    return call_tool("aggregate.py", *args)
 
 
 def dashboard_rows(path) -> list:

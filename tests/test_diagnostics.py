@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from helpers import read_jsonl, run_runner
+from helpers import call_runner, read_jsonl, run_runner
 
 COMMON = ["--accelerator=cpu", "--test=eval", "--repeat=2", "--warmup=1"]
 EAGER, XLA, INDUCTOR = "cpu-eager-eval", "cpu-openxla-lazytensor-eval", "cpu-inductor-eval"
@@ -74,9 +74,9 @@ def single(out, model: str, experiment: dict, *flags, rc: int):
 
 
 def test_contradicting_precision_flags_are_a_usage_error():
-    result = run_runner("--disable-tf32", "--matmul-precision=default", "--dry-run", check_rc=2)
+    result = call_runner("--disable-tf32", "--matmul-precision=default", "--dry-run", check_rc=2)
     assert result.stderr.count("\n") == 1 and "--disable-tf32" in result.stderr and "Traceback" not in result.stderr
-    result = run_runner("--save-ir-format=json", "--dry-run", check_rc=2)
+    result = call_runner("--save-ir-format=json", "--dry-run", check_rc=2)
     assert "--save-ir-format" in result.stderr and "Traceback" not in result.stderr
 
 

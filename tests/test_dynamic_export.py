@@ -7,7 +7,7 @@ import csv
 
 import pytest
 
-from helpers import by_model, read_jsonl, run_runner, run_tool
+from helpers import by_model, call_runner, read_jsonl, run_runner, run_tool
 
 from benchmarks.common import experiment_config, records
 from benchmarks.common.measurement import Measurement
@@ -83,9 +83,9 @@ def test_expand_puts_dynamic_after_quantization():
 
 
 def test_bad_dynamic_value_is_one_line_and_exit_2():
-    result = run_runner("--suite-name=dummy", "--dynamic=sometimes", "--dry-run", check_rc=2)
+    result = call_runner("--suite-name=dummy", "--dynamic=sometimes", "--dry-run", check_rc=2)
     assert result.stderr.count("\n") == 1 and "--dynamic" in result.stderr and "Traceback" not in result.stderr
-    result = run_runner('--model-config={"suite_name": "dummy", "model_name": "mlp"}',
+    result = call_runner('--model-config={"suite_name": "dummy", "model_name": "mlp"}',
                         '--experiment-config={"accelerator": "cpu", "xla": null, "dynamo": "inductor", '
                         '"test": "eval", "dynamic": "sometimes"}', check_rc=2)
     assert "dynamic must be one of" in result.stderr and "Traceback" not in result.stderr

@@ -3,6 +3,7 @@ command line all come from one declaration per flag, which says who reads it (no
 
 import argparse
 import dataclasses
+import os
 
 import pytest
 
@@ -23,18 +24,20 @@ def test_every_option_is_a_declared_flag():
         declared = {name for name, _ in flags.field_flags(cls)}
         fields = {field.name for field in dataclasses.fields(cls)} - NOT_FLAGS
         assert fields == declared, (cls.__name__, fields - declared)
-    spellings = [flag.name for flag in build_parser(all_suites()).declared]
+    spellings = [name for flag in build_parser(all_suites()).declared for name in (flag.name, *flag.aliases)]
     assert len(spellings) == len(set(spellings)), "a flag declared twice"
 
 
 def test_a_child_gets_the_set_flags_that_it_reads_and_never_the_parents():
+    core = min(os.sched_getaffinity(0))  # one this process may use (a test may run pinned to another than 0)
     parsed = options("--accelerator=cpu", "--xla=PJRT", "--quantization=int8wo", "-k", "mlp", "--jobs=2",
-                     "--repeat=3", "--verify", "--verify-tolerance=0.1", "--save-ir-format=hlo", "--cpu-affinity=0",
+                     "--repeat=3", "--verify", "--verify-tolerance=0.1", "--save-ir-format=hlo", f"--cpu-affinity={core}",
                      "--op=matmul", "--torchbench-dir=/tb", "--timestamp=7")
-    assert parsed.child_flags == ("--repeat=3", "--timestamp=7.0", "--verify", "--verify-tolerance=0.1",
-                                  "--save-ir-format=hlo", "--cpu-affinity=0", "--torchbench-dir=/tb")
+    assert parsed.child_flags == ("--repeat=3", "--timestamp=7.0", "--verify", "--accuracy-tolerance=0.1",
+                                  "--save-ir-format=hlo", f"--cpu-affinity={core}", "--torchbench-dir=/tb")
     assert parsed.accelerator == ("cpu",) and parsed.xla == ("PJRT",) and parsed.quantization == ("int8wo",)
-    assert parsed.verify.tolerance == 0.1 and parsed.diagnostics.save_ir_format == "hlo"
+    assert parsed.verify.accuracy_tolerance == 0.1 and parsed.diagnostics.save_ir_format == "hlo"
+    assert parsed.verify.verification_tolerance is None  # --verify-tolerance, the older name, is one rule's flag
     assert parsed.suite_flags.op == ["matmul"] and parsed.suite_flags.torchbench_dir == "/tb"
     # what a child is given parses back into the same options (but for what only the parent reads)
     again = options(*parsed.child_flags)

@@ -14,7 +14,7 @@ from benchmarks.common.process_env import child_environment
 from benchmarks.common.experiment_config import ExperimentConfig
 from benchmarks.common.run_options import DiagnosticsOptions, RunOptions
 from benchmarks.runner import fork_server
-from helpers import PYTHON, ROOT, by_model, processes_mentioning, read_jsonl, run_runner, wait_for
+from helpers import PYTHON, ROOT, by_model, call_runner, processes_mentioning, read_jsonl, run_runner, wait_for
 
 PROBE_MODEL = ROOT / "tests" / "fixtures" / "fork_probe" / "state_probe.py"
 FAULTS = ["--launch=fork", "--suite-name=faults", "--accelerator=cpu", "--xla=None", "--dynamo=None", "--test=eval", "--repeat=1",
@@ -62,11 +62,12 @@ def test_a_server_preloads_dynamo_and_inductor_only_when_its_sweep_needs_them():
 
 
 def test_a_bad_launch_value_is_one_line_and_exit_2(tmp_path):
-    result = run_runner("--launch=vfork", "-k", "^mlp$", f"--output-dirname={tmp_path / 'out'}")
+    result = call_runner("--launch=vfork", "-k", "^mlp$", f"--output-dirname={tmp_path / 'out'}")
     assert result.returncode == 2 and "--launch: invalid choice: 'vfork'" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1 and not (tmp_path / "out").exists()
 
 
+@pytest.mark.process  # how a forked process ends
 def test_a_forked_child_ends_as_an_interpreter_would_without_tearing_its_modules_down(tmp_path):
     """zygote.exit_now: the child's threads finish (an idle thread pool, as Inductor leaves, is stopped), its
     atexit functions run, a file it never closed is flushed, a dead weak proxy is passed over, and the status is

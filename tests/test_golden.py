@@ -7,7 +7,7 @@ import shutil
 
 import pytest
 
-from helpers import read_jsonl, run_runner
+from helpers import call_runner, read_jsonl, run_runner
 
 from benchmarks.child import golden, golden_store, tensor_tree_file
 from benchmarks.common import experiment_config
@@ -119,9 +119,9 @@ def test_an_entry_rewritten_by_a_save_that_crashes_has_no_manifest(tmp_path):
 
 
 def test_contradicting_golden_flags_are_one_line_and_exit_2(tmp_path):
-    both = run_runner(*COMMON, f"--save-golden={tmp_path}", f"--golden={tmp_path}", "--dry-run", check_rc=2)
+    both = call_runner(*COMMON, f"--save-golden={tmp_path}", f"--golden={tmp_path}", "--dry-run", check_rc=2)
     assert "pass one of them" in both.stderr and both.stderr.count("\n") == 1
-    missing = run_runner(*COMMON, f"--golden={tmp_path / 'nowhere'}", "--dry-run", check_rc=2)
+    missing = call_runner(*COMMON, f"--golden={tmp_path / 'nowhere'}", "--dry-run", check_rc=2)
     assert "no such directory" in missing.stderr and missing.stderr.count("\n") == 1
 
 

@@ -10,7 +10,7 @@ import sqlite3
 import numpy as np
 import pytest
 
-from helpers import ROOT, run_tool
+from helpers import ROOT, call_tool
 
 DB_ARGS = ()
 
@@ -42,7 +42,7 @@ def write(path, records, torn=""):
 
 
 def history(*args, check_rc=None):
-    return run_tool("history.py", *map(str, args), check_rc=check_rc)
+    return call_tool("history.py", *map(str, args), check_rc=check_rc)
 
 
 def ingest(tmp_path, *files):

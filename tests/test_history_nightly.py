@@ -12,7 +12,7 @@ import subprocess
 import numpy as np
 import pytest
 
-from helpers import run_tool
+from helpers import call_tool
 from test_history import history, ingest, record, write
 
 STEP = 2.9  # the issue's step: far beyond any noise, so only the number of runs can stand in its way
@@ -125,7 +125,7 @@ def test_the_history_page_has_aggregates_style(tmp_path):
     page = tmp_path / "history.html"
     history("detect", "--db", db, "-o", page, check_rc=0)
     report = tmp_path / "report.html"
-    run_tool("aggregate.py", "tests/aggregate/ours_cpu.jsonl", "--accelerator=cpu", f"--output={report}", check_rc=0)
+    call_tool("aggregate.py", "tests/aggregate/ours_cpu.jsonl", "--accelerator=cpu", f"--output={report}", check_rc=0)
     history_page, aggregate_page = page.read_text(), report.read_text()
     assert style_of(history_page) == style_of(aggregate_page) == html_style.STYLE
     assert not re.search(r"""(?:src|href)\s*=\s*["']?(?:https?:)?//""", history_page)  # nothing fetched

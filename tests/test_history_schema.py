@@ -9,7 +9,7 @@ import statistics
 import pytest
 
 from benchmarks.history import database
-from helpers import ROOT, run_tool
+from helpers import ROOT, call_tool
 
 SCHEMA_1 = ROOT / "tests" / "fixtures" / "history" / "schema1.sql"
 
@@ -50,10 +50,10 @@ def test_a_schema_1_database_is_upgraded_with_its_rows_and_figures(tmp_path):
 
 def test_the_tools_read_an_upgraded_database(tmp_path):
     path = old_database(tmp_path)
-    shown = run_tool("history.py", "show", "--db", path, "--format=csv", check_rc=0)
+    shown = call_tool("history.py", "show", "--db", path, "--format=csv", check_rc=0)
     assert "peak_mib" in shown.stdout.splitlines()[0]
     # And ingesting into it adds the new columns' values.
-    added = run_tool("history.py", "ingest", ROOT / "tests" / "fixtures" / "analyzer" / "dynamo.jsonl", "--db", path,
+    added = call_tool("history.py", "ingest", ROOT / "tests" / "fixtures" / "analyzer" / "dynamo.jsonl", "--db", path,
                      check_rc=0)
     assert "added" in added.stdout
     connection = sqlite3.connect(path)
@@ -66,7 +66,7 @@ def test_a_newer_schema_is_refused_in_one_line(tmp_path):
     connection = sqlite3.connect(path)
     connection.execute("PRAGMA user_version = 99")
     connection.close()
-    done = run_tool("history.py", "detect", "--db", path)
+    done = call_tool("history.py", "detect", "--db", path)
     assert done.returncode == 2 and "newer than this tool's" in done.stderr and done.stderr.count("\n") == 1
 
 

@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 from benchmarks.history import cli, detection
-from helpers import ROOT, run_tool
+from helpers import ROOT, call_tool
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 RUNS, STEP_AT, SLOWER = 16, 10, 1.30
@@ -225,21 +225,21 @@ def test_a_full_disk_stops_the_build_in_one_line_and_the_next_build_finishes(sit
     root, out, records, db = site
     copy = tmp_path / "out"
     flags = ("history.py", "site", "--db", db, "-o", copy, "--baseline", f"c{STEP_AT - 1:02d}")
-    done = run_tool(*flags, env={**os.environ, "PTBENCH_WRITE_FAULT": "ENOSPC:*.html:3"})
+    done = call_tool(*flags, env={**os.environ, "PTBENCH_WRITE_FAULT": "ENOSPC:*.html:3"})
     assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
     assert "No space left on device" in done.stderr and ".html" in done.stderr
     written = sorted(copy.rglob("*"))
     assert not [p for p in written if p.name.endswith(".tmp")]
     pages = [p for p in written if p.suffix == ".html"]
     assert len(pages) == 3 and all(p.read_text().rstrip().endswith("</html>") for p in pages)
-    assert "page(s) written" in run_tool(*flags, check_rc=0).stdout
-    assert "0 page(s) written, 15 unchanged" in run_tool(*flags, check_rc=0).stdout
+    assert "page(s) written" in call_tool(*flags, check_rc=0).stdout
+    assert "0 page(s) written, 15 unchanged" in call_tool(*flags, check_rc=0).stdout
 
 
 def test_newest_and_baseline_by_date_commit_and_bad_ones(site, tmp_path):
     root, out, records, db = site
     other = tmp_path / "by-date"
-    done = run_tool("history.py", "site", "--db", db, "-o", other, "--newest", "2023-11-21", "--baseline", "c03",
+    done = call_tool("history.py", "site", "--db", db, "-o", other, "--newest", "2023-11-21", "--baseline", "c03",
                     check_rc=0)
     assert "-> " in done.stdout
     html = (other / "index.html").read_text()
@@ -247,17 +247,17 @@ def test_newest_and_baseline_by_date_commit_and_bad_ones(site, tmp_path):
     for flags, message in ((["--newest", "nosuch"], "--newest nosuch: no run has that commit"),
                            (["--baseline", "1999-01-01"], "--baseline 1999-01-01: no run on or before that day"),
                            (["--window", "0"], "--window")):
-        done = run_tool("history.py", "site", "--db", db, "-o", tmp_path / "bad", *flags)
+        done = call_tool("history.py", "site", "--db", db, "-o", tmp_path / "bad", *flags)
         assert done.returncode == 2 and message in done.stderr and done.stderr.count("\n") == 1, done.stderr
-    done = run_tool("history.py", "site", "--db", tmp_path / "missing.sqlite", "-o", tmp_path / "x")
+    done = call_tool("history.py", "site", "--db", tmp_path / "missing.sqlite", "-o", tmp_path / "x")
     assert done.returncode == 2 and "no history database" in done.stderr and done.stderr.count("\n") == 1
     (tmp_path / "a-file").write_text("")
-    done = run_tool("history.py", "site", "--db", db, "-o", tmp_path / "a-file")
+    done = call_tool("history.py", "site", "--db", db, "-o", tmp_path / "a-file")
     assert done.returncode == 2 and "not a directory" in done.stderr and done.stderr.count("\n") == 1
     from benchmarks.history import database
 
     database.connect(str(tmp_path / "empty.sqlite")).close()
-    done = run_tool("history.py", "site", "--db", tmp_path / "empty.sqlite", "-o", tmp_path / "y")
+    done = call_tool("history.py", "site", "--db", tmp_path / "empty.sqlite", "-o", tmp_path / "y")
     assert done.returncode == 1 and "holds no record" in done.stderr and not (tmp_path / "y").exists()
 
 
@@ -390,3 +390,23 @@ def test_in_a_real_browser_a_site_of_upstream_records(tmp_path):
         finally:
             browser.close()
     assert requests == [] and errors == []
+
+
+def test_a_cell_passes_by_the_records_verdict_not_upstreams_code(tmp_path):
+    """The site's pass/fail is the one verdict: a bf16 config whose upstream same-precision check said FAIL but whose
+    accuracy passed passes; a row ingested before the accuracy column is judged by the verdict derived from it."""
+    from benchmarks.history import database
+    from benchmarks.history.site import grid
+
+    judged = [dict(record(model, 0, "inductor"), verification_code="FAIL") for model in ("mlp", "cnn")]
+    results = tmp_path / "results.jsonl"
+    results.write_text("".join(json.dumps(one) + "\n" for one in judged))
+    db = tmp_path / "history.sqlite"
+    assert history("ingest", results, "--db", db) == 0
+    connection = database.connect(str(db))
+    cnn = {config.id for config in grid.load(connection).configs if config.labels["model"] == "cnn"}
+    connection.execute("UPDATE measurements SET accuracy = NULL WHERE config_id = ?", tuple(cnn))  # an older row
+    cells = grid.load(connection)
+    passed = {config.labels["model"]: bool(cells.passed[0, config.column]) for config in cells.configs}
+    assert passed == {"mlp": True, "cnn": False}
+    assert list(cells.failures.values()) == ["fail_accuracy"]  # derived from upstream's FAIL: the row has no verdict

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import read_jsonl, run_runner, run_tool
+from helpers import call_tool, read_jsonl, run_runner, run_tool
 
 FIXTURE = Path(__file__).resolve().parent / "aggregate" / "ours_cpu.jsonl"
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -19,7 +19,7 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 def geomeans_from_csv(*inputs) -> dict:
     """Backend title -> geomean speedup, from aggregate.py's own latest_grouped CSV."""
-    result = run_tool("aggregate.py", *inputs, "--accelerator=cpu", "--report=latest_grouped", "--format=csv",
+    result = call_tool("aggregate.py", *inputs, "--accelerator=cpu", "--report=latest_grouped", "--format=csv",
                       check_rc=0)
     rows = list(csv.reader(io.StringIO(result.stdout)))
     header, geomean = rows[0], rows[-1]
@@ -31,7 +31,7 @@ def geomeans_from_csv(*inputs) -> dict:
 def render(tmp_path, *inputs) -> str:
     page = tmp_path / "report" / "report.html"
     page.parent.mkdir(parents=True, exist_ok=True)
-    run_tool("aggregate.py", *inputs, "--accelerator=cpu", f"--output={page}", check_rc=0)
+    call_tool("aggregate.py", *inputs, "--accelerator=cpu", f"--output={page}", check_rc=0)
     return page
 
 
@@ -56,11 +56,11 @@ def test_geomeans_are_aggregates_own_numbers(tmp_path):
 
 def test_html_format_follows_the_selection_flags(tmp_path):
     page = tmp_path / "inductor.html"
-    run_tool("aggregate.py", FIXTURE, "--accelerator=cpu", "--format=html", f"--output={page}", "--backends", "eager",
+    call_tool("aggregate.py", FIXTURE, "--accelerator=cpu", "--format=html", f"--output={page}", "--backends", "eager",
              "inductor", check_rc=0)
     text = page.read_text(encoding="utf-8")
     assert "Inductor ms" in text and "aot_eager ms" not in text
-    result = run_tool("aggregate.py", FIXTURE, "--accelerator=cpu", "-k", "no_such_model", "--format=html")
+    result = call_tool("aggregate.py", FIXTURE, "--accelerator=cpu", "-k", "no_such_model", "--format=html")
     assert result.returncode == 1 and "match the model filters" in result.stderr
 
 

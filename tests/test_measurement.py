@@ -157,6 +157,18 @@ def test_no_tool_computes_samples_per_iteration_or_compile_time_outside_the_view
     assert {"aggregate", "compare", "history", "runner"} <= read  # every tool that reads records is covered
 
 
+def test_the_tools_read_the_compile_word_through_metric_words():
+    """`compile` is defined once (common/metric_words.py): aggregate, compare and history read it there, never the
+    view's first run directly (against_eager's compile latency is the dashboard's own figure, over that run)."""
+    callers = set()
+    for path in sorted((ROOT / "benchmarks").rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        for node in ast.walk(ast.parse(text)) if "first_run_time" in text else ():
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "first_run_time":
+                callers.add(path.relative_to(ROOT / "benchmarks").as_posix())
+    assert callers == {"common/metric_words.py", "common/against_eager.py"}
+
+
 def test_the_rule_catches_a_planted_violation():
     planted = ('def per_iter(record):\n    values = record["metrics"].get("per_iter_time")\n'
                '    return stats.summary(values, values), record["metrics"]["warmup_time"][0]\n')

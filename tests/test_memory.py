@@ -76,6 +76,7 @@ ALLOCATORS = [("glibc", None, {}), ("glibc", None, GLIBC_FIXED),
               ("jemalloc", LIBRARIES / "libjemalloc.so.2", {}), ("tcmalloc", LIBRARIES / "libtcmalloc_minimal.so.4", {})]
 
 
+@pytest.mark.process  # each allocator is preloaded into a fresh process
 @pytest.mark.parametrize("name,preload,env", ALLOCATORS, ids=["glibc", "glibc-fixed-thresholds", "jemalloc", "tcmalloc"])
 def test_freed_memory_goes_back_to_the_system_under_every_allocator(name, preload, env):
     if preload is not None and not preload.exists():

@@ -11,7 +11,7 @@ import pytest
 
 from benchmarks.runner import matrix
 from benchmarks.suites import microbench
-from helpers import read_jsonl, run_runner, run_tool
+from helpers import call_runner, read_jsonl, run_runner, run_tool
 
 SHAPES = "64x64x64,128x256x512"
 BACKENDS = [(None, None), (None, "inductor"), ("PJRT", None), ("PJRT", "openxla")]
@@ -59,7 +59,7 @@ def test_bad_specs_are_refused_with_a_reason(spec, message):
 
 def test_a_bad_spec_on_the_command_line_is_one_line_and_exit_2(tmp_path):
     out = tmp_path / "never"
-    result = run_runner("--suite-name=microbench", "--shapes=64x64", f"--output-dirname={out}", check_rc=2)
+    result = call_runner("--suite-name=microbench", "--shapes=64x64", f"--output-dirname={out}", check_rc=2)
     assert result.stderr.strip() == ("experiment_runner.py: error: argument --shapes: '64x64' is not a shape: use "
                                      "MxKxN (e.g. 1024x512x256), pow2:MIN:MAX, small_sweep:MIN:MAX or "
                                      "square:START:END:STEP")

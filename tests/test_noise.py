@@ -11,7 +11,7 @@ import pytest
 
 from benchmarks.common import cpu_affinity
 from benchmarks.runner import noise
-from helpers import read_jsonl, run_runner
+from helpers import call_runner, read_jsonl, run_runner
 
 
 def fake_sysfs(root, governors: dict, no_turbo=None):
@@ -57,6 +57,7 @@ def test_a_machine_without_cpufreq_records_none_and_blames_nothing(tmp_path):
     assert isinstance(facts["gpus"], list)
 
 
+@pytest.mark.process  # other processes, busy ones
 def test_a_busy_process_is_among_the_busiest_and_the_sweeps_own_are_not():
     spin = "import time\nend = time.time() + 20\nwhile time.time() < end: pass"
     # Another's: started by a process that has ended (so it is not this one's descendant); and one of this one's
@@ -103,7 +104,7 @@ def test_core_lists():
 
 @pytest.mark.parametrize("spec, message", [("99", "core(s) 99 not available here"), ("1-x", "not a core number")])
 def test_bad_cpu_affinity_is_one_line_and_exit_2(spec, message):
-    result = run_runner(f"--cpu-affinity={spec}", "--dry-run", check_rc=2)
+    result = call_runner(f"--cpu-affinity={spec}", "--dry-run", check_rc=2)
     assert message in result.stderr and len(result.stderr.strip().splitlines()) == 1
 
 

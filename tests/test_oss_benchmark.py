@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import run_tool
+from helpers import call_tool
 
 FIXTURES = Path(__file__).resolve().parent / "aggregate"
 OURS = FIXTURES / "ours_cpu.jsonl"
@@ -16,7 +16,7 @@ UPSTREAM = FIXTURES / "upstream_v100.jsonl"
 
 
 def oss_rows(*args) -> tuple:
-    result = run_tool("result_analyzer.py", *args, "--output-format=oss-benchmark", "--output=-", check_rc=0)
+    result = call_tool("result_analyzer.py", *args, "--output-format=oss-benchmark", "--output=-", check_rc=0)
     return json.loads(result.stdout), result.stderr
 
 
@@ -103,7 +103,7 @@ def test_microbenchmarks_report_tflops_and_the_machine_and_versions(tmp_path):
     path = tmp_path / "micro.jsonl"
     path.write_text(json.dumps(record) + "\n", encoding="utf-8")
     out = tmp_path / "rows.json"
-    run_tool("result_analyzer.py", path, "--output-format=oss-benchmark", f"--output={out}", check_rc=0)
+    call_tool("result_analyzer.py", path, "--output-format=oss-benchmark", f"--output={out}", check_rc=0)
     rows = json.loads(out.read_text(encoding="utf-8"))
     tflops = [r for r in rows if r["metric"]["name"] == "tflops"]
     assert len(tflops) == 1 and tflops[0]["metric"]["benchmark_values"] == [0.5, 0.6]
@@ -114,5 +114,5 @@ def test_microbenchmarks_report_tflops_and_the_machine_and_versions(tmp_path):
 
 
 def test_bad_input_is_one_line_and_exit_2(tmp_path):
-    result = run_tool("result_analyzer.py", tmp_path / "missing.jsonl", "--output-format=oss-benchmark")
+    result = call_tool("result_analyzer.py", tmp_path / "missing.jsonl", "--output-format=oss-benchmark")
     assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1

@@ -13,7 +13,7 @@ import pytest
 
 from benchmarks.common import experiment_config, paired_speedup, records
 from benchmarks.runner import matrix
-from helpers import read_jsonl, run_runner, run_tool
+from helpers import call_runner, read_jsonl, run_runner, run_tool
 
 SWEEP = ("--suite-name=dummy", "-k", "^mlp$", "--accelerator=cpu", "--xla=None", "--dynamo=None", "--dynamo=aot_eager",
          "--test=eval", "--repeat=3", "--warmup=1", "--verify")

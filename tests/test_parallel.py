@@ -15,7 +15,8 @@ from benchmarks.common.experiment_config import ExperimentConfig
 from benchmarks.runner import capabilities
 from benchmarks.runner.job_resources import Needs, ResourceError, ResourcePool, split_cores
 from benchmarks.runner.plan import Config, longest_first
-from helpers import PYTHON, ROOT, processes_mentioning, ray_children, read_jsonl, run_runner, wait_for
+from helpers import (PYTHON, ROOT, call_runner, processes_mentioning, ray_children, read_jsonl, run_runner, usable_cores,
+                     wait_for)
 
 EAGER = ["--accelerator=cpu", "--xla=None", "--dynamo=None", "--repeat=1", "--warmup=0"]
 FAULTS = ["--suite-name=faults", "--accelerator=cpu", "--xla=None", "--dynamo=None", "--test=eval", "--repeat=1",
@@ -108,24 +109,25 @@ def test_the_probe_cache_directory_follows_the_environment(tmp_path):
 @pytest.mark.parametrize("args, message", [
     (["--jobs=0"], "--jobs: must be a positive integer"),
     (["--jobs=two"], "--jobs: not an integer"),
-    (["--jobs=4", "--cpu-affinity=0-1"], "--jobs 4 needs at least 4 CPU cores"),
+    (["--jobs=4", f"--cpu-affinity={','.join(map(str, usable_cores()[:3]))}"], "--jobs 4 needs at least 4 CPU cores"),
     (["--gpus-per-job=0"], "--gpus-per-job: must be a positive integer"),
     (["--executor=slurm"], "--executor: invalid choice"),
 ])
 def test_bad_parallel_flags_are_one_line_and_exit_2(args, message, tmp_path):
-    result = run_runner(*EAGER, "--test=eval", "-k", "^mlp$", *args, f"--output-dirname={tmp_path / 'out'}")
+    result = call_runner(*EAGER, "--test=eval", "-k", "^mlp$", *args, f"--output-dirname={tmp_path / 'out'}")
     assert result.returncode == 2 and message in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1 and "Traceback" not in result.stderr
     assert not (tmp_path / "out").exists()
 
 
 def test_artifacts_uri_without_ray_is_one_line_and_exit_2(tmp_path):
-    result = run_runner(*EAGER, "--test=eval", "-k", "^mlp$", f"--artifacts-uri=file://{tmp_path / 'shared'}",
+    result = call_runner(*EAGER, "--test=eval", "-k", "^mlp$", f"--artifacts-uri=file://{tmp_path / 'shared'}",
                         f"--output-dirname={tmp_path / 'out'}")
     assert result.returncode == 2 and "pass it with --executor=ray" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1 and not (tmp_path / "out").exists()
 
 
+@pytest.mark.process  # Ray, once imported and asked to connect, stays in its process
 def test_an_unreachable_ray_address_is_one_line_and_exit_2(tmp_path):
     result = run_runner(*EAGER, "--test=eval", "-k", "^mlp$", "--executor=ray", "--ray-address=127.0.0.1:9",
                         f"--output-dirname={tmp_path / 'out'}")
@@ -133,6 +135,7 @@ def test_an_unreachable_ray_address_is_one_line_and_exit_2(tmp_path):
     assert len(result.stderr.strip().splitlines()) == 1 and not (tmp_path / "out").exists()
 
 
+@pytest.mark.process  # what a fresh interpreter can import
 def test_ray_not_installed_is_one_line_and_exit_2(tmp_path):
     shadow = tmp_path / "shadow" / "ray"
     shadow.mkdir(parents=True)
@@ -145,9 +148,13 @@ def test_ray_not_installed_is_one_line_and_exit_2(tmp_path):
 
 
 def test_dry_run_shows_the_executor_and_each_jobs_cores(tmp_path):
-    result = run_runner(*EAGER, "--test=eval", "-k", "^mlp$", "--jobs=2", "--cpu-affinity=0-1", "--dry-run",
-                        f"--output-dirname={tmp_path}", check_rc=0)
-    assert "# executor: local on" in result.stdout and "2 job(s), cores per job: 0; 1" in result.stdout
+    cores = usable_cores()[:2]
+    result = call_runner(*EAGER, "--test=eval", "-k", "^mlp$", f"--jobs={len(cores)}",
+                         f"--cpu-affinity={','.join(map(str, cores))}", "--dry-run", f"--output-dirname={tmp_path}",
+                         check_rc=0)
+    assert "# executor: local on" in result.stdout
+    each = f"{len(cores)} job(s), cores per job: {'; '.join(map(str, cores))}"
+    assert (each if len(cores) > 1 else "one job at a time") in result.stdout  # pinned to one core: one job
 
 
 # ---------------------------------------------------------------- real sweeps

@@ -71,3 +71,21 @@ def test_model_order_is_the_plans_even_for_models_that_compare_equal():
     ordered = in_model_order(plan)
     positions = [next(i for i, m in enumerate(models) if m is c.model) for c, _ in ordered]
     assert positions == sorted(positions) and len(ordered) == len(models)
+
+
+def test_bench_scale_times_the_sweeps_own_steps(tmp_path):
+    """scripts/bench_scale.py runs run_locked itself (a fake executor, no child) and reports every step run_locked
+    times, in its order: a step added to the sweep is measured, never re-sequenced by the script."""
+    import importlib.util
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parent.parent / "scripts" / "bench_scale.py"
+    spec = importlib.util.spec_from_file_location("bench_scale", script)
+    bench_scale = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench_scale)
+    figures = bench_scale.measure(40, rate=1e6, workdir=str(tmp_path))
+    steps = figures["steps"]
+    assert list(steps) == ["dry-run", "resume", "longest-first", "noise-check", "sweep", "end-of-sweep"]
+    assert steps["resume"][3].startswith("400 records") and steps["resume"][3].endswith(", 20 left")  # half was done
+    written = records.read_records(str(tmp_path / "results.jsonl"))
+    assert len(written) == 400 + 20 and all(wall >= 0 and peak > 0 for wall, _, peak, _ in steps.values())

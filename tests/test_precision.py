@@ -8,7 +8,7 @@ import csv
 
 import pytest
 
-from helpers import read_jsonl, run_runner, run_tool
+from helpers import call_runner, read_jsonl, run_runner, run_tool
 
 from benchmarks.common import experiment_config, precision, records, selection
 from benchmarks.common.measurement import Measurement
@@ -42,9 +42,9 @@ def test_names_dtypes_and_the_unset_default():
 
 
 def test_unknown_precision_is_one_line_and_exit_2():
-    result = run_runner("--suite-name=dummy", "--precision=bf16", "--precision=fp8", "--dry-run", check_rc=2)
+    result = call_runner("--suite-name=dummy", "--precision=bf16", "--precision=fp8", "--dry-run", check_rc=2)
     assert result.stderr.count("\n") == 1 and "unknown precision 'fp8'" in result.stderr
-    result = run_runner("--model-config=" + '{"suite_name": "dummy", "model_name": "mlp"}',
+    result = call_runner("--model-config=" + '{"suite_name": "dummy", "model_name": "mlp"}',
                         '--experiment-config={"accelerator": "cpu", "xla": null, "dynamo": null, "test": "eval", '
                         '"precision": "half"}', check_rc=2)
     assert "unknown precision 'half'" in result.stderr and "Traceback" not in result.stderr
@@ -113,10 +113,10 @@ def test_expansion_and_the_support_rule():
 
 
 def test_dry_run_shows_each_value_in_its_command():
-    result = run_runner("--suite-name=dummy", "-k", "^mlp$", "--accelerator=cpu", "--xla=None", "--dynamo=None",
+    result = call_runner("--suite-name=dummy", "-k", "^mlp$", "--accelerator=cpu", "--xla=None", "--dynamo=None",
                         "--test=eval", "--precision=fp32", "--precision=amp", "--dry-run", check_rc=0)
     assert '"precision": "fp32", ' in result.stdout and '"precision": "amp", ' in result.stdout
-    default = run_runner("--suite-name=dummy", "-k", "^mlp$", "--accelerator=cpu", "--xla=None", "--dynamo=None",
+    default = call_runner("--suite-name=dummy", "-k", "^mlp$", "--accelerator=cpu", "--xla=None", "--dynamo=None",
                          "--test=eval", "--dry-run", check_rc=0)
     assert '"precision": "fp32", ' in default.stdout  # the dummy suite's default, named in the record
 
@@ -124,13 +124,13 @@ def test_dry_run_shows_each_value_in_its_command():
 def test_torchbench_plans_upstreams_default_per_model_and_the_request_otherwise():
     from test_suites_torchbench import COMMON
 
-    result = run_runner(*COMMON, "-k", "^tiny_convnet$", "--xla=None", "--dynamo=None", "--test=eval", "--test=train",
+    result = call_runner(*COMMON, "-k", "^tiny_convnet$", "--xla=None", "--dynamo=None", "--test=eval", "--test=train",
                         "--dry-run", check_rc=0)
     assert '"test": "eval", "batch_size": null, "enable_functionalization": false, "quantization": null, ' \
            '"precision": "bf16", ' in result.stdout
     assert '"test": "train", "batch_size": null, "enable_functionalization": false, "quantization": null, ' \
            '"precision": "fp32", ' in result.stdout  # no autocast on the CPU upstream
-    asked = run_runner(*COMMON, "-k", "^tiny_convnet$", "--xla=None", "--dynamo=None", "--test=eval",
+    asked = call_runner(*COMMON, "-k", "^tiny_convnet$", "--xla=None", "--dynamo=None", "--test=eval",
                        "--precision=fp32", "--precision=fp32", "--dry-run", check_rc=0)
     assert asked.stdout.count('"precision": "fp32", ') == 1 and "bf16" not in asked.stdout
 

@@ -6,7 +6,7 @@ import csv
 
 import pytest
 
-from helpers import read_jsonl, run_runner, run_tool
+from helpers import call_runner, read_jsonl, run_runner, run_tool
 
 from benchmarks.aggregate import inputs
 from benchmarks.common import experiment_config, quantization, records
@@ -33,11 +33,11 @@ def test_recipe_names_are_torchaos_and_none_is_null():
 
 
 def test_unknown_recipe_is_one_line_naming_the_known_ones_and_exit_2():
-    result = run_runner("--suite-name=dummy", "--quantization=int8wo", "--quantization=int3", "--dry-run", check_rc=2)
+    result = call_runner("--suite-name=dummy", "--quantization=int8wo", "--quantization=int3", "--dry-run", check_rc=2)
     assert result.stderr.count("\n") == 1 and "unknown quantization recipe 'int3'" in result.stderr
     assert "int8wo, int8dq" in result.stderr and "Traceback" not in result.stderr
     # A hand-written experiment config with an unknown recipe is refused the same way.
-    result = run_runner("--model-config={\"suite_name\": \"dummy\", \"model_name\": \"mlp\"}",
+    result = call_runner("--model-config={\"suite_name\": \"dummy\", \"model_name\": \"mlp\"}",
                         '--experiment-config={"accelerator": "cpu", "xla": null, "dynamo": null, "test": "eval", '
                         '"quantization": "int3"}', check_rc=2)
     assert "unknown quantization recipe" in result.stderr and "Traceback" not in result.stderr
@@ -83,7 +83,7 @@ def test_expansion_and_support_rules():
 
 
 def test_dry_run_shows_the_drops_with_reasons():
-    result = run_runner("--suite-name=dummy", "-k", "^mlp$", "--accelerator=cpu", "--xla=None", "--dynamo=None",
+    result = call_runner("--suite-name=dummy", "-k", "^mlp$", "--accelerator=cpu", "--xla=None", "--dynamo=None",
                         "--test=eval", "--quantization=none", "--quantization=float8dq-tensor", "--dry-run", check_rc=0)
     assert "quantization=float8dq-tensor: quantization float8dq-tensor: torchao's float8 dynamic" in result.stdout
     assert '"quantization": null' in result.stdout

@@ -33,6 +33,7 @@ def holder(results, seconds):
     return proc
 
 
+@pytest.mark.process  # another process holds the lock
 def test_a_second_holder_is_refused_and_told_who_holds_it(tmp_path):
     results = tmp_path / "results.jsonl"
     other = holder(results, 30)
@@ -47,6 +48,7 @@ def test_a_second_holder_is_refused_and_told_who_holds_it(tmp_path):
         other.wait()
 
 
+@pytest.mark.process  # another process holds the lock
 def test_a_waiting_holder_gets_it_when_the_other_lets_go_and_the_file_goes_with_the_last(tmp_path):
     results = tmp_path / "results.jsonl"
     other = holder(results, 1.0)
@@ -60,6 +62,7 @@ def test_a_waiting_holder_gets_it_when_the_other_lets_go_and_the_file_goes_with_
     assert not (tmp_path / "results.jsonl.lock").exists()
 
 
+@pytest.mark.process  # another process holds the lock, then is killed
 def test_a_killed_holders_lock_is_taken_over_and_says_whose_it_was(tmp_path):
     results = tmp_path / "results.jsonl"
     other = holder(results, 60)

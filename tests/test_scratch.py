@@ -26,6 +26,7 @@ def kinds(temp) -> set:
             if name.startswith(f"ptbench-{kind}-")}
 
 
+@pytest.mark.process  # a process that has ended
 def test_only_scratch_whose_owner_is_gone_is_stale(tmp_path):
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
     dead_pid = int(dead.stdout)

@@ -5,7 +5,7 @@ import argparse
 
 import pytest
 
-from helpers import ROOT, read_jsonl, run_runner
+from helpers import ROOT, call_runner, read_jsonl, run_runner
 
 from benchmarks.common import experiment_config
 
@@ -79,7 +79,7 @@ def test_listing_never_runs_user_code(tmp_path):
     (["--search-dir=tests/fixtures/user_models", "--labels=author"], "expected key::value"),
 ])
 def test_bad_flags_are_one_line_and_exit_2(args, message):
-    result = run_runner("--suite-name=files", "--dry-run", *args, check_rc=2)
+    result = call_runner("--suite-name=files", "--dry-run", *args, check_rc=2)
     assert result.stderr.count("\n") == 1 and message in result.stderr and "Traceback" not in result.stderr
 
 

@@ -8,7 +8,7 @@ import importlib.util
 
 import pytest
 
-from helpers import read_jsonl, run_runner
+from helpers import call_runner, read_jsonl, run_runner
 
 from benchmarks.common import experiment_config
 from benchmarks.common.cli_support import UsageError
@@ -41,7 +41,7 @@ def test_the_harness_list_with_its_batch_sizes_and_sequence_lengths():
 def test_bad_knobs_are_usage_errors(params, message):
     with pytest.raises(UsageError, match=message.replace("[", r"\[").replace("(", r"\(").replace(")", r"\)")):
         huggingface.SUITE.list_models(options(params))
-    result = run_runner("--suite-name=huggingface", f"--model-params={params}", "--dry-run", check_rc=2)
+    result = call_runner("--suite-name=huggingface", f"--model-params={params}", "--dry-run", check_rc=2)
     assert result.stderr.count("\n") == 1 and message in result.stderr
 
 

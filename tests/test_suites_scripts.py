@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from helpers import PYTHON, ROOT, processes_mentioning, read_jsonl, run_runner
+from helpers import PYTHON, ROOT, call_runner, processes_mentioning, read_jsonl, run_runner
 
 from benchmarks.common.cli_support import UsageError
 from benchmarks.common.experiment_config import ExperimentConfig
@@ -34,6 +34,7 @@ def test_parameters_reads_the_standard_names_and_the_scripts_own_defaults():
     assert parameters([], batch_size=2).batch_size == 2
 
 
+@pytest.mark.process  # what a fresh interpreter imports
 def test_the_helper_imports_neither_torch_nor_torch_xla():
     code = ("import sys; from benchmarks.suites.scripts_api import parameters; parameters([]); "
             "print(sorted(m for m in ('torch', 'torch_xla') if m in sys.modules))")
@@ -41,6 +42,7 @@ def test_the_helper_imports_neither_torch_nor_torch_xla():
     assert out.strip() == "[]"
 
 
+@pytest.mark.process  # what a fresh interpreter imports
 def test_the_discovery_cache_is_keyed_by_the_installed_torch_without_importing_it(tmp_path):
     script = tmp_path / "one.py"
     script.write_text("print('hello')\n")
@@ -109,7 +111,7 @@ def test_captured_inputs_are_detached_copies_in_their_own_containers_namedtuples
     ([], "needs --script FILE or --search-dir DIR"),
 ])
 def test_bad_flags_are_one_line_and_exit_2(args, message):
-    result = run_runner("--suite-name=scripts", "--dry-run", *args, check_rc=2)
+    result = call_runner("--suite-name=scripts", "--dry-run", *args, check_rc=2)
     assert message in result.stderr and "Traceback" not in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
 

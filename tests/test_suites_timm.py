@@ -7,7 +7,7 @@ import importlib.util
 
 import pytest
 
-from helpers import read_jsonl, run_runner
+from helpers import call_runner, read_jsonl, run_runner
 
 from benchmarks.common import experiment_config
 from benchmarks.suites import timm_suite
@@ -26,7 +26,7 @@ def test_the_harness_list_and_image_size():
     skip = timm_suite.SUITE.skip_reason({"model_name": "inception_v3", "params": {"image_size": 64}}, exp(), None)
     assert "at least 75, not 64" in skip
     assert timm_suite.SUITE.skip_reason({"model_name": "inception_v3", "params": {"image_size": 96}}, exp(), None) is None
-    result = run_runner("--suite-name=timm", '--model-params={"img": 3}', "--dry-run", check_rc=2)
+    result = call_runner("--suite-name=timm", '--model-params={"img": 3}', "--dry-run", check_rc=2)
     assert "timm takes only image_size" in result.stderr and result.stderr.count("\n") == 1
 
 

@@ -5,12 +5,11 @@ missing package, missing input data, a download)."""
 
 import argparse
 import os
-import subprocess
 import sys
 
 import pytest
 
-from helpers import ROOT, by_model, read_jsonl, run_runner
+from helpers import ROOT, by_model, call_runner, read_jsonl, run_runner
 
 from benchmarks.common import experiment_config
 
@@ -58,8 +57,7 @@ def test_not_found_is_one_clear_line_and_exit_2(tmp_path):
     cwd = tmp_path / "a" / "b" / "c"
     cwd.mkdir(parents=True)
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    result = subprocess.run([sys.executable, str(ROOT / "experiment_runner.py"), "--suite-name=torchbench",
-                             "--dry-run"], cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
+    result = call_runner("--suite-name=torchbench", "--dry-run", cwd=cwd, env=env)
     assert result.returncode == 2, result.stderr
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and "TorchBench not found" in lines[0] and "--torchbench-dir" in lines[0]
@@ -83,9 +81,9 @@ def test_bad_skip_file_and_model_params_are_usage_errors(tmp_path):
     bad.write_text("skips:\n  - {reason: r, models: [a], device: cpu}\n")
     with pytest.raises(UsageError, match="unknown key"):
         torchbench_skips.load_skips(str(bad))
-    result = run_runner(*COMMON, "--torchbench-skips=/nonexistent/skips.yaml", "--dry-run", check_rc=2)
+    result = call_runner(*COMMON, "--torchbench-skips=/nonexistent/skips.yaml", "--dry-run", check_rc=2)
     assert result.stderr.count("\n") == 1 and "No such file" in result.stderr
-    result = run_runner(*COMMON, "--model-params={\"a\": 1}", "--dry-run", check_rc=2)
+    result = call_runner(*COMMON, "--model-params={\"a\": 1}", "--dry-run", check_rc=2)
     assert "takes no --model-params" in result.stderr
 
 

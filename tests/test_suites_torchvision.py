@@ -4,7 +4,7 @@ import argparse
 
 import pytest
 
-from helpers import read_jsonl, run_runner
+from helpers import call_runner, read_jsonl, run_runner
 
 from benchmarks.common.run_options import RunOptions
 from benchmarks.common.cli_support import UsageError
@@ -59,19 +59,19 @@ def test_torchbench_tiers_are_upstreams():
 def test_unknown_tier_is_exit_2():
     with pytest.raises(UsageError, match="has no tier 7"):
         selection("torchvision", filter_by_tier=[7])
-    result = run_runner("--suite-name=torchvision", "--exclude-by-tier=9", "--dry-run", check_rc=2)
+    result = call_runner("--suite-name=torchvision", "--exclude-by-tier=9", "--dry-run", check_rc=2)
     assert result.stderr.count("\n") == 1 and "suite torchvision has no tier 9 (tiers: [1, 2, 3])" in result.stderr
 
 
 def test_bad_params_are_exit_2():
-    result = run_runner("--suite-name=torchvision", '--model-params={"image_size": 0}', "--dry-run", check_rc=2)
+    result = call_runner("--suite-name=torchvision", '--model-params={"image_size": 0}', "--dry-run", check_rc=2)
     assert "image_size must be a positive integer" in result.stderr
-    result = run_runner("--suite-name=torchvision", '--model-params={"depth": 3}', "--dry-run", check_rc=2)
+    result = call_runner("--suite-name=torchvision", '--model-params={"depth": 3}', "--dry-run", check_rc=2)
     assert "takes only image_size, num_classes" in result.stderr
 
 
 def test_dry_run_shows_a_tier_times_a_batch_size_sweep():
-    result = run_runner(*COMMON, "--filter-by-tier=1", "-x", "mobile|shuffle|regnet|mnas", "--dynamo=None",
+    result = call_runner(*COMMON, "--filter-by-tier=1", "-x", "mobile|shuffle|regnet|mnas", "--dynamo=None",
                         "--test=eval", "--batch-size=1", "--batch-size=3", "--dry-run", check_rc=0)
     lines = [line for line in result.stdout.splitlines() if line.startswith("/") or "experiment_runner" in line]
     assert len(lines) == 4  # squeezenet1_1 and resnet18, two batch sizes each

@@ -12,7 +12,7 @@ from benchmarks.runner import matrix
 
 from benchmarks.child import precise_timing
 from benchmarks.common import pure_wall_time
-from helpers import read_jsonl, run_runner
+from helpers import call_runner, read_jsonl, run_runner
 
 try:
     import torch
@@ -44,16 +44,15 @@ def test_time_budget_is_honoured():
     started = time.perf_counter()
     result = precise_timing.do_bench(sleeper(0.005), warmup=0.0, budget=0.05)
     elapsed = time.perf_counter() - started
-    # Each call takes >= 5 ms, so a 50 ms budget admits at most 10 calls, and the loop stops once it is spent.
-    assert 1 <= len(result.samples) <= 10
-    assert sum(result.samples) >= 0.045 or len(result.samples) == 10
-    assert elapsed < 2.0
+    # Each call takes >= 5 ms however busy the machine, so a 50 ms budget admits at most 10 calls: the loop stops
+    # once it is spent. (How much of it the calls fill depends on the machine's load: not asserted.)
+    assert 1 <= len(result.samples) <= 10 and all(sample >= 0.005 for sample in result.samples)
+    assert sum(result.samples) <= elapsed  # the samples are timed inside the call
 
 
 def test_count_limit_stops_before_the_budget_and_min_calls_outlasts_it():
-    started = time.perf_counter()
     result = precise_timing.do_bench(sleeper(0.001), warmup=0.0, budget=60.0, max_calls=3)
-    assert len(result.samples) == 3 and time.perf_counter() - started < 5
+    assert len(result.samples) == 3  # a 60 s budget of 1 ms calls would give thousands
     result = precise_timing.do_bench(sleeper(0.001), warmup=0.0, budget=1e-9, min_calls=4)
     assert len(result.samples) == 4
 
@@ -114,7 +113,7 @@ def test_pure_wall_time_rules_drop_only_configs_without_cuda():
 
 
 def test_dry_run_shows_why_pure_wall_time_drops_cpu_configs():
-    result = run_runner("--suite-name=dummy", "-k", "^mlp$", "--accelerator=cpu", "--xla=None", "--dynamo=None",
+    result = call_runner("--suite-name=dummy", "-k", "^mlp$", "--accelerator=cpu", "--xla=None", "--dynamo=None",
                         "--test=eval", "--pure-wall-time", "--dry-run", check_rc=0)
     dropped = [line for line in result.stdout.splitlines() if line.startswith("dropped:")]
     assert len(dropped) == 1

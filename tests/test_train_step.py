@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from helpers import ROOT, read_jsonl, run_runner
+from helpers import ROOT, call_runner, read_jsonl, run_runner
 
 from benchmarks.common import against_eager, experiment_config, records
 from benchmarks.common.measurement import Measurement
@@ -57,12 +57,12 @@ def test_a_bad_key_in_a_hand_written_config_is_one_line(data, message):
     with pytest.raises(experiment_config.ConfigError, match=message.replace("(", r"\(").replace(")", r"\)")):
         experiment_config.ExperimentConfig.from_dict(dict(exp().to_dict(), **data))
     config = json.dumps(dict(exp().to_dict(), **data))
-    result = run_runner(f"--model-config={json.dumps(DROPNET)}", f"--experiment-config={config}", check_rc=2)
+    result = call_runner(f"--model-config={json.dumps(DROPNET)}", f"--experiment-config={config}", check_rc=2)
     assert result.stderr.count("\n") == 1 and message in result.stderr and "Traceback" not in result.stderr
 
 
 def test_an_unknown_step_on_the_command_line_is_one_line_and_exit_2():
-    result = run_runner("--suite-name=dummy", "--train-step=whole", "--dry-run", check_rc=2)
+    result = call_runner("--suite-name=dummy", "--train-step=whole", "--dry-run", check_rc=2)
     assert result.stderr.count("\n") == 1 and "--train-step" in result.stderr and "'whole'" in result.stderr
 
 
@@ -102,13 +102,13 @@ def steps_planned(stdout: str) -> list:
 
 
 def test_dry_run_names_the_step_each_train_config_runs():
-    dummy = run_runner("--suite-name=dummy", "-k", "^mlp$", "--accelerator=cpu", "--xla=None", "--dynamo=None",
+    dummy = call_runner("--suite-name=dummy", "-k", "^mlp$", "--accelerator=cpu", "--xla=None", "--dynamo=None",
                        "--test=eval", "--test=train", "--dry-run", check_rc=0)
     assert sorted(steps_planned(dummy.stdout)) == [("eval", None), ("train", "forward_loss")]
-    timm = run_runner("--suite-name=timm", "-k", "^mobilenetv2_100$", "--accelerator=cpu", "--xla=None",
+    timm = call_runner("--suite-name=timm", "-k", "^mobilenetv2_100$", "--accelerator=cpu", "--xla=None",
                       "--dynamo=None", "--test=eval", "--test=train", "--dry-run", check_rc=0)
     assert sorted(steps_planned(timm.stdout)) == [("eval", None), ("train", "harness")]
-    both = run_runner("--suite-name=timm", "-k", "^mobilenetv2_100$", "--accelerator=cpu", "--xla=None",
+    both = call_runner("--suite-name=timm", "-k", "^mobilenetv2_100$", "--accelerator=cpu", "--xla=None",
                       "--dynamo=None", "--test=train", "--train-step=forward_loss", "--train-step=harness", "--dry-run",
                       check_rc=0)
     assert sorted(steps_planned(both.stdout)) == [("train", "forward_loss"), ("train", "harness")]

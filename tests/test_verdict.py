@@ -13,7 +13,7 @@ import sqlite3
 
 import pytest
 
-from helpers import ROOT, read_jsonl, run_runner, run_tool
+from helpers import ROOT, call_tool, read_jsonl, run_runner, run_tool
 
 from benchmarks.common import accuracy_status
 
@@ -83,6 +83,41 @@ def test_a_history_database_made_before_the_accuracy_column_is_upgraded_and_its_
     row = {"status": "ok", "verification": "FAIL", "accuracy": None}  # a row ingested before: derived
     assert series.verdict(row) == "fail_accuracy"
     assert series.verdict(dict(row, accuracy="fail_golden")) == "fail_golden"
+
+
+def pages_of(tmp_path):
+    """aggregate's page and history's page of two runs of eager and inductor on models `fine` and `off`: upstream's
+    verification_code says PASS for all, but run 2's inductor `off` failed its golden check."""
+    from test_dashboard import RUN1, RUN2, record
+
+    found = []
+    for timestamp in (RUN1, RUN2):
+        for dynamo in (None, "inductor"):
+            for model in ("fine", "off"):
+                failing = timestamp == RUN2 and dynamo and model == "off"
+                one = record(model, dynamo, timestamp, 0.01, 0.02, 4e6, accuracy="fail_golden" if failing else "pass")
+                one["verification_code"] = "PASS"  # upstream's comparison with eager passed all of them
+                one["golden"] = {"status": "fail_golden" if failing else "pass"}
+                found.append(one)
+    results = tmp_path / "results.jsonl"
+    results.write_text("".join(json.dumps(one) + "\n" for one in found))
+    page = tmp_path / "report.html"
+    call_tool("aggregate.py", results, "--accelerator=cpu", f"--output={page}", check_rc=0)
+    db = tmp_path / "history.sqlite"
+    call_tool("history.py", "ingest", results, "--db", db, check_rc=0)
+    shown = call_tool("history.py", "show", "--db", db, "--format=html", "-k", "^off$", "--backend", "inductor",
+                      check_rc=0).stdout
+    return page.read_text(encoding="utf-8"), shown
+
+
+def test_the_pages_show_the_records_verdict_not_upstreams_code(tmp_path):
+    aggregate_page, history_page = pages_of(tmp_path)
+    models = aggregate_page[aggregate_page.index('<table id="models"'):]
+    assert "<th>Inductor accuracy</th>" in models and "verify</th>" not in models
+    assert '<td class="failed">fail_golden</td>' in models and "PASS" not in models
+    assert "<th>Accuracy</th>" in history_page and "Verification" not in history_page
+    assert history_page.count('<td class="failed">fail_golden</td>') == 1 and "PASS" not in history_page
+    assert history_page.count("<td class=\"\">pass</td>") == 1  # run 1, before the golden failed
 
 
 # ---------------------------------------------------------------- one real sweep, every tool

@@ -10,15 +10,13 @@ The comparison itself is also checked directly on real tensors and outputs.
 import collections
 import dataclasses
 import shutil
-import subprocess
-import sys
 import weakref
 
 import pytest
 
 from benchmarks.common import accuracy_status
 from benchmarks.common.run_options import VerifyOptions
-from helpers import ROOT, read_jsonl, run_runner
+from helpers import call_runner, read_jsonl, run_runner
 
 VERIFY_KEYS = ("verification_code", "verification_mean_rel_error", "verification_max_abs_error",
                "verification_cosine_similarity", "verification_tolerance", "verification_message")
@@ -91,8 +89,8 @@ def test_pass_on_every_backend_for_eval_and_train_with_timing_and_figures(passin
         # The device peak of every timed run: PJRT's CPU client reports no memory figures, so the CPU rule.
         assert record["memory_kind"] == "cpu_rss_above_baseline", key
         assert len(record["metrics"]["peak_memory_bytes"]) == 1 and record["metrics"]["peak_memory_bytes"][0] >= 0
-    assert "verification: 8 PASS" in result.stdout and "accuracy: 8 pass" in result.stdout
-    assert "verification PASS" in result.stderr  # the per-config progress line
+    assert "upstream's verification_code: 8 PASS" in result.stdout and "accuracy: 8 pass" in result.stdout
+    assert "upstream's verification_code PASS" in result.stderr  # the per-config progress line, labelled as upstream's
 
 
 @pytest.mark.integration
@@ -224,9 +222,9 @@ def test_fingerprint_tells_verified_from_unverified():
 
 
 def test_bad_verify_flags_are_one_line_and_exit_2():
-    for flag in ("--verify-tolerance=-1", "--verify-tolerance=nan", "--verify-tolerance=abc", "--verify-iterations=0"):
-        result = subprocess.run([sys.executable, str(ROOT / "experiment_runner.py"), "--verify", flag, "--dry-run"],
-                                capture_output=True, text=True, cwd=ROOT, timeout=60)
+    for flag in ("--verify-tolerance=-1", "--verify-tolerance=nan", "--verify-tolerance=abc", "--verify-iterations=0",
+                 "--accuracy-tolerance=-1", "--verification-tolerance=abc"):
+        result = call_runner("--verify", flag, "--dry-run")
         assert result.returncode == 2, flag
         assert len(result.stderr.strip().splitlines()) == 1 and "Traceback" not in result.stderr, flag
         assert flag.split("=")[0] in result.stderr
@@ -324,7 +322,7 @@ def eval_experiment(test="eval"):
 
 
 def options(**overrides):
-    values = {"enabled": True, "iterations": 1, "tolerance": 0.02}
+    values = {"enabled": True, "iterations": 1}
     values.update(overrides)
     return VerifyOptions(**values)
 
@@ -356,8 +354,9 @@ def test_eager_reference_is_on_the_cpu_and_its_models_are_freed():
                                                for kind in ("weight", "bias")}
 
 
-def run_declared_random(tolerance):
-    """A random model declared non-deterministic, with its own tolerance: checked through the child's steps."""
+def run_declared_random(tolerance, **flags):
+    """A random model declared non-deterministic, with its own tolerance: checked through the child's steps;
+    `flags`: VerifyOptions (the --verify flags)."""
     import torch
 
     from benchmarks.child import measured_loop, eager_comparison, verify, verify_outputs
@@ -370,7 +369,7 @@ def run_declared_random(tolerance):
                               deterministic=False, tolerance=tolerance)
 
     experiment = eval_experiment()
-    verifier = verify.Verifier(options(), build)
+    verifier = verify.Verifier(options(**flags), build)
     verifier.compute_reference(experiment)
     bm = build(experiment)
     step = measured_loop.make_step(bm, experiment, bm.module, bm.example_inputs, {})
@@ -392,6 +391,16 @@ def test_declared_non_deterministic_with_a_tolerance_is_compared_with_it():
     strict = run_declared_random(tolerance=1e-3)
     assert strict["verification_code"] == "FAIL" and "above the tolerance 0.001" in strict["verification_message"]
     assert strict["accuracy"] == "fail_accuracy" and strict["accuracy_reference"] == "mean_rel_error"
+
+
+def test_each_rule_has_its_own_override_flag():
+    """--verification-tolerance replaces verification_code's limit, the model's own too; --accuracy-tolerance (the
+    harness's rule) leaves it alone (common/tolerances.py: one flag per rule)."""
+    overridden = run_declared_random(tolerance=1e-3, verification_tolerance=10.0)
+    assert overridden["verification_code"] == "PASS" and overridden["verification_tolerance"] == 10.0
+    assert overridden["accuracy"] == "pass" and overridden["accuracy_tolerance"] == 10.0  # the fallback's limit
+    other_rule = run_declared_random(tolerance=1e-3, accuracy_tolerance=10.0)
+    assert other_rule["verification_code"] == "FAIL" and other_rule["verification_tolerance"] == 1e-3
 
 
 def test_an_eager_reference_the_suite_skips_is_not_a_failure():

@@ -5,7 +5,8 @@ compile latency, compression ratio and peak memory per backend, the newest run, 
 (suites, models, backends, test, accelerator, dates, the environment and its noise warnings); the geomean speedup
 per backend over the baseline with the number of models behind each (the numbers of --report=latest_grouped); from
 two runs on, the speedup over time; the newest run's per-model plot (plots as inline SVG, their notes said once, as
-text); a per-model table of the newest run (batch size, each backend's time, speedup and verification code),
+text); a per-model table of the newest run (batch size, each backend's time, speedup and, where it was checked,
+the record's verdict: `accuracy`, common/accuracy_status.py),
 sortable and filterable by a few lines of plain JavaScript, where failed and skipped configs show their
 status, phase and message and link to their log. Nothing is fetched: no external script, style or font.
 """
@@ -19,7 +20,7 @@ from typing import Optional
 
 from benchmarks.aggregate import dashboard, inputs, notes, reports
 from benchmarks.aggregate.analysis import Analysis, Options, prepare
-from benchmarks.common import html_style, records
+from benchmarks.common import accuracy_status, html_style, records
 from benchmarks.common.html_style import esc  # html_style: the look history's pages share
 
 
@@ -167,14 +168,20 @@ def _log_link(record: dict, results_dir: str, page_dir: str) -> str:
     return f' <a href="{esc(href)}">log</a>'
 
 
+def _verdict_cell(record: dict) -> str:
+    verdict = accuracy_status.derive(record) if accuracy_status.checked(record) else ""
+    kind = ' class="failed"' if accuracy_status.failed(verdict) else ""
+    return f"<td{kind}>{esc(verdict)}</td>"
+
+
 def _cell(row: Optional[inputs.Row], speedup, results_dir: str, page_dir: str, verified: bool) -> list:
-    """The time, speedup (and, where the backend was verified, verification) cells of one backend for one
+    """The time, speedup (and, where the backend was checked, the record's verdict) cells of one backend for one
     model and batch size."""
     if row is None:
         cells = ['<td class="msg" data-sort="">no record</td>', '<td class="num" data-sort=""></td>']
         return cells + ["<td></td>"] * verified
     record = row.record
-    verification = [f"<td>{esc(record.get('verification_code') if record.get('verify') else '')}</td>"] * verified
+    verification = [_verdict_cell(record)] * verified
     if row.status == records.STATUS_OK and row.value is not None:
         ms = row.value * 1e3
         speed = "" if speedup is None else f"{speedup:.3f}"
@@ -198,11 +205,11 @@ def _models_section(analysis: Analysis, results_dir: str, page_dir: str) -> str:
         if runs.get(row.workload[0]) == row.timestamp:
             newest[(row.workload, row.batch_key, row.backend)] = row
     keys = sorted({(w, b) for w, b, _ in newest}, key=lambda k: (analysis.labels[k[0]].casefold(), str(k[1])))
-    verified = {b: any(r.record.get("verify") for (_, _, rb), r in newest.items() if rb == b) for b in analysis.backends}
+    verified = {b: any(accuracy_status.checked(r.record) for (_, _, rb), r in newest.items() if rb == b) for b in analysis.backends}
     head = ["Model", "Batch"]
     for backend in analysis.backends:
         title = inputs.backend_title(backend)
-        head += [f"{title} ms", f"{title} speedup"] + [f"{title} verify"] * verified[backend]
+        head += [f"{title} ms", f"{title} speedup"] + [f"{title} accuracy"] * verified[backend]
     out = [f"<h2>Per model ({esc(notes.runs_text(runs))})</h2>",
            '<p><input id="filter" type="search" placeholder="Filter rows (model, status, message ...)"> '
            '<span class="small">Click a column header to sort.</span></p>',

@@ -21,7 +21,7 @@ import os
 from typing import Any, Optional
 
 from benchmarks.child import golden_store, output_tree
-from benchmarks.common import accuracy_status, disk_writes
+from benchmarks.common import accuracy_status, disk_writes, tolerances
 
 log = logging.getLogger("benchmarks.child.golden")
 
@@ -30,10 +30,8 @@ PASS, FAIL, NO_GOLDEN, BAD_GOLDEN = (accuracy_status.PASS, accuracy_status.FAIL_
                                      accuracy_status.BAD_GOLDEN)
 SAVED, NOT_CHECKED = "saved", accuracy_status.NOT_CHECKED
 STEPS = {"eval": 1, "train": 2}
-# (atol, rtol) by the lowest floating-point dtype of the result: a few units in the last place of each format, loose
-# enough for a compiler's reordering, tight enough to catch a changed kernel. A manifest may carry a model's own
-# pair (edit it), and --golden-atol/--golden-rtol override both.
-TOLERANCES = {"float64": (1e-7, 1e-7), "float32": (1e-4, 1e-3), "float16": (1e-3, 4e-3), "bfloat16": (1e-2, 3e-2)}
+# (atol, rtol) by the lowest floating-point dtype of the result: common/tolerances.py GOLDEN. A manifest may carry a
+# model's own pair (edit it), and --golden-atol/--golden-rtol override both.
 DTYPE_ORDER = ("float64", "float32", "float16", "bfloat16")  # widest first
 MAX_LISTED = 3
 
@@ -121,10 +119,6 @@ def finite(value: Optional[float]) -> Optional[float]:
     return value if value is not None and math.isfinite(value) else None
 
 
-def tolerances(dtype: str) -> tuple:
-    return TOLERANCES.get(dtype, TOLERANCES["float32"])
-
-
 def save(root: str, model_config: dict, experiment, build) -> dict:
     """Write this config's entry from the eager model `build(experiment)` gives; the record's `golden` value."""
     from benchmarks.child import backends, measured_loop
@@ -144,7 +138,7 @@ def save(root: str, model_config: dict, experiment, build) -> dict:
         _, _, output = measured_loop.timed_run(step, eager, steps)
         expected = result_of(eager, module, output)
         dtype = lowest_float_dtype(expected)
-        atol, rtol = tolerances(dtype)
+        atol, rtol = tolerances.golden(dtype)
         manifest = golden_store.new_manifest(model_config, experiment, steps, atol, rtol, dtype)
         golden_store.write_entry(directory, manifest, {"weights": weights, "inputs": inputs, "expected": expected})
     except Exception as exc:

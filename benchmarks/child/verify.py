@@ -27,9 +27,9 @@ In the child, with --verify (see `Verifier`; docs/architecture.md, "Accuracy"):
 Figures over every floating-point element of the output (complex as real pairs):
 `verification_mean_rel_error` = sum |out - ref| / sum |ref| (robust where the reference is near zero),
 `verification_max_abs_error`, `verification_cosine_similarity`. PASS when the mean relative error is at
-most the tolerance: the model's own (BenchmarkModel.tolerance) if its suite gives one, else
---verify-tolerance. Integer and boolean tensors and non-tensor leaves must be equal; a structure
-mismatch (type, keys, length, shape, dtype) is a FAIL whose message says where. Lists and tuples are
+most the verification tolerance (common/tolerances.py MEAN_REL_ERROR): --verification-tolerance, else the
+model's own (BenchmarkModel.tolerance) if its suite gives one, else the default. Integer and boolean tensors and
+non-tensor leaves must be equal; a structure mismatch (type, keys, length, shape, dtype) is a FAIL whose message says where. Lists and tuples are
 both sequences: a tuple where eager returned a list is not a mismatch.
 
 A model whose suite declares its output random (BenchmarkModel.deterministic=False: dropout in training, a
@@ -53,7 +53,7 @@ from benchmarks.child import accuracy_check
 from benchmarks.child.eager_comparison import Comparison, compare, verdict
 from benchmarks.child.verify_outputs import collect, iterations_for, root_name, tensor_bytes, \
     uses_fallback_random, fallback_random
-from benchmarks.common import accuracy_rule, accuracy_status, records
+from benchmarks.common import accuracy_rule, accuracy_status, records, tolerances
 from benchmarks.suites import ModelSkipped
 
 log = logging.getLogger("benchmarks.child.verify")
@@ -63,7 +63,6 @@ FIGURE_KEYS = ("verification_mean_rel_error", "verification_max_abs_error", "ver
                "verification_tolerance", "verification_message")
 # The accuracy judgement's keys, after those: the status, then its figures.
 ACCURACY_KEYS = accuracy_status.KEYS
-DEFAULT_TOLERANCE = 0.02  # verification_code's limit on the mean relative error, as upstream's
 
 
 def free_memory() -> None:
@@ -88,8 +87,8 @@ class Verifier:
                  suite: str = "", model: str = ""):
         self.requested_iterations = options.iterations  # --verify-iterations, or None: the step's (iterations_for)
         self.iterations = options.iterations or 1
-        self.override = options.tolerance  # --verify-tolerance, or None
-        self.default_tolerance = options.tolerance if options.tolerance is not None else DEFAULT_TOLERANCE
+        self.override = options.accuracy_tolerance  # --accuracy-tolerance, or None
+        self.verification_override = options.verification_tolerance  # --verification-tolerance, or None
         self.build = build
         self.on_phase = on_phase
         self.suite = suite
@@ -156,7 +155,8 @@ class Verifier:
         try:
             bm = self.build(eager)
             deterministic, own_tolerance = bm.deterministic, bm.tolerance
-            self.tolerance = own_tolerance if own_tolerance is not None else self.default_tolerance
+            self.tolerance = next(t for t in (self.verification_override, own_tolerance,
+                                              tolerances.MEAN_REL_ERROR_DEFAULT.value) if t is not None)
             if not deterministic and own_tolerance is None:
                 self.tolerance = None
                 self.message = "the model declares a non-deterministic output and no tolerance: not compared"

@@ -1,17 +1,19 @@
 """The accuracy rule `--verify` judges a config by: the dynamo harness's, per (suite, model, precision, test,
 accelerator, freezing). Pure Python (no torch); docs/architecture.md, "Accuracy".
 
-The harness's per-model lists are data, each naming where it was read (common/harness_accuracy.yaml); the way
-they combine is the harness's get_tolerance_and_cosine_flag of each suite, written here in our words:
-- torchbench: 1e-4. Under float16 or any autocast: 8e-2 for freezing_even_higher (with --freezing), else 1e-2
-  for higher_fp16, 8e-2 for even_higher, else 1e-3. Under bfloat16: 1e-2 for higher_bf16 (8e-2 for
-  higher_bf16_xpu on xpu). Training on cuda/xpu: 1e-3, cosine for the cosine list, 8e-2 for even_higher.
-- huggingface: training 2e-2 for higher_training (and higher_max_autotune_training under max-autotune), else
-  1e-2; inference 5e-3 for higher_inference_cpu on the CPU, 4e-3 for higher_inference, else 1e-3.
-- timm: 1e-3 (8e-2 for higher_freezing with --freezing); training replaces it: 8e-2 for even_higher (and
-  even_higher_max_autotune under max-autotune), 4e-2 for higher (and higher_amp under autocast), else 1e-2.
-- any other suite (dummy, faults, torchvision, files, scripts, microbench): TorchBench's defaults, no lists.
-`--verify-tolerance` replaces the tolerance, never the lists.
+The harness's per-model lists are data, each naming where it was read (common/harness_accuracy.yaml); its numbers
+are the table common/tolerances.py ACCURACY; the way they combine is the harness's get_tolerance_and_cosine_flag of
+each suite, written here in our words:
+(a case in quotes is a value of the table, the others are lists, each with its table value)
+- torchbench: "default". Under float16 or any autocast: freezing_even_higher (with --freezing), else
+  higher_fp16, else even_higher, else "half". Under bfloat16: higher_bf16 (higher_bf16_xpu on xpu). Training on
+  cuda/xpu: the cosine list ("train_gpu", judged by cosine), even_higher, else "train_gpu".
+- huggingface: training: higher_training (and higher_max_autotune_training under max-autotune), else "train";
+  inference: higher_inference_cpu on the CPU, higher_inference, else "eval".
+- timm: inference: higher_freezing with --freezing, else "eval"; training: even_higher (and
+  even_higher_max_autotune under max-autotune), higher (and higher_amp under autocast), else "train".
+- any other suite (dummy, faults, torchvision, files, scripts, microbench): TorchBench's cases, no lists.
+`--accuracy-tolerance` (also spelled `--verify-tolerance`) replaces the tolerance, never the lists.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import os
 from typing import Optional
 
 from benchmarks.common import precision as precisions
+from benchmarks.common import tolerances
 
 DATA_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "harness_accuracy.yaml")
 TORCHBENCH, HUGGINGFACE, TIMM = "torchbench", "huggingface", "timm"
@@ -50,7 +53,7 @@ class Rule:
     suite: str
     model: str
     tolerance: float
-    tolerance_from: str  # "torchbench default", "torchbench.yaml tolerance.higher_bf16", "--verify-tolerance" ...
+    tolerance_from: str  # "torchbench default", "torchbench.yaml tolerance.higher_bf16", "--accuracy-tolerance" ...
     cosine_from: Optional[str] = None  # judged by cosine similarity, fp64 or not
     larger_multiplier_from: Optional[str] = None  # same()'s use_larger_multiplier_for_smaller_tensor
     non_deterministic_from: Optional[str] = None  # fail_accuracy / eager_two_runs_differ count as pass
@@ -85,59 +88,59 @@ class _Lists:
 
 def _torchbench(lists: _Lists, precision, test, accelerator, freezing) -> tuple:
     """(tolerance, where it comes from, cosine source or None)."""
+    table = tolerances.ACCURACY[TORCHBENCH]
     half = precisions.cast_dtype(precision) == "float16" or precisions.autocast_dtype(precision, accelerator)
     if half:
-        if freezing and lists.where("freezing_even_higher"):
-            return 8e-2, lists.where("freezing_even_higher"), None
-        for key, value in (("higher_fp16", 1e-2), ("even_higher", 8e-2)):
-            if lists.where(key):
-                return value, lists.where(key), None
-        return 1e-3, "torchbench default under float16 or autocast", None
-    if precisions.cast_dtype(precision) == "bfloat16":
-        if lists.where("higher_bf16"):
-            return 1e-2, lists.where("higher_bf16"), None
-        if accelerator == "xpu" and lists.where("higher_bf16_xpu"):
-            return 8e-2, lists.where("higher_bf16_xpu"), None
+        cases = (("freezing_even_higher", freezing), ("higher_fp16", True), ("even_higher", True))
+        return _first_listed(lists, table, cases) or _default(table["half"])
+    bf16 = precisions.cast_dtype(precision) == "bfloat16"
+    found = bf16 and _first_listed(lists, table, (("higher_bf16", True), ("higher_bf16_xpu", accelerator == "xpu")))
+    if found:
+        return found
     if test == "train" and accelerator in ("cuda", "xpu"):
         if lists.where("cosine"):
-            return 1e-3, "torchbench default for training on cuda/xpu", lists.where("cosine")
-        if lists.where("even_higher"):
-            return 8e-2, lists.where("even_higher"), None
-        return 1e-3, "torchbench default for training on cuda/xpu", None
-    return 1e-4, "torchbench default", None
+            return table["train_gpu"].value, table["train_gpu"].source, lists.where("cosine")
+        return _first_listed(lists, table, (("even_higher", True),)) or _default(table["train_gpu"])
+    return _default(table["default"])
 
 
 def _huggingface(lists: _Lists, precision, test, accelerator, max_autotune) -> tuple:
+    table = tolerances.ACCURACY[HUGGINGFACE]
     if test == "train":
-        for key, applies in (("higher_training", True), ("higher_max_autotune_training", max_autotune)):
-            if applies and lists.where(key):
-                return 2e-2, lists.where(key), None
-        return 1e-2, "huggingface default for training", None
-    if accelerator == "cpu" and lists.where("higher_inference_cpu"):
-        return 5e-3, lists.where("higher_inference_cpu"), None
-    if lists.where("higher_inference"):
-        return 4e-3, lists.where("higher_inference"), None
-    return 1e-3, "huggingface default for inference", None
+        cases = (("higher_training", True), ("higher_max_autotune_training", max_autotune))
+    else:
+        cases = (("higher_inference_cpu", accelerator == "cpu"), ("higher_inference", True))
+    return _first_listed(lists, table, cases) or _default(table[test])
 
 
 def _timm(lists: _Lists, precision, test, accelerator, freezing, max_autotune) -> tuple:
+    table = tolerances.ACCURACY[TIMM]
     if test == "train":
         amp = precisions.autocast_dtype(precision, accelerator) is not None
-        for key, applies, value in (("even_higher", True, 8e-2), ("even_higher_max_autotune", max_autotune, 8e-2),
-                                    ("higher", True, 4e-2), ("higher_amp", amp, 4e-2)):
-            if applies and lists.where(key):
-                return value, lists.where(key), None
-        return 1e-2, "timm default for training", None
-    if freezing and lists.where("higher_freezing"):
-        return 8e-2, lists.where("higher_freezing"), None
-    return 1e-3, "timm default for inference", None
+        cases = (("even_higher", True), ("even_higher_max_autotune", max_autotune), ("higher", True),
+                 ("higher_amp", amp))
+    else:
+        cases = (("higher_freezing", freezing),)
+    return _first_listed(lists, table, cases) or _default(table[test])
+
+
+def _first_listed(lists: _Lists, table: dict, cases) -> Optional[tuple]:
+    """The first of `cases` ((list key, whether it applies)) whose list names the model: its table value."""
+    for key, applies in cases:
+        if applies and lists.where(key):
+            return table[key].value, lists.where(key), None
+    return None
+
+
+def _default(entry: tolerances.Tolerance) -> tuple:
+    return entry.value, entry.source, None
 
 
 def rule(suite: str, model: str, precision: Optional[str], test: str, accelerator: str, freezing: bool = False,
          max_autotune: bool = False, override: Optional[float] = None) -> Rule:
     """The rule for a config of `model` in `suite` at `precision` (None: fp32), `test` (eval/train) on
     `accelerator`; `freezing` (Inductor's, inference) and `max_autotune` select lists of their own;
-    `override` (--verify-tolerance) replaces the tolerance."""
+    `override` (--accuracy-tolerance) replaces the tolerance."""
     lists = _Lists(suite, model)
     if suite == HUGGINGFACE:
         tolerance, source, cosine = _huggingface(lists, precision, test, accelerator, max_autotune)
@@ -149,7 +152,7 @@ def rule(suite: str, model: str, precision: Optional[str], test: str, accelerato
             source = source.replace("torchbench default", f"TorchBench's default (the {suite} suite is not the "
                                                           f"harness's)")
     if override is not None:
-        tolerance, source = override, "--verify-tolerance"
+        tolerance, source = override, tolerances.ACCURACY_FLAG
     return Rule(suite=suite, model=model, tolerance=tolerance, tolerance_from=source, cosine_from=cosine,
                 larger_multiplier_from=lists.where("larger_multiplier"),
                 non_deterministic_from=lists.where("non_deterministic"),

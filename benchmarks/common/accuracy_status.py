@@ -93,6 +93,12 @@ def golden_status(record: dict):
     return golden.get("status") if isinstance(golden, dict) else None
 
 
+def checked(record: dict) -> bool:
+    """Whether a check was asked of the record (--verify, or --golden's check, not a save): reports show its
+    verdict then."""
+    return bool(record.get("verify")) or golden_status(record) not in (None, "saved")
+
+
 def with_golden(status: str, record: dict) -> str:
     """`status` with the record's golden check folded in (docs/architecture.md, "Accuracy"): the golden's failure
     replaces a passing or not_checked status, a golden pass replaces not_checked; any other status stays, so the

@@ -15,6 +15,8 @@ import argparse
 import dataclasses
 from typing import Any, Callable, Iterable, Optional
 
+from benchmarks.common.cli_support import add_hidden_alias
+
 PARENT, CHILD, BOTH = "parent", "child", "both"
 CONSUMERS = (PARENT, CHILD, BOTH)
 
@@ -28,8 +30,9 @@ class Flag:
     consumer: str  # PARENT, CHILD or BOTH
     help: str
     default: Any = None  # a bool default makes a switch (--flag, no value)
-    name: str = ""  # "--verify-tolerance"; a field's flag may leave it empty: "--" + the field's name
+    name: str = ""  # "--accuracy-tolerance"; a field's flag may leave it empty: "--" + the field's name
     short: str = ""  # "-k"
+    aliases: tuple = ()  # old spellings that parse too, left out of --help (docs/command-line.md); a child gets `name`
     type: Optional[Callable[[str], Any]] = None
     choices: Any = None
     metavar: Optional[str] = None
@@ -131,6 +134,8 @@ def add_flags(parser: argparse.ArgumentParser, flags: Iterable[Flag], choices: d
                 spec["choices"] = choices.get(flag.choices, flag.choices) if isinstance(flag.choices, str) \
                     else flag.choices
         sections[flag.group].add_argument(*names, **spec)
+        for alias in flag.aliases:
+            add_hidden_alias(sections[flag.group], alias, **{k: v for k, v in spec.items() if k not in ("help", "default")})
 
 
 def child_args(flags: Iterable[Flag], namespace: argparse.Namespace) -> list:

@@ -17,7 +17,7 @@ import time
 from typing import Optional
 
 from benchmarks.common import allocator, compile_options, cpu_profile, experiment_config, paired_speedup, precision, \
-    quantization
+    quantization, tolerances
 from benchmarks.common.cli_support import (Parser, UsageError, close_matches, epilog, finite_non_negative_float, memory_size,
                                            non_negative_int, positive_float, positive_int)
 from benchmarks.common.cli_support import timestamp as timestamp_type
@@ -89,10 +89,14 @@ class VerifyOptions:
     enabled: bool = VERIFICATION.switch(BOTH, "also judge each config's accuracy against an fp64 eager reference "
         "(output for eval; loss and every gradient for train) and record `accuracy`, upstream's verification_code and "
         "error figures beside the timing", name="--verify")
-    tolerance: Optional[float] = VERIFICATION.option(
-        None, CHILD, "the accuracy check's tolerance (allclose, and the RMSE rule's tol/10) instead of the harness's "
-        "per suite, precision and test; also verification_code's limit on sum|out-ref|/sum|ref| (default 0.02, or "
-        "the suite's per model)", name="--verify-tolerance", type=finite_non_negative_float, metavar="TOL")
+    accuracy_tolerance: Optional[float] = VERIFICATION.option(
+        None, CHILD, "the tolerance of the record's `accuracy` (the harness's rule: allclose at TOL, and the RMSE "
+        "rule's tol/10) for every config, instead of the harness's per suite, model, precision and test", name=tolerances.ACCURACY_FLAG,
+        aliases=(tolerances.ACCURACY_FLAG_OLD_NAME,), type=finite_non_negative_float, metavar="TOL")
+    verification_tolerance: Optional[float] = VERIFICATION.option(
+        None, CHILD, "upstream's verification_code: its limit on the mean relative error sum|out-ref|/sum|ref| for "
+        "every config, instead of the suite's per model (default 0.02)", name=tolerances.MEAN_REL_ERROR_FLAG,
+        type=finite_non_negative_float, metavar="TOL")
     iterations: Optional[int] = VERIFICATION.option(
         None, CHILD, "iterations (train: steps) before the result is compared (default 1; 2 under the harness's "
         "training step, as the harness checks)", name="--verify-iterations", type=positive_int, metavar="N")

@@ -10,7 +10,7 @@ import json
 import re
 from datetime import datetime, timezone
 
-from benchmarks.common import html_style
+from benchmarks.common import accuracy_status, html_style
 
 SERIES_COLUMNS = ("suite", "model", "backend", "test", "precision", "accelerator_model", "batch_size", "timestamp",
                   "time_utc", "commit", "host", "median_ms", "compile_s", "peak_mib", "status", "verification",
@@ -263,15 +263,17 @@ def _series_table(one, marks: dict) -> str:
     for point in one.points:
         change = marks.get((one.config_id, point.run_id))
         status = "ok" if point.status == "ok" else "skipped" if point.status == "skip" else "failed"
+        verdict = point.accuracy or ""  # the run's one verdict (common/accuracy_status.py), not upstream's code
         rows.append(f"<tr>{_run_cells(point)}<td class=\"num\">{_number(point.median, 1e3, 5)}</td>"
                     f"<td class=\"num\">{_number(point.compile_s)}</td>"
                     f"<td class=\"num\">{_number(point.peak_memory, 1 / 2**20)}</td>"
-                    f"<td class=\"{status}\">{html_style.esc(point.status)}</td><td>{html_style.esc(point.verification)}</td>"
+                    f"<td class=\"{status}\">{html_style.esc(point.status)}</td>"
+                    f"<td class=\"{'failed' if accuracy_status.failed(verdict) else ''}\">{html_style.esc(verdict)}</td>"
                     f"<td class=\"{_direction_class(change.direction) if change else ''}\">"
                     f"{html_style.esc(change_text(change)) if change else ''}</td></tr>")
     return (f"<h3>{html_style.esc(one.label)} <span class=\"small\">[{html_style.esc(one.labels['accelerator_model'])}]</span></h3>"
             "<div class=\"wide\"><table class=\"series\"><thead><tr><th>Run (UTC)</th><th>Commit</th><th>Host</th>"
-            "<th>Median ms</th><th>Compile s</th><th>Peak MiB</th><th>Status</th><th>Verification</th>"
+            "<th>Median ms</th><th>Compile s</th><th>Peak MiB</th><th>Status</th><th>Accuracy</th>"
             "<th>Change starting here</th></tr></thead><tbody>" + "".join(rows) + "</tbody></table></div>")
 
 

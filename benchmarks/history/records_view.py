@@ -13,6 +13,7 @@ import hashlib
 import json
 from typing import Optional
 
+from benchmarks.common import metric_words
 from benchmarks.common.measurement import Measurement
 from benchmarks.compare import metrics
 
@@ -89,10 +90,10 @@ def view(record: dict, commit: Optional[str] = None) -> tuple:
     samples = compile_s = peak = None
     if m.ok:
         # compare.py's samples of a process: steady state (upstream records: first sample left out), > 0.
-        found, _ = metrics.metric_samples(m, "time")
+        found, _ = metrics.metric_samples(m, metric_words.TIME)
         samples = None if found is None else [float(v) for v in found]
-        compile_s = m.first_run_time()  # compare.py's --metric=compile: the first run, compilation included
-        peak = m.peak_memory()
+        compile_s, _ = metric_words.compile_seconds(m)  # the first run, compilation included, as compare's
+        peak = m.peak_memory()  # the largest of metric_words.memory_samples: the device's peak, else the host's
     digest = hashlib.sha256(json.dumps(record, sort_keys=True, default=str).encode()).hexdigest()
     return RecordView(
         timestamp=m.timestamp, host=_text(environment.get("hostname")),

@@ -71,7 +71,8 @@ class Progress:
             what = f"{status} in {error.get('phase')}: {error.get('message')}"
         if record.get("verify"):
             code, message = record.get("verification_code"), record.get("verification_message")
-            what += f"; verification {code}" + (f" ({message})" if message and status == records.STATUS_OK else "")
+            what += f"; upstream's verification_code {code}" + (f" ({message})" if message and status == records.STATUS_OK
+                                                                else "")
         log.info("[%d/%d] %s: %s", index, self.total, config.label(), what)
         if self.bar:
             self.bar.set_postfix(counts)
@@ -209,8 +210,9 @@ def end_of_sweep(results_path: str, latest: dict, options, counts: dict, already
         if record.get("verify"):
             codes[record.get("verification_code")] = codes.get(record.get("verification_code"), 0) + 1
     if codes:
-        lines.append("verification: " + ", ".join(f"{count} {code}" for code, count in sorted(codes.items())))
-    if codes or any(accuracy_status.golden_status(r) not in (None, "saved") for r in latest.values()):  # --golden
+        lines.append("upstream's verification_code: " + ", ".join(f"{count} {code}" for code, count in
+                                                               sorted(codes.items())))
+    if any(accuracy_status.checked(r) for r in latest.values()):
         accuracy = {}  # the harness's statuses (docs/architecture.md, "Accuracy"): what the dashboard's pass rate counts
         for record in latest.values():
             status = accuracy_status.derive(record)

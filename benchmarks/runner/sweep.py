@@ -8,6 +8,7 @@ records back, and the parent appends each as its child ends (docs/architecture.m
 from __future__ import annotations
 
 import collections
+import contextlib
 import logging
 import os
 import shlex
@@ -230,16 +231,26 @@ def execute(options: RunOptions, plan: Plan, executor) -> int:
         return run_locked(options, plan, executor, results_path)
 
 
-def run_locked(options: RunOptions, plan: Plan, executor, results_path: str) -> int:
-    """The sweep, once this parent holds the results file: resume, run what is left, the end-of-sweep table."""
+def untimed(step: str):
+    """run_locked's steps, not timed (the sweep's default)."""
+    return contextlib.nullcontext()
+
+
+def run_locked(options: RunOptions, plan: Plan, executor, results_path: str, timed=untimed) -> int:
+    """The sweep, once this parent holds the results file: resume, run what is left, the end-of-sweep table.
+    `timed(step)` is a context around each step (scripts/bench_scale.py times them: a step added here is measured
+    there too)."""
     if options.no_resume:
         backup = back_up(results_path)
         if backup:
             log.info("--no-resume: the earlier results were kept as %s", backup)
-    earlier = load_earlier(results_path, options.retry_failed)
+    with timed("resume"):
+        earlier = load_earlier(results_path, options.retry_failed)
+        left = plan_rounds(in_model_order(plan), options.rounds, earlier.done)
     for experiment, reason in plan.dropped:
         log.info("dropped %s: %s", experiment.describe(), reason)
-    todo = longest_first(plan_rounds(in_model_order(plan), options.rounds, earlier.done), earlier.run_seconds)
+    with timed("longest-first"):
+        todo = longest_first(left, earlier.run_seconds)
     already = len(plan.configs) * options.rounds + len(plan.skipped) - len(todo)
     log.info("%d model(s) x %d experiment config(s): %d to run, %d already in %s, %d dropped; %s", len(plan.models),
              len(plan.kept), len(todo), already, results_path, len(plan.dropped), executor.describe())
@@ -247,15 +258,16 @@ def run_locked(options: RunOptions, plan: Plan, executor, results_path: str) -> 
         print(f"nothing to run: every config is already in {results_path} (--retry-failed re-runs the failed ones, "
               "--no-resume starts a new file)", file=sys.stderr)
     first = next((config for config, reason in todo if not reason), None)
-    if first is not None:  # its fork server (or the nodes') starts while the noise check runs
-        executor.prepare(make_job(-1, options, first, None).request)
-    noise_facts = noise.sweep_check(options.noise)  # once per sweep: warns, and every record carries it
-    env_facts = noise.annotate({"environment": machine_facts.collect()}, noise_facts)["environment"]
+    with timed("noise-check"):
+        if first is not None:  # its fork server (or the nodes') starts while the noise check runs
+            executor.prepare(make_job(-1, options, first, None).request)
+        noise_facts = noise.sweep_check(options.noise)  # once per sweep: warns, and every record carries it
+        env_facts = noise.annotate({"environment": machine_facts.collect()}, noise_facts)["environment"]
     bar = progress.Progress(len(todo), enabled=options.progress_bar or sys.stderr.isatty())
     echo = bar.write if options.print_subprocess else None
     started = time.monotonic()
     try:
-        with records.ResultsWriter(results_path) as writer, bar:
+        with timed("sweep"), records.ResultsWriter(results_path) as writer, bar:
             run = SweepRun(options, executor, writer, bar, env_facts, echo)
             try:
                 run.run(todo)
@@ -271,9 +283,10 @@ def run_locked(options: RunOptions, plan: Plan, executor, results_path: str) -> 
         raise UsageError(f"{exc}: the sweep stopped; every record written before is in {results_path} and no "
                          "config was blamed; free some space and run the same command to resume") from None
     elapsed = time.monotonic() - started
-    latest = progress.latest_records(results_path, plan.configs)
-    print(progress.end_of_sweep(results_path, latest, options, run.counts, already, elapsed,
-                                resume_command(options), beside=run.beside, jobs=executor.jobs))
+    with timed("end-of-sweep"):
+        latest = progress.latest_records(results_path, plan.configs)
+        print(progress.end_of_sweep(results_path, latest, options, run.counts, already, elapsed,
+                                    resume_command(options), beside=run.beside, jobs=executor.jobs))
     # docs/command-line.md: a sweep whose configs' latest records include a failure (a failed status, or a verdict
     # that fails: --verify's, the golden check's) is bad news (exit 1), resumed or not; every record is written all
     # the same.

@@ -57,8 +57,9 @@ class BenchmarkModel:
     loss_fn: Optional[Callable] = None
     # parameters -> optimizer; None means SGD(lr=0.01), cheap in memory for big models.
     optimizer_fn: Optional[Callable] = None
-    # Per-model tolerance of upstream's verification_code (mean relative error); None means --verify-tolerance's,
-    # else 0.02. The accuracy judgement uses the harness's rule instead (common/accuracy_rule.py).
+    # Per-model limit of upstream's verification_code on the mean relative error (common/tolerances.py
+    # MEAN_REL_ERROR: its numbers); None: the default there. --verification-tolerance overrides it. The record's
+    # accuracy is judged by the harness's rule instead (common/accuracy_rule.py).
     tolerance: Optional[float] = None
     # False for models whose eager output is random by design (dropout in training, a fault model): --verify
     # skips the determinism check and the harness's rule, and compares with `tolerance` (accuracy_reference

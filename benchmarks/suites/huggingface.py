@@ -25,15 +25,15 @@ import importlib.util
 import os
 from typing import Optional
 
-from benchmarks.common import experiment_config
+from benchmarks.common import experiment_config, tolerances
 from benchmarks.suites import BenchmarkModel, ModelSkipped, Suite, model_config
 from benchmarks.suites.huggingface_inputs import decoder_rule, make_inputs, sequence_length
 
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "huggingface_models.yaml")
 KNOBS = ("seq_len", "dropout")
 INSTALL = "pip install transformers==5.23.0 (the project's `huggingface` extra)"
-# The dynamo harness's accuracy tolerances for these models (float32): inference 1e-3, training 1e-2.
-TOLERANCE = {"eval": 1e-3, "train": 1e-2}
+# verification_code's limit on the mean relative error, by test (common/tolerances.py, which says where each is from).
+TOLERANCE = tolerances.by_test("huggingface")
 # A model named outside the data file (-k NAME): this batch size, the harness's sequence length for its name.
 NAMED_BATCH_SIZE = 8
 # Every model class name of transformers' auto mappings (what AutoModel* can build from a config), as JSON.

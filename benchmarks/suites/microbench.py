@@ -16,6 +16,7 @@ import dataclasses
 import re
 from typing import Callable, Optional
 
+from benchmarks.common import tolerances
 from benchmarks.common.flags import PARENT, Group
 from benchmarks.suites import BenchmarkModel, ModelSkipped, Suite, model_config
 
@@ -36,8 +37,6 @@ DEFAULT_OP = "matmul"
 DEFAULT_DTYPE = "float32"
 DEFAULT_SHAPES = "pow2:256:2048"
 MAX_SHAPES = 10000
-# Verification tolerance (mean relative error against float64) per dtype; None: the runner's default.
-TOLERANCE = {"float32": None, "bfloat16": 5e-2, "float16": 1e-2}
 
 _NAME = re.compile(r"^(?P<op>[a-z0-9_]+)-(?P<dtype>[a-z0-9]+)-(?P<m>\d+)x(?P<k>\d+)x(?P<n>\d+)$")
 
@@ -210,7 +209,7 @@ class MicrobenchSuite(Suite):
         m, k, n = shape
         info = {"op": op, "dtype": dtype, "shape": {"M": m, "K": k, "N": n}, "flops": OPS[op].flops(m, k, n)}
         return BenchmarkModel(module=module, example_inputs=inputs, batch_size=None, info=info,
-                              tolerance=TOLERANCE[dtype])
+                              tolerance=tolerances.mean_rel_error(self.name, dtype))
 
 
 SUITE = MicrobenchSuite()

@@ -46,8 +46,9 @@ MODELS = {
 NAMED_BATCH_SIZE = 32
 LIST_CODE = "import json, timm; print(json.dumps(timm.list_models()))"
 PARAMS = ("image_size",)
-# The dynamo harness's accuracy tolerances (float32): inference 1e-3, training 1e-2.
-TOLERANCE = {"eval": 1e-3, "train": 1e-2}
+# verification_code's limit on the mean relative error, by test: common/tolerances.py's table, which says where each
+# is from.
+TOLERANCE = importlib.import_module("benchmarks.common.tolerances").by_test("timm")
 # The harness divides these models' training loss by 1000 (its timm runner's SCALED_COMPUTE_LOSS).
 SCALED_LOSS = frozenset({"ese_vovnet19b_dw", "fbnetc_100", "mnasnet_100", "mobilevit_s", "sebotnet33ts_256"})
 # Input sizes an architecture cannot take: name -> (test, why); checked in the parent (a skip record). The rest

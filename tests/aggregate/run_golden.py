@@ -81,8 +81,8 @@ def run(case: Case) -> subprocess.CompletedProcess:
     return subprocess.run(case.argv, cwd=HERE, env=env, capture_output=True, text=True, timeout=120)
 
 
-def check(case: Case) -> tuple:
-    """(ok, explanation)."""
+def check(case: Case, run=run) -> tuple:
+    """(ok, explanation); `run(case)` gives the CLI's CompletedProcess (the unit tests run it in their process)."""
     result = run(case)
     problems = []
     if result.returncode != case.exit:

@@ -19,6 +19,7 @@ import numpy as np
 
 from benchmarks.common import accuracy_status, against_eager, records
 from benchmarks.common.measurement import Measurement
+from benchmarks.history import series
 
 # Cell status codes (the `status` array).
 MISSING, OK, SKIPPED, FAILED = 0, 1, 2, 3
@@ -97,11 +98,9 @@ def _config(column: int, config_id: int, key: str, labels: dict) -> Config:
     return Config(config_id, column, key, labels, m.base_backend, against_eager.baseline_key(m), experiment, model)
 
 
-def _passed(status: str, accuracy: Optional[str], verification: Optional[str]) -> bool:
-    """Ran, and no accuracy failure: a config run without --verify (not_checked) passes by running."""
-    if status != records.STATUS_OK or verification == records.FAIL:
-        return False
-    return not accuracy or accuracy == accuracy_status.NOT_CHECKED or accuracy_status.passed(accuracy)
+def _verdict(status: str, accuracy: Optional[str], verification: Optional[str]) -> str:
+    """A measurement's one verdict (series.verdict: stored, or derived for a row ingested before the column)."""
+    return accuracy or series.verdict({"status": status, "accuracy": None, "verification": verification})
 
 
 def load(connection) -> Grid:
@@ -126,7 +125,10 @@ def load(connection) -> Grid:
     c = np.fromiter((column_of[x] for x in columns[1]), np.int64, len(columns[1]))
     codes = {records.STATUS_OK: OK, records.STATUS_SKIP: SKIPPED}
     code = np.fromiter((codes.get(x, FAILED) for x in columns[2]), np.int8, len(columns[2]))
-    ok = np.fromiter((_passed(*x) for x in zip(columns[2], columns[3], columns[4])), bool, len(columns[2]))
+    verdicts = [_verdict(*x) for x in zip(columns[2], columns[3], columns[4])]
+    # Ran, and its verdict is no failure: a config run without --verify (not_checked) passes by running.
+    ok = np.fromiter((state == records.STATUS_OK and not accuracy_status.failed(verdict)
+                      for state, verdict in zip(columns[2], verdicts)), bool, len(verdicts))
     status = np.zeros(shape, np.int8)
     np.maximum.at(status, (r, c), code)  # a failure in any round fails the run
     passed = np.ones(shape, bool)
@@ -151,12 +153,10 @@ def load(connection) -> Grid:
 
     failures: dict = {}
     for i in np.flatnonzero(~ok):
-        state, accuracy = columns[2][i], columns[3][i]
+        state = columns[2][i]
         if state == records.STATUS_SKIP:
             continue
-        why = state if state != records.STATUS_OK else (
-            accuracy if accuracy and not accuracy_status.passed(accuracy) else records.FAIL)
-        failures.setdefault((int(r[i]), int(c[i])), why)
+        failures.setdefault((int(r[i]), int(c[i])), state if state != records.STATUS_OK else verdicts[i])
     names: dict = {}
     source = np.full(shape, -1, np.int32)
     source[r, c] = np.fromiter((names.setdefault(x or "", len(names)) for x in columns[9]), np.int32, len(r))
