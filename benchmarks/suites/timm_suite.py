@@ -17,7 +17,7 @@ from __future__ import annotations
 import importlib.util
 from typing import Optional
 
-from benchmarks.common import experiment_config
+from benchmarks.common import experiment_config, tolerances
 from benchmarks.suites import BenchmarkModel, ModelSkipped, Suite
 
 INSTALL = "pip install timm==1.0.31 (the project's `timm` extra)"
@@ -48,7 +48,7 @@ LIST_CODE = "import json, timm; print(json.dumps(timm.list_models()))"
 PARAMS = ("image_size",)
 # verification_code's limit on the mean relative error, by test: common/tolerances.py's table, which says where each
 # is from.
-TOLERANCE = importlib.import_module("benchmarks.common.tolerances").by_test("timm")
+TOLERANCE = tolerances.by_test("timm")
 # The harness divides these models' training loss by 1000 (its timm runner's SCALED_COMPUTE_LOSS).
 SCALED_LOSS = frozenset({"ese_vovnet19b_dw", "fbnetc_100", "mnasnet_100", "mobilevit_s", "sebotnet33ts_256"})
 # Input sizes an architecture cannot take: name -> (test, why); checked in the parent (a skip record). The rest
