@@ -222,6 +222,6 @@ def command(python: str, harness: Harness, suite: str, model: str, test: str, pr
     args = [python, str(harness.script(suite)), f"--{mode}", TEST_FLAGS[test], PRECISION_FLAGS[precision],
             "--backend", "inductor", "--device", "cpu", "--only", model, "--batch-size", str(batch_size),
             "--cold-start-latency", "--output", str(output.resolve())]
-    if mode == "performance":
-        args += ["--repeat", str(repeat)]
+    if mode == "performance":  # its raw timings too: the pairs' median beside its CSV's ratio of medians
+        args += ["--repeat", str(repeat), "--dump-raw-metrics"]
     return args
