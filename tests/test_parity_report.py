@@ -196,6 +196,21 @@ def test_our_rows_are_chosen_by_test_precision_and_batch_size(tmp_path):
         "no inductor record"]
 
 
+def test_the_memory_difference_gives_ours_by_the_harness_kind_of_memory_too(tmp_path):
+    write_harness(tmp_path, DCGAN, eager_mem=25.0, compiled_mem=26.0)
+    eager, compiled = record(DCGAN, None, 2.0, 0.5, 34 * 2**20), record(DCGAN, "inductor", 2.0, 10.5, 74 * 2**20)
+    eager["metrics"]["process_rss_bytes"] = [480 * 2**20, 470 * 2**20, 475 * 2**20]
+    compiled["metrics"]["process_rss_bytes"] = [500 * 2**20] * 3
+    write_ours(tmp_path, eager, compiled)
+    row = one_row(tmp_path)
+    assert row.ours.process_compression == 0.95
+    [memory] = [d for d in row.differences if d.what == "memory"]
+    assert memory.text.endswith("ours above baseline 34 -> 74 MiB; ours by whole-process RSS 0.95)")
+    table.write_csv([row], tmp_path / "parity.csv")
+    import csv
+    assert next(csv.DictReader(open(tmp_path / "parity.csv")))["ours_process_compression"] == "0.95"
+
+
 def test_the_csv_holds_both_sides(tmp_path):
     write_harness(tmp_path, DCGAN, speedup=1.0)
     write_ours(tmp_path, record(DCGAN, None, 2.0, 0.5, 25 * 2**20), record(DCGAN, "inductor", 1.0, 10.5, 26 * 2**20))
