@@ -209,10 +209,15 @@ def measure(size: int, rate: float, workdir: str) -> dict:
     write_results_file(results_path, plan.configs, options, env_facts, records_written)
     file_mb = os.path.getsize(results_path) / 2**20
 
-    logging.getLogger("benchmarks").setLevel(logging.WARNING)  # no line per config on the terminal
+    ours = logging.getLogger("benchmarks")
+    level = ours.level
+    ours.setLevel(logging.WARNING)  # no line per config on the terminal; put back after (a test calls this)
     executor = FakeExecutor(options, env_facts, rate)
-    with open(os.devnull, "w") as devnull, contextlib.redirect_stdout(devnull):  # the end-of-sweep table
-        sweep.run_locked(options, plan, executor, results_path, timed=timings.timed)
+    try:
+        with open(os.devnull, "w") as devnull, contextlib.redirect_stdout(devnull):  # the end-of-sweep table
+            sweep.run_locked(options, plan, executor, results_path, timed=timings.timed)
+    finally:
+        ours.setLevel(level)
     ran = executor.started
     timings.steps["resume"][3] = f"{records_written} records ({file_mb:.0f} MB), {ran} left"
     sweep_wall, sweep_cpu = timings.steps["sweep"][:2]
