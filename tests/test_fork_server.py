@@ -206,3 +206,22 @@ def test_forked_children_of_a_parallel_sweep_get_their_cores_and_threads(tmp_pat
         record = next(r for r in results if r["environment"]["cpu_affinity"] == observed["cores"])
         assert record["environment"]["executor"]["cores"] == observed["cores"] and len(observed["cores"]) == 1
         assert observed["threads"] == 1 and observed["omp"] == "1" and observed["leaks"] == []
+
+
+@pytest.mark.integration
+def test_a_forked_config_that_crashes_at_once_still_says_which_cores_it_had(tmp_path):
+    # It may end before the launcher can read its affinity back: its fork server set the cores in it first.
+    core = sorted(os.sched_getaffinity(0))[-1]
+    run_runner(*FAULTS, "-k", "^segfault$", f"--cpu-affinity={core}", f"--output-dirname={tmp_path}", check_rc=1)
+    [record] = read_jsonl(tmp_path / "results.jsonl")
+    assert record["status"] == "crash" and record["environment"]["launch"] == "fork"
+    assert record["environment"]["cpu_affinity"] == [core]
+
+
+def test_only_a_forked_childs_cores_are_known_when_it_ended_before_they_could_be_read():
+    from benchmarks.runner.launcher import cores_it_had
+
+    assert cores_it_had([1], [1], "spawn") == [1]
+    assert cores_it_had(None, [1, 0], "fork") == [0, 1]  # its fork server pinned it before it ran
+    assert cores_it_had(None, [1], "spawn") is None  # a spawned child that quick was never pinned
+    assert cores_it_had(None, None, "fork") is None  # nothing asked, nothing read

@@ -183,7 +183,7 @@ def run_child(request: ChildRequest, start: Callable = spawn) -> ChildResult:
         finally:
             os.close(write_fd)
         started = time.monotonic()  # the child exists from here (a fork server's own start is not its time)
-        cpu_affinity = pin(child.pid, request.cpu_affinity)
+        cpu_affinity = cores_it_had(pin(child.pid, request.cpu_affinity), request.cpu_affinity, child.launch)
         if request.on_start:
             request.on_start(child.pid)
         reader = _RecordReader(read_fd)
@@ -254,6 +254,15 @@ def pin(pid: int, cores: Optional[list]) -> Optional[list]:
         if cores:
             log.warning("could not pin pid %d to cores %s: %s", pid, cores, exc)
         return None
+
+
+def cores_it_had(read: Optional[list], requested: Optional[list], launch: str) -> Optional[list]:
+    """The cores a child ran on: as read after pinning it, or, when it ended before it could be read (a forked
+    config that crashes at once), the ones asked for if its fork server set them in the child before anything
+    ran (benchmarks/child/zygote.py); a spawned child that quick was never pinned, so it stays unknown."""
+    if read is None and launch == "fork" and requested:
+        return sorted(requested)
+    return read
 
 
 def log_tail(path: str, limit: int = 400) -> str:
