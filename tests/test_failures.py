@@ -41,6 +41,16 @@ def test_a_hang_is_a_timeout_record_and_nothing_is_left_running(faults):
     assert processes_mentioning(str(out)) == []
 
 
+def test_a_timeout_says_where_the_child_hung_and_its_log_has_every_threads_stack(faults):
+    _, out, records = faults
+    record = records["hang"]
+    # Asked for its stacks just before it was killed: the innermost frame is the model's sleep.
+    assert ", in forward (benchmarks/suites/faults_models.py:" in record["error"]["message"]
+    assert "every thread's stack is in its log" in record["error"]["message"]
+    log = (out / record["error"]["log"]).read_text()
+    assert "Current thread 0x" in log and "in forward" in log
+
+
 def test_a_memory_blow_up_is_an_oom_record(faults):
     _, _, records = faults
     record = records["memory_hog"]
@@ -156,3 +166,19 @@ def test_print_subprocess_streams_the_childs_output_and_still_logs_it(tmp_path):
                         check_rc=1)
     assert "RuntimeError: raise_on_load" in result.stderr  # streamed to the terminal
     assert "RuntimeError: raise_on_load" in (tmp_path / "logs/raise_on_load/cpu-eager-eval.log").read_text()
+
+
+def test_where_it_hung_reads_only_this_runs_output_of_its_log(tmp_path):
+    from benchmarks.runner.launcher import where_it_hung
+
+    log = tmp_path / "config.log"
+    earlier = ('$ python experiment_runner.py ...\nCurrent thread 0x00007f (most recent call first):\n'
+               '  File "/venv/lib/python3.11/site-packages/filelock/_core/_acquire.py", line 177 in _poll_until_acquired\n')
+    log.write_text(earlier + "$ python experiment_runner.py ...\n")
+    assert where_it_hung(str(log)) == "_poll_until_acquired (filelock/_core/_acquire.py:177)"
+    assert where_it_hung(str(log), offset=len(earlier)) is None  # a resumed run that wrote no stack: nothing said
+    with open(log, "a") as handle:
+        handle.write('Current thread 0x00007f (most recent call first):\n'
+                     '  File "/repo/benchmarks/suites/faults_models.py", line 26 in forward\n'
+                     '  File "/repo/benchmarks/child/single_config.py", line 80 in run\n')
+    assert where_it_hung(str(log), offset=len(earlier)) == "forward (benchmarks/suites/faults_models.py:26)"

@@ -8,6 +8,7 @@ Run by hand (no --record-fd), the record is appended to the results file through
 from __future__ import annotations
 
 import ctypes
+import faulthandler
 import json
 import logging
 import os
@@ -20,7 +21,7 @@ from benchmarks.child import allocator, compile_settings, cpu_profile, device_me
 from benchmarks.common import accuracy_status, experiment_config, machine_facts, output_paths, page_faults, \
     disk_writes, paired_speedup, records
 from benchmarks.common.cli_support import EXIT_USAGE, UsageError
-from benchmarks.common.process_env import PARENT_PID_VARIABLE, child_environment
+from benchmarks.common.process_env import PARENT_PID_VARIABLE, STACKS_SIGNAL, child_environment
 from benchmarks.common.cpu_affinity import pin_self
 from benchmarks.common.run_options import RunOptions
 from benchmarks.suites import ModelSkipped, load_suite, suite_names
@@ -312,6 +313,7 @@ def main(options: RunOptions) -> int:
     numa = cpu_profile.bind_memory(experiment)  # --cpu-profile=dashboard: numactl's --membind, before the model
     if launched_by_parent:
         die_with_parent()
+        faulthandler.register(STACKS_SIGNAL, all_threads=True)  # a timeout's last word, into its log (launcher)
     # A hand-run config gets the same environment the parent would compose (before torch is imported).
     for key, value in wanted.items():
         if os.environ.get(key) != value:

@@ -3,6 +3,7 @@ it launches the child, by a config run by hand for itself."""
 
 from __future__ import annotations
 
+import signal
 from typing import Optional
 
 from benchmarks.common import allocator, cpu_profile, xla_dump_env
@@ -10,6 +11,10 @@ from benchmarks.common.cpu_affinity import requested_cores, usable_cores
 
 # The launcher's pid, set by the launcher itself: the child dies with it (single_config.die_with_parent).
 PARENT_PID_VARIABLE = "BENCHMARKS_PARENT_PID"
+
+# Sent by the launcher to a child that timed out, just before it kills it: the child writes every thread's Python
+# stack to its log (faulthandler), so its record can say where it hung.
+STACKS_SIGNAL = signal.SIGUSR1
 
 # Variables that belong to one XLA config and must not leak from the parent's environment.
 XLA_RUNTIME_VARS = ("PJRT_DEVICE", "XRT_TPU_CONFIG", "XLA_FLAGS")

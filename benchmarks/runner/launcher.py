@@ -12,6 +12,7 @@ import errno
 import json
 import logging
 import os
+import re
 import signal
 import subprocess
 import threading
@@ -21,7 +22,8 @@ from typing import Callable, Optional
 import psutil
 
 from benchmarks.common import disk_writes, scratch_dirs
-from benchmarks.common.process_env import PARENT_PID_VARIABLE
+from benchmarks.common.process_env import PARENT_PID_VARIABLE, STACKS_SIGNAL
+from benchmarks.runner import lock_waits
 
 log = logging.getLogger("benchmarks.runner.launcher")
 
@@ -55,6 +57,9 @@ class ChildResult:
     # The disk refused a write of this config's files (its log, its golden entry): {"path", "errno", "strerror"}.
     # Not the model's failure: the sweep stops there and writes no record for it (docs/runner.md, "A full disk").
     write_failed: Optional[dict] = None
+    # Timed out: the file locks its process tree was waiting for, and their holders (runner/lock_waits.py).
+    lock_waits: list = dataclasses.field(default_factory=list)
+    log_offset: int = 0  # where this run's output starts in its log (a resumed config's log holds earlier runs)
 
     def signal_name(self) -> Optional[str]:
         if self.returncode is None or self.returncode >= 0:
@@ -162,6 +167,7 @@ def run_child(request: ChildRequest, start: Callable = spawn) -> ChildResult:
     except OSError as exc:
         raise disk_writes.WriteFailed.of(request.log_path, exc) from None
     disk_writes.append_bytes(request.log_path, f"$ {subprocess.list2cmdline(request.argv)}\n".encode())
+    log_offset = os.path.getsize(request.log_path)
     read_fd, write_fd = os.pipe()
     with open(request.log_path, "ab") as log_file:
         echo_fd = None
@@ -201,6 +207,8 @@ def run_child(request: ChildRequest, start: Callable = spawn) -> ChildResult:
             while not child.ended_within(poll):
                 if time.monotonic() - started > request.timeout:
                     result.timed_out = True
+                    result.lock_waits = lock_waits.in_tree(child.pid)  # before the kill: who kept it waiting
+                    ask_for_stacks(child)
                     kill_group(child.pid)
                     child.ended_within(None)
                     break
@@ -227,6 +235,7 @@ def run_child(request: ChildRequest, start: Callable = spawn) -> ChildResult:
     result.record = reader.record
     result.last_phase = reader.phase
     result.cpu_affinity = cpu_affinity
+    result.log_offset = log_offset
     result.launch, result.lost = child.launch, child.lost
     result.seconds = time.monotonic() - started
     result.write_failed = reader.write_failed or disk_full_log(request.log_path)
@@ -254,6 +263,38 @@ def pin(pid: int, cores: Optional[list]) -> Optional[list]:
         if cores:
             log.warning("could not pin pid %d to cores %s: %s", pid, cores, exc)
         return None
+
+
+STACKS_WAIT = 1.0  # seconds a timed-out child gets to write its stacks
+
+
+def ask_for_stacks(child) -> None:
+    """A timed-out child writes every thread's Python stack to its log (faulthandler, registered by the child);
+    a stopped or native-hung one can't, and is killed all the same."""
+    try:
+        os.kill(child.pid, STACKS_SIGNAL)
+    except (ProcessLookupError, PermissionError):
+        return
+    child.ended_within(STACKS_WAIT)
+
+
+def where_it_hung(log_path: str, offset: int = 0) -> Optional[str]:
+    """The innermost frame of the stack the child wrote at its timeout (the last `Current thread` block of
+    its log past `offset`, where its run's output starts): `function (file:line)`, or None."""
+    try:
+        with open(log_path, "rb") as handle:
+            handle.seek(max(offset, os.path.getsize(log_path) - 65536))
+            text = handle.read().decode("utf-8", "replace")
+    except OSError:
+        return None
+    block = text.rpartition("Current thread 0x")[2] if "Current thread 0x" in text else ""
+    match = re.search(r'File "([^"]+)", line (\d+) in (\S+)', block)
+    if not match:
+        return None
+    path, line, function = match.groups()
+    # a library's file from its package on (filelock/_core/_acquire.py), ours from the repository's root on
+    short = path.split("/site-packages/", 1)[1] if "/site-packages/" in path else "/".join(path.split("/")[-3:])
+    return f"{function} ({short}:{line})"
 
 
 def cores_it_had(read: Optional[list], requested: Optional[list], launch: str) -> Optional[list]:

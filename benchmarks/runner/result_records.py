@@ -10,18 +10,27 @@ from typing import Optional
 
 from benchmarks.common import accuracy_status, output_paths, records, xla_dump_env
 from benchmarks.common.run_options import RunOptions
-from benchmarks.runner import launcher, noise
+from benchmarks.runner import launcher, lock_waits, noise
 
 log = logging.getLogger("benchmarks.runner.sweep")
+
+
+def hung_in(log_path: str, offset: int) -> str:
+    where = launcher.where_it_hung(log_path, offset)
+    return f", in {where} (every thread's stack is in its log)" if where else ""
 
 
 def failure_record(config, options: RunOptions, result: launcher.ChildResult, log_path: str, env_facts: dict) -> dict:
     record = records.config_record(config.model, config.experiment, options, env_facts)
     rel_log = output_paths.relative(log_path, options.output_dirname)
     if result.timed_out:
-        return records.mark_failed(record, records.STATUS_TIMEOUT, "Timeout",
-                                   f"timed out after {options.subprocess_timeout:g} s in phase {result.last_phase}",
-                                   result.last_phase, rel_log)
+        record = records.mark_failed(record, records.STATUS_TIMEOUT, "Timeout",
+                                     f"timed out after {options.subprocess_timeout:g} s in phase {result.last_phase}"
+                                     f"{hung_in(log_path, result.log_offset)}{lock_waits.describe(result.lock_waits)}",
+                                     result.last_phase, rel_log)
+        if result.lock_waits:  # another process kept it waiting: the timeout may be that one's
+            record["error"]["lock_waits"] = result.lock_waits
+        return record
     if result.out_of_memory:
         limit = options.subprocess_memory_limit / 2**30
         return records.mark_failed(record, records.STATUS_OOM, "MemoryLimitExceeded",

@@ -35,6 +35,8 @@ MODELS = {
     "crashes_when_armed": "works; with crash in BENCHMARKS_FAULTS_ARMED its forward segfaults (a crash record)",
     "page_churn": "writes a fresh 64 MiB buffer every forward, mapped and unmapped each time (works; its record warns "
                   "of heavy page faults)",
+    "waits_for_a_lock": "works; with BENCHMARKS_FAULTS_LOCK naming a file another process holds locked, its forward "
+                        "waits for the lock (a timeout record names the file and its holder)",
 }
 
 

@@ -1,6 +1,7 @@
 """The failing modules of the `faults` suite (child only)."""
 
 import ctypes
+import fcntl
 import itertools
 import os
 import time
@@ -232,6 +233,21 @@ class PageChurn(_Base):
         return torch.relu(self.fc(x)) + scratch[-1]
 
 
+LOCK_VARIABLE = "BENCHMARKS_FAULTS_LOCK"
+
+
+class WaitsForALock(_Base):
+    """With BENCHMARKS_FAULTS_LOCK naming a file, its forward waits for an exclusive lock on it, as a child waits
+    for the Inductor cache's lock on a kernel a hung neighbour compiles too; without, it works."""
+
+    def forward(self, x):
+        path = os.environ.get(LOCK_VARIABLE)
+        if path:
+            with open(path, "a") as handle:
+                fcntl.flock(handle, fcntl.LOCK_EX)
+        return torch.relu(self.fc(x))
+
+
 MODELS = {
     "segfault": Segfault,
     "hang": Hang,
@@ -253,6 +269,7 @@ MODELS = {
     "listed_non_deterministic": Plain,
     "listed_unchecked": Plain,
     "page_churn": PageChurn,
+    "waits_for_a_lock": WaitsForALock,
     "drifts_when_armed": DriftsWhenArmed,
     "crashes_when_armed": CrashesWhenArmed,
 }

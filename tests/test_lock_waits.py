@@ -1,0 +1,59 @@
+"""A timed-out child that was waiting for a file lock says which file and who held it (runner/lock_waits.py):
+under --compile-cache=shared a neighbour hung while compiling the same kernel keeps the cache's lock
+(docs/runner.md, "--compile-cache")."""
+
+import fcntl
+import os
+import subprocess
+
+import pytest
+
+from benchmarks.runner import lock_waits
+from helpers import PYTHON, read_jsonl, run_runner, wait_for
+
+WAIT_FOR_LOCK = "import fcntl, sys; fcntl.flock(open(sys.argv[1], 'a'), fcntl.LOCK_EX)"
+
+
+def test_waiters_are_matched_to_their_locks_holder_by_the_lines_id():
+    text = ("1: FLOCK  ADVISORY  WRITE 100 00:2e:555 0 EOF\n"
+            "1: -> FLOCK  ADVISORY  WRITE 200 00:2e:555 0 EOF\n"
+            "2: POSIX  ADVISORY  WRITE 300 08:01:77 0 EOF\n"
+            "3: -> POSIX  ADVISORY  WRITE 400 08:01:88 0 EOF\n"  # its holder's line is not there: nothing said
+            "a line of another shape\n")
+    assert lock_waits.parse(text)[:2] == [("1:", False, 100, 555), ("1:", True, 200, 555)]
+    [found] = lock_waits.waits({200, 300, 400}, text)
+    assert (found["pid"], found["holder"]) == (200, 100)
+    assert lock_waits.waits({100, 300}, text) == []  # holders wait for nothing
+
+
+@pytest.mark.process  # a process blocked on a lock this test holds
+def test_a_process_waiting_for_a_lock_is_seen_with_the_file_and_its_holder(tmp_path):
+    path = str(tmp_path / "kernel.lock")
+    with open(path, "a") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        waiter = subprocess.Popen([PYTHON, "-c", WAIT_FOR_LOCK, path])
+        try:
+            wait_for(lambda: lock_waits.in_tree(waiter.pid), timeout=30)
+            [found] = lock_waits.in_tree(waiter.pid)
+            assert found["pid"] == waiter.pid and found["holder"] == os.getpid() and found["path"] == path
+            assert f"waiting for the file lock {path} held by pid {os.getpid()} (" in lock_waits.describe([found])
+        finally:
+            fcntl.flock(held, fcntl.LOCK_UN)
+            waiter.wait(timeout=30)
+    assert lock_waits.in_tree(waiter.pid) == []  # gone
+
+
+@pytest.mark.integration
+def test_a_config_timed_out_waiting_for_a_lock_names_the_file_and_the_holder(tmp_path):
+    path = str(tmp_path / "kernel.lock")
+    env = dict(os.environ, BENCHMARKS_FAULTS_LOCK=path)
+    with open(path, "a") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)  # this test is the hung neighbour
+        run_runner("--suite-name=faults", "-k", "^waits_for_a_lock$", "--accelerator=cpu", "--xla=None",
+                   "--dynamo=None", "--test=eval", "--repeat=1", "--warmup=0", "--subprocess-timeout=20",
+                   f"--output-dirname={tmp_path / 'out'}", env=env, check_rc=1)
+    [record] = read_jsonl(tmp_path / "out/results.jsonl")
+    assert record["status"] == "timeout"
+    assert f"; waiting for the file lock {path} held by pid {os.getpid()} (" in record["error"]["message"]
+    [wait] = record["error"]["lock_waits"]
+    assert wait["holder"] == os.getpid() and wait["path"] == path and wait["holder_is"]
