@@ -57,3 +57,34 @@ def test_a_config_timed_out_waiting_for_a_lock_names_the_file_and_the_holder(tmp
     assert f"; waiting for the file lock {path} held by pid {os.getpid()} (" in record["error"]["message"]
     [wait] = record["error"]["lock_waits"]
     assert wait["holder"] == os.getpid() and wait["path"] == path and wait["holder_is"]
+
+
+@pytest.mark.integration
+def test_a_shared_cache_config_timed_out_polling_a_lock_names_the_locks_holder(tmp_path):
+    # Inductor's cache locks poll (filelock): no waiter in /proc/locks, so the shared cache's locks directory
+    # is searched for a lock held outside the child, as a hung neighbour holds one.
+    locks = tmp_path / "inductor-cache" / "locks"
+    locks.mkdir(parents=True)
+    path = str(locks / "kernel.lock")
+    env = dict(os.environ, BENCHMARKS_FAULTS_LOCK=path, TORCHINDUCTOR_CACHE_DIR=str(tmp_path / "inductor-cache"))
+    with open(path, "a") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        run_runner("--suite-name=faults", "-k", "^polls_for_a_lock$", "--accelerator=cpu", "--xla=None",
+                   "--dynamo=aot_eager", "--compile-cache=shared", "--test=eval", "--repeat=1", "--warmup=0",
+                   "--subprocess-timeout=30", f"--output-dirname={tmp_path / 'out'}", env=env, check_rc=1)
+    [record] = read_jsonl(tmp_path / "out/results.jsonl")
+    message = record["error"]["message"]
+    assert record["status"] == "timeout" and ", in _poll_until_acquired (filelock/" in message
+    assert f"; waiting for the file lock {path} held by pid {os.getpid()} (" in message
+    [wait] = record["error"]["lock_waits"]
+    assert wait["holder"] == os.getpid() and wait["path"] == path and wait["pid"] is None
+
+
+def test_a_held_lock_outside_the_child_is_found_by_its_file(tmp_path):
+    (tmp_path / "a.lock").write_text("")
+    inode = os.stat(tmp_path / "a.lock").st_ino
+    text = f"1: FLOCK  ADVISORY  WRITE 100 00:2e:{inode} 0 EOF\n2: FLOCK  ADVISORY  WRITE 200 00:2e:{inode + 1} 0 EOF\n"
+    [found] = lock_waits.held_in(str(tmp_path), mine={300}, text=text)
+    assert (found["holder"], found["path"]) == (100, str(tmp_path / "a.lock"))
+    assert lock_waits.held_in(str(tmp_path), mine={100}, text=text) == []  # the child's own lock
+    assert lock_waits.held_in(str(tmp_path / "missing"), mine=set(), text=text) == []

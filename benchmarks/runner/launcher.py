@@ -39,6 +39,7 @@ class ChildRequest:
     cpu_affinity: Optional[list] = None  # cores to pin the child to (--cpu-affinity, or its --jobs grant)
     on_start: Optional[Callable[[int], None]] = None  # told the child's pid (= its process group) once started
     fork: Optional[object] = None  # the fork server that may start it (fork_server.ServerSpec); None: spawn it
+    shared_compile_cache: bool = False  # --compile-cache=shared: its Inductor cache (and locks) are the machine's
 
 
 @dataclasses.dataclass
@@ -59,7 +60,7 @@ class ChildResult:
     write_failed: Optional[dict] = None
     # Timed out: the file locks its process tree was waiting for, and their holders (runner/lock_waits.py).
     lock_waits: list = dataclasses.field(default_factory=list)
-    log_offset: int = 0  # where this run's output starts in its log (a resumed config's log holds earlier runs)
+    hung_in: Optional[str] = None  # timed out: the innermost frame of the stack it wrote (`where_it_hung`)
 
     def signal_name(self) -> Optional[str]:
         if self.returncode is None or self.returncode >= 0:
@@ -207,8 +208,14 @@ def run_child(request: ChildRequest, start: Callable = spawn) -> ChildResult:
             while not child.ended_within(poll):
                 if time.monotonic() - started > request.timeout:
                     result.timed_out = True
-                    result.lock_waits = lock_waits.in_tree(child.pid)  # before the kill: who kept it waiting
+                    tree = lock_waits.tree(child.pid)
+                    result.lock_waits = lock_waits.waits(tree)  # before the kill: who kept it waiting
                     ask_for_stacks(child)
+                    result.hung_in = where_it_hung(request.log_path, log_offset)
+                    if (request.shared_compile_cache and result.hung_in and result.hung_in.startswith(POLLED_LOCK)
+                            and not result.lock_waits):
+                        # a polled lock leaves no waiter in /proc/locks: who holds the shared cache's locks
+                        result.lock_waits = lock_waits.held_in(lock_waits.inductor_lock_dir(request.env), tree)
                     kill_group(child.pid)
                     child.ended_within(None)
                     break
@@ -235,7 +242,6 @@ def run_child(request: ChildRequest, start: Callable = spawn) -> ChildResult:
     result.record = reader.record
     result.last_phase = reader.phase
     result.cpu_affinity = cpu_affinity
-    result.log_offset = log_offset
     result.launch, result.lost = child.launch, child.lost
     result.seconds = time.monotonic() - started
     result.write_failed = reader.write_failed or disk_full_log(request.log_path)
@@ -266,6 +272,7 @@ def pin(pid: int, cores: Optional[list]) -> Optional[list]:
 
 
 STACKS_WAIT = 1.0  # seconds a timed-out child gets to write its stacks
+POLLED_LOCK = "_poll_until_acquired (filelock/"  # where filelock (Inductor's cache locks) waits, trying again
 
 
 def ask_for_stacks(child) -> None:

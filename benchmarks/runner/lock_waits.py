@@ -4,7 +4,9 @@ compiling the same kernel holds the Inductor cache's lock (docs/runner.md, "--co
 
 from __future__ import annotations
 
+import getpass
 import os
+import re
 from typing import Optional
 
 import psutil
@@ -42,13 +44,44 @@ def waits(pids: set, text: Optional[str] = None) -> list:
             for lock, waiting, pid, inode in entries if waiting and pid in pids and lock in holders]
 
 
+def tree(pid: int) -> set:
+    """Process `pid` and its descendants (empty once it is gone)."""
+    try:
+        return {pid} | {child.pid for child in psutil.Process(pid).children(recursive=True)}
+    except psutil.Error:
+        return set()
+
+
 def in_tree(pid: int) -> list:
     """The locks process `pid` or any of its descendants waits for."""
-    try:
-        pids = {pid} | {child.pid for child in psutil.Process(pid).children(recursive=True)}
-    except psutil.Error:
+    return waits(tree(pid))
+
+
+def held_in(directory: Optional[str], mine: set, text: Optional[str] = None) -> list:
+    """The locks on files in `directory` held by processes outside `mine`: [{"pid": None, "holder", "path",
+    "holder_is"}]. For a lock that is polled (filelock, Inductor's), where no waiter shows in /proc/locks."""
+    if not directory:
         return []
-    return waits(pids)
+    try:
+        inodes = {entry.inode(): entry.path for entry in os.scandir(directory)}
+    except OSError:  # no such directory: no lock there
+        return []
+    if text is None:
+        try:
+            with open(PROC_LOCKS) as handle:
+                text = handle.read()
+        except OSError:
+            return []
+    return [{"pid": None, "holder": pid, "path": inodes[inode], "holder_is": holder_facts(pid)}
+            for _, waiting, pid, inode in parse(text) if not waiting and pid not in mine and inode in inodes]
+
+
+def inductor_lock_dir(env: dict) -> str:
+    """The locks directory of the Inductor cache a --compile-cache=shared child with environment `env` uses
+    (torch's own default when the variable is unset; cold and warm children make caches of their own)."""
+    cache = env.get("TORCHINDUCTOR_CACHE_DIR") or os.path.join(
+        env.get("TMPDIR") or "/tmp", "torchinductor_" + re.sub(r'[\\/:*?"<>|]', "_", getpass.getuser()))
+    return os.path.join(cache, "locks")
 
 
 def path_of(pid: int, inode: int) -> Optional[str]:

@@ -175,7 +175,8 @@ class RayExecutor:
             memory_limit=job.request.memory_limit, cores=self.cores_per_job, sweep_id=self.sweep_id,
             attempt_id=f"{job.key}-{attempt}", output_dir=self.options.output_dirname,
             artifacts_uri=self.options.artifacts_uri, artifacts_max_size=self.options.artifacts_max_size,
-            fork=(job.request.fork.kind, job.request.fork.entry) if self.fork and job.request.fork else None)
+            fork=(job.request.fork.kind, job.request.fork.entry) if self.fork and job.request.fork else None,
+            shared_compile_cache=job.request.shared_compile_cache)
         if spec.fork:
             self._serve_nodes()
         options = {"num_cpus": self.cores_per_job, "num_gpus": job.needs.gpus}
@@ -247,14 +248,12 @@ class RayExecutor:
                 self._submit(job, beside_at_start, attempt + 1, why, avoid=ran_on)
                 return None
             return Finished(job, launcher.ChildResult(record=None, returncode=None, lost=why), facts)
-        earlier = os.path.getsize(log_path) if os.path.exists(log_path) else 0  # the log of earlier runs
         disk_writes.append_bytes(log_path, answer["log"])  # a full disk here stops the sweep (WriteFailed)
         facts["artifacts_left_behind"] = artifact_shipping.unpack(answer["shipment"], out, self.options.artifacts_uri)
         if answer["shipment"].get("remote"):  # the directories those files were put in, now empty
             artifact_shipping.prune_remote(self.options.artifacts_uri, artifact_shipping.remote_root(
                 self.options.artifacts_uri, self.sweep_id, f"{job.key}-{attempt}"))
         result = launcher.ChildResult(**answer["result"])
-        result.log_offset += earlier  # its offset was in the node's log, now appended to this one
         facts.update(host=answer["host"], node_id=answer["node_id"], node_ip=answer["node_ip"], gpus=answer["gpus"],
                      cores=result.cpu_affinity)
         if self._node_servers is not None:  # a node that joined since: its next configs fork too

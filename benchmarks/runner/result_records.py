@@ -15,8 +15,7 @@ from benchmarks.runner import launcher, lock_waits, noise
 log = logging.getLogger("benchmarks.runner.sweep")
 
 
-def hung_in(log_path: str, offset: int) -> str:
-    where = launcher.where_it_hung(log_path, offset)
+def hung_in(where: Optional[str]) -> str:
     return f", in {where} (every thread's stack is in its log)" if where else ""
 
 
@@ -26,7 +25,7 @@ def failure_record(config, options: RunOptions, result: launcher.ChildResult, lo
     if result.timed_out:
         record = records.mark_failed(record, records.STATUS_TIMEOUT, "Timeout",
                                      f"timed out after {options.subprocess_timeout:g} s in phase {result.last_phase}"
-                                     f"{hung_in(log_path, result.log_offset)}{lock_waits.describe(result.lock_waits)}",
+                                     f"{hung_in(result.hung_in)}{lock_waits.describe(result.lock_waits)}",
                                      result.last_phase, rel_log)
         if result.lock_waits:  # another process kept it waiting: the timeout may be that one's
             record["error"]["lock_waits"] = result.lock_waits

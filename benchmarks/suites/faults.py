@@ -37,6 +37,8 @@ MODELS = {
                   "of heavy page faults)",
     "waits_for_a_lock": "works; with BENCHMARKS_FAULTS_LOCK naming a file another process holds locked, its forward "
                         "waits for the lock (a timeout record names the file and its holder)",
+    "polls_for_a_lock": "works; with BENCHMARKS_FAULTS_LOCK naming a file another process holds locked, its forward "
+                        "polls for it through filelock, as Inductor's cache locks do",
 }
 
 

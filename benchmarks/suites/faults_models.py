@@ -248,6 +248,20 @@ class WaitsForALock(_Base):
         return torch.relu(self.fc(x))
 
 
+class PollsForALock(_Base):
+    """With BENCHMARKS_FAULTS_LOCK naming a file, its forward takes it through filelock, which polls (as
+    Inductor's cache locks do: no waiter shows in /proc/locks); without, it works."""
+
+    def forward(self, x):
+        path = os.environ.get(LOCK_VARIABLE)
+        if path:
+            import filelock
+
+            with filelock.FileLock(path):
+                pass
+        return torch.relu(self.fc(x))
+
+
 MODELS = {
     "segfault": Segfault,
     "hang": Hang,
@@ -270,6 +284,7 @@ MODELS = {
     "listed_unchecked": Plain,
     "page_churn": PageChurn,
     "waits_for_a_lock": WaitsForALock,
+    "polls_for_a_lock": PollsForALock,
     "drifts_when_armed": DriftsWhenArmed,
     "crashes_when_armed": CrashesWhenArmed,
 }
