@@ -33,14 +33,14 @@ def test_a_process_waiting_for_a_lock_is_seen_with_the_file_and_its_holder(tmp_p
         fcntl.flock(held, fcntl.LOCK_EX)
         waiter = subprocess.Popen([PYTHON, "-c", WAIT_FOR_LOCK, path])
         try:
-            wait_for(lambda: lock_waits.in_tree(waiter.pid), timeout=30)
-            [found] = lock_waits.in_tree(waiter.pid)
+            wait_for(lambda: lock_waits.waits(lock_waits.tree(waiter.pid)), timeout=30)
+            [found] = lock_waits.waits(lock_waits.tree(waiter.pid))
             assert found["pid"] == waiter.pid and found["holder"] == os.getpid() and found["path"] == path
             assert f"waiting for the file lock {path} held by pid {os.getpid()} (" in lock_waits.describe([found])
         finally:
             fcntl.flock(held, fcntl.LOCK_UN)
             waiter.wait(timeout=30)
-    assert lock_waits.in_tree(waiter.pid) == []  # gone
+    assert lock_waits.waits(lock_waits.tree(waiter.pid)) == []  # gone
 
 
 @pytest.mark.integration

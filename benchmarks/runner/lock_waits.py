@@ -29,16 +29,21 @@ def parse(text: str) -> list:
     return entries
 
 
-def waits(pids: set, text: Optional[str] = None) -> list:
-    """The locks any of `pids` waits for: [{"pid", "holder", "path", "holder_is"}] (path: the lock file, when
-    a waiter's descriptors show it; holder_is: `holder_facts`, read now, while the holder is there)."""
+def read_locks(text: Optional[str] = None) -> list:
+    """`parse` of /proc/locks (or of `text`); [] where there is none (not Linux, no procfs)."""
     if text is None:
         try:
             with open(PROC_LOCKS) as handle:
                 text = handle.read()
-        except OSError:  # not Linux, or no procfs: nothing known
+        except OSError:
             return []
-    entries = parse(text)
+    return parse(text)
+
+
+def waits(pids: set, text: Optional[str] = None) -> list:
+    """The locks any of `pids` waits for: [{"pid", "holder", "path", "holder_is"}] (path: the lock file, when
+    a waiter's descriptors show it; holder_is: `holder_facts`, read now, while the holder is there)."""
+    entries = read_locks(text)
     holders = {lock: pid for lock, waiting, pid, _ in entries if not waiting}
     return [{"pid": pid, "holder": holders[lock], "path": path_of(pid, inode), "holder_is": holder_facts(holders[lock])}
             for lock, waiting, pid, inode in entries if waiting and pid in pids and lock in holders]
@@ -52,11 +57,6 @@ def tree(pid: int) -> set:
         return set()
 
 
-def in_tree(pid: int) -> list:
-    """The locks process `pid` or any of its descendants waits for."""
-    return waits(tree(pid))
-
-
 def held_in(directory: Optional[str], mine: set, text: Optional[str] = None) -> list:
     """The locks on files in `directory` held by processes outside `mine`: [{"pid": None, "holder", "path",
     "holder_is"}]. For a lock that is polled (filelock, Inductor's), where no waiter shows in /proc/locks."""
@@ -66,14 +66,8 @@ def held_in(directory: Optional[str], mine: set, text: Optional[str] = None) -> 
         inodes = {entry.inode(): entry.path for entry in os.scandir(directory)}
     except OSError:  # no such directory: no lock there
         return []
-    if text is None:
-        try:
-            with open(PROC_LOCKS) as handle:
-                text = handle.read()
-        except OSError:
-            return []
     return [{"pid": None, "holder": pid, "path": inodes[inode], "holder_is": holder_facts(pid)}
-            for _, waiting, pid, inode in parse(text) if not waiting and pid not in mine and inode in inodes]
+            for _, waiting, pid, inode in read_locks(text) if not waiting and pid not in mine and inode in inodes]
 
 
 def inductor_lock_dir(env: dict) -> str:
