@@ -19,7 +19,7 @@ import time
 from benchmarks.child import allocator, compile_settings, cpu_profile, device_memory, diagnostics, golden, precise_timing, \
     verify
 from benchmarks.common import accuracy_status, experiment_config, machine_facts, output_paths, page_faults, \
-    disk_writes, paired_speedup, records
+    disk_writes, paired_speedup, records, torch_support
 from benchmarks.common.cli_support import EXIT_USAGE, UsageError
 from benchmarks.common.process_env import PARENT_PID_VARIABLE, STACKS_SIGNAL, child_environment
 from benchmarks.common.cpu_affinity import pin_self
@@ -308,6 +308,9 @@ def main(options: RunOptions) -> int:
     launched_by_parent = options.record_fd is not None
     wanted = child_environment(experiment, options, dict(os.environ), model_config)
     if not launched_by_parent:  # a config by hand: its allocator policy acts only from a process's start
+        problem = torch_support.environment_problem()  # the sweep's parent checked it for its children
+        if problem:
+            raise UsageError(problem)
         allocator.restart_under_policy(wanted)
     cpu_affinity = pin_self(options.noise)  # before any thread starts (--cpu-affinity; also by hand)
     numa = cpu_profile.bind_memory(experiment)  # --cpu-profile=dashboard: numactl's --membind, before the model

@@ -22,7 +22,7 @@ import sys
 import time
 from typing import Optional
 
-from benchmarks.common import disk_writes, machine_facts, records
+from benchmarks.common import disk_writes, machine_facts, records, torch_support
 from benchmarks.common.cli_support import UsageError
 from benchmarks.runner import matrix
 
@@ -132,4 +132,7 @@ def probe_capabilities(experiments: list) -> matrix.Capabilities:
         facts = run_probe(argv)
         if path:
             _write_cache(path, facts)
+    problem = torch_support.unsupported_reason(facts.get("torch"))  # what torch says of itself, if its files did not
+    if problem:
+        raise UsageError(problem)
     return matrix.Capabilities.from_dict(facts)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+from benchmarks.common import torch_support
 from benchmarks.common.cli_support import UsageError
 from benchmarks.common.run_options import RunOptions
 from benchmarks.common.safe_paths import PathEscapes
@@ -25,6 +26,9 @@ def validate(options: RunOptions) -> None:
 def run(options: RunOptions) -> int:
     """The sweep of `options` (UsageError: bad flags or input)."""
     validate(options)
+    problem = torch_support.environment_problem()  # before anything starts: one line, not a failure per config
+    if problem:
+        raise UsageError(problem)
     try:
         return sweep.run_sweep(options)
     except PathEscapes as exc:  # --output-basename, or a link in the output directory that points out of it
