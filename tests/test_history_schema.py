@@ -1,6 +1,7 @@
 """history's database schema (fast tier): a database written by an older history.py (schema 1, made by main at
 a18bfba: tests/fixtures/history/schema1.sql) opens and is upgraded in place, its rows and figures kept (peak_rss
-renamed peak_memory, the samples' median filled in); a newer schema than the tool's is refused in one line."""
+renamed peak_memory, the samples' median filled in; schema 3's run torch added, unknown); a newer schema than the tool's
+is refused in one line."""
 
 import json
 import sqlite3
@@ -33,7 +34,9 @@ def test_a_schema_1_database_is_upgraded_with_its_rows_and_figures(tmp_path):
     before.close()
     assert len(old) == 13 and any(peak is not None for _, peak, _, _ in old)
     connection = database.connect(str(path), create=False)
-    assert database.schema_version(connection) == database.SCHEMA_VERSION == 2
+    assert database.schema_version(connection) == database.SCHEMA_VERSION == 3
+    assert "torch" in columns(connection, "runs")  # 3: a run's torch, unknown for the runs stored before
+    assert {row[0] for row in connection.execute("SELECT torch FROM runs")} == {None}
     names = columns(connection, "measurements")
     assert "peak_rss" not in names and {"peak_memory", "accuracy", "median_s"} <= set(names)
     new = connection.execute("SELECT id, peak_memory, median_s, compile_s FROM measurements ORDER BY id").fetchall()
@@ -58,6 +61,7 @@ def test_the_tools_read_an_upgraded_database(tmp_path):
     assert "added" in added.stdout
     connection = sqlite3.connect(path)
     assert connection.execute("SELECT COUNT(*) FROM measurements WHERE accuracy IS NOT NULL").fetchone()[0] > 0
+    assert connection.execute("SELECT COUNT(*) FROM runs WHERE torch IS NOT NULL").fetchone()[0] > 0
     connection.close()
 
 

@@ -44,7 +44,8 @@ def record(model, run, backend):
            "metrics": {"warmup_time": [level * (30 if backend else 2)], "per_iter_time": values, "total_time": values,
                        "peak_memory_bytes": [2 ** 20 * (100 if backend else 160)]},
            "verification_code": "PASS", "accuracy": "pass", "status": "ok", "warmup": 1,
-           "environment": {"hostname": "ci", "git_commit": f"c{run:02d}"}}
+           "environment": {"hostname": "ci", "git_commit": f"c{run:02d}",
+                           "torch": "2.14.1+cu130" if run >= STEP_AT else "2.9.1+cu128"}}
     if failed:
         out.update(status="error", accuracy="fail_to_run", verification_code=None,
                    metrics={"error": "RuntimeError: boom"},
@@ -172,9 +173,13 @@ def test_the_config_page_names_the_change_its_commits_and_the_bisect_command(sit
     assert html.count("<td>last before</td>") == 1 and html.count("<td>first after</td>") == 1
     runs = re.search(r'<table class="runs">.*?<tbody>(.*?)</tbody>', html, re.S).group(1)
     assert re.findall(r"<code>(c\d+)</code>", runs) == [f"c{run:02d}" for run in range(STEP_AT - 3, STEP_AT + 3)]
+    # Each run names its torch, and a change across a torch upgrade says so.
+    assert re.findall(r"<code>c\d+</code></td><td>([^<]*)</td>", runs) == ["2.9.1+cu128"] * 3 + ["2.14.1+cu130"] * 3
+    assert '<p class="torch-changed">The torch changed between these runs too: 2.9.1+cu128 &rarr; 2.14.1+cu130.</p>' \
+        in html
     cnn_id = re.search(r'<tr data-config="(\d+)" class="newfail">', suite).group(1)
     cnn = (out / "config" / f"{cnn_id}.html").read_text()
-    assert re.search(r'<ul class="transitions"><li>[^<]*c15: pass &rarr; error', cnn)
+    assert re.search(r'<ul class="transitions"><li>[^<]*c15 torch 2\.14\.1\+cu130: pass &rarr; error', cnn)
 
 
 class Links(HTMLParser):
@@ -244,6 +249,10 @@ def test_newest_and_baseline_by_date_commit_and_bad_ones(site, tmp_path):
     assert "-> " in done.stdout
     html = (other / "index.html").read_text()
     assert "Newest run</td><td>2023-11-21" in html and "Baseline run</td><td>2023-11-17" in html
+    assert re.search(r"Newest run</td><td>2023-11-21 \d\d:\d\d c07 torch 2\.9\.1\+cu128</td>", html)
+    assert re.search(r"Baseline run</td><td>2023-11-17 \d\d:\d\d c03 torch 2\.9\.1\+cu128</td>", html)
+    newest = (site[1] / "index.html").read_text()  # the site's own newest run: after the torch upgrade
+    assert re.search(r"Newest run</td><td>\d{4}-\d\d-\d\d \d\d:\d\d c15 torch 2\.14\.1\+cu130</td>", newest)
     for flags, message in ((["--newest", "nosuch"], "--newest nosuch: no run has that commit"),
                            (["--baseline", "1999-01-01"], "--baseline 1999-01-01: no run on or before that day"),
                            (["--window", "0"], "--window")):

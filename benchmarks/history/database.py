@@ -4,8 +4,8 @@ SQLite, not DuckDB: a history is small (runs x configs, a few numbers and sample
 a time and read a series at a time, which SQLite does in milliseconds; it ships with Python, so `history`
 needs no new pinned package, and its UNIQUE constraints make ingestion idempotent in one statement.
 
-Tables: runs (a run is its timestamp, host and the code's commit), configs (a config's key and labels),
-measurements (one per record: its run, config, status, accuracy, samples, their median and figures; the
+Tables: runs (a run is its timestamp, host and the code's commit; and the torch it ran), configs (a config's key and
+labels), measurements (one per record: its run, config, status, accuracy, samples, their median and figures; the
 record's digest is unique, so a record is stored once however often its file is ingested). See docs/history.md.
 
 The schema's version is PRAGMA user_version (and meta.schema_version, which version 1 wrote); connect()
@@ -22,12 +22,12 @@ import statistics
 
 from benchmarks.common.cli_support import UsageError
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS runs (
-    id INTEGER PRIMARY KEY, timestamp REAL NOT NULL, host TEXT NOT NULL, commit_sha TEXT NOT NULL,
+    id INTEGER PRIMARY KEY, timestamp REAL NOT NULL, host TEXT NOT NULL, commit_sha TEXT NOT NULL, torch TEXT,
     UNIQUE (timestamp, host, commit_sha));
 CREATE TABLE IF NOT EXISTS configs (
     id INTEGER PRIMARY KEY, key TEXT NOT NULL UNIQUE, suite TEXT, model TEXT, backend TEXT, test TEXT,
@@ -66,8 +66,13 @@ def _to_2(connection: sqlite3.Connection) -> None:
     connection.execute("UPDATE measurements SET median_s = samples_median(samples) WHERE samples IS NOT NULL")
 
 
+def _to_3(connection: sqlite3.Connection) -> None:
+    """2 -> 3: a run's torch (its records' environment.torch; unknown for the runs stored before)."""
+    connection.execute("ALTER TABLE runs ADD COLUMN torch TEXT")
+
+
 # version -> the step from the one before it.
-MIGRATIONS = {2: _to_2}
+MIGRATIONS = {2: _to_2, 3: _to_3}
 
 LABEL_COLUMNS = ("suite", "model", "backend", "test", "precision", "accelerator", "accelerator_model", "batch_size")
 
@@ -144,11 +149,15 @@ def _upgrade(connection: sqlite3.Connection, path: str) -> None:
         connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
 
-def run_id(connection: sqlite3.Connection, timestamp: float, host: str, commit: str) -> int:
-    connection.execute("INSERT OR IGNORE INTO runs (timestamp, host, commit_sha) VALUES (?, ?, ?)",
-                       (timestamp, host, commit))
-    return connection.execute("SELECT id FROM runs WHERE timestamp = ? AND host = ? AND commit_sha = ?",
-                              (timestamp, host, commit)).fetchone()[0]
+def run_id(connection: sqlite3.Connection, timestamp: float, host: str, commit: str, torch: str = "") -> int:
+    """The run's id (made on first use); `torch`, its records' torch, is kept from the first record that names one."""
+    connection.execute("INSERT OR IGNORE INTO runs (timestamp, host, commit_sha, torch) VALUES (?, ?, ?, ?)",
+                       (timestamp, host, commit, torch or None))
+    found = connection.execute("SELECT id FROM runs WHERE timestamp = ? AND host = ? AND commit_sha = ?",
+                               (timestamp, host, commit)).fetchone()[0]
+    if torch:
+        connection.execute("UPDATE runs SET torch = ? WHERE id = ? AND torch IS NULL", (torch, found))
+    return found
 
 
 def stored_run(connection: sqlite3.Connection, digest: str):
@@ -166,7 +175,7 @@ def config_id(connection: sqlite3.Connection, key: str, labels) -> int:
 
 def add_measurement(connection: sqlite3.Connection, view, source: str) -> bool:
     """Store one record's view; False when the database already holds that record."""
-    run = run_id(connection, view.timestamp, view.host, view.commit)
+    run = run_id(connection, view.timestamp, view.host, view.commit, view.torch)
     config = config_id(connection, view.config_key, view.labels)
     cursor = connection.execute(
         "INSERT OR IGNORE INTO measurements (digest, run_id, config_id, round, status, verification, samples, "

@@ -72,6 +72,7 @@ class RecordView:
     peak_memory: Optional[float]  # bytes: the device's peak, else the host's (Measurement.peak_memory)
     graph_breaks: Optional[int]
     digest: str  # the record's identity: ingesting it again stores nothing
+    torch: str = ""  # the torch it ran (environment.torch): its run's
 
 
 def _text(value) -> str:
@@ -101,4 +102,5 @@ def view(record: dict, commit: Optional[str] = None) -> tuple:
         # One series per config on one kind of machine: the accelerator model is part of it.
         config_key=json.dumps([m.config_key, m.accelerator_model]), labels=Labels.of(m), round=m.round,
         status=m.status, verification=_text(record.get("verification_code")), accuracy=m.accuracy, samples=samples,
-        compile_s=compile_s, peak_memory=peak, graph_breaks=m.dynamo_stat("graph_breaks"), digest=digest), None
+        compile_s=compile_s, peak_memory=peak, graph_breaks=m.dynamo_stat("graph_breaks"), digest=digest,
+        torch=_text(environment.get("torch"))), None

@@ -42,7 +42,7 @@ def bisect_command(config, good: str, bad: str) -> str:
 def _run_row(g, row: int, column: int, speedup: np.ndarray, mark: str = "") -> str:
     run = g.runs[row]
     median = g.median[row, column]
-    return (f"<tr><td>{esc(run.date)}</td><td><code>{esc(run.commit[:12])}</code></td>"
+    return (f"<tr><td>{esc(run.date)}</td><td><code>{esc(run.commit[:12])}</code></td><td>{esc(run.torch or '')}</td>"
             f"<td>{esc(suite_page.status_text(g, row, column))}</td>"
             f'<td class="num">{page.number(page.finite(median * 1000), 3)}</td>'
             f'<td class="num">{page.number(page.finite(speedup[row]), 2)}</td><td>{mark}</td></tr>')
@@ -64,12 +64,15 @@ def _change_section(g, config, shift, speedup: np.ndarray) -> str:
             commits.append(commit)
     out = [f'<h3 class="change" data-after="{esc(after.commit)}">{esc(after.date)}: {shift.ratio:.3f}x time '
            f"({direction}), p = {shift.p_value:.3g}</h3>",
-           '<table class="runs"><thead><tr><th>Run</th><th>Commit</th><th>Status</th><th>Time (ms)</th>'
+           '<table class="runs"><thead><tr><th>Run</th><th>Commit</th><th>Torch</th><th>Status</th><th>Time (ms)</th>'
            "<th>Speedup</th><th></th></tr></thead><tbody>" + "".join(rows) + "</tbody></table>",
            "<p>Commits of the runs from the last before to the first after: "
            + ", ".join(f"<code>{esc(c[:12])}</code>" for c in commits) + ". The commits between them: "
            + (f"<code>git log --oneline {esc(before.commit)}..{esc(after.commit)}</code></p>"
               if before.commit and after.commit else "the runs name no commit.</p>")]
+    if before.torch and after.torch and before.torch != after.torch:  # the code under test is not all that changed
+        out.append(f'<p class="torch-changed">The torch changed between these runs too: {esc(before.torch)} &rarr; '
+                   f"{esc(after.torch)}.</p>")
     if direction == "slower" and before.commit and after.commit and before.commit != after.commit:
         out.append("<p>The first bad commit, measured again (docs/history.md, bisect):</p>"
                    f'<pre class="cmd bisect">{esc(bisect_command(config, before.commit, after.commit))}</pre>')

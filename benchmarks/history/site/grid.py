@@ -31,13 +31,15 @@ class Run:
     timestamp: float
     host: str
     commit: str
+    torch: Optional[str] = None  # the torch its records ran (None: not known, a run stored before schema 3)
 
     @property
     def date(self) -> str:
         return datetime.fromtimestamp(self.timestamp, timezone.utc).strftime("%Y-%m-%d %H:%M")
 
     def text(self) -> str:
-        return f"{self.date}{' ' + self.commit[:10] if self.commit else ''}"
+        return (f"{self.date}{' ' + self.commit[:10] if self.commit else ''}"
+                f"{' torch ' + self.torch if self.torch else ''}")
 
 
 @dataclasses.dataclass
@@ -107,7 +109,7 @@ def load(connection) -> Grid:
     from benchmarks.history import database
 
     runs = [Run(*row) for row in connection.execute(
-        "SELECT id, timestamp, host, commit_sha FROM runs ORDER BY timestamp, id")]
+        "SELECT id, timestamp, host, commit_sha, torch FROM runs ORDER BY timestamp, id")]
     row_of = {run.id: row for row, run in enumerate(runs)}
     configs = [_config(column, config_id, key, labels)
                for column, (config_id, key, labels) in enumerate(database.configs(connection))]
