@@ -47,16 +47,22 @@ def test_seconds_keep_only_finite_non_negative_numbers():
 
 
 def test_a_torch_without_the_lists_costs_their_keys_never_the_record(monkeypatch, caplog):
-    """dynamo's reasons list and timers are internals: another torch may lack them (here: deleted)."""
+    """dynamo's reasons list and timers are internals: another torch may lack them (here: deleted). Each costs its
+    keys, named with why in what becomes the record's `absent` (tests/test_torch_internals.py: in a real child)."""
     import torch._dynamo.utils
 
-    from benchmarks.child import compile_settings
+    from benchmarks.child import compile_settings, torch_internals
 
+    monkeypatch.setattr(torch_internals, "ABSENT", {})
     monkeypatch.delattr(torch._dynamo.utils, "graph_break_reasons")
     monkeypatch.delattr(torch._dynamo.utils, "calculate_time_spent")
     found = compile_settings.dynamo_stats()
-    assert set(found) == {"calls_captured", "graphs", "graph_breaks", "unique_graph_breaks", "recompiles"}
-    assert "graph-break reasons could not be read" in caplog.text and "compile times could not be read" in caplog.text
+    assert set(found) == {"calls_captured", "graphs", "graph_breaks", "unique_graph_breaks", "recompiles",
+                          "compile_seconds_by_function"}
+    absent = torch_internals.absent()
+    assert set(absent) == {"graph_break_reasons", "compile_seconds_by_phase"}
+    assert "torch._dynamo.utils.graph_break_reasons could not be read (ImportError" in absent["graph_break_reasons"]
+    assert "graph_break_reasons absent: " in caplog.text and "compile_seconds_by_phase absent: " in caplog.text
 
 
 # ---------------------------------------------------------------- a real sweep

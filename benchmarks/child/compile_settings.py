@@ -4,16 +4,14 @@ torch inside the functions: the cache directories must be set before Inductor fi
 
 from __future__ import annotations
 
-import logging
 import os
 import shutil
 import time
 from typing import Callable, Optional
 
+from benchmarks.child import torch_internals
 from benchmarks.common import compile_options, scratch_dirs
 from benchmarks.common import dynamo_stats as stats_shape
-
-log = logging.getLogger(__name__)
 
 # The variables Inductor and Triton read their cache directories from.
 CACHE_VARIABLES = ("TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR")
@@ -42,9 +40,10 @@ class CompileCache:
         step()
         fill_seconds = time.perf_counter() - start
         torch._dynamo.reset()
-        from torch._dynamo.utils import counters
+        with torch_internals.reading(torch_internals.DYNAMO_COUNTERS, "torch._dynamo.utils.counters"):
+            from torch._dynamo.utils import counters
 
-        counters.clear()  # the record's dynamo statistics are the timed compile's
+            counters.clear()  # the record's dynamo statistics are the timed compile's
         return make_step(), fill_seconds
 
     def close(self) -> None:
@@ -74,28 +73,38 @@ def dynamo_stats() -> dict:
     """Dynamo's statistics since the child started compiling (cheap: its own counters and timers, no
     recompile): calls captured, graphs, graph breaks, unique graph breaks, recompiles (compiles of a frame past
     its first), the graph-break reasons and the compile seconds by phase and by function
-    (common/dynamo_stats.py)."""
-    from torch._dynamo import convert_frame
-    from torch._dynamo.utils import counters
+    (common/dynamo_stats.py). All of them are dynamo's internals, not its API: a torch that moved one costs its
+    keys, named in the record's `absent` with why (child/torch_internals.py), never the config."""
+    found = {}
+    with torch_internals.reading(torch_internals.DYNAMO_COUNTERS, "torch._dynamo.utils.counters"):
+        from torch._dynamo.utils import counters
 
-    breaks = counters.get("graph_break", {})
-    found = {
-        "calls_captured": int(counters.get("stats", {}).get("calls_captured", 0)),
-        "graphs": int(counters.get("stats", {}).get("unique_graphs", 0)),
-        "graph_breaks": int(sum(breaks.values())),
-        "unique_graph_breaks": len(breaks),
-        "recompiles": int(sum(n - 1 for n in convert_frame.FRAME_COMPILE_COUNTER.values() if n > 1)),
-    }
-    # dynamo's internals, not its API: a torch that moved them costs these keys (and a warning), never the config.
-    try:
+        breaks = counters.get("graph_break", {})
+        found.update({
+            "calls_captured": int(counters.get("stats", {}).get("calls_captured", 0)),
+            "graphs": int(counters.get("stats", {}).get("unique_graphs", 0)),
+            "graph_breaks": int(sum(breaks.values())),
+            "unique_graph_breaks": len(breaks),
+        })
+    with torch_internals.reading(torch_internals.RECOMPILES, "torch._dynamo.convert_frame.FRAME_COMPILE_COUNTER"):
+        from torch._dynamo import convert_frame
+
+        found["recompiles"] = int(sum(n - 1 for n in convert_frame.FRAME_COMPILE_COUNTER.values() if n > 1))
+    with torch_internals.reading(torch_internals.GRAPH_BREAK_REASONS, "torch._dynamo.utils.graph_break_reasons"):
         reasons, omitted = stats_shape.summarize_reasons(_graph_breaks())
         found.update({stats_shape.REASONS: reasons, stats_shape.OMITTED: omitted})
-    except (AttributeError, ImportError, TypeError) as exc:
-        log.warning("dynamo's graph-break reasons could not be read: %s", exc)
-    try:
-        found.update(_compile_seconds())
-    except (AttributeError, ImportError, TypeError) as exc:
-        log.warning("dynamo's compile times could not be read: %s", exc)
+    # dynamo's compile timers, emptied by torch._dynamo.reset(): by phase (calculate_time_spent: the harness's
+    # "compilation_metrics") and by timed function, summed over calls (the harness's compilation-metrics CSV)
+    with torch_internals.reading(torch_internals.COMPILE_SECONDS_BY_PHASE, "torch._dynamo.utils.calculate_time_spent"):
+        from torch._dynamo import utils
+
+        found[stats_shape.PHASES] = stats_shape.seconds_by_key(utils.calculate_time_spent())
+    with torch_internals.reading(torch_internals.COMPILE_SECONDS_BY_FUNCTION,
+                                 "torch._dynamo.utils.compilation_time_metrics"):
+        from torch._dynamo import utils
+
+        by_function = {name: sum(values) for name, values in utils.compilation_time_metrics.items()}
+        found[stats_shape.FUNCTIONS] = stats_shape.seconds_by_key(by_function)
     return found
 
 
@@ -114,13 +123,3 @@ def _graph_breaks() -> list:
         out.append((getattr(reason, "reason", ""), where))
     return out
 
-
-def _compile_seconds() -> dict:
-    """dynamo's compile timers: by phase (calculate_time_spent: the harness's "compilation_metrics") and by
-    timed function, summed over calls (compile_times(aggregate=True): the harness's compilation-metrics CSV).
-    Both are emptied by torch._dynamo.reset()."""
-    from torch._dynamo import utils
-
-    by_function = {name: sum(values) for name, values in utils.compilation_time_metrics.items()}
-    return {stats_shape.PHASES: stats_shape.seconds_by_key(utils.calculate_time_spent()),
-            stats_shape.FUNCTIONS: stats_shape.seconds_by_key(by_function)}

@@ -7,6 +7,8 @@ import contextlib
 import json
 from typing import Callable
 
+from benchmarks.child import torch_internals
+
 
 def _ops_table(events, keep: Callable[[str], bool], with_cuda: bool) -> dict:
     """op name -> figures of one profiled repeat (seconds, call count)."""
@@ -109,12 +111,17 @@ class DynamoCounters:
         self.snapshots: list = []
 
     def clear(self) -> None:
-        from torch._dynamo.utils import counters
+        with torch_internals.reading(torch_internals.DYNAMO_COUNTERS, "torch._dynamo.utils.counters"):
+            from torch._dynamo.utils import counters
 
-        counters.clear()
+            counters.clear()
 
     def after_repeat(self) -> None:
-        snapshot = counters_snapshot()
+        # dynamo's internals: a torch that moved them costs these metrics (the record's `absent` says why)
+        snapshot = torch_internals.read(torch_internals.DYNAMO_COUNTERS, "torch._dynamo.utils.counters",
+                                        counters_snapshot)
+        if snapshot is None:
+            return
         self.snapshots.append(snapshot)
         self.metrics["dynamo_graph_count"].append(snapshot.get("stats", {}).get("unique_graphs", 0))
         self.metrics["dynamo_graph_break_count"].append(sum(snapshot.get("graph_break", {}).values()))

@@ -17,7 +17,7 @@ import threading
 import time
 
 from benchmarks.child import allocator, compile_settings, cpu_profile, device_memory, diagnostics, golden, precise_timing, \
-    verify
+    torch_internals, verify
 from benchmarks.common import accuracy_status, experiment_config, machine_facts, output_paths, page_faults, \
     disk_writes, paired_speedup, records, torch_support
 from benchmarks.common.cli_support import EXIT_USAGE, UsageError
@@ -268,6 +268,9 @@ def run_config(options: RunOptions, model_config: dict, experiment, channel: Cha
     if diag is not None:
         diag.close()
     cache.close()
+    absent = torch_internals.absent()  # features whose private torch API this torch moved: which, and why
+    if absent:
+        record["absent"] = absent
     return record
 
 

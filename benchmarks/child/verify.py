@@ -49,7 +49,7 @@ import gc
 import logging
 from typing import Any, Callable, Optional
 
-from benchmarks.child import accuracy_check
+from benchmarks.child import accuracy_check, torch_internals
 from benchmarks.child.eager_comparison import Comparison, compare, verdict
 from benchmarks.child.verify_outputs import collect, iterations_for, root_name, tensor_bytes, \
     uses_fallback_random, fallback_random
@@ -409,9 +409,12 @@ def force_max_multiplier(rule, experiment) -> bool:
 
     if not rule.freezing or precisions.cast_dtype(experiment.precision) != "bfloat16":
         return False
-    from torch._dynamo.utils import counters
+    def folded() -> bool:
+        from torch._dynamo.utils import counters
 
-    return counters["inductor"]["binary_folding_conv"] > 0
+        return counters["inductor"]["binary_folding_conv"] > 0
+
+    return bool(torch_internals.read(torch_internals.DYNAMO_COUNTERS, "torch._dynamo.utils.counters", folded, False))
 
 
 def one_line(what: str, exc: BaseException) -> str:

@@ -5,8 +5,10 @@ check's own compiled step, the bytes the kept references hold, and how paths in 
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
+from benchmarks.child import torch_internals
 from benchmarks.child.output_tree import leaves, to_cpu
 
 
@@ -31,10 +33,17 @@ def fallback_random():
     setting when it compiles, and a step of the same code would reuse the timed step's compiled graphs (timing is
     over; dynamo_stats were read before)."""
     import torch
-    import torch._inductor.config
 
     torch._dynamo.reset()
-    return torch._inductor.config.patch(fallback_random=True)
+
+    def patched():
+        import torch._inductor.config as config
+
+        getattr(config, "fallback_random")  # a torch without the setting: absent, the check runs without it
+        return config.patch(fallback_random=True)
+
+    return torch_internals.read(torch_internals.FALLBACK_RANDOM, "torch._inductor.config.fallback_random", patched,
+                                contextlib.nullcontext())
 
 
 def collect(experiment, module, output) -> Any:

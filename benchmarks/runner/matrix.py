@@ -25,6 +25,7 @@ class Capabilities:
     cuda_devices: tuple = ()  # CUDA device names
     tpu_type: Optional[str] = None
     inductor_settings: tuple = ()  # (name, type name) of torch._inductor.config, when a config sets one
+    inductor_settings_error: Optional[str] = None  # why this torch's Inductor settings could not be listed
 
     @classmethod
     def from_dict(cls, data: dict) -> "Capabilities":
@@ -35,6 +36,7 @@ class Capabilities:
             cuda_devices=tuple(data.get("cuda_devices", ())),
             tpu_type=data.get("tpu_type"),
             inductor_settings=tuple(sorted(data.get("inductor_settings", {}).items())),
+            inductor_settings_error=data.get("inductor_settings_error"),
         )
 
 

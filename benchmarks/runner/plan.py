@@ -196,7 +196,10 @@ class Plan:
 
 
 def check_inductor_settings(experiments: list, caps: matrix.Capabilities) -> None:
-    """An unknown Inductor setting or a badly typed value: one line, exit 2, before anything runs."""
+    """An unknown Inductor setting or a badly typed value: one line, exit 2, before anything runs. A torch whose
+    settings could not be listed (the probe's reason) leaves them to its children, which set them or fail saying so."""
+    if caps.inductor_settings_error and any(e.inductor_config for e in experiments):
+        log.warning("--inductor-config is not checked before the children run: %s", caps.inductor_settings_error)
     known = dict(caps.inductor_settings)
     for experiment in experiments:
         if experiment.inductor_config and known:

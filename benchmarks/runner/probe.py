@@ -42,12 +42,22 @@ def check_in_subprocess(kind: str) -> dict:
         return {"torch_xla_error": None, "found": False}
 
 
-def inductor_settings() -> dict:
-    """{name: the type name of its default} of torch._inductor.config (what --inductor-config may set)."""
-    import torch._inductor.config as config
+def inductor_settings_of(config) -> tuple:
+    """({name: the type name of its default}, None) of Inductor's config module (what --inductor-config may set), from
+    its private _config (the defaults), else its get_config_copy() (the values now); ({}, why) when neither reads."""
+    def public(name: str) -> bool:
+        return not name.startswith("_") and name != "TYPE_CHECKING"
 
-    return {name: type(entry.default).__name__ for name, entry in config._config.items()
-            if not name.startswith("_") and name != "TYPE_CHECKING"}
+    try:
+        return {name: type(entry.default).__name__ for name, entry in config._config.items() if public(name)}, None
+    except Exception as exc:  # a private API: a torch that moved it lists its settings another way, or not at all
+        first = exc
+    try:
+        return {name: type(value).__name__ for name, value in config.get_config_copy().items() if public(name)}, None
+    except Exception:
+        text = str(first).strip().splitlines()[0] if str(first).strip() else ""
+        why = f"{type(first).__name__}{': ' + text if text else ''}"
+        return {}, f"torch._inductor.config._config could not be read ({why})"
 
 
 def main() -> None:
@@ -71,8 +81,12 @@ def main() -> None:
         if args.cuda and torch.cuda.is_available() else [],
         "xla_devices": [],
         "torch_xla_error": "not probed",
-        "inductor_settings": inductor_settings() if args.inductor_settings else {},
+        "inductor_settings": {},
     }
+    if args.inductor_settings:
+        import torch._inductor.config
+
+        facts["inductor_settings"], facts["inductor_settings_error"] = inductor_settings_of(torch._inductor.config)
     for kind in args.xla_kind:
         if kind == "TPU" and not tpu_present():
             continue
