@@ -3,6 +3,7 @@ to its backend (child only: imports torch and torchao)."""
 
 from __future__ import annotations
 
+import importlib.util
 import logging
 
 from benchmarks.common import quantization
@@ -10,7 +11,8 @@ from benchmarks.suites import ModelSkipped
 
 log = logging.getLogger("benchmarks.child.quantize")
 
-INSTALL = "pip install torchao==0.14.1 (the project's `torchao` extra)"
+INSTALL = ("pip install torchao (the project's `torchao` extra: the lock's 0.14.1 pairs with torch 2.9; another torch "
+           "needs the torchao release built for it)")
 
 
 def torchao_config(recipe: str, device: str):
@@ -42,10 +44,14 @@ def apply(bm, recipe: str, device: str) -> None:
     """Quantize `bm.module`'s linear layers in place; a skip when torchao is missing or the model has none."""
     import torch
 
+    if importlib.util.find_spec("torchao") is None:
+        raise ModelSkipped(f"quantization {recipe} needs torchao, which is not installed; {INSTALL}")
     try:
         from torchao.quantization import quantize_
-    except ImportError as exc:
-        raise ModelSkipped(f"quantization {recipe} needs torchao, which is not installed ({exc}); {INSTALL}")
+    except Exception as exc:  # a torchao built for another torch: its C++ operators or torch's internals it reads
+        detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ModelSkipped(f"quantization {recipe} needs torchao, which does not load beside torch {torch.__version__} "
+                           f"({type(exc).__name__}: {detail}); {INSTALL}") from exc
     linears = sum(isinstance(m, torch.nn.Linear) for m in bm.module.modules())
     if not linears:
         raise ModelSkipped(f"quantization {recipe}: torchao quantizes nn.Linear layers, and this model has none")

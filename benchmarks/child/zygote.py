@@ -230,7 +230,11 @@ def main(argv=None) -> int:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle; it stops this server
     listener = socket.socket(fileno=args.listen_fd)
     for name in args.preload:
-        importlib.import_module(name)
+        try:
+            importlib.import_module(name)
+        except Exception as exc:  # not the server's to fail: each child that needs it imports it and says why
+            print(f"zygote: preload {name} failed ({type(exc).__name__}: {exc}); the configs that need it import it "
+                  "themselves", file=sys.stderr, flush=True)
     # The preloaded objects are never collected: a child's collections then skip them instead of writing to
     # (and so copying) every page that holds one.
     gc.freeze()

@@ -160,8 +160,9 @@ class TimmSuite(Suite):
     def build(self, model_config, experiment, device, options):
         import torch
 
-        from benchmarks.suites.torchvision_suite import classification_loss
+        from benchmarks.suites.torchvision_suite import classification_loss, import_torchvision
 
+        import_torchvision("the timm suite")  # timm imports it: a torchvision that can't load costs timm's configs
         try:
             import timm
         except ImportError as exc:

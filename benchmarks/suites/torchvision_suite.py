@@ -8,7 +8,12 @@ Parameters (--model-params): `image_size` (default 224, 299 for inception_v3) an
 
 from __future__ import annotations
 
-from benchmarks.suites import BenchmarkModel, Suite, files
+import importlib.util
+
+from benchmarks.common import machine_facts
+from benchmarks.suites import BenchmarkModel, ModelSkipped, Suite, files
+
+INSTALL = "pip install torchvision (the release that pairs with your torch; `make env TORCH=...` picks it)"
 
 # name -> default batch size, chosen so one step takes about a second or less on a laptop CPU.
 MODELS = {
@@ -74,11 +79,14 @@ class TorchvisionSuite(Suite):
 
 
     def skip_reason(self, model_config, experiment, options):
+        if importlib.util.find_spec("torchvision") is None:
+            return f"the torchvision suite needs torchvision, which is not installed: {INSTALL}"
         return files.size_limit_reason(model_config, SIZE_LIMITS)
 
     def build(self, model_config, experiment, device, options):
         import torch
-        import torchvision
+
+        torchvision = import_torchvision("the torchvision suite")
 
         name = model_config["model_name"]
         if name not in MODELS:
@@ -107,6 +115,22 @@ class TorchvisionSuite(Suite):
             deterministic=experiment.test == "eval" or not has_random_layers(module),
             info={"image_size": size, "num_classes": classes},
         )
+
+
+def import_torchvision(who: str):
+    """torchvision, or ModelSkipped saying why it can't load here (a skip record: the configs that need it cost
+    nothing more). A torchvision built for another torch fails as it registers its operators ("operator
+    torchvision::nms does not exist": torch 2.13.0+cpu beside the registry's torchvision 0.28.0)."""
+    try:
+        import torchvision
+    except Exception as exc:  # ImportError, or a build for another torch: RuntimeError, OSError (undefined symbol)
+        import torch
+
+        detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        version = machine_facts.package_version("torchvision")
+        raise ModelSkipped(f"{who} needs torchvision, and torchvision{' ' + version if version else ''} does not load "
+                           f"beside torch {torch.__version__} ({type(exc).__name__}: {detail}); {INSTALL}") from exc
+    return torchvision
 
 
 def has_random_layers(module) -> bool:
