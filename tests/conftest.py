@@ -7,6 +7,20 @@ import pytest
 import helpers
 
 
+def pytest_configure(config):
+    for name, (_, text) in helpers.NEEDS.items():
+        config.addinivalue_line("markers", f"{name}: {text}")
+
+
+def pytest_runtest_setup(item):
+    """A test marked with what it needs (helpers.NEEDS) is skipped, with the reason, where that can't be had."""
+    for name, (missing, _) in helpers.NEEDS.items():
+        if item.get_closest_marker(name) is not None:
+            reason = missing()
+            if reason:
+                pytest.skip(reason)
+
+
 @pytest.fixture(autouse=True)
 def _tier(request):
     """Tells helpers.run_tool which test calls it (it checks the test's tier)."""

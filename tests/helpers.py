@@ -2,7 +2,9 @@
 processes left behind. Imported by test modules (`from helpers import ...`); fixtures live in conftest.py."""
 
 import contextlib
+import functools
 import importlib
+import importlib.util
 import io
 import json
 import logging
@@ -81,6 +83,32 @@ def run_runner(*args, **kwargs) -> subprocess.CompletedProcess:
 
 def call_runner(*args, **kwargs) -> subprocess.CompletedProcess:
     return call_tool("experiment_runner.py", *args, **kwargs)
+
+
+# What a test may need that an environment may lack (README.md, "Your own torch"): each is a marker (conftest.py) that
+# skips the test with the reason where it can't be had. Found without importing torch.
+@functools.lru_cache(maxsize=None)
+def xla_missing():
+    """Why torch-xla can't run here (not installed, or a release of another torch's), or None."""
+    from benchmarks.common import machine_facts, torch_support
+
+    installed = importlib.util.find_spec("torch_xla") is not None
+    return torch_support.xla_problem(torch_support.installed_torch()[0], installed,
+                                     machine_facts.package_version("torch_xla"))
+
+
+@functools.lru_cache(maxsize=None)
+def torchao_missing():
+    if importlib.util.find_spec("torchao") is None:
+        return "TorchAO is not installed in this environment (the lock's torchao 0.14.1 is the torch 2.9 line)"
+    return None
+
+
+NEEDS = {
+    "requires_xla": (xla_missing, "needs torch-xla beside its own torch (2.9): skipped with the reason elsewhere"),
+    "requires_torchao": (torchao_missing, "needs TorchAO (--quantization): skipped with the reason where it's missing"),
+}
+XLA = xla_missing() is None  # for tests that mix XLA and other configs: what they expect of the XLA ones
 
 
 def usable_cores() -> list:

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from helpers import PYTHON, ROOT, call_runner, read_jsonl, run_runner
+from helpers import PYTHON, ROOT, XLA, call_runner, read_jsonl, run_runner, xla_missing
 
 EXP = '{"accelerator": "cpu", "xla": null, "dynamo": null, "test": "eval"}'
 MODEL = '{"suite_name": "dummy", "model_name": "mlp"}'
@@ -85,12 +85,17 @@ def test_dry_run_lists_kept_commands_dropped_reasons_and_counts(dry_run):
     result, out = dry_run
     lines = result.stdout.splitlines()
     commands = [line for line in lines if not line.startswith(("#", "dropped:", "skip:"))]
-    assert len(commands) == 4  # cpu: eager, inductor, PJRT lazy, PJRT + openxla
+    kept = 4 if XLA else 2  # cpu: eager, inductor, PJRT lazy, PJRT + openxla (where torch-xla can run)
+    assert len(commands) == kept
     dropped = [line for line in lines if line.startswith("dropped:")]
     assert any("dynamo=inductor" in d and "xla=PJRT" in d and "not XLA tensors" in d for d in dropped)
     assert any("accelerator=tpu" in d and "runs only through PyTorch/XLA" in d for d in dropped)
-    assert any("accelerator=tpu" in d and "xla=PJRT" in d and "no XLA TPU device" in d for d in dropped)
-    assert lines[-1] == "# 1 model(s) x 4 experiment config(s): 4 to run, 0 skipped, 8 experiment config(s) dropped"
+    if XLA:
+        assert any("accelerator=tpu" in d and "xla=PJRT" in d and "no XLA TPU device" in d for d in dropped)
+    else:  # every other XLA config says why it can't run beside this torch
+        assert sum(f"torch_xla is not usable: {xla_missing()}" in d for d in dropped) == 4
+    assert lines[-1] == (f"# 1 model(s) x {kept} experiment config(s): {kept} to run, 0 skipped, "
+                         f"{12 - kept} experiment config(s) dropped")
     assert not out.exists() or list(out.iterdir()) == []  # a dry run writes nothing
 
 

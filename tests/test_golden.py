@@ -7,7 +7,7 @@ import shutil
 
 import pytest
 
-from helpers import call_runner, read_jsonl, run_runner
+from helpers import XLA, call_runner, read_jsonl, run_runner
 
 from benchmarks.child import golden, golden_store, tensor_tree_file
 from benchmarks.common import experiment_config
@@ -208,7 +208,8 @@ def test_saved_then_checked_on_eager_inductor_and_xla_pass(golden_runs):
     manifest = json.loads((store / "dummy" / "mlp" / "train-fp32" / "manifest.json").read_text())
     assert manifest["steps"] == 2 and manifest["dtype"] == "float32" and manifest["versions"]["torch"]
     got = golden_of(checked)
-    assert len(got) == 8  # eager, inductor, XLA lazy tensor, XLA + openxla x eval, train
+    # eager, inductor, XLA lazy tensor, XLA + openxla x eval, train (XLA's dropped where torch-xla can't run)
+    assert len(got) == (8 if XLA else 4)
     for key, value in got.items():
         assert value["status"] == "pass", (key, value)
         assert value["max_abs_error"] <= value["atol"] and value["elements_outside"] == 0

@@ -11,10 +11,11 @@ import pytest
 
 from benchmarks.runner import matrix
 from benchmarks.suites import microbench
-from helpers import call_runner, read_jsonl, run_runner, run_tool
+from helpers import XLA, call_runner, read_jsonl, run_runner, run_tool
 
 SHAPES = "64x64x64,128x256x512"
-BACKENDS = [(None, None), (None, "inductor"), ("PJRT", None), ("PJRT", "openxla")]
+# where torch-xla can't run (another torch than 2.9), its configs are dropped, saying why, and the others run
+BACKENDS = [(None, None), (None, "inductor")] + ([("PJRT", None), ("PJRT", "openxla")] if XLA else [])
 
 
 # ---------------------------------------------------------------- shape specs
@@ -158,11 +159,12 @@ def test_the_end_of_sweep_table_shows_time_tflops_and_speedup_per_shape(sweep):
     result, _, _ = sweep
     lines = result.stdout.splitlines()
     header = next(line for line in lines if line.startswith("model "))
-    for backend in ("eager", "inductor", "openxla+lazytensor", "openxla+dynamo"):
+    for backend in ("eager", "inductor", "openxla+lazytensor", "openxla+dynamo")[:len(BACKENDS)]:
         assert f"{backend} ms" in header
     for shape in SHAPES.split(","):
         [row] = [line for line in lines if line.startswith(f"matmul-float32-{shape} ")]
-        assert row.count("TFLOP/s") == 4 and row.count("x)") == 3  # three speedups over eager
+        # a speedup over eager for each other backend
+        assert row.count("TFLOP/s") == len(BACKENDS) and row.count("x)") == len(BACKENDS) - 1
 
 
 @pytest.mark.integration
@@ -172,7 +174,7 @@ def test_result_analyzer_reads_the_records(sweep):
     run_tool("result_analyzer.py", out / "results.jsonl", f"--output={report}", check_rc=0)
     with open(report, newline="") as handle:
         rows = list(csv.DictReader(handle))
-    assert len(rows) == 8
+    assert len(rows) == 2 * len(BACKENDS)
     for row in rows:
         assert row["model_name"].startswith("matmul-float32-") and row["status"] == "ok"
         assert float(row["median_tflops"]) > 0 and float(row["median_per_iter_time"]) > 0
@@ -186,7 +188,7 @@ def test_aggregate_reads_the_records(sweep):
              f"--output={table}", check_rc=0)
     text = table.read_text()
     header = text.splitlines()[0]
-    assert "Inductor" in header and "XLA+Dynamo" in header and "XLA+LazyTensor" in header
+    assert "Inductor" in header and ("XLA+Dynamo" in header) == XLA and ("XLA+LazyTensor" in header) == XLA
     for shape in SHAPES.split(","):
         assert f"matmul-float32-{shape}," in text
 

@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from helpers import read_jsonl, run_runner
+from helpers import XLA, read_jsonl, run_runner
 
 pytestmark = pytest.mark.integration  # real children, torch and torch_xla
 
@@ -63,11 +63,13 @@ def test_a_model_file_named_dot_dot_dot_py_keeps_logs_artifacts_and_xla_dumps_in
     assert os.listdir(tmp_path / "work") == ["out"]
     assert sorted(os.listdir(tmp_path)) == ["models", "work"]
     records = read_jsonl(out / "results.jsonl")
-    assert [r["status"] for r in records] == ["ok", "ok"], [r.get("error") for r in records]
+    ran = 2 if XLA else 1  # the XLA config is dropped where torch-xla can't run beside this torch
+    assert [r["status"] for r in records] == ["ok"] * ran, [r.get("error") for r in records]
     for record in records:
         assert_listed_paths_exist_inside(record, out)
-    xla = next(r for r in records if r["experiment"]["xla"])
-    assert {"output", "trace", "hlo", "dump"} <= set(xla["artifacts"])
+    if XLA:
+        xla = next(r for r in records if r["experiment"]["xla"])
+        assert {"output", "trace", "hlo", "dump"} <= set(xla["artifacts"])
     written = files_under(out)
     assert any(path.startswith(os.path.join("logs", "___py") + os.sep) for path in written)  # the logs
     assert all(path.startswith(("___py" + os.sep, "logs" + os.sep)) for path in written if path != "results.jsonl")

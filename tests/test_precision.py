@@ -8,7 +8,7 @@ import csv
 
 import pytest
 
-from helpers import call_runner, read_jsonl, run_runner, run_tool
+from helpers import XLA, call_runner, read_jsonl, run_runner, run_tool
 
 from benchmarks.common import experiment_config, precision, records, selection
 from benchmarks.common.measurement import Measurement
@@ -205,7 +205,7 @@ def test_every_precision_runs_verifies_and_says_so(sweep):
     _, found = sweep
     got = {(r["experiment"]["xla"], r["experiment"]["dynamo"], r["experiment"]["test"], r["experiment"]["precision"]):
            r for r in found}
-    assert len(got) == 12, sorted(got)
+    assert len(got) == (12 if XLA else 8), sorted(got, key=str)  # XLA's 4 dropped where torch-xla can't run
     for key, record in got.items():
         assert record["status"] == "ok", (key, record.get("error"))
         assert record["verification_code"] == "PASS", (key, record.get("verification_message"))
@@ -216,12 +216,15 @@ def test_every_precision_runs_verifies_and_says_so(sweep):
 @pytest.mark.integration
 def test_resume_runs_nothing_again_and_the_analyzer_has_the_column(sweep, tmp_path):
     out, found = sweep
+    xla = ["--xla=PJRT", "--dynamo=None", "--precision=fp16", "--precision=amp"]
+    native = ["--xla=None", "--dynamo=None", "--dynamo=inductor", "--precision=bf16", "--precision=amp_fp16"]
     again = run_runner("--suite-name=dummy", "-k", "^mlp$", "--accelerator=cpu", "--test=eval", "--test=train",
-                       "--xla=PJRT", "--dynamo=None", "--precision=fp16", "--precision=amp", "--repeat=2",
-                       "--warmup=1", "--verify", "--randomize-input", f"--output-dirname={out}", check_rc=0)
+                       *(xla if XLA else native), "--repeat=2", "--warmup=1", "--verify", "--randomize-input",
+                       f"--output-dirname={out}", check_rc=0)
     assert "0 ok" in again.stderr + again.stdout and len(read_jsonl(out / "results.jsonl")) == len(found)
     csv_path = tmp_path / "rows.csv"
     run_tool("result_analyzer.py", str(out / "results.jsonl"), f"--output={csv_path}", check_rc=0)
     with open(csv_path, newline="") as handle:
         rows = list(csv.DictReader(handle))
-    assert sorted({row["experiment_precision"] for row in rows}) == ["amp", "amp_fp16", "bf16", "fp16"]
+    assert sorted({row["experiment_precision"] for row in rows}) == (["amp", "amp_fp16", "bf16", "fp16"] if XLA
+                                                                     else ["amp_fp16", "bf16"])

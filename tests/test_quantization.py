@@ -6,7 +6,7 @@ import csv
 
 import pytest
 
-from helpers import call_runner, read_jsonl, run_runner, run_tool
+from helpers import XLA, call_runner, read_jsonl, run_runner, run_tool
 
 from benchmarks.aggregate import inputs
 from benchmarks.common import experiment_config, quantization, records
@@ -117,11 +117,12 @@ def quantized(tmp_path_factory):
 
 
 @pytest.mark.integration
+@pytest.mark.requires_torchao
 def test_int8wo_and_int8dq_records_say_so_and_verify(quantized):
     _, found = quantized
     dummy = {(r["experiment"]["xla"], r["experiment"]["quantization"]): r for r in found
              if r["model"]["suite_name"] == "dummy"}
-    assert set(dummy) == {(x, q) for x in (None, "PJRT") for q in (None, "int8wo", "int8dq")}
+    assert set(dummy) == {(x, q) for x in ((None, "PJRT") if XLA else (None,)) for q in (None, "int8wo", "int8dq")}
     for (xla, recipe), record in dummy.items():
         assert record["status"] == "ok", record.get("error")
         assert record["verification_code"] == "PASS", record
@@ -132,6 +133,7 @@ def test_int8wo_and_int8dq_records_say_so_and_verify(quantized):
 
 
 @pytest.mark.integration
+@pytest.mark.requires_torchao
 def test_microbench_quantizes_its_linear_layer(quantized):
     _, found = quantized
     (bench,) = [r for r in found if r["model"]["suite_name"] == "microbench"]

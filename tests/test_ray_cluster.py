@@ -20,8 +20,9 @@ pytestmark = pytest.mark.integration
 EAGER = ["--accelerator=cpu", "--xla=None", "--dynamo=None", "--test=eval", "--repeat=1", "--warmup=0"]
 SLEEPY = ["--suite-name=faults", "--accelerator=cpu", "--xla=None", "--dynamo=None", "--test=eval", "--warmup=0",
           "--subprocess-timeout=300", "-k", "^sleepy$"]
-RAY = str(ROOT / ".venv" / "bin" / "ray") if (ROOT / ".venv" / "bin" / "ray").exists() else \
-    os.path.join(os.path.dirname(PYTHON), "ray")
+# the ray of the tests' own environment (a venv on another torch has its own), else the repository's .venv's
+RAY = os.path.join(os.path.dirname(PYTHON), "ray") if os.path.exists(os.path.join(os.path.dirname(PYTHON), "ray")) \
+    else str(ROOT / ".venv" / "bin" / "ray")
 
 
 def short_dir(prefix: str) -> str:

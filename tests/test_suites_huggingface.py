@@ -8,7 +8,7 @@ import importlib.util
 
 import pytest
 
-from helpers import call_runner, read_jsonl, run_runner
+from helpers import XLA, call_runner, read_jsonl, run_runner
 
 from benchmarks.common import experiment_config
 from benchmarks.common.cli_support import UsageError
@@ -85,10 +85,12 @@ def sweep(tmp_path_factory):
     run_runner(*common, "-k", "^(" + "|".join(MODELS) + ")$", "--xla=None", "--test=eval", "--test=train",
                f"--model-params={TINY}", "--verify", check_rc=0)
     # On XLA: the encoder-decoder, and the encoder's training step (its tied embeddings must stay tied there).
+    # (Where torch-xla can't run, these configs are dropped, saying why: nothing to run.)
     run_runner(*common, "-k", f"^{MODELS[2]}$", "--xla=PJRT", "--test=eval", "--test=train", f"--model-params={TINY}",
                "--verify", check_rc=0)
-    run_runner(*common, "-k", f"^{MODELS[0]}$", "--xla=PJRT", "--test=train", f"--model-params={TINY}", "--verify",
-               check_rc=0)
+    if XLA:
+        run_runner(*common, "-k", f"^{MODELS[0]}$", "--xla=PJRT", "--test=train", f"--model-params={TINY}", "--verify",
+                   check_rc=0)
     run_runner(*common, "-k", "^BertForMaskedLM$", "--xla=None", "--test=eval",
                '--model-params={"num_hidden_layers": 1, "no_such_field": 3}', check_rc=1)  # an error record
     return read_jsonl(out / "results.jsonl")
@@ -98,14 +100,15 @@ def sweep(tmp_path_factory):
 def test_an_encoder_a_decoder_and_an_encoder_decoder_run_and_verify_on_eager_and_xla(sweep):
     got = {(r["model"]["model_name"], r["experiment"]["xla"], r["experiment"]["test"]): r for r in sweep
            if "no_such_field" not in r["model"]["params"]}
-    assert set(got) == {(m, None, t) for m in MODELS for t in ("eval", "train")} | {
-        (MODELS[2], "PJRT", "eval"), (MODELS[2], "PJRT", "train"), (MODELS[0], "PJRT", "train")}
+    on_xla = {(MODELS[2], "PJRT", "eval"), (MODELS[2], "PJRT", "train"), (MODELS[0], "PJRT", "train")}
+    assert set(got) == {(m, None, t) for m in MODELS for t in ("eval", "train")} | (on_xla if XLA else set())
     for key, record in got.items():
         assert record["status"] == "ok", (key, record.get("error"))
         assert record["verification_code"] == "PASS", (key, record.get("verification_message"))
         assert record["verification_tolerance"] == (1e-3 if key[2] == "eval" else 1e-2)
         assert record["experiment"]["batch_size"] == 2 and record["model_info"]["seq_len"] == 16
-    assert got[("T5ForConditionalGeneration", "PJRT", "train")]["metrics"]["xla_ExecuteTime_number"][0] >= 1
+    if XLA:
+        assert got[("T5ForConditionalGeneration", "PJRT", "train")]["metrics"]["xla_ExecuteTime_number"][0] >= 1
 
 
 @pytest.mark.integration

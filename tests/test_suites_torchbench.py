@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from helpers import ROOT, by_model, call_runner, read_jsonl, run_runner
+from helpers import ROOT, XLA, by_model, call_runner, read_jsonl, run_runner
 
 from benchmarks.common import experiment_config
 
@@ -146,8 +146,8 @@ def compiled_with_batch_size(tmp_path_factory):
 @pytest.mark.integration
 def test_eager_and_xla_eval_and_train_run_with_the_same_default_batch_size(eager_and_xla):
     got = {(r["experiment"]["xla"], r["experiment"]["test"]): r for r in eager_and_xla}
-    assert sorted(got, key=str) == sorted([(None, "eval"), (None, "train"), ("PJRT", "eval"), ("PJRT", "train")],
-                                          key=str)
+    xla = [("PJRT", "eval"), ("PJRT", "train")] if XLA else []  # dropped, saying why, where torch-xla can't run
+    assert sorted(got, key=str) == sorted([(None, "eval"), (None, "train")] + xla, key=str)
     for (xla, test), record in got.items():
         assert record["status"] == "ok", record["error"]
         assert record["model"] == {"suite_name": "torchbench", "model_name": "tiny_convnet"}
@@ -156,7 +156,8 @@ def test_eager_and_xla_eval_and_train_run_with_the_same_default_batch_size(eager
         assert record["experiment"]["precision"] == ("bf16" if test == "eval" else "fp32")  # upstream's CPU default
         assert len(record["metrics"]["per_iter_time"]) == 2
         assert ("xla_ExecuteTime_number" in record["metrics"]) == bool(xla)
-    assert got[("PJRT", "train")]["metrics"]["xla_ExecuteTime_number"][0] >= 1
+    if XLA:
+        assert got[("PJRT", "train")]["metrics"]["xla_ExecuteTime_number"][0] >= 1
 
 
 @pytest.mark.integration
@@ -273,7 +274,7 @@ def test_missing_pretrained_weights_are_a_skip_naming_the_file_and_the_fetch_com
 @pytest.mark.integration
 def test_an_eval_that_takes_gradients_runs_with_them(pretrained):
     _, _, records, _, _ = pretrained
-    assert {r["experiment"]["xla"] for r in records} == {None, "PJRT"}
+    assert {r["experiment"]["xla"] for r in records} == ({None, "PJRT"} if XLA else {None})
     for record in records:
         assert record["status"] == "ok", record["error"]
         assert record["verification_code"] == "PASS", record.get("verification_message")

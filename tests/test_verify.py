@@ -16,7 +16,7 @@ import pytest
 
 from benchmarks.common import accuracy_status
 from benchmarks.common.run_options import VerifyOptions
-from helpers import call_runner, read_jsonl, run_runner
+from helpers import XLA, call_runner, read_jsonl, run_runner
 
 VERIFY_KEYS = ("verification_code", "verification_mean_rel_error", "verification_max_abs_error",
                "verification_cosine_similarity", "verification_tolerance", "verification_message")
@@ -66,9 +66,8 @@ def faults(tmp_path_factory):
 def test_pass_on_every_backend_for_eval_and_train_with_timing_and_figures(passing):
     result, records = passing
     configs = by_config(records)
-    assert set(configs) == {("mlp", xla, dynamo, test) for xla, dynamo in
-                            [(None, None), (None, "inductor"), ("PJRT", None), ("PJRT", "openxla")]
-                            for test in ("eval", "train")}
+    backends = [(None, None), (None, "inductor")] + ([("PJRT", None), ("PJRT", "openxla")] if XLA else [])
+    assert set(configs) == {("mlp", xla, dynamo, test) for xla, dynamo in backends for test in ("eval", "train")}
     for key, record in configs.items():
         assert record["status"] == "ok" and record["verify"] is True, key
         assert record["verification_code"] == "PASS", (key, record["verification_message"])
@@ -89,7 +88,8 @@ def test_pass_on_every_backend_for_eval_and_train_with_timing_and_figures(passin
         # The device peak of every timed run: PJRT's CPU client reports no memory figures, so the CPU rule.
         assert record["memory_kind"] == "cpu_rss_above_baseline", key
         assert len(record["metrics"]["peak_memory_bytes"]) == 1 and record["metrics"]["peak_memory_bytes"][0] >= 0
-    assert "upstream's verification_code: 8 PASS" in result.stdout and "accuracy: 8 pass" in result.stdout
+    ran = len(configs)  # 8; 4 where torch-xla can't run (its configs dropped, saying why)
+    assert f"upstream's verification_code: {ran} PASS" in result.stdout and f"accuracy: {ran} pass" in result.stdout
     assert "upstream's verification_code PASS" in result.stderr  # the per-config progress line, labelled as upstream's
 
 

@@ -90,10 +90,14 @@ def accelerator_model(accelerator: str, cuda_names: tuple = (), tpu_type: Option
 
 
 def collect() -> dict:
-    """The record's `environment`."""
+    """The record's `environment`. torch is named as it names itself (its version.py: a local build's +cu130, a build
+    from source's git hash, also where it has no installed metadata), else by its metadata."""
+    from benchmarks.common import torch_support
+
     return {
         "python": platform.python_version(),
         **{name: package_version(name) for name in PACKAGES},
+        "torch": torch_support.installed_torch()[0] or package_version("torch"),
         "cpu_model": cpu_model(),
         "cpu_count": os.cpu_count(),
         "usable_cores": usable_cores(),

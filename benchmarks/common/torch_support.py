@@ -73,6 +73,14 @@ def environment_problem(path: Optional[list] = None) -> Optional[str]:
     return unsupported_reason(version)
 
 
+def xla_problem(torch_version: Optional[str], xla_installed: bool, xla_version: Optional[str]) -> Optional[str]:
+    """Why torch-xla can't run beside this torch (not installed, or another torch's release), or None."""
+    if not xla_installed:
+        return (f"torch-xla is not installed in this environment (a torch-xla release pairs only with the torch of "
+                f"its own major.minor, 2.9.0 with torch 2.9; this torch is {torch_version})")
+    return xla_pairing_problem(torch_version, xla_version)
+
+
 def xla_pairing_problem(torch_version: Optional[str], xla_version: Optional[str]) -> Optional[str]:
     """Why this torch-xla can't run beside this torch, or None: a torch-xla release pairs only with the torch of its
     own major.minor (torch-xla 2.9 with torch 2.9); either unknown: None."""

@@ -5,10 +5,14 @@ The parent runs this once per sweep so that it never imports torch_xla (or initi
 """
 
 import argparse
+import importlib.util
 import json
 import os
 import subprocess
 import sys
+from typing import Optional
+
+from benchmarks.common import machine_facts, torch_support
 
 
 def tpu_present() -> bool:
@@ -16,8 +20,20 @@ def tpu_present() -> bool:
     return bool(os.environ.get("TPU_ACCELERATOR_TYPE")) or os.path.exists("/dev/accel0") or os.path.exists("/dev/vfio/0")
 
 
+def xla_pairing_problem() -> Optional[str]:
+    """Why torch_xla can't run beside this torch, found without importing it (an unpaired torch_xla may not even load):
+    not installed, or a release of another torch's."""
+    import torch
+
+    return torch_support.xla_problem(torch.__version__, importlib.util.find_spec("torch_xla") is not None,
+                                     machine_facts.package_version("torch_xla"))
+
+
 def xla_device_check(kind: str) -> dict:
     """In this process (PJRT_DEVICE already set to `kind`): can torch_xla run there?"""
+    problem = xla_pairing_problem()
+    if problem:
+        return {"torch_xla_error": problem}
     try:
         import torch_xla
         import torch_xla.runtime as xr
