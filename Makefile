@@ -1,11 +1,16 @@
 # `make bench` runs a real default sweep; `make test` runs the tests. Both build .venv/ first.
 PYTHON_BOOT ?= python3
-VENV := .venv
+# `make env TORCH=...` builds the venv on another torch (README.md, "Your own torch"): a release (TORCH=2.14.1), a wheel
+# file, or the Python of an environment whose torch to use; TORCHVISION=none leaves torchvision out. That venv is
+# .venv-torch unless VENV names another; every target takes the same VENV (make bench VENV=.venv-torch).
+TORCH ?=
+TORCHVISION ?=
+VENV := $(if $(TORCH),.venv-torch,.venv)
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 OUT ?= output/bench
 
-.PHONY: all env native-libs browser bench bench-torchvision test test-fast test-golden bench-overhead bench-analyzer bench-parallel bench-scale bench-compare bench-history bench-site bench-dashboard bench-allocator soak parity clean
+.PHONY: all env native-libs browser bench bench-torchvision test test-fast test-torch-latest test-golden bench-overhead bench-analyzer bench-parallel bench-scale bench-compare bench-history bench-site bench-dashboard bench-allocator soak parity clean
 
 all: env
 
@@ -23,12 +28,25 @@ native-libs:
 	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing) >/dev/null 2>&1; } || \
 	  echo "make env: could not install$$missing (needs root and apt-get); configs that need them are dropped with the reason"
 
-# Re-installs only when the pins or the compiled reader (result_analyzer.py's C scanner) change.
-$(STAMP): requirements.txt pyproject.toml setup.py benchmarks/analyzer/_jsonl_scan.c
+# Re-installs only when the pins or the compiled reader (result_analyzer.py's C scanner) change, or TORCH does.
+TORCH_CHOICE := $(if $(TORCH),$(VENV)/.torch-choice)
+$(STAMP): requirements.txt pyproject.toml setup.py benchmarks/analyzer/_jsonl_scan.c $(TORCH_CHOICE)
+ifeq ($(TORCH),)
 	test -x $(PY) || $(PYTHON_BOOT) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt
 	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps -e .
+else
+	$(PYTHON_BOOT) scripts/make_venv.py --venv $(VENV) --torch '$(TORCH)' --torchvision '$(TORCHVISION)' \
+	  --python $(PYTHON_BOOT)
+	@echo '$(TORCH) $(TORCHVISION)' > $(TORCH_CHOICE)
+endif
 	touch $(STAMP)
+
+# Rewritten only when TORCH or TORCHVISION changes, so that the venv is rebuilt then and only then.
+$(VENV)/.torch-choice: FORCE
+	@mkdir -p $(VENV); echo '$(TORCH) $(TORCHVISION)' | cmp -s - $@ || echo '$(TORCH) $(TORCHVISION)' > $@
+.PHONY: FORCE
+FORCE:
 
 # A real sweep on this machine's CPU: eager, Inductor, PyTorch/XLA lazy tensors and PyTorch/XLA + openxla,
 # inference and training, each config checked against eager (--verify: the page's dashboard shows real pass rates),
@@ -74,6 +92,17 @@ test: env browser
 
 test-fast: env
 	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile -m "not integration" tests
+
+# The newest torch too (README.md, "Your own torch"): its own venv (.venv-torch-latest/, rebuilt only when TORCH_LATEST
+# or the lock changes), the unit tier, then a small real sweep (scripts/torch_sweep.py: dummy and torchvision, eager,
+# aot_eager and Inductor, eval and train, --verify) and the analyzer, aggregate and compare on its records. 2.14.1 is
+# the newest that installs here (a machine-wide pip constraint caps torch); CI runs it after `make test`.
+TORCH_LATEST ?= 2.14.1
+LATEST_VENV := .venv-torch-latest
+test-torch-latest:
+	$(MAKE) --no-print-directory env TORCH=$(TORCH_LATEST) VENV=$(LATEST_VENV)
+	$(LATEST_VENV)/bin/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile -m "not integration" tests
+	$(LATEST_VENV)/bin/python scripts/torch_sweep.py --output-dirname=output/torch-latest
 
 # Debian's chromium for the HTML report's browser test; where it can't be installed, that test says so and skips.
 browser:
