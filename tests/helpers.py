@@ -104,9 +104,30 @@ def torchao_missing():
     return None
 
 
+@functools.lru_cache(maxsize=None)
+def torchvision_unloadable():
+    """Why torchvision is installed but does not load beside this torch (a build for another one), or None."""
+    if importlib.util.find_spec("torchvision") is None:
+        return None
+    try:
+        import torchvision  # noqa: F401
+    except Exception as exc:
+        return f"torchvision does not load beside this torch ({type(exc).__name__}: {exc})"
+    return None
+
+
+def torchvision_missing():
+    if importlib.util.find_spec("torchvision") is None:
+        return "torchvision is not installed in this environment"
+    return torchvision_unloadable()
+
+
 NEEDS = {
     "requires_xla": (xla_missing, "needs torch-xla beside its own torch (2.9): skipped with the reason elsewhere"),
     "requires_torchao": (torchao_missing, "needs TorchAO (--quantization): skipped with the reason where it's missing"),
+    "requires_torchvision": (torchvision_missing, "needs a torchvision that loads beside this torch"),
+    "requires_loadable_torchvision": (torchvision_unloadable, "needs torchvision to load where it is installed (as "
+                                      "transformers imports it): skipped with the reason where it does not"),
 }
 XLA = xla_missing() is None  # for tests that mix XLA and other configs: what they expect of the XLA ones
 

@@ -45,6 +45,7 @@ def test_bad_knobs_are_usage_errors(params, message):
     assert result.stderr.count("\n") == 1 and message in result.stderr
 
 
+@pytest.mark.requires_loadable_torchvision
 def test_config_fields_and_knobs_are_applied_offline():
     import transformers
 
@@ -97,6 +98,7 @@ def sweep(tmp_path_factory):
 
 
 @pytest.mark.integration
+@pytest.mark.requires_loadable_torchvision
 def test_an_encoder_a_decoder_and_an_encoder_decoder_run_and_verify_on_eager_and_xla(sweep):
     got = {(r["model"]["model_name"], r["experiment"]["xla"], r["experiment"]["test"]): r for r in sweep
            if "no_such_field" not in r["model"]["params"]}
@@ -112,6 +114,7 @@ def test_an_encoder_a_decoder_and_an_encoder_decoder_run_and_verify_on_eager_and
 
 
 @pytest.mark.integration
+@pytest.mark.requires_loadable_torchvision
 def test_an_unknown_config_field_is_one_clear_error_record(sweep):
     (record,) = [r for r in sweep if "no_such_field" in r["model"]["params"]]
     assert record["status"] == "error" and record["error"]["phase"] == "load"
@@ -119,6 +122,7 @@ def test_an_unknown_config_field_is_one_clear_error_record(sweep):
 
 
 @pytest.mark.integration
+@pytest.mark.requires_loadable_torchvision
 def test_any_transformers_model_class_runs_by_name_and_an_unknown_one_names_close_matches(tmp_path):
     tiny = '{"num_hidden_layers": 1, "hidden_size": 32, "num_attention_heads": 2, "intermediate_size": 64, "seq_len": 16}'
     run_runner("--suite-name=huggingface", "-k", "^BertModel$", "-k", "^ViTForImageClassification$",
@@ -148,6 +152,7 @@ def test_every_listed_sequence_length_is_the_harness_rule_for_the_name():
     assert {name: sequence_length(name) for name in expected} == expected
 
 
+@pytest.mark.requires_loadable_torchvision
 def test_decoder_inputs_are_input_ids_only_where_the_harness_gives_them_and_labels_by_its_name():
     import transformers
 
@@ -188,6 +193,7 @@ TINY_BART = ('{"encoder_layers": 1, "decoder_layers": 1, "d_model": 16, "encoder
 
 
 @pytest.mark.integration
+@pytest.mark.requires_loadable_torchvision
 def test_bart_runs_on_the_labels_as_its_decoder_inputs_and_the_record_says_so(tmp_path):
     from benchmarks.child import golden_store, tensor_tree_file
 

@@ -49,6 +49,7 @@ def sweep(tmp_path_factory):
 
 
 @pytest.mark.integration
+@pytest.mark.requires_torchvision
 def test_models_run_and_verify_on_eager_and_xla(sweep):
     got = {(r["model"]["model_name"], r["experiment"]["xla"], r["experiment"]["test"]): r for r in sweep}
     keys = [(m, None, t) for m in MODELS for t in ("eval", "train")]
@@ -63,6 +64,7 @@ def test_models_run_and_verify_on_eager_and_xla(sweep):
 
 
 @pytest.mark.integration
+@pytest.mark.requires_torchvision
 def test_a_size_the_architecture_cannot_take_is_a_skip_record(sweep):
     skips = [r for r in sweep if r["model"]["model_name"] == "inception_v3"]
     assert len(skips) == 2 and all(r["status"] == "skip" for r in skips)
@@ -79,6 +81,7 @@ def test_a_pattern_that_spells_a_name_is_a_name_and_a_regex_is_not():
 
 
 @pytest.mark.integration
+@pytest.mark.requires_torchvision
 def test_any_timm_architecture_runs_by_name_and_an_unknown_one_names_close_matches(tmp_path):
     run_runner("--suite-name=timm", "-k", "convnext_tiny", "--accelerator=cpu", "--xla=None", "--dynamo=None",
                "--test=eval", "--batch-size=1", '--model-params={"image_size": 32}', "--repeat=1", "--warmup=0",
@@ -97,6 +100,7 @@ def test_any_timm_architecture_runs_by_name_and_an_unknown_one_names_close_match
 SIZED = "mobilenetv4_conv_small_050.e3000_r224_in1k"
 
 
+@pytest.mark.requires_torchvision  # timm imports it
 def test_eval_runs_at_timms_test_size_train_at_its_train_size_and_image_size_overrides_both():
     import timm
 
@@ -121,6 +125,7 @@ def test_images_are_the_harness_recipe_whatever_seed_the_process_holds():
 
 
 @pytest.mark.integration
+@pytest.mark.requires_torchvision
 def test_the_record_and_the_stored_inputs_show_the_size_that_ran(tmp_path):
     from benchmarks.child import golden_store, tensor_tree_file
 

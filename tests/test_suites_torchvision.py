@@ -99,6 +99,7 @@ def compiled(tmp_path_factory):
 
 
 @pytest.mark.integration
+@pytest.mark.requires_torchvision
 def test_two_models_eval_and_train_eager(eager):
     got = {(r["model"]["model_name"], r["experiment"]["test"]): r for r in eager}
     assert set(got) == {(m, t) for m in ("squeezenet1_1", "resnet18") for t in ("eval", "train")}
@@ -112,6 +113,7 @@ def test_two_models_eval_and_train_eager(eager):
 
 
 @pytest.mark.integration
+@pytest.mark.requires_torchvision
 def test_compiled_eval_and_train_at_a_requested_batch_size(compiled):
     assert [r["experiment"]["test"] for r in compiled] == ["eval", "train"]
     for record in compiled:
@@ -132,6 +134,7 @@ def test_an_image_size_a_model_cannot_take_is_a_skip_with_the_reason():
     assert suite.skip_reason({"model_name": "inception_v3"}, exp, None) is None  # its default is 299
 
 
+@pytest.mark.requires_torchvision
 def test_models_that_draw_random_numbers_while_training_say_so():
     from benchmarks.common import experiment_config
 

@@ -180,6 +180,7 @@ def test_full_output_and_dynamic_batches_keep_working_under_the_harness_step(tmp
 
 
 @pytest.mark.integration
+@pytest.mark.requires_loadable_torchvision
 def test_a_hugging_face_model_with_dropout_is_judged_under_the_harness_step_only(tmp_path):
     tiny = '{"num_hidden_layers": 1, "hidden_size": 32, "num_attention_heads": 2, "vocab_size": 128, "seq_len": 16}'
     run_runner("--suite-name=huggingface", "-k", "^BertForMaskedLM$", f"--model-params={tiny}", "--accelerator=cpu",

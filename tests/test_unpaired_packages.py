@@ -4,6 +4,7 @@ saying why, and never the sweep: torchvision (the torchvision suite, and timm's,
 build does when imported (the registry's torchvision 0.28.0 beside torch 2.13.0+cpu: "operator torchvision::nms does
 not exist"); and a module the fork server can't preload."""
 
+import importlib.util
 import os
 import types
 
@@ -44,13 +45,26 @@ def test_a_torchvision_that_does_not_load_costs_its_suites_configs_with_why_and_
 
 
 def test_timm_which_imports_torchvision_is_a_skip_too(tmp_path):
-    pytest.importorskip("timm", reason="timm is not installed here (the project's `timm` extra)")
+    if importlib.util.find_spec("timm") is None:
+        pytest.skip("timm is not installed here (the project's `timm` extra)")
     env = unloadable(tmp_path / "site", "torchvision", 'RuntimeError("operator torchvision::nms does not exist")')
     run_runner("--suite-name=timm", "-k", "^mobilenetv2_100$", '--model-params={"image_size": 32}', *EAGER,
                f"--output-dirname={tmp_path}", env=env, check_rc=0)
     [record] = read_jsonl(tmp_path / "results.jsonl")
     assert record["status"] == "skip" and record["error"]["message"].startswith(
         "the timm suite needs torchvision, and torchvision"), record["error"]
+
+
+def test_transformers_which_imports_an_installed_torchvision_is_a_skip_too(tmp_path):
+    if importlib.util.find_spec("transformers") is None:
+        pytest.skip("transformers is not installed here (the project's `huggingface` extra)")
+    env = unloadable(tmp_path / "site", "torchvision", 'RuntimeError("operator torchvision::nms does not exist")')
+    run_runner("--suite-name=huggingface", "-k", "^BertForMaskedLM$", '--model-params={"num_hidden_layers": 1}', *EAGER,
+               f"--output-dirname={tmp_path}", env=env, check_rc=0)
+    [record] = read_jsonl(tmp_path / "results.jsonl")
+    assert record["status"] == "skip" and record["error"]["message"].startswith(
+        "the huggingface suite (transformers imports an installed torchvision) needs torchvision, and torchvision"), \
+        record["error"]
 
 
 def test_a_torchao_that_does_not_load_makes_quantized_configs_skips_saying_why(tmp_path):

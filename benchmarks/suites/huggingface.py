@@ -136,6 +136,10 @@ class HuggingFaceSuite(Suite):
             import transformers
         except ImportError as exc:
             raise ModelSkipped(f"the huggingface suite needs transformers ({exc}); {INSTALL}")
+        if importlib.util.find_spec("torchvision") is not None:  # transformers' models import it where it is installed
+            from benchmarks.suites.torchvision_suite import import_torchvision
+
+            import_torchvision("the huggingface suite (transformers imports an installed torchvision)")
         name = model_config["model_name"]
         entry = models().get(name) or {"batch_size": NAMED_BATCH_SIZE, "seq_len": sequence_length(name)}  # -k NAME
         params = dict(model_config.get("params") or {})

@@ -13,7 +13,8 @@ import importlib.util
 from benchmarks.common import machine_facts
 from benchmarks.suites import BenchmarkModel, ModelSkipped, Suite, files
 
-INSTALL = "pip install torchvision (the release that pairs with your torch; `make env TORCH=...` picks it)"
+INSTALL = ("pip install torchvision built for your torch (its release line and its variant: a +cpu torch needs a +cpu "
+           "torchvision, from PyTorch's own index)")
 
 # name -> default batch size, chosen so one step takes about a second or less on a laptop CPU.
 MODELS = {
