@@ -73,6 +73,8 @@ def child_record(config, options: RunOptions, result: launcher.ChildResult, log_
     if executor_facts is not None:
         record["environment"]["executor"] = executor_facts
     record["environment"]["launch"] = result.launch  # fork (from a fork server) or spawn (a fresh interpreter)
+    if result.launch_reason:  # a config that could have been forked, spawned: why
+        record["environment"]["launch_reason"] = result.launch_reason
     accuracy_status.settle(record)  # the child's own, or its failure's
     return with_precision_reason(record, config)
 

@@ -73,6 +73,7 @@ def make_job(key: int, options: RunOptions, config, echo) -> Job:
         fork=fork_server.server_spec(config.experiment, options, env, argv, entry_argv()) if options.launch == "fork"
         else None,
         shared_compile_cache=config.experiment.compile_cache == "shared",
+        uses_cuda=config.experiment.accelerator == "cuda",
     )
     return Job(key, config, request, Needs.of(config.experiment, options.gpus_per_job))
 
