@@ -16,8 +16,8 @@ import signal
 import threading
 import time
 
-from benchmarks.child import allocator, compile_settings, cpu_profile, device_memory, diagnostics, golden, precise_timing, \
-    verify
+from benchmarks.child import allocator, compile_settings, cpu_profile, device_memory, diagnostics, golden, \
+    gpu_telemetry, precise_timing, verify
 from benchmarks.common import accuracy_status, experiment_config, machine_facts, output_paths, page_faults, \
     disk_writes, paired_speedup, records
 from benchmarks.common.cli_support import EXIT_USAGE, UsageError
@@ -171,6 +171,7 @@ def run_config(options: RunOptions, model_config: dict, experiment, channel: Cha
             return checker.apply(bm) if checker else bm
 
         memory = device_memory.PeakMemory(experiment)
+        gpu = gpu_telemetry.for_config(experiment)  # CUDA configs: NVML's view of each timed run
         memory.mark_baseline()  # what the process holds before any model exists (the CPU rule's zero)
         if options.verify.enabled:  # its eager references run after timing: nothing of them is in our figures
             verifier = verify.Verifier(options.verify, build, channel.set_phase, suite=model_config["suite_name"],
@@ -225,11 +226,16 @@ def run_config(options: RunOptions, model_config: dict, experiment, channel: Cha
             step, experiment, options.repeat, options.iterations_per_run, options.warmup, on_phase=channel.set_phase,
             timed=precise_timing.pure_wall_time_run if options.timing.pure_wall_time else None,
             around_repeat=diag.around_repeat, after_repeat=diag.after_repeat, memory=memory, eager=eager_step,
+            gpu=gpu,
         )
         if eager_step is not None:
             record["paired_speedup"] = paired_speedup.summarize(record["metrics"]["eager_per_iter_time"],
                                                                 record["metrics"]["per_iter_time"])
         record["memory_kind"] = memory.kind
+        if gpu is not None:
+            record["gpu_telemetry"] = gpu.summary()
+            add_warning(record, gpu.warning(record["metrics"]))
+            gpu.close()
         add_warning(record, page_faults.heavy_faults_warning(record["metrics"].get("minor_faults_per_iter"),
                                                              record["metrics"].get("per_iter_time")))
         diag.finish(record["metrics"])
