@@ -94,6 +94,7 @@ def test_cuda_timing_without_cuda_is_a_clear_error():
         precise_timing.do_bench(lambda: None, cuda=True)
 
 
+@pytest.mark.gpu
 @pytest.mark.skipif(not HAS_CUDA, reason="needs a CUDA device")
 def test_cuda_events_time_the_device():  # pragma: no cover - runs on GPU machines only
     a = torch.randn(1024, 1024, device="cuda")

@@ -98,6 +98,15 @@ def classify(exc: BaseException) -> str:
     return records.STATUS_ERROR
 
 
+# What a CUDA error says when the process's context is lost: every later CUDA call fails too
+CONTEXT_LOST = ("device-side assert triggered", "illegal memory access", "unspecified launch failure",
+                "misaligned address", "illegal instruction")
+
+
+def device_lost(exc: BaseException) -> bool:
+    return any(words in str(exc) for words in CONTEXT_LOST)
+
+
 def resolve_accelerator_model(experiment) -> str:
     if experiment.accelerator_model:
         return experiment.accelerator_model
@@ -262,7 +271,10 @@ def run_config(options: RunOptions, model_config: dict, experiment, channel: Cha
             raise
         log.exception("failed in phase %s", channel.phase)
         records.mark_failed(record, classify(exc), type(exc).__name__, str(exc), channel.phase)
-        if verifier is not None and not verifier.referenced:
+        if device_lost(exc):  # nothing more can run on the device in this process: no eager reference
+            add_warning(record, f"the process's CUDA context is lost ({record['error']['message']}): "
+                                "nothing more ran on the device")
+        elif verifier is not None and not verifier.referenced:
             # eager's own failure or disagreement still comes first in the accuracy status (the harness runs
             # eager first); the config's model is let go before eager's are built
             bm = module = step = args = kwargs = exported = sources = None  # noqa: F841
