@@ -4,6 +4,7 @@ Child only: imports torch."""
 from __future__ import annotations
 
 import collections
+import gc
 import resource
 import time
 from typing import Callable, Optional
@@ -193,7 +194,8 @@ def timed_run(step: Callable, experiment, iterations: int, hooks=()) -> tuple:
 def measure(step: Callable, experiment, repeat: int, iterations: int, warmup: int,
             on_phase: Optional[Callable[[str], None]] = None, around_repeat=None, timed=None,
             after_repeat=None, memory=None, eager: Optional[Callable] = None, gpu=None) -> dict:
-    """Warm-up runs (metrics.warmup_time; the first compiles), then `repeat` timed runs.
+    """Warm-up runs (metrics.warmup_time; the first compiles), then `repeat` timed runs; a full garbage collection
+    before them.
 
     `eager`, if given (--speedup=paired: eager's step on the same module and inputs), is warmed up first
     (metrics.eager_warmup_time, phase `reference`: a failure there is eager's), then timed just before each timed
@@ -211,6 +213,7 @@ def measure(step: Callable, experiment, repeat: int, iterations: int, warmup: in
     timed = timed or timed_run
     on_phase = on_phase or (lambda phase: None)
     metrics = collections.defaultdict(list)
+    gc.collect()  # as the dynamo harness does before its warm-up: what building the model left is not collected later
     if eager is not None:
         on_phase("reference")
         for _ in range(warmup):

@@ -16,8 +16,8 @@ import signal
 import threading
 import time
 
-from benchmarks.child import allocator, compile_settings, cpu_profile, device_memory, diagnostics, golden, \
-    gpu_telemetry, precise_timing, verify
+from benchmarks.child import allocator, compile_settings, cpu_profile, cuda_setup, device_memory, diagnostics, \
+    golden, gpu_telemetry, precise_timing, verify
 from benchmarks.common import accuracy_status, experiment_config, machine_facts, output_paths, page_faults, \
     disk_writes, paired_speedup, records
 from benchmarks.common.cli_support import EXIT_USAGE, UsageError
@@ -167,6 +167,7 @@ def run_config(options: RunOptions, model_config: dict, experiment, channel: Cha
         record["experiment"] = experiment.to_dict()
         diag = diagnostics.Diagnostics(options, model_config, experiment, record)  # paths from the requested config
         diag.setup()
+        record.update(cuda_setup.apply(model_config, experiment))  # CUDA graphs, before anything compiles
         if options.golden.save_dir:  # the eager result stored first, from its own model (freed after)
             channel.set_phase("reference")  # eager runs: a crash here is eager's (accuracy_status.derive)
             record["golden"] = golden.save(options.golden.save_dir, model_config, experiment,
@@ -250,6 +251,14 @@ def run_config(options: RunOptions, model_config: dict, experiment, channel: Cha
         diag.finish(record["metrics"])
         if experiment.dynamo:
             record["dynamo_stats"] = compile_settings.dynamo_stats()
+        if record.get("cudagraphs"):
+            record["cudagraph_skips"] = cuda_setup.cudagraph_skips()
+            if record["cudagraph_skips"]:
+                add_warning(record, f"cudagraphs: Inductor ran {record['cudagraph_skips']} graph(s) without CUDA "
+                                    "graphs (its log says why): their launches are timed one by one")
+        profile = cuda_setup.describe(experiment, record)
+        if profile is not None:
+            record["environment"]["cuda_profile"] = profile
         if varying is not None:
             record["dynamic_shapes"] = varying.summary()
             varying.stop()  # --verify checks at the example batch

@@ -6,8 +6,8 @@ import dataclasses
 import hashlib
 from typing import Any, Optional
 
-from benchmarks.common import allocator as allocators, compile_options, cpu_profile as cpu_profiles, paired_speedup, \
-    precision as precisions, quantization
+from benchmarks.common import allocator as allocators, compile_options, cpu_profile as cpu_profiles, \
+    cuda_profile as cuda_profiles, paired_speedup, precision as precisions, quantization
 from benchmarks.common.safe_paths import safe_name
 
 # Upstream PyTorch/XLA's experiment keys, in its order; records keep this order.
@@ -24,7 +24,7 @@ EXPERIMENT_KEYS = (
 )
 # Our keys after upstream's (always written, null when unset; old records without them read as null).
 OWN_KEYS = ("quantization", "precision", "dynamic") + compile_options.KEYS + ("train_step", "speedup", "allocator",
-                                                                                "cpu_profile")
+                                                                                "cpu_profile", "cuda_profile")
 # Keys a hand-written --experiment-config must carry (the rest have defaults).
 REQUIRED_EXPERIMENT_KEYS = ("accelerator", "xla", "dynamo", "test")
 
@@ -90,6 +90,8 @@ class ExperimentConfig:
     allocator: str = allocators.DEFAULT
     # --cpu-profile (common/cpu_profile.py): None, or "dashboard" (PyTorch's CPU dashboard setup).
     cpu_profile: Optional[str] = None
+    # --cuda-profile (common/cuda_profile.py): None, or "dashboard" (PyTorch's CUDA dashboard setup).
+    cuda_profile: Optional[str] = None
     # Keys beyond upstream's (new matrix axes such as a dtype); sorted (key, value) pairs.
     extra: tuple = ()
 
@@ -149,6 +151,7 @@ class ExperimentConfig:
         try:
             allocator = allocators.parse(data.get("allocator"))
             profile = cpu_profiles.parse(data.get("cpu_profile"))
+            cuda_profile = cuda_profiles.parse(data.get("cuda_profile"))
         except ValueError as exc:
             raise ConfigError(str(exc))
         extra = tuple(sorted((k, v) for k, v in data.items() if k not in EXPERIMENT_KEYS + OWN_KEYS))
@@ -169,6 +172,7 @@ class ExperimentConfig:
             speedup=speedup,
             allocator=allocator,
             cpu_profile=profile,
+            cuda_profile=cuda_profile,
             extra=extra,
             **compile_values,
         )
@@ -221,6 +225,8 @@ class ExperimentConfig:
             parts.append("alloc-" + self.allocator)
         if self.cpu_profile:
             parts.append("profile-" + self.cpu_profile)
+        if self.cuda_profile:
+            parts.append("cuda-profile-" + self.cuda_profile)
         for key, value in self.extra:
             parts.append(f"{key}-{value}")
         return safe_name("-".join(parts))

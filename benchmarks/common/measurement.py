@@ -17,7 +17,7 @@ from typing import Optional
 
 import numpy as np
 
-from benchmarks.common import accuracy_status, experiment_config, records, stats
+from benchmarks.common import accuracy_status, cuda_profile, experiment_config, records, stats
 
 TOTAL_TIME, PER_ITER_TIME, WARMUP_TIME = "total_time", "per_iter_time", "warmup_time"
 # The host's resident set at its peak (the whole process): older records' only memory figure.
@@ -76,6 +76,8 @@ def _int(value) -> Optional[int]:
 def _axis_text(key: str, value) -> str:
     if key == "train_step":  # "harness" alone would not say what it is
         return f"{value}-step"
+    if key == "cuda_profile":  # the CPU profile's "dashboard" is another setup
+        return f"cuda-{value}"
     return key if value is True else str(value)
 
 
@@ -146,7 +148,18 @@ class Measurement:
             if value is None or value is False or value == AXIS_DEFAULTS.get(key):
                 continue
             out[key] = value
+        if self.cudagraphs:  # not a key of its own: what the config's keys (or the child) say of Inductor's graphs
+            out = dict(sorted({**out, "cudagraphs": True}.items()))
         return out
+
+    @property
+    def cudagraphs(self) -> bool:
+        """Whether the config ran Inductor with CUDA graphs: the record's own word (`cudagraphs`, the child's), else
+        what its keys imply (common/cuda_profile.cudagraphs: plain inductor on CUDA runs without them)."""
+        fact = self.record.get("cudagraphs")
+        if isinstance(fact, bool):
+            return fact
+        return cuda_profile.cudagraphs(self.model, self.experiment)
 
     @property
     def backend(self) -> str:

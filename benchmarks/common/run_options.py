@@ -16,8 +16,8 @@ import os
 import time
 from typing import Optional
 
-from benchmarks.common import allocator, compile_options, cpu_profile, experiment_config, paired_speedup, precision, \
-    quantization, tolerances
+from benchmarks.common import allocator, compile_options, cpu_profile, cuda_profile, experiment_config, \
+    paired_speedup, precision, quantization, tolerances
 from benchmarks.common.cli_support import (Parser, UsageError, close_matches, epilog, finite_non_negative_float, memory_size,
                                            non_negative_int, positive_float, positive_int)
 from benchmarks.common.cli_support import timestamp as timestamp_type
@@ -266,6 +266,11 @@ class RunOptions:
         "OpenMP preloaded (KMP_AFFINITY, KMP_BLOCKTIME=1), OMP_NUM_THREADS = the child's cores, cores and memory "
         "pinned (numactl's libnuma), freezing for Inductor inference; each piece, or why it is missing, in the "
         "record's environment.cpu_profile; experiment key `cpu_profile`", choices=cpu_profile.NAMES)
+    cuda_profile: Optional[str] = MATRIX.option(
+        None, PARENT, "dashboard: PyTorch's CUDA dashboard setup for every config: inference in bf16 and training in "
+        "amp (unless --precision), Inductor with CUDA graphs (but for the harness's listed models), TF32 float32 "
+        "matmuls, cuDNN as torch leaves it, a cold compile cache; each part in the record's "
+        "environment.cuda_profile; experiment key `cuda_profile`", choices=cuda_profile.NAMES)
     enable_functionalization: bool = MATRIX.switch(PARENT, "keep XLA functionalization on (default: "
         "XLA_DISABLE_FUNCTIONALIZATION=1)")
     # measurement (the parent reads them too: a failure record says what was asked)
@@ -473,7 +478,8 @@ def check_combinations(options: RunOptions) -> None:
     if options.diagnostics.disable_tf32 and precision not in (None, "highest"):
         raise UsageError(f"--disable-tf32 asks for full float32 precision, --matmul-precision={precision} "
                          "for less; pass one of them")
-    contradiction = cpu_profile.contradiction(options.cpu_profile, options.allocator)
+    contradiction = (cpu_profile.contradiction(options.cpu_profile, options.allocator)
+                     or cuda_profile.contradiction(options.cuda_profile, precision, options.diagnostics.disable_tf32))
     if contradiction:
         raise UsageError(contradiction)
     golden = options.golden

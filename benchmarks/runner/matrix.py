@@ -11,7 +11,8 @@ import itertools
 import json
 from typing import Iterable, Optional
 
-from benchmarks.common import allocator, compile_options, cpu_profile, paired_speedup, precision, quantization
+from benchmarks.common import allocator, compile_options, cpu_profile, cuda_profile as cuda_profiles, paired_speedup, \
+    precision, quantization
 from benchmarks.common.experiment_config import DEFAULT_DYNAMIC, EXPORT_BACKENDS, XLA_DYNAMO_BACKENDS, ExperimentConfig
 
 
@@ -115,6 +116,7 @@ SUPPORT_RULES: list = [
     *compile_options.SUPPORT_RULES,
     *paired_speedup.SUPPORT_RULES,
     *allocator.SUPPORT_RULES,
+    *cuda_profiles.SUPPORT_RULES,
 ]
 
 
@@ -155,12 +157,14 @@ def expand(
     speedups: list = (paired_speedup.DEFAULT,),
     allocators: list = (allocator.DEFAULT,),
     profile: Optional[str] = None,
+    cuda_profile: Optional[str] = None,
 ) -> list:
     """The cartesian product in command-line order (accelerator outermost, then upstream's axes, the
     quantization recipe, the precision (None: the suite's default, resolved per model by the plan), --dynamic,
     the compile mode and cache, the training step (None: the suite's default, resolved per model by the plan),
     --speedup, the C allocator, the suite's extra axes innermost). `profile`: the --cpu-profile of every config
-    (the dashboard's adds freezing to its Inductor inference configs). A config without dynamo takes no compile
+    (the dashboard's adds freezing to its Inductor inference configs); `cuda_profile`: the --cuda-profile of every
+    config (the dashboard's precision where none is asked for). A config without dynamo takes no compile
     keys: one eager config, whatever the compile modes; an eval config takes no training step; eager is never
     paired (paired_speedup.for_backend)."""
     extra_axes = extra_axes or {}
@@ -173,16 +177,16 @@ def expand(
                 unique(compile_caches), unique(train_steps), unique(speedups), unique(allocators),
                 *(unique(extra_axes[k]) for k in extra_names),
     ):
-        configs.append(cpu_profile.settle(
+        configs.append(cuda_profiles.settle(cpu_profile.settle(
             ExperimentConfig(
                 accelerator=acc, xla=xla, dynamo=dynamo, test=test, xla_flags=flags, batch_size=bs,
                 enable_functionalization=enable_functionalization, quantization=recipe, precision=dtype,
                 dynamic=dynamic, train_step=step if test == "train" else None,
                 speedup=paired_speedup.for_backend(xla, dynamo, speedup), allocator=malloc, cpu_profile=profile,
-                extra=tuple(zip(extra_names, extra_values)),
+                cuda_profile=cuda_profile, extra=tuple(zip(extra_names, extra_values)),
                 **compile_options.for_backend(dynamo, mode, inductor_config, cache),
             )
-        ))
+        )))
     return list({json.dumps(c.to_dict(), sort_keys=True, default=str): c for c in configs}.values())
 
 

@@ -177,6 +177,7 @@ def expand_experiments(suite, options: RunOptions) -> list:
         speedups=options.speedup or [paired_speedup.DEFAULT],
         allocators=options.allocator or [cpu_profile.ALLOCATOR if options.cpu_profile else allocator.DEFAULT],
         profile=options.cpu_profile,
+        cuda_profile=options.cuda_profile,
     )
 
 

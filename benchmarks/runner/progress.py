@@ -138,6 +138,7 @@ def speedup_table(sweep_records: list) -> str:
     views = [Measurement(record) for record in sweep_records]
     keys = {key for m in views for key in m.axes}
     shared = {key for key in keys if len({repr(m.axes.get(key)) for m in views}) == 1}
+    shared.discard("cudagraphs")  # a column says whether its CUDA graphs were on, even when every one's were
     eager_of = against_eager.EagerIndex((m, None, m.record) for m in views)
     groups, backends = {}, []
     for m in views:
