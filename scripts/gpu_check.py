@@ -6,7 +6,8 @@ travels as wheels (`make gpu-wheels` here; --wheels DIR there): only the modules
 into the output directory, never over the machine's own. Then, within --minutes:
 
 1. the GPU tier (`pytest -m gpu`: tests/test_gpu.py and the CUDA timing test), each test's outcome;
-2. a small sweep of ours on real models (torchvision resnet18, timm mobilenetv2_100; eager, Inductor, Inductor with
+2. a small sweep of ours on real models under the dashboard's CUDA setup (--cuda-profile=dashboard: bf16, TF32;
+   torchvision resnet18, timm mobilenetv2_100; eager, Inductor, Inductor with
    CUDA graphs), each config beside a plain CUDA loop in its own process (scripts/gpu_plain_loop.py);
 3. where a checkout of PyTorch's dynamo harness is given (--harness-dir), the harness on the same models.
 
@@ -54,12 +55,17 @@ class Model:
 # The comparison's models and configs: our flags per config, and the harness's extra flags for the same config.
 MODELS = (Model("torchvision", "resnet18", 32, ("torchbench", "resnet18")),
           Model("timm", "mobilenetv2_100", 32, ("timm", "mobilenetv2_100")))
-PRECISION = "amp"  # the harness's --amp (what the first GPU run compared)
-CONFIGS = {  # name -> (our flags, the plain loop's flags, the harness's flags or None: not one of its configs)
+# The comparison runs the dashboard's CUDA setup (--cuda-profile=dashboard: inference in bf16, TF32 matmuls, cold
+# compiles; the harness's --bfloat16 and its defaults), each config its own sweep of ours.
+PRECISION = "bf16"
+OUR_SETUP = ["--cuda-profile=dashboard"]  # CUDA only: the check's own CPU test runs without it
+CONFIGS = {  # name -> (our flags, the plain loop's flags, the harness's extra flags; None: its eager, timed beside)
     "eager": (["--dynamo=None"], ["--backend=eager"], None),
-    "inductor": (["--dynamo=inductor", "--compile-mode=default"], ["--backend=inductor"], ["--disable-cudagraphs"]),
-    "inductor+cudagraphs": (["--dynamo=inductor", "--compile-mode=reduce-overhead"],
-                            ["--backend=inductor", "--cudagraphs"], []),
+    "inductor": (["--dynamo=inductor", "--inductor-config=triton.cudagraphs=False"], ["--backend=inductor"],
+                 ["--disable-cudagraphs"]),
+    "inductor+cudagraphs": (["--dynamo=inductor"], ["--backend=inductor", "--cudagraphs"], []),
+    # ours under the inherited C allocator (the harness's): does our default policy move a launch-bound time?
+    "eager[allocator=system]": (["--dynamo=None", "--allocator=system"], ["--backend=eager"], None),
 }
 REPEAT = 30  # timed runs of ours (one iteration each), iterations of the plain loop
 
@@ -250,28 +256,19 @@ def tier_outcomes(xml: Path) -> list:
 # ---------------------------------------------------------------- 2. ours and the plain loop
 
 
-def run_ours(check: Check, model: Model, budget: float) -> dict:
-    """Our sweep of one model over CONFIGS: config name -> median ms per iteration (None: no ok record)."""
-    out = check.out / "ours" / model.name
-    flags = sorted({f for config in check.options.configs for f in CONFIGS[config][0]})
+def run_ours(check: Check, model: Model, config: str, budget: float) -> Optional[float]:
+    """Our sweep of one model and config (its own output directory): the median ms per iteration, or None."""
+    out = check.out / "ours" / model.name / config.replace(" ", "").replace(",", "_")
+    setup = OUR_SETUP if check.options.accelerator == "cuda" else []
     command = [sys.executable, str(ROOT / "experiment_runner.py"), f"--suite-name={model.suite}",
-               "-k", f"^{model.name}$", f"--accelerator={check.options.accelerator}", "--xla=None", *flags,
-               f"--precision={PRECISION}", "--test=eval", f"--batch-size={model.batch_size}",
-               f"--repeat={REPEAT}", f"--output-dirname={out}"]
+               "-k", f"^{model.name}$", f"--accelerator={check.options.accelerator}", "--xla=None",
+               *CONFIGS[config][0], *setup, f"--precision={PRECISION}", "--test=eval",
+               f"--batch-size={model.batch_size}", f"--repeat={REPEAT}", f"--output-dirname={out}"]
     ended, _ = check.run(command, out / "sweep.log", timeout=budget)
-    times = {}
-    for record in read_records(out / "results.jsonl"):
-        name = config_name(record["experiment"])
-        if name and record.get("status") == "ok":
-            times[name] = statistics.median(record["metrics"]["per_iter_time"]) * 1e3
-    say(f"ours {model.name}: {ended}: " + ", ".join(f"{k} {v:.3f} ms" for k, v in times.items()))
-    return times
-
-
-def config_name(experiment: dict) -> Optional[str]:
-    if not experiment.get("dynamo"):
-        return "eager"
-    return "inductor+cudagraphs" if experiment.get("compile_mode") == "reduce-overhead" else "inductor"
+    times = [statistics.median(r["metrics"]["per_iter_time"]) * 1e3 for r in read_records(out / "results.jsonl")
+             if r.get("status") == "ok"]
+    say(f"ours {model.name} {config}: {ended}" + (f", {times[-1]:.3f} ms" if times else ", no ok record"))
+    return times[-1] if times else None
 
 
 def read_records(path: Path) -> list:
@@ -282,10 +279,12 @@ def read_records(path: Path) -> list:
 
 
 def run_plain(check: Check, model: Model, config: str, budget: float) -> Optional[float]:
+    flags = CONFIGS[config][1] + (["--tf32"] if check.options.accelerator == "cuda" else [])  # the setup's TF32
     command = [sys.executable, str(SCRIPTS / "gpu_plain_loop.py"), f"--suite={model.suite}", f"--model={model.name}",
                f"--batch-size={model.batch_size}", f"--precision={PRECISION}", f"--iterations={REPEAT}",
-               f"--device={check.options.accelerator}", *CONFIGS[config][1]]
-    ended, output = check.run(command, check.out / "plain" / f"{model.name}-{config}.log", timeout=budget)
+               f"--device={check.options.accelerator}", *flags]
+    name = "-".join(flag.lstrip("-").replace("=", "_") for flag in flags)
+    ended, output = check.run(command, check.out / "plain" / f"{model.name}-{name}.log", timeout=budget)
     try:
         return json.loads(output.strip().splitlines()[-1])["median_ms"] if ended == "ok" else None
     except (ValueError, IndexError, KeyError):
@@ -345,25 +344,28 @@ def compare(check: Check) -> None:
         except parity_harness.NoHarness as exc:
             check.skip("harness", str(exc))
     else:
-        check.skip("harness", "no --harness-dir (a PyTorch or TorchBench checkout): make gpu-harness prepares one")
+        check.skip("harness", "no --harness-dir (a PyTorch or TorchBench checkout: docs/parity.md)")
     started = time.monotonic()
     for index, model in enumerate(models):
         share = check.left() / (len(models) - index)  # what this model may take of what is left
         if share < 60:
             check.skip("small sweep", f"{check.left():.0f} s left of --minutes {check.options.minutes}")
             break
-        ours = run_ours(check, model, share * 0.5)
+        plain_of: dict = {}  # the plain loop's time per flag set (two configs may share one)
         for config in check.options.configs:
-            plain = run_plain(check, model, config, min(share * 0.15, check.left()))
-            theirs = run_harness(check, model, config, min(share * 0.2, check.left())) if check.harness else None
-            harness_ms = theirs["compiled"] if theirs else None
-            if theirs:  # its eager, timed beside its compiled run, is the eager row's
+            part = share / len(check.options.configs)
+            ours = run_ours(check, model, config, min(part * 0.6, check.left()))
+            key = tuple(CONFIGS[config][1])
+            if key not in plain_of:
+                plain_of[key] = run_plain(check, model, config, min(part * 0.2, check.left()))
+            theirs = run_harness(check, model, config, min(part * 0.3, check.left())) if check.harness else None
+            if theirs:  # its eager, timed beside its compiled run, is the eager rows'
                 check.harness_eager.setdefault(model.name, theirs["eager"])
             check.rows.append({"model": model.name, "batch_size": model.batch_size, "precision": PRECISION,
-                               "config": config, "ours_ms": ours.get(config), "plain_ms": plain,
-                               "harness_ms": harness_ms})
+                               "config": config, "ours_ms": ours, "plain_ms": plain_of[key],
+                               "harness_ms": theirs["compiled"] if theirs else None})
     for row in check.rows:  # eager: the harness times it beside its compiled run
-        if row["config"] == "eager" and row["harness_ms"] is None:
+        if CONFIGS[row["config"]][2] is None and row["harness_ms"] is None:
             row["harness_ms"] = check.harness_eager.get(row["model"])
     elapsed = time.monotonic() - started
     ran = [r for r in check.rows if r["ours_ms"] is not None]
@@ -406,8 +408,10 @@ def report(check: Check, started: float) -> str:
         lines += ["", "GPU tier, not passed:", ""] + [f"- {kind}: {message}: {', '.join(names)}"
                                                      for (kind, message), names in not_passed.items()]
     if check.rows:
-        lines += ["", f"## Milliseconds per iteration (median; eval, {PRECISION}; ours {REPEAT} timed runs, the plain "
-                  f"loop {REPEAT} synchronized iterations in its own process)", "",
+        setup = " ".join(OUR_SETUP) if check.options.accelerator == "cuda" else "no profile (CPU)"
+        lines += ["", f"## Milliseconds per iteration (median; eval, {PRECISION}, ours with {setup}, the plain loop and "
+                  f"the harness with TF32 as the dashboard; ours {REPEAT} timed runs, the plain loop {REPEAT} "
+                  "synchronized iterations in its own process)", "",
                   "| model | batch | config | ours | plain loop | ours / plain | harness | ours / harness |",
                   "|---|---|---|---|---|---|---|---|"]
         for r in check.rows:
