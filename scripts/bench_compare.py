@@ -21,6 +21,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import numpy as np  # noqa: E402
 
+from benchmarks.common.records import RecordStatus  # noqa: E402
 from benchmarks.compare import comparison, matching  # noqa: E402
 
 
@@ -34,7 +35,7 @@ def side(rng, factors: np.ndarray, processes: int, samples: int, within: float, 
             out.append({"model": {"suite_name": "synthetic", "model_name": f"model{index:03d}"},
                         "experiment": {"accelerator": "cpu", "xla": None, "dynamo": None, "test": "eval",
                                        "batch_size": 1},
-                        "metrics": {"warmup_time": [1.0], "per_iter_time": row}, "warmup": 1, "status": "ok",
+                        "metrics": {"warmup_time": [1.0], "per_iter_time": row}, "warmup": 1, "status": RecordStatus.OK,
                         "round": round_, "timestamp": 1.0})
     return out
 

@@ -168,11 +168,11 @@ def compare(ref: Any, out: Any, where: str = "output", acc: Optional[Comparison]
 def verdict(comparison: Comparison, tolerance: float) -> tuple:
     """(code, message or None) for a config compared with eager."""
     if comparison.mismatches:
-        return records.FAIL, f"differs from eager: {comparison.describe_mismatches()}"
+        return records.VerificationCode.FAIL, f"differs from eager: {comparison.describe_mismatches()}"
     error = comparison.mean_rel_error
     if error > tolerance:
-        return records.FAIL, f"mean relative error {error:.3g} is above the tolerance {tolerance:g}"
-    return records.PASS, None
+        return records.VerificationCode.FAIL, f"mean relative error {error:.3g} is above the tolerance {tolerance:g}"
+    return records.VerificationCode.PASS, None
 
 
 # ---------------------------------------------------------------- the child's side

@@ -31,7 +31,7 @@ class Event:
 
 
 def _ran(point) -> bool:
-    return point.status == records.STATUS_OK
+    return point.status == records.RecordStatus.OK
 
 
 def _failed(point) -> bool:
@@ -41,7 +41,7 @@ def _failed(point) -> bool:
 def series_events(one) -> list:
     """The events of one Series, oldest first (skipped runs are neither passing nor failing)."""
     out = []
-    points = [p for p in one.points if p.status != records.STATUS_SKIP]
+    points = [p for p in one.points if p.status != records.RecordStatus.SKIP]
     for before, after in zip(points, points[1:]):
         if _ran(before) and _failed(after):
             out.append(Event(NEW_FAILURE, one, before, after, f"status {after.status}"))

@@ -11,6 +11,7 @@ import re
 from datetime import datetime, timezone
 
 from benchmarks.common import accuracy_status, html_style
+from benchmarks.common.records import RecordStatus
 
 SERIES_COLUMNS = ("suite", "model", "backend", "test", "precision", "accelerator_model", "batch_size", "timestamp",
                   "time_utc", "commit", "host", "median_ms", "compile_s", "peak_mib", "status", "verification",
@@ -208,7 +209,7 @@ def plot(all_series: list, changes: list, fmt: str) -> bytes:
         points = one.points
         measured = one.measured()
         axis.plot([_date(p) for p in measured], [p.median * 1e3 for p in measured], marker=".", lw=1)
-        failed = [_date(p) for p in points if not p.processes and p.status != "skip"]
+        failed = [_date(p) for p in points if not p.processes and p.status != RecordStatus.SKIP]
         if failed:
             axis.plot(failed, [min(p.median for p in measured) * 1e3] * len(failed), "rx", label="failed")
         x_title = _run_axis(axis, points)
@@ -262,12 +263,12 @@ def _series_table(one, marks: dict) -> str:
     rows = []
     for point in one.points:
         change = marks.get((one.config_id, point.run_id))
-        status = "ok" if point.status == "ok" else "skipped" if point.status == "skip" else "failed"
+        kind = "ok" if point.status == RecordStatus.OK else "skipped" if point.status == RecordStatus.SKIP else "failed"
         verdict = point.accuracy or ""  # the run's one verdict (common/accuracy_status.py), not upstream's code
         rows.append(f"<tr>{_run_cells(point)}<td class=\"num\">{_number(point.median, 1e3, 5)}</td>"
                     f"<td class=\"num\">{_number(point.compile_s)}</td>"
                     f"<td class=\"num\">{_number(point.peak_memory, 1 / 2**20)}</td>"
-                    f"<td class=\"{status}\">{html_style.esc(point.status)}</td>"
+                    f"<td class=\"{kind}\">{html_style.esc(point.status)}</td>"
                     f"<td class=\"{'failed' if accuracy_status.failed(verdict) else ''}\">{html_style.esc(verdict)}</td>"
                     f"<td class=\"{_direction_class(change.direction) if change else ''}\">"
                     f"{html_style.esc(change_text(change)) if change else ''}</td></tr>")
