@@ -14,8 +14,8 @@ import sys
 
 from benchmarks.common import selection
 from benchmarks.compare.verdicts import DEFAULT_GATE_LIMIT
-from benchmarks.common.cli_support import (BadNews, Parser, UsageError, choice, fraction, epilog, metavar, non_negative_int,
-                                           positive_int, run_main, setup_logging, timestamp)
+from benchmarks.common.cli_support import (LOG_LEVELS, BadNews, Parser, UsageError, choice, fraction, epilog, metavar,
+                                           non_negative_int, positive_int, run_main, setup_logging, timestamp)
 
 log = logging.getLogger("benchmarks.compare")
 
@@ -127,7 +127,7 @@ def build_parser() -> Parser:
                           "geomean (the geomean is slower), unsure, faster, ...; the gates accuracy (pass -> "
                           "anything else), graph-breaks, recompiles (went up), compression, compile-latency (past "
                           "their limit); or none (default: slower,new-failure)")
-    out.add_argument("--log-level", default="warning", choices=["critical", "error", "warning", "info", "debug"])
+    out.add_argument("--log-level", default="warning", choices=LOG_LEVELS)
     return p
 
 

@@ -13,8 +13,8 @@ import os
 import sys
 
 from benchmarks.common import selection
-from benchmarks.common.cli_support import (BadNews, Parser, UsageError, choice_list, epilog, positive_int, run_main,
-                                           setup_logging, write_output)
+from benchmarks.common.cli_support import (LOG_LEVELS, BadNews, Parser, UsageError, choice_list, epilog, positive_int,
+                                           run_main, setup_logging, write_output)
 
 log = logging.getLogger("benchmarks.history")
 
@@ -46,7 +46,7 @@ def _db_flags(parser) -> None:
     parser.add_argument("--db", metavar="FILE", help="the history database (default: OUTPUT_DIRNAME/history.sqlite)")
     parser.add_argument("--output-dirname", default="./output/", metavar="DIR",
                         help="where the default database lives (and bisect's runs) (default: ./output/)")
-    parser.add_argument("--log-level", default="warning", choices=["critical", "error", "warning", "info", "debug"])
+    parser.add_argument("--log-level", default="warning", choices=LOG_LEVELS)
 
 
 def _detection_flags(parser) -> None:
