@@ -132,7 +132,8 @@ def test_upstreams_check_passes_a_result_the_fp64_rule_fails():
     fp64 = torch.randn(4000, generator=generator, dtype=torch.float64)
     eager = (fp64 + 1e-4 * torch.randn(4000, generator=generator, dtype=torch.float64)).float()
     wrong = eager * (1 + 0.01 * torch.randn(4000, generator=generator))  # 1 % noise: 100x eager's error
-    old_code, _ = eager_comparison.verdict(eager_comparison.compare(eager, wrong), tolerances.MEAN_REL_ERROR_DEFAULT.value)
+    old_code, _ = eager_comparison.verification_code(eager_comparison.compare(eager, wrong),
+                                                     tolerances.MEAN_REL_ERROR_DEFAULT.value)
     assert old_code == "PASS"  # within 2 % of eager: passed, wrongly
     verdict = judge(wrong, eager, fp64)
     assert not verdict.passed and verdict.rmse > 50 * verdict.eager_rmse

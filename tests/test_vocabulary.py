@@ -1,6 +1,7 @@
 """One vocabulary, one spelling: the record's statuses and codes are types (common/accuracy_status.py,
-common/records.py), and no other module spells one as a string; a member writes the same JSON as the string it
-replaced, and equals the plain string a record read back holds."""
+common/records.py), compare's and history's words one table (common/change_words.py), and no other module spells one
+as a string; a member writes the same JSON as the string it replaced, and equals the plain string a record read back
+holds."""
 
 import ast
 import json
@@ -12,16 +13,20 @@ import pytest
 from helpers import ROOT
 
 from benchmarks.common.accuracy_status import AccuracyStatus, GoldenStatus
+from benchmarks.common.change_words import Word
 from benchmarks.common.records import RecordStatus, VerificationCode
 
-ENUMS = (AccuracyStatus, GoldenStatus, RecordStatus, VerificationCode)
+ENUMS = (AccuracyStatus, GoldenStatus, RecordStatus, VerificationCode, Word)
 # The modules that define them: the only places their values are spelled.
 ENUM_MODULES = ("benchmarks/common/accuracy_status.py", "benchmarks/common/records.py")
 # Values that are also everyday words (a metrics key "error", a script's own "timeout"): literals of these count only
 # where they stand for a status (compared with one, or given to a status key); every other value counts anywhere.
 EVERYDAY = {member.value for member in RecordStatus} | {AccuracyStatus.TIMEOUT.value, AccuracyStatus.SKIPPED.value,
                                                         GoldenStatus.SAVED.value}
-DISTINCT = {member.value for enum in ENUMS for member in enum} - EVERYDAY
+DISTINCT = {member.value for enum in ENUMS[:-1] for member in enum} - EVERYDAY
+# compare's and history's words that no other idea spells (not `accuracy`, a record key; not `same` or `fixed`).
+CHANGE_WORDS = {word.value for word in Word if "-" in word.value} | {Word.SLOWER.value, Word.FASTER.value,
+                                                                      Word.UNSURE.value}
 # The record's keys that hold a status or code, and the names that hold one in code.
 STATUS_KEYS = ("status", "accuracy", "verification_code", "verification")
 # Scripts with status words of their own (not a record's), or that write records without importing the library.
@@ -34,10 +39,10 @@ OWN_WORDS = {
 }
 
 
-def _sources() -> list:
-    """Every Python file of the library, the entry points and the scripts, but the enum modules."""
+def _sources(*but: str) -> list:
+    """Every Python file of the library, the entry points and the scripts, but `but`."""
     paths = sorted((ROOT / "benchmarks").rglob("*.py")) + sorted(ROOT.glob("*.py")) + sorted((ROOT / "scripts").glob("*.py"))
-    return [p for p in paths if p.relative_to(ROOT).as_posix() not in ENUM_MODULES]
+    return [p for p in paths if p.relative_to(ROOT).as_posix() not in but]
 
 
 def _docstrings(tree) -> set:
@@ -115,7 +120,7 @@ def spelled_statuses(source: str) -> list:
 
 def test_no_status_or_code_is_spelled_outside_its_enum_module():
     found = []
-    for path in _sources():
+    for path in _sources(*ENUM_MODULES):
         name = path.relative_to(ROOT).as_posix()
         if name in OWN_WORDS:
             continue
@@ -123,6 +128,28 @@ def test_no_status_or_code_is_spelled_outside_its_enum_module():
                   spelled_statuses(path.read_text(encoding="utf-8"))]
     assert not found, "spell these with their enum (AccuracyStatus, GoldenStatus, RecordStatus, " \
                       "VerificationCode):\n" + "\n".join(found)
+
+
+def test_compare_and_history_spell_their_words_only_in_the_one_table():
+    found = [f"{path.relative_to(ROOT).as_posix()}:{node.lineno}: {node.value!r}"
+             for path in _sources("benchmarks/common/change_words.py")
+             for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+             if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in CHANGE_WORDS]
+    assert not found, "spell these with common/change_words.Word:\n" + "\n".join(found)
+
+
+def test_the_tools_lists_are_rows_of_the_one_table():
+    from benchmarks.common import change_words
+    from benchmarks.compare import outcomes
+    from benchmarks.history import cli as history_cli
+
+    assert set(change_words.COMPARE_FAIL_ON) >= set(change_words.COMPARE_DEFAULT_FAIL_ON)
+    assert set(change_words.HISTORY_FAIL_ON) >= set(change_words.HISTORY_DEFAULT_FAIL_ON)
+    assert outcomes.parse_fail_on("slower,graph-breaks") == (Word.SLOWER, Word.GRAPH_BREAKS)
+    assert history_cli.fail_on("slower,accuracy-failure") == (Word.SLOWER, Word.ACCURACY_FAILURE)
+    # the words the two tools share mean the same: compare's new-failure is history's new-failure event
+    shared = set(change_words.COMPARE_FAIL_ON) & set(change_words.HISTORY_FAIL_ON)
+    assert shared == {Word.SLOWER, Word.FASTER, Word.NEW_FAILURE, Word.FIXED, Word.GRAPH_BREAKS}
 
 
 def test_the_scripts_left_out_still_exist_and_spell_a_status():

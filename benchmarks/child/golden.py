@@ -66,7 +66,8 @@ class Figures:
     outside: int = 0
     mismatches: list = dataclasses.field(default_factory=list)
 
-    def verdict(self) -> tuple:
+    def status(self) -> tuple:
+        """(the golden status: pass or fail_golden, what differs or None)."""
         if self.mismatches:
             shown = "; ".join(self.mismatches[:MAX_LISTED])
             more = len(self.mismatches) - MAX_LISTED
@@ -241,7 +242,7 @@ class GoldenCheck:
             backends.seed_everything(experiment)
             _, _, output = measured_loop.timed_run(step, experiment, int(self.manifest["steps"]))
             self.figures = compare(self.trees["expected"], result_of(experiment, module, output), self.atol, self.rtol)
-            self.status, self.message = self.figures.verdict()
+            self.status, self.message = self.figures.status()
             log.info("golden %s: max abs error %g, max rel error %g (atol %g, rtol %g)", self.status,
                      self.figures.max_abs_error, self.figures.max_rel_error, self.atol, self.rtol)
         except Exception as exc:

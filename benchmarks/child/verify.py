@@ -50,7 +50,7 @@ import logging
 from typing import Any, Callable, Optional
 
 from benchmarks.child import accuracy_check
-from benchmarks.child.eager_comparison import Comparison, compare, verdict
+from benchmarks.child.eager_comparison import Comparison, compare, verification_code
 from benchmarks.child.verify_outputs import collect, iterations_for, root_name, tensor_bytes, \
     uses_fallback_random, fallback_random
 from benchmarks.common import accuracy_rule, accuracy_status, records, tolerances
@@ -278,7 +278,7 @@ class Verifier:
                 _, _, output = measured_loop.timed_run(step, experiment, self.iterations)
             result = collect(experiment, module, output)
             self.comparison = compare(self.reference, result, root_name(experiment))
-            self.code, self.message = verdict(self.comparison, self.tolerance)
+            self.code, self.message = verification_code(self.comparison, self.tolerance)
             if self.judged:
                 options = accuracy_check.Options(cosine=self.rule.cosine, larger_for_small=self.rule.larger_multiplier,
                                                  force_max=force_max_multiplier(self.rule, experiment))

@@ -11,6 +11,7 @@ import re
 from datetime import datetime, timezone
 
 from benchmarks.common import accuracy_status, html_style
+from benchmarks.common.change_words import Word
 from benchmarks.common.records import RecordStatus
 
 SERIES_COLUMNS = ("suite", "model", "backend", "test", "precision", "accelerator_model", "batch_size", "timestamp",
@@ -243,7 +244,11 @@ def _run_cells(point) -> str:
 
 
 def _direction_class(direction: str) -> str:
-    return {"slower": "failed", "faster": "ok"}.get(direction, "")
+    return {Word.SLOWER: "failed", Word.FASTER: "ok"}.get(direction, "")
+
+
+def _event_class(kind: str) -> str:
+    return "ok" if kind in (Word.FIXED, Word.ACCURACY_FIXED) else "failed"
 
 
 def _changes_table(changes: list, found_events: list) -> str:
@@ -253,7 +258,7 @@ def _changes_table(changes: list, found_events: list) -> str:
     rows = [f"<tr><td>{html_style.esc(c.series.label)}</td><td class=\"{_direction_class(c.direction)}\">{c.direction}</td>"
             f"<td class=\"num\">x{c.ratio:.3f} [{c.ci[0]:.3f}, {c.ci[1]:.3f}]</td>"
             f"{_run_cells(c.before)}{_run_cells(c.after)}</tr>" for c in changes]
-    rows += [f"<tr><td>{html_style.esc(e.series.label)}</td><td class=\"{'ok' if e.kind.endswith('fixed') else 'failed'}\">"
+    rows += [f"<tr><td>{html_style.esc(e.series.label)}</td><td class=\"{_event_class(e.kind)}\">"
              f"{html_style.esc(e.kind)}</td><td class=\"msg\">{html_style.esc(e.detail)}</td>{_run_cells(e.before)}"
              f"{_run_cells(e.after)}</tr>" for e in found_events]
     return head + "".join(rows) + "</tbody></table>" if rows else "<p>No change, no event.</p>"
