@@ -2,9 +2,9 @@
 of compare's and history's words (common/change_words.py).
 
 A member is a `str` equal to its value, so a record's JSON keeps the same strings (json and orjson write the value)
-and a member compares, hashes and sorts as its value: records read back from a file hold plain strings, and
-a status read back equals its member. str(), format() and f-strings give the value on every
-Python the package supports (3.10's Enum gives the member's name).
+and a member compares, hashes and sorts as its value: records read back from a file hold plain strings, and a status
+read back equals its member. str(), format() and f-strings give the value on every Python the package supports
+(3.10's Enum gives the member's name). One difference: orjson refuses a member as a dict key (json takes it).
 """
 
 from __future__ import annotations
@@ -20,8 +20,3 @@ class StrEnum(str, enum.Enum):
 
     def __format__(self, spec: str) -> str:
         return format(self.value, spec)
-
-    @classmethod
-    def values(cls) -> tuple:
-        """Every member's value as a plain string, in declaration order (argparse choices, --help text)."""
-        return tuple(member.value for member in cls)
