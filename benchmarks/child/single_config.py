@@ -20,6 +20,7 @@ from benchmarks.child import allocator, compile_settings, cpu_profile, cuda_setu
     golden, gpu_telemetry, precise_timing, verify
 from benchmarks.common import accuracy_status, experiment_config, machine_facts, output_paths, page_faults, \
     disk_writes, paired_speedup, records
+from benchmarks.common.records import RecordStatus, VerificationCode
 from benchmarks.common.cli_support import EXIT_USAGE, UsageError
 from benchmarks.common.process_env import PARENT_PID_VARIABLE, STACKS_SIGNAL, child_environment
 from benchmarks.common.cpu_affinity import pin_self
@@ -94,8 +95,8 @@ def classify(exc: BaseException) -> str:
     import torch
 
     if isinstance(exc, (MemoryError, torch.OutOfMemoryError)):
-        return records.STATUS_OOM
-    return records.STATUS_ERROR
+        return RecordStatus.OOM
+    return RecordStatus.ERROR
 
 
 # What a CUDA error says when the process's context is lost: every later CUDA call fails too
@@ -153,7 +154,7 @@ def run_config(options: RunOptions, model_config: dict, experiment, channel: Cha
         record["experiment"] = experiment.to_dict()
         problem = precise_timing.pure_wall_time_problem(experiment, options.timing)
         if problem:  # the parent drops such configs; reached anyway (by hand): a clear error, no traceback
-            records.mark_failed(record, records.STATUS_ERROR, "PureWallTimeUnsupported", problem, "setup")
+            records.mark_failed(record, RecordStatus.ERROR, "PureWallTimeUnsupported", problem, "setup")
             accuracy_status.settle(record)
             return record
         suite = load_suite(model_config["suite_name"])
@@ -273,8 +274,8 @@ def run_config(options: RunOptions, model_config: dict, experiment, channel: Cha
             checker.check(experiment, module, step)
     except ModelSkipped as exc:
         log.info("skipped: %s", exc)
-        records.mark_failed(record, records.STATUS_SKIP, "ModelSkipped", str(exc), channel.phase,
-                            verification_code=records.VERIFIER_SKIPPED)
+        records.mark_failed(record, RecordStatus.SKIP, "ModelSkipped", str(exc), channel.phase,
+                            verification_code=VerificationCode.VERIFIER_SKIPPED)
     except Exception as exc:  # any failure of the model or backend becomes a record
         if disk_writes.disk_full(exc):  # not the model's failure but the disk's: main says so, no record
             raise
@@ -374,7 +375,7 @@ def main(options: RunOptions) -> int:
     with records.ResultsWriter(path) as writer:
         writer.append(record)
     metrics = record["metrics"]
-    if record["status"] == records.STATUS_OK:
+    if record["status"] == RecordStatus.OK:
         per_iter = sorted(metrics["per_iter_time"])[len(metrics["per_iter_time"]) // 2]
         verdict = record["accuracy"]
         if accuracy_status.failed(verdict):  # ran, but its check failed: the sweep's rule (runner/progress.not_passing)
@@ -384,4 +385,4 @@ def main(options: RunOptions) -> int:
         return 0
     log.error("%s in phase %s: %s; record appended to %s", record["status"], record["error"]["phase"],
               record["error"]["message"], path)
-    return 0 if record["status"] == records.STATUS_SKIP else 1
+    return 0 if record["status"] == RecordStatus.SKIP else 1

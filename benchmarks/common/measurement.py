@@ -211,7 +211,7 @@ class Measurement:
 
     @property
     def ok(self) -> bool:
-        return self.status == records.STATUS_OK
+        return self.status == records.RecordStatus.OK
 
     @property
     def accuracy(self) -> str:

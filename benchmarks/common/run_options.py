@@ -18,8 +18,9 @@ from typing import Optional
 
 from benchmarks.common import allocator, compile_options, cpu_profile, cuda_profile, experiment_config, \
     paired_speedup, precision, quantization, tolerances
-from benchmarks.common.cli_support import (Parser, UsageError, close_matches, epilog, finite_non_negative_float, memory_size,
-                                           non_negative_int, positive_float, positive_int)
+from benchmarks.common.cli_support import (LOG_LEVELS, Parser, UsageError, close_matches, epilog,
+                                           finite_non_negative_float, memory_size, non_negative_int, positive_float,
+                                           positive_int)
 from benchmarks.common.cli_support import timestamp as timestamp_type
 from benchmarks.common.cpu_affinity import cpu_affinity_spec
 from benchmarks.common.flags import BOTH, CHILD, PARENT, SUITE_NAMES, Group, add_flags, child_args, field_flags, \
@@ -308,7 +309,7 @@ class RunOptions:
         None, BOTH, "the sweep's time for every record: epoch seconds or an ISO date or datetime (2026-11-18, "
         "2026-11-18T03:00; UTC unless an offset is given) (default: now)", type=timestamp_type, metavar="TIME")
     log_level: str = SWEEP.option("info", BOTH, "messages on stderr",
-                                  choices=["critical", "error", "warning", "info", "debug"])
+                                  choices=LOG_LEVELS)
     # where the children run (docs/architecture.md, "Executors")
     jobs: Optional[int] = PARALLEL.option(  # None: 1 locally, the cluster's CPUs with Ray
         None, PARENT, "run up to N children at once; locally each gets its own share of the cores (default 1; with "

@@ -131,7 +131,7 @@ class SweepRun:
     def write(self, config, record: dict) -> None:
         self.writer.append(record, sync=False)  # run() syncs once per batch: an fsync per record caps the rate
         status = record["status"]
-        self.counts["ok" if status == records.STATUS_OK else "skipped" if status == records.STATUS_SKIP
+        self.counts["ok" if status == records.RecordStatus.OK else "skipped" if status == records.RecordStatus.SKIP
                     else "failed"] += 1
         facts = record["environment"].get("executor") or {}
         if facts.get("running_beside_at_start") or facts.get("running_beside_at_end"):

@@ -10,6 +10,7 @@ import numpy as np
 
 from benchmarks.common.html_style import esc
 from benchmarks.common import experiment_config
+from benchmarks.common.change_words import Word
 from benchmarks.history.site import dashboard_numbers as numbers
 from benchmarks.history.site import grid as grid_module
 from benchmarks.history.site import page, suite_page
@@ -51,7 +52,7 @@ def _run_row(g, row: int, column: int, speedup: np.ndarray, mark: str = "") -> s
 def _change_section(g, config, shift, speedup: np.ndarray) -> str:
     column = config.column
     before, after = g.runs[shift.before], g.runs[shift.after]
-    direction = "slower" if shift.ratio > 1 else "faster"
+    direction = Word.SLOWER if shift.ratio > 1 else Word.FASTER
     present = np.flatnonzero(g.status[:, column] != grid_module.MISSING)
     low = present[present <= shift.before][-AROUND:]
     high = present[present >= shift.after][:AROUND]
@@ -70,7 +71,7 @@ def _change_section(g, config, shift, speedup: np.ndarray) -> str:
            + ", ".join(f"<code>{esc(c[:12])}</code>" for c in commits) + ". The commits between them: "
            + (f"<code>git log --oneline {esc(before.commit)}..{esc(after.commit)}</code></p>"
               if before.commit and after.commit else "the runs name no commit.</p>")]
-    if direction == "slower" and before.commit and after.commit and before.commit != after.commit:
+    if direction == Word.SLOWER and before.commit and after.commit and before.commit != after.commit:
         out.append("<p>The first bad commit, measured again (docs/history.md, bisect):</p>"
                    f'<pre class="cmd bisect">{esc(bisect_command(config, before.commit, after.commit))}</pre>')
     return "\n".join(out)
