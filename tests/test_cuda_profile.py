@@ -64,13 +64,15 @@ def test_the_profile_runs_the_harness_listed_models_without_graphs_and_the_child
 
 
 def test_the_profile_runs_inference_in_bf16_and_training_in_amp_unless_a_precision_is_asked_for():
-    configs = matrix.expand(["cuda"], [None], [None, "inductor"], ["eval", "train"], cuda_profile="dashboard")
+    configs = matrix.expand({"accelerator": ["cuda"], "xla": [None], "dynamo": [None, "inductor"], "test": ["eval", "train"],
+                             "cuda_profile": ["dashboard"]})
     assert {(c.dynamo, c.test, c.precision) for c in configs} == {
         (None, "eval", "bf16"), (None, "train", "amp"), ("inductor", "eval", "bf16"), ("inductor", "train", "amp")}
-    asked = matrix.expand(["cuda"], [None], ["inductor"], ["eval"], precisions=["fp32"], cuda_profile="dashboard")
+    asked = matrix.expand({"accelerator": ["cuda"], "xla": [None], "dynamo": ["inductor"], "test": ["eval"],
+                           "precision": ["fp32"], "cuda_profile": ["dashboard"]})
     assert [c.precision for c in asked] == ["fp32"]
     # without the profile nothing changes: the same config, the same fingerprint as before the key existed
-    plain = matrix.expand(["cuda"], [None], ["inductor"], ["eval"])[0]
+    plain = matrix.expand({"accelerator": ["cuda"], "xla": [None], "dynamo": ["inductor"], "test": ["eval"]})[0]
     old = {k: v for k, v in plain.to_dict().items() if k != "cuda_profile"}
     fingerprint = lambda exp: records.fingerprint({"suite_name": "dummy", "model_name": "mlp"}, exp, None, False)
     assert fingerprint(plain.to_dict()) == fingerprint(old)

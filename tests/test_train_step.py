@@ -67,7 +67,8 @@ def test_an_unknown_step_on_the_command_line_is_one_line_and_exit_2():
 
 
 def test_the_matrix_gives_eval_configs_no_step():
-    configs = matrix.expand(["cpu"], [None], [None, "inductor"], ["eval", "train"], train_steps=["harness", None])
+    configs = matrix.expand({"accelerator": ["cpu"], "xla": [None], "dynamo": [None, "inductor"], "test": ["eval", "train"],
+                             "train_step": ["harness", None]})
     steps = sorted((c.dynamo or "", c.test, c.train_step or "") for c in configs)
     assert steps == [("", "eval", ""), ("", "train", ""), ("", "train", "harness"),
                      ("inductor", "eval", ""), ("inductor", "train", ""), ("inductor", "train", "harness")]

@@ -56,6 +56,12 @@ def contradiction(profile: Optional[str], matmul_precision: Optional[str], disab
     return None
 
 
+def options_contradiction(options) -> Optional[str]:
+    """`contradiction` for the sweep's options (RunOptions)."""
+    return contradiction(options.axes.cuda_profile, options.diagnostics.matmul_precision,
+                         options.diagnostics.disable_tf32)
+
+
 def unsupported_reason(experiment) -> Optional[str]:
     if experiment.cuda_profile == DASHBOARD and experiment.accelerator != "cuda":
         return f"--cuda-profile=dashboard is PyTorch's CUDA dashboard setup; accelerator {experiment.accelerator} " \

@@ -18,6 +18,7 @@ from typing import Optional
 import numpy as np
 
 from benchmarks.common import accuracy_status, cuda_profile, experiment_config, records, stats
+from benchmarks.common.axes import AXES, label_text
 
 TOTAL_TIME, PER_ITER_TIME, WARMUP_TIME = "total_time", "per_iter_time", "warmup_time"
 # The host's resident set at its peak (the whole process): older records' only memory figure.
@@ -30,10 +31,10 @@ NOT_CONFIG = ("experiment_name",)
 # Keys the labels name on their own (the rest of upstream's keys are variants of one backend).
 _LABELLED = ("accelerator", "accelerator_model", "xla", "dynamo", "torch_xla2", "test", "batch_size")
 # Our experiment axes beyond upstream's nine, at their default: left out of labels (like the fingerprint).
-# An axis whose default is not null/false names it here.
+# An axis whose default is not null/false: its `default` in common/axes.py.
 AXIS_DEFAULTS: dict = dict(experiment_config.AXIS_DEFAULTS)
-# quantization keeps the "+recipe" backend label it had before other axes existed.
-_PLUS_AXES = ("quantization",)
+# Axes shown as backend+value (quantization's "+recipe" label, older than the brackets): common/axes.py.
+_PLUS_AXES = tuple(axis.key for axis in AXES if axis.label_plus)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -71,14 +72,6 @@ def _text(value) -> Optional[str]:
 
 def _int(value) -> Optional[int]:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def _axis_text(key: str, value) -> str:
-    if key == "train_step":  # "harness" alone would not say what it is
-        return f"{value}-step"
-    if key == "cuda_profile":  # the CPU profile's "dashboard" is another setup
-        return f"cuda-{value}"
-    return key if value is True else str(value)
 
 
 class Measurement:
@@ -172,7 +165,7 @@ class Measurement:
         eager label that matches this config)."""
         axes = {k: v for k, v in self.axes.items() if k not in omit}
         label = (base or self.base_backend) + "".join(f"+{axes[k]}" for k in _PLUS_AXES if k in axes)
-        others = [_axis_text(k, v) for k, v in axes.items() if k not in _PLUS_AXES]
+        others = [label_text(k, v) for k, v in axes.items() if k not in _PLUS_AXES]
         return label + (f"[{','.join(others)}]" if others else "")
 
     @property
