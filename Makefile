@@ -10,7 +10,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 OUT ?= output/bench
 
-.PHONY: all env native-libs browser bench bench-torchvision test test-fast test-torch-latest test-golden bench-overhead bench-analyzer bench-parallel bench-scale bench-compare bench-history bench-site bench-dashboard bench-allocator soak parity clean
+.PHONY: all env native-libs browser bench bench-torchvision test test-fast test-torch-latest test-gpu gpu-check gpu-wheels test-golden bench-overhead bench-analyzer bench-parallel bench-scale bench-compare bench-history bench-site bench-dashboard bench-allocator soak parity clean
 
 all: env
 
@@ -103,6 +103,32 @@ test-torch-latest:
 	$(MAKE) --no-print-directory env TORCH=$(TORCH_LATEST) VENV=$(LATEST_VENV)
 	$(LATEST_VENV)/bin/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile -m "not integration" tests
 	$(LATEST_VENV)/bin/python scripts/torch_sweep.py --output-dirname=output/torch-latest
+
+# The GPU tier (tests marked `gpu`: real CUDA sweeps, skipped with the reason without a CUDA device). It runs on the
+# Python that has the GPU's torch: .venv's where there is one, else the machine's own (GPU_PYTHON=... to choose).
+GPU_PYTHON ?= $(if $(wildcard $(PY)),$(PY),python3)
+test-gpu:
+	$(GPU_PYTHON) -m pytest -q -m gpu tests/test_gpu.py tests/test_timing.py
+
+# The one GPU check (scripts/gpu_check.py): the GPU tier, a small sweep of real models beside a plain CUDA loop and,
+# with HARNESS_DIR, PyTorch's dynamo harness; one report in $(GPU_OUT)/gpu-check.md. Sized for a lent GPU machine
+# (GPU_MINUTES, default 8; no network: what its Python lacks comes from GPU_WHEELS, made here by `make gpu-wheels`).
+# Without a CUDA device it says what it skipped and why.
+GPU_OUT ?= output/gpu-check
+GPU_MINUTES ?= 8
+GPU_WHEELS ?= output/gpu-wheels
+gpu-check:
+	$(GPU_PYTHON) scripts/gpu_check.py --out=$(GPU_OUT) --minutes=$(GPU_MINUTES) \
+	  $(if $(wildcard $(GPU_WHEELS)),--wheels=$(GPU_WHEELS)) $(if $(HARNESS_DIR),--harness-dir=$(HARNESS_DIR))
+
+# Wheels of what a lent GPU machine's Python may lack (its Python: GPU_WHEELS_PYTHON), to carry there with the tree.
+GPU_WHEELS_PYTHON ?= 3.12
+gpu-wheels: env
+	$(PY) -m pip download --quiet --disable-pip-version-check --only-binary=:all: --implementation cp \
+	  --python-version $(GPU_WHEELS_PYTHON) --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 \
+	  --platform manylinux2014_x86_64 -d $(GPU_WHEELS) $$(grep -E '^(orjson|nvidia-ml-py|psutil|PyYAML|tqdm|pytest)==' \
+	  requirements.txt)
+	@echo "wheels for Python $(GPU_WHEELS_PYTHON) in $(GPU_WHEELS): carry it to the GPU machine with the tree"
 
 # Debian's chromium for the HTML report's browser test; where it can't be installed, that test says so and skips.
 browser:

@@ -21,6 +21,8 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import numpy as np  # noqa: E402
 
+from benchmarks.common.change_words import Word  # noqa: E402
+from benchmarks.common.records import RecordStatus  # noqa: E402
 from benchmarks.compare import comparison, matching  # noqa: E402
 
 
@@ -34,7 +36,7 @@ def side(rng, factors: np.ndarray, processes: int, samples: int, within: float, 
             out.append({"model": {"suite_name": "synthetic", "model_name": f"model{index:03d}"},
                         "experiment": {"accelerator": "cpu", "xla": None, "dynamo": None, "test": "eval",
                                        "batch_size": 1},
-                        "metrics": {"warmup_time": [1.0], "per_iter_time": row}, "warmup": 1, "status": "ok",
+                        "metrics": {"warmup_time": [1.0], "per_iter_time": row}, "warmup": 1, "status": RecordStatus.OK,
                         "round": round_, "timestamp": 1.0})
     return out
 
@@ -68,10 +70,10 @@ def main() -> int:
         for row in report.rows:
             true_ratio = truth[int(row["model_name"][5:])]
             if true_ratio > 1:
-                detected += row["verdict"] == "slower"
+                detected += row["verdict"] == Word.SLOWER
             else:
-                false_positive += row["verdict"] in ("slower", "faster")
-                called_same += row["verdict"] == "same"
+                false_positive += row["verdict"] in (Word.SLOWER, Word.FASTER)
+                called_same += row["verdict"] == Word.SAME
             covered += row["ci"][0] <= true_ratio <= row["ci"][1]
             intervals += 1
         true_geomean = float(np.exp(np.log(truth).mean()))

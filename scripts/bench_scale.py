@@ -99,7 +99,7 @@ def write_results_file(path: str, configs: list, options, env_facts: dict, total
             config = half[index % len(half)]
             record = canned_record(config, options, env_facts, rng)
             if index % 10 == 9:
-                records.mark_failed(record, records.STATUS_ERROR, "RuntimeError", "canned failure", "run")
+                records.mark_failed(record, records.RecordStatus.ERROR, "RuntimeError", "canned failure", "run")
             record["run_seconds"] = round(rng.uniform(1, 100), 3)
             record["round"] = 0
             handle.write(json.dumps(record) + "\n")

@@ -26,7 +26,9 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import numpy as np  # noqa: E402
 
+from benchmarks.common.accuracy_status import AccuracyStatus  # noqa: E402
 from benchmarks.common.measurement import Measurement  # noqa: E402
+from benchmarks.common.records import RecordStatus, VerificationCode  # noqa: E402
 from benchmarks.history import database, records_view  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -75,10 +77,11 @@ def generate(path: str, runs: int, models: int, seed: int = 0) -> dict:
             failed = (m, label) == broken and run == runs - 1
             digest += 1
             samples = None if failed else json.dumps([round(median * (1 + 0.01 * k), 7) for k in (-1, 0, 1)])
-            rows.append((f"{digest:064x}", run_id, config, 0, "error" if failed else "ok",
-                         "" if failed else "PASS", samples, None if failed else median * 40 + 2.0 * (label > 1),
+            rows.append((f"{digest:064x}", run_id, config, 0, RecordStatus.ERROR if failed else RecordStatus.OK,
+                         "" if failed else VerificationCode.PASS, samples,
+                         None if failed else median * 40 + 2.0 * (label > 1),
                          None if failed else 2e9 * factor[label] * (1 + m % 7), 0 if LABELS[label][0] else None,
-                         f"/nightly/{run}/results.jsonl", "fail_to_run" if failed else "pass",
+                         f"/nightly/{run}/results.jsonl", AccuracyStatus.FAIL_TO_RUN if failed else AccuracyStatus.PASS,
                          None if failed else median))
         with connection:
             connection.executemany("INSERT INTO measurements (digest, run_id, config_id, round, status, verification, "

@@ -86,7 +86,8 @@ def find_harness(explicit: Optional[str], project_root: Path, torchbench_dir: Op
 # imports it at start-up. It patches three modules right after they are first imported, nothing else.
 SITECUSTOMIZE = '''"""Written by ptbench-matrix's scripts/parity_harness.py for the dynamo harness run offline.
 
-After import: timm's create_model never fetches weights (pretrained=False); the harness's load_yaml_file reads a
+After import: timm's create_model never fetches weights (pretrained=False), nor do TorchBench's torchvision models
+(weights=None); the harness's load_yaml_file reads a
 file the checkout lacks from this directory; transformers' AutoConfig.from_pretrained returns None, with a line on
 stderr, for a config only the hub has (those models are left out of the report). $PARITY_EXTRA_PATH (scipy,
 tabulate) goes at the END of sys.path, so the environment's own packages win.
@@ -148,8 +149,29 @@ def _auto_config(module):
     module.AutoConfig.from_pretrained = staticmethod(from_pretrained)
 
 
+def _random_vision_weights(module):
+    # TorchBench's torchvision models ask for ImageNet weights (a download): random ones time the same
+    real = module.models
+
+    class RandomWeights:
+        def __getattr__(self, name):
+            build = getattr(real, name)
+            if isinstance(build, type) or not callable(build):  # a weights enum, a class: as it is
+                return build
+
+            def build_random(*args, **kwargs):
+                kwargs.pop("pretrained", None)
+                kwargs["weights"] = None
+                return build(*args, **kwargs)
+
+            return build_random
+
+    module.models = RandomWeights()
+
+
 PATCHES = {"timm.models": _timm_models, "common": _harness_common,
-           "transformers.models.auto.configuration_auto": _auto_config}
+           "transformers.models.auto.configuration_auto": _auto_config,
+           "torchbenchmark.util.framework.vision.model_factory": _random_vision_weights}
 
 
 class _PatchAfterImport(importlib.abc.MetaPathFinder):
@@ -216,11 +238,11 @@ def environment(harness: Harness, scratch: Path, extra_paths: list, base: Option
 
 
 def command(python: str, harness: Harness, suite: str, model: str, test: str, precision: str, batch_size: int,
-            mode: str, repeat: int, output: Path) -> list:
-    """One harness process: `mode` "accuracy" or "performance" of one model on the CPU, Inductor against eager,
+            mode: str, repeat: int, output: Path, device: str = "cpu") -> list:
+    """One harness process: `mode` "accuracy" or "performance" of one model on `device`, Inductor against eager,
     fresh Inductor caches (--cold-start-latency: our children compile cold too), CSV at `output` (absolute)."""
     args = [python, str(harness.script(suite)), f"--{mode}", TEST_FLAGS[test], PRECISION_FLAGS[precision],
-            "--backend", "inductor", "--device", "cpu", "--only", model, "--batch-size", str(batch_size),
+            "--backend", "inductor", "--device", device, "--only", model, "--batch-size", str(batch_size),
             "--cold-start-latency", "--output", str(output.resolve())]
     if mode == "performance":  # its raw timings too: the pairs' median beside its CSV's ratio of medians
         args += ["--repeat", str(repeat), "--dump-raw-metrics"]

@@ -20,6 +20,7 @@ if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
 from benchmarks.common import against_eager, records  # noqa: E402
+from benchmarks.common.accuracy_status import AccuracyStatus  # noqa: E402
 from benchmarks.common.measurement import EVERY_SAMPLE, Measurement  # noqa: E402
 
 # Beyond these relative gaps a figure is named as a difference (speedup: the "within 10%"; compile
@@ -28,7 +29,8 @@ SPEEDUP_GAP = 0.10
 COMPILE_GAP = 0.25
 COMPRESSION_GAP = 0.10
 # Accuracy statuses that are a judgement of the outputs (the others: a run failed, or nothing was checked).
-JUDGED = frozenset({"pass", "fail_accuracy", "eager_two_runs_differ", "pass_due_to_skip"})
+JUDGED = frozenset({AccuracyStatus.PASS, AccuracyStatus.FAIL_ACCURACY, AccuracyStatus.EAGER_TWO_RUNS_DIFFER,
+                    AccuracyStatus.PASS_DUE_TO_SKIP})
 # The harness's CPU memory figure is psutil's memory_percent() x total / 1e9: 100 x the resident set in GB.
 HARNESS_MEMORY_TO_BYTES = 1e9 / 100
 

@@ -23,6 +23,11 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.common.accuracy_status import AccuracyStatus  # noqa: E402
+from benchmarks.common.records import RecordStatus  # noqa: E402
+
 COMMON = ["--accelerator=cpu", "--xla=None", "--dynamo=None", "--dynamo=aot_eager", "--dynamo=inductor", "--test=eval",
           "--test=train", "--verify", "--repeat=5"]
 SWEEPS = {
@@ -45,12 +50,12 @@ def figures(records: list) -> list:
     """One line per config: median ms per iteration, the Inductor / aot_eager speedup over eager, the first warm-up
     run (compilation), dynamo's total compile seconds."""
     eager = {(r["model"]["model_name"], r["experiment"]["test"]): statistics.median(r["metrics"]["per_iter_time"])
-             for r in records if r["experiment"]["dynamo"] is None and r["status"] == "ok"}
+             for r in records if r["experiment"]["dynamo"] is None and r["status"] == RecordStatus.OK}
     lines = []
     for r in records:
         key = (r["model"]["model_name"], r["experiment"]["test"])
         backend = r["experiment"]["dynamo"] or "eager"
-        if r["status"] != "ok":
+        if r["status"] != RecordStatus.OK:
             lines.append(f"{r['model']['suite_name']:<12} {key[0]:<13} {key[1]:<5} {backend:<9} {r['status']}: "
                          f"{(r.get('error') or {}).get('message', '')[:80]}")
             continue
@@ -97,7 +102,7 @@ def main(argv=None) -> int:
     print("\n".join(figures(records)))
     if against is not None:
         print(f"\n== compare.py {args.against} {out} ==\n{against}")
-    failed = [r for r in records if r["status"] != "ok" or r.get("accuracy") != "pass"]
+    failed = [r for r in records if r["status"] != RecordStatus.OK or r.get("accuracy") != AccuracyStatus.PASS]
     if failed:
         print(f"torch_sweep: {len(failed)} config(s) not ok and passing", file=sys.stderr)
         return 1

@@ -1,10 +1,43 @@
 """Fixtures shared by the test modules (helpers are in helpers.py), and the test tiers: tests marked
 `integration` start real sweeps or children (`make test-fast` leaves them out); the unit tier calls the tools in
-process (helpers.call_tool), except tests marked `process`, whose subject is the tool's own process."""
+process (helpers.call_tool), except tests marked `process`, whose subject is the tool's own process. Tests marked
+`gpu` need a CUDA device: skipped with the reason where there is none, run by `make test-gpu`."""
+
+import functools
+import os
 
 import pytest
 
 import helpers
+
+
+@functools.lru_cache(maxsize=None)
+def cuda_missing():
+    """Why this machine can't run the GPU tier, or None. torch is asked through NVML (as the fork server asks it),
+    so this process's forks stay usable for CUDA."""
+    try:
+        import torch
+    except ImportError as exc:
+        return f"torch does not import ({exc})"
+    if not torch.backends.cuda.is_built():
+        return f"this torch ({torch.__version__}) is built without CUDA"
+    saved = os.environ.get("PYTORCH_NVML_BASED_CUDA_CHECK")
+    os.environ["PYTORCH_NVML_BASED_CUDA_CHECK"] = "1"
+    try:
+        count = torch.cuda.device_count()
+    finally:
+        if saved is None:
+            os.environ.pop("PYTORCH_NVML_BASED_CUDA_CHECK", None)
+        else:
+            os.environ["PYTORCH_NVML_BASED_CUDA_CHECK"] = saved
+    return None if count else "no CUDA device is visible (torch.cuda.device_count() is 0)"
+
+
+def pytest_collection_modifyitems(config, items):
+    gpu_tests = [item for item in items if item.get_closest_marker("gpu")]
+    reason = cuda_missing() if gpu_tests else None
+    for item in gpu_tests if reason else ():
+        item.add_marker(pytest.mark.skip(reason=f"GPU tier: {reason}"))
 
 
 def pytest_configure(config):

@@ -63,6 +63,21 @@ def call_tool(script: str, *args, env=None, check_rc=None, cwd=ROOT, text=True) 
     return _check(result, check_rc)
 
 
+def load_script(name: str):
+    """scripts/<name>.py as a module (the scripts are not a package): registered in sys.modules (dataclasses look
+    their module up), with scripts/ on sys.path while it loads (a script imports its sibling scripts)."""
+    scripts = str(ROOT / "scripts")
+    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    sys.path.insert(0, scripts)
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(scripts)
+    return module
+
+
 def run_tool(script: str, *args, timeout: float = 600, env=None, check_rc=None) -> subprocess.CompletedProcess:
     """Run a top-level tool (experiment_runner.py, result_analyzer.py, aggregate.py) for real, as its own process:
     for sweeps (the integration tier) and for what only a process shows (its exit status as a script, signals,

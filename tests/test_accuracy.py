@@ -132,7 +132,8 @@ def test_upstreams_check_passes_a_result_the_fp64_rule_fails():
     fp64 = torch.randn(4000, generator=generator, dtype=torch.float64)
     eager = (fp64 + 1e-4 * torch.randn(4000, generator=generator, dtype=torch.float64)).float()
     wrong = eager * (1 + 0.01 * torch.randn(4000, generator=generator))  # 1 % noise: 100x eager's error
-    old_code, _ = eager_comparison.verdict(eager_comparison.compare(eager, wrong), tolerances.MEAN_REL_ERROR_DEFAULT.value)
+    old_code, _ = eager_comparison.verification_code(eager_comparison.compare(eager, wrong),
+                                                     tolerances.MEAN_REL_ERROR_DEFAULT.value)
     assert old_code == "PASS"  # within 2 % of eager: passed, wrongly
     verdict = judge(wrong, eager, fp64)
     assert not verdict.passed and verdict.rmse > 50 * verdict.eager_rmse
@@ -208,20 +209,21 @@ def test_each_failure_derives_its_harness_status():
         return dict({"status": status, "verification_code": code,
                      "error": {"phase": phase} if phase else None, "metrics": {}}, **extra)
 
-    assert acc.derive(record("error", "load")) == acc.MODEL_FAIL_TO_LOAD
-    assert acc.derive(record("error", "setup")) == acc.MODEL_FAIL_TO_LOAD
-    assert acc.derive(record("error", "compile")) == acc.FAIL_TO_RUN
-    assert acc.derive(record("crash", "run")) == acc.FAIL_TO_RUN
-    assert acc.derive(record("crash", "reference")) == acc.EAGER_FAIL_TO_RUN
-    assert acc.derive(record("error", "load", "EAGER_FAILED")) == acc.EAGER_FAIL_TO_RUN
-    assert acc.derive(record("oom", "run")) == acc.OOM
-    assert acc.derive(record("timeout", "compile")) == acc.TIMEOUT
-    assert acc.derive(record("skip", "setup", "VERIFIER_SKIPPED")) == acc.SKIPPED
-    assert acc.derive(record("ok", code="VERIFIER_SKIPPED")) == acc.NOT_CHECKED
-    assert acc.derive(record("ok", code="EXCEPTION_RAISED")) == acc.FAIL_TO_RUN
-    assert acc.derive(record("ok", code="NONDETERMINISTIC_EAGER_RUN")) == acc.EAGER_TWO_RUNS_DIFFER
-    assert acc.derive(record("ok", code="FAIL")) == acc.FAIL_ACCURACY
-    assert acc.derive(record("ok", code="PASS", accuracy="fail_accuracy")) == acc.FAIL_ACCURACY  # its own wins
+    assert acc.derive(record("error", "load")) == acc.AccuracyStatus.MODEL_FAIL_TO_LOAD
+    assert acc.derive(record("error", "setup")) == acc.AccuracyStatus.MODEL_FAIL_TO_LOAD
+    assert acc.derive(record("error", "compile")) == acc.AccuracyStatus.FAIL_TO_RUN
+    assert acc.derive(record("crash", "run")) == acc.AccuracyStatus.FAIL_TO_RUN
+    assert acc.derive(record("crash", "reference")) == acc.AccuracyStatus.EAGER_FAIL_TO_RUN
+    assert acc.derive(record("error", "load", "EAGER_FAILED")) == acc.AccuracyStatus.EAGER_FAIL_TO_RUN
+    assert acc.derive(record("oom", "run")) == acc.AccuracyStatus.OOM
+    assert acc.derive(record("timeout", "compile")) == acc.AccuracyStatus.TIMEOUT
+    assert acc.derive(record("skip", "setup", "VERIFIER_SKIPPED")) == acc.AccuracyStatus.SKIPPED
+    assert acc.derive(record("ok", code="VERIFIER_SKIPPED")) == acc.AccuracyStatus.NOT_CHECKED
+    assert acc.derive(record("ok", code="EXCEPTION_RAISED")) == acc.AccuracyStatus.FAIL_TO_RUN
+    assert acc.derive(record("ok", code="NONDETERMINISTIC_EAGER_RUN")) == acc.AccuracyStatus.EAGER_TWO_RUNS_DIFFER
+    assert acc.derive(record("ok", code="FAIL")) == acc.AccuracyStatus.FAIL_ACCURACY
+    own = record("ok", code="PASS", accuracy="fail_accuracy")
+    assert acc.derive(own) == acc.AccuracyStatus.FAIL_ACCURACY  # its own wins
     # The harness's eager-run statuses are records' own (older records keep EAGER_FAILED -> eager_fail_to_run).
     for own in ("eager_1st_run_fail", "eager_1st_run_OOM", "eager_2nd_run_fail", "eager_2nd_run_OOM",
                 "pass_due_to_skip"):

@@ -17,8 +17,8 @@ MODEL = {"suite_name": "dummy", "model_name": "mlp"}
 
 
 def test_eager_takes_no_compile_keys_and_one_eager_config_whatever_the_modes():
-    configs = matrix.expand(["cpu"], [None], [None, "inductor"], ["eval"],
-                            compile_modes=["default", "max-autotune"], compile_caches=["cold", "warm"])
+    configs = matrix.expand({"accelerator": ["cpu"], "xla": [None], "dynamo": [None, "inductor"], "test": ["eval"],
+                             "compile_mode": ["default", "max-autotune"], "compile_cache": ["cold", "warm"]})
     eager = [c for c in configs if c.dynamo is None]
     assert len(eager) == 1 and (eager[0].compile_mode, eager[0].compile_cache, eager[0].inductor_config) == (None,) * 3
     inductor = {(c.compile_mode, c.compile_cache) for c in configs if c.dynamo == "inductor"}
@@ -26,8 +26,9 @@ def test_eager_takes_no_compile_keys_and_one_eager_config_whatever_the_modes():
 
 
 def test_support_rules_say_why():
-    configs = matrix.expand(["cpu", "cuda"], [None, "PJRT"], ["inductor", "openxla"], ["eval", "train"],
-                            compile_modes=["reduce-overhead", "max-autotune"], inductor_config="freezing=True")
+    configs = matrix.expand({"accelerator": ["cpu", "cuda"], "xla": [None, "PJRT"], "dynamo": ["inductor", "openxla"],
+                             "test": ["eval", "train"], "compile_mode": ["reduce-overhead", "max-autotune"],
+                             "inductor_config": ["freezing=True"]})
     kept, dropped = matrix.split(configs, CPU)
     reasons = {(c.accelerator, c.xla, c.dynamo, c.test, c.compile_mode): why for c, why in dropped}
     assert "captures CUDA graphs, which need a CUDA device" in reasons[("cpu", None, "inductor", "eval",

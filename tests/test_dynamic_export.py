@@ -78,7 +78,8 @@ def test_export_names_need_no_registered_backend_and_dynamic_axes_run_on_dynamo(
 
 
 def test_expand_puts_dynamic_after_quantization():
-    configs = matrix.expand(["cpu"], [None], ["inductor"], ["eval"], dynamics=["static", "batch", "static"])
+    configs = matrix.expand({"accelerator": ["cpu"], "xla": [None], "dynamo": ["inductor"], "test": ["eval"],
+                             "dynamic": ["static", "batch", "static"]})
     assert [c.dynamic for c in configs] == ["static", "batch"]
 
 

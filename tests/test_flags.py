@@ -35,7 +35,7 @@ def test_a_child_gets_the_set_flags_that_it_reads_and_never_the_parents():
                      "--op=matmul", "--torchbench-dir=/tb", "--timestamp=7")
     assert parsed.child_flags == ("--repeat=3", "--timestamp=7.0", "--verify", "--accuracy-tolerance=0.1",
                                   "--save-ir-format=hlo", f"--cpu-affinity={core}", "--torchbench-dir=/tb")
-    assert parsed.accelerator == ("cpu",) and parsed.xla == ("PJRT",) and parsed.quantization == ("int8wo",)
+    assert parsed.accelerator == ("cpu",) and parsed.xla == ("PJRT",) and parsed.axes.quantization == ("int8wo",)
     assert parsed.verify.accuracy_tolerance == 0.1 and parsed.diagnostics.save_ir_format == "hlo"
     assert parsed.verify.verification_tolerance is None  # --verify-tolerance, the older name, is one rule's flag
     assert parsed.suite_flags.op == ["matmul"] and parsed.suite_flags.torchbench_dir == "/tb"

@@ -226,3 +226,83 @@ def test_only_a_forked_childs_cores_are_known_when_it_ended_before_they_could_be
     assert cores_it_had(None, [1, 0], "fork") == [0, 1]  # its fork server pinned it before it ran
     assert cores_it_had(None, [1], "spawn") is None  # a spawned child that quick was never pinned
     assert cores_it_had(None, None, "fork") is None  # nothing asked, nothing read
+
+
+# ---------------------------------------------------------------- CUDA in forked children
+
+CUDA_PROBE = ROOT / "tests" / "fixtures" / "fork_probe" / "cuda_fork_probe.py"
+
+
+def probe_server(tmp_path, kind: str, preloads: tuple, extra_env=None):
+    """A real fork server of `kind` with the sweep's `preloads`, whose children run the CUDA probe entry point."""
+    env = fork_server.before_import(dict(os.environ, **(extra_env or {})))
+    if kind == "xla":
+        env["PJRT_DEVICE"] = "CPU"
+    spec = fork_server.ServerSpec(kind, tuple(sorted(env.items())), (PYTHON, str(CUDA_PROBE)))
+    name = f"{kind}-{'-'.join(p.rsplit('.', 1)[-1] for p in preloads) or 'plain'}"
+    return fork_server.ForkServer(spec, str(tmp_path / f"server-{name}.log"), preloads), name, preloads
+
+
+def forked_on(server, request):
+    return fork_server.run_forked(request, lambda spec, replacing: server, server)
+
+
+def probe_request(tmp_path, name: str, uses_cuda: bool = True):
+    from benchmarks.runner import launcher
+
+    return launcher.ChildRequest(argv=[PYTHON, str(CUDA_PROBE)], env=dict(os.environ),
+                                 log_path=str(tmp_path / f"child-{name}.log"), timeout=300, uses_cuda=uses_cuda)
+
+
+@pytest.mark.integration
+def test_a_child_forked_after_every_preload_the_sweeps_use_may_still_use_cuda(tmp_path):
+    # Inductor's import asks torch.cuda.is_available(); asked of the CUDA runtime, that marks every later fork
+    # bad ("Cannot re-initialize CUDA in forked subprocess"), even on a machine without a GPU.
+    preload_sets = {fork_server.preloads_for([ExperimentConfig("cpu", None, dynamo, test)])
+                    for dynamo, test in [(None, "eval"), (None, "train"), ("inductor", "eval")]}
+    assert preload_sets == {(), (fork_server.DYNAMO,), (fork_server.DYNAMO, fork_server.INDUCTOR)}
+    servers = [probe_server(tmp_path, kind, preloads) for kind in ("torch", "xla") for preloads in sorted(preload_sets)]
+    try:
+        for server, name, preloads in servers:
+            result = forked_on(server, probe_request(tmp_path, name))
+            assert result.launch == "fork" and result.launch_reason is None, (name, result)
+            assert result.record["bad_fork"] is False, (name, (tmp_path / f"server-{name}.log").read_text())
+            # what the server imported is what the child finds; the variables set for the imports are put back
+            assert set(result.record["preloaded"]) >= set(preloads) | ({"torch_xla"} if server.spec.kind == "xla" else set())
+            assert result.record["nvml_check"] == os.environ.get("PYTORCH_NVML_BASED_CUDA_CHECK")
+            assert result.record["visible"] == os.environ.get("CUDA_VISIBLE_DEVICES")
+    finally:
+        for server, _, _ in servers:
+            server.stop()
+
+
+@pytest.mark.integration
+def test_a_server_whose_forks_cant_use_cuda_has_its_cuda_configs_spawned_and_says_why(tmp_path):
+    # A preload that asks the CUDA runtime itself, as Inductor's import did: the server's check finds its forks
+    # bad, refuses CUDA configs (each is spawned, its record says why) and still forks the others.
+    server, name, _ = probe_server(tmp_path, "torch", ("asks_cuda_runtime",),
+                                {"PYTHONPATH": str(CUDA_PROBE.parent)})
+    try:
+        cuda = forked_on(server, probe_request(tmp_path, "cuda"))
+        cpu = forked_on(server, probe_request(tmp_path, "cpu", uses_cuda=False))
+    finally:
+        server.stop()
+    assert cuda.launch == "spawn" and cuda.record["bad_fork"] is False  # a fresh interpreter: CUDA usable
+    assert "asked the CUDA runtime" in cuda.launch_reason and cuda.launch_reason.endswith("spawned instead")
+    assert "[fork server] the fork server's imports asked the CUDA runtime" in (tmp_path / "child-cuda.log").read_text()
+    assert cpu.launch == "fork" and cpu.record["bad_fork"] is True  # the check was right: its forks are bad
+    assert "CUDA configs are spawned" in (tmp_path / f"server-{name}.log").read_text()
+
+
+def test_a_config_spawned_instead_of_forked_says_why_in_its_record(tmp_path):
+    from benchmarks.runner import launcher, result_records
+    from benchmarks.runner.plan import Config
+
+    config = Config({"suite_name": "dummy", "model_name": "mlp"}, ExperimentConfig("cuda", None, None, "eval"))
+    options = RunOptions(output_dirname=str(tmp_path))
+    why = "the fork server's imports asked the CUDA runtime for its devices; spawned instead"
+    for reason, launch in [(why, "spawn"), (None, "fork")]:
+        result = launcher.ChildResult(record=None, returncode=-9, launch=launch, launch_reason=reason)
+        record = result_records.child_record(config, options, result, str(tmp_path / "x.log"), {})
+        assert record["environment"]["launch"] == launch
+        assert record["environment"].get("launch_reason") == reason  # only a config spawned instead has one

@@ -11,6 +11,7 @@ from helpers import XLA, call_runner, read_jsonl, run_runner
 
 from benchmarks.child import golden, golden_store, tensor_tree_file
 from benchmarks.common import experiment_config
+from benchmarks.common.accuracy_status import GoldenStatus
 
 COMMON = ["--suite-name=dummy", "--accelerator=cpu", "--repeat=1", "--warmup=1"]
 
@@ -45,25 +46,25 @@ def test_dict_keys_keep_their_type_and_dotted_names_do_not_collide(tmp_path):
     assert list(back) == [0, "0", "a.b", "a", 1.5] and list(back["a"]) == ["b", None]
     assert [float(v) for v in (back[0], back["0"], back["a.b"], back["a"]["b"], back["a"][None], back[1.5][0])] == [
         1.0, 2.0, 3.0, 4.0, 5.0, 6.0]
-    assert golden.compare(tree, back, atol=0.0, rtol=0.0).verdict() == (golden.PASS, None)
+    assert golden.compare(tree, back, atol=0.0, rtol=0.0).status() == (GoldenStatus.PASS, None)
     with pytest.raises(tensor_tree_file.TreeFileError, match=r"a dict key of type tuple \(\(1, 2\)\) at \[\"a\"\]"):
         tensor_tree_file.save({"a": {(1, 2): torch.ones(1)}}, path)
 
 
-def test_the_comparison_gives_the_figures_and_the_verdict():
+def test_the_comparison_gives_the_figures_and_the_status():
     import torch
 
     expected = {"out": torch.tensor([1.0, -2.0, 0.0]), "ids": torch.tensor([1, 2])}
     close = {"out": torch.tensor([1.00001, -2.0, 0.0]), "ids": torch.tensor([1, 2])}
     figures = golden.compare(expected, close, atol=1e-4, rtol=1e-3)
-    assert figures.verdict() == (golden.PASS, None) and figures.elements == 3
+    assert figures.status() == (GoldenStatus.PASS, None) and figures.elements == 3
     assert figures.max_abs_error == pytest.approx(1e-5, rel=1e-2)
     far = golden.compare(expected, {"out": torch.tensor([1.1, -2.0, 0.5]), "ids": torch.tensor([1, 3])}, 1e-4, 1e-3)
-    status, message = far.verdict()
-    assert status == golden.FAIL and "['ids']: 1 of 2 elements differ" in message
+    status, message = far.status()
+    assert status == GoldenStatus.FAIL_GOLDEN and "['ids']: 1 of 2 elements differ" in message
     assert far.max_abs_error == pytest.approx(0.5) and far.max_rel_error == pytest.approx(0.1) and far.outside == 2
     shape = golden.compare(expected, {"out": torch.zeros(4), "ids": torch.tensor([1, 2])}, 1e-4, 1e-3)
-    assert "golden torch.float32 (3,)" in shape.verdict()[1]
+    assert "golden torch.float32 (3,)" in shape.status()[1]
     assert golden.lowest_float_dtype({"a": torch.zeros(1), "b": torch.zeros(1, dtype=torch.bfloat16)}) == "bfloat16"
 
 

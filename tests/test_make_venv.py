@@ -3,7 +3,6 @@ environment's Python or folder) and what is refused in one line; the lock's pack
 Makefile's recipe and its rebuild rule (make -n: nothing is installed from a test). The builds themselves are
 `make test-torch-latest`'s first step (README.md, "Your own torch")."""
 
-import importlib.util
 import re
 import shutil
 import subprocess
@@ -11,20 +10,13 @@ import sys
 
 import pytest
 
-from helpers import ROOT
+from helpers import ROOT, load_script
 
 MAKE = shutil.which("make")
 
 
-def load_script():
-    spec = importlib.util.spec_from_file_location("make_venv", ROOT / "scripts" / "make_venv.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_torch_names_a_release_a_requirement_a_wheel_or_an_environment(tmp_path):
-    make_venv = load_script()
+    make_venv = load_script("make_venv")
     assert make_venv.torch_requirement("2.14.1") == "torch==2.14.1"
     assert make_venv.torch_requirement("2.15.0.dev20261001") == "torch==2.15.0.dev20261001"
     assert make_venv.torch_requirement("torch>=2.14") == "torch>=2.14"
@@ -45,7 +37,7 @@ def test_torch_names_a_release_a_requirement_a_wheel_or_an_environment(tmp_path)
 
 
 def test_a_refused_torch_is_one_line_and_exit_2(tmp_path, capsys):
-    make_venv = load_script()
+    make_venv = load_script("make_venv")
     assert make_venv.main(["--venv", str(tmp_path / "v"), "--torch", "nightly please"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("make_venv: TORCH=nightly please: not a release") and err.count("\n") == 1
@@ -53,7 +45,7 @@ def test_a_refused_torch_is_one_line_and_exit_2(tmp_path, capsys):
 
 
 def test_a_chosen_torch_gets_the_locks_other_packages_but_not_torchs_pairs(tmp_path):
-    make_venv = load_script()
+    make_venv = load_script("make_venv")
     out = tmp_path / "others.txt"
     make_venv.lock_without_torch(ROOT / "requirements.txt", out)
     kept = out.read_text()

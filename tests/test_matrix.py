@@ -22,7 +22,8 @@ def kept_and_reasons(configs, caps=CPU_ONLY):
 
 
 def test_expansion_is_the_product_in_command_line_order_without_duplicates():
-    configs = matrix.expand(["cpu"], ["PJRT", None, "PJRT"], ["openxla", None], ["train", "eval"])
+    configs = matrix.expand({"accelerator": ["cpu"], "xla": ["PJRT", None, "PJRT"], "dynamo": ["openxla", None],
+                             "test": ["train", "eval"]})
     assert [(e.xla, e.dynamo, e.test) for e in configs] == [
         ("PJRT", "openxla", "train"), ("PJRT", "openxla", "eval"), ("PJRT", None, "train"), ("PJRT", None, "eval"),
         (None, "openxla", "train"), (None, "openxla", "eval"), (None, None, "train"), (None, None, "eval"),
@@ -31,7 +32,8 @@ def test_expansion_is_the_product_in_command_line_order_without_duplicates():
 
 def test_upstream_worked_example_cpu_pjrt_none_openxla_inductor():
     # Upstream's test: cpu x {PJRT,None} x {openxla,inductor} x {eval,train} keeps 4 configs.
-    kept, dropped = kept_and_reasons(matrix.expand(["cpu"], ["PJRT", None], ["openxla", "inductor"], ["eval", "train"]))
+    kept, dropped = kept_and_reasons(matrix.expand({"accelerator": ["cpu"], "xla": ["PJRT", None],
+                                                     "dynamo": ["openxla", "inductor"], "test": ["eval", "train"]}))
     assert kept == [("cpu", "PJRT", "openxla", "eval"), ("cpu", "PJRT", "openxla", "train"),
                     ("cpu", None, "inductor", "eval"), ("cpu", None, "inductor", "train")]
     assert "not XLA tensors" in dropped[("cpu", "PJRT", "inductor")]
@@ -61,7 +63,7 @@ def test_supported_configs_pass_every_rule():
 
 def test_experiment_config_round_trip_keeps_upstream_key_order():
     data = experiment_config.ExperimentConfig("cpu", "PJRT", "openxla", "train", batch_size=4).to_dict()
-    assert list(data) == list(experiment_config.EXPERIMENT_KEYS) + ["quantization", "precision", "dynamic", "compile_mode", "inductor_config", "compile_cache", "train_step", "speedup", "allocator", "cpu_profile"]  # ours after upstream's
+    assert list(data) == list(experiment_config.EXPERIMENT_KEYS) + ["quantization", "precision", "dynamic", "compile_mode", "inductor_config", "compile_cache", "train_step", "speedup", "allocator", "cpu_profile", "cuda_profile"]  # ours after upstream's
     assert experiment_config.ExperimentConfig.from_dict(data).to_dict() == data
 
 

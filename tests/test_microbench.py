@@ -92,12 +92,14 @@ def test_model_names_and_the_dtype_axis():
 
 def test_a_model_pairs_only_with_experiments_of_its_dtype():
     suite = microbench.SUITE
-    experiments = matrix.expand(["cpu"], [None], [None], ["eval"], extra_axes={"dtype": ["float32", "float16"]})
+    experiments = matrix.expand({"accelerator": ["cpu"], "xla": [None], "dynamo": [None], "test": ["eval"]},
+                                {"dtype": ["float32", "float16"]})
     model = {"suite_name": "microbench", "model_name": "matmul-float16-8x8x8"}
     assert [dict(e.extra)["dtype"] for e in experiments if suite.matches(model, e)] == ["float16"]
-    train = matrix.expand(["cpu"], [None], [None], ["train"])[0]
+    train = matrix.expand({"accelerator": ["cpu"], "xla": [None], "dynamo": [None], "test": ["train"]})[0]
     assert "inference only" in suite.skip_reason(model, train, options())
-    sized = matrix.expand(["cpu"], [None], [None], ["eval"], batch_sizes=[8])[0]
+    sized = matrix.expand({"accelerator": ["cpu"], "xla": [None], "dynamo": [None], "test": ["eval"],
+                           "batch_size": [8]})[0]
     assert "no batch size" in suite.skip_reason(model, sized, options())
 
 

@@ -58,7 +58,7 @@ def test_one_path_syntax_names_a_tensor_alike_in_every_check():
     harness = accuracy_check.judge(output_tree.to_cpu(out), output_tree.to_cpu(ref), None, 1e-4)
     assert not harness.passed and harness.failures[0].startswith(where)
     stored = golden.compare(golden.cpu_copy(ref), golden.cpu_copy(out), 1e-4, 1e-3)
-    assert stored.verdict()[0] == "fail_golden" and stored.outside == 6
+    assert stored.status()[0] == "fail_golden" and stored.outside == 6
     paired = output_tree.pairs(output_tree.to_cpu(ref), output_tree.to_cpu({"x": [t]}), "output")
     assert paired.missing == ["output['x'][1].logits", "output['x'][1].hidden[0]", where, "output['x'][1].attentions"]
     assert paired.extra == [] and [p[0] for p in paired.matched] == ["output['x'][0]"]
@@ -70,4 +70,4 @@ def test_lists_and_tuples_are_both_sequences_for_every_check():
     assert isinstance(as_tuple, tuple) and isinstance(as_list, list)
     assert eager_comparison.compare(as_tuple, as_list).identical
     assert accuracy_check.judge(as_list, as_tuple, None, 1e-4).passed
-    assert golden.compare(golden.cpu_copy((t, 1)), golden.cpu_copy([t, 1]), 0.0, 0.0).verdict() == ("pass", None)
+    assert golden.compare(golden.cpu_copy((t, 1)), golden.cpu_copy([t, 1]), 0.0, 0.0).status() == ("pass", None)

@@ -43,7 +43,8 @@ def test_a_pair_ratio_is_eager_over_backend_of_the_same_pair():
 
 
 def test_eager_is_never_paired_and_xla_is_refused_with_the_reason():
-    configs = matrix.expand(["cpu"], [None, "PJRT"], [None, "inductor", "export"], ["eval"], speedups=["paired"])
+    configs = matrix.expand({"accelerator": ["cpu"], "xla": [None, "PJRT"], "dynamo": [None, "inductor", "export"],
+                             "test": ["eval"], "speedup": ["paired"]})
     by_backend = {(c.xla, c.dynamo): c.speedup for c in configs}
     assert by_backend[(None, None)] == "isolated"  # the baseline config: the one an isolated sweep has
     assert by_backend[(None, "inductor")] == by_backend[(None, "export")] == "paired"

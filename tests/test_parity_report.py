@@ -286,6 +286,27 @@ def test_the_shims_fill_what_the_checkout_lacks_and_put_extra_paths_last(tmp_pat
     assert not (bench / "__pycache__").exists()  # nothing written into the checkout
 
 
+def test_torchbench_torchvision_models_get_random_weights_instead_of_a_download(tmp_path):
+    # TorchBench's resnet18 asks torchvision for ImageNet weights: offline (a GPU machine), a download that fails
+    found = harness.harness_at(fake_harness(tmp_path / "tb" / "userbenchmark" / "dynamo" / "dynamobench"))
+    factory = tmp_path / "tb" / "torchbenchmark" / "util" / "framework" / "vision"
+    factory.mkdir(parents=True)
+    for folder in (factory, factory.parent, factory.parent.parent, factory.parents[2]):
+        (folder / "__init__.py").touch()
+    (factory / "model_factory.py").write_text(
+        "from torchvision import models\n"
+        "def build(name):\n"
+        "    return getattr(models, name)(weights=models.ResNet18_Weights.IMAGENET1K_V1)\n")
+    scratch = harness.write_shims(found, tmp_path / "shims")
+    env = harness.environment(found, scratch, [], base={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)})
+    probe = ("from torchbenchmark.util.framework.vision import model_factory\n"
+             "print(type(model_factory.build('resnet18')).__name__)\n")
+    result = subprocess.run([PYTHON, "-c", probe], env=env, cwd=tmp_path, capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 0 and result.stdout.split() == ["ResNet"], result.stderr[-2000:]
+    assert not (tmp_path / ".cache").exists()  # nothing was downloaded
+
+
 def test_a_checkout_that_has_the_files_gets_no_shim_for_them(tmp_path):
     bench = fake_harness(tmp_path / "tb" / "userbenchmark" / "dynamo" / "dynamobench")
     (bench / "timm_models.yaml").write_text("skip: {}\n")
@@ -302,6 +323,9 @@ def test_the_harness_command_names_the_same_config(tmp_path):
     assert " ".join(command[2:]) == ("--performance --training --bfloat16 --backend inductor --device cpu --only "
                                      f"ghostnet_100 --batch-size 8 --cold-start-latency --output {tmp_path / 'x.csv'} "
                                      "--repeat 5 --dump-raw-metrics")
+    on_gpu = harness.command("py", found, "timm", "ghostnet_100", "eval", "amp", 8, "performance", 5,
+                             tmp_path / "x.csv", device="cuda")
+    assert on_gpu[on_gpu.index("--device") + 1] == "cuda" and "--inference" in on_gpu and "--amp" in on_gpu
 
 
 def test_our_sweep_names_the_same_configs_and_takes_extra_flags(tmp_path):

@@ -102,7 +102,8 @@ def test_suite_defaults_fp32_and_torchbench_follows_upstream_pytorch_xla():
 
 
 def test_expansion_and_the_support_rule():
-    configs = matrix.expand(["cpu", "tpu"], ["PJRT"], [None], ["eval"], precisions=[None, "bf16", "fp16", "amp_fp16"])
+    configs = matrix.expand({"accelerator": ["cpu", "tpu"], "xla": ["PJRT"], "dynamo": [None], "test": ["eval"],
+                             "precision": [None, "bf16", "fp16", "amp_fp16"]})
     assert len(configs) == 8
     kept, dropped = matrix.split(configs, CPU)
     assert {(c.accelerator, c.precision) for c in kept} == {

@@ -69,8 +69,8 @@ def test_fingerprint_without_quantization_is_exactly_the_old_one():
 
 
 def test_expansion_and_support_rules():
-    configs = matrix.expand(["cpu"], [None, "PJRT"], [None], ["eval", "train"],
-                            quantizations=[None, "int8wo", "int4wo-64", "float8dq-row"])
+    configs = matrix.expand({"accelerator": ["cpu"], "xla": [None, "PJRT"], "dynamo": [None], "test": ["eval", "train"],
+                             "quantization": [None, "int8wo", "int4wo-64", "float8dq-row"]})
     assert len(configs) == 16
     kept, dropped = matrix.split(configs, CPU)
     assert {(c.xla, c.test, c.quantization) for c in kept} == {

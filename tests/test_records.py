@@ -40,10 +40,10 @@ def test_failure_records_keep_upstream_error_text_and_measured_metrics():
                                 iterations_per_run=1, warmup=1, timestamp=1.0, verify=False,
                                 requested_batch_size=None, environment={})
     record["metrics"]["warmup_time"] = [0.5]
-    records.mark_failed(record, records.STATUS_ERROR, "RuntimeError", "boom\n  at line 3\nmore", "run")
+    records.mark_failed(record, records.RecordStatus.ERROR, "RuntimeError", "boom\n  at line 3\nmore", "run")
     assert record["metrics"] == {"warmup_time": [0.5], "error": "RuntimeError: boom"}
     assert record["error"] == {"type": "RuntimeError", "message": "boom", "phase": "run", "log": None}
-    assert record["verification_code"] == records.VERIFIER_DIDNT_RUN
+    assert record["verification_code"] == records.VerificationCode.VERIFIER_DIDNT_RUN
     assert list(record)[:7] == ["model", "experiment", "repeat", "iterations_per_run", "metrics", "timestamp",
                                 "verification_code"]
     json.dumps(record)

@@ -94,6 +94,7 @@ def test_cuda_timing_without_cuda_is_a_clear_error():
         precise_timing.do_bench(lambda: None, cuda=True)
 
 
+@pytest.mark.gpu
 @pytest.mark.skipif(not HAS_CUDA, reason="needs a CUDA device")
 def test_cuda_events_time_the_device():  # pragma: no cover - runs on GPU machines only
     a = torch.randn(1024, 1024, device="cuda")
@@ -102,7 +103,7 @@ def test_cuda_events_time_the_device():  # pragma: no cover - runs on GPU machin
 
 
 def test_pure_wall_time_rules_drop_only_configs_without_cuda():
-    configs = matrix.expand(["cpu", "cuda"], [None], [None, "inductor"], ["eval"])
+    configs = matrix.expand({"accelerator": ["cpu", "cuda"], "xla": [None], "dynamo": [None, "inductor"], "test": ["eval"]})
     caps = matrix.Capabilities(dynamo_backends=("inductor",), cuda_devices=("NVIDIA A100",), torch_xla_error=None)
     assert pure_wall_time.support_rules(argparse.Namespace(pure_wall_time=False)) == []
     rules = matrix.SUPPORT_RULES + pure_wall_time.support_rules(argparse.Namespace(pure_wall_time=True))

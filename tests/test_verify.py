@@ -248,13 +248,13 @@ def test_compare_figures_on_real_tensors():
         torch.tensor([1.5, -2, 0, 4, 9], dtype=torch.float64), torch.tensor([1.0, -2, 0, 4, 10], dtype=torch.float64),
         dim=0))
     assert c.cosine_similarity == pytest.approx(expected_cos)
-    assert eager_comparison.verdict(c, 0.1) == ("PASS", None)
-    code, message = eager_comparison.verdict(c, 0.05)
+    assert eager_comparison.verification_code(c, 0.1) == ("PASS", None)
+    code, message = eager_comparison.verification_code(c, 0.05)
     assert code == "FAIL" and message == "mean relative error 0.0882 is above the tolerance 0.05"
     # A reference that is all zeros: any difference is an infinite relative error, recorded as null.
     zeros = eager_comparison.compare(torch.zeros(3), torch.tensor([0.0, 1e-3, 0.0]))
     assert zeros.mean_rel_error == float("inf") and zeros.figures()["verification_mean_rel_error"] is None
-    assert eager_comparison.verdict(zeros, 0.02)[0] == "FAIL"
+    assert eager_comparison.verification_code(zeros, 0.02)[0] == "FAIL"
     # NaN where eager has NaN is equal; NaN where eager has a number is a mismatch.
     nan = float("nan")
     assert eager_comparison.compare(torch.tensor([nan, 1.0]), torch.tensor([nan, 1.0])).identical
@@ -294,7 +294,7 @@ def test_structure_mismatches_say_where():
     for ref, out, where in cases:
         comparison = eager_comparison.compare(output_tree.to_cpu(ref), output_tree.to_cpu(out))
         assert comparison.mismatches == [where]
-        code, message = eager_comparison.verdict(comparison, 1.0)  # however loose the tolerance: a FAIL
+        code, message = eager_comparison.verification_code(comparison, 1.0)  # however loose the tolerance: a FAIL
         assert code == "FAIL" and message == f"differs from eager: {where}"
     # Lists and tuples are both sequences; equal non-tensor leaves and NaN leaves match.
     assert eager_comparison.compare(output_tree.to_cpu((t, None, "s", 2.5, float("nan"))),

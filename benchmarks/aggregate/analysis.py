@@ -188,7 +188,7 @@ def prepare(options: Options) -> Analysis:
                      f"(found: {', '.join(present)})")
     rows, baselines = deduplicate(rows), deduplicate(baselines)
     for row in rows + baselines:
-        if row.status == records.STATUS_OK:  # failed records are never measured, whatever they hold
+        if row.status == records.RecordStatus.OK:  # failed records are never measured, whatever they hold
             row.value, row.spread, row.why = datapoint(row.pooled, options)
             if row.value is not None:
                 row.paired = paired_point(row.pooled, options)
@@ -221,7 +221,7 @@ def deduplicate(rows: list) -> list:
     out = []
     for group in groups.values():
         same = [r for r in group if r.variant == group[-1].variant]
-        ok = [r for r in same if r.status == records.STATUS_OK]
+        ok = [r for r in same if r.status == records.RecordStatus.OK]
         row = ok[-1] if ok else same[-1]
         row.pooled = [r.measurement for r in ok]
         out.append(row)
@@ -287,7 +287,7 @@ def left_out_reason(rows: list) -> tuple:
     failed = [s for s in statuses if s in records.FAILED_STATUSES]
     if failed:
         return "failed", failed[-1]
-    if records.STATUS_SKIP in statuses:
+    if records.RecordStatus.SKIP in statuses:
         return "skipped", None
     whys = [r.why for r in rows if r.why]
     return "no data", whys[-1] if whys else None

@@ -13,8 +13,8 @@ import os
 import sys
 
 from benchmarks.common import selection
-from benchmarks.common.cli_support import (EXIT_BAD_NEWS, Parser, UsageError, choice, epilog, metavar, non_negative_int,
-                                           run_main, write_output)
+from benchmarks.common.cli_support import (EXIT_BAD_NEWS, LOG_LEVELS, Parser, UsageError, choice, epilog, metavar,
+                                           non_negative_int, run_main, write_output)
 
 log = logging.getLogger("benchmarks.aggregate")
 
@@ -125,7 +125,7 @@ def build_parser() -> Parser:
                      help="plot width (default: %(default)s)")
     out.add_argument("--fig-height", type=positive_float, default=6.75, metavar="INCHES",
                      help="plot height (default: %(default)s)")
-    out.add_argument("--log-level", choices=("critical", "error", "warning", "info", "debug"), default="warning",
+    out.add_argument("--log-level", choices=LOG_LEVELS, default="warning",
                      help="messages on stderr (default: %(default)s)")
     return parser
 

@@ -18,13 +18,14 @@ from typing import Optional
 
 from benchmarks.aggregate.analysis import Analysis
 from benchmarks.common import accuracy_status, against_eager, compile_options
+from benchmarks.common.accuracy_status import AccuracyStatus
 from benchmarks.common.measurement import AXIS_DEFAULTS
 
 MIB = 2.0 ** 20
 NOT_CHECKED_TEXT = "not checked: run with --verify"  # a line without accuracy data, where its pass rate would be
 # What a config's accuracy is when no check judged it: not run with --verify, or it failed before any check could.
-UNJUDGED = (accuracy_status.NOT_CHECKED, accuracy_status.FAIL_TO_RUN, accuracy_status.MODEL_FAIL_TO_LOAD,
-            accuracy_status.OOM, accuracy_status.TIMEOUT, accuracy_status.SKIPPED)
+UNJUDGED = (AccuracyStatus.NOT_CHECKED, AccuracyStatus.FAIL_TO_RUN, AccuracyStatus.MODEL_FAIL_TO_LOAD,
+            AccuracyStatus.OOM, AccuracyStatus.TIMEOUT, AccuracyStatus.SKIPPED)
 
 
 @dataclasses.dataclass
@@ -57,7 +58,7 @@ class Line:
         """Whether any config of the line was judged for accuracy. A sweep without --verify judges none: its
         line has no pass rate (not 0%), and its figures are over the configs that measured a time."""
         return any(e.accuracy not in UNJUDGED for e in self.entries) or not any(
-            e.accuracy == accuracy_status.NOT_CHECKED for e in self.entries)
+            e.accuracy == AccuracyStatus.NOT_CHECKED for e in self.entries)
 
     @property
     def passed(self) -> int:
@@ -101,7 +102,7 @@ class Line:
         `no_time`, as the HUD counts a zero speedup)."""
         out: dict = {}
         for e in self.entries:
-            if not self.checked and e.accuracy == accuracy_status.NOT_CHECKED:
+            if not self.checked and e.accuracy == AccuracyStatus.NOT_CHECKED:
                 continue  # the line says "not checked" once (NOT_CHECKED_TEXT), not each config
             if not e.passed:
                 status = "no_time" if accuracy_status.passed(e.accuracy) else e.accuracy

@@ -182,13 +182,13 @@ def _cell(row: Optional[inputs.Row], speedup, results_dir: str, page_dir: str, v
         return cells + ["<td></td>"] * verified
     record = row.record
     verification = [_verdict_cell(record)] * verified
-    if row.status == records.STATUS_OK and row.value is not None:
+    if row.status == records.RecordStatus.OK and row.value is not None:
         ms = row.value * 1e3
         speed = "" if speedup is None else f"{speedup:.3f}"
         return [f'<td class="num" data-sort="{ms:.6g}">{ms:.3f}</td>',
                 f'<td class="num" data-sort="{speed}">{speed}</td>'] + verification
     error = record.get("error") or {}
-    kind = "skipped" if row.status == records.STATUS_SKIP else "failed"
+    kind = "skipped" if row.status == records.RecordStatus.SKIP else "failed"
     message = records.short_message(str(error.get("message") or row.why or ""), 200)
     phase = f" in {error.get('phase')}" if error.get("phase") else ""
     text = (f'<span class="{kind}">{esc(row.status)}{esc(phase)}</span>'

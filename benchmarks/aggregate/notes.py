@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from benchmarks.aggregate.analysis import WARMUP, Analysis, Cell
 from benchmarks.aggregate.inputs import backend_title, utc_text
+from benchmarks.common.accuracy_status import AccuracyStatus
 
 # Reasons a model is left out of a backend's numbers, in the order the notes list them.
 LEFT_OUT = ("failed", "skipped", "no data", "no baseline", "missing")
@@ -124,7 +125,8 @@ def dashboard_notes(analysis: Analysis, lines: list) -> list:
              "CPU the config's own peak above an idle process, not the dynamo harness's whole-process resident "
              "set, which records keep as process_rss_bytes), mean peak memory.", method_notes(analysis)[1]]
     newest = [line for line in lines if line.timestamp == max(l.timestamp for l in lines)] if lines else []
-    unchecked = sum(1 for line in newest if line.checked for e in line.entries if e.accuracy == "not_checked")
+    unchecked = sum(1 for line in newest if line.checked for e in line.entries
+                    if e.accuracy == AccuracyStatus.NOT_CHECKED)
     if unchecked:  # beside configs a check judged: they count as not passed
         notes.append(f"{unchecked} config(s) of the newest run were not checked for accuracy: run with --verify "
                      "for a pass rate.")
@@ -166,7 +168,8 @@ def rule_notes(newest: list) -> list:
             names = sorted((e.label for e in line.entries if e.reference == reference), key=str.casefold)
             if names:
                 notes.append(f"{where}: accuracy of {len(names)} config(s) judged {words}: {_names(names)}")
-        skipped = sorted((e.label for e in line.entries if e.accuracy == "pass_due_to_skip"), key=str.casefold)
+        skipped = sorted((e.label for e in line.entries if e.accuracy == AccuracyStatus.PASS_DUE_TO_SKIP),
+                         key=str.casefold)
         if skipped:
             notes.append(f"{where}: {len(skipped)} config(s) pass_due_to_skip (the harness does not check them, "
                          f"by its lists; counted as passed, as the HUD does): {_names(skipped)}")

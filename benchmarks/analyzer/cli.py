@@ -13,8 +13,8 @@ import sys
 import time
 
 from benchmarks.common import records
-from benchmarks.common.cli_support import (EXIT_INTERNAL, BadNews, Parser, UsageError, add_hidden_alias, choice,
-                                           epilog, metavar, positive_int, run_main, setup_logging, timestamp)
+from benchmarks.common.cli_support import (EXIT_INTERNAL, LOG_LEVELS, BadNews, Parser, UsageError, add_hidden_alias,
+                                           choice, epilog, metavar, positive_int, run_main, setup_logging, timestamp)
 
 log = logging.getLogger("benchmarks.analyzer.pipeline")
 
@@ -65,7 +65,7 @@ def build_parser() -> Parser:
     p.add_argument("--reader", default="auto", choices=["auto", "compiled", "python"],
                    help="how records are read: the compiled reader (benchmarks/analyzer/_jsonl_scan.c, built by `pip install "
                    "-e .`), the pure-Python one, or auto: compiled when built (default). Both give the same report")
-    p.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"])
+    p.add_argument("--log-level", default="info", choices=LOG_LEVELS)
     # Upstream's analyzer has this flag and ignores it; scripts that pass it keep working.
     p.add_argument("--experiment-name", default="run_all", choices=["run_all"], help=argparse.SUPPRESS)
     return p

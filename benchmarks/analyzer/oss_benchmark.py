@@ -72,12 +72,12 @@ def _metrics(m: Measurement) -> list:
 
 def rows(all_records: list, baseline: Optional[str] = None) -> tuple:
     """(the database rows, {status: count} of the records left out)."""
-    ok = [r for r in all_records if records.record_status(r) == records.STATUS_OK
+    ok = [r for r in all_records if records.record_status(r) == records.RecordStatus.OK
           and isinstance(r.get("model"), dict) and isinstance(r.get("experiment"), dict)]
     left_out: dict = {}
     for record in all_records:
         status = records.record_status(record)
-        if status != records.STATUS_OK:
+        if status != records.RecordStatus.OK:
             left_out[status] = left_out.get(status, 0) + 1
     baselines = {}
     if baseline:
@@ -93,7 +93,7 @@ def rows(all_records: list, baseline: Optional[str] = None) -> tuple:
         experiment, model = record["experiment"], record["model"]
         environment = record.get("environment") if isinstance(record.get("environment"), dict) else {}
         backend = m.backend
-        extra = dict(experiment, backend=backend, suite=model.get("suite_name"), status=records.STATUS_OK,
+        extra = dict(experiment, backend=backend, suite=model.get("suite_name"), status=records.RecordStatus.OK,
                      timestamp=record.get("timestamp"), round=record.get("round", 0), repeat=record.get("repeat"),
                      iterations_per_run=record.get("iterations_per_run"),
                      verification_code=record.get("verification_code") if record.get("verify") else None)

@@ -162,7 +162,7 @@ def _error_fields(error, metrics: dict, status: str) -> tuple:
     message = _one_line(text)
     match = _EXCEPTION_LINE.match(message)
     error_type = match.group(1).rsplit(".", 1)[-1] if match else None
-    if error_type is None and status == records.STATUS_TIMEOUT:
+    if error_type is None and status == records.RecordStatus.TIMEOUT:
         error_type = "Timeout"
     return message, error_type, None
 

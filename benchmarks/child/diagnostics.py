@@ -17,7 +17,7 @@ import os
 from typing import Callable, Optional
 
 from benchmarks.child import inputs_outputs, profilers, xla_dumps
-from benchmarks.common import output_paths, xla_dump_env
+from benchmarks.common import cuda_profile, output_paths, xla_dump_env
 
 log = logging.getLogger("benchmarks.child.diagnostics")
 
@@ -106,7 +106,8 @@ class Diagnostics:
 
         xla_dumps.remove_stale_dumps(self.options, self.model_config, self.experiment)
         self.record["diagnostics"]["matmul_precision"] = backends.set_matmul_precision(
-            self.experiment, self.opts.matmul_precision, self.opts.disable_tf32)
+            self.experiment, cuda_profile.matmul_precision(self.experiment, self.opts.matmul_precision),
+            self.opts.disable_tf32)
         if self.dynamo_counters:
             self.dynamo_counters.clear()
         if self.xla_trace:

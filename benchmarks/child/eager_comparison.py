@@ -1,7 +1,7 @@
 """--verify's comparison with eager in upstream's terms (child only; torch is imported by the functions): on CPU copies
 of the outputs (child/output_tree.py), an element-by-element comparison that names every mismatch by its path
 (`compare`, `Comparison`: the mean relative error, max abs error and cosine similarity of the record's
-`verification_*` figures) and upstream's PASS/FAIL against a tolerance (`verdict`). child/verify.py runs it;
+`verification_*` figures) and upstream's PASS/FAIL against a tolerance (`verification_code`). child/verify.py runs it;
 child/accuracy_check.py judges the same CPU trees by the harness's rule."""
 
 from __future__ import annotations
@@ -165,14 +165,14 @@ def compare(ref: Any, out: Any, where: str = "output", acc: Optional[Comparison]
     return acc
 
 
-def verdict(comparison: Comparison, tolerance: float) -> tuple:
+def verification_code(comparison: Comparison, tolerance: float) -> tuple:
     """(code, message or None) for a config compared with eager."""
     if comparison.mismatches:
-        return records.FAIL, f"differs from eager: {comparison.describe_mismatches()}"
+        return records.VerificationCode.FAIL, f"differs from eager: {comparison.describe_mismatches()}"
     error = comparison.mean_rel_error
     if error > tolerance:
-        return records.FAIL, f"mean relative error {error:.3g} is above the tolerance {tolerance:g}"
-    return records.PASS, None
+        return records.VerificationCode.FAIL, f"mean relative error {error:.3g} is above the tolerance {tolerance:g}"
+    return records.VerificationCode.PASS, None
 
 
 # ---------------------------------------------------------------- the child's side

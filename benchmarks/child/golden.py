@@ -21,14 +21,11 @@ import os
 from typing import Any, Optional
 
 from benchmarks.child import golden_store, output_tree
-from benchmarks.common import accuracy_status, disk_writes, tolerances
+from benchmarks.common import disk_writes, tolerances
+from benchmarks.common.accuracy_status import GoldenStatus  # its failures are accuracy statuses too (with_golden)
 
 log = logging.getLogger("benchmarks.child.golden")
 
-# The golden status; its failures are accuracy statuses too (the record's verdict, accuracy_status.with_golden).
-PASS, FAIL, NO_GOLDEN, BAD_GOLDEN = (accuracy_status.PASS, accuracy_status.FAIL_GOLDEN, accuracy_status.NO_GOLDEN,
-                                     accuracy_status.BAD_GOLDEN)
-SAVED, NOT_CHECKED = "saved", accuracy_status.NOT_CHECKED
 STEPS = {"eval": 1, "train": 2}
 # (atol, rtol) by the lowest floating-point dtype of the result: common/tolerances.py GOLDEN. A manifest may carry a
 # model's own pair (edit it), and --golden-atol/--golden-rtol override both.
@@ -69,15 +66,18 @@ class Figures:
     outside: int = 0
     mismatches: list = dataclasses.field(default_factory=list)
 
-    def verdict(self) -> tuple:
+    def status(self) -> tuple:
+        """(the golden status: pass or fail_golden, what differs or None)."""
         if self.mismatches:
             shown = "; ".join(self.mismatches[:MAX_LISTED])
             more = len(self.mismatches) - MAX_LISTED
-            return FAIL, "differs from the golden result: " + shown + (f"; and {more} more" if more > 0 else "")
+            return GoldenStatus.FAIL_GOLDEN, ("differs from the golden result: " + shown
+                                              + (f"; and {more} more" if more > 0 else ""))
         if self.outside:
-            return FAIL, (f"{self.outside} of {self.elements} elements outside atol + rtol * |golden| (max abs error "
-                          f"{self.max_abs_error:.3g}, max rel error {self.max_rel_error:.3g})")
-        return PASS, None
+            return GoldenStatus.FAIL_GOLDEN, (f"{self.outside} of {self.elements} elements outside atol + rtol * "
+                                              f"|golden| (max abs error {self.max_abs_error:.3g}, max rel error "
+                                              f"{self.max_rel_error:.3g})")
+        return GoldenStatus.PASS, None
 
 
 def compare(expected, actual, atol: float, rtol: float) -> Figures:
@@ -147,7 +147,7 @@ def save(root: str, model_config: dict, experiment, build) -> dict:
         log.exception("saving the golden entry raised")
         return {"status": None, "path": directory, "message": f"not saved: {type(exc).__name__}: {str(exc)[:300]}"}
     log.info("golden entry saved in %s (%s, %d step(s), atol %g, rtol %g)", directory, dtype, steps, atol, rtol)
-    return {"status": SAVED, "path": directory, "steps": steps, "dtype": dtype, "atol": atol, "rtol": rtol}
+    return {"status": GoldenStatus.SAVED, "path": directory, "steps": steps, "dtype": dtype, "atol": atol, "rtol": rtol}
 
 
 class GoldenCheck:
@@ -171,7 +171,7 @@ class GoldenCheck:
         try:
             self.manifest = golden_store.read_manifest(self.directory, self.model_config, self.requested)
             if self.manifest is None:
-                self.status = NO_GOLDEN
+                self.status = GoldenStatus.NO_GOLDEN
                 self.path = os.path.join(self.directory, golden_store.MANIFEST)
                 self.message = f"no golden entry: {self.path} does not exist (save one with --save-golden)"
                 return
@@ -185,7 +185,7 @@ class GoldenCheck:
             self._refuse(exc)
 
     def _refuse(self, exc: "golden_store.GoldenRefused") -> None:
-        self.status, self.path, self.message = BAD_GOLDEN, exc.path, str(exc)
+        self.status, self.path, self.message = GoldenStatus.BAD_GOLDEN, exc.path, str(exc)
         self.trees = {}
         log.warning("golden entry refused: %s", exc)
 
@@ -242,18 +242,19 @@ class GoldenCheck:
             backends.seed_everything(experiment)
             _, _, output = measured_loop.timed_run(step, experiment, int(self.manifest["steps"]))
             self.figures = compare(self.trees["expected"], result_of(experiment, module, output), self.atol, self.rtol)
-            self.status, self.message = self.figures.verdict()
+            self.status, self.message = self.figures.status()
             log.info("golden %s: max abs error %g, max rel error %g (atol %g, rtol %g)", self.status,
                      self.figures.max_abs_error, self.figures.max_rel_error, self.atol, self.rtol)
         except Exception as exc:
             log.exception("the golden check raised")
-            self.status, self.message = FAIL, f"the config raised while checked: {type(exc).__name__}: {str(exc)[:300]}"
+            self.status = GoldenStatus.FAIL_GOLDEN
+            self.message = f"the config raised while checked: {type(exc).__name__}: {str(exc)[:300]}"
         self.trees = {}
 
     def finish(self, record: dict) -> None:
         status = self.status
         if status is None:  # the entry was usable but the config failed (or was skipped) before its check
-            status, self.message = NOT_CHECKED, "the config did not run to its check"
+            status, self.message = GoldenStatus.NOT_CHECKED, "the config did not run to its check"
         value = {"status": status, "path": self.path, "message": self.message,
                  "max_abs_error": finite(self.figures.max_abs_error) if self.figures else None,
                  "max_rel_error": finite(self.figures.max_rel_error) if self.figures else None,

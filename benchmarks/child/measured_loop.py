@@ -4,6 +4,7 @@ Child only: imports torch."""
 from __future__ import annotations
 
 import collections
+import gc
 import resource
 import time
 from typing import Callable, Optional
@@ -192,8 +193,9 @@ def timed_run(step: Callable, experiment, iterations: int, hooks=()) -> tuple:
 
 def measure(step: Callable, experiment, repeat: int, iterations: int, warmup: int,
             on_phase: Optional[Callable[[str], None]] = None, around_repeat=None, timed=None,
-            after_repeat=None, memory=None, eager: Optional[Callable] = None) -> dict:
-    """Warm-up runs (metrics.warmup_time; the first compiles), then `repeat` timed runs.
+            after_repeat=None, memory=None, eager: Optional[Callable] = None, gpu=None) -> dict:
+    """Warm-up runs (metrics.warmup_time; the first compiles), then `repeat` timed runs; a full garbage collection
+    before them.
 
     `eager`, if given (--speedup=paired: eager's step on the same module and inputs), is warmed up first
     (metrics.eager_warmup_time, phase `reference`: a failure there is eager's), then timed just before each timed
@@ -205,10 +207,13 @@ def measure(step: Callable, experiment, repeat: int, iterations: int, warmup: in
     `memory`, if given (a device_memory.PeakMemory), gives each timed run's peak: metrics.peak_memory_bytes.
     Each timed run also gives the process's resident set after it (metrics.process_rss_bytes).
     Each timed run's minor page faults (getrusage, the whole process) per iteration: metrics.minor_faults_per_iter.
+    `gpu`, if given (a gpu_telemetry.GpuTelemetry), gives each timed run's GPU clock, power, temperature and
+    throttled seconds (metrics.gpu_*), read before and after the run.
     """
     timed = timed or timed_run
     on_phase = on_phase or (lambda phase: None)
     metrics = collections.defaultdict(list)
+    gc.collect()  # as the dynamo harness does before its warm-up: what building the model left is not collected later
     if eager is not None:
         on_phase("reference")
         for _ in range(warmup):
@@ -228,6 +233,8 @@ def measure(step: Callable, experiment, repeat: int, iterations: int, warmup: in
         backends.reset_xla_metrics(experiment)
         if memory is not None:
             memory.start_run()
+        if gpu is not None:
+            gpu.start_run()
         if around_repeat is None:
             faults = minor_faults()
             total, trace, output = timed(step, experiment, iterations)
@@ -237,6 +244,9 @@ def measure(step: Callable, experiment, repeat: int, iterations: int, warmup: in
                 faults = minor_faults()
                 total, trace, output = timed(step, experiment, iterations)
                 faults = minor_faults() - faults
+        if gpu is not None:
+            for name, value in gpu.end_run().items():
+                metrics[name].append(value)
         if memory is not None:
             metrics["peak_memory_bytes"].append(memory.end_run())
         if after_repeat is not None:

@@ -16,10 +16,11 @@ import signal
 import threading
 import time
 
-from benchmarks.child import allocator, compile_settings, cpu_profile, device_memory, diagnostics, golden, precise_timing, \
-    torch_internals, verify
+from benchmarks.child import allocator, compile_settings, cpu_profile, cuda_setup, device_memory, diagnostics, \
+    golden, gpu_telemetry, precise_timing, torch_internals, verify
 from benchmarks.common import accuracy_status, experiment_config, machine_facts, output_paths, page_faults, \
     disk_writes, paired_speedup, records, torch_support
+from benchmarks.common.records import RecordStatus, VerificationCode
 from benchmarks.common.cli_support import EXIT_USAGE, UsageError
 from benchmarks.common.process_env import PARENT_PID_VARIABLE, STACKS_SIGNAL, child_environment
 from benchmarks.common.cpu_affinity import pin_self
@@ -94,8 +95,17 @@ def classify(exc: BaseException) -> str:
     import torch
 
     if isinstance(exc, (MemoryError, torch.OutOfMemoryError)):
-        return records.STATUS_OOM
-    return records.STATUS_ERROR
+        return RecordStatus.OOM
+    return RecordStatus.ERROR
+
+
+# What a CUDA error says when the process's context is lost: every later CUDA call fails too
+CONTEXT_LOST = ("device-side assert triggered", "illegal memory access", "unspecified launch failure",
+                "misaligned address", "illegal instruction")
+
+
+def device_lost(exc: BaseException) -> bool:
+    return any(words in str(exc) for words in CONTEXT_LOST)
 
 
 def resolve_accelerator_model(experiment) -> str:
@@ -144,7 +154,7 @@ def run_config(options: RunOptions, model_config: dict, experiment, channel: Cha
         record["experiment"] = experiment.to_dict()
         problem = precise_timing.pure_wall_time_problem(experiment, options.timing)
         if problem:  # the parent drops such configs; reached anyway (by hand): a clear error, no traceback
-            records.mark_failed(record, records.STATUS_ERROR, "PureWallTimeUnsupported", problem, "setup")
+            records.mark_failed(record, RecordStatus.ERROR, "PureWallTimeUnsupported", problem, "setup")
             accuracy_status.settle(record)
             return record
         suite = load_suite(model_config["suite_name"])
@@ -158,6 +168,7 @@ def run_config(options: RunOptions, model_config: dict, experiment, channel: Cha
         record["experiment"] = experiment.to_dict()
         diag = diagnostics.Diagnostics(options, model_config, experiment, record)  # paths from the requested config
         diag.setup()
+        record.update(cuda_setup.apply(model_config, experiment))  # CUDA graphs, before anything compiles
         if options.golden.save_dir:  # the eager result stored first, from its own model (freed after)
             channel.set_phase("reference")  # eager runs: a crash here is eager's (accuracy_status.derive)
             record["golden"] = golden.save(options.golden.save_dir, model_config, experiment,
@@ -171,6 +182,7 @@ def run_config(options: RunOptions, model_config: dict, experiment, channel: Cha
             return checker.apply(bm) if checker else bm
 
         memory = device_memory.PeakMemory(experiment)
+        gpu = gpu_telemetry.for_config(experiment)  # CUDA configs: NVML's view of each timed run
         memory.mark_baseline()  # what the process holds before any model exists (the CPU rule's zero)
         if options.verify.enabled:  # its eager references run after timing: nothing of them is in our figures
             verifier = verify.Verifier(options.verify, build, channel.set_phase, suite=model_config["suite_name"],
@@ -225,16 +237,29 @@ def run_config(options: RunOptions, model_config: dict, experiment, channel: Cha
             step, experiment, options.repeat, options.iterations_per_run, options.warmup, on_phase=channel.set_phase,
             timed=precise_timing.pure_wall_time_run if options.timing.pure_wall_time else None,
             around_repeat=diag.around_repeat, after_repeat=diag.after_repeat, memory=memory, eager=eager_step,
+            gpu=gpu,
         )
         if eager_step is not None:
             record["paired_speedup"] = paired_speedup.summarize(record["metrics"]["eager_per_iter_time"],
                                                                 record["metrics"]["per_iter_time"])
         record["memory_kind"] = memory.kind
+        if gpu is not None:
+            record["gpu_telemetry"] = gpu.summary()
+            add_warning(record, gpu.warning(record["metrics"]))
+            gpu.close()
         add_warning(record, page_faults.heavy_faults_warning(record["metrics"].get("minor_faults_per_iter"),
                                                              record["metrics"].get("per_iter_time")))
         diag.finish(record["metrics"])
         if experiment.dynamo:
             record["dynamo_stats"] = compile_settings.dynamo_stats()
+        if record.get("cudagraphs"):
+            record["cudagraph_skips"] = cuda_setup.cudagraph_skips()
+            if record["cudagraph_skips"]:
+                add_warning(record, f"cudagraphs: Inductor ran {record['cudagraph_skips']} graph(s) without CUDA "
+                                    "graphs (its log says why): their launches are timed one by one")
+        profile = cuda_setup.describe(experiment, record)
+        if profile is not None:
+            record["environment"]["cuda_profile"] = profile
         if varying is not None:
             record["dynamic_shapes"] = varying.summary()
             varying.stop()  # --verify checks at the example batch
@@ -249,14 +274,17 @@ def run_config(options: RunOptions, model_config: dict, experiment, channel: Cha
             checker.check(experiment, module, step)
     except ModelSkipped as exc:
         log.info("skipped: %s", exc)
-        records.mark_failed(record, records.STATUS_SKIP, "ModelSkipped", str(exc), channel.phase,
-                            verification_code=records.VERIFIER_SKIPPED)
+        records.mark_failed(record, RecordStatus.SKIP, "ModelSkipped", str(exc), channel.phase,
+                            verification_code=VerificationCode.VERIFIER_SKIPPED)
     except Exception as exc:  # any failure of the model or backend becomes a record
         if disk_writes.disk_full(exc):  # not the model's failure but the disk's: main says so, no record
             raise
         log.exception("failed in phase %s", channel.phase)
         records.mark_failed(record, classify(exc), type(exc).__name__, str(exc), channel.phase)
-        if verifier is not None and not verifier.referenced:
+        if device_lost(exc):  # nothing more can run on the device in this process: no eager reference
+            add_warning(record, f"the process's CUDA context is lost ({record['error']['message']}): "
+                                "nothing more ran on the device")
+        elif verifier is not None and not verifier.referenced:
             # eager's own failure or disagreement still comes first in the accuracy status (the harness runs
             # eager first); the config's model is let go before eager's are built
             bm = module = step = args = kwargs = exported = sources = None  # noqa: F841
@@ -353,7 +381,7 @@ def main(options: RunOptions) -> int:
     with records.ResultsWriter(path) as writer:
         writer.append(record)
     metrics = record["metrics"]
-    if record["status"] == records.STATUS_OK:
+    if record["status"] == RecordStatus.OK:
         per_iter = sorted(metrics["per_iter_time"])[len(metrics["per_iter_time"]) // 2]
         verdict = record["accuracy"]
         if accuracy_status.failed(verdict):  # ran, but its check failed: the sweep's rule (runner/progress.not_passing)
@@ -363,4 +391,4 @@ def main(options: RunOptions) -> int:
         return 0
     log.error("%s in phase %s: %s; record appended to %s", record["status"], record["error"]["phase"],
               record["error"]["message"], path)
-    return 0 if record["status"] == records.STATUS_SKIP else 1
+    return 0 if record["status"] == RecordStatus.SKIP else 1

@@ -50,10 +50,12 @@ import logging
 from typing import Any, Callable, Optional
 
 from benchmarks.child import accuracy_check, torch_internals
-from benchmarks.child.eager_comparison import Comparison, compare, verdict
+from benchmarks.child.eager_comparison import Comparison, compare, verification_code
 from benchmarks.child.verify_outputs import collect, iterations_for, root_name, tensor_bytes, \
     uses_fallback_random, fallback_random
 from benchmarks.common import accuracy_rule, accuracy_status, records, tolerances
+from benchmarks.common.accuracy_status import AccuracyStatus
+from benchmarks.common.records import RecordStatus, VerificationCode
 from benchmarks.suites import ModelSkipped
 
 log = logging.getLogger("benchmarks.child.verify")
@@ -93,7 +95,7 @@ class Verifier:
         self.on_phase = on_phase
         self.suite = suite
         self.model = model
-        self.code: Optional[str] = records.VERIFIER_SKIPPED
+        self.code: Optional[str] = VerificationCode.VERIFIER_SKIPPED
         self.message: Optional[str] = None
         self.tolerance: Optional[float] = None
         self.comparison: Optional[Comparison] = None
@@ -137,7 +139,7 @@ class Verifier:
         self.referenced = True
         self.rule = accuracy_rule.for_experiment(self.suite, self.model, experiment, self.override)
         if self.rule.skip_from:  # the harness checks nothing for it, not even eager: neither do we
-            self.status = accuracy_status.PASS_DUE_TO_SKIP
+            self.status = AccuracyStatus.PASS_DUE_TO_SKIP
             self.reason = self.message = f"the harness does not check this model's accuracy ({self.rule.skip_from})"
             log.info("verification skipped: %s", self.message)
             return
@@ -173,7 +175,7 @@ class Verifier:
                 free_memory()
                 runs = compare(first, second, root_name(eager))
                 if not runs.identical:
-                    self.code, self.comparison = records.NONDETERMINISTIC_EAGER_RUN, runs
+                    self.code, self.comparison = VerificationCode.NONDETERMINISTIC_EAGER_RUN, runs
                     self.message = ("two eager runs differ: " + (runs.describe_mismatches() or
                                     f"mean relative error {runs.mean_rel_error:.3g}, "
                                     f"max abs error {runs.max_abs_error:.3g}"))
@@ -181,13 +183,13 @@ class Verifier:
                     log.warning("verification: %s", self.message)
                     return
         except ModelSkipped as exc:  # a decision, not a failure; the config's own build decides for itself
-            self.code, self.message = records.VERIFIER_SKIPPED, f"the suite skips the eager reference: {exc}"
+            self.code, self.message = VerificationCode.VERIFIER_SKIPPED, f"the suite skips the eager reference: {exc}"
             self.reason = self.message
             log.info("verification skipped: %s", self.message)
             return
         except Exception as exc:
             log.exception("the eager reference raised")
-            self.code, self.message = records.EAGER_FAILED, one_line("the eager reference raised", exc)
+            self.code, self.message = VerificationCode.EAGER_FAILED, one_line("the eager reference raised", exc)
             self.status = eager_failure_status(run, exc)
             self.reason = (f"the eager reference raised on its {('', 'first', 'second')[run]} run" if run else
                            "the eager reference's model could not be built")
@@ -205,15 +207,15 @@ class Verifier:
         """The accuracy status of two eager runs that differ: eager_two_runs_differ, unless a harness list
         says otherwise."""
         if self.rule.non_deterministic:
-            self.status = accuracy_status.PASS
+            self.status = AccuracyStatus.PASS
             self.reason = (f"{NON_DETERMINISTIC} ({self.rule.non_deterministic_from}): two eager runs differ, "
                            f"which it counts as pass; the config was not judged")
         elif self.rule.skip_eager_comparison_from:
-            self.status = accuracy_status.PASS_DUE_TO_SKIP
+            self.status = AccuracyStatus.PASS_DUE_TO_SKIP
             self.reason = (f"the harness does not compare this model's eager runs in training "
                            f"({self.rule.skip_eager_comparison_from}); they differ, so the config was not judged")
         else:
-            self.status = accuracy_status.EAGER_TWO_RUNS_DIFFER
+            self.status = AccuracyStatus.EAGER_TWO_RUNS_DIFFER
             self.reason = "two eager runs differ: no reference to judge the config by"
 
     def _fp64_result(self, eager) -> Any:
@@ -276,7 +278,7 @@ class Verifier:
                 _, _, output = measured_loop.timed_run(step, experiment, self.iterations)
             result = collect(experiment, module, output)
             self.comparison = compare(self.reference, result, root_name(experiment))
-            self.code, self.message = verdict(self.comparison, self.tolerance)
+            self.code, self.message = verification_code(self.comparison, self.tolerance)
             if self.judged:
                 options = accuracy_check.Options(cosine=self.rule.cosine, larger_for_small=self.rule.larger_multiplier,
                                                  force_max=force_max_multiplier(self.rule, experiment))
@@ -289,8 +291,9 @@ class Verifier:
                      self.comparison.cosine_similarity, f" ({self.message})" if self.message else "")
             if self.judgement is not None:
                 log.info("accuracy %s (%s reference, tolerance %g): RMSE to fp64 %s, eager's %s%s",
-                         "pass" if self.judgement.passed else "fail", self.judgement.reference,
-                         self.accuracy_tolerance, self.judgement.rmse, self.judgement.eager_rmse,
+                         AccuracyStatus.PASS if self.judgement.passed else AccuracyStatus.FAIL_ACCURACY,
+                         self.judgement.reference, self.accuracy_tolerance, self.judgement.rmse,
+                         self.judgement.eager_rmse,
                          f" ({self.judgement.message()})" if self.judgement.failures else "")
         except Exception as exc:
             log.exception("the config raised during verification")
@@ -302,14 +305,14 @@ class Verifier:
         return tensor_bytes((self.reference, self.fp64, self._initial))
 
     def _fail(self, message: str) -> None:
-        self.code, self.message = records.EXCEPTION_RAISED, message
+        self.code, self.message = VerificationCode.EXCEPTION_RAISED, message
         self.reference = self._initial = self.fp64 = None
         self.judgement = None
 
     def accuracy(self, record: dict) -> tuple:
         """(the status this check decided, its figures: ACCURACY_KEYS but `accuracy`), once the verification code is
         final; accuracy_status.settle writes the status."""
-        ok = record.get("status") == records.STATUS_OK
+        ok = record.get("status") == RecordStatus.OK
         judgement = self.judgement if ok else None
         reference = tolerance = None
         message, reason = self.message, self.reason
@@ -322,11 +325,11 @@ class Verifier:
         else:
             status = accuracy_status.derive(dict(record, accuracy=None))
             code = record.get("verification_code")
-            if ok and code in (records.PASS, records.FAIL):  # a declared random output: upstream's comparison
+            if ok and code in (VerificationCode.PASS, VerificationCode.FAIL):  # a declared random output: upstream's
                 reference, tolerance = accuracy_status.REFERENCE_MEAN_REL_ERROR, self.tolerance
                 reason = (f"{RANDOM_BY_DESIGN}: judged by the mean-relative-error fallback (upstream's "
                           f"verification) at {self.tolerance:g}, not by the harness's rule")
-            elif not (status == accuracy_status.NOT_CHECKED and code == records.VERIFIER_SKIPPED):
+            elif not (status == AccuracyStatus.NOT_CHECKED and code == VerificationCode.VERIFIER_SKIPPED):
                 message = None
                 reason = (f"the config's check raised: {self.message}" if ok else
                           f"the config did not reach its check (status {record.get('status')}): the accuracy "
@@ -349,13 +352,13 @@ class Verifier:
             reason += f"; larger multipliers for small tensors ({rule.larger_multiplier_from})"
         if self.force_max:
             reason += "; multiplier 10 (freezing folded a convolution in bfloat16: same()'s force_max_multiplier)"
-        status = accuracy_status.PASS if judgement.passed else accuracy_status.FAIL_ACCURACY
+        status = AccuracyStatus.PASS if judgement.passed else AccuracyStatus.FAIL_ACCURACY
         if rule.skip_eager_comparison_from:
-            return accuracy_status.PASS_DUE_TO_SKIP, (
+            return AccuracyStatus.PASS_DUE_TO_SKIP, (
                 f"the harness does not check this model in training ({rule.skip_eager_comparison_from}); "
                 f"ours, for the record: {status} by {reason}")
-        if rule.non_deterministic and status == accuracy_status.FAIL_ACCURACY:
-            return accuracy_status.PASS, (f"{NON_DETERMINISTIC} ({rule.non_deterministic_from}): its fail_accuracy "
+        if rule.non_deterministic and status == AccuracyStatus.FAIL_ACCURACY:
+            return AccuracyStatus.PASS, (f"{NON_DETERMINISTIC} ({rule.non_deterministic_from}): its fail_accuracy "
                                           f"counts as pass; judged fail_accuracy by {reason}")
         return status, reason
 
@@ -364,15 +367,15 @@ class Verifier:
         """Write the outcome into `record` (after any failure was marked), right after verification_code; return the
         accuracy status it decided, for accuracy_status.settle (the `accuracy` key is placed here, written there)."""
         status = record.get("status")
-        if status == records.STATUS_SKIP:
-            self.code = records.VERIFIER_SKIPPED
+        if status == RecordStatus.SKIP:
+            self.code = VerificationCode.VERIFIER_SKIPPED
             self.judgement = None
         elif self.code is None:  # the reference was ready but the config failed before its check
             error = record.get("error") or {}
-            self.code = records.EXCEPTION_RAISED
+            self.code = VerificationCode.EXCEPTION_RAISED
             self.message = (f"the config raised before it could be compared (phase {error.get('phase')}): "
                             f"{error.get('type')}: {error.get('message')}")
-        if status != records.STATUS_OK:
+        if status != RecordStatus.OK:
             self.judgement = None  # a failed config's accuracy is its failure's (accuracy_status.derive)
         self.reference = self._initial = self.fp64 = None
         values = {"verification_code": self.code}
@@ -395,11 +398,11 @@ def eager_failure_status(run: int, exc: BaseException) -> str:
     import torch
 
     if run == 0:
-        return accuracy_status.EAGER_FAIL_TO_RUN
+        return AccuracyStatus.EAGER_FAIL_TO_RUN
     oom = isinstance(exc, (MemoryError, torch.OutOfMemoryError))
     if run == 1:
-        return accuracy_status.EAGER_1ST_RUN_OOM if oom else accuracy_status.EAGER_1ST_RUN_FAIL
-    return accuracy_status.EAGER_2ND_RUN_OOM if oom else accuracy_status.EAGER_2ND_RUN_FAIL
+        return AccuracyStatus.EAGER_1ST_RUN_OOM if oom else AccuracyStatus.EAGER_1ST_RUN_FAIL
+    return AccuracyStatus.EAGER_2ND_RUN_OOM if oom else AccuracyStatus.EAGER_2ND_RUN_FAIL
 
 
 def force_max_multiplier(rule, experiment) -> bool:

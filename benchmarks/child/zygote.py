@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import argparse
 import atexit
+import contextlib
+import ctypes
 import dataclasses
 import gc
 import importlib
@@ -32,6 +34,11 @@ from benchmarks.common.process_env import PARENT_PID_VARIABLE
 
 MAX_REQUEST_BYTES = 1 << 22
 REQUEST_SECONDS = 10.0  # a connection that sends no whole request within this is dropped
+# torch asks NVML, not the CUDA runtime, whether CUDA is available while this is "1": the runtime's answer
+# (cudaGetDeviceCount) marks every later fork of this process bad for CUDA (docs/architecture.md, "Launch").
+NVML_BASED_CUDA_CHECK = "PYTORCH_NVML_BASED_CUDA_CHECK"
+# NVIDIA's driver libraries: NVML's, then the driver's own. With neither, no process here can use a GPU.
+NVIDIA_DRIVER_LIBRARIES = ("libnvidia-ml.so.1", "libcuda.so.1")
 
 
 @dataclasses.dataclass
@@ -80,8 +87,11 @@ def answer(conn: socket.socket, message: dict) -> None:
         pass
 
 
-def serve(listener: socket.socket, parent_pid: int, socket_path: Optional[str] = None) -> ForkedJob:
-    """Fork a child per request until the parent goes; returns only in a forked child, with its job."""
+def serve(listener: socket.socket, parent_pid: int, socket_path: Optional[str] = None,
+          cuda_trouble: Optional[str] = None) -> ForkedJob:
+    """Fork a child per request until the parent goes; returns only in a forked child, with its job. A request
+    for a CUDA config is refused, with `cuda_trouble` (why this process's forks can't use CUDA), when it is set:
+    the requester spawns that config instead."""
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_w, False)
     signal.set_wakeup_fd(wake_w)
@@ -106,6 +116,12 @@ def serve(listener: socket.socket, parent_pid: int, socket_path: Optional[str] =
         try:
             request, (output_fd, record_fd) = receive(conn)
         except (OSError, ValueError):
+            conn.close()
+            continue
+        if cuda_trouble and request.get(fork_protocol.CUDA):
+            os.close(output_fd)
+            os.close(record_fd)
+            answer(conn, {fork_protocol.REFUSED: cuda_trouble})
             conn.close()
             continue
         sys.stdout.flush()
@@ -215,6 +231,57 @@ def apply_runtime_settings(threads_changed: bool) -> None:
             inductor.compile_threads = inductor.decide_compile_threads()
 
 
+@contextlib.contextmanager
+def cuda_asked_without_its_runtime():
+    """While the preloads import: whatever asks torch whether CUDA is available (Inductor's import does) gets
+    NVML's answer, which leaves this process's forks usable for CUDA. Where NVIDIA's driver libraries are absent
+    (no process here can use a GPU), torch would fall back to the runtime's call, so no device is visible
+    meanwhile: the answer, none, is the same. Both variables are put back before any child is forked, so a
+    forked child's environment is its spawned twin's; what the imports cached holds the true answer."""
+    changes = {NVML_BASED_CUDA_CHECK: "1"}
+    if not any(loadable(name) for name in NVIDIA_DRIVER_LIBRARIES):
+        changes["CUDA_VISIBLE_DEVICES"] = ""
+    saved = {name: os.environ.get(name) for name in changes}
+    os.environ.update(changes)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+def loadable(library: str) -> bool:
+    try:
+        ctypes.CDLL(library)
+    except OSError:
+        return False
+    return True
+
+
+def cuda_fork_trouble() -> Optional[str]:
+    """Why this process's forks can't use CUDA, or None when they can: a probe child forked now reports
+    whether torch marked it a bad fork (torch does once the CUDA runtime was asked anything before the fork;
+    such a child raises "Cannot re-initialize CUDA in forked subprocess" at its first CUDA call)."""
+    torch = sys.modules.get("torch")
+    if torch is None or not torch.backends.cuda.is_built():
+        return None  # a torch without CUDA marks no fork
+    in_bad_fork = getattr(torch._C, "_cuda_isInBadFork", None)
+    if in_bad_fork is None:
+        return (f"this torch ({torch.__version__}) has no torch._C._cuda_isInBadFork, so the fork server can't "
+                "tell whether its forks may use CUDA")
+    pid = os.fork()
+    if pid == 0:
+        os._exit(1 if in_bad_fork() else 0)
+    _, status = os.waitpid(pid, 0)
+    if os.waitstatus_to_exitcode(status) == 0:
+        return None
+    return ("the fork server's imports asked the CUDA runtime for its devices, which makes torch refuse CUDA in "
+            "every process it forks")
+
+
 def run_entry(entry: list, args: list) -> None:
     """The project's entry point with these flags, as `python <entry> <args>` runs it (raises SystemExit)."""
     if entry[0] == "-m":
@@ -229,16 +296,20 @@ def main(argv=None) -> int:
     args = parse_args(argv)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle; it stops this server
     listener = socket.socket(fileno=args.listen_fd)
-    for name in args.preload:
-        try:
-            importlib.import_module(name)
-        except Exception as exc:  # not the server's to fail: each child that needs it imports it and says why
-            print(f"zygote: preload {name} failed ({type(exc).__name__}: {exc}); the configs that need it import it "
-                  "themselves", file=sys.stderr, flush=True)
+    with cuda_asked_without_its_runtime():
+        for name in args.preload:
+            try:
+                importlib.import_module(name)
+            except Exception as exc:  # not the server's to fail: each child that needs it imports it and says why
+                print(f"zygote: preload {name} failed ({type(exc).__name__}: {exc}); the configs that need it import "
+                      "it themselves", file=sys.stderr, flush=True)
+    cuda_trouble = cuda_fork_trouble()
+    if cuda_trouble:
+        print(f"fork server: {cuda_trouble}; CUDA configs are spawned", file=sys.stderr, flush=True)
     # The preloaded objects are never collected: a child's collections then skip them instead of writing to
     # (and so copying) every page that holds one.
     gc.freeze()
-    job = serve(listener, args.parent_pid, args.socket_path)
+    job = serve(listener, args.parent_pid, args.socket_path, cuda_trouble)
     # From here on: a forked child, at the top of the stack.
     signal.signal(signal.SIGINT, signal.default_int_handler)
     become_child(job)

@@ -19,8 +19,9 @@ EAGER = "eager"
 # The axes only torch.compile takes: an eager config has no compile mode, Inductor config or compile cache, and
 # runs static shapes (--dynamic needs dynamo: a support rule), so a config is compared with eager without them.
 COMPILE_ONLY_AXES = compile_options.KEYS + ("dynamic",)
-# The axes an eager config never has: torch.compile's, and --speedup (eager is the baseline, never paired).
-BACKEND_ONLY_AXES = COMPILE_ONLY_AXES + ("speedup",)
+# The axes an eager config never has: torch.compile's, --speedup (eager is the baseline, never paired) and Inductor's
+# CUDA graphs (Measurement.cudagraphs).
+BACKEND_ONLY_AXES = COMPILE_ONLY_AXES + ("speedup", "cudagraphs")
 
 
 def shared_axes(m: Measurement) -> dict:

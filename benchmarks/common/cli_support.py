@@ -276,6 +276,10 @@ def memory_size(text: str) -> int:
     return int(number * 1024 ** " kmgt".index(unit or " "))
 
 
+# --log-level's levels, the same in every tool and subcommand (docs/command-line.md), for setup_logging.
+LOG_LEVELS = ("critical", "error", "warning", "info", "debug")
+
+
 def setup_logging(level: str) -> None:
     logging.basicConfig(level=level.upper(), format="%(asctime)s %(levelname)s %(message)s", datefmt="%H:%M:%S",
                         force=True)

@@ -13,7 +13,7 @@ MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagrap
 CUDA_GRAPH_MODES = ("reduce-overhead",)
 # cold: a fresh, empty cache per child; warm: the config compiles once untimed first; shared: the machine's.
 CACHES = ("cold", "warm", "shared")
-DEFAULTS = {"compile_mode": "default", "compile_cache": "cold"}
+DEFAULT_MODE, DEFAULT_CACHE = "default", "cold"
 # The dashboard's named shorthands for Inductor settings.
 SHORTHANDS = {"freezing": ("freezing", "True"), "cpp_wrapper": ("cpp_wrapper", "True")}
 # Backends that take torch.compile's mode and read Inductor's config.
@@ -75,27 +75,34 @@ def check_settings(settings: dict, known: dict) -> Optional[str]:
     return None
 
 
-def parse_experiment(data: dict) -> dict:
-    """The three keys of a hand-written or recorded experiment config, checked."""
-    text = data.get("inductor_config")
+def parse_mode(value) -> Optional[str]:
+    """An experiment's `compile_mode` (null without dynamo), or ValueError."""
+    return choice("compile_mode", MODES, value)
+
+
+def parse_cache(value) -> Optional[str]:
+    """An experiment's `compile_cache` (null without dynamo), or ValueError."""
+    return choice("compile_cache", CACHES, value)
+
+
+def parse_config(text) -> Optional[str]:
+    """An experiment's `inductor_config` text (null for none), checked, or ValueError."""
     if text is not None:
         if not isinstance(text, str):
             raise ValueError(f"inductor_config must be KEY=VALUE text or null, not {text!r}")
         settings_of(text)
-    return {
-        "compile_mode": choice("compile_mode", MODES, data.get("compile_mode")),
-        "inductor_config": text,
-        "compile_cache": choice("compile_cache", CACHES, data.get("compile_cache")),
-    }
+    return text
 
 
-def for_backend(dynamo: Optional[str], mode: str, settings: Optional[str], cache: str) -> dict:
-    """The keys a config of this dynamo backend carries: none without dynamo (an eager or lazy-tensor config
-    is not compiled), the Inductor config only on Inductor."""
-    if dynamo is None:
-        return {"compile_mode": None, "inductor_config": None, "compile_cache": None}
-    return {"compile_mode": mode, "inductor_config": settings if dynamo in INDUCTOR_BACKENDS else None,
-            "compile_cache": cache}
+def for_dynamo(value, experiment):
+    """A compile key's value for this config: none without dynamo (an eager or lazy-tensor config is not
+    compiled: one eager config, whatever the modes)."""
+    return value if experiment.dynamo is not None else None
+
+
+def for_inductor(value, experiment):
+    """The Inductor config's value for this config: on Inductor only."""
+    return value if experiment.dynamo in INDUCTOR_BACKENDS else None
 
 
 def _mode_needs_inductor(e) -> bool:
@@ -106,8 +113,9 @@ def _freezing_in_training(e) -> bool:
     return bool(settings_of(e.inductor_config).get("freezing")) and e.test == "train"
 
 
-# (name, cannot_run(experiment, capabilities), reason): runner/matrix.py's table adds them.
-SUPPORT_RULES = [
+# (name, cannot_run(experiment, capabilities), reason): the axes' table (common/axes.py) adds them to
+# runner/matrix.py's, the mode's and the Inductor config's.
+MODE_RULES = [
     (
         "compile-mode-needs-inductor",
         lambda e, c: _mode_needs_inductor(e),
@@ -119,6 +127,8 @@ SUPPORT_RULES = [
         lambda e, c: f"compile mode {e.compile_mode} captures CUDA graphs, which need a CUDA device "
         f"(max-autotune and max-autotune-no-cudagraphs run on {e.accelerator})",
     ),
+]
+CONFIG_RULES = [
     (
         "freezing-eval-only",
         lambda e, c: _freezing_in_training(e),

@@ -48,6 +48,12 @@ def contradiction(profile: Optional[str], allocators) -> Optional[str]:
     return None
 
 
+def default_allocators(asked: dict) -> tuple:
+    """The --allocator of a sweep that does not give one (`asked`: the axes' values asked for, by key): the
+    dashboard's jemalloc under --cpu-profile=dashboard, else the default policy."""
+    return (ALLOCATOR,) if DASHBOARD in asked.get(KEY, ()) else (allocator.DEFAULT,)
+
+
 def settle(experiment):
     """The config as the profile runs it: the dashboard's inference on Inductor freezes (freezing=True added to
     the config's Inductor settings; training keeps its own, freezing being inference-only)."""

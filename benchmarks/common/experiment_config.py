@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 from typing import Any, Optional
 
-from benchmarks.common import allocator as allocators, compile_options, cpu_profile as cpu_profiles, paired_speedup, \
-    precision as precisions, quantization
-from benchmarks.common.safe_paths import safe_name
+from benchmarks.common import axes
+from benchmarks.common.axes import DEFAULT_DYNAMIC, DEFAULT_TRAIN_STEP, DYNAMIC_CHOICES, HARNESS_TRAIN_STEP, \
+    TRAIN_STEPS  # noqa: F401 (the dynamic and train_step axes' names, read through this module too)
+from benchmarks.common.safe_paths import safe_name, short_hash
 
 # Upstream PyTorch/XLA's experiment keys, in its order; records keep this order.
 EXPERIMENT_KEYS = (
@@ -22,9 +22,9 @@ EXPERIMENT_KEYS = (
     "batch_size",
     "enable_functionalization",
 )
-# Our keys after upstream's (always written, null when unset; old records without them read as null).
-OWN_KEYS = ("quantization", "precision", "dynamic") + compile_options.KEYS + ("train_step", "speedup", "allocator",
-                                                                                "cpu_profile")
+# Our keys after upstream's (always written, null when unset; old records without them read as null): the axes'
+# table, common/axes.py, in its order.
+OWN_KEYS = axes.KEYS
 # Keys a hand-written --experiment-config must carry (the rest have defaults).
 REQUIRED_EXPERIMENT_KEYS = ("accelerator", "xla", "dynamo", "test")
 
@@ -32,19 +32,9 @@ ACCELERATORS = ("cpu", "cuda", "tpu")
 XLA_CHOICES = (None, "PJRT")
 TESTS = ("eval", "train")
 XLA_DYNAMO_BACKENDS = ("openxla", "openxla_eval")
-# --dynamic: static shapes (default), the batch dimension marked dynamic, or torch.compile(dynamic=True).
-DYNAMIC_CHOICES = ("static", "batch", "all")
-DEFAULT_DYNAMIC = "static"
-# --train-step (train configs; null for eval): `harness`, the dynamo harness's step compiled whole (clone the
-# inputs, zero the grads, forward, the suite's loss, backward, the optimizer's step: none on the CPU), or
-# `forward_loss`, ours (forward + loss under the backend; backward and an eager SGD step after it).
-# docs/runner.md, "Training step". A record without the key ran forward_loss.
-HARNESS_TRAIN_STEP, DEFAULT_TRAIN_STEP = "harness", "forward_loss"
-TRAIN_STEPS = (HARNESS_TRAIN_STEP, DEFAULT_TRAIN_STEP)
 # Our keys whose default is not null: at it, a key is left out of the fingerprint and the labels (old records
-# lack it and ran it). The one table: measurement.py and records.py read it.
-AXIS_DEFAULTS = {"precision": precisions.DEFAULT, "dynamic": DEFAULT_DYNAMIC, **compile_options.DEFAULTS,
-                 "train_step": DEFAULT_TRAIN_STEP, "speedup": paired_speedup.DEFAULT, "allocator": allocators.DEFAULT}
+# lack it and ran it). From the axes' table; measurement.py and records.py read it.
+AXIS_DEFAULTS = {axis.key: axis.default for axis in axes.AXES if axis.default is not None}
 # --dynamo values that are no dynamo backend: torch.export (strict or not), and AOTInductor's package.
 EXPORT_BACKENDS = ("export", "export_nonstrict", "aot_inductor")
 
@@ -61,6 +51,7 @@ def parse_none(value: Optional[str]) -> Optional[str]:
 
 
 @dataclasses.dataclass(frozen=True)
+@axes.add_fields  # then a field per axis of common/axes.py (quantization, precision, ...), defaulting to unset
 class ExperimentConfig:
     accelerator: str
     xla: Optional[str]
@@ -71,25 +62,6 @@ class ExperimentConfig:
     batch_size: Optional[int] = None
     enable_functionalization: bool = False
     accelerator_model: Optional[str] = None
-    # A TorchAO recipe (common/quantization.py), None for none.
-    quantization: Optional[str] = None
-    # The precision that runs (common/precision.py); None until the plan resolves the suite's default per model.
-    precision: Optional[str] = None
-    # --dynamic (DYNAMIC_CHOICES); a record without the key ran static.
-    dynamic: str = DEFAULT_DYNAMIC
-    # torch.compile's mode, the Inductor config ("key=value,..."), the compile cache (common/compile_options.py);
-    # None for configs without dynamo.
-    compile_mode: Optional[str] = None
-    inductor_config: Optional[str] = None
-    compile_cache: Optional[str] = None
-    # --train-step (TRAIN_STEPS) for train configs, None for eval (and until the plan resolves the suite's default).
-    train_step: Optional[str] = None
-    # --speedup (common/paired_speedup.py): isolated, or paired (eager timed beside the backend in its child).
-    speedup: str = paired_speedup.DEFAULT
-    # The child's C allocator policy (common/allocator.py); a record without the key is read as the default.
-    allocator: str = allocators.DEFAULT
-    # --cpu-profile (common/cpu_profile.py): None, or "dashboard" (PyTorch's CPU dashboard setup).
-    cpu_profile: Optional[str] = None
     # Keys beyond upstream's (new matrix axes such as a dtype); sorted (key, value) pairs.
     extra: tuple = ()
 
@@ -123,36 +95,14 @@ class ExperimentConfig:
         functionalization = data.get("enable_functionalization", False)
         if not isinstance(functionalization, bool):
             raise ConfigError(f"enable_functionalization must be true or false, not {functionalization!r}")
-        try:
-            recipe = quantization.parse(data.get("quantization"))
-        except quantization.RecipeError as exc:
-            raise ConfigError(str(exc))
-        try:
-            precision = precisions.parse(data.get("precision"))
-        except precisions.PrecisionError as exc:
-            raise ConfigError(str(exc))
-        dynamic = data.get("dynamic") or DEFAULT_DYNAMIC
-        if dynamic not in DYNAMIC_CHOICES:
-            raise ConfigError(f"dynamic must be one of {', '.join(DYNAMIC_CHOICES)}, not {dynamic!r}")
-        try:
-            compile_values = compile_options.parse_experiment(data)
-        except ValueError as exc:
-            raise ConfigError(str(exc))
-        train_step = data.get("train_step")
-        if train_step is not None and (test != "train" or train_step not in TRAIN_STEPS):
-            raise ConfigError(f"train_step must be one of {', '.join(TRAIN_STEPS)} (train configs) or null, "
-                              f"not {train_step!r} for test {test}")
-        try:
-            speedup = paired_speedup.parse(data.get("speedup"))
-        except ValueError as exc:
-            raise ConfigError(str(exc))
-        try:
-            allocator = allocators.parse(data.get("allocator"))
-            profile = cpu_profiles.parse(data.get("cpu_profile"))
-        except ValueError as exc:
-            raise ConfigError(str(exc))
+        own = {}
+        for axis in axes.AXES:
+            try:
+                own[axis.key] = axis.parse(data.get(axis.key))
+            except ValueError as exc:
+                raise ConfigError(str(exc))
         extra = tuple(sorted((k, v) for k, v in data.items() if k not in EXPERIMENT_KEYS + OWN_KEYS))
-        return cls(
+        config = cls(
             accelerator=accelerator,
             xla=xla,
             dynamo=dynamo,
@@ -162,16 +112,14 @@ class ExperimentConfig:
             batch_size=batch_size,
             enable_functionalization=functionalization,
             accelerator_model=data.get("accelerator_model"),
-            quantization=recipe,
-            precision=precision,
-            dynamic=dynamic,
-            train_step=train_step,
-            speedup=speedup,
-            allocator=allocator,
-            cpu_profile=profile,
             extra=extra,
-            **compile_values,
+            **own,
         )
+        for axis in axes.AXES:
+            problem = axis.check(config) if axis.check else None
+            if problem:
+                raise ConfigError(problem)
+        return config
 
     def with_(self, **changes) -> "ExperimentConfig":
         return dataclasses.replace(self, **changes)
@@ -180,9 +128,9 @@ class ExperimentConfig:
         """`key=value` for the keys that were set, for one-line messages."""
         data = self.to_dict()
         data.pop("accelerator_model", None)
-        for key in ("dynamic", "speedup", "allocator"):
-            if data.get(key) == AXIS_DEFAULTS[key]:
-                data.pop(key)
+        for axis in axes.AXES:  # our keys only where set
+            if data[axis.key] == axis.unset:
+                data.pop(axis.key)
         return " ".join(f"{k}={v}" for k, v in data.items() if v not in (None, False))
 
     @property
@@ -203,24 +151,10 @@ class ExperimentConfig:
             parts.append("xlaflags-" + short_hash(self.xla_flags))
         if self.enable_functionalization:
             parts.append("func")
-        if self.quantization:
-            parts.append("q-" + self.quantization)
-        if self.precision not in (None, precisions.DEFAULT):
-            parts.append(self.precision)
-        if self.dynamic != DEFAULT_DYNAMIC:
-            parts.append("dyn-" + self.dynamic)
-        for key in compile_options.KEYS:
-            value = getattr(self, key)
-            if value is not None and value != AXIS_DEFAULTS.get(key):
-                parts.append(f"{key}-{value if key != 'inductor_config' else short_hash(value)}")
-        if self.train_step not in (None, DEFAULT_TRAIN_STEP):
-            parts.append(f"step-{self.train_step}")
-        if self.speedup != paired_speedup.DEFAULT:
-            parts.append(self.speedup)
-        if self.allocator != allocators.DEFAULT:
-            parts.append("alloc-" + self.allocator)
-        if self.cpu_profile:
-            parts.append("profile-" + self.cpu_profile)
+        for axis in axes.AXES:
+            value = getattr(self, axis.key)
+            if axis.shown(value):
+                parts.append(axis.slug_text(value))
         for key, value in self.extra:
             parts.append(f"{key}-{value}")
         return safe_name("-".join(parts))
@@ -231,9 +165,4 @@ def backend_name(xla: Optional[str], dynamo: Optional[str]) -> str:
     if xla:
         return f"{dynamo}+dynamo" if dynamo else "openxla+lazytensor"
     return dynamo or "eager"
-
-
-def short_hash(text: str) -> str:
-    return hashlib.sha1(text.encode()).hexdigest()[:8]
-
 

@@ -17,7 +17,8 @@ from typing import Optional
 
 import numpy as np
 
-from benchmarks.common import accuracy_status, experiment_config, records, stats
+from benchmarks.common import accuracy_status, cuda_profile, experiment_config, records, stats
+from benchmarks.common.axes import AXES, label_text
 
 TOTAL_TIME, PER_ITER_TIME, WARMUP_TIME = "total_time", "per_iter_time", "warmup_time"
 # The host's resident set at its peak (the whole process): older records' only memory figure.
@@ -30,10 +31,10 @@ NOT_CONFIG = ("experiment_name",)
 # Keys the labels name on their own (the rest of upstream's keys are variants of one backend).
 _LABELLED = ("accelerator", "accelerator_model", "xla", "dynamo", "torch_xla2", "test", "batch_size")
 # Our experiment axes beyond upstream's nine, at their default: left out of labels (like the fingerprint).
-# An axis whose default is not null/false names it here.
+# An axis whose default is not null/false: its `default` in common/axes.py.
 AXIS_DEFAULTS: dict = dict(experiment_config.AXIS_DEFAULTS)
-# quantization keeps the "+recipe" backend label it had before other axes existed.
-_PLUS_AXES = ("quantization",)
+# Axes shown as backend+value (quantization's "+recipe" label, older than the brackets): common/axes.py.
+_PLUS_AXES = tuple(axis.key for axis in AXES if axis.label_plus)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -71,12 +72,6 @@ def _text(value) -> Optional[str]:
 
 def _int(value) -> Optional[int]:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def _axis_text(key: str, value) -> str:
-    if key == "train_step":  # "harness" alone would not say what it is
-        return f"{value}-step"
-    return key if value is True else str(value)
 
 
 class Measurement:
@@ -146,7 +141,18 @@ class Measurement:
             if value is None or value is False or value == AXIS_DEFAULTS.get(key):
                 continue
             out[key] = value
+        if self.cudagraphs:  # not a key of its own: what the config's keys (or the child) say of Inductor's graphs
+            out = dict(sorted({**out, "cudagraphs": True}.items()))
         return out
+
+    @property
+    def cudagraphs(self) -> bool:
+        """Whether the config ran Inductor with CUDA graphs: the record's own word (`cudagraphs`, the child's), else
+        what its keys imply (common/cuda_profile.cudagraphs: plain inductor on CUDA runs without them)."""
+        fact = self.record.get("cudagraphs")
+        if isinstance(fact, bool):
+            return fact
+        return cuda_profile.cudagraphs(self.model, self.experiment)
 
     @property
     def backend(self) -> str:
@@ -159,7 +165,7 @@ class Measurement:
         eager label that matches this config)."""
         axes = {k: v for k, v in self.axes.items() if k not in omit}
         label = (base or self.base_backend) + "".join(f"+{axes[k]}" for k in _PLUS_AXES if k in axes)
-        others = [_axis_text(k, v) for k, v in axes.items() if k not in _PLUS_AXES]
+        others = [label_text(k, v) for k, v in axes.items() if k not in _PLUS_AXES]
         return label + (f"[{','.join(others)}]" if others else "")
 
     @property
@@ -198,7 +204,7 @@ class Measurement:
 
     @property
     def ok(self) -> bool:
-        return self.status == records.STATUS_OK
+        return self.status == records.RecordStatus.OK
 
     @property
     def accuracy(self) -> str:

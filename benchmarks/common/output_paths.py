@@ -8,8 +8,7 @@ import json
 import os
 from typing import Optional
 
-from benchmarks.common.experiment_config import short_hash
-from benchmarks.common.safe_paths import inside, safe_name
+from benchmarks.common.safe_paths import inside, safe_name, short_hash
 
 
 def model_dirname(model_config: dict) -> str:

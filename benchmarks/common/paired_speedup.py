@@ -22,10 +22,10 @@ INTERVAL_METHOD = "order statistics of the pair ratios (binomial, distribution-f
 CONFIDENCE = 0.95
 
 
-def for_backend(xla: Optional[str], dynamo: Optional[str], value: str) -> str:
+def for_config(value: str, experiment) -> str:
     """The value a config of this backend carries: eager (no dynamo, no XLA) is never paired, so a --speedup=paired
     sweep keeps one eager config, the one an isolated sweep has (same fingerprint: it resumes)."""
-    return value if dynamo is not None or xla else DEFAULT
+    return value if experiment.dynamo is not None or experiment.xla else DEFAULT
 
 
 def _xla_reason(e, c) -> str:

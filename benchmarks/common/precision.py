@@ -68,3 +68,8 @@ def unsupported_reason(experiment) -> Optional[str]:
     if experiment.accelerator == "tpu" and compute_dtype(precision, "tpu") == "float16":
         return f"precision {precision}: TPUs compute in bfloat16, not float16 (use bf16 or amp_bf16)"
     return None
+
+
+# (name, cannot_run(experiment, capabilities), reason): runner/matrix.py's table adds it (common/axes.py).
+SUPPORT_RULES = [("precision-supported", lambda e, c: unsupported_reason(e) is not None,
+                  lambda e, c: unsupported_reason(e))]

@@ -70,3 +70,8 @@ def unsupported_reason(recipe: Optional[str], experiment) -> Optional[str]:
         return (f"quantization {recipe}: torchao packs int4 weights for its CPU or CUDA kernels, which XLA tensors "
                 "cannot take (use --xla=None)")
     return None
+
+
+# (name, cannot_run(experiment, capabilities), reason): runner/matrix.py's table adds it (common/axes.py).
+SUPPORT_RULES = [("quantization-supported", lambda e, c: unsupported_reason(e.quantization, e) is not None,
+                  lambda e, c: unsupported_reason(e.quantization, e))]

@@ -13,48 +13,60 @@ import os
 from typing import Iterator, Optional
 
 from benchmarks.common import disk_writes, experiment_config
+from benchmarks.common.str_enum import StrEnum
 
 log = logging.getLogger(__name__)
 
 SCHEMA_VERSION = 1
 
-STATUS_OK = "ok"
-STATUS_ERROR = "error"
-STATUS_TIMEOUT = "timeout"
-STATUS_CRASH = "crash"
-STATUS_OOM = "oom"
-STATUS_SKIP = "skip"
-STATUSES = (STATUS_OK, STATUS_ERROR, STATUS_TIMEOUT, STATUS_CRASH, STATUS_OOM, STATUS_SKIP)
-# Statuses that --retry-failed runs again (a skip is a decision, not a failure).
-FAILED_STATUSES = (STATUS_ERROR, STATUS_TIMEOUT, STATUS_CRASH, STATUS_OOM)
 
-# Verification codes, as upstream names them.
-PASS = "PASS"
-FAIL = "FAIL"
-EAGER_FAILED = "EAGER_FAILED"
-EXCEPTION_RAISED = "EXCEPTION_RAISED"
-NONDETERMINISTIC_EAGER_RUN = "NONDETERMINISTIC_EAGER_RUN"
-VERIFIER_SKIPPED = "VERIFIER_SKIPPED"
-VERIFIER_DIDNT_RUN = "VERIFIER_DIDNT_RUN"
+class RecordStatus(StrEnum):
+    """Our `status`: how the config's child ended (docs/architecture.md, "The record")."""
+
+    OK = "ok"
+    ERROR = "error"
+    TIMEOUT = "timeout"
+    CRASH = "crash"
+    OOM = "oom"
+    SKIP = "skip"
+
+
+STATUSES = tuple(RecordStatus)
+# Statuses that --retry-failed runs again (a skip is a decision, not a failure).
+FAILED_STATUSES = (RecordStatus.ERROR, RecordStatus.TIMEOUT, RecordStatus.CRASH, RecordStatus.OOM)
+
+
+class VerificationCode(StrEnum):
+    """Upstream PyTorch/XLA's `verification_code`, as upstream names it: --verify's comparison with eager in
+    upstream's terms (child/eager_comparison.py), kept for upstream's tools; our verdict is `accuracy`."""
+
+    PASS = "PASS"
+    FAIL = "FAIL"
+    EAGER_FAILED = "EAGER_FAILED"
+    EXCEPTION_RAISED = "EXCEPTION_RAISED"
+    NONDETERMINISTIC_EAGER_RUN = "NONDETERMINISTIC_EAGER_RUN"
+    VERIFIER_SKIPPED = "VERIFIER_SKIPPED"
+    VERIFIER_DIDNT_RUN = "VERIFIER_DIDNT_RUN"
+
 
 # Model-config keys that name what was requested (labels are derived from the file, not requested).
 FINGERPRINT_MODEL_KEYS = ("suite_name", "model_name", "params")
 
 
 def record_status(record: dict) -> str:
-    """Our `status`, or one inferred for upstream records (which have none)."""
+    """Our `status` (a RecordStatus value), or one inferred for upstream records (which have none)."""
     status = record.get("status")
     if status in STATUSES:
-        return status
+        return status  # as read (a plain string equal to its member): resume and the analyzer ask this per record
     metrics = record.get("metrics") or {}
     error = metrics.get("error") if isinstance(metrics, dict) else None
     if error is None:
-        return STATUS_OK
+        return RecordStatus.OK
     if str(error).strip() == "SKIP":
-        return STATUS_SKIP
+        return RecordStatus.SKIP
     if "timed out" in str(error) or str(error).startswith("TIMEOUT"):
-        return STATUS_TIMEOUT
-    return STATUS_ERROR
+        return RecordStatus.TIMEOUT
+    return RecordStatus.ERROR
 
 
 def fingerprint(model: dict, experiment: dict, requested_batch_size: Optional[int], verify: bool,
@@ -286,10 +298,10 @@ def new_record(model: dict, experiment: dict, *, repeat: int, iterations_per_run
         "iterations_per_run": iterations_per_run,
         "metrics": {},
         "timestamp": timestamp,
-        "verification_code": VERIFIER_SKIPPED,
+        "verification_code": VerificationCode.VERIFIER_SKIPPED,
         "accuracy": None,  # common/accuracy_status.py's name, set once the record is final
         "schema_version": SCHEMA_VERSION,
-        "status": STATUS_OK,
+        "status": RecordStatus.OK,
         "error": None,
         "warmup": warmup,
         "requested_batch_size": requested_batch_size,
@@ -317,13 +329,14 @@ def short_message(text: str, limit: int = 400) -> str:
     return line if len(line) <= limit else line[: limit - 3] + "..."
 
 
-def mark_failed(record: dict, status: str, error_type: str, message: str, phase: str,
-                log_path: Optional[str] = None, verification_code: str = VERIFIER_DIDNT_RUN) -> dict:
+def mark_failed(record: dict, status: RecordStatus, error_type: str, message: str, phase: str,
+                log_path: Optional[str] = None,
+                verification_code: VerificationCode = VerificationCode.VERIFIER_DIDNT_RUN) -> dict:
     """Turn `record` into a failure record; metrics already measured are kept beside upstream's error text."""
     message = short_message(message) or error_type
     record["status"] = status
     record["error"] = {"type": error_type, "message": message, "phase": phase, "log": log_path}
-    record["metrics"]["error"] = f"{error_type}: {message}" if status != STATUS_SKIP else f"SKIP: {message}"
+    record["metrics"]["error"] = f"{error_type}: {message}" if status != RecordStatus.SKIP else f"SKIP: {message}"
     record["verification_code"] = verification_code
     return record
 

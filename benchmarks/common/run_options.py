@@ -4,7 +4,8 @@ Each field below is its flag (`flags.Group.option` / `.axis`: spelling, type, de
 and who reads it: the parent, the child or both), so adding a flag is one field here plus its use. The parser
 (`build_parser`), `RunOptions.from_flags` and each child's command line (`child_flags`) are built from these
 fields, with the suites' own flags (`Suite.flags`). A feature's values are one section (verify, diagnostics,
-timing, noise). No torch, no behaviour but parsing (docs/architecture.md, "Options").
+timing, noise); our experiment axes' flags are one too (`axes`), made from common/axes.py's table. No torch, no
+behaviour but parsing (docs/architecture.md, "Options").
 """
 
 from __future__ import annotations
@@ -14,12 +15,13 @@ import dataclasses
 import importlib.util
 import os
 import time
-from typing import Optional
+from typing import Any, Optional
 
-from benchmarks.common import allocator, compile_options, cpu_profile, experiment_config, paired_speedup, precision, \
-    quantization, tolerances
-from benchmarks.common.cli_support import (Parser, UsageError, close_matches, epilog, finite_non_negative_float, memory_size,
-                                           non_negative_int, positive_float, positive_int)
+from benchmarks.common import compile_options, experiment_config, tolerances
+from benchmarks.common.axes import AXES
+from benchmarks.common.cli_support import (LOG_LEVELS, Parser, UsageError, epilog,
+                                           finite_non_negative_float, memory_size, non_negative_int, positive_float,
+                                           positive_int)
 from benchmarks.common.cli_support import timestamp as timestamp_type
 from benchmarks.common.cpu_affinity import cpu_affinity_spec
 from benchmarks.common.flags import BOTH, CHILD, PARENT, SUITE_NAMES, Group, add_flags, child_args, field_flags, \
@@ -38,33 +40,6 @@ def xla_choice(text: str):
     if value.upper() == "XRT":
         raise argparse.ArgumentTypeError("XRT was removed from PyTorch/XLA; use PJRT")
     raise argparse.ArgumentTypeError(f"invalid choice {text!r} (choose None or PJRT)")
-
-
-def with_close_matches(message: str, text: str, known) -> str:
-    close = close_matches(str(text).strip().lower(), known)
-    return f"{message}; close matches: {', '.join(close)}" if close else message
-
-
-def quantization_recipe(text: str):
-    try:
-        return quantization.parse(text)
-    except quantization.RecipeError as exc:
-        known = ["none", *quantization.FIXED, "int4wo-128", "uintx-4-64"]
-        raise argparse.ArgumentTypeError(with_close_matches(str(exc), text, known))
-
-
-def precision_name(text: str):
-    try:
-        return precision.parse(text)
-    except precision.PrecisionError as exc:
-        raise argparse.ArgumentTypeError(with_close_matches(str(exc), text, precision.PRECISIONS))
-
-
-def inductor_setting(text: str) -> tuple:
-    try:
-        return compile_options.parse_setting(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc))
 
 
 # The --help sections, in --help's order.
@@ -188,7 +163,21 @@ class NoiseOptions:
         "which cores each child had)", type=cpu_affinity_spec, metavar="CORES")
 
 
-SECTIONS = {"verify": VerifyOptions, "diagnostics": DiagnosticsOptions, "timing": TimingOptions,
+def axis_option(axis) -> Any:
+    """An axis's flag (common/axes.py) as a field: repeatable (empty: the axis's sweep default), or one value (None:
+    unset)."""
+    flag = {name: value for name, value in (("choices", axis.choices), ("type", axis.type), ("metavar", axis.metavar))
+            if value is not None}
+    if axis.flag_is_repeatable:
+        return MATRIX.option((), PARENT, axis.help, repeatable=True, **flag)
+    return MATRIX.option(None, PARENT, axis.help, **flag)
+
+
+# Our axes' flags (RunOptions.axes): a field per axis of common/axes.py, named by its key, in the table's order.
+AxisOptions = dataclasses.make_dataclass("AxisOptions", [(axis.key, Any, axis_option(axis)) for axis in AXES],
+                                         frozen=True)
+
+SECTIONS = {"axes": AxisOptions, "verify": VerifyOptions, "diagnostics": DiagnosticsOptions, "timing": TimingOptions,
             "noise": NoiseOptions, "golden": GoldenOptions}
 
 
@@ -221,51 +210,10 @@ class RunOptions:
                                    metavar="FLAGS")
     batch_size: tuple = MATRIX.axis("requested batch size (repeatable: a batch-size sweep); default: the model's",
                                     type=positive_int, metavar="N")
-    quantization: tuple = MATRIX.axis(  # TorchAO recipes (None for none)
-        "TorchAO recipe applied after the model is built (repeatable): none (default), "
-        + quantization.KNOWN_TEXT.replace("none, ", "") + "; experiment key `quantization`",
-        type=quantization_recipe, metavar="RECIPE")
-    precision: tuple = MATRIX.axis(  # None: the suite's default per model (runner/plan.py)
-        "fp32, bf16, fp16 (model and inputs cast), amp (autocast: float16 on CUDA, bfloat16 on CPU and XLA), amp_bf16, "
-        "amp_fp16 (repeatable); default: the suite's (torchbench: upstream PyTorch/XLA's rule, README; others fp32); "
-        "experiment key `precision`", type=precision_name, metavar="PRECISION")
-    compile_mode: tuple = MATRIX.axis(
-        "torch.compile's mode for Inductor: " + ", ".join(compile_options.MODES) + " (default: default; "
-        "reduce-overhead is CUDA graphs: CUDA only); experiment key `compile_mode`", choices=compile_options.MODES)
-    compile_cache: tuple = MATRIX.axis(
-        "Inductor's and Triton's caches: cold (default: an empty cache per child), warm (the config compiles once "
-        "untimed first; the recorded compile is the warm one), shared (the machine's); experiment key "
-        "`compile_cache`", choices=compile_options.CACHES)
-    inductor_config: tuple = MATRIX.option(
-        (), PARENT, "an Inductor setting for every Inductor config (repeatable; part of the config): "
-        "torch._inductor.config.KEY = VALUE; experiment key `inductor_config`", repeatable=True,
-        type=inductor_setting, metavar="KEY=VALUE")
+    # our axes: a field of AxisOptions per axis of common/axes.py (--quantization, --precision, ...)
+    axes: AxisOptions = AxisOptions()
     freezing: bool = MATRIX.switch(PARENT, "--inductor-config freezing=True (the dashboard's freezing; eval only)")
     cpp_wrapper: bool = MATRIX.switch(PARENT, "--inductor-config cpp_wrapper=True (the dashboard's cpp_wrapper)")
-    dynamic: tuple = MATRIX.axis(
-        "shapes: static (default), batch (batch dimension marked dynamic; timed iterations vary the batch), "
-        "all (torch.compile(dynamic=True)); experiment key `dynamic`", choices=experiment_config.DYNAMIC_CHOICES)
-    train_step: tuple = MATRIX.axis(
-        "train configs' step: harness (the dynamo harness's, as PyTorch's dashboard measures: the whole step compiled, "
-        "the suite's loss, no optimizer on the CPU), forward_loss (forward + loss compiled, eager backward and SGD "
-        "step); default: the suite's (harness for torchbench, timm, huggingface; forward_loss for the others); "
-        "experiment key `train_step`", choices=experiment_config.TRAIN_STEPS)
-    speedup: tuple = MATRIX.axis(
-        "isolated (default: each config in its own child; a speedup divides two processes' medians) or paired (a "
-        "backend's child also times eager on the same module and inputs, alternating eager and backend runs as the "
-        "dynamo harness does: the record's paired_speedup, per-pair ratios with an interval; not for XLA); experiment "
-        "key `speedup`", choices=paired_speedup.CHOICES)
-    allocator: tuple = MATRIX.axis(
-        "the C allocator of every child, set before its interpreter starts: glibc (default: glibc's malloc with fixed "
-        "mmap and trim thresholds, so timings don't depend on what the process freed before), system (as inherited, "
-        "untouched), jemalloc, tcmalloc (preloaded; a value whose library is not installed is dropped with the "
-        "package to install); experiment key `allocator`, recorded in environment.allocator",
-        choices=allocator.NAMES)
-    cpu_profile: Optional[str] = MATRIX.option(
-        None, PARENT, "dashboard: PyTorch's CPU dashboard setup for every config: jemalloc with its MALLOC_CONF, Intel "
-        "OpenMP preloaded (KMP_AFFINITY, KMP_BLOCKTIME=1), OMP_NUM_THREADS = the child's cores, cores and memory "
-        "pinned (numactl's libnuma), freezing for Inductor inference; each piece, or why it is missing, in the "
-        "record's environment.cpu_profile; experiment key `cpu_profile`", choices=cpu_profile.NAMES)
     enable_functionalization: bool = MATRIX.switch(PARENT, "keep XLA functionalization on (default: "
         "XLA_DISABLE_FUNCTIONALIZATION=1)")
     # measurement (the parent reads them too: a failure record says what was asked)
@@ -303,7 +251,7 @@ class RunOptions:
         None, BOTH, "the sweep's time for every record: epoch seconds or an ISO date or datetime (2026-11-18, "
         "2026-11-18T03:00; UTC unless an offset is given) (default: now)", type=timestamp_type, metavar="TIME")
     log_level: str = SWEEP.option("info", BOTH, "messages on stderr",
-                                  choices=["critical", "error", "warning", "info", "debug"])
+                                  choices=LOG_LEVELS)
     # where the children run (docs/architecture.md, "Executors")
     jobs: Optional[int] = PARALLEL.option(  # None: 1 locally, the cluster's CPUs with Ray
         None, PARENT, "run up to N children at once; locally each gets its own share of the cores (default 1; with "
@@ -363,7 +311,7 @@ class RunOptions:
     def inductor_config_text(self):
         """--inductor-config, --freezing and --cpp-wrapper as the experiment key's text (None for none)."""
         shorthands = [compile_options.SHORTHANDS[name] for name in ("freezing", "cpp_wrapper") if getattr(self, name)]
-        return compile_options.config_text(shorthands + list(self.inductor_config))
+        return compile_options.config_text(shorthands + list(self.axes.inductor_config))
 
 
 class RunnerParser(Parser):
@@ -437,13 +385,23 @@ class HelpAll(argparse.Action):
         parser.exit()
 
 
+def declared_flags() -> list:
+    """RunOptions' flags in declaration order, a section's (axes, verify, ...) where its field stands."""
+    own = dict(field_flags(RunOptions))
+    flags = []
+    for field in dataclasses.fields(RunOptions):
+        if field.name in SECTIONS:
+            flags += [flag for _, flag in field_flags(SECTIONS[field.name])]
+        elif field.name in own:
+            flags.append(own[field.name])
+    return flags
+
+
 def build_parser(suites, everything: bool = False) -> RunnerParser:
     """The parser of every declared flag: RunOptions' and its sections', then each suite's (`suites`: the
     Suite objects, given by the caller because common/ imports no tool). Its --help shows the examples and the
     flags of BRIEF; `everything`: every flag (what --help-all prints). Both parse every flag."""
-    declared = [flag for _, flag in field_flags(RunOptions)]
-    for section in SECTIONS.values():
-        declared += [flag for _, flag in field_flags(section)]
+    declared = declared_flags()
     for suite in suites:
         declared += list(suite.flags)
     statuses = epilog(ok="every config of the sweep has an ok or skip record (or the config run by hand did)",
@@ -473,9 +431,10 @@ def check_combinations(options: RunOptions) -> None:
     if options.diagnostics.disable_tf32 and precision not in (None, "highest"):
         raise UsageError(f"--disable-tf32 asks for full float32 precision, --matmul-precision={precision} "
                          "for less; pass one of them")
-    contradiction = cpu_profile.contradiction(options.cpu_profile, options.allocator)
-    if contradiction:
-        raise UsageError(contradiction)
+    for axis in AXES:  # the profiles' contradicting flags
+        contradiction = axis.contradiction(options) if axis.contradiction else None
+        if contradiction:
+            raise UsageError(contradiction)
     golden = options.golden
     if (golden.save_dir or golden.check_dir) and importlib.util.find_spec("safetensors") is None:
         raise UsageError("--save-golden and --golden need safetensors, which is not installed: pip install "

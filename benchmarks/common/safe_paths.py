@@ -42,6 +42,11 @@ def safe_name(text: str) -> str:
     return name
 
 
+def short_hash(text: str) -> str:
+    """8 hex digits of `text`'s SHA-1: a long value (XLA_FLAGS, Inductor settings) named in a file name."""
+    return hashlib.sha1(text.encode()).hexdigest()[:8]
+
+
 def inside(root: str, relative: str) -> str:
     """The absolute, resolved path of `relative` under `root` (symbolic links followed); PathEscapes when it
     would land outside `root` (an absolute `relative`, `..`, or a link that points out)."""

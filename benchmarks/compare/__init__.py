@@ -1,1 +1,1 @@
-"""compare.py's library: match two result sets, bootstrap their ratios, give verdicts, write the report."""
+"""compare.py's library: match two result sets, bootstrap their ratios, give outcomes, write the report."""

@@ -13,9 +13,10 @@ import os
 import sys
 
 from benchmarks.common import selection
-from benchmarks.compare.verdicts import DEFAULT_GATE_LIMIT
-from benchmarks.common.cli_support import (BadNews, Parser, UsageError, choice, fraction, epilog, metavar, non_negative_int,
-                                           positive_int, run_main, setup_logging, timestamp)
+from benchmarks.common.change_words import COMPARE_DEFAULT_FAIL_ON, Word
+from benchmarks.common.cli_support import (LOG_LEVELS, BadNews, Parser, UsageError, choice, fraction, epilog, metavar,
+                                           non_negative_int, positive_int, run_main, setup_logging, timestamp)
+from benchmarks.compare.outcomes import DEFAULT_GATE_LIMIT
 
 log = logging.getLogger("benchmarks.compare")
 
@@ -32,10 +33,10 @@ def confidence(text: str) -> float:
 
 
 def fail_on(text: str) -> tuple:
-    from benchmarks.compare import verdicts
+    from benchmarks.compare import outcomes
 
     try:
-        return verdicts.parse_fail_on(text)
+        return outcomes.parse_fail_on(text)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
@@ -127,7 +128,7 @@ def build_parser() -> Parser:
                           "geomean (the geomean is slower), unsure, faster, ...; the gates accuracy (pass -> "
                           "anything else), graph-breaks, recompiles (went up), compression, compile-latency (past "
                           "their limit); or none (default: slower,new-failure)")
-    out.add_argument("--log-level", default="warning", choices=["critical", "error", "warning", "info", "debug"])
+    out.add_argument("--log-level", default="warning", choices=LOG_LEVELS)
     return p
 
 
@@ -138,7 +139,7 @@ def _use_colour(choice: str, to_file: bool) -> bool:
 
 
 def run(options) -> int:
-    from benchmarks.compare import comparison, gates, matching, output, verdicts
+    from benchmarks.compare import comparison, gates, matching, output
 
     if options.plot and os.path.splitext(options.plot)[1].lower() not in (".png", ".svg"):
         raise UsageError(f"--plot {options.plot}: name a .png or .svg file")
@@ -175,7 +176,7 @@ def run(options) -> int:
     report = comparison.compare(pairs, settings, (runs["control"], runs["treatment"]))
     from benchmarks.compare.metrics import KINDS
 
-    if options.metric not in KINDS and report.geomean is None and set(report.counts) == {verdicts.NO_DATA}:
+    if options.metric not in KINDS and report.geomean is None and set(report.counts) == {Word.NO_DATA}:
         raise UsageError(f"no matched config has samples of metric {options.metric!r} on both sides (metrics: "
                          "time, compile, memory, or a name in the records' `metrics`)")
     text = output.render(report, options.format, _use_colour(options.color, bool(options.output)))
@@ -192,7 +193,7 @@ def run(options) -> int:
             output.forest_plot(report, options.plot)
         except OSError as exc:
             raise UsageError(f"cannot write {options.plot}: {exc.strerror or exc}") from None
-    return comparison.exit_status(report, options.fail_on if options.fail_on is not None else verdicts.DEFAULT_FAIL_ON)
+    return comparison.exit_status(report, options.fail_on if options.fail_on is not None else COMPARE_DEFAULT_FAIL_ON)
 
 
 def check_expected(options) -> int:

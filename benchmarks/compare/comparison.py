@@ -1,4 +1,5 @@
-"""compare.py's result: every pair's row (the JSON shape docs/compare.md documents), the geomean, the counts."""
+"""compare.py's result: every pair's row (the JSON shape docs/compare.md documents: its outcome is the row's
+`verdict`), the geomean, the counts."""
 
 from __future__ import annotations
 
@@ -7,8 +8,9 @@ import math
 from typing import Optional
 
 from benchmarks.common import against_eager, metric_words
+from benchmarks.common.change_words import COMPARE_GATES, COMPARE_OUTCOMES, Word
 from benchmarks.common.measurement import Measurement
-from benchmarks.compare import bootstrap, gates, metrics, verdicts
+from benchmarks.compare import bootstrap, gates, metrics, outcomes
 
 
 @dataclasses.dataclass
@@ -90,20 +92,20 @@ def compare(pairs: list, settings: Settings, sides: tuple = ([], [])) -> Report:
             row["gate_notes"] = [text for _, text in found]
         if pair.control and pair.treatment:
             _show_paired(row, pair)
-        decided = verdicts.correctness(pair.control, pair.treatment)
+        decided = outcomes.correctness(pair.control, pair.treatment)
         if decided:
             row["verdict"], row["note"] = decided
             continue
         control, why_control = _processes(pair.control, settings)
         treatment, why_treatment = _processes(pair.treatment, settings)
         if not control or not treatment:
-            row["verdict"] = verdicts.NO_DATA
+            row["verdict"] = Word.NO_DATA
             row["note"] = f"control: {why_control}" if not control else f"treatment: {why_treatment}"
             continue
         if settings.metric == "memory":
             kinds = _memory_kinds(pair.control), _memory_kinds(pair.treatment)
             if kinds[0] != kinds[1] or len(kinds[0]) > 1:  # e.g. a GPU's allocator against the host's RSS
-                row["verdict"] = verdicts.NO_DATA
+                row["verdict"] = Word.NO_DATA
                 row["note"] = (f"memory kinds differ (not comparable): control {'/'.join(kinds[0])}, "
                                f"treatment {'/'.join(kinds[1])}")
                 continue
@@ -118,15 +120,15 @@ def compare(pairs: list, settings: Settings, sides: tuple = ([], [])) -> Report:
         ratios.append(result)
         row["control"], row["treatment"] = _side_summary(control), _side_summary(treatment)
         row["time_ratio"], row["ci"] = result.value, list(result.ci)
-        row["verdict"], row["note"] = verdicts.timing(result.value, result.ci, settings.threshold,
+        row["verdict"], row["note"] = outcomes.timing(result.value, result.ci, settings.threshold,
                                                       control.n_processes, treatment.n_processes)
     geomean = None
     combined = bootstrap.geomean(ratios, settings.confidence)
     if combined is not None:
         fewest = min(min(d.n_processes for d in draws[2 * i:2 * i + 2]) for i in range(len(measured)))
-        verdict, _ = verdicts.timing(combined.value, combined.ci, settings.threshold, fewest, fewest)
-        geomean = {"time_ratio": combined.value, "ci": list(combined.ci), "verdict": verdict, "n_configs": len(ratios)}
-    counts = {name: 0 for name in verdicts.VERDICTS + verdicts.GATES}
+        outcome, _ = outcomes.timing(combined.value, combined.ci, settings.threshold, fewest, fewest)
+        geomean = {"time_ratio": combined.value, "ci": list(combined.ci), "verdict": outcome, "n_configs": len(ratios)}
+    counts = {name: 0 for name in COMPARE_OUTCOMES + COMPARE_GATES}
     for row in rows:
         counts[row["verdict"]] += 1
         for gate in row["gates"]:
@@ -140,17 +142,17 @@ def compare(pairs: list, settings: Settings, sides: tuple = ([], [])) -> Report:
 
 def _effect_order(row: dict) -> tuple:
     """Failures first, then by ratio (the largest slowdown first), then configs without a ratio."""
-    if row["verdict"] in (verdicts.NEW_FAILURE, verdicts.FIXED):
-        return (0, verdicts.VERDICTS.index(row["verdict"]), 0.0)
+    if row["verdict"] in (Word.NEW_FAILURE, Word.FIXED):
+        return (0, COMPARE_OUTCOMES.index(row["verdict"]), 0.0)
     if row["time_ratio"] is not None:
         return (1, 0, -math.log(row["time_ratio"]))
-    return (2, verdicts.VERDICTS.index(row["verdict"]), 0.0)
+    return (2, COMPARE_OUTCOMES.index(row["verdict"]), 0.0)
 
 
 def exit_status(report: Report, fail_on: tuple) -> int:
-    """1 when a row's verdict or one of its gates (or the geomean's verdict, with "geomean") is one of
+    """1 when a row's outcome or one of its gates (or the geomean's outcome, with "geomean") is one of
     `fail_on`, else 0."""
     wanted = set(fail_on)
-    if verdicts.GEOMEAN in wanted and report.geomean and report.geomean["verdict"] == verdicts.SLOWER:
+    if Word.GEOMEAN in wanted and report.geomean and report.geomean["verdict"] == Word.SLOWER:
         return 1
     return 1 if any(row["verdict"] in wanted or wanted & set(row["gates"]) for row in report.rows) else 0

@@ -11,8 +11,8 @@ from typing import Optional
 
 from benchmarks.common import accuracy_status, against_eager
 from benchmarks.common.measurement import Measurement
-from benchmarks.compare.verdicts import (ACCURACY, COMPILE_LATENCY, COMPRESSION, DEFAULT_GATE_LIMIT,
-                                         GRAPH_BREAKS, RECOMPILES)
+from benchmarks.common.change_words import Word
+from benchmarks.compare.outcomes import DEFAULT_GATE_LIMIT
 
 
 @dataclasses.dataclass(frozen=True)
@@ -62,16 +62,16 @@ def findings(control: list, treatment: list, indexes: tuple, limits: Limits) -> 
     out = []
     before, after = accuracy(control), accuracy(treatment)
     if accuracy_status.became_failing(before, after):
-        out.append((ACCURACY, f"accuracy pass -> {after}"))
-    for gate, stat in ((GRAPH_BREAKS, "graph_breaks"), (RECOMPILES, "recompiles")):
+        out.append((Word.ACCURACY, f"accuracy pass -> {after}"))
+    for gate, stat in ((Word.GRAPH_BREAKS, "graph_breaks"), (Word.RECOMPILES, "recompiles")):
         old, new = dynamo_stat(control, stat), dynamo_stat(treatment, stat)
         if old is not None and new is not None and new > old:
             out.append((gate, f"{stat.replace('_', ' ')} {old} -> {new}"))
     (old_ratio, old_latency), (new_ratio, new_latency) = (relative_to_eager(control, indexes[0]),
                                                           relative_to_eager(treatment, indexes[1]))
     if old_ratio and new_ratio is not None and new_ratio < old_ratio * (1 - limits.compression):
-        out.append((COMPRESSION, f"compression ratio {old_ratio:.2f} -> {new_ratio:.2f}"))
+        out.append((Word.COMPRESSION, f"compression ratio {old_ratio:.2f} -> {new_ratio:.2f}"))
     if old_latency and old_latency > 0 and new_latency is not None \
             and new_latency > old_latency * (1 + limits.compile_latency):
-        out.append((COMPILE_LATENCY, f"compile latency {old_latency:.2f} s -> {new_latency:.2f} s"))
+        out.append((Word.COMPILE_LATENCY, f"compile latency {old_latency:.2f} s -> {new_latency:.2f} s"))
     return out

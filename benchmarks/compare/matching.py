@@ -22,7 +22,11 @@ _SAME_TIME = 1e-3
 
 
 def config_key(record: dict) -> Optional[str]:
-    return Measurement(record).config_key
+    """Measurement.config_key, and whether Inductor's CUDA graphs ran: a graphs run is never paired with a run
+    without them (the dashboard profile's listed models, or a child that could not capture them)."""
+    m = Measurement(record)
+    key = m.config_key
+    return key + "|cudagraphs" if key is not None and m.cudagraphs else key
 
 
 def read_side(paths: list, side: str) -> list:
@@ -115,6 +119,8 @@ def pair(control: list, treatment: list) -> list:
             if entry is None:
                 experiment = {k: v for k, v in record["experiment"].items()
                               if k not in NOT_CONFIG + ("accelerator_model",)}
+                if key.endswith("|cudagraphs"):  # its label says so (output.config_label)
+                    experiment["cudagraphs"] = True
                 entry = pairs[key] = Pair(key, record["model"], experiment, [], [])
             getattr(entry, side).append(record)
     if unplaced:

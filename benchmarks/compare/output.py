@@ -7,11 +7,12 @@ import io
 import json
 
 from benchmarks.common.experiment_config import backend_name, parse_none
-from benchmarks.compare import metrics, verdicts
+from benchmarks.common.change_words import Word
+from benchmarks.compare import metrics
 
 FORMATS = ("table", "csv", "json", "md")
-_COLOURS = {verdicts.SLOWER: "31", verdicts.NEW_FAILURE: "31;1", verdicts.FASTER: "32", verdicts.FIXED: "32;1",
-            verdicts.UNSURE: "33", verdicts.FAILING: "35"}
+_COLOURS = {Word.SLOWER: "31", Word.NEW_FAILURE: "31;1", Word.FASTER: "32", Word.FIXED: "32;1",
+            Word.UNSURE: "33", Word.FAILING: "35"}
 # Keys every config label shows in its own way (or never); any other key set is shown as key=value.
 _LABEL_KEYS = ("accelerator", "xla", "dynamo", "test", "batch_size", "torch_xla2")
 
@@ -41,8 +42,8 @@ def _cells(row: dict) -> list:
     unit, factor = metrics.unit(row["metric"])
     median = [_number(None if row[s]["median"] is None else row[s]["median"] * factor) for s in ("control", "treatment")]
     ci = row["ci"]
-    verdict = row["verdict"] + (f" +{'+'.join(row['gates'])}" if row.get("gates") else "")
-    return [verdict, config_label(row), median[0], median[1],
+    outcome = row["verdict"] + (f" +{'+'.join(row['gates'])}" if row.get("gates") else "")
+    return [outcome, config_label(row), median[0], median[1],
             "" if row["time_ratio"] is None else f"{row['time_ratio']:.3f}", _percent(row["time_ratio"]),
             "" if ci is None else f"[{ci[0]:.3f}, {ci[1]:.3f}]",
             f"{row['control']['n_processes']}/{row['treatment']['n_processes']}", row["note"]]
@@ -72,9 +73,9 @@ def table(report, colour: bool) -> str:
     header, rows = _header(report), [_cells(row) for row in report.rows]
     widths = [max(len(str(r[i])) for r in [header] + rows) for i in range(len(header))]
 
-    def line(cells: list, verdict: str = "") -> str:
+    def line(cells: list, outcome: str = "") -> str:
         text = "  ".join(str(cell).ljust(width) for cell, width in zip(cells, widths)).rstrip()
-        code = _COLOURS.get(verdict)
+        code = _COLOURS.get(outcome)
         return f"\x1b[{code}m{text}\x1b[0m" if colour and code else text
 
     out = [line(header), "  ".join("-" * w for w in widths)]
@@ -90,7 +91,7 @@ def markdown(report) -> str:
     escape = lambda text: str(text).replace("|", "\\|")  # noqa: E731
     out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for cells in rows:
-        cells[0] = f"**{cells[0]}**" if cells[0] in (verdicts.SLOWER, verdicts.NEW_FAILURE) else cells[0]
+        cells[0] = f"**{cells[0]}**" if cells[0] in (Word.SLOWER, Word.NEW_FAILURE) else cells[0]
         out.append("| " + " | ".join(map(escape, cells)) + " |")
     out.append("")
     out += [line + "  " for line in _summary_lines(report)]
@@ -138,7 +139,7 @@ def forest_plot(report, path: str) -> None:
     values = [row["time_ratio"] for row in rows]
     lows = [row["time_ratio"] - row["ci"][0] for row in rows]
     highs = [row["ci"][1] - row["time_ratio"] for row in rows]
-    colours = [{verdicts.SLOWER: "tab:red", verdicts.FASTER: "tab:green", verdicts.UNSURE: "tab:orange"}.get(
+    colours = [{Word.SLOWER: "tab:red", Word.FASTER: "tab:green", Word.UNSURE: "tab:orange"}.get(
         row["verdict"], "tab:gray") for row in rows]
     if report.geomean:
         g = report.geomean

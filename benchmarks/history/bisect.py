@@ -3,10 +3,11 @@
 Each tested commit is checked out in its own clone (git_checkout.py), built with --setup (a failure is a
 skip, as `git bisect skip`), and run with experiment_runner.py --rounds R into runs/<commit>/ under the
 output directory. Its records are compared with both ends' by compare.py's statistics (the bootstrap over
-processes and its verdicts): good when it is faster than the bad end and not slower than the good one,
-bad when it is slower than the good end and not faster than the bad one. While neither, rounds are added
+processes and its outcomes, common/change_words.py): good when it is faster than the bad end and not slower than the
+good one, bad when it is slower than the good end and not faster than the bad one. While neither, rounds are added
 (the runner resumes and runs only the new ones) up to --max-rounds; then the nearer end decides and the
-evidence says it was unsure. Verdicts go to state.json as they are reached: a re-run resumes.
+evidence says it was unsure. Each commit's finding (good, bad or skip, as git bisect says) goes to state.json as it
+is reached: a re-run resumes.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import sys
 from typing import Optional
 
 from benchmarks.common import disk_writes, records
+from benchmarks.common.change_words import Word
 from benchmarks.common.machine_facts import PROJECT_ROOT
 from benchmarks.history import git_checkout, records_view
 
@@ -45,8 +47,8 @@ class Settings:
 
 
 @dataclasses.dataclass
-class Verdict:
-    verdict: str
+class Finding:
+    verdict: str  # good, bad or skip: the key state.json has always had (a bisection started earlier resumes)
     rounds: int
     evidence: str
     vs_good: Optional[float] = None
@@ -117,56 +119,56 @@ class Bisection:
     # ------------------------------------------------------------ deciding
 
     def compare(self, control: dict, treatment: dict) -> tuple:
-        """(verdicts per config, ratios with intervals per config) of treatment against control."""
+        """config key -> (compare's outcome, ratio, interval) of treatment against control."""
         import numpy as np
 
-        from benchmarks.compare import bootstrap, verdicts
+        from benchmarks.compare import bootstrap, outcomes
 
         out = {}
         for key in sorted(set(control) & set(treatment)):
             sides = [[np.asarray(p) for p in side[key]] for side in (control, treatment)]
             a, b = bootstrap.side_draws(sides, 2000, np.random.default_rng(0))
             found = bootstrap.ratio(a, b, self.settings.confidence)
-            verdict, _ = verdicts.timing(found.value, found.ci, self.settings.threshold, a.n_processes, b.n_processes)
-            out[key] = (verdict, found.value, found.ci)
+            outcome, _ = outcomes.timing(found.value, found.ci, self.settings.threshold, a.n_processes, b.n_processes)
+            out[key] = (outcome, found.value, found.ci)
         return out
 
     def decide(self, good: dict, bad: dict, candidate: dict, final: bool) -> Optional[tuple]:
-        """(verdict, evidence, ratio to good) of a candidate, or None while unsure and rounds can be added."""
+        """(good or bad, evidence, ratio to good) of a candidate, or None while unsure and rounds can be added."""
         vs_good, vs_bad = self.compare(good, candidate), self.compare(bad, candidate)
         if not vs_good or set(vs_good) != set(vs_bad):
             return SKIP, "no config measured at both ends and here", None
-        verdicts_, worst = [], None
+        calls, worst = [], None
         for key in vs_good:
             (to_good, ratio_good, ci_good), (to_bad, ratio_bad, ci_bad) = vs_good[key], vs_bad[key]
             text = (f"x{ratio_good:.3f} [{ci_good[0]:.3f}, {ci_good[1]:.3f}] of good, "
                     f"x{ratio_bad:.3f} [{ci_bad[0]:.3f}, {ci_bad[1]:.3f}] of bad")
-            if to_good == "slower" and to_bad == "faster":  # between the ends: the nearer one
+            if to_good == Word.SLOWER and to_bad == Word.FASTER:  # between the ends: the nearer one
                 step = math.log(ratio_good) - math.log(ratio_bad)
-                verdict = BAD if math.log(ratio_good) > step / 2 else GOOD
-            elif to_bad == "faster" and to_good != "slower":
-                verdict = GOOD
-            elif to_good == "slower" and to_bad != "faster":
-                verdict = BAD
+                call = BAD if math.log(ratio_good) > step / 2 else GOOD
+            elif to_bad == Word.FASTER and to_good != Word.SLOWER:
+                call = GOOD
+            elif to_good == Word.SLOWER and to_bad != Word.FASTER:
+                call = BAD
             elif final:
-                verdict = BAD if abs(math.log(ratio_bad)) < abs(math.log(ratio_good)) else GOOD
+                call = BAD if abs(math.log(ratio_bad)) < abs(math.log(ratio_good)) else GOOD
                 text += " (unsure: the nearer end decided)"
             else:
                 return None
-            verdicts_.append((verdict, text))
+            calls.append((call, text))
             worst = ratio_good if worst is None else max(worst, ratio_good)
-        verdict = BAD if any(v == BAD for v, _ in verdicts_) else GOOD
-        return verdict, "; ".join(text for _, text in verdicts_), worst
+        call = BAD if any(c == BAD for c, _ in calls) else GOOD
+        return call, "; ".join(text for _, text in calls), worst
 
-    def measure_until_sure(self, commit: str, ends: dict) -> Verdict:
+    def measure_until_sure(self, commit: str, ends: dict) -> Finding:
         rounds = self.settings.rounds
         while True:
             found = self.measure(commit, rounds)
             if not found:
-                return Verdict(SKIP, rounds, "no successful record (it does not run at this commit)")
+                return Finding(SKIP, rounds, "no successful record (it does not run at this commit)")
             decided = self.decide(ends[GOOD], ends[BAD], found, rounds >= self.settings.max_rounds)
             if decided is not None:
-                return Verdict(decided[0], rounds, decided[1], decided[2])
+                return Finding(decided[0], rounds, decided[1], decided[2])
             rounds = min(self.settings.max_rounds, rounds + self.settings.rounds)
             for end in (GOOD, BAD):  # the ends get as many processes as the candidate
                 ends[end] = self.measure_at(self.state[end], rounds) or ends[end]
@@ -190,7 +192,7 @@ class Bisection:
             compared = self.compare(measured[GOOD], measured[BAD])
             if not compared:
                 raise EndError("the good and bad commits measured no config in common")
-            if any(verdict == "slower" for verdict, _, _ in compared.values()):
+            if any(outcome == Word.SLOWER for outcome, _, _ in compared.values()):
                 return measured
             if rounds >= self.settings.max_rounds:
                 ratios = ", ".join(f"x{r:.3f} [{ci[0]:.3f}, {ci[1]:.3f}]" for _, r, ci in compared.values())
@@ -204,12 +206,12 @@ class Bisection:
         if commit in self.state["verdicts"]:
             return self.state["verdicts"][commit]["verdict"]
         problem = self.build(commit)
-        verdict = Verdict(SKIP, 0, problem) if problem else self.measure_until_sure(commit, ends)
-        self.state["verdicts"][commit] = dataclasses.asdict(verdict)
+        finding = Finding(SKIP, 0, problem) if problem else self.measure_until_sure(commit, ends)
+        self.state["verdicts"][commit] = dataclasses.asdict(finding)
         self._save()
-        self.say(f"{commit[:12]} {verdict.verdict:4}  {git_checkout.subject(self.settings.repo, commit)[:50]:50}  "
-                 f"{verdict.evidence}")
-        return verdict.verdict
+        self.say(f"{commit[:12]} {finding.verdict:4}  {git_checkout.subject(self.settings.repo, commit)[:50]:50}  "
+                 f"{finding.evidence}")
+        return finding.verdict
 
     def run(self) -> tuple:
         """(first bad commit or None, the candidates when skips leave several)."""
@@ -226,10 +228,10 @@ class Bisection:
                 break
             middle = (low + high) / 2
             index = min(untested, key=lambda i: (abs(i - middle), i))
-            verdict = self.test(index, ends)
-            if verdict == GOOD:
+            call = self.test(index, ends)
+            if call == GOOD:
                 low = index
-            elif verdict == BAD:
+            elif call == BAD:
                 high = index
         if high - low == 1:
             return self.commits[high], []

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from benchmarks.common.cli_support import BadNews, UsageError, epilog, fraction, positive_int
+from benchmarks.common.cli_support import LOG_LEVELS, BadNews, UsageError, epilog, fraction, positive_int
 
 # The runner flags bisect sets itself.
 OWN_RUNNER_FLAGS = ("--output-dirname", "--rounds", "--output-basename", "--no-resume")
@@ -38,7 +38,7 @@ def add_parser(sub) -> None:
                    help="smallest change that counts, as 0.02 or 2%% (compare.py's; default 2%%)")
     p.add_argument("--output-dirname", default="./output/", metavar="DIR",
                    help="the bisection's checkout, runs and state go to DIR/bisect/ (default: ./output/)")
-    p.add_argument("--log-level", default="warning", choices=["critical", "error", "warning", "info", "debug"])
+    p.add_argument("--log-level", default="warning", choices=LOG_LEVELS)
     p.set_defaults(runner_flags=[])
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import math
 
+from benchmarks.common.change_words import Word
 from benchmarks.history import detection
 
 WINDOW = 10
@@ -34,10 +35,10 @@ class Change:
     @property
     def direction(self) -> str:
         if self.ci[0] > 1:
-            return "slower"
+            return Word.SLOWER
         if self.ci[1] < 1:
-            return "faster"
-        return "unsure"
+            return Word.FASTER
+        return Word.UNSURE
 
 
 @dataclasses.dataclass

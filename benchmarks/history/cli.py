@@ -13,16 +13,15 @@ import os
 import sys
 
 from benchmarks.common import selection
-from benchmarks.common.cli_support import (BadNews, Parser, UsageError, choice_list, epilog, positive_int, run_main,
-                                           setup_logging, write_output)
+from benchmarks.common.change_words import HISTORY_DEFAULT_FAIL_ON, HISTORY_FAIL_ON
+from benchmarks.common.cli_support import (LOG_LEVELS, BadNews, Parser, UsageError, choice_list, epilog, positive_int,
+                                           run_main, setup_logging, write_output)
 
 log = logging.getLogger("benchmarks.history")
 
 NOTHING = "no config in the database matches the selection"
 SHOW_FORMATS = ("table", "csv", "png", "svg", "html")
 DETECT_FORMATS = ("table", "csv", "json", "html")
-FAIL_ON_CHOICES = ("slower", "faster", "new-failure", "fixed", "accuracy-failure", "accuracy-fixed", "graph-breaks")
-DEFAULT_FAIL_ON = ("slower", "new-failure", "accuracy-failure")
 
 
 def probability(text: str) -> float:
@@ -37,7 +36,7 @@ def probability(text: str) -> float:
 
 def fail_on(text: str) -> tuple:
     try:
-        return choice_list(text, FAIL_ON_CHOICES)
+        return choice_list(text, HISTORY_FAIL_ON)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
@@ -46,7 +45,7 @@ def _db_flags(parser) -> None:
     parser.add_argument("--db", metavar="FILE", help="the history database (default: OUTPUT_DIRNAME/history.sqlite)")
     parser.add_argument("--output-dirname", default="./output/", metavar="DIR",
                         help="where the default database lives (and bisect's runs) (default: ./output/)")
-    parser.add_argument("--log-level", default="warning", choices=["critical", "error", "warning", "info", "debug"])
+    parser.add_argument("--log-level", default="warning", choices=LOG_LEVELS)
 
 
 def _detection_flags(parser) -> None:
@@ -128,7 +127,7 @@ def build_parser() -> Parser:
     _detection_flags(detect)
     _output_flags(detect, DETECT_FORMATS)
     detect.add_argument("--fail-on", type=fail_on, default=None, metavar="LIST",
-                        help="what makes the exit status 1: a comma list of " + ", ".join(FAIL_ON_CHOICES)
+                        help="what makes the exit status 1: a comma list of " + ", ".join(HISTORY_FAIL_ON)
                              + ", or none (default: slower,new-failure,accuracy-failure)")
     _db_flags(detect)
     _site_parser(sub)
@@ -268,7 +267,7 @@ def run_detect(options) -> int:
         write(output.detect_text(found_changes, groups, found_events, method, len(found_series), shortage), options)
     if shortage.series and fmt != "table":  # the table says it; a file written elsewhere would hide it
         print(f"history.py: note: {output.shortage_text(shortage)}", file=sys.stderr)
-    wanted = set(options.fail_on if options.fail_on is not None else DEFAULT_FAIL_ON)
+    wanted = set(options.fail_on if options.fail_on is not None else HISTORY_DEFAULT_FAIL_ON)
     found = {c.direction for c in found_changes} | {e.kind for e in found_events}
     return 1 if wanted & found else 0
 

@@ -1,4 +1,5 @@
-"""Pass and accuracy changes between consecutive runs of a config: events beside the timing changes.
+"""Pass and accuracy changes between consecutive runs of a config: events beside the timing changes (their words:
+common/change_words.py, HISTORY_EVENTS).
 
 new-failure      the config ran (status ok) in the previous run and failed (error, timeout, crash, oom)
 fixed            the other way round
@@ -14,11 +15,8 @@ from __future__ import annotations
 import dataclasses
 
 from benchmarks.common import accuracy_status, records
+from benchmarks.common.change_words import Word
 
-NEW_FAILURE, FIXED = "new-failure", "fixed"
-ACCURACY_FAILURE, ACCURACY_FIXED = "accuracy-failure", "accuracy-fixed"
-GRAPH_BREAKS = "graph-breaks"
-KINDS = (NEW_FAILURE, FIXED, ACCURACY_FAILURE, ACCURACY_FIXED, GRAPH_BREAKS)
 
 
 @dataclasses.dataclass
@@ -31,28 +29,32 @@ class Event:
 
 
 def _ran(point) -> bool:
-    return point.status == records.STATUS_OK
+    return point.status == records.RecordStatus.OK
 
 
 def _failed(point) -> bool:
     return point.status in records.FAILED_STATUSES
 
 
+def _accuracy_change(before, after) -> str:
+    return f"accuracy {before.accuracy} -> {after.accuracy}"
+
+
 def series_events(one) -> list:
     """The events of one Series, oldest first (skipped runs are neither passing nor failing)."""
     out = []
-    points = [p for p in one.points if p.status != records.STATUS_SKIP]
+    points = [p for p in one.points if p.status != records.RecordStatus.SKIP]
     for before, after in zip(points, points[1:]):
         if _ran(before) and _failed(after):
-            out.append(Event(NEW_FAILURE, one, before, after, f"status {after.status}"))
+            out.append(Event(Word.NEW_FAILURE, one, before, after, f"status {after.status}"))
         elif _failed(before) and _ran(after):
-            out.append(Event(FIXED, one, before, after, f"was {before.status}"))
+            out.append(Event(Word.FIXED, one, before, after, f"was {before.status}"))
         if accuracy_status.became_failing(before.accuracy, after.accuracy):
-            out.append(Event(ACCURACY_FAILURE, one, before, after, f"accuracy {before.accuracy} -> {after.accuracy}"))
+            out.append(Event(Word.ACCURACY_FAILURE, one, before, after, _accuracy_change(before, after)))
         elif accuracy_status.failed(before.accuracy) and accuracy_status.passed(after.accuracy):
-            out.append(Event(ACCURACY_FIXED, one, before, after, f"accuracy {before.accuracy} -> {after.accuracy}"))
+            out.append(Event(Word.ACCURACY_FIXED, one, before, after, _accuracy_change(before, after)))
         if before.graph_breaks is not None and after.graph_breaks is not None \
                 and after.graph_breaks > before.graph_breaks:
-            out.append(Event(GRAPH_BREAKS, one, before, after,
+            out.append(Event(Word.GRAPH_BREAKS, one, before, after,
                              f"graph breaks {before.graph_breaks} -> {after.graph_breaks}"))
     return out

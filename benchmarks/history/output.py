@@ -11,6 +11,8 @@ import re
 from datetime import datetime, timezone
 
 from benchmarks.common import accuracy_status, html_style
+from benchmarks.common.change_words import Word
+from benchmarks.common.records import RecordStatus
 
 SERIES_COLUMNS = ("suite", "model", "backend", "test", "precision", "accelerator_model", "batch_size", "timestamp",
                   "time_utc", "commit", "host", "median_ms", "compile_s", "peak_mib", "status", "verification",
@@ -208,7 +210,7 @@ def plot(all_series: list, changes: list, fmt: str) -> bytes:
         points = one.points
         measured = one.measured()
         axis.plot([_date(p) for p in measured], [p.median * 1e3 for p in measured], marker=".", lw=1)
-        failed = [_date(p) for p in points if not p.processes and p.status != "skip"]
+        failed = [_date(p) for p in points if not p.processes and p.status != RecordStatus.SKIP]
         if failed:
             axis.plot(failed, [min(p.median for p in measured) * 1e3] * len(failed), "rx", label="failed")
         x_title = _run_axis(axis, points)
@@ -242,7 +244,11 @@ def _run_cells(point) -> str:
 
 
 def _direction_class(direction: str) -> str:
-    return {"slower": "failed", "faster": "ok"}.get(direction, "")
+    return {Word.SLOWER: "failed", Word.FASTER: "ok"}.get(direction, "")
+
+
+def _event_class(kind: str) -> str:
+    return "ok" if kind in (Word.FIXED, Word.ACCURACY_FIXED) else "failed"
 
 
 def _changes_table(changes: list, found_events: list) -> str:
@@ -252,7 +258,7 @@ def _changes_table(changes: list, found_events: list) -> str:
     rows = [f"<tr><td>{html_style.esc(c.series.label)}</td><td class=\"{_direction_class(c.direction)}\">{c.direction}</td>"
             f"<td class=\"num\">x{c.ratio:.3f} [{c.ci[0]:.3f}, {c.ci[1]:.3f}]</td>"
             f"{_run_cells(c.before)}{_run_cells(c.after)}</tr>" for c in changes]
-    rows += [f"<tr><td>{html_style.esc(e.series.label)}</td><td class=\"{'ok' if e.kind.endswith('fixed') else 'failed'}\">"
+    rows += [f"<tr><td>{html_style.esc(e.series.label)}</td><td class=\"{_event_class(e.kind)}\">"
              f"{html_style.esc(e.kind)}</td><td class=\"msg\">{html_style.esc(e.detail)}</td>{_run_cells(e.before)}"
              f"{_run_cells(e.after)}</tr>" for e in found_events]
     return head + "".join(rows) + "</tbody></table>" if rows else "<p>No change, no event.</p>"
@@ -262,12 +268,12 @@ def _series_table(one, marks: dict) -> str:
     rows = []
     for point in one.points:
         change = marks.get((one.config_id, point.run_id))
-        status = "ok" if point.status == "ok" else "skipped" if point.status == "skip" else "failed"
+        kind = "ok" if point.status == RecordStatus.OK else "skipped" if point.status == RecordStatus.SKIP else "failed"
         verdict = point.accuracy or ""  # the run's one verdict (common/accuracy_status.py), not upstream's code
         rows.append(f"<tr>{_run_cells(point)}<td class=\"num\">{_number(point.median, 1e3, 5)}</td>"
                     f"<td class=\"num\">{_number(point.compile_s)}</td>"
                     f"<td class=\"num\">{_number(point.peak_memory, 1 / 2**20)}</td>"
-                    f"<td class=\"{status}\">{html_style.esc(point.status)}</td>"
+                    f"<td class=\"{kind}\">{html_style.esc(point.status)}</td>"
                     f"<td class=\"{'failed' if accuracy_status.failed(verdict) else ''}\">{html_style.esc(verdict)}</td>"
                     f"<td class=\"{_direction_class(change.direction) if change else ''}\">"
                     f"{html_style.esc(change_text(change)) if change else ''}</td></tr>")

@@ -9,6 +9,7 @@ from datetime import datetime, timezone
 from typing import Optional
 
 from benchmarks.common import accuracy_status, records
+from benchmarks.common.records import RecordStatus, VerificationCode
 from benchmarks.history import database, records_view
 
 
@@ -61,10 +62,10 @@ class Series:
 def _point(rows: list) -> Point:
     failed = [row["status"] for row in rows if row["status"] in records.FAILED_STATUSES]
     codes = [row["verification"] for row in rows if row["verification"]]
-    status = failed[0] if failed else (records.STATUS_SKIP if all(r["status"] == records.STATUS_SKIP for r in rows)
-                                       else records.STATUS_OK)
+    status = failed[0] if failed else (RecordStatus.SKIP if all(r["status"] == RecordStatus.SKIP for r in rows)
+                                       else RecordStatus.OK)
     # The run's verification: a FAIL in any round is a FAIL; else the first record's code.
-    verification = records.FAIL if records.FAIL in codes else (codes[0] if codes else "")
+    verification = VerificationCode.FAIL if VerificationCode.FAIL in codes else (codes[0] if codes else "")
     verdicts = [verdict(row) for row in rows]
     compiles = [row["compile_s"] for row in rows if row["compile_s"] is not None]
     peaks = [row["peak_memory"] for row in rows if row["peak_memory"] is not None]
@@ -72,7 +73,8 @@ def _point(rows: list) -> Point:
     first = rows[0]
     return Point(run_id=first["id"], timestamp=first["timestamp"], host=first["host"], commit=first["commit_sha"],
                  status=status, verification=verification, accuracy=accuracy_status.first_not_passing(verdicts),
-                 processes=[json.loads(row["samples"]) for row in rows if row["samples"] and row["status"] == "ok"],
+                 processes=[json.loads(row["samples"]) for row in rows
+                            if row["samples"] and row["status"] == RecordStatus.OK],
                  compile_s=statistics.median(compiles) if compiles else None, peak_memory=max(peaks) if peaks else None,
                  graph_breaks=max(breaks) if breaks else None)
 

@@ -65,6 +65,10 @@ class ServerLost(Exception):
     """The fork server died (or never answered) before it reported the child's end."""
 
 
+class ForkRefused(Exception):
+    """The fork server did not fork this child, and said why (a CUDA config, forks that can't use CUDA)."""
+
+
 def available() -> bool:
     """Fork servers need fork, descriptor passing over Unix sockets and Linux's parent-death signal."""
     return sys.platform == "linux" and hasattr(os, "fork") and hasattr(socket, "send_fds")
@@ -178,7 +182,7 @@ class ServerClient:
         changes = {name: env.get(name) for name in set(env) | set(shared) | AFTER_FORK
                    if after_fork(name) and env.get(name) != shared.get(name)}
         message = {fork_protocol.ARGS: request.argv[len(self.spec.entry):], fork_protocol.ENV: changes,
-                   fork_protocol.CORES: request.cpu_affinity}
+                   fork_protocol.CORES: request.cpu_affinity, fork_protocol.CUDA: request.uses_cuda}
         conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             conn.settimeout(SERVER_START_SECONDS)  # the first request waits for the server's imports
@@ -186,7 +190,11 @@ class ServerClient:
                 conn.connect(address)
             socket.send_fds(conn, [json.dumps(message).encode() + b"\n"], [output_fd, record_fd])
             child = Forked(conn)
-            child.pid = int(child.next_message()[fork_protocol.PID])
+            first = child.next_message()
+            if fork_protocol.REFUSED in first:
+                conn.close()
+                raise ForkRefused(str(first[fork_protocol.REFUSED]))
+            child.pid = int(first[fork_protocol.PID])
             return child
         except (OSError, ValueError, KeyError, ServerLost) as exc:
             conn.close()
@@ -249,6 +257,11 @@ def _attempt(server: ServerClient, request: launcher.ChildRequest) -> launcher.C
         return launcher.run_child(request, start=server.start)
     except ServerLost as exc:
         return launcher.ChildResult(record=None, returncode=None, lost=str(exc), launch="fork")
+    except ForkRefused as exc:  # spawned instead; the record says why
+        reason = f"{exc}; spawned instead"
+        log.warning("%s: %s", server.spec.name, reason)
+        disk_writes.append_bytes(request.log_path, f"[fork server] {reason}\n".encode())
+        return dataclasses.replace(launcher.run_child(request), launch_reason=reason)
 
 
 class ForkServers:

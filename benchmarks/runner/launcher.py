@@ -40,6 +40,7 @@ class ChildRequest:
     on_start: Optional[Callable[[int], None]] = None  # told the child's pid (= its process group) once started
     fork: Optional[object] = None  # the fork server that may start it (fork_server.ServerSpec); None: spawn it
     shared_compile_cache: bool = False  # --compile-cache=shared: its Inductor cache (and locks) are the machine's
+    uses_cuda: bool = False  # a CUDA config: a fork server whose forks can't use CUDA refuses it (it is spawned)
 
 
 @dataclasses.dataclass
@@ -55,6 +56,7 @@ class ChildResult:
     start_error: Optional[str] = None  # why the child could not be started at all
     lost: Optional[str] = None  # why the executor lost the child with its host (e.g. a Ray worker died)
     launch: str = "spawn"  # how it started: "spawn" (a fresh interpreter) or "fork" (from a fork server)
+    launch_reason: Optional[str] = None  # why a config that could have been forked was spawned
     # The disk refused a write of this config's files (its log, its golden entry): {"path", "errno", "strerror"}.
     # Not the model's failure: the sweep stops there and writes no record for it (docs/runner.md, "A full disk").
     write_failed: Optional[dict] = None

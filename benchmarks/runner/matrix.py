@@ -11,7 +11,7 @@ import itertools
 import json
 from typing import Iterable, Optional
 
-from benchmarks.common import allocator, compile_options, cpu_profile, paired_speedup, precision, quantization
+from benchmarks.common import axes
 from benchmarks.common.experiment_config import DEFAULT_DYNAMIC, EXPORT_BACKENDS, XLA_DYNAMO_BACKENDS, ExperimentConfig
 
 
@@ -40,7 +40,8 @@ class Capabilities:
         )
 
 
-# The support rules: (name, test that says the config cannot run, reason). First match wins.
+# The support rules: (name, test that says the config cannot run, reason). First match wins. Upstream's keys' here,
+# then those our axes add (common/axes.py), in the table's order.
 
 SUPPORT_RULES: list = [
     (
@@ -104,19 +105,7 @@ SUPPORT_RULES: list = [
         lambda e, c: e.accelerator == "cuda" and not c.cuda_devices,
         lambda e, c: "no CUDA device on this machine",
     ),
-    (
-        "quantization-supported",
-        lambda e, c: quantization.unsupported_reason(e.quantization, e) is not None,
-        lambda e, c: quantization.unsupported_reason(e.quantization, e),
-    ),
-    (
-        "precision-supported",
-        lambda e, c: precision.unsupported_reason(e) is not None,
-        lambda e, c: precision.unsupported_reason(e),
-    ),
-    *compile_options.SUPPORT_RULES,
-    *paired_speedup.SUPPORT_RULES,
-    *allocator.SUPPORT_RULES,
+    *(rule for axis in axes.AXES for rule in axis.support_rules),
 ]
 
 
@@ -138,53 +127,46 @@ def unique(values: Iterable) -> list:
     return out
 
 
-def expand(
-    accelerators: list,
-    xlas: list,
-    dynamos: list,
-    tests: list,
-    xla_flags: list = (None,),
-    batch_sizes: list = (None,),
-    enable_functionalization: bool = False,
-    extra_axes: Optional[dict] = None,
-    quantizations: list = (None,),
-    precisions: list = (None,),
-    dynamics: list = (DEFAULT_DYNAMIC,),
-    compile_modes: list = ("default",),
-    inductor_config: Optional[str] = None,
-    compile_caches: list = ("cold",),
-    train_steps: list = (None,),
-    speedups: list = (paired_speedup.DEFAULT,),
-    allocators: list = (allocator.DEFAULT,),
-    profile: Optional[str] = None,
-) -> list:
-    """The cartesian product in command-line order (accelerator outermost, then upstream's axes, the
-    quantization recipe, the precision (None: the suite's default, resolved per model by the plan), --dynamic,
-    the compile mode and cache, the training step (None: the suite's default, resolved per model by the plan),
-    --speedup, the C allocator, the suite's extra axes innermost). `profile`: the --cpu-profile of every config
-    (the dashboard's adds freezing to its Inductor inference configs). A config without dynamo takes no compile
-    keys: one eager config, whatever the compile modes; an eval config takes no training step; eager is never
-    paired (paired_speedup.for_backend)."""
+# The values of upstream's axes in a sweep whose flag is not given, in the record's (and the product's) order.
+UPSTREAM_DEFAULTS = {
+    "accelerator": ("cpu", "cuda", "tpu"),
+    "xla": (None, "PJRT"),
+    "xla_flags": (None,),
+    "dynamo": (None, "inductor", "openxla"),
+    "test": ("eval", "train"),
+    "batch_size": (None,),
+    "enable_functionalization": (False,),
+}
+
+
+def expand(asked: dict, extra_axes: Optional[dict] = None) -> list:
+    """The cartesian product in command-line order: upstream's keys in the record's order (accelerator outermost,
+    then xla, xla_flags, dynamo, test, batch size), then ours in the axes' table's (common/axes.py: quantization,
+    precision, dynamic, compile mode, compile cache, training step, speedup, allocator; the per-sweep ones have one
+    value), then the suite's extra axes innermost, by name. `asked`: key -> the values asked for; a key not there
+    (or empty) takes its sweep default (UPSTREAM_DEFAULTS, `Axis.sweep_default`: None precision and training step,
+    the suite's default, resolved per model by the plan). Each config carries what its backend and test take of
+    each axis (`Axis.for_config`: no compile keys without dynamo, so one eager config whatever the modes; no
+    training step for eval; eager never paired), then the axes that say how settle it (`Axis.settle`: the
+    profiles)."""
+    unknown = sorted(set(asked) - set(UPSTREAM_DEFAULTS) - set(axes.KEYS))
+    if unknown:
+        raise ValueError(f"no such experiment axis: {', '.join(unknown)}")
+    values = {key: tuple(asked.get(key) or default) for key, default in UPSTREAM_DEFAULTS.items()}
+    values.update({axis.key: axis.sweep_values(asked) for axis in axes.AXES})
     extra_axes = extra_axes or {}
     extra_names = sorted(extra_axes)
     configs = []
-    for acc, xla, flags, dynamo, test, bs, recipe, dtype, dynamic, mode, cache, step, speedup, malloc, *extra_values \
-            in itertools.product(
-                unique(accelerators), unique(xlas), unique(xla_flags), unique(dynamos), unique(tests),
-                unique(batch_sizes), unique(quantizations), unique(precisions), unique(dynamics), unique(compile_modes),
-                unique(compile_caches), unique(train_steps), unique(speedups), unique(allocators),
-                *(unique(extra_axes[k]) for k in extra_names),
-    ):
-        configs.append(cpu_profile.settle(
-            ExperimentConfig(
-                accelerator=acc, xla=xla, dynamo=dynamo, test=test, xla_flags=flags, batch_size=bs,
-                enable_functionalization=enable_functionalization, quantization=recipe, precision=dtype,
-                dynamic=dynamic, train_step=step if test == "train" else None,
-                speedup=paired_speedup.for_backend(xla, dynamo, speedup), allocator=malloc, cpu_profile=profile,
-                extra=tuple(zip(extra_names, extra_values)),
-                **compile_options.for_backend(dynamo, mode, inductor_config, cache),
-            )
-        ))
+    for combination in itertools.product(*(unique(v) for v in values.values()),
+                                         *(unique(extra_axes[k]) for k in extra_names)):
+        chosen = dict(zip(values, combination))
+        upstream = ExperimentConfig(**{key: chosen[key] for key in UPSTREAM_DEFAULTS},
+                                    extra=tuple(zip(extra_names, combination[len(values):])))
+        config = upstream.with_(**{axis.key: axis.value_for(chosen[axis.key], upstream) for axis in axes.AXES})
+        for axis in axes.AXES:
+            if axis.settle:
+                config = axis.settle(config)
+        configs.append(config)
     return list({json.dumps(c.to_dict(), sort_keys=True, default=str): c for c in configs}.values())
 
 

@@ -19,8 +19,8 @@ import sys
 import time
 from typing import Optional
 
-from benchmarks.common import allocator, compile_options, cpu_profile, experiment_config, machine_facts, \
-    paired_speedup, precision, pure_wall_time, records
+from benchmarks.common import axes, compile_options, experiment_config, machine_facts, precision, pure_wall_time, \
+    records
 from benchmarks.common.cli_support import UsageError, close_matches, unknown_name
 from benchmarks.common.experiment_config import EXPORT_BACKENDS
 from benchmarks.common.run_options import RunOptions
@@ -29,11 +29,6 @@ from benchmarks.runner.capabilities import probe_capabilities
 from benchmarks.suites.library_names import plain_name
 
 log = logging.getLogger("benchmarks.runner.plan")
-
-DEFAULT_ACCELERATORS = ["cpu", "cuda", "tpu"]
-DEFAULT_XLA = [None, "PJRT"]
-DEFAULT_DYNAMO = [None, "inductor", "openxla"]
-DEFAULT_TESTS = ["eval", "train"]
 
 
 @dataclasses.dataclass
@@ -158,26 +153,12 @@ def check_dynamo_backends(experiments: list, caps: matrix.Capabilities, options:
 
 
 def expand_experiments(suite, options: RunOptions) -> list:
-    return matrix.expand(
-        accelerators=options.accelerator or DEFAULT_ACCELERATORS,
-        xlas=options.xla or DEFAULT_XLA,
-        dynamos=options.dynamo or DEFAULT_DYNAMO,
-        tests=options.test or DEFAULT_TESTS,
-        xla_flags=options.xla_flags or [None],
-        batch_sizes=options.batch_size or [None],
-        enable_functionalization=options.enable_functionalization,
-        extra_axes=suite.extra_axes(options.suite_flags),
-        quantizations=options.quantization or [None],
-        precisions=options.precision or [None],
-        dynamics=options.dynamic or [experiment_config.DEFAULT_DYNAMIC],
-        compile_modes=options.compile_mode or ["default"],
-        inductor_config=options.inductor_config_text,
-        compile_caches=options.compile_cache or ["cold"],
-        train_steps=options.train_step or [None],
-        speedups=options.speedup or [paired_speedup.DEFAULT],
-        allocators=options.allocator or [cpu_profile.ALLOCATOR if options.cpu_profile else allocator.DEFAULT],
-        profile=options.cpu_profile,
-    )
+    """The matrix the flags ask for; an axis not given takes its sweep default (matrix.expand)."""
+    asked = {"accelerator": options.accelerator, "xla": options.xla, "xla_flags": options.xla_flags,
+             "dynamo": options.dynamo, "test": options.test, "batch_size": options.batch_size,
+             "enable_functionalization": (options.enable_functionalization,)}
+    asked.update({axis.key: axis.asked(options) for axis in axes.AXES})
+    return matrix.expand(asked, suite.extra_axes(options.suite_flags))
 
 
 def with_accelerator_model(experiment, caps: matrix.Capabilities):

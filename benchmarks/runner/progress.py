@@ -9,6 +9,7 @@ import statistics
 import sys
 
 from benchmarks.common import accuracy_status, records
+from benchmarks.common.records import RecordStatus
 
 log = logging.getLogger("benchmarks.runner.sweep")
 
@@ -59,7 +60,7 @@ class Progress:
 
     def done(self, index: int, config, record: dict, counts: dict) -> None:
         status = record["status"]
-        if status == records.STATUS_OK:
+        if status == RecordStatus.OK:
             ms = _median_ms(record)
             verdict = accuracy_status.derive(record)  # a config that ran but failed its check is not `ok`
             what = f"{verdict if accuracy_status.failed(verdict) else 'ok'}, median " \
@@ -71,7 +72,7 @@ class Progress:
             what = f"{status} in {error.get('phase')}: {error.get('message')}"
         if record.get("verify"):
             code, message = record.get("verification_code"), record.get("verification_message")
-            what += f"; upstream's verification_code {code}" + (f" ({message})" if message and status == records.STATUS_OK
+            what += f"; upstream's verification_code {code}" + (f" ({message})" if message and status == RecordStatus.OK
                                                                 else "")
         log.info("[%d/%d] %s: %s", index, self.total, config.label(), what)
         if self.bar:
@@ -138,6 +139,7 @@ def speedup_table(sweep_records: list) -> str:
     views = [Measurement(record) for record in sweep_records]
     keys = {key for m in views for key in m.axes}
     shared = {key for key in keys if len({repr(m.axes.get(key)) for m in views}) == 1}
+    shared.discard("cudagraphs")  # a column says whether its CUDA graphs were on, even when every one's were
     eager_of = against_eager.EagerIndex((m, None, m.record) for m in views)
     groups, backends = {}, []
     for m in views:
@@ -157,7 +159,7 @@ def speedup_table(sweep_records: list) -> str:
             m = cells.get(backend)
             if m is None:
                 row.append("")
-            elif m.record["status"] != records.STATUS_OK:
+            elif m.record["status"] != RecordStatus.OK:
                 row.append(m.record["status"])
             else:
                 ms = _median_ms(m.record)
@@ -167,7 +169,7 @@ def speedup_table(sweep_records: list) -> str:
                     cell += f" {tflops:.3g} TFLOP/s"
                 paired = against_eager.paired_speedup([m])
                 eager = eager_of.find(m) if m.base_backend != against_eager.EAGER else None
-                eager_ms = _median_ms(eager) if eager and eager["status"] == records.STATUS_OK else None
+                eager_ms = _median_ms(eager) if eager and eager["status"] == RecordStatus.OK else None
                 if paired:  # its own eager runs, alternating with the backend's: median of the pairs, interval
                     cell += f" ({paired['median']:.2f}x paired, {paired['low']:.2f}-{paired['high']:.2f})"
                 elif eager_ms:

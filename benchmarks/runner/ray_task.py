@@ -51,6 +51,7 @@ class TaskSpec:
     artifacts_max_size: int = 2**30
     fork: object = None  # (server kind, entry point) when the driver found the config forkable (--launch=fork)
     shared_compile_cache: bool = False  # launcher.ChildRequest's
+    uses_cuda: bool = False  # launcher.ChildRequest's
 
 
 def _node_environment(spec: TaskSpec, scratch: str, cores: list) -> tuple:
@@ -124,7 +125,7 @@ def run_on_node(spec: TaskSpec) -> dict:
         log_path = scratch + ".log"
         request = launcher.ChildRequest(argv=argv, env=env, log_path=log_path, timeout=spec.timeout,
                                         memory_limit=spec.memory_limit, cpu_affinity=held.cores,
-                                        shared_compile_cache=spec.shared_compile_cache,
+                                        shared_compile_cache=spec.shared_compile_cache, uses_cuda=spec.uses_cuda,
                                         on_start=lambda pid: pid_box.update(pid=pid))
         result = _run_child(ray, spec, request, node["node_id"])
     finally:

@@ -9,6 +9,7 @@ import logging
 from typing import Optional
 
 from benchmarks.common import accuracy_status, output_paths, records, xla_dump_env
+from benchmarks.common.records import RecordStatus, VerificationCode
 from benchmarks.common.run_options import RunOptions
 from benchmarks.runner import launcher, lock_waits, noise
 
@@ -23,7 +24,7 @@ def failure_record(config, options: RunOptions, result: launcher.ChildResult, lo
     record = records.config_record(config.model, config.experiment, options, env_facts)
     rel_log = output_paths.relative(log_path, options.output_dirname)
     if result.timed_out:
-        record = records.mark_failed(record, records.STATUS_TIMEOUT, "Timeout",
+        record = records.mark_failed(record, RecordStatus.TIMEOUT, "Timeout",
                                      f"timed out after {options.subprocess_timeout:g} s in phase {result.last_phase}"
                                      f"{hung_in(result.hung_in)}{lock_waits.describe(result.lock_waits)}",
                                      result.last_phase, rel_log)
@@ -32,25 +33,25 @@ def failure_record(config, options: RunOptions, result: launcher.ChildResult, lo
         return record
     if result.out_of_memory:
         limit = options.subprocess_memory_limit / 2**30
-        return records.mark_failed(record, records.STATUS_OOM, "MemoryLimitExceeded",
+        return records.mark_failed(record, RecordStatus.OOM, "MemoryLimitExceeded",
                                    f"resident memory of the process tree passed the limit of {limit:.2f} GiB "
                                    f"(reached {result.peak_tree_rss / 2**30:.2f} GiB)", result.last_phase, rel_log)
     if result.start_error:
-        return records.mark_failed(record, records.STATUS_CRASH, "NotStarted", result.start_error, "setup", rel_log)
+        return records.mark_failed(record, RecordStatus.CRASH, "NotStarted", result.start_error, "setup", rel_log)
     if result.lost:  # the executor lost the child with its host (a Ray worker or node died)
-        return records.mark_failed(record, records.STATUS_CRASH, "ExecutorLost", result.lost, result.last_phase,
+        return records.mark_failed(record, RecordStatus.CRASH, "ExecutorLost", result.lost, result.last_phase,
                                    rel_log)
     signal_name = result.signal_name()
     if signal_name:
         why = {"SIGKILL": " (killed from outside, possibly by the kernel's out-of-memory killer)"}.get(signal_name, "")
-        return records.mark_failed(record, records.STATUS_CRASH, signal_name,
+        return records.mark_failed(record, RecordStatus.CRASH, signal_name,
                                    f"killed by {signal_name}{why} in phase {result.last_phase}", result.last_phase,
                                    rel_log)
     tail = launcher.log_tail(log_path)
     message = f"exited with status {result.returncode} without handing back a record"
     if tail and result.returncode:
         message += f"; last output: {tail}"
-    return records.mark_failed(record, records.STATUS_CRASH, "NoRecord", message, result.last_phase, rel_log)
+    return records.mark_failed(record, RecordStatus.CRASH, "NoRecord", message, result.last_phase, rel_log)
 
 
 def child_record(config, options: RunOptions, result: launcher.ChildResult, log_path: str, env_facts: dict,
@@ -73,6 +74,8 @@ def child_record(config, options: RunOptions, result: launcher.ChildResult, log_
     if executor_facts is not None:
         record["environment"]["executor"] = executor_facts
     record["environment"]["launch"] = result.launch  # fork (from a fork server) or spawn (a fresh interpreter)
+    if result.launch_reason:  # a config that could have been forked, spawned: why
+        record["environment"]["launch_reason"] = result.launch_reason
     accuracy_status.settle(record)  # the child's own, or its failure's
     return with_precision_reason(record, config)
 
@@ -87,8 +90,8 @@ def with_precision_reason(record: dict, config) -> dict:
 
 def skip_record(config, options: RunOptions, reason: str, env_facts: dict) -> dict:
     record = records.config_record(config.model, config.experiment, options, env_facts)
-    records.mark_failed(record, records.STATUS_SKIP, "Unsupported", reason, "setup",
-                        verification_code=records.VERIFIER_SKIPPED)
+    records.mark_failed(record, RecordStatus.SKIP, "Unsupported", reason, "setup",
+                        verification_code=VerificationCode.VERIFIER_SKIPPED)
     accuracy_status.settle(record)
     return with_precision_reason(record, config)
 

@@ -73,6 +73,7 @@ def make_job(key: int, options: RunOptions, config, echo) -> Job:
         fork=fork_server.server_spec(config.experiment, options, env, argv, entry_argv()) if options.launch == "fork"
         else None,
         shared_compile_cache=config.experiment.compile_cache == "shared",
+        uses_cuda=config.experiment.accelerator == "cuda",
     )
     return Job(key, config, request, Needs.of(config.experiment, options.gpus_per_job))
 
@@ -130,7 +131,7 @@ class SweepRun:
     def write(self, config, record: dict) -> None:
         self.writer.append(record, sync=False)  # run() syncs once per batch: an fsync per record caps the rate
         status = record["status"]
-        self.counts["ok" if status == records.STATUS_OK else "skipped" if status == records.STATUS_SKIP
+        self.counts["ok" if status == records.RecordStatus.OK else "skipped" if status == records.RecordStatus.SKIP
                     else "failed"] += 1
         facts = record["environment"].get("executor") or {}
         if facts.get("running_beside_at_start") or facts.get("running_beside_at_end"):

@@ -39,6 +39,11 @@ MODELS = {
                         "waits for the lock (a timeout record names the file and its holder)",
     "polls_for_a_lock": "works; with BENCHMARKS_FAULTS_LOCK naming a file another process holds locked, its forward "
                         "polls for it through filelock, as Inductor's cache locks do",
+    "cuda_out_of_memory": "CUDA only: asks the GPU for 64 TiB (torch.OutOfMemoryError: an oom record)",
+    "cuda_device_assert": "CUDA only: indexes past a tensor's end, so a kernel's assert fires on the device (the "
+                          "process's CUDA context is lost)",
+    "cuda_illegal_address": "CUDA only: a Triton kernel stores far past its buffer (an illegal memory access; the "
+                            "process's CUDA context is lost)",
 }
 
 
@@ -56,6 +61,8 @@ class FaultsSuite(Suite):
         name = model_config["model_name"]
         if name == "raise_on_load":
             raise RuntimeError("raise_on_load: this model fails while it is built, on purpose")
+        if name in faults_models.CUDA_ONLY and not str(device).startswith("cuda"):
+            raise NotImplementedError(f"{name} is a fault of CUDA devices; this config runs on {device}")
         module = faults_models.MODELS[name]().to(device)
         batch_size = experiment.batch_size or 4
         generator = torch.Generator().manual_seed(0)

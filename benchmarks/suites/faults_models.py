@@ -262,6 +262,33 @@ class PollsForALock(_Base):
         return torch.relu(self.fc(x))
 
 
+class CudaOutOfMemory(_Base):
+    """Asks the GPU for 64 TiB: torch.OutOfMemoryError at once (the process's CUDA context stays usable)."""
+
+    def forward(self, x):
+        torch.empty(1 << 46, dtype=torch.uint8, device=x.device)
+        return self.fc(x)
+
+
+class CudaDeviceAssert(_Base):
+    """Indexes past the end of a CUDA tensor: the kernel's assert fires on the device ("device-side assert
+    triggered"), and every later CUDA call of the process fails."""
+
+    def forward(self, x):
+        return self.fc(x)[torch.full((1,), x.shape[0] + 100, device=x.device)]
+
+
+class CudaIllegalAddress(_Base):
+    """A Triton kernel stores 1 TiB past its buffer: "an illegal memory access was encountered", the process's
+    CUDA context lost."""
+
+    def forward(self, x):
+        from benchmarks.suites import faults_triton
+
+        faults_triton.store_far_away(x)
+        return self.fc(x)
+
+
 MODELS = {
     "segfault": Segfault,
     "hang": Hang,
@@ -287,4 +314,8 @@ MODELS = {
     "polls_for_a_lock": PollsForALock,
     "drifts_when_armed": DriftsWhenArmed,
     "crashes_when_armed": CrashesWhenArmed,
+    "cuda_out_of_memory": CudaOutOfMemory,
+    "cuda_device_assert": CudaDeviceAssert,
+    "cuda_illegal_address": CudaIllegalAddress,
 }
+CUDA_ONLY = frozenset({"cuda_out_of_memory", "cuda_device_assert", "cuda_illegal_address"})

@@ -10,6 +10,7 @@ import numpy as np
 
 from benchmarks.common.html_style import esc
 from benchmarks.common import experiment_config
+from benchmarks.common.change_words import Word
 from benchmarks.history.site import dashboard_numbers as numbers
 from benchmarks.history.site import grid as grid_module
 from benchmarks.history.site import page, suite_page
@@ -51,7 +52,7 @@ def _run_row(g, row: int, column: int, speedup: np.ndarray, mark: str = "") -> s
 def _change_section(g, config, shift, speedup: np.ndarray) -> str:
     column = config.column
     before, after = g.runs[shift.before], g.runs[shift.after]
-    direction = "slower" if shift.ratio > 1 else "faster"
+    direction = Word.SLOWER if shift.ratio > 1 else Word.FASTER
     present = np.flatnonzero(g.status[:, column] != grid_module.MISSING)
     low = present[present <= shift.before][-AROUND:]
     high = present[present >= shift.after][:AROUND]
@@ -73,7 +74,7 @@ def _change_section(g, config, shift, speedup: np.ndarray) -> str:
     if before.torch and after.torch and before.torch != after.torch:  # the code under test is not all that changed
         out.append(f'<p class="torch-changed">The torch changed between these runs too: {esc(before.torch)} &rarr; '
                    f"{esc(after.torch)}.</p>")
-    if direction == "slower" and before.commit and after.commit and before.commit != after.commit:
+    if direction == Word.SLOWER and before.commit and after.commit and before.commit != after.commit:
         out.append("<p>The first bad commit, measured again (docs/history.md, bisect):</p>"
                    f'<pre class="cmd bisect">{esc(bisect_command(config, before.commit, after.commit))}</pre>')
     return "\n".join(out)

@@ -125,11 +125,11 @@ def load(connection) -> Grid:
     del rows
     r = np.fromiter((row_of[x] for x in columns[0]), np.int64, len(columns[0]))
     c = np.fromiter((column_of[x] for x in columns[1]), np.int64, len(columns[1]))
-    codes = {records.STATUS_OK: OK, records.STATUS_SKIP: SKIPPED}
+    codes = {records.RecordStatus.OK: OK, records.RecordStatus.SKIP: SKIPPED}
     code = np.fromiter((codes.get(x, FAILED) for x in columns[2]), np.int8, len(columns[2]))
     verdicts = [_verdict(*x) for x in zip(columns[2], columns[3], columns[4])]
     # Ran, and its verdict is no failure: a config run without --verify (not_checked) passes by running.
-    ok = np.fromiter((state == records.STATUS_OK and not accuracy_status.failed(verdict)
+    ok = np.fromiter((state == records.RecordStatus.OK and not accuracy_status.failed(verdict)
                       for state, verdict in zip(columns[2], verdicts)), bool, len(verdicts))
     status = np.zeros(shape, np.int8)
     np.maximum.at(status, (r, c), code)  # a failure in any round fails the run
@@ -156,9 +156,9 @@ def load(connection) -> Grid:
     failures: dict = {}
     for i in np.flatnonzero(~ok):
         state = columns[2][i]
-        if state == records.STATUS_SKIP:
+        if state == records.RecordStatus.SKIP:
             continue
-        failures.setdefault((int(r[i]), int(c[i])), state if state != records.STATUS_OK else verdicts[i])
+        failures.setdefault((int(r[i]), int(c[i])), state if state != records.RecordStatus.OK else verdicts[i])
     names: dict = {}
     source = np.full(shape, -1, np.int32)
     source[r, c] = np.fromiter((names.setdefault(x or "", len(names)) for x in columns[9]), np.int32, len(r))

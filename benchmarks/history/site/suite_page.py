@@ -9,7 +9,9 @@ import os
 
 import numpy as np
 
+from benchmarks.common.accuracy_status import AccuracyStatus
 from benchmarks.common.html_style import esc
+from benchmarks.common.records import RecordStatus
 from benchmarks.history.site import dashboard_numbers as numbers
 from benchmarks.history.site import grid as grid_module
 from benchmarks.history.site import page, significance
@@ -25,8 +27,8 @@ def status_text(g, row, column) -> str:
     if code == grid_module.MISSING:
         return "-"
     if code == grid_module.SKIPPED:
-        return "skip"
-    return "pass" if g.passed[row, column] else g.failures.get((row, column), "fail")
+        return RecordStatus.SKIP
+    return AccuracyStatus.PASS if g.passed[row, column] else g.failures.get((row, column), "fail")
 
 
 def is_new_failure(g, baseline, newest, column) -> bool:

@@ -1,4 +1,5 @@
-"""compare.py's verdicts: one per config (and one for the geomean), with what would settle an unsure one.
+"""compare.py's outcomes: one per config (and one for the geomean), with what would settle an unsure one. The words
+and --fail-on's list are common/change_words.py's (history says the same ones); the output names the outcome `verdict`.
 
 A ratio above 1 is worse whatever the metric (time, compile time, memory): the treatment costs more.
 """
@@ -8,22 +9,11 @@ from __future__ import annotations
 from typing import Optional
 
 from benchmarks.common import accuracy_status, records
+from benchmarks.common.change_words import COMPARE_FAIL_ON, Word
 from benchmarks.common.cli_support import choice_list
 
-SLOWER, FASTER, SAME, UNSURE = "slower", "faster", "same", "unsure"
-NEW_FAILURE, FIXED, FAILING = "new-failure", "fixed", "failing"
-NO_DATA, ONLY_CONTROL, ONLY_TREATMENT = "no-data", "only-control", "only-treatment"
-# In the order of the counts line; also the sort order of rows with no ratio.
-VERDICTS = (SLOWER, NEW_FAILURE, UNSURE, FASTER, FIXED, SAME, FAILING, NO_DATA, ONLY_CONTROL, ONLY_TREATMENT)
-GEOMEAN = "geomean"
-# The gates (gates.py), named beside the verdicts: a config has one verdict and any number of gates.
-ACCURACY, GRAPH_BREAKS, RECOMPILES = "accuracy", "graph-breaks", "recompiles"
-COMPRESSION, COMPILE_LATENCY = "compression", "compile-latency"
-GATES = (ACCURACY, GRAPH_BREAKS, RECOMPILES, COMPRESSION, COMPILE_LATENCY)
 # The relative change of compression ratio or compile latency past which their gates count.
 DEFAULT_GATE_LIMIT = 0.10
-FAIL_ON_CHOICES = VERDICTS + (GEOMEAN,) + GATES
-DEFAULT_FAIL_ON = (SLOWER, NEW_FAILURE)
 # With one process on a side, the variation between processes (often a few percent) is unknown: only an
 # interval wholly beyond this much change (or the threshold, if larger) gives slower/faster, never same.
 SINGLE_PROCESS_MARGIN = 0.10
@@ -52,46 +42,46 @@ def _error_line(text: str) -> str:
 
 
 def correctness(control: list, treatment: list) -> Optional[tuple]:
-    """(verdict, note) when the configs differ in what ran at all, else None (compare the numbers)."""
+    """(outcome, note) when the configs differ in what ran at all, else None (compare the numbers)."""
     if not treatment:
-        return ONLY_CONTROL, "no treatment record"
+        return Word.ONLY_CONTROL, "no treatment record"
     if not control:
-        return ONLY_TREATMENT, "no control record"
+        return Word.ONLY_TREATMENT, "no control record"
     control_failed, treatment_failed = failure(control), failure(treatment)
     if treatment_failed and not control_failed:
-        return NEW_FAILURE, f"treatment {treatment_failed}"
+        return Word.NEW_FAILURE, f"treatment {treatment_failed}"
     if control_failed and not treatment_failed:
-        return FIXED, f"control {control_failed}"
+        return Word.FIXED, f"control {control_failed}"
     if control_failed and treatment_failed:
-        return FAILING, f"control {control_failed}; treatment {treatment_failed}"
+        return Word.FAILING, f"control {control_failed}; treatment {treatment_failed}"
     return None
 
 
 def timing(value: float, ci: tuple, threshold: float, n_control: int, n_treatment: int) -> tuple:
-    """(verdict, note) of a ratio and its interval."""
+    """(outcome, note) of a ratio and its interval."""
     low, high = ci
     if min(n_control, n_treatment) < 2:
         margin = max(threshold, SINGLE_PROCESS_MARGIN)
         if low > 1 + margin:
-            return SLOWER, "1 process on a side: its interval ignores process-to-process variation"
+            return Word.SLOWER, "1 process on a side: its interval ignores process-to-process variation"
         if high < 1 - margin:
-            return FASTER, "1 process on a side: its interval ignores process-to-process variation"
+            return Word.FASTER, "1 process on a side: its interval ignores process-to-process variation"
         which = "each side" if max(n_control, n_treatment) < 2 else \
             "the control side" if n_control < 2 else "the treatment side"
-        return UNSURE, (f"1 process on {which}: variation between processes unknown; "
+        return Word.UNSURE, (f"1 process on {which}: variation between processes unknown; "
                         "run both with --rounds 3 or more")
     if low > 1 and value > 1 + threshold:
-        return SLOWER, ""
+        return Word.SLOWER, ""
     if high < 1 and value < 1 - threshold:
-        return FASTER, ""
+        return Word.FASTER, ""
     if low >= 1 - threshold and high <= 1 + threshold:
-        return SAME, ""
+        return Word.SAME, ""
     fewest = min(n_control, n_treatment)
     if fewest < 5:
-        return UNSURE, f"interval wider than ±{threshold:.0%}: more --rounds ({fewest} processes now) narrow it"
-    return UNSURE, f"interval wider than ±{threshold:.0%}: more --rounds or --repeat, or a quieter machine"
+        return Word.UNSURE, f"interval wider than ±{threshold:.0%}: more --rounds ({fewest} processes now) narrow it"
+    return Word.UNSURE, f"interval wider than ±{threshold:.0%}: more --rounds or --repeat, or a quieter machine"
 
 
 def parse_fail_on(text: str) -> tuple:
-    """--fail-on's value: a comma list of verdicts, gates and/or "geomean", or "none". ValueError with the reason."""
-    return choice_list(text, FAIL_ON_CHOICES)
+    """--fail-on's value: a comma list of outcomes, gates and/or "geomean", or "none". ValueError with the reason."""
+    return choice_list(text, COMPARE_FAIL_ON)

@@ -1,0 +1,229 @@
+"""The GPU's state over each timed run of a CUDA config, from NVML (docs/runner.md, "GPU telemetry").
+
+Per timed run (metrics, one value a run): the SM clock (the mean of the driver's own clock samples taken during
+the run; the clock after it where the driver kept none), the average power (the energy counter's difference over
+the run's time), the temperature after the run, and the seconds the GPU was held below its clocks by its power
+or thermal limits (NVML's violation counters). The record's `gpu_telemetry` names the device, its top SM clock
+and the limits that held it back; a warning says when a timed run throttled.
+
+No thread runs beside the timed loop: the driver samples and counts by itself, and this module reads before and
+after each run. A launch-bound loop (the GPU waiting on the CPU) would lose GIL time to a sampling thread.
+Every reading may be unsupported on a given GPU or driver: it is then left out and named, never an error.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import time
+from typing import Callable, Optional
+
+# Metric names (one value per timed run)
+SM_CLOCK, POWER, TEMPERATURE, THROTTLED = ("gpu_sm_clock_mhz", "gpu_power_watts", "gpu_temperature_c",
+                                          "gpu_throttled_seconds")
+METRICS = (SM_CLOCK, POWER, TEMPERATURE, THROTTLED)
+# NVML's violation counters that mean "held below its clocks", by the words the warning uses
+LIMIT_POLICIES = {"power cap": "NVML_PERF_POLICY_POWER", "thermal limit": "NVML_PERF_POLICY_THERMAL"}
+# The instantaneous reasons that mean throttling (not idle, application clocks, display or sync boost)
+THROTTLE_REASONS = {"nvmlClocksEventReasonSwPowerCap": "power cap",
+                    "nvmlClocksEventReasonHwSlowdown": "hardware slowdown",
+                    "nvmlClocksEventReasonSwThermalSlowdown": "thermal limit",
+                    "nvmlClocksEventReasonHwThermalSlowdown": "hardware thermal slowdown",
+                    "nvmlClocksEventReasonHwPowerBrakeSlowdown": "power brake"}
+SAMPLE_FIELDS = {0: "dVal", 1: "uiVal", 2: "ulVal", 3: "ullVal", 4: "sllVal", 5: "siVal"}  # NVML_VALUE_TYPE_*
+
+
+class GpuTelemetry:
+    """NVML's view of one GPU across the timed runs; `absent` says why there is none (then nothing is read)."""
+
+    def __init__(self, nvml=None, handle=None, absent: Optional[str] = None, device: Optional[dict] = None):
+        self.nvml, self.handle, self.absent = nvml, handle, absent
+        self.device = device or {}
+        self.unsupported: list = []  # readings this GPU or driver does not give
+        self.reasons_seen: set = set()
+        self.throttled_runs = 0
+        self.runs = 0
+        self._start: dict = {}
+        if nvml is not None and absent is None:
+            self.unsupported = [name for name, read in self._counters().items() if read() is None]
+
+    @classmethod
+    def open(cls, nvml=None, uuid: Optional[str] = None, index: Optional[int] = None) -> "GpuTelemetry":
+        """NVML started and the GPU found by its UUID (what torch calls the device), else by NVML index."""
+        if nvml is None:
+            try:
+                import pynvml as nvml
+            except ImportError:
+                return cls(absent="pynvml is not installed (pip install nvidia-ml-py)")
+        try:
+            nvml.nvmlInit()
+        except Exception as exc:  # no driver: NVMLError_LibraryNotFound, DriverNotLoaded, ...
+            return cls(absent=f"NVML could not start ({exc})")
+        try:
+            if uuid:
+                handle = nvml.nvmlDeviceGetHandleByUUID(uuid if uuid.startswith(("GPU-", "MIG-")) else f"GPU-{uuid}")
+            elif index is not None:
+                handle = nvml.nvmlDeviceGetHandleByIndex(index)
+            else:
+                return cls(nvml=nvml, absent="which GPU this config ran on is not known to NVML").closed()
+            device = {"name": _text(_ask(nvml.nvmlDeviceGetName, handle)), "uuid": uuid,
+                      "max_sm_clock_mhz": _ask(nvml.nvmlDeviceGetMaxClockInfo, handle, nvml.NVML_CLOCK_SM)}
+        except Exception as exc:
+            return cls(nvml=nvml, absent=f"NVML does not know the config's GPU ({exc})").closed()
+        return cls(nvml=nvml, handle=handle, device=device)
+
+    def closed(self) -> "GpuTelemetry":
+        self.close()
+        return self
+
+    def close(self) -> None:
+        if self.nvml is not None:
+            try:
+                self.nvml.nvmlShutdown()
+            except Exception:
+                pass
+            self.nvml = None
+
+    # ------------------------------------------------------------ readings
+
+    def _counters(self) -> dict:
+        nvml, handle = self.nvml, self.handle
+        counters = {"energy": lambda: _ask(nvml.nvmlDeviceGetTotalEnergyConsumption, handle)}  # mJ
+        for words, policy in LIMIT_POLICIES.items():
+            counters[words] = (lambda p=getattr(nvml, policy, None):
+                               _violation_ns(nvml, handle, p) if p is not None else None)
+        counters["temperature"] = lambda: _ask(nvml.nvmlDeviceGetTemperature, handle, nvml.NVML_TEMPERATURE_GPU)
+        counters["sm clock"] = lambda: _ask(nvml.nvmlDeviceGetClockInfo, handle, nvml.NVML_CLOCK_SM)
+        return counters
+
+    def start_run(self) -> None:
+        if self.absent:
+            return
+        counters = self._counters()
+        self._start = {name: counters[name]() for name in ("energy", *LIMIT_POLICIES)}
+        self._start["wall"] = time.monotonic()
+        self._start["since_us"] = int(time.time() * 1e6)  # NVML's sample timestamps: microseconds of the epoch
+
+    def end_run(self) -> dict:
+        """This run's figures: metric name -> value (only those this GPU gives)."""
+        if self.absent or not self._start:
+            return {}
+        counters, start = self._counters(), self._start
+        seconds = time.monotonic() - start["wall"]
+        figures = {}
+        clock = self._mean_clock_since(start["since_us"])
+        figures[SM_CLOCK] = clock if clock is not None else counters["sm clock"]()
+        energy = counters["energy"]()
+        if energy is not None and start["energy"] is not None and seconds > 0:
+            figures[POWER] = (energy - start["energy"]) / 1e3 / seconds
+        figures[TEMPERATURE] = counters["temperature"]()
+        held, limits, counted = 0.0, [], False
+        for words in LIMIT_POLICIES:
+            now, before = counters[words](), start[words]
+            if now is None or before is None:
+                continue
+            counted = True
+            if now > before:
+                held += (now - before) / 1e9
+                limits.append(words)
+        if counted:
+            figures[THROTTLED] = held
+        limits += self._throttle_reasons_now()
+        self.runs += 1
+        if limits:
+            self.throttled_runs += 1
+            self.reasons_seen.update(limits)
+        self._start = {}
+        return {name: float(value) for name, value in figures.items() if value is not None}
+
+    def _mean_clock_since(self, since_us: int) -> Optional[float]:
+        nvml = self.nvml
+        try:
+            value_type, samples = nvml.nvmlDeviceGetSamples(self.handle, nvml.NVML_PROCESSOR_CLK_SAMPLES, since_us)
+        except Exception:
+            return None
+        field = SAMPLE_FIELDS.get(value_type)
+        values = [getattr(sample.sampleValue, field) for sample in samples
+                  if field and sample.timeStamp >= since_us]
+        return statistics.fmean(values) if values else None
+
+    def _throttle_reasons_now(self) -> list:
+        reasons = _ask(self.nvml.nvmlDeviceGetCurrentClocksEventReasons, self.handle)
+        if not reasons:
+            return []
+        return [words for name, words in THROTTLE_REASONS.items() if reasons & getattr(self.nvml, name, 0)]
+
+    # ------------------------------------------------------------ the record
+
+    def summary(self) -> dict:
+        """The record's `gpu_telemetry`."""
+        if self.absent:
+            return {"absent": self.absent}
+        return dict(self.device, source="nvml", timed_runs=self.runs, throttled_runs=self.throttled_runs,
+                    throttle_reasons=sorted(self.reasons_seen), unsupported=self.unsupported)
+
+    def warning(self, metrics: dict) -> Optional[str]:
+        """One line when a timed run was held back by a limit (the record's `warnings`)."""
+        if not self.throttled_runs:
+            return None
+        clocks = metrics.get(SM_CLOCK) or []
+        held = sum(metrics.get(THROTTLED) or [])
+        clock_text = (f"; SM clock {min(clocks):.0f}-{max(clocks):.0f} MHz of {self.device.get('max_sm_clock_mhz')}"
+                      if clocks else "")
+        return (f"gpu: throttled ({', '.join(sorted(self.reasons_seen))}) in {self.throttled_runs} of {self.runs} "
+                f"timed runs ({held:.2f} s held below its clocks{clock_text}): its times are not the card's best")
+
+
+def for_config(experiment, nvml=None) -> Optional[GpuTelemetry]:
+    """The telemetry of a CUDA config's GPU (None for other accelerators). Its UUID comes from torch for a
+    torch CUDA config; an XLA config's device is the only visible GPU, or unknown."""
+    if experiment.accelerator != "cuda":
+        return None
+    uuid = index = None
+    if not experiment.xla:
+        import torch
+
+        try:
+            uuid = str(torch.cuda.get_device_properties(torch.cuda.current_device()).uuid)
+        except Exception as exc:  # no usable device: the config fails on its own; say why there are no figures
+            return GpuTelemetry(absent=f"torch names no CUDA device ({exc})")
+    else:
+        uuid = _single_visible_uuid()
+        if uuid is None:
+            index = 0 if _nvml_count(nvml) == 1 else None
+    return GpuTelemetry.open(nvml, uuid=uuid, index=index)
+
+
+def _single_visible_uuid() -> Optional[str]:
+    visible = [part.strip() for part in os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",") if part.strip()]
+    return visible[0] if len(visible) == 1 and visible[0].startswith(("GPU-", "MIG-")) else None
+
+
+def _nvml_count(nvml) -> int:
+    try:
+        if nvml is None:
+            import pynvml as nvml
+        nvml.nvmlInit()
+        try:
+            return nvml.nvmlDeviceGetCount()
+        finally:
+            nvml.nvmlShutdown()
+    except Exception:
+        return 0
+
+
+def _violation_ns(nvml, handle, policy) -> Optional[int]:
+    status = _ask(nvml.nvmlDeviceGetViolationStatus, handle, policy)
+    return None if status is None else int(status.violationTime)
+
+
+def _ask(fn: Callable, *args):
+    try:
+        return fn(*args)
+    except Exception:  # NVMLError_NotSupported and friends: unknown, not a failure
+        return None
+
+
+def _text(value) -> Optional[str]:
+    return value.decode() if isinstance(value, bytes) else value
+

@@ -1,0 +1,490 @@
+#!/usr/bin/env python3
+"""`make gpu-check`: the one GPU check, sized for a lent GPU machine (one GPU, a few minutes, no network).
+
+Runs on the machine's own Python and torch (no .venv, no torch-xla there); what the project needs beyond them
+travels as wheels (`make gpu-wheels` here; --wheels DIR there): only the modules that don't import are unpacked,
+into the output directory, never over the machine's own. Then, within --minutes:
+
+1. the GPU tier (`pytest -m gpu`: tests/test_gpu.py and the CUDA timing test), each test's outcome;
+2. a small sweep of ours on real models under the dashboard's CUDA setup (--cuda-profile=dashboard: bf16, TF32;
+   torchvision resnet18, timm mobilenetv2_100; eager, Inductor, Inductor with
+   CUDA graphs), each config beside a plain CUDA loop in its own process (scripts/gpu_plain_loop.py);
+3. where a checkout of PyTorch's dynamo harness is given (--harness-dir), the harness on the same models.
+
+It writes one report (OUT/gpu-check.md, and .json): what ran, what was skipped and why, and one table of
+milliseconds per iteration, ours against the plain loop and the harness. Each part that does not fit the time
+left, or can't run here (no CUDA device, no harness), is named as skipped with the reason; exit 0 unless the
+check itself could not run (exit 2) or a part failed (exit 1).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import shlex
+import statistics
+import subprocess
+import sys
+import time
+import xml.etree.ElementTree as ElementTree
+import zipfile
+from pathlib import Path
+from typing import Optional
+
+SCRIPTS = Path(__file__).resolve().parent
+ROOT = SCRIPTS.parent
+sys.path[:0] = [str(SCRIPTS), str(ROOT)]
+
+# What the runner, the tier and this check import beyond the standard library and torch: module -> its wheel's
+# project name (`make gpu-wheels` downloads these for the lent machine's Python).
+NEEDED = {"numpy": "numpy", "psutil": "psutil", "yaml": "PyYAML", "orjson": "orjson", "tqdm": "tqdm",
+          "pynvml": "nvidia-ml-py", "pytest": "pytest"}
+OPTIONAL = {"torchvision": "the torchvision suite (resnet18)", "timm": "the timm suite (mobilenetv2_100)"}
+
+
+@dataclasses.dataclass(frozen=True)
+class Model:
+    suite: str  # ours
+    name: str
+    batch_size: int
+    harness: tuple  # (the harness's suite script key, its model name), or () where it has none
+
+
+# The comparison's models and configs: our flags per config, and the harness's extra flags for the same config.
+MODELS = (Model("torchvision", "resnet18", 32, ("torchbench", "resnet18")),
+          Model("timm", "mobilenetv2_100", 32, ("timm", "mobilenetv2_100")))
+# The comparison runs the dashboard's CUDA setup (--cuda-profile=dashboard: inference in bf16, TF32 matmuls, cold
+# compiles; the harness's --bfloat16 and its defaults), each config its own sweep of ours.
+PRECISION = "bf16"
+OUR_SETUP = ["--cuda-profile=dashboard"]  # CUDA only: the check's own CPU test runs without it
+CONFIGS = {  # name -> (our flags, the plain loop's flags, the harness's extra flags; None: its eager, timed beside)
+    "eager": (["--dynamo=None"], ["--backend=eager"], None),
+    "inductor": (["--dynamo=inductor", "--inductor-config=triton.cudagraphs=False"], ["--backend=inductor"],
+                 ["--disable-cudagraphs"]),
+    "inductor+cudagraphs": (["--dynamo=inductor"], ["--backend=inductor", "--cudagraphs"], []),
+    # ours under the inherited C allocator (the harness's): does our default policy move a launch-bound time?
+    "eager[allocator=system]": (["--dynamo=None", "--allocator=system"], ["--backend=eager"], None),
+}
+REPEAT = 30  # timed runs of ours (one iteration each), iterations of the plain loop
+
+
+@dataclasses.dataclass
+class Part:
+    name: str
+    status: str = "not run"  # ok, failed, skipped
+    detail: str = ""
+    seconds: float = 0.0
+
+
+class Check:
+    """The check's clock, environment, output directory and report."""
+
+    def __init__(self, options):
+        self.options = options
+        self.out = Path(options.out).resolve()
+        self.out.mkdir(parents=True, exist_ok=True)
+        self.deadline = time.monotonic() + options.minutes * 60
+        self.parts: dict = {}
+        self.rows: list = []  # the comparison table's rows
+        self.facts: dict = {}
+        self.env = dict(os.environ)
+        self.harness = None  # parity_harness.Harness, when --harness-dir names one
+        self.harness_eager: dict = {}  # model -> the harness's eager ms (timed beside its compiled runs)
+
+    def left(self) -> float:
+        return self.deadline - time.monotonic()
+
+    def part(self, name: str) -> Part:
+        return self.parts.setdefault(name, Part(name))
+
+    def skip(self, name: str, why: str) -> None:
+        part = self.part(name)
+        part.status, part.detail = "skipped", why
+        say(f"{name}: skipped: {why}")
+
+    def run(self, command: list, log: Path, timeout: float, **kwargs) -> tuple:
+        """(how it ended: ok / exit N / timeout, its output) of one process of the check, output kept in `log`."""
+        say("+ " + " ".join(map(shlex.quote, map(str, command))))
+        log.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            done = subprocess.run(command, capture_output=True, text=True, timeout=max(timeout, 1), env=self.env,
+                                  cwd=kwargs.pop("cwd", ROOT), **kwargs)
+        except subprocess.TimeoutExpired as exc:
+            output = (exc.stdout or b"").decode(errors="replace") if isinstance(exc.stdout, bytes) else (exc.stdout or "")
+            log.write_text(output)
+            return "timeout", output
+        log.write_text(done.stdout + done.stderr)
+        return ("ok" if done.returncode == 0 else f"exit {done.returncode}"), done.stdout
+
+
+def say(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+# ---------------------------------------------------------------- the environment
+
+
+def missing_modules(python: str, env: dict) -> list:
+    probe = ("import importlib.util, json, sys; "
+             f"print(json.dumps([m for m in {list(NEEDED)!r} if importlib.util.find_spec(m) is None]))")
+    done = subprocess.run([python, "-c", probe], capture_output=True, text=True, env=env)
+    return json.loads(done.stdout) if done.returncode == 0 else list(NEEDED)
+
+
+def unpack_wheels(check: Check) -> None:
+    """Unpack the wheels of the modules this Python lacks into OUT/site (first on the check's PYTHONPATH after the
+    repository). A wheel is a zip of what goes into site-packages: no pip needed, nothing of the machine's own
+    packages touched."""
+    site = check.out / "site"
+    missing = missing_modules(sys.executable, check.env)
+    wheels = Path(check.options.wheels) if check.options.wheels else None
+    unpacked = []
+    for module in missing:
+        project = NEEDED[module].lower().replace("-", "_")
+        found = sorted(wheels.glob(f"{project}-*.whl"), key=lambda p: p.name) if wheels and wheels.is_dir() else []
+        found = [w for w in found if w.name.lower().startswith(project + "-")]
+        if not found:
+            continue
+        with zipfile.ZipFile(found[-1]) as wheel:
+            wheel.extractall(site)
+        unpacked.append(found[-1].name)
+    # each wheel's own dependencies (pytest's pluggy, iniconfig, packaging): every wheel in the folder whose
+    # top-level package does not import yet
+    if wheels and wheels.is_dir() and unpacked:
+        for wheel_path in sorted(wheels.glob("*.whl")):
+            if wheel_path.name in unpacked:
+                continue
+            with zipfile.ZipFile(wheel_path) as wheel:
+                tops = {name.split("/")[0] for name in wheel.namelist() if not name.split("/")[0].endswith(
+                    (".dist-info", ".data"))}
+                tops = {t[:-3] if t.endswith(".py") else t for t in tops}
+                probe = f"import importlib.util; print(all(importlib.util.find_spec(t) for t in {sorted(tops)!r}))"
+                have = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                                      env=check.env).stdout.strip() == "True"
+                if not have:
+                    wheel.extractall(site)
+                    unpacked.append(wheel_path.name)
+    paths = [str(ROOT)] + ([str(site)] if unpacked else []) + [check.env.get("PYTHONPATH", "")]
+    check.env["PYTHONPATH"] = os.pathsep.join(p for p in paths if p)
+    still = missing_modules(sys.executable, check.env)
+    part = check.part("packages")
+    part.status = "ok" if not still else "failed"
+    part.detail = (f"unpacked {', '.join(unpacked)}" if unpacked else "all present") + (
+        f"; still missing: {', '.join(still)} (give --wheels DIR: make gpu-wheels)" if still else "")
+    say(f"packages: {part.detail}")
+
+
+FACTS = r"""
+import json, os, platform, sys
+facts = {"python": platform.python_version()}
+try:
+    import torch
+except Exception as exc:
+    facts["torch_error"] = str(exc)
+else:
+    facts["torch"] = torch.__version__
+    facts["cuda_built"] = torch.backends.cuda.is_built()
+    os.environ["PYTORCH_NVML_BASED_CUDA_CHECK"] = "1"
+    facts["devices"] = [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
+for name in ("torchvision", "timm", "torch_xla", "triton"):
+    try:
+        facts[name] = __import__(name).__version__
+    except Exception as exc:
+        facts[name] = None
+print(json.dumps(facts))
+"""
+
+
+def gather_facts(check: Check) -> None:
+    done = subprocess.run([sys.executable, "-c", FACTS], capture_output=True, text=True, env=check.env)
+    check.facts = json.loads(done.stdout) if done.returncode == 0 else {"error": done.stderr.strip()[-500:]}
+    say(f"facts: {json.dumps(check.facts)}")
+
+
+def no_gpu_reason(facts: dict) -> Optional[str]:
+    if "torch" not in facts:
+        return f"torch does not import ({facts.get('torch_error') or facts.get('error')})"
+    if not facts.get("cuda_built"):
+        return f"this torch ({facts['torch']}) is built without CUDA"
+    if not facts.get("devices"):
+        return "no CUDA device is visible"
+    return None
+
+
+# ---------------------------------------------------------------- 1. the GPU tier
+
+
+def run_tier(check: Check, budget: float) -> None:
+    part = check.part("GPU tier")
+    xml = check.out / "tier.xml"
+    started = time.monotonic()
+    ended, _ = check.run([sys.executable, "-m", "pytest", "-q", "-m", "gpu", "tests/test_gpu.py", "tests/test_timing.py",
+                          "-p", "no:cacheprovider", f"--junitxml={xml}", "-o", "addopts=-ra"],
+                         check.out / "tier.log", timeout=budget)
+    part.seconds = time.monotonic() - started
+    outcomes = tier_outcomes(xml)
+    counts = {kind: sum(1 for _, k, _ in outcomes if k == kind) for kind in ("passed", "failed", "skipped")}
+    part.status = "ok" if ended == "ok" and not counts["failed"] else "failed"
+    part.detail = (f"{counts['passed']} passed, {counts['failed']} failed, {counts['skipped']} skipped"
+                   + ("" if ended in ("ok", "exit 1") else f" ({ended}: log {check.out / 'tier.log'})"))
+    part.tests = outcomes  # type: ignore[attr-defined]
+    say(f"GPU tier: {part.detail}")
+
+
+def tier_outcomes(xml: Path) -> list:
+    """(test, passed/failed/skipped, message) per test case of a JUnit XML file (empty if there is none)."""
+    try:
+        root = ElementTree.parse(xml).getroot()
+    except (OSError, ElementTree.ParseError):
+        return []
+    outcomes = []
+    for case in root.iter("testcase"):
+        name = case.get("name")
+        for kind, words in (("failure", "failed"), ("error", "failed"), ("skipped", "skipped")):
+            element = case.find(kind)
+            if element is not None:
+                message = (element.get("message") or element.text or "").strip().splitlines()
+                outcomes.append((name, words, message[0][:300] if message else ""))
+                break
+        else:
+            outcomes.append((name, "passed", ""))
+    return outcomes
+
+
+# ---------------------------------------------------------------- 2. ours and the plain loop
+
+
+def run_ours(check: Check, model: Model, config: str, budget: float) -> Optional[float]:
+    """Our sweep of one model and config (its own output directory): the median ms per iteration, or None."""
+    out = check.out / "ours" / model.name / config.replace(" ", "").replace(",", "_")
+    setup = OUR_SETUP if check.options.accelerator == "cuda" else []
+    command = [sys.executable, str(ROOT / "experiment_runner.py"), f"--suite-name={model.suite}",
+               "-k", f"^{model.name}$", f"--accelerator={check.options.accelerator}", "--xla=None",
+               *CONFIGS[config][0], *setup, f"--precision={PRECISION}", "--test=eval",
+               f"--batch-size={model.batch_size}", f"--repeat={REPEAT}", f"--output-dirname={out}"]
+    ended, _ = check.run(command, out / "sweep.log", timeout=budget)
+    times = [statistics.median(r["metrics"]["per_iter_time"]) * 1e3 for r in read_records(out / "results.jsonl")
+             if r.get("status") == "ok"]
+    say(f"ours {model.name} {config}: {ended}" + (f", {times[-1]:.3f} ms" if times else ", no ok record"))
+    return times[-1] if times else None
+
+
+def read_records(path: Path) -> list:
+    try:
+        return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    except (OSError, ValueError):
+        return []
+
+
+def run_plain(check: Check, model: Model, config: str, budget: float) -> Optional[float]:
+    flags = CONFIGS[config][1] + (["--tf32"] if check.options.accelerator == "cuda" else [])  # the setup's TF32
+    command = [sys.executable, str(SCRIPTS / "gpu_plain_loop.py"), f"--suite={model.suite}", f"--model={model.name}",
+               f"--batch-size={model.batch_size}", f"--precision={PRECISION}", f"--iterations={REPEAT}",
+               f"--device={check.options.accelerator}", *flags]
+    name = "-".join(flag.lstrip("-").replace("=", "_") for flag in flags)
+    ended, output = check.run(command, check.out / "plain" / f"{model.name}-{name}.log", timeout=budget)
+    try:
+        return json.loads(output.strip().splitlines()[-1])["median_ms"] if ended == "ok" else None
+    except (ValueError, IndexError, KeyError):
+        return None
+
+
+# ---------------------------------------------------------------- 3. the harness
+
+
+def run_harness(check: Check, model: Model, config: str, budget: float) -> Optional[dict]:
+    """The harness's performance run of one model and config: {"eager": ms, "compiled": ms} or None."""
+    import parity_harness
+    import parity_table
+
+    extra = CONFIGS[config][2]
+    if extra is None or not model.harness:
+        return None
+    harness = check.harness
+    suite, name = model.harness
+    scratch = parity_harness.write_shims(harness, check.out / "harness" / "shims")
+    env = parity_harness.environment(harness, scratch, [], base=check.env, allocator_policy="system")
+    csv_path = check.out / "harness" / f"{name}-{config}.csv"
+    command = parity_harness.command(sys.executable, harness, suite, name, "eval", PRECISION, model.batch_size,
+                                     "performance", REPEAT, csv_path, device=check.options.accelerator) + extra
+    saved, check.env = check.env, env
+    try:
+        ended, _ = check.run(command, csv_path.with_suffix(".log"), timeout=budget, cwd=harness.checkout)
+    finally:
+        check.env = saved
+    row = parity_table.read_csv_row(csv_path, name)
+    try:
+        compiled = float(row["abs_latency"])
+        return {"compiled": compiled, "eager": compiled * float(row["speedup"])}
+    except (TypeError, KeyError, ValueError):
+        say(f"harness {name} {config}: {ended}, no performance row (log {csv_path.with_suffix('.log')})")
+        return None
+
+
+# ---------------------------------------------------------------- the report
+
+
+def compare(check: Check) -> None:
+    """Parts 2 and 3: per model, our sweep, the plain loop per config, the harness per config."""
+    names = ("small sweep", "plain loop", "harness")
+    wanted = check.options.model_list
+    models = [m for m in wanted if m.suite not in OPTIONAL or check.facts.get(m.suite)]
+    absent = [f"{m.suite} {m.name} ({OPTIONAL[m.suite]}: not installed)" for m in wanted if m not in models]
+    if not models:
+        for name in names:
+            check.skip(name, "no model's suite is installed: " + "; ".join(absent))
+        return
+    if check.options.harness_dir:
+        import parity_harness
+
+        try:
+            check.harness = parity_harness.find_harness(check.options.harness_dir, ROOT)
+        except parity_harness.NoHarness as exc:
+            check.skip("harness", str(exc))
+    else:
+        check.skip("harness", "no --harness-dir (a PyTorch or TorchBench checkout: docs/parity.md)")
+    started = time.monotonic()
+    for index, model in enumerate(models):
+        share = check.left() / (len(models) - index)  # what this model may take of what is left
+        if share < 60:
+            check.skip("small sweep", f"{check.left():.0f} s left of --minutes {check.options.minutes}")
+            break
+        plain_of: dict = {}  # the plain loop's time per flag set (two configs may share one)
+        for config in check.options.configs:
+            part = share / len(check.options.configs)
+            ours = run_ours(check, model, config, min(part * 0.6, check.left()))
+            key = tuple(CONFIGS[config][1])
+            if key not in plain_of:
+                plain_of[key] = run_plain(check, model, config, min(part * 0.2, check.left()))
+            theirs = run_harness(check, model, config, min(part * 0.3, check.left())) if check.harness else None
+            if theirs:  # its eager, timed beside its compiled run, is the eager rows'
+                check.harness_eager.setdefault(model.name, theirs["eager"])
+            check.rows.append({"model": model.name, "batch_size": model.batch_size, "precision": PRECISION,
+                               "config": config, "ours_ms": ours, "plain_ms": plain_of[key],
+                               "harness_ms": theirs["compiled"] if theirs else None})
+    for row in check.rows:  # eager: the harness times it beside its compiled run
+        if CONFIGS[row["config"]][2] is None and row["harness_ms"] is None:
+            row["harness_ms"] = check.harness_eager.get(row["model"])
+    elapsed = time.monotonic() - started
+    ran = [r for r in check.rows if r["ours_ms"] is not None]
+    for name, key in (("small sweep", "ours_ms"), ("plain loop", "plain_ms"), ("harness", "harness_ms")):
+        if check.part(name).status == "skipped":
+            continue
+        got = sum(1 for r in check.rows if r[key] is not None)
+        part = check.part(name)
+        part.status = "ok" if got == len(check.rows) else "failed"
+        part.detail = f"{got} of {len(check.rows)} configs timed" + (f"; not installed: {'; '.join(absent)}"
+                                                                     if absent else "")
+        part.seconds = elapsed
+    if not ran:
+        say("no config of ours was timed")
+
+
+def ratio(a: Optional[float], b: Optional[float]) -> str:
+    return f"{a / b:.2f}" if a and b else "-"
+
+
+def ms(value: Optional[float]) -> str:
+    return f"{value:.3f}" if value is not None else "-"
+
+
+def report(check: Check, started: float) -> str:
+    facts = check.facts
+    lines = [f"# gpu-check: {', '.join(facts.get('devices') or ['no CUDA device'])}",
+             "", f"torch {facts.get('torch', '?')}, Python {facts.get('python', '?')}, torchvision "
+             f"{facts.get('torchvision')}, timm {facts.get('timm')}, torch-xla {facts.get('torch_xla')}; "
+             f"{time.monotonic() - started:.0f} s of --minutes {check.options.minutes}", "",
+             "| part | result | detail |", "|---|---|---|"]
+    for part in check.parts.values():
+        lines.append(f"| {part.name} | {part.status} | {part.detail} |")
+    tier = check.parts.get("GPU tier")
+    not_passed: dict = {}
+    for name, kind, message in getattr(tier, "tests", []):
+        if kind != "passed":
+            not_passed.setdefault((kind, message), []).append(name)
+    if not_passed:
+        lines += ["", "GPU tier, not passed:", ""] + [f"- {kind}: {message}: {', '.join(names)}"
+                                                     for (kind, message), names in not_passed.items()]
+    if check.rows:
+        setup = " ".join(OUR_SETUP) if check.options.accelerator == "cuda" else "no profile (CPU)"
+        lines += ["", f"## Milliseconds per iteration (median; eval, {PRECISION}, ours with {setup}, the plain loop and "
+                  f"the harness with TF32 as the dashboard; ours {REPEAT} timed runs, the plain loop {REPEAT} "
+                  "synchronized iterations in its own process)", "",
+                  "| model | batch | config | ours | plain loop | ours / plain | harness | ours / harness |",
+                  "|---|---|---|---|---|---|---|---|"]
+        for r in check.rows:
+            lines.append(f"| {r['model']} | {r['batch_size']} | {r['config']} | {ms(r['ours_ms'])} | "
+                         f"{ms(r['plain_ms'])} | {ratio(r['ours_ms'], r['plain_ms'])} | {ms(r['harness_ms'])} | "
+                         f"{ratio(r['ours_ms'], r['harness_ms'])} |")
+    return "\n".join(lines) + "\n"
+
+
+def parse(argv):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", default="output/gpu-check", help="where the report and logs go")
+    parser.add_argument("--minutes", type=float, default=8.0, help="the whole check's time (default 8)")
+    parser.add_argument("--wheels", help="wheels of what the machine's Python lacks (make gpu-wheels)")
+    parser.add_argument("--harness-dir", help="a PyTorch or TorchBench checkout: the dynamo harness beside ours")
+    parser.add_argument("--parts", default="tier,compare", help="tier, compare (default: both)")
+    parser.add_argument("--models", help="SUITE:NAME:BATCH, comma-separated (default: "
+                        + ", ".join(f"{m.suite}:{m.name}:{m.batch_size}" for m in MODELS) + ")")
+    parser.add_argument("--configs", default=",".join(CONFIGS), help="of " + ", ".join(CONFIGS))
+    parser.add_argument("--accelerator", choices=("cuda", "cpu"), default="cuda",
+                        help="cpu: the comparison's own test on a machine without a GPU (no tier, no CUDA graphs)")
+    options = parser.parse_args(argv)
+    unknown = set(options.parts.split(",")) - {"tier", "compare"}
+    if unknown or options.minutes <= 0:
+        parser.error(f"--parts takes tier and compare (not {', '.join(sorted(unknown))})" if unknown
+                     else "--minutes must be positive")
+    options.configs = [c.strip() for c in options.configs.split(",") if c.strip()]
+    if set(options.configs) - set(CONFIGS) or not options.configs:
+        parser.error(f"--configs takes {', '.join(CONFIGS)}")
+    options.model_list = list(MODELS)
+    if options.models:
+        options.model_list = []
+        for entry in options.models.split(","):
+            suite, name, batch = (entry.split(":") + ["", "", ""])[:3]
+            if not (suite and name and batch.isdigit() and int(batch) > 0):
+                parser.error(f"--models {entry}: expected SUITE:NAME:BATCH")
+            known = {(m.suite, m.name): m.harness for m in MODELS}
+            options.model_list.append(Model(suite, name, int(batch), known.get((suite, name), ())))
+    return options
+
+
+def main(argv=None) -> int:
+    options = parse(argv)
+    started = time.monotonic()
+    check = Check(options)
+    unpack_wheels(check)
+    gather_facts(check)
+    parts = options.parts.split(",")
+    why = no_gpu_reason(check.facts)
+    if options.accelerator == "cpu":  # the comparison's own test: no tier, the CPU's figures
+        check.skip("GPU tier", "--accelerator=cpu")
+        if "compare" in parts:
+            compare(check)
+    elif why:
+        for name in ("GPU tier", "small sweep", "plain loop", "harness"):
+            check.skip(name, why)
+        if "tier" in parts:  # the tier still runs: each test says it is skipped, and why
+            run_tier(check, check.left())
+            check.part("GPU tier").status = "skipped"
+    else:
+        if "tier" in parts:
+            run_tier(check, min(check.left() * 0.5, 300))
+        if "compare" in parts:
+            compare(check)
+    text = report(check, started)
+    (check.out / "gpu-check.md").write_text(text)
+    (check.out / "gpu-check.json").write_text(json.dumps({
+        "facts": check.facts, "parts": [dataclasses.asdict(p) for p in check.parts.values()], "rows": check.rows},
+        indent=1))
+    print(text)
+    print(f"report: {check.out / 'gpu-check.md'}")
+    return 1 if any(p.status == "failed" for p in check.parts.values()) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
