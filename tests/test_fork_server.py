@@ -294,6 +294,22 @@ def test_a_server_whose_forks_cant_use_cuda_has_its_cuda_configs_spawned_and_say
     assert "CUDA configs are spawned" in (tmp_path / f"server-{name}.log").read_text()
 
 
+@pytest.mark.integration
+def test_a_torch_without_the_bad_fork_check_has_its_cuda_configs_spawned_and_says_why(tmp_path):
+    # torch._C._cuda_isInBadFork is torch's private API: a torch without it leaves the server unable to tell whether
+    # its forks may use CUDA, so it spawns its CUDA configs, each record saying why, and still forks the others.
+    server, name, _ = probe_server(tmp_path, "torch", ("no_bad_fork_check",), {"PYTHONPATH": str(CUDA_PROBE.parent)})
+    try:
+        cuda = forked_on(server, probe_request(tmp_path, "cuda"))
+        cpu = forked_on(server, probe_request(tmp_path, "cpu", uses_cuda=False))
+    finally:
+        server.stop()
+    assert cuda.launch == "spawn" and "has no torch._C._cuda_isInBadFork" in cuda.launch_reason
+    assert cpu.launch == "fork"
+    assert "so the fork server can't tell whether its forks may use CUDA; CUDA configs are spawned" in \
+        (tmp_path / f"server-{name}.log").read_text()
+
+
 def test_a_config_spawned_instead_of_forked_says_why_in_its_record(tmp_path):
     from benchmarks.runner import launcher, result_records
     from benchmarks.runner.plan import Config

@@ -108,3 +108,31 @@ def test_inductors_settings_on_a_torch_that_moved_them_are_listed_another_way_or
     plan.check_inductor_settings([asking], caps)  # not refused: the child sets it
     assert matrix.unsupported_reason(asking, caps) is None
     assert f"--inductor-config is not checked before the children run: {error}" in caplog.text
+
+
+def test_a_torch_without_inductors_cuda_graph_knob_runs_without_graphs_and_says_why(monkeypatch):
+    """--cuda-profile=dashboard turns Inductor's CUDA graphs on through its config (not torch's API): where this torch
+    has no such knob (a config module without triton.cudagraphs stands in for it), the config runs without graphs,
+    its record says so (`cudagraphs`: false) and why (`absent`); and a torch without dynamo's counters can't count
+    the graphs Inductor skipped: that figure is absent too, saying why."""
+    import sys
+
+    import torch._dynamo.utils
+    import torch._inductor
+
+    from benchmarks.child import cuda_setup, torch_internals
+    from benchmarks.common.experiment_config import ExperimentConfig
+
+    monkeypatch.setattr(torch_internals, "ABSENT", {})
+    moved = types.ModuleType("torch._inductor.config")
+    monkeypatch.setattr(torch._inductor, "config", moved)
+    monkeypatch.setitem(sys.modules, "torch._inductor.config", moved)
+    profiled = ExperimentConfig("cuda", None, "inductor", "eval", precision="bf16", compile_mode="default",
+                                compile_cache="cold", cuda_profile="dashboard")
+    assert cuda_setup.apply({"suite_name": "torchvision", "model_name": "resnet18"}, profiled) == {"cudagraphs": False}
+    monkeypatch.delattr(torch._dynamo.utils, "counters")
+    assert cuda_setup.cudagraph_skips() is None
+    absent = torch_internals.absent()
+    assert set(absent) == {"cudagraphs", "cudagraph_skips"}
+    assert "torch._inductor.config.triton.cudagraphs could not be read (AttributeError" in absent["cudagraphs"]
+    assert "torch._dynamo.utils.counters could not be read (ImportError" in absent["cudagraph_skips"]

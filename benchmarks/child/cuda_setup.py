@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 from typing import Optional
 
+from benchmarks.child import torch_internals
 from benchmarks.common import compile_options, cuda_profile, precision as precisions
 
 log = logging.getLogger(__name__)
@@ -28,9 +29,15 @@ def apply(model_config: dict, experiment) -> dict:
     decided_elsewhere = (experiment.compile_mode in cuda_profile.GRAPH_MODES
                          or "triton.cudagraphs" in compile_options.settings_of(experiment.inductor_config))
     if on and not decided_elsewhere:
-        import torch._inductor.config as inductor_config
+        def graphs_on() -> bool:
+            import torch._inductor.config as inductor_config
 
-        inductor_config.triton.cudagraphs = True
+            inductor_config.triton.cudagraphs = True
+            return True
+
+        # Inductor's config is not torch's API: a torch that moved the knob runs without graphs, and says why
+        on = torch_internals.read(torch_internals.CUDAGRAPHS, "torch._inductor.config.triton.cudagraphs", graphs_on,
+                                  False)
     found = {"cudagraphs": on}
     reason = cuda_profile.no_cudagraphs_reason(model_config, keys)
     if reason:
@@ -40,12 +47,13 @@ def apply(model_config: dict, experiment) -> dict:
 
 def cudagraph_skips() -> Optional[int]:
     """How many of the config's graphs Inductor ran without CUDA graphs (its own counter; its reasons are in the
-    log), or None where this torch does not count them."""
-    try:
+    log), or None where this torch does not count them (the record's `absent` says why)."""
+    def skips() -> int:
         from torch._dynamo.utils import counters
-    except ImportError:
-        return None
-    return int(counters.get("inductor", {}).get("cudagraph_skips", 0))
+
+        return int(counters.get("inductor", {}).get("cudagraph_skips", 0))
+
+    return torch_internals.read(torch_internals.CUDAGRAPH_SKIPS, "torch._dynamo.utils.counters", skips)
 
 
 def describe(experiment, record: dict) -> Optional[dict]:

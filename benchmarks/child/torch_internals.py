@@ -24,6 +24,8 @@ COMPILE_SECONDS_BY_PHASE = "compile_seconds_by_phase"  # torch._dynamo.utils.cal
 COMPILE_SECONDS_BY_FUNCTION = "compile_seconds_by_function"  # torch._dynamo.utils.compilation_time_metrics
 COMPILE_THREADS = "compile_threads"  # a forked child's Inductor compile threads (torch._inductor.config)
 FALLBACK_RANDOM = "fallback_random"  # --verify's own compiled step with Inductor's fallback_random
+CUDAGRAPHS = "cudagraphs"  # Inductor's CUDA graphs where the config asks for them (torch._inductor.config.triton)
+CUDAGRAPH_SKIPS = "cudagraph_skips"  # the graphs Inductor ran without CUDA graphs (its counter)
 
 
 def torch_version() -> str:
