@@ -6,7 +6,6 @@ not exist"); and a module the fork server can't preload."""
 
 import importlib.util
 import os
-import types
 
 import pytest
 
@@ -82,7 +81,7 @@ def test_a_torchao_that_does_not_load_makes_quantized_configs_skips_saying_why(t
 def test_a_module_the_fork_server_cannot_preload_is_left_to_its_children_and_it_serves(tmp_path):
     """A preload that fails (a package built for another torch, say) is not the server's to die of: its log says
     which and why, and it forks children as ever (each imports what it needs itself, failing or not)."""
-    from benchmarks.runner import fork_server
+    from benchmarks.runner import fork_server, launcher
 
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
     spec = fork_server.ServerSpec("torch", tuple(sorted(env.items())), (PYTHON, "-m", "benchmarks"))
@@ -90,7 +89,8 @@ def test_a_module_the_fork_server_cannot_preload_is_left_to_its_children_and_it_
     read_end, write_end = os.pipe()
     try:
         with open(tmp_path / "child.log", "wb") as output:
-            request = types.SimpleNamespace(argv=[PYTHON, "-m", "benchmarks", "--help"], cpu_affinity=None)
+            request = launcher.ChildRequest(argv=[PYTHON, "-m", "benchmarks", "--help"], env=env,
+                                            log_path=str(tmp_path / "child.log"), timeout=300, uses_cuda=False)
             child = server.start(request, env, output.fileno(), write_end)
         assert child.ended_within(300) and child.returncode == 0, child.lost
     finally:
