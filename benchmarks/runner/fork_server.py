@@ -25,7 +25,7 @@ import sys
 import threading
 from typing import Callable, Optional
 
-from benchmarks.common import allocator, disk_writes, fork_protocol, scratch_dirs
+from benchmarks.common import allocator, disk_writes, fork_protocol, machine_facts, scratch_dirs
 from benchmarks.common.process_env import PARENT_PID_VARIABLE, child_environment
 from benchmarks.common.run_options import RunOptions
 from benchmarks.runner import launcher
@@ -49,6 +49,10 @@ PRELOAD = {"torch": ("torch",) + EVERY_CONFIG, "xla": ("torch", "torch_xla") + E
 # step's optimizer imports it, and every torch.compile) and Inductor. A server preloads those its sweep's
 # configs need (`preloads_for`): an eager inference sweep does not wait for them.
 DYNAMO, INDUCTOR = "torch._dynamo", "torch._inductor.compile_fx"
+# How a server starts: the project first on its import path (a clone run from another directory, not installed, finds
+# its package as the spawned child's script does), nothing added to its environment (its forks' is their twins').
+ZYGOTE_BOOT = "import runpy, sys; sys.path.insert(0, {root!r}); runpy.run_module('benchmarks.child.zygote', " \
+              "run_name='__main__', alter_sys=True)"
 
 
 def preloads_for(experiments) -> tuple:
@@ -215,7 +219,7 @@ class ForkServer(ServerClient):
                 listener.bind(address)
             listener.listen(64)
             os.makedirs(os.path.dirname(log_path), exist_ok=True)
-            argv = [spec.entry[0], "-m", "benchmarks.child.zygote", f"--listen-fd={listener.fileno()}",
+            argv = [spec.entry[0], "-c", ZYGOTE_BOOT.format(root=machine_facts.PROJECT_ROOT), f"--listen-fd={listener.fileno()}",
                     f"--parent-pid={os.getpid()}", f"--socket-path={self.path}", f"--log={log_path}"] + [
                         f"--entry={word}" for word in spec.entry[1:]] + [
                         f"--preload={name}" for name in PRELOAD[spec.kind] + tuple(preloads)]
