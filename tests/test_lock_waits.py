@@ -88,3 +88,51 @@ def test_a_held_lock_outside_the_child_is_found_by_its_file(tmp_path):
     assert (found["holder"], found["path"]) == (100, str(tmp_path / "a.lock"))
     assert lock_waits.held_in(str(tmp_path), mine={100}, text=text) == []  # the child's own lock
     assert lock_waits.held_in(str(tmp_path / "missing"), mine=set(), text=text) == []
+
+
+class _TimedOut:
+    """A child that never ends until its group is killed (launcher.kill_group is replaced: nothing real is killed)."""
+
+    pid = os.getpid()  # a process psutil can watch
+    killed = False
+
+    def ended_within(self, seconds) -> bool:
+        return self.killed
+
+
+def _wait_past_the_timeout(monkeypatch, tmp_path, shared: bool, hung_in: str, waits: list):
+    """launcher.wait_for on a child past its timeout, lock_waits' readings and the child's stacks replaced: the result
+    and what happened, in order."""
+    import time
+
+    from benchmarks.runner import launcher
+
+    events, child = [], _TimedOut()
+    monkeypatch.setattr(lock_waits, "tree", lambda pid: {pid})
+    monkeypatch.setattr(lock_waits, "waits", lambda tree: events.append("waits") or list(waits))
+    monkeypatch.setattr(lock_waits, "inductor_lock_dir", lambda env: "/cache/locks")
+    monkeypatch.setattr(lock_waits, "held_in", lambda where, tree: events.append(f"held_in {where}") or [{"holder": 7}])
+    monkeypatch.setattr(launcher, "ask_for_stacks", lambda child: events.append("stacks"))
+    monkeypatch.setattr(launcher, "where_it_hung", lambda path, offset: events.append(f"where {offset}") or hung_in)
+    monkeypatch.setattr(launcher, "kill_group", lambda pid: events.append("kill") or setattr(child, "killed", True))
+    request = launcher.ChildRequest(argv=[], env={}, log_path=str(tmp_path / "log"), timeout=0,
+                                    shared_compile_cache=shared)
+    result = launcher.ChildResult(record=None, returncode=None)
+    launcher.wait_for(child, request, result, time.monotonic(), log_offset=12)
+    return result, events
+
+
+def test_a_timeout_is_diagnosed_before_the_kill_and_a_polled_lock_names_the_shared_caches_holders(tmp_path,
+                                                                                                 monkeypatch):
+    from benchmarks.runner.launcher import POLLED_LOCK
+
+    polled = POLLED_LOCK + "_core/_acquire.py:177)"
+    result, events = _wait_past_the_timeout(monkeypatch, tmp_path, shared=True, hung_in=polled, waits=[])
+    assert result.timed_out and not result.out_of_memory
+    assert (result.hung_in, result.lock_waits) == (polled, [{"holder": 7}])
+    assert events == ["waits", "stacks", "where 12", "held_in /cache/locks", "kill"]  # all before the kill
+    # a waiter found, or the machine's cache not shared: the holders of the cache's locks are not asked for
+    result, events = _wait_past_the_timeout(monkeypatch, tmp_path, shared=True, hung_in=polled, waits=[{"holder": 3}])
+    assert result.lock_waits == [{"holder": 3}] and events == ["waits", "stacks", "where 12", "kill"]
+    result, events = _wait_past_the_timeout(monkeypatch, tmp_path, shared=False, hung_in=polled, waits=[])
+    assert result.lock_waits == [] and "held_in /cache/locks" not in events

@@ -344,13 +344,13 @@ def test_eager_reference_is_on_the_cpu_and_its_models_are_freed():
     verifier = verify.Verifier(options(), build, phases.append)
     verifier.compute_reference(eval_experiment("train"))
     assert len(built) == 3 and all(ref() is None for ref in built)  # two eager runs and the fp64 one, all gone
-    assert phases == ["reference"] and verifier.code is None  # reference ready, verdict pending
+    assert phases == ["reference"] and verifier.outcome.code is None  # reference ready, verdict pending
     # The fp64 reference's gradients are float64 (its loss is the generic reduction's, which sums in float32).
-    assert all(g.dtype == torch.float64 for g in verifier.fp64["grad"].values())
-    assert all(g.dtype == torch.float32 for g in verifier.reference["grad"].values())
-    assert set(verifier.reference) == {"loss", "grad"}
-    assert all(g.device.type == "cpu" and not g.requires_grad for g in verifier.reference["grad"].values())
-    assert set(verifier.reference["grad"]) == {f"{layer}.{kind}" for layer in ("fc1", "fc2", "out")
+    assert all(g.dtype == torch.float64 for g in verifier.kept.fp64["grad"].values())
+    assert all(g.dtype == torch.float32 for g in verifier.kept.reference["grad"].values())
+    assert set(verifier.kept.reference) == {"loss", "grad"}
+    assert all(g.device.type == "cpu" and not g.requires_grad for g in verifier.kept.reference["grad"].values())
+    assert set(verifier.kept.reference["grad"]) == {f"{layer}.{kind}" for layer in ("fc1", "fc2", "out")
                                                for kind in ("weight", "bias")}
 
 

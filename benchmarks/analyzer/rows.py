@@ -5,7 +5,8 @@ metric computed a column at a time for all rows at once, and the rows as CSV or 
 from __future__ import annotations
 
 import re
-from operator import itemgetter
+from operator import attrgetter
+from typing import Any, NamedTuple, Optional
 
 import numpy as np
 import orjson
@@ -47,53 +48,102 @@ _SAME_AS = {"per_iter_time": "total_time", "trace_per_iter_time": "trace_total_t
             "per_iter_cpu_time_s": "total_cpu_time_s", "per_iter_cuda_time_s": "total_cuda_time_s"}
 
 
+class ValuesEntry(NamedTuple):
+    """A distinct value reduced to its columns' values (a model, an environment, dynamo's statistics) and their
+    CSV text."""
+
+    values: tuple
+    text: bytes
+
+
+class ExperimentEntry(NamedTuple):
+    """A distinct experiment config: upstream's columns (values, CSV text), whether it is an XLA or a dynamo config,
+    and its other keys (experiment_<key> columns) by value and by CSV text."""
+
+    values: tuple
+    text: bytes
+    xla: bool
+    dynamo: bool
+    extra: dict
+    extra_cells: dict
+
+
+class PlainEntry(NamedTuple):
+    """A distinct value a row shows as it is: its CSV text, and the value."""
+
+    text: bytes
+    value: Any
+
+
+class OutcomeRow(NamedTuple):
+    """What a row shows of its outcome, in column order (_RUN_KEYS, then _SEGMENT_B1's first five, then warmup)."""
+
+    repeat: Any
+    iterations_per_run: Any
+    outputs_file: Any
+    status: Any
+    error_type: Any
+    error_phase: Any
+    verification_code: Any
+    warmup: Any
+
+
+class OutcomeEntry(NamedTuple):
+    """A distinct outcome: its row's values; the CSV text of repeat and iterations_per_run, of outputs_file ..
+    verification_code, of warmup; the error message; whether `metrics` was something other than an object."""
+
+    row: Optional[OutcomeRow]
+    run_text: bytes
+    segment_text: bytes
+    warmup_text: bytes
+    message: Optional[str]
+    odd_metrics: bool = False
+
+
+_NO_OUTCOME = OutcomeEntry(None, b"", b"", b"", None)
+
+
 def _texts(entries: list) -> list:
     """The CSV text of each entry (empty for a value no row uses)."""
-    return [entry[1] if entry else b"" for entry in entries]
+    return [entry.text if entry else b"" for entry in entries]
 
 
-def _values_entry(values: tuple) -> tuple:
-    """(values, their CSV text)."""
-    return values, cells(values).encode()
+def _values_entry(values: tuple) -> ValuesEntry:
+    return ValuesEntry(values, cells(values).encode())
 
 
-def _model_entry(model: dict) -> tuple:
+def _model_entry(model: dict) -> ValuesEntry:
     return _values_entry((model.get("suite_name"), model.get("model_name")))
 
 
 _NOT_EXTRA_EXPERIMENT_KEYS = frozenset(_EXPERIMENT_KEYS + ("experiment_name",))
 
 
-def _experiment_entry(experiment: dict) -> tuple:
-    """(values, CSV text, xla?, dynamo?, {its other keys: value}, {its other keys: CSV text}) of an experiment
-    config."""
+def _experiment_entry(experiment: dict) -> ExperimentEntry:
     values = tuple(map(experiment.get, _EXPERIMENT_KEYS))
     extra = {key: value for key, value in experiment.items() if key not in _NOT_EXTRA_EXPERIMENT_KEYS}
     extra_cells = {key: cell(value).encode() for key, value in extra.items()}
-    return values, cells(values).encode(), bool(values[2]), bool(values[4]), extra, extra_cells
+    return ExperimentEntry(values, cells(values).encode(), bool(values[2]), bool(values[4]), extra, extra_cells)
 
 
-def _plain_entry(value) -> tuple:
-    """(CSV text, value) of a value a row shows as it is."""
-    return cell(value).encode(), value
+def _plain_entry(value) -> PlainEntry:
+    return PlainEntry(cell(value).encode(), value)
 
 
-def _environment_entry(environment) -> tuple:
+def _environment_entry(environment) -> ValuesEntry:
     return _values_entry(tuple(map(environment.get, ENV_KEYS)) if type(environment) is dict else _NO_ENV)
 
 
-def _dynamo_stats_entry(found) -> tuple:
-    """(values of DYNAMO_COLUMNS, their CSV text) of a record's `dynamo_stats` (any value)."""
+def _dynamo_stats_entry(found) -> ValuesEntry:
+    """DYNAMO_COLUMNS of a record's `dynamo_stats` (any value)."""
     return _values_entry(dynamo_stats.cells(found))
 
 
 _NO_DYNAMO_STATS = _values_entry((None,) * len(DYNAMO_COLUMNS))
 
 
-def _outcome_entry(values: list, hide_errors: bool) -> tuple:
-    """(repeat, iterations_per_run, outputs_file, status, error_type, error_phase, verification_code, warmup),
-    the CSV text of the first two, of outputs_file .. verification_code, of warmup; the error message, and
-    whether `metrics` was something other than an object."""
+def _outcome_entry(values: list, hide_errors: bool) -> OutcomeEntry:
+    """The outcome of the values of _OUTCOME_FIELDS (`metrics` as _metrics_outcomes represents it)."""
     repeat, iterations, outputs_file, artifacts, status, error, verification, warmup, metrics = values
     odd_metrics = metrics is not None and type(metrics) is not dict
     if type(metrics) is not dict:
@@ -108,9 +158,9 @@ def _outcome_entry(values: list, hide_errors: bool) -> tuple:
             message = None
     if outputs_file is None and artifacts and type(artifacts) is dict:
         outputs_file = artifacts.get("output")
-    row = (repeat, iterations, outputs_file, status, error_type, phase, verification, warmup)
-    return (row, cells(row[:2]).encode(), cells(row[2:7]).encode(), cell(warmup).encode(), message,
-            odd_metrics)
+    row = OutcomeRow(repeat, iterations, outputs_file, status, error_type, phase, verification, warmup)
+    return OutcomeEntry(row, cells(row[:2]).encode(), cells(row[2:7]).encode(), cell(warmup).encode(), message,
+                        odd_metrics)
 
 
 _NO_ERROR = object()
@@ -136,6 +186,50 @@ def _metrics_outcomes(values: list) -> tuple:
             representatives.append(value)
         of_value[position] = found
     return representatives, of_value
+
+
+def _outcome_combinations(parsed: list, ids: list) -> tuple:
+    """(the values of _OUTCOME_FIELDS of each distinct outcome, each row's outcome): an outcome needs of `metrics`
+    only its type and its error text, so records alike in those share one."""
+    metrics_outcomes, metrics_outcome_of = _metrics_outcomes(parsed[K_METRICS])
+    columns = [metrics_outcome_of[ids[k]] if k == K_METRICS else ids[k] for k in _OUTCOME_FIELDS]
+    sizes = [len(metrics_outcomes) if k == K_METRICS else len(parsed[k]) for k in _OUTCOME_FIELDS]
+    outcome_keys, outcome_ids = combinations(columns, sizes)
+    values = [[metrics_outcomes[i] if k == K_METRICS else parsed[k][i] for k, i in zip(_OUTCOME_FIELDS, combination)]
+              for combination in outcome_keys.tolist()]
+    return values, outcome_ids
+
+
+class _Selection(NamedTuple):
+    """The lines that are rows: each one's line, its index into each key's values, whether it has the key, and its
+    outcome's index."""
+
+    rows: np.ndarray
+    ids: list
+    present: list
+    outcome_ids: np.ndarray
+
+
+class _Reduced(NamedTuple):
+    """Each distinct value's entry (None: unused or unreadable), per key; the plain keys' by key."""
+
+    models: list
+    experiments: list
+    environments: list
+    dynamo: list
+    outcomes: list
+    plain: dict
+
+
+def _warmup_skips(parsed: list, selection: _Selection) -> np.ndarray:
+    """Per row, the samples its statistics leave out: ours have a warm-up (the key, or a warmup_time metric);
+    upstream's treat their first sample as one."""
+    has_warmup = selection.present[K_WARMUP].copy()
+    with_warmup_time = [i for i, value in enumerate(parsed[K_METRICS])
+                        if type(value) is dict and "warmup_time" in value]
+    if with_warmup_time:
+        has_warmup |= np.isin(selection.ids[K_METRICS], with_warmup_time)
+    return np.where(has_warmup, 0, SKIP_WITHOUT_WARMUP).astype(np.intp)
 
 
 def _one_line(text: str) -> str:
@@ -206,33 +300,45 @@ class RangeRows:
     def _select_records(self, n_lines: int, status: np.ndarray, parsed: list, ids: list, dropped: set) -> list:
         """The lines that are records (a model and an experiment object), with what their rows need per
         distinct value; returns their lines."""
-        problems, hide_errors = self.problems, self.hide_errors
         present = [line_ids >= 0 for line_ids in ids]
         for column, line_ids in zip(parsed, ids):  # the last value of each key: absent
             line_ids[line_ids < 0] = len(column)
             column.append(None)
+        rows = self._record_lines(status, parsed, ids, dropped)
+        if not len(rows):
+            return []
+        if len(rows) < n_lines:
+            ids = [line_ids[rows] for line_ids in ids]
+            present = [flags[rows] for flags in present]
+        outcome_values, outcome_ids = _outcome_combinations(parsed, ids)
+        selection = _Selection(rows, ids, present, outcome_ids)
+        # Every distinct value (or combination) reduced once; one that cannot be costs its rows, never the report.
+        unreadable = {}
+        reduced = self._reduce(parsed, ids, outcome_values, unreadable)
+        if unreadable:
+            selection = self._drop_unreadable(selection, unreadable)
+            if not len(selection.rows):
+                return []
+        self._keep(parsed, selection, reduced)
+        return self.lines
+
+    def _record_lines(self, status: np.ndarray, parsed: list, ids: list, dropped: set) -> np.ndarray:
+        """The lines with a model and an experiment object; any other line that is not blank (nor dropped by the
+        reader already) is reported."""
         is_dict = [np.fromiter((type(value) is dict for value in parsed[k]), dtype=bool, count=len(parsed[k]))
                    for k in (K_MODEL, K_EXPERIMENT)]
         is_record = is_dict[0][ids[K_MODEL]] & is_dict[1][ids[K_EXPERIMENT]]
         if not is_record.all():
             for index in np.flatnonzero(~is_record & (status != LINE_BLANK)).tolist():
                 if index not in dropped:
-                    problems.add("not-record", index, "not a benchmark record (no model and experiment objects); "
-                                 "skipped")
-        rows = np.flatnonzero(is_record)
-        if not len(rows):
-            return []
-        if len(rows) < n_lines:
-            ids = [line_ids[rows] for line_ids in ids]
-            present = [flags[rows] for flags in present]
-        # Outcomes: each distinct combination of the values they depend on.
-        # What an outcome needs of `metrics` is its type and its error text: records with the same share one.
-        metrics_outcomes, metrics_outcome_of = _metrics_outcomes(parsed[K_METRICS])
-        columns = [metrics_outcome_of[ids[k]] if k == K_METRICS else ids[k] for k in _OUTCOME_FIELDS]
-        sizes = [len(metrics_outcomes) if k == K_METRICS else len(parsed[k]) for k in _OUTCOME_FIELDS]
-        outcome_keys, outcome_ids = combinations(columns, sizes)
-        # Every distinct value (or combination) reduced once; one that cannot be costs its rows, never the report.
-        unreadable = {}
+                    self.problems.add("not-record", index, "not a benchmark record (no model and experiment "
+                                      "objects); skipped")
+        return np.flatnonzero(is_record)
+
+    def _reduce(self, parsed: list, ids: list, outcome_values: list, unreadable: dict) -> "_Reduced":
+        """Each distinct value the rows use, made its entry once (None: unused); one that can't be is None too, and
+        `unreadable[(key, index)]` (key -1: an outcome) says why."""
+        check_json = self.check_json
 
         def entries(k: int, make, values: list, used: np.ndarray, shown=None) -> list:
             """make(value) of each used value; shown(entry): what a JSON line shows of it, when it must be
@@ -241,76 +347,74 @@ class RangeRows:
             for index in np.flatnonzero(used).tolist():
                 try:
                     entry = make(values[index])
-                    if shown is not None and self.check_json:
+                    if shown is not None and check_json:
                         orjson.dumps(shown(entry))
                     out[index] = entry
                 except Exception as exc:  # input we did not foresee (text nested deeper than orjson writes ...)
                     unreadable[(k, index)] = exc
             return out
 
-        def used(k: int) -> np.ndarray:
-            flags = np.zeros(len(parsed[k]), dtype=bool)
-            flags[ids[k]] = True
-            return flags
+        def of_key(k: int, make, shown) -> list:
+            used = np.zeros(len(parsed[k]), dtype=bool)
+            used[ids[k]] = True
+            values = parsed[k]
+            if k == K_TIMESTAMP:
+                values = [self.fallback_timestamp if value is None else value for value in values]
+            return entries(k, make, values, used, shown)
 
-        values_shown, first_and_extra = itemgetter(0), itemgetter(0, 4)
-        models = entries(K_MODEL, _model_entry, parsed[K_MODEL], used(K_MODEL), values_shown)
-        experiments = entries(K_EXPERIMENT, _experiment_entry, parsed[K_EXPERIMENT], used(K_EXPERIMENT),
-                              first_and_extra)
-        environments = entries(K_ENVIRONMENT, _environment_entry, parsed[K_ENVIRONMENT], used(K_ENVIRONMENT),
-                               values_shown)
-        dynamo = entries(K_DYNAMO_STATS, _dynamo_stats_entry, parsed[K_DYNAMO_STATS], used(K_DYNAMO_STATS),
-                         values_shown)
-        outcome_values = [[metrics_outcomes[i] if k == K_METRICS else parsed[k][i]
-                           for k, i in zip(_OUTCOME_FIELDS, combination)] for combination in outcome_keys.tolist()]
-        outcomes = entries(-1, lambda values: _outcome_entry(values, hide_errors), outcome_values,
-                           np.ones(len(outcome_values), dtype=bool), first_and_extra)
-        fallback = self.fallback_timestamp
-        plain = {k: entries(k, _plain_entry, [fallback if value is None else value for value in parsed[k]]
-                            if k == K_TIMESTAMP else parsed[k], used(k), itemgetter(1)) for k in _PLAIN_KEYS}
-        if unreadable:
-            keep = np.ones(len(rows), dtype=bool)
-            for (k, index), exc in sorted(unreadable.items(), key=lambda item: item[0]):
-                hit = (outcome_ids if k < 0 else ids[k]) == index
-                for position in np.flatnonzero(hit & keep).tolist():
-                    problems.add(("unreadable", type(exc).__name__), int(rows[position]), f"record skipped: "
-                                 f"{type(exc).__name__}: {records.short_message(str(exc))}")
-                keep &= ~hit
-            rows, outcome_ids = rows[keep], outcome_ids[keep]
-            ids = [line_ids[keep] for line_ids in ids]
-            present = [flags[keep] for flags in present]
-            if not len(rows):
-                return []
-        self.lines = rows.tolist()
+        values_shown = attrgetter("values")
+        return _Reduced(
+            models=of_key(K_MODEL, _model_entry, values_shown),
+            experiments=of_key(K_EXPERIMENT, _experiment_entry, attrgetter("values", "extra")),
+            environments=of_key(K_ENVIRONMENT, _environment_entry, values_shown),
+            dynamo=of_key(K_DYNAMO_STATS, _dynamo_stats_entry, values_shown),
+            outcomes=entries(-1, lambda values: _outcome_entry(values, self.hide_errors), outcome_values,
+                             np.ones(len(outcome_values), dtype=bool), lambda entry: (tuple(entry.row), entry.message)),
+            plain={k: of_key(k, _plain_entry, attrgetter("value")) for k in _PLAIN_KEYS})
+
+    def _drop_unreadable(self, selection: "_Selection", unreadable: dict) -> "_Selection":
+        """The rows whose record has a value that could not be reduced, skipped (each reported)."""
+        keep = np.ones(len(selection.rows), dtype=bool)
+        for (k, index), exc in sorted(unreadable.items(), key=lambda item: item[0]):
+            hit = (selection.outcome_ids if k < 0 else selection.ids[k]) == index
+            for position in np.flatnonzero(hit & keep).tolist():
+                self.problems.add(("unreadable", type(exc).__name__), int(selection.rows[position]), f"record skipped: "
+                                  f"{type(exc).__name__}: {records.short_message(str(exc))}")
+            keep &= ~hit
+        return _Selection(selection.rows[keep], [line_ids[keep] for line_ids in selection.ids],
+                          [flags[keep] for flags in selection.present], selection.outcome_ids[keep])
+
+    def _keep(self, parsed: list, selection: "_Selection", reduced: "_Reduced") -> None:
+        """What the rows need: their lines, each key's values and their indexes, the entries, the columns only some
+        records ask for; then the accuracy derived where it is missing, the statuses counted, the warm-up skips."""
+        ids = selection.ids
+        self.lines = selection.rows.tolist()
         self.values, self.ids = parsed, ids
-        self.outcomes, self.outcome_ids = outcomes, outcome_ids
-        self.entries = {K_MODEL: models, K_EXPERIMENT: experiments, K_ENVIRONMENT: environments,
-                        K_DYNAMO_STATS: dynamo}
-        self.plain = {k: [entry[0] if entry else b"" for entry in entries] for k, entries in plain.items()}
-        self.experiment_keys = sorted({key for entry in experiments if entry for key in entry[4]})
-        self.has_round = bool(present[K_ROUND].any())
-        self.has_dynamo_stats = bool(present[K_DYNAMO_STATS].any())
+        self.outcomes, self.outcome_ids = reduced.outcomes, selection.outcome_ids
+        self.entries = {K_MODEL: reduced.models, K_EXPERIMENT: reduced.experiments,
+                        K_ENVIRONMENT: reduced.environments, K_DYNAMO_STATS: reduced.dynamo}
+        self.plain = {k: [entry.text if entry else b"" for entry in entries] for k, entries in reduced.plain.items()}
+        self.experiment_keys = sorted({key for entry in reduced.experiments if entry for key in entry.extra})
+        self.has_round = bool(selection.present[K_ROUND].any())
+        self.has_dynamo_stats = bool(selection.present[K_DYNAMO_STATS].any())
         self._derive_accuracy()
-        flags = [(entry[2], entry[3]) if entry else (False, False) for entry in experiments]
-        self.xla = np.array([flag[0] for flag in flags], dtype=bool)[ids[K_EXPERIMENT]]
-        self.dynamo = np.array([flag[1] for flag in flags], dtype=bool)[ids[K_EXPERIMENT]]
-        counts = np.bincount(outcome_ids, minlength=len(outcomes))
-        for combination, (entry, count) in enumerate(zip(outcomes, counts.tolist())):
+        experiments = reduced.experiments
+        self.xla = np.array([bool(entry and entry.xla) for entry in experiments], dtype=bool)[ids[K_EXPERIMENT]]
+        self.dynamo = np.array([bool(entry and entry.dynamo) for entry in experiments], dtype=bool)[ids[K_EXPERIMENT]]
+        self._count_statuses()
+        self.skips = _warmup_skips(parsed, selection)
+
+    def _count_statuses(self) -> None:
+        """Rows per status; rows whose `metrics` is not an object are reported."""
+        counts = np.bincount(self.outcome_ids, minlength=len(self.outcomes))
+        for combination, (entry, count) in enumerate(zip(self.outcomes, counts.tolist())):
             if not count or entry is None:
                 continue
-            self.statuses[entry[0][3]] = self.statuses.get(entry[0][3], 0) + count
-            if entry[5]:
-                for position in np.flatnonzero(outcome_ids == combination).tolist():
-                    problems.add("metrics-type", self.lines[position],
-                                 "`metrics` is not an object; the row has no statistics")
-        # Ours have a warm-up (the key, or a warmup_time metric); upstream's treat their first sample as one.
-        has_warmup = present[K_WARMUP].copy()
-        metrics = parsed[K_METRICS]
-        with_warmup_time = [i for i, value in enumerate(metrics) if type(value) is dict and "warmup_time" in value]
-        if with_warmup_time:
-            has_warmup |= np.isin(ids[K_METRICS], with_warmup_time)
-        self.skips = np.where(has_warmup, 0, SKIP_WITHOUT_WARMUP).astype(np.intp)
-        return self.lines
+            self.statuses[entry.row.status] = self.statuses.get(entry.row.status, 0) + count
+            if entry.odd_metrics:
+                for position in np.flatnonzero(self.outcome_ids == combination).tolist():
+                    self.problems.add("metrics-type", self.lines[position],
+                                      "`metrics` is not an object; the row has no statistics")
 
     def _derive_accuracy(self) -> None:
         """Rows whose record has no known accuracy status (older records) show the one Measurement.accuracy
@@ -321,8 +425,8 @@ class RangeRows:
         derive = ~known[self.ids[k]]
         if not derive.any():
             return
-        derived = [accuracy_status.derive({"status": entry[0][3], "error": {"phase": entry[0][5]},
-                                           "verification_code": entry[0][6]}) if entry else None
+        derived = [accuracy_status.derive({"status": entry.row.status, "error": {"phase": entry.row.error_phase},
+                                           "verification_code": entry.row.verification_code}) if entry else None
                    for entry in self.outcomes]
         ids = self.ids[k].copy()
         ids[derive] = len(values) + self.outcome_ids[derive]
@@ -425,18 +529,18 @@ class RangeRows:
         """The CSV rows, each ending with a newline: each distinct value's cells formatted once, joined by
         the rows' indexes."""
         n, ids, plain, outcome_ids = len(self.lines), self.ids, self.plain, self.outcome_ids
-        outcomes = [entry or (None, b"", b"", b"", None) for entry in self.outcomes]
+        outcomes = [entry or _NO_OUTCOME for entry in self.outcomes]
         models, experiments, environments = (self.entries[k] for k in (K_MODEL, K_EXPERIMENT, K_ENVIRONMENT))
         pieces = [(plain[K_TIMESTAMP], ids[K_TIMESTAMP]), (_texts(models), ids[K_MODEL]),
-                  (_texts(experiments), ids[K_EXPERIMENT]), ([entry[1] for entry in outcomes], outcome_ids),
-                  ([cell(entry[4]).encode() for entry in outcomes], outcome_ids), numbers_piece(headline),
-                  ([entry[2] for entry in outcomes], outcome_ids), (plain[K_REL_ERROR], ids[K_REL_ERROR]),
-                  ([entry[3] for entry in outcomes], outcome_ids)]
+                  (_texts(experiments), ids[K_EXPERIMENT]), ([entry.run_text for entry in outcomes], outcome_ids),
+                  ([cell(entry.message).encode() for entry in outcomes], outcome_ids), numbers_piece(headline),
+                  ([entry.segment_text for entry in outcomes], outcome_ids), (plain[K_REL_ERROR], ids[K_REL_ERROR]),
+                  ([entry.warmup_text for entry in outcomes], outcome_ids)]
         pieces += [(plain[k], ids[k]) for k in K_RECORD_VALUES + ((K_ROUND,) if self.has_round else ())]
-        pieces += [([entry[5].get(key, b"") if entry else b"" for entry in experiments], ids[K_EXPERIMENT])
+        pieces += [([entry.extra_cells.get(key, b"") if entry else b"" for entry in experiments], ids[K_EXPERIMENT])
                    for key in self.experiment_keys]
         if self.has_dynamo_stats:
-            pieces.append(([(entry or _NO_DYNAMO_STATS)[1] for entry in self.entries[K_DYNAMO_STATS]],
+            pieces.append(([(entry or _NO_DYNAMO_STATS).text for entry in self.entries[K_DYNAMO_STATS]],
                            ids[K_DYNAMO_STATS]))
         if units:
             pieces.append(statistics_cells(n, units, compiled))
@@ -460,24 +564,24 @@ class RangeRows:
             outcome = self.outcomes[outcome_id]
             timestamp = values[K_TIMESTAMP][timestamp]
             row = {"timestamp": fallback if timestamp is None else timestamp}
-            row.update(zip(_MODEL_KEYS, entries[K_MODEL][model][0]))
-            row.update(zip(_EXPERIMENT_KEYS, entries[K_EXPERIMENT][experiment][0]))
-            row.update(zip(_RUN_KEYS, outcome[0][:2]))
-            row["error_message"] = outcome[4]
+            row.update(zip(_MODEL_KEYS, entries[K_MODEL][model].values))
+            row.update(zip(_EXPERIMENT_KEYS, entries[K_EXPERIMENT][experiment].values))
+            row.update(zip(_RUN_KEYS, outcome.row[:2]))
+            row["error_message"] = outcome.message
             row.update((name, v if v == v else None) for name, v in zip(_HEADLINE, h))
-            row.update(zip(_SEGMENT_B1, outcome[0][2:7]))
+            row.update(zip(_SEGMENT_B1, outcome.row[2:7]))
             row["verification_mean_rel_error"] = values[K_REL_ERROR][rel_error]
-            row["warmup"] = outcome[0][7]
+            row["warmup"] = outcome.row.warmup
             for name, k in zip(RECORD_VALUE_COLUMNS, K_RECORD_VALUES):
                 row[name] = values[k][self.ids[k][position]]
             if self.has_round:
                 row[ROUND_COLUMN] = values[K_ROUND][self.ids[K_ROUND][position]]
-            extra = entries[K_EXPERIMENT][experiment][4]
+            extra = entries[K_EXPERIMENT][experiment].extra
             row.update((EXPERIMENT_PREFIX + key, extra.get(key)) for key in self.experiment_keys)
             if self.has_dynamo_stats:
                 found = entries[K_DYNAMO_STATS][self.ids[K_DYNAMO_STATS][position]]
-                row.update(zip(DYNAMO_COLUMNS, (found or _NO_DYNAMO_STATS)[0]))
+                row.update(zip(DYNAMO_COLUMNS, (found or _NO_DYNAMO_STATS).values))
             row.update((name, v) for name, v in row_statistics if v == v)
-            row.update(zip(ENV_COLUMNS, entries[K_ENVIRONMENT][environment][0]))
+            row.update(zip(ENV_COLUMNS, entries[K_ENVIRONMENT][environment].values))
             out.append(dumps(row, option=option))
         return out

@@ -16,10 +16,10 @@ import signal
 import threading
 import time
 
-from benchmarks.child import allocator, compile_settings, cpu_profile, cuda_setup, device_memory, diagnostics, \
-    golden, gpu_telemetry, precise_timing, torch_internals, verify
+from benchmarks.child import allocator, compile_settings, config_hooks, cpu_profile, cuda_setup, device_memory, \
+    diagnostics, gpu_telemetry, precise_timing, torch_internals
 from benchmarks.common import accuracy_status, experiment_config, machine_facts, output_paths, page_faults, \
-    disk_writes, paired_speedup, records, torch_support
+    disk_writes, records, torch_support
 from benchmarks.common.records import RecordStatus, VerificationCode
 from benchmarks.common.cli_support import EXIT_USAGE, UsageError
 from benchmarks.common.process_env import PARENT_PID_VARIABLE, STACKS_SIGNAL, child_environment
@@ -138,118 +138,142 @@ def build_model(suite, model_config: dict, experiment, suite_flags):
     return bm
 
 
-def run_config(options: RunOptions, model_config: dict, experiment, channel: Channel) -> dict:
-    """Everything the child does for one config; always returns a record (never raises)."""
-    record = records.config_record(model_config, experiment, options, machine_facts.collect())
-    verifier = None
-    checker = None
-    diag = None
-    cache = compile_settings.CompileCache(experiment)  # before torch is imported: Inductor reads it once
-    try:
-        channel.set_phase("setup")
-        from benchmarks.child import backends, measured_loop
+class ConfigRun:
+    """One config's run in the child, a method per phase: `setup`, `load`, `compile`, `measure` (warm-up and timed
+    runs, then their figures), `check`, and `settle` (the record's last keys), whatever happened before it. What
+    only some configs do (--save-golden, --golden, --verify, --speedup=paired, --dynamic, export) joins the phases
+    as hooks (child/config_hooks.py), as diagnostics join the timed runs. The parent is told where the run is before
+    anything there can fail (channel.set_phase: setup, load, compile; measure's compile and run; the checks' reference
+    and verify): a failure record, or a crash, names the phase it died in."""
 
-        accelerator_model = resolve_accelerator_model(experiment)
-        experiment = experiment.with_(accelerator_model=accelerator_model)
-        record["experiment"] = experiment.to_dict()
-        problem = precise_timing.pure_wall_time_problem(experiment, options.timing)
+    def __init__(self, options: RunOptions, model_config: dict, experiment, channel: Channel):
+        self.options, self.model_config, self.channel = options, model_config, channel
+        self.experiment = experiment  # as it is resolved: the record's `experiment` is written from it once (settle)
+        self.record = records.config_record(model_config, experiment, options, machine_facts.collect())
+        self.cache = compile_settings.CompileCache(experiment)  # before torch is imported: Inductor reads it once
+        self.hooks: list = []  # registered at the end of setup (config_hooks.for_config)
+        self.suite = self.diag = self.memory = self.gpu = None
+        self.bm = self.module = self.args = self.kwargs = self.step = None  # from load and compile on
+        self.exported = None  # export: what the steps call instead of the module (config_hooks.Export)
+        self.eager_step = None  # --speedup=paired: eager's step, timed beside the config's (config_hooks.PairedSpeedup)
+
+    def setup(self) -> bool:
+        """The experiment as it will run (accelerator model, precision, training step), diagnostics, CUDA graphs, the
+        hooks, the memory baseline; False when the config can't run here (its record says why)."""
+        self.channel.set_phase("setup")
+        from benchmarks.child import backends, measured_loop  # noqa: F401  (torch is imported in this phase)
+
+        self.experiment = self.experiment.with_(accelerator_model=resolve_accelerator_model(self.experiment))
+        problem = precise_timing.pure_wall_time_problem(self.experiment, self.options.timing)
         if problem:  # the parent drops such configs; reached anyway (by hand): a clear error, no traceback
-            records.mark_failed(record, RecordStatus.ERROR, "PureWallTimeUnsupported", problem, "setup")
-            accuracy_status.settle(record)
-            return record
-        suite = load_suite(model_config["suite_name"])
+            records.mark_failed(self.record, RecordStatus.ERROR, "PureWallTimeUnsupported", problem, "setup")
+            return False
+        model_config = self.model_config
+        suite = self.suite = load_suite(model_config["suite_name"])
         # The precision and training step that run (the plan resolved them, and the parent adds the precision's
         # reason; a config by hand may leave them to the suite, and then the child says why).
-        precision_reason = suite.precision_reason(model_config, experiment)
+        precision_reason = suite.precision_reason(model_config, self.experiment)
         if precision_reason:
-            record["precision_reason"] = precision_reason
-        experiment = experiment.with_(precision=suite.precision_for(model_config, experiment),
-                                      train_step=suite.train_step_for(model_config, experiment))
-        record["experiment"] = experiment.to_dict()
-        diag = diagnostics.Diagnostics(options, model_config, experiment, record)  # paths from the requested config
-        diag.setup()
-        record.update(cuda_setup.apply(model_config, experiment))  # CUDA graphs, before anything compiles
-        if options.golden.save_dir:  # the eager result stored first, from its own model (freed after)
-            channel.set_phase("reference")  # eager runs: a crash here is eager's (accuracy_status.derive)
-            record["golden"] = golden.save(options.golden.save_dir, model_config, experiment,
-                                           lambda exp: build_model(suite, model_config, exp, options.suite_flags))
-        if options.golden.check_dir:  # every model built below starts from the entry's weights and inputs
-            checker = golden.GoldenCheck(options.golden.check_dir, model_config, experiment, options.golden.atol,
-                                         options.golden.rtol)
+            self.record["precision_reason"] = precision_reason
+        self.experiment = self.experiment.with_(precision=suite.precision_for(model_config, self.experiment),
+                                                train_step=suite.train_step_for(model_config, self.experiment))
+        self.diag = diagnostics.Diagnostics(self.options, model_config, self.experiment, self.record)
+        self.diag.setup()  # paths from the config as requested
+        self.record.update(cuda_setup.apply(model_config, self.experiment))  # CUDA graphs, before anything compiles
+        self.hooks = config_hooks.for_config(self.options, self.experiment)
+        for hook in self.hooks:  # a golden entry saved (phase reference) before any model of the config is built
+            hook.setup(self)
+        self.memory = device_memory.PeakMemory(self.experiment)
+        self.gpu = gpu_telemetry.for_config(self.experiment)  # CUDA configs: NVML's view of each timed run
+        self.memory.mark_baseline()  # what the process holds before any model exists (the CPU rule's zero)
+        return True
 
-        def build(exp):
-            bm = build_model(suite, model_config, exp, options.suite_flags)
-            return checker.apply(bm) if checker else bm
+    def new_model(self, experiment):
+        """The suite's model for `experiment`, as built (a golden entry is saved from it)."""
+        return build_model(self.suite, self.model_config, experiment, self.options.suite_flags)
 
-        memory = device_memory.PeakMemory(experiment)
-        gpu = gpu_telemetry.for_config(experiment)  # CUDA configs: NVML's view of each timed run
-        memory.mark_baseline()  # what the process holds before any model exists (the CPU rule's zero)
-        if options.verify.enabled:  # its eager references run after timing: nothing of them is in our figures
-            verifier = verify.Verifier(options.verify, build, channel.set_phase, suite=model_config["suite_name"],
-                                       model=model_config["model_name"])
+    def build(self, experiment):
+        """The suite's model for `experiment` as the hooks give it (the config's, --verify's eager ones)."""
+        bm = self.new_model(experiment)
+        for hook in self.hooks:
+            bm = hook.built(bm)
+        return bm
 
-        channel.set_phase("load")
-        bm = build(experiment)
-        experiment = experiment.with_(batch_size=bm.batch_size)
-        record["experiment"] = experiment.to_dict()
+    def load(self) -> None:
+        """The config's model, its batch size (the experiment's from here on), module and inputs on the device."""
+        from benchmarks.child import backends
+
+        self.channel.set_phase("load")
+        bm = self.bm = self.build(self.experiment)
+        self.experiment = self.experiment.with_(batch_size=bm.batch_size)
         if bm.info:
-            record["model_info"] = bm.info
-        device = backends.target_device(experiment)
-        module = backends.module_on(bm, device)
+            self.record["model_info"] = bm.info
+        device = backends.target_device(self.experiment)
+        self.module = backends.module_on(bm, device)
         if callable(getattr(bm.loss_fn, "to", None)):  # a loss module holding targets moves with the model
             bm.loss_fn.to(device)
-        args = backends.move(tuple(bm.example_inputs), device)
-        kwargs = backends.move(dict(bm.example_kwargs), device)
+        self.args = backends.move(tuple(bm.example_inputs), device)
+        self.kwargs = backends.move(dict(bm.example_kwargs), device)
 
-        channel.set_phase("compile")
-        backends.seed_everything(experiment)
-        exported = None
-        if experiment.dynamo in experiment_config.EXPORT_BACKENDS:
-            from benchmarks.child import exporting
+    def compile(self) -> None:
+        """The config's step; with a warm compile cache, the untimed cold compile that filled it first."""
+        from benchmarks.child import backends
 
-            exported = exporting.prepare(experiment, module, args, kwargs, diag.files, record)
-        sources = []  # each step's input source (None: the examples); the last is the timed step's
-
-        def new_step():
-            inputs = diag.make_inputs(args, kwargs)
-            if experiment.dynamic != experiment_config.DEFAULT_DYNAMIC:
-                from benchmarks.child import dynamic_shapes
-
-                inputs = dynamic_shapes.VaryingBatch(args, kwargs, bm.batch_size, experiment.dynamic == "batch")
-            sources.append(inputs)
-            return diag.guard(measured_loop.make_step(bm, experiment, module, args, kwargs, fullgraph=diag.fullgraph,
-                                                      inputs=inputs, full_output=options.diagnostics.collect_full_output,
-                                                      exported=exported))
-
-        step, fill_seconds = cache.warm_up(new_step, new_step())
+        self.channel.set_phase("compile")
+        backends.seed_everything(self.experiment)
+        for hook in self.hooks:
+            hook.compile(self)
+        self.step, fill_seconds = self.cache.warm_up(self.new_step, self.new_step())
         if fill_seconds is not None:  # the untimed cold compile that filled the warm cache
-            record["compile_cache_fill_seconds"] = fill_seconds
-        varying = sources[-1] if experiment.dynamic != experiment_config.DEFAULT_DYNAMIC else None
-        if verifier:
-            verifier.before_timing(experiment, module, step)
-            memory.leave_out(verifier.kept_bytes())  # its references and copies are not the config's memory
-        if checker:
-            checker.before_timing(experiment, step)
-        eager_step = None
-        if experiment.speedup == paired_speedup.PAIRED:  # eager on the same module and inputs, the example ones
-            eager_step = measured_loop.make_step(bm, experiment.with_(dynamo=None), module, args, kwargs)
-        record["metrics"] = measured_loop.measure(
-            step, experiment, options.repeat, options.iterations_per_run, options.warmup, on_phase=channel.set_phase,
+            self.record["compile_cache_fill_seconds"] = fill_seconds
+
+    def new_step(self):
+        """A step of the config, its inputs from diagnostics (--randomize-input) and the hooks (--dynamic)."""
+        from benchmarks.child import measured_loop
+
+        inputs = self.diag.make_inputs(self.args, self.kwargs)
+        for hook in self.hooks:
+            inputs = hook.step_inputs(self, inputs)
+        return self.diag.guard(measured_loop.make_step(
+            self.bm, self.experiment, self.module, self.args, self.kwargs, fullgraph=self.diag.fullgraph, inputs=inputs,
+            full_output=self.options.diagnostics.collect_full_output, exported=self.exported))
+
+    def example_step(self):
+        """The config's step made again, on the example inputs (--verify's own check step)."""
+        from benchmarks.child import measured_loop
+
+        return measured_loop.make_step(self.bm, self.experiment, self.module, self.args, self.kwargs,
+                                       fullgraph=self.diag.fullgraph)
+
+    def measure(self) -> None:
+        """Warm-up and timed runs (measured_loop.measure: its phases compile, then run), then their figures."""
+        from benchmarks.child import measured_loop
+
+        for hook in self.hooks:
+            hook.before_timing(self)
+        options = self.options
+        self.record["metrics"] = measured_loop.measure(
+            self.step, self.experiment, options.repeat, options.iterations_per_run, options.warmup,
+            on_phase=self.channel.set_phase,
             timed=precise_timing.pure_wall_time_run if options.timing.pure_wall_time else None,
-            around_repeat=diag.around_repeat, after_repeat=diag.after_repeat, memory=memory, eager=eager_step,
-            gpu=gpu,
-        )
-        if eager_step is not None:
-            record["paired_speedup"] = paired_speedup.summarize(record["metrics"]["eager_per_iter_time"],
-                                                                record["metrics"]["per_iter_time"])
-        record["memory_kind"] = memory.kind
-        if gpu is not None:
-            record["gpu_telemetry"] = gpu.summary()
-            add_warning(record, gpu.warning(record["metrics"]))
-            gpu.close()
-        add_warning(record, page_faults.heavy_faults_warning(record["metrics"].get("minor_faults_per_iter"),
-                                                             record["metrics"].get("per_iter_time")))
-        diag.finish(record["metrics"])
+            around_repeat=self.diag.around_repeat, after_repeat=self.diag.after_repeat, memory=self.memory,
+            eager=self.eager_step, gpu=self.gpu)
+        for hook in self.hooks:
+            hook.after_timing(self)
+        self.record_timings()
+
+    def record_timings(self) -> None:
+        """What the timed runs showed beside their times: memory, GPU telemetry, diagnostics, dynamo's statistics,
+        CUDA graphs, throughput; and the warnings about how they were measured."""
+        record, metrics, experiment = self.record, self.record["metrics"], self.experiment
+        record["memory_kind"] = self.memory.kind
+        if self.gpu is not None:
+            record["gpu_telemetry"] = self.gpu.summary()
+            add_warning(record, self.gpu.warning(metrics))
+            self.gpu.close()
+        add_warning(record, page_faults.heavy_faults_warning(metrics.get("minor_faults_per_iter"),
+                                                             metrics.get("per_iter_time")))
+        self.diag.finish(metrics)
         if experiment.dynamo:
             record["dynamo_stats"] = compile_settings.dynamo_stats()
         if record.get("cudagraphs"):
@@ -260,46 +284,69 @@ def run_config(options: RunOptions, model_config: dict, experiment, channel: Cha
         profile = cuda_setup.describe(experiment, record)
         if profile is not None:
             record["environment"]["cuda_profile"] = profile
-        if varying is not None:
-            record["dynamic_shapes"] = varying.summary()
-            varying.stop()  # --verify checks at the example batch
-        if bm.info.get("flops"):  # FLOPs of one iteration (microbench): throughput per repeat
-            record["metrics"]["tflops"] = precise_timing.tflops(bm.info["flops"], record["metrics"]["per_iter_time"])
-        if verifier:  # after timing, which it never hides: its failures are verification codes
-            verifier.compute_reference(experiment)
-            verifier.check(experiment, module, step, fresh_step=lambda: measured_loop.make_step(
-                bm, experiment, module, args, kwargs, fullgraph=diag.fullgraph))
-        if checker:  # likewise: its failures are the record's golden status
-            channel.set_phase("verify")
-            checker.check(experiment, module, step)
-    except ModelSkipped as exc:
+        if self.bm.info.get("flops"):  # FLOPs of one iteration (microbench): throughput per repeat
+            metrics["tflops"] = precise_timing.tflops(self.bm.info["flops"], metrics["per_iter_time"])
+
+    def check(self) -> None:
+        """After timing, which they never hide: the hooks' checks (their failures are statuses, not the config's)."""
+        for hook in self.hooks:
+            hook.check(self)
+
+    def skipped(self, exc: ModelSkipped) -> None:
         log.info("skipped: %s", exc)
-        records.mark_failed(record, RecordStatus.SKIP, "ModelSkipped", str(exc), channel.phase,
+        records.mark_failed(self.record, RecordStatus.SKIP, "ModelSkipped", str(exc), self.channel.phase,
                             verification_code=VerificationCode.VERIFIER_SKIPPED)
+
+    def failed(self, exc: Exception) -> None:
+        """The config's failure, in the phase it happened in, and what the hooks can still do for its record."""
+        log.exception("failed in phase %s", self.channel.phase)
+        records.mark_failed(self.record, classify(exc), type(exc).__name__, str(exc), self.channel.phase)
+        if device_lost(exc):  # nothing more can run on the device in this process: no eager reference
+            add_warning(self.record, f"the process's CUDA context is lost ({self.record['error']['message']}): "
+                                     "nothing more ran on the device")
+            return
+        for hook in self.hooks:
+            hook.after_failure(self)
+
+    def release_model(self) -> None:
+        """Let the config's model, steps and inputs go (before eager's models are built after a failure)."""
+        self.bm = self.module = self.step = self.args = self.kwargs = self.exported = self.eager_step = None
+
+    def settle(self) -> dict:
+        """The record's last keys: the experiment as it ran, the hooks' (--verify's judgement, the golden status), the
+        accuracy, what this torch lacks; the diagnostics and the compile cache closed."""
+        record = self.record
+        record["experiment"] = self.experiment.to_dict()
+        judged = None
+        for hook in self.hooks:
+            decided = hook.finish(record)
+            judged = decided if decided is not None else judged
+        accuracy_status.settle(record, judged)  # the verifier's judgement, or not_checked, or the failure's
+        if self.diag is not None:
+            self.diag.close()
+        self.cache.close()
+        absent = torch_internals.absent()  # features whose private torch API this torch moved: which, and why
+        if absent:
+            record["absent"] = absent
+        return record
+
+
+def run_config(options: RunOptions, model_config: dict, experiment, channel: Channel) -> dict:
+    """Everything the child does for one config; always returns a record (it raises only when the disk is full)."""
+    run = ConfigRun(options, model_config, experiment, channel)
+    try:
+        if run.setup():
+            run.load()
+            run.compile()
+            run.measure()
+            run.check()
+    except ModelSkipped as exc:
+        run.skipped(exc)
     except Exception as exc:  # any failure of the model or backend becomes a record
         if disk_writes.disk_full(exc):  # not the model's failure but the disk's: main says so, no record
             raise
-        log.exception("failed in phase %s", channel.phase)
-        records.mark_failed(record, classify(exc), type(exc).__name__, str(exc), channel.phase)
-        if device_lost(exc):  # nothing more can run on the device in this process: no eager reference
-            add_warning(record, f"the process's CUDA context is lost ({record['error']['message']}): "
-                                "nothing more ran on the device")
-        elif verifier is not None and not verifier.referenced:
-            # eager's own failure or disagreement still comes first in the accuracy status (the harness runs
-            # eager first); the config's model is let go before eager's are built
-            bm = module = step = args = kwargs = exported = sources = None  # noqa: F841
-            verifier.compute_reference(experiment)
-    judged = verifier.finish(record) if verifier is not None else None
-    if checker is not None:
-        checker.finish(record)
-    accuracy_status.settle(record, judged)  # the verifier's judgement, or not_checked, or the failure's
-    if diag is not None:
-        diag.close()
-    cache.close()
-    absent = torch_internals.absent()  # features whose private torch API this torch moved: which, and why
-    if absent:
-        record["absent"] = absent
-    return record
+        run.failed(exc)
+    return run.settle()
 
 
 def add_warning(record: dict, line) -> None:

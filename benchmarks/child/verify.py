@@ -45,6 +45,7 @@ Importing this module is cheap (torch is imported by the functions that need it)
 from __future__ import annotations
 
 import copy
+import dataclasses
 import gc
 import logging
 from typing import Any, Callable, Optional
@@ -75,6 +76,47 @@ def free_memory() -> None:
         torch.cuda.empty_cache()
 
 
+@dataclasses.dataclass
+class Kept:
+    """What --verify holds on the CPU until the config's result is compared (or the config failed)."""
+
+    reference: Any = None  # the eager result
+    fp64: Any = None  # the fp64 eager result (None: the cosine fallback)
+    initial: Optional[tuple] = None  # train: the config's weights, optimizer and loss-scaler state before timing
+
+    def release(self) -> None:
+        self.reference = self.fp64 = self.initial = None
+
+    def nbytes(self) -> int:
+        return tensor_bytes((self.reference, self.fp64, self.initial))
+
+
+@dataclasses.dataclass
+class Outcome:
+    """Upstream's verification: the code (None: the reference is ready, `check` decides), its message, the
+    tolerance it was decided at and the comparison with eager (the verification_* figures)."""
+
+    code: Optional[str] = VerificationCode.VERIFIER_SKIPPED
+    message: Optional[str] = None
+    tolerance: Optional[float] = None
+    comparison: Optional[Comparison] = None
+
+
+@dataclasses.dataclass
+class Judging:
+    """The accuracy status's parts: the harness's rule for the config, a status decided before the check (an eager
+    failure, the harness's skip) with its reason, or the check's judgement by the rule."""
+
+    rule: Optional[accuracy_rule.Rule] = None
+    judged: bool = False  # whether `check` also judges by the rule (not for declared random outputs)
+    tolerance: Optional[float] = None  # the rule's tolerance, when judged
+    fp64_problem: Optional[str] = None  # why there is no fp64 reference
+    status: Optional[str] = None
+    reason: Optional[str] = None  # accuracy_reason, when decided before the check
+    judgement: Optional[accuracy_check.Judgement] = None
+    force_max: bool = False  # whether the judgement used same()'s force_max_multiplier
+
+
 class Verifier:
     """One config's verification; the child calls `before_timing`, then (after timing) `compute_reference` and
     `check`, then `finish`.
@@ -82,35 +124,22 @@ class Verifier:
     `build(experiment)` returns a seeded BenchmarkModel on the plain accelerator device (the child's
     own model builder, so that eager and the config start from the same weights and inputs). `suite` and
     `model` select the harness's rule (common/accuracy_rule.py): tolerance, cosine, lists.
-    Nothing here raises into the child.
+    Its state: `kept` (the references and the weights put back), `outcome` (upstream's verification), `judging`
+    (the accuracy status's parts). Nothing here raises into the child.
     """
 
     def __init__(self, options, build: Callable, on_phase: Callable[[str], None] = lambda phase: None,
                  suite: str = "", model: str = ""):
-        self.requested_iterations = options.iterations  # --verify-iterations, or None: the step's (iterations_for)
-        self.iterations = options.iterations or 1
-        self.override = options.accuracy_tolerance  # --accuracy-tolerance, or None
-        self.verification_override = options.verification_tolerance  # --verification-tolerance, or None
+        self.options = options  # VerifyOptions: --verify-iterations, --accuracy-tolerance, --verification-tolerance
         self.build = build
         self.on_phase = on_phase
         self.suite = suite
         self.model = model
-        self.code: Optional[str] = VerificationCode.VERIFIER_SKIPPED
-        self.message: Optional[str] = None
-        self.tolerance: Optional[float] = None
-        self.comparison: Optional[Comparison] = None
-        self.reference = None  # the eager result on the CPU, until the config's result is compared
-        self.fp64 = None  # the fp64 eager result on the CPU (None: the cosine fallback)
-        self.judged = False  # whether `check` also judges by the harness's rule (not for declared random outputs)
-        self.rule: Optional[accuracy_rule.Rule] = None
-        self.accuracy_tolerance: Optional[float] = None
-        self.fp64_problem: Optional[str] = None  # why there is no fp64 reference
-        self.judgement: Optional[accuracy_check.Judgement] = None
-        self.status: Optional[str] = None  # a status decided before the check (eager failure, the harness's skip)
-        self.force_max = False  # whether the judgement used same()'s force_max_multiplier
-        self.reason: Optional[str] = None  # accuracy_reason, when decided before the check
-        self._initial = None  # train: the config's weights and optimizer state before timing
+        self.iterations = options.iterations or 1  # each run's: the step's (iterations_for) once referenced
         self.referenced = False  # whether compute_reference ran (after timing, or after the config failed)
+        self.kept = Kept()
+        self.outcome = Outcome()
+        self.judging = Judging()
 
     # -- 1. eager reference
     def _eager_result(self, experiment, bm, dtype=None) -> Any:
@@ -135,13 +164,15 @@ class Verifier:
         """Eager, twice unless the suite declares the config's output random, then in fp64 (unless the rule says
         cosine); then everything eager is freed. A model the harness does not check gets no reference."""
         self.on_phase("reference")
-        self.iterations = self.requested_iterations or iterations_for(experiment)
+        self.iterations = self.options.iterations or iterations_for(experiment)
         self.referenced = True
-        self.rule = accuracy_rule.for_experiment(self.suite, self.model, experiment, self.override)
-        if self.rule.skip_from:  # the harness checks nothing for it, not even eager: neither do we
-            self.status = AccuracyStatus.PASS_DUE_TO_SKIP
-            self.reason = self.message = f"the harness does not check this model's accuracy ({self.rule.skip_from})"
-            log.info("verification skipped: %s", self.message)
+        outcome, judging = self.outcome, self.judging
+        rule = judging.rule = accuracy_rule.for_experiment(self.suite, self.model, experiment,
+                                                           self.options.accuracy_tolerance)
+        if rule.skip_from:  # the harness checks nothing for it, not even eager: neither do we
+            judging.status = AccuracyStatus.PASS_DUE_TO_SKIP
+            judging.reason = outcome.message = f"the harness does not check this model's accuracy ({rule.skip_from})"
+            log.info("verification skipped: %s", outcome.message)
             return
         eager = experiment.with_(xla=None, dynamo=None)
         if experiment.xla:
@@ -157,13 +188,13 @@ class Verifier:
         try:
             bm = self.build(eager)
             deterministic, own_tolerance = bm.deterministic, bm.tolerance
-            self.tolerance = next(t for t in (self.verification_override, own_tolerance,
-                                              tolerances.MEAN_REL_ERROR_DEFAULT.value) if t is not None)
+            outcome.tolerance = next(t for t in (self.options.verification_tolerance, own_tolerance,
+                                                 tolerances.MEAN_REL_ERROR_DEFAULT.value) if t is not None)
             if not deterministic and own_tolerance is None:
-                self.tolerance = None
-                self.message = "the model declares a non-deterministic output and no tolerance: not compared"
-                self.reason = f"{RANDOM_BY_DESIGN} and no tolerance: not compared"
-                log.info("verification skipped: %s", self.message)
+                outcome.tolerance = None
+                outcome.message = "the model declares a non-deterministic output and no tolerance: not compared"
+                judging.reason = f"{RANDOM_BY_DESIGN} and no tolerance: not compared"
+                log.info("verification skipped: %s", outcome.message)
                 return
             run = 1
             first = self._eager_result(eager, bm)
@@ -175,48 +206,50 @@ class Verifier:
                 free_memory()
                 runs = compare(first, second, root_name(eager))
                 if not runs.identical:
-                    self.code, self.comparison = VerificationCode.NONDETERMINISTIC_EAGER_RUN, runs
-                    self.message = ("two eager runs differ: " + (runs.describe_mismatches() or
-                                    f"mean relative error {runs.mean_rel_error:.3g}, "
-                                    f"max abs error {runs.max_abs_error:.3g}"))
+                    outcome.code, outcome.comparison = VerificationCode.NONDETERMINISTIC_EAGER_RUN, runs
+                    outcome.message = ("two eager runs differ: " + (runs.describe_mismatches() or
+                                       f"mean relative error {runs.mean_rel_error:.3g}, "
+                                       f"max abs error {runs.max_abs_error:.3g}"))
                     self._eager_runs_differ()
-                    log.warning("verification: %s", self.message)
+                    log.warning("verification: %s", outcome.message)
                     return
         except ModelSkipped as exc:  # a decision, not a failure; the config's own build decides for itself
-            self.code, self.message = VerificationCode.VERIFIER_SKIPPED, f"the suite skips the eager reference: {exc}"
-            self.reason = self.message
-            log.info("verification skipped: %s", self.message)
+            outcome.code = VerificationCode.VERIFIER_SKIPPED
+            outcome.message = f"the suite skips the eager reference: {exc}"
+            judging.reason = outcome.message
+            log.info("verification skipped: %s", outcome.message)
             return
         except Exception as exc:
             log.exception("the eager reference raised")
-            self.code, self.message = VerificationCode.EAGER_FAILED, one_line("the eager reference raised", exc)
-            self.status = eager_failure_status(run, exc)
-            self.reason = (f"the eager reference raised on its {('', 'first', 'second')[run]} run" if run else
-                           "the eager reference's model could not be built")
+            outcome.code, outcome.message = VerificationCode.EAGER_FAILED, one_line("the eager reference raised", exc)
+            judging.status = eager_failure_status(run, exc)
+            judging.reason = (f"the eager reference raised on its {('', 'first', 'second')[run]} run" if run else
+                              "the eager reference's model could not be built")
             return
         finally:
             free_memory()
-        self.reference, self.code = first, None  # None: to be decided by `check`
+        self.kept.reference, outcome.code = first, None  # None: to be decided by `check`
         if deterministic:  # a model random by design keeps upstream's comparison only
-            self.judged = True
-            self.accuracy_tolerance = self.rule.tolerance
-            if not self.rule.cosine:
-                self.fp64 = self._fp64_result(eager)
+            judging.judged = True
+            judging.tolerance = rule.tolerance
+            if not rule.cosine:
+                self.kept.fp64 = self._fp64_result(eager)
 
     def _eager_runs_differ(self) -> None:
         """The accuracy status of two eager runs that differ: eager_two_runs_differ, unless a harness list
         says otherwise."""
-        if self.rule.non_deterministic:
-            self.status = AccuracyStatus.PASS
-            self.reason = (f"{NON_DETERMINISTIC} ({self.rule.non_deterministic_from}): two eager runs differ, "
-                           f"which it counts as pass; the config was not judged")
-        elif self.rule.skip_eager_comparison_from:
-            self.status = AccuracyStatus.PASS_DUE_TO_SKIP
-            self.reason = (f"the harness does not compare this model's eager runs in training "
-                           f"({self.rule.skip_eager_comparison_from}); they differ, so the config was not judged")
+        judging, rule = self.judging, self.judging.rule
+        if rule.non_deterministic:
+            judging.status = AccuracyStatus.PASS
+            judging.reason = (f"{NON_DETERMINISTIC} ({rule.non_deterministic_from}): two eager runs differ, "
+                              f"which it counts as pass; the config was not judged")
+        elif rule.skip_eager_comparison_from:
+            judging.status = AccuracyStatus.PASS_DUE_TO_SKIP
+            judging.reason = (f"the harness does not compare this model's eager runs in training "
+                              f"({rule.skip_eager_comparison_from}); they differ, so the config was not judged")
         else:
-            self.status = AccuracyStatus.EAGER_TWO_RUNS_DIFFER
-            self.reason = "two eager runs differ: no reference to judge the config by"
+            judging.status = AccuracyStatus.EAGER_TWO_RUNS_DIFFER
+            judging.reason = "two eager runs differ: no reference to judge the config by"
 
     def _fp64_result(self, eager) -> Any:
         """The fp64 reference on the CPU, or None (and why) when the model can't run in float64."""
@@ -228,8 +261,8 @@ class Verifier:
         try:
             return self._eager_result(plain, self.build(plain), torch.float64)
         except Exception as exc:  # ModelSkipped too: no fp64 run, so the fallback
-            self.fp64_problem = one_line("the model can't run in float64", exc)
-            log.warning("accuracy: %s; judged by cosine similarity instead", self.fp64_problem)
+            problem = self.judging.fp64_problem = one_line("the model can't run in float64", exc)
+            log.warning("accuracy: %s; judged by cosine similarity instead", problem)
             return None
         finally:
             free_memory()
@@ -244,8 +277,8 @@ class Verifier:
                        for name, value in module.state_dict().items()}
             optimizer = getattr(step, "optimizer", None)
             scaler = getattr(step, "grad_scaler", None)  # float16 autocast: its loss scale changes while training
-            self._initial = (weights, copy.deepcopy(optimizer.state_dict()) if optimizer is not None else None,
-                             scaler.state_dict() if scaler is not None else None)
+            self.kept.initial = (weights, copy.deepcopy(optimizer.state_dict()) if optimizer is not None else None,
+                                 scaler.state_dict() if scaler is not None else None)
         except Exception as exc:
             log.exception("keeping the initial weights raised")
             self._fail(one_line("the config raised during verification", exc))
@@ -255,7 +288,8 @@ class Verifier:
         Under the harness's training step a compiled config is checked by a step of its own (`fresh_step()`, the
         config's step made again) compiled with eager's random numbers (`fallback_random_step`), as the harness
         checks; the timed step is never compiled so."""
-        if self.reference is None:
+        kept, outcome, judging = self.kept, self.outcome, self.judging
+        if kept.reference is None:
             return
         import contextlib
 
@@ -263,8 +297,8 @@ class Verifier:
 
         self.on_phase("verify")
         try:
-            if self._initial is not None:
-                weights, optimizer_state, scaler_state = self._initial
+            if kept.initial is not None:
+                weights, optimizer_state, scaler_state = kept.initial
                 module.load_state_dict(weights)
                 if optimizer_state is not None:
                     step.optimizer.load_state_dict(optimizer_state)
@@ -277,24 +311,25 @@ class Verifier:
                 backends.seed_everything(experiment)
                 _, _, output = measured_loop.timed_run(step, experiment, self.iterations)
             result = collect(experiment, module, output)
-            self.comparison = compare(self.reference, result, root_name(experiment))
-            self.code, self.message = verification_code(self.comparison, self.tolerance)
-            if self.judged:
-                options = accuracy_check.Options(cosine=self.rule.cosine, larger_for_small=self.rule.larger_multiplier,
-                                                 force_max=force_max_multiplier(self.rule, experiment))
-                self.judgement = accuracy_check.judge(result, self.reference, self.fp64, self.accuracy_tolerance,
-                                                      root_name(experiment), options)
-                self.force_max = options.force_max
-            self.reference = self._initial = self.fp64 = None
+            comparison = outcome.comparison = compare(kept.reference, result, root_name(experiment))
+            outcome.code, outcome.message = verification_code(comparison, outcome.tolerance)
+            if judging.judged:
+                rule = judging.rule
+                options = accuracy_check.Options(cosine=rule.cosine, larger_for_small=rule.larger_multiplier,
+                                                 force_max=force_max_multiplier(rule, experiment))
+                judging.judgement = accuracy_check.judge(result, kept.reference, kept.fp64, judging.tolerance,
+                                                         root_name(experiment), options)
+                judging.force_max = options.force_max
+            kept.release()
             log.info("verification %s: mean relative error %s, max abs error %s, cosine similarity %s%s",
-                     self.code, self.comparison.mean_rel_error, self.comparison.max_abs_error,
-                     self.comparison.cosine_similarity, f" ({self.message})" if self.message else "")
-            if self.judgement is not None:
+                     outcome.code, comparison.mean_rel_error, comparison.max_abs_error, comparison.cosine_similarity,
+                     f" ({outcome.message})" if outcome.message else "")
+            judgement = judging.judgement
+            if judgement is not None:
                 log.info("accuracy %s (%s reference, tolerance %g): RMSE to fp64 %s, eager's %s%s",
-                         AccuracyStatus.PASS if self.judgement.passed else AccuracyStatus.FAIL_ACCURACY,
-                         self.judgement.reference, self.accuracy_tolerance, self.judgement.rmse,
-                         self.judgement.eager_rmse,
-                         f" ({self.judgement.message()})" if self.judgement.failures else "")
+                         AccuracyStatus.PASS if judgement.passed else AccuracyStatus.FAIL_ACCURACY,
+                         judgement.reference, judging.tolerance, judgement.rmse, judgement.eager_rmse,
+                         f" ({judgement.message()})" if judgement.failures else "")
         except Exception as exc:
             log.exception("the config raised during verification")
             self._fail(one_line("the config raised during verification", exc))
@@ -302,36 +337,37 @@ class Verifier:
     def kept_bytes(self) -> int:
         """Bytes of the CPU tensors kept for the check (the weights put back; the references, where computed): the
         process holds them during timing, but they are --verify's, not the config's (PeakMemory leaves them out)."""
-        return tensor_bytes((self.reference, self.fp64, self._initial))
+        return self.kept.nbytes()
 
     def _fail(self, message: str) -> None:
-        self.code, self.message = VerificationCode.EXCEPTION_RAISED, message
-        self.reference = self._initial = self.fp64 = None
-        self.judgement = None
+        self.outcome.code, self.outcome.message = VerificationCode.EXCEPTION_RAISED, message
+        self.kept.release()
+        self.judging.judgement = None
 
     def accuracy(self, record: dict) -> tuple:
         """(the status this check decided, its figures: ACCURACY_KEYS but `accuracy`), once the verification code is
         final; accuracy_status.settle writes the status."""
+        outcome, judging = self.outcome, self.judging
         ok = record.get("status") == RecordStatus.OK
-        judgement = self.judgement if ok else None
+        judgement = judging.judgement if ok else None
         reference = tolerance = None
-        message, reason = self.message, self.reason
-        if self.status is not None and (ok or self.status not in accuracy_status.PASSING):
-            status = self.status  # eager's failures and differing runs come first, as in the harness
+        message, reason = outcome.message, judging.reason
+        if judging.status is not None and (ok or judging.status not in accuracy_status.PASSING):
+            status = judging.status  # eager's failures and differing runs come first, as in the harness
             message = None if message == reason else message
         elif judgement is not None:
             status, reason = self._judged(judgement)
-            reference, tolerance, message = judgement.reference, self.accuracy_tolerance, judgement.message()
+            reference, tolerance, message = judgement.reference, judging.tolerance, judgement.message()
         else:
             status = accuracy_status.derive(dict(record, accuracy=None))
             code = record.get("verification_code")
             if ok and code in (VerificationCode.PASS, VerificationCode.FAIL):  # a declared random output: upstream's
-                reference, tolerance = accuracy_status.REFERENCE_MEAN_REL_ERROR, self.tolerance
+                reference, tolerance = accuracy_status.REFERENCE_MEAN_REL_ERROR, outcome.tolerance
                 reason = (f"{RANDOM_BY_DESIGN}: judged by the mean-relative-error fallback (upstream's "
-                          f"verification) at {self.tolerance:g}, not by the harness's rule")
+                          f"verification) at {outcome.tolerance:g}, not by the harness's rule")
             elif not (status == AccuracyStatus.NOT_CHECKED and code == VerificationCode.VERIFIER_SKIPPED):
                 message = None
-                reason = (f"the config's check raised: {self.message}" if ok else
+                reason = (f"the config's check raised: {outcome.message}" if ok else
                           f"the config did not reach its check (status {record.get('status')}): the accuracy "
                           f"is its failure's")
         return status, {"accuracy_reference": reference, "accuracy_tolerance": tolerance,
@@ -341,16 +377,17 @@ class Verifier:
 
     def _judged(self, judgement) -> tuple:
         """(status, reason) of a config judged by the harness's rule, its lists applied."""
-        rule = self.rule
+        rule = self.judging.rule
         if judgement.reference == accuracy_check.FP64:
             reason = f"the harness's rule against the fp64 reference, tolerance {rule.tolerance:g} ({rule.tolerance_from})"
         elif rule.cosine:
             reason = f"the harness lists it under cosine ({rule.cosine_from}), tolerance {rule.tolerance:g}"
         else:
-            reason = f"fp64 reference failed ({self.fp64_problem}): cosine similarity, as the harness falls back"
+            reason = (f"fp64 reference failed ({self.judging.fp64_problem}): cosine similarity, as the harness "
+                      "falls back")
         if rule.larger_multiplier:
             reason += f"; larger multipliers for small tensors ({rule.larger_multiplier_from})"
-        if self.force_max:
+        if self.judging.force_max:
             reason += "; multiplier 10 (freezing folded a convolution in bfloat16: same()'s force_max_multiplier)"
         status = AccuracyStatus.PASS if judgement.passed else AccuracyStatus.FAIL_ACCURACY
         if rule.skip_eager_comparison_from:
@@ -366,23 +403,22 @@ class Verifier:
     def finish(self, record: dict) -> str:
         """Write the outcome into `record` (after any failure was marked), right after verification_code; return the
         accuracy status it decided, for accuracy_status.settle (the `accuracy` key is placed here, written there)."""
-        status = record.get("status")
+        outcome, status = self.outcome, record.get("status")
         if status == RecordStatus.SKIP:
-            self.code = VerificationCode.VERIFIER_SKIPPED
-            self.judgement = None
-        elif self.code is None:  # the reference was ready but the config failed before its check
+            outcome.code = VerificationCode.VERIFIER_SKIPPED
+        elif outcome.code is None:  # the reference was ready but the config failed before its check
             error = record.get("error") or {}
-            self.code = VerificationCode.EXCEPTION_RAISED
-            self.message = (f"the config raised before it could be compared (phase {error.get('phase')}): "
-                            f"{error.get('type')}: {error.get('message')}")
+            outcome.code = VerificationCode.EXCEPTION_RAISED
+            outcome.message = (f"the config raised before it could be compared (phase {error.get('phase')}): "
+                               f"{error.get('type')}: {error.get('message')}")
         if status != RecordStatus.OK:
-            self.judgement = None  # a failed config's accuracy is its failure's (accuracy_status.derive)
-        self.reference = self._initial = self.fp64 = None
-        values = {"verification_code": self.code}
-        values.update(self.comparison.figures() if self.comparison else dict.fromkeys(FIGURE_KEYS[:3]))
-        values["verification_tolerance"] = self.tolerance
-        values["verification_message"] = self.message
-        status, figures = self.accuracy(dict(record, verification_code=self.code))
+            self.judging.judgement = None  # a failed config's accuracy is its failure's (accuracy_status.derive)
+        self.kept.release()
+        values = {"verification_code": outcome.code}
+        values.update(outcome.comparison.figures() if outcome.comparison else dict.fromkeys(FIGURE_KEYS[:3]))
+        values["verification_tolerance"] = outcome.tolerance
+        values["verification_message"] = outcome.message
+        status, figures = self.accuracy(dict(record, verification_code=outcome.code))
         values["accuracy"] = None  # its place; accuracy_status.settle writes it
         values.update(figures)
         place_after(record, "verification_code", values)

@@ -165,32 +165,10 @@ def spawn(request: ChildRequest, env: dict, output_fd: int, record_fd: int) -> S
 def run_child(request: ChildRequest, start: Callable = spawn) -> ChildResult:
     """Run one child to its end; KeyboardInterrupt kills its group and propagates. `start(request, env, output_fd,
     record_fd)` starts it and returns its handle (`spawn`, or a fork server's)."""
-    try:
-        os.makedirs(os.path.dirname(request.log_path), exist_ok=True)
-    except OSError as exc:
-        raise disk_writes.WriteFailed.of(request.log_path, exc) from None
-    disk_writes.append_bytes(request.log_path, f"$ {subprocess.list2cmdline(request.argv)}\n".encode())
-    log_offset = os.path.getsize(request.log_path)
+    log_offset = open_log(request)
     read_fd, write_fd = os.pipe()
     with open(request.log_path, "ab") as log_file:
-        echo_fd = None
-        try:
-            env = dict(request.env, **{PARENT_PID_VARIABLE: str(os.getpid())})  # the child dies with this process
-            output_fd = log_file.fileno()
-            if request.echo:
-                echo_fd, output_fd = os.pipe()
-            try:
-                child = start(request, env, output_fd, write_fd)
-            finally:
-                if request.echo:
-                    os.close(output_fd)
-        except BaseException:
-            os.close(read_fd)
-            if echo_fd is not None:
-                os.close(echo_fd)
-            raise
-        finally:
-            os.close(write_fd)
+        child, echo_fd = start_child(request, start, log_file, read_fd, write_fd)
         started = time.monotonic()  # the child exists from here (a fork server's own start is not its time)
         cpu_affinity = cores_it_had(pin(child.pid, request.cpu_affinity), request.cpu_affinity, child.launch)
         if request.on_start:
@@ -202,33 +180,7 @@ def run_child(request: ChildRequest, start: Callable = spawn) -> ChildResult:
             tee.start()
         result = ChildResult(record=None, returncode=None)
         try:
-            watched = psutil.Process(child.pid)
-        except psutil.Error:  # it ended already
-            watched = None
-        poll = 0.1 if request.memory_limit else 0.25
-        try:
-            while not child.ended_within(poll):
-                if time.monotonic() - started > request.timeout:
-                    result.timed_out = True
-                    tree = lock_waits.tree(child.pid)
-                    result.lock_waits = lock_waits.waits(tree)  # before the kill: who kept it waiting
-                    ask_for_stacks(child)
-                    result.hung_in = where_it_hung(request.log_path, log_offset)
-                    if (request.shared_compile_cache and result.hung_in and result.hung_in.startswith(POLLED_LOCK)
-                            and not result.lock_waits):
-                        # a polled lock leaves no waiter in /proc/locks: who holds the shared cache's locks
-                        result.lock_waits = lock_waits.held_in(lock_waits.inductor_lock_dir(request.env), tree)
-                    kill_group(child.pid)
-                    child.ended_within(None)
-                    break
-                if request.memory_limit and watched is not None:
-                    rss = tree_rss(watched)
-                    result.peak_tree_rss = max(result.peak_tree_rss, rss)
-                    if rss > request.memory_limit:
-                        result.out_of_memory = True
-                        kill_group(child.pid)
-                        child.ended_within(None)
-                        break
+            wait_for(child, request, result, started, log_offset)
         except BaseException:
             kill_group(child.pid)
             child.ended_within(None)
@@ -250,6 +202,75 @@ def run_child(request: ChildRequest, start: Callable = spawn) -> ChildResult:
     if result.write_failed and not result.write_failed.get("path"):  # the child's own output: its log
         result.write_failed = dict(result.write_failed, path=request.log_path)
     return result
+
+
+def open_log(request: ChildRequest) -> int:
+    """The child's log with its command line written first; the offset where the child's own output starts."""
+    try:
+        os.makedirs(os.path.dirname(request.log_path), exist_ok=True)
+    except OSError as exc:
+        raise disk_writes.WriteFailed.of(request.log_path, exc) from None
+    disk_writes.append_bytes(request.log_path, f"$ {subprocess.list2cmdline(request.argv)}\n".encode())
+    return os.path.getsize(request.log_path)
+
+
+def start_child(request: ChildRequest, start: Callable, log_file, read_fd: int, write_fd: int) -> tuple:
+    """(the started child, the read end of its output's pipe with --print-subprocess, else None): its output goes to
+    `log_file`, or through that pipe; the record pipe's write end is the child's alone afterwards. If it can't be
+    started, the parent's ends are closed too."""
+    echo_fd = None
+    try:
+        env = dict(request.env, **{PARENT_PID_VARIABLE: str(os.getpid())})  # the child dies with this process
+        output_fd = log_file.fileno()
+        if request.echo:
+            echo_fd, output_fd = os.pipe()
+        try:
+            return start(request, env, output_fd, write_fd), echo_fd
+        finally:
+            if request.echo:
+                os.close(output_fd)
+    except BaseException:
+        os.close(read_fd)
+        if echo_fd is not None:
+            os.close(echo_fd)
+        raise
+    finally:
+        os.close(write_fd)
+
+
+def wait_for(child, request: ChildRequest, result: ChildResult, started: float, log_offset: int) -> None:
+    """Wait for the child's end. Past its timeout (`diagnose_timeout` first) or its memory limit, its group is killed
+    and `result` says which."""
+    try:
+        watched = psutil.Process(child.pid)
+    except psutil.Error:  # it ended already
+        watched = None
+    poll = 0.1 if request.memory_limit else 0.25
+    while not child.ended_within(poll):
+        if time.monotonic() - started > request.timeout:
+            result.timed_out = True
+            result.lock_waits, result.hung_in = diagnose_timeout(child, request, log_offset)
+        elif request.memory_limit and watched is not None:
+            rss = tree_rss(watched)
+            result.peak_tree_rss = max(result.peak_tree_rss, rss)
+            result.out_of_memory = rss > request.memory_limit
+        if result.timed_out or result.out_of_memory:
+            kill_group(child.pid)
+            child.ended_within(None)
+            return
+
+
+def diagnose_timeout(child, request: ChildRequest, log_offset: int) -> tuple:
+    """A timed-out child, before it is killed: (the file locks its process tree waits for, with their holders; the
+    innermost frame of the stacks it writes to its log when asked: where it hung)."""
+    tree = lock_waits.tree(child.pid)
+    waits = lock_waits.waits(tree)  # before the kill: who kept it waiting
+    ask_for_stacks(child)
+    hung_in = where_it_hung(request.log_path, log_offset)
+    if request.shared_compile_cache and hung_in and hung_in.startswith(POLLED_LOCK) and not waits:
+        # a polled lock leaves no waiter in /proc/locks: who holds the shared cache's locks
+        waits = lock_waits.held_in(lock_waits.inductor_lock_dir(request.env), tree)
+    return waits, hung_in
 
 
 def disk_full_log(log_path: str) -> Optional[dict]:
