@@ -170,6 +170,21 @@ def by_model(records: list) -> dict:
     return {r["model"]["model_name"]: r for r in records}
 
 
+def forked_configs(server) -> list:
+    """A fork server's children that are configs' children: each leads its own session (child/zygote.become_child
+    calls setsid first), unlike the probe child the server forks once at its start to check CUDA in its forks."""
+    import psutil
+
+    found = []
+    for child in server.children():
+        try:
+            if os.getpgid(child.pid) == child.pid:
+                found.append(child)
+        except (ProcessLookupError, psutil.Error):
+            continue
+    return found
+
+
 def processes_mentioning(text: str) -> list:
     """Live processes whose command line contains `text` (to prove nothing was left behind)."""
     import psutil

@@ -14,7 +14,8 @@ from benchmarks.common.process_env import child_environment
 from benchmarks.common.experiment_config import ExperimentConfig
 from benchmarks.common.run_options import DiagnosticsOptions, RunOptions
 from benchmarks.runner import fork_server
-from helpers import PYTHON, ROOT, XLA, by_model, call_runner, processes_mentioning, read_jsonl, run_runner, wait_for
+from helpers import PYTHON, ROOT, XLA, by_model, call_runner, forked_configs, processes_mentioning, read_jsonl, run_runner, \
+    wait_for
 
 PROBE_MODEL = ROOT / "tests" / "fixtures" / "fork_probe" / "state_probe.py"
 FAULTS = ["--launch=fork", "--suite-name=faults", "--accelerator=cpu", "--xla=None", "--dynamo=None", "--test=eval", "--repeat=1",
@@ -156,7 +157,7 @@ def test_a_killed_server_is_started_again_and_its_config_runs_once_more(tmp_path
                                f"--output-dirname={tmp_path}"], cwd=ROOT, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True)
     server = wait_for(lambda: fork_server_of(runner.pid), 180, "the fork server")
-    child = wait_for(lambda: server.children(), 180, "its child")[0]  # the config's child, forked
+    child = wait_for(lambda: forked_configs(server), 180, "its child")[0]  # the config's child, forked
     server.send_signal(signal.SIGKILL)
     _, stderr = runner.communicate(timeout=300)
     assert runner.returncode == 0, stderr

@@ -13,7 +13,7 @@ import pytest
 
 from benchmarks.common import scratch_dirs
 from benchmarks.runner import artifact_shipping
-from helpers import PYTHON, ROOT, read_jsonl, run_runner, wait_for
+from helpers import PYTHON, ROOT, forked_configs, read_jsonl, run_runner, wait_for
 
 
 def scratch_in(temp: str) -> list:
@@ -72,7 +72,7 @@ def test_a_killed_sweeps_or_childs_scratch_is_collected(tmp_path, killed):
     assert parent.poll() is None, f"the sweep ended (exit {parent.returncode}): {said.read_text()[-2000:]}"
     if killed == "child":
         [server] = [p for p in psutil.Process(parent.pid).children() if "zygote" in " ".join(p.cmdline())]
-        [child] = server.children()
+        [child] = forked_configs(server)
         child.kill()
         assert parent.wait(timeout=120) == 1  # the child's crash record; its sweep has ended
         [record] = read_jsonl(out / "results.jsonl")

@@ -39,6 +39,7 @@ REQUEST_SECONDS = 10.0  # a connection that sends no whole request within this i
 NVML_BASED_CUDA_CHECK = "PYTORCH_NVML_BASED_CUDA_CHECK"
 # NVIDIA's driver libraries: NVML's, then the driver's own. With neither, no process here can use a GPU.
 NVIDIA_DRIVER_LIBRARIES = ("libnvidia-ml.so.1", "libcuda.so.1")
+PROBE_TRIES = 3
 
 
 @dataclasses.dataclass
@@ -272,12 +273,19 @@ def cuda_fork_trouble() -> Optional[str]:
     if in_bad_fork is None:
         return (f"this torch ({torch.__version__}) has no torch._C._cuda_isInBadFork, so the fork server can't "
                 "tell whether its forks may use CUDA")
-    pid = os.fork()
-    if pid == 0:
-        os._exit(1 if in_bad_fork() else 0)
-    _, status = os.waitpid(pid, 0)
-    if os.waitstatus_to_exitcode(status) == 0:
+    for _ in range(PROBE_TRIES):  # a probe killed from outside (a soak test's signal) is asked again
+        pid = os.fork()
+        if pid == 0:
+            os._exit(1 if in_bad_fork() else 0)
+        _, status = os.waitpid(pid, 0)
+        code = os.waitstatus_to_exitcode(status)
+        if code >= 0:
+            break
+    if code == 0:
         return None
+    if code < 0:
+        return (f"the fork server's check of its forks was killed (signal {-code}), so it can't tell whether they "
+                "may use CUDA")
     return ("the fork server's imports asked the CUDA runtime for its devices, which makes torch refuse CUDA in "
             "every process it forks")
 
