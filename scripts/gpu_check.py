@@ -305,7 +305,8 @@ def run_harness(check: Check, model: Model, config: str, budget: float) -> Optio
     harness = check.harness
     suite, name = model.harness
     scratch = parity_harness.write_shims(harness, check.out / "harness" / "shims")
-    env = parity_harness.environment(harness, scratch, [], base=check.env, allocator_policy="system")
+    extra_paths = [p for p in os.environ.get("PARITY_EXTRA_PATH", "").split(os.pathsep) if p]  # scipy, tabulate
+    env = parity_harness.environment(harness, scratch, extra_paths, base=check.env, allocator_policy="system")
     csv_path = check.out / "harness" / f"{name}-{config}.csv"
     command = parity_harness.command(sys.executable, harness, suite, name, "eval", PRECISION, model.batch_size,
                                      "performance", REPEAT, csv_path, device=check.options.accelerator) + extra
@@ -314,13 +315,20 @@ def run_harness(check: Check, model: Model, config: str, budget: float) -> Optio
         ended, _ = check.run(command, csv_path.with_suffix(".log"), timeout=budget, cwd=harness.checkout)
     finally:
         check.env = saved
-    row = parity_table.read_csv_row(csv_path, name)
+    times = harness_times(parity_table.read_csv_row(csv_path, name))
+    if times is None:
+        say(f"harness {name} {config}: {ended}, no timed row (log {csv_path.with_suffix('.log')})")
+    return times
+
+
+def harness_times(row: Optional[dict]) -> Optional[dict]:
+    """{"compiled": ms, "eager": ms} of the harness's performance CSV row, or None where it timed nothing: no row,
+    or its failure row (eager_fail_to_run and the like), which says 0 for both the speedup and the latency."""
     try:
-        compiled = float(row["abs_latency"])
-        return {"compiled": compiled, "eager": compiled * float(row["speedup"])}
+        compiled, speedup = float(row["abs_latency"]), float(row["speedup"])
     except (TypeError, KeyError, ValueError):
-        say(f"harness {name} {config}: {ended}, no performance row (log {csv_path.with_suffix('.log')})")
         return None
+    return {"compiled": compiled, "eager": compiled * speedup} if compiled > 0 and speedup > 0 else None
 
 
 # ---------------------------------------------------------------- the report

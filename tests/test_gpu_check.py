@@ -70,3 +70,14 @@ def test_no_gpu_reason_names_what_is_missing():
     assert "without CUDA" in gpu_check.no_gpu_reason({"torch": "2.13.0+cpu", "cuda_built": False})
     assert gpu_check.no_gpu_reason({"torch": "2.11.0", "cuda_built": True, "devices": []}) == "no CUDA device is visible"
     assert gpu_check.no_gpu_reason({"torch": "2.11.0", "cuda_built": True, "devices": ["NVIDIA H100"]}) is None
+
+
+def test_the_harness_failure_row_is_no_time_and_a_timed_row_gives_both(tmp_path):
+    parity_table = load_script("parity_table")
+    csv_path = tmp_path / "harness.csv"
+    csv_path.write_text("dev,name,batch_size,speedup,abs_latency\ncuda,resnet18,0,0.000000,0.000000\n")
+    assert gpu_check.harness_times(parity_table.read_csv_row(csv_path, "resnet18")) is None  # eager_fail_to_run
+    assert gpu_check.harness_times(None) is None  # no CSV at all
+    csv_path.write_text("dev,name,batch_size,speedup,abs_latency\ncuda,resnet18,32,2.5,1.2\n")
+    times = gpu_check.harness_times(parity_table.read_csv_row(csv_path, "resnet18"))
+    assert times == {"compiled": 1.2, "eager": pytest.approx(3.0)}
