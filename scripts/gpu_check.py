@@ -24,6 +24,7 @@ import dataclasses
 import json
 import os
 import shlex
+import signal
 import statistics
 import subprocess
 import sys
@@ -68,6 +69,11 @@ CONFIGS = {  # name -> (our flags, the plain loop's flags, the harness's extra f
     "eager[allocator=system]": (["--dynamo=None", "--allocator=system"], ["--backend=eager"], None),
 }
 REPEAT = 30  # timed runs of ours (one iteration each), iterations of the plain loop
+TIER = ("tests/test_gpu.py", "tests/test_timing.py")  # the GPU tier's files (`make test-gpu`)
+# The most one process of the comparison may take (a cold compile of a real model on an H100 is 15-40 s); what
+# the time left can't hold is skipped, named, rather than every process cut short.
+CAPS = {"ours": 240.0, "plain": 150.0, "harness": 240.0}
+COMPARE_PARTS = ("ours", "plain", "harness")
 
 
 @dataclasses.dataclass
@@ -104,19 +110,29 @@ class Check:
         part.status, part.detail = "skipped", why
         say(f"{name}: skipped: {why}")
 
-    def run(self, command: list, log: Path, timeout: float, **kwargs) -> tuple:
-        """(how it ended: ok / exit N / timeout, its output) of one process of the check, output kept in `log`."""
+    def run(self, command: list, log: Path, timeout: float, cwd: Path = ROOT) -> tuple:
+        """(how it ended: ok / exit N / timeout, its output) of one process of the check, its output and errors
+        kept in `log` as they come. Out of time, it is interrupted (SIGINT: pytest then reports the tests it ran and
+        writes its JUnit file, a sweep keeps its records), and killed only if it has not ended 30 s later."""
         say("+ " + " ".join(map(shlex.quote, map(str, command))))
         log.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            done = subprocess.run(command, capture_output=True, text=True, timeout=max(timeout, 1), env=self.env,
-                                  cwd=kwargs.pop("cwd", ROOT), **kwargs)
-        except subprocess.TimeoutExpired as exc:
-            output = (exc.stdout or b"").decode(errors="replace") if isinstance(exc.stdout, bytes) else (exc.stdout or "")
-            log.write_text(output)
-            return "timeout", output
-        log.write_text(done.stdout + done.stderr)
-        return ("ok" if done.returncode == 0 else f"exit {done.returncode}"), done.stdout
+        with open(log, "w") as sink, subprocess.Popen(command, stdout=subprocess.PIPE, stderr=sink, text=True,
+                                                      env=self.env, cwd=cwd) as process:
+            try:
+                output, _ = process.communicate(timeout=max(timeout, 1))
+            except subprocess.TimeoutExpired:
+                process.send_signal(signal.SIGINT)
+                try:
+                    output, _ = process.communicate(timeout=30)
+                except subprocess.TimeoutExpired:
+                    process.kill()
+                    output, _ = process.communicate()
+                ended = "timeout"
+            else:
+                ended = "ok" if process.returncode == 0 else f"exit {process.returncode}"
+        with open(log, "a") as sink:
+            sink.write(output or "")
+        return ended, output or ""
 
 
 def say(text: str) -> None:
@@ -220,8 +236,9 @@ def run_tier(check: Check, budget: float) -> None:
     part = check.part("GPU tier")
     xml = check.out / "tier.xml"
     started = time.monotonic()
-    ended, _ = check.run([sys.executable, "-m", "pytest", "-q", "-m", "gpu", "tests/test_gpu.py", "tests/test_timing.py",
-                          "-p", "no:cacheprovider", f"--junitxml={xml}", "-o", "addopts=-ra"],
+    select = ["-k", check.options.tier_select] if check.options.tier_select else []
+    ended, _ = check.run([sys.executable, "-m", "pytest", "-v", "--tb=short", "-m", "gpu", *TIER, *select,
+                          "-p", "no:cacheprovider", f"--junitxml={xml}", "-o", "addopts=-rfEs"],
                          check.out / "tier.log", timeout=budget)
     part.seconds = time.monotonic() - started
     outcomes = tier_outcomes(xml)
@@ -353,20 +370,38 @@ def compare(check: Check) -> None:
             check.skip("harness", str(exc))
     else:
         check.skip("harness", "no --harness-dir (a PyTorch or TorchBench checkout: docs/parity.md)")
+    asked = check.options.compare_parts
+    for name, part_name in zip(COMPARE_PARTS, names):
+        if name not in asked:
+            check.skip(part_name, "not asked (--parts)")
+    if "harness" not in asked:
+        check.harness = None
     started = time.monotonic()
-    for index, model in enumerate(models):
-        share = check.left() / (len(models) - index)  # what this model may take of what is left
-        if share < 60:
-            check.skip("small sweep", f"{check.left():.0f} s left of --minutes {check.options.minutes}")
-            break
+    counts = {name: {"wanted": 0, "started": 0, "timed": 0} for name in COMPARE_PARTS}
+
+    def timed(name: str, run, *args) -> Optional[object]:
+        """One process of part `name` within its cap or what is left; None where it gave no time or too little
+        time was left to start it (counted either way)."""
+        count = counts[name]
+        count["wanted"] += 1
+        left = check.left()
+        if name not in asked or left < 30:
+            return None
+        count["started"] += 1
+        result = run(check, *args, min(CAPS[name], left))
+        count["timed"] += result is not None
+        return result
+
+    for model in models:
         plain_of: dict = {}  # the plain loop's time per flag set (two configs may share one)
         for config in check.options.configs:
-            part = share / len(check.options.configs)
-            ours = run_ours(check, model, config, min(part * 0.6, check.left()))
+            ours = timed("ours", run_ours, model, config)
             key = tuple(CONFIGS[config][1])
             if key not in plain_of:
-                plain_of[key] = run_plain(check, model, config, min(part * 0.2, check.left()))
-            theirs = run_harness(check, model, config, min(part * 0.3, check.left())) if check.harness else None
+                plain_of[key] = timed("plain", run_plain, model, config)
+            theirs = None
+            if check.harness and CONFIGS[config][2] is not None and model.harness:
+                theirs = timed("harness", run_harness, model, config)
             if theirs:  # its eager, timed beside its compiled run, is the eager rows'
                 check.harness_eager.setdefault(model.name, theirs["eager"])
             check.rows.append({"model": model.name, "batch_size": model.batch_size, "precision": PRECISION,
@@ -377,14 +412,16 @@ def compare(check: Check) -> None:
             row["harness_ms"] = check.harness_eager.get(row["model"])
     elapsed = time.monotonic() - started
     ran = [r for r in check.rows if r["ours_ms"] is not None]
-    for name, key in (("small sweep", "ours_ms"), ("plain loop", "plain_ms"), ("harness", "harness_ms")):
-        if check.part(name).status == "skipped":
+    for name, part_name in zip(COMPARE_PARTS, names):
+        part, count = check.part(part_name), counts[name]
+        if part.status == "skipped":
             continue
-        got = sum(1 for r in check.rows if r[key] is not None)
-        part = check.part(name)
-        part.status = "ok" if got == len(check.rows) else "failed"
-        part.detail = f"{got} of {len(check.rows)} configs timed" + (f"; not installed: {'; '.join(absent)}"
-                                                                     if absent else "")
+        not_started = count["wanted"] - count["started"]
+        part.status = ("skipped" if not count["started"] else "ok" if count["timed"] == count["started"]
+                       else "failed")
+        part.detail = (f"{count['timed']} of {count['wanted']} processes timed"
+                       + (f"; {not_started} not started: out of --minutes {check.options.minutes}"
+                          if not_started else "") + (f"; not installed: {'; '.join(absent)}" if absent else ""))
         part.seconds = elapsed
     if not ran:
         say("no config of ours was timed")
@@ -435,17 +472,22 @@ def parse(argv):
     parser.add_argument("--minutes", type=float, default=8.0, help="the whole check's time (default 8)")
     parser.add_argument("--wheels", help="wheels of what the machine's Python lacks (make gpu-wheels)")
     parser.add_argument("--harness-dir", help="a PyTorch or TorchBench checkout: the dynamo harness beside ours")
-    parser.add_argument("--parts", default="tier,compare", help="tier, compare (default: both)")
+    parser.add_argument("--parts", default="tier,compare", help="of tier, compare (ours, plain, harness), ours, "
+                        "plain, harness (default: tier,compare)")
+    parser.add_argument("--tier-select", help="pytest -k expression: only these tests of the GPU tier")
     parser.add_argument("--models", help="SUITE:NAME:BATCH, comma-separated (default: "
                         + ", ".join(f"{m.suite}:{m.name}:{m.batch_size}" for m in MODELS) + ")")
     parser.add_argument("--configs", default=",".join(CONFIGS), help="of " + ", ".join(CONFIGS))
     parser.add_argument("--accelerator", choices=("cuda", "cpu"), default="cuda",
                         help="cpu: the comparison's own test on a machine without a GPU (no tier, no CUDA graphs)")
     options = parser.parse_args(argv)
-    unknown = set(options.parts.split(",")) - {"tier", "compare"}
-    if unknown or options.minutes <= 0:
-        parser.error(f"--parts takes tier and compare (not {', '.join(sorted(unknown))})" if unknown
-                     else "--minutes must be positive")
+    parts = {p.strip() for p in options.parts.split(",") if p.strip()}
+    unknown = parts - {"tier", "compare", *COMPARE_PARTS}
+    if unknown or not parts or options.minutes <= 0:
+        parser.error(f"--parts takes tier, compare, {', '.join(COMPARE_PARTS)} (not {', '.join(sorted(unknown))})"
+                     if unknown or not parts else "--minutes must be positive")
+    options.tier = "tier" in parts
+    options.compare_parts = [p for p in COMPARE_PARTS if p in parts or "compare" in parts]
     options.configs = [c.strip() for c in options.configs.split(",") if c.strip()]
     if set(options.configs) - set(CONFIGS) or not options.configs:
         parser.error(f"--configs takes {', '.join(CONFIGS)}")
@@ -467,22 +509,23 @@ def main(argv=None) -> int:
     check = Check(options)
     unpack_wheels(check)
     gather_facts(check)
-    parts = options.parts.split(",")
     why = no_gpu_reason(check.facts)
     if options.accelerator == "cpu":  # the comparison's own test: no tier, the CPU's figures
         check.skip("GPU tier", "--accelerator=cpu")
-        if "compare" in parts:
+        if options.compare_parts:
             compare(check)
     elif why:
         for name in ("GPU tier", "small sweep", "plain loop", "harness"):
             check.skip(name, why)
-        if "tier" in parts:  # the tier still runs: each test says it is skipped, and why
+        if options.tier:  # the tier still runs: each test says it is skipped, and why
             run_tier(check, check.left())
             check.part("GPU tier").status = "skipped"
     else:
-        if "tier" in parts:
-            run_tier(check, min(check.left() * 0.5, 300))
-        if "compare" in parts:
+        if options.tier:
+            run_tier(check, min(check.left() * (0.5 if options.compare_parts else 1), 300))
+        else:
+            check.skip("GPU tier", "not asked (--parts)")
+        if options.compare_parts:
             compare(check)
     text = report(check, started)
     (check.out / "gpu-check.md").write_text(text)

@@ -77,9 +77,14 @@ class FakeNvml:
         return 61
 
     def nvmlDeviceGetTotalEnergyConsumption(self, handle):
+        # as an H100's driver keeps it: in steps tens of milliseconds apart (a short run reads 0, or a whole step)
         self._check("energy")
         self.energy_mj = getattr(self, "energy_mj", 0.0) + self._tick() * self.power * 1e3
-        return int(self.energy_mj)
+        return int(self.energy_mj // (self.power * 80)) * int(self.power * 80)
+
+    def nvmlDeviceGetPowerUsage(self, handle):  # milliwatts, the driver's own recent average
+        self._check("power")
+        return int(self.power * 1e3)
 
     def nvmlDeviceGetViolationStatus(self, handle, policy):
         self._check("violations")
@@ -146,13 +151,13 @@ def test_a_run_held_back_by_the_power_cap_is_counted_and_warned_of():
 
 
 def test_readings_a_gpu_does_not_give_are_left_out_and_named():
-    nvml = FakeNvml(unsupported={"energy", "violations", "samples", "temperature"})
+    nvml = FakeNvml(unsupported={"power", "violations", "samples", "temperature"})
     telemetry = gpu_telemetry.GpuTelemetry.open(nvml, index=0)
     metrics = timed_runs(telemetry, repeat=2)
     assert metrics["gpu_sm_clock_mhz"] == [1755.0] * 2  # no samples: the clock read after the run
     for name in ("gpu_power_watts", "gpu_temperature_c", "gpu_throttled_seconds"):
         assert name not in metrics
-    assert telemetry.summary()["unsupported"] == ["energy", "power cap", "thermal limit", "temperature"]
+    assert telemetry.summary()["unsupported"] == ["power", "power cap", "thermal limit", "temperature"]
 
 
 def test_no_nvml_or_no_device_is_absent_with_the_reason():
