@@ -127,3 +127,20 @@ def test_hooks_are_registered_per_config_in_the_order_their_phases_need(tmp_path
     # --verify's check before the golden one; paired's eager step is made last before timing, as it was
     assert [type(hook).__name__ for hook in config_hooks.for_config(every, experiment)] == [
         "GoldenSave", "Export", "DynamicBatch", "Verify", "GoldenCheck", "PairedSpeedup"]
+
+
+def test_a_lost_cuda_context_is_the_failures_cause_where_a_later_call_surfaced_it():
+    # As an H100 with torch 2.11 gave them: the illegal access surfaced as cuBLAS's failure to create its handle.
+    surfaced = RuntimeError("CUDA error: CUBLAS_STATUS_INTERNAL_ERROR when calling `cublasCreate(handle)`")
+    lost = RuntimeError("CUDA error: an illegal memory access was encountered\nCUDA kernel errors might be "
+                        "asynchronously reported at some other API call")
+    kind, message = single_config.failure_cause(surfaced, lost)
+    assert kind == "RuntimeError" and message.startswith("CUDA error: an illegal memory access was encountered")
+    assert message.endswith("(it surfaced as RuntimeError: CUDA error: CUBLAS_STATUS_INTERNAL_ERROR when calling "
+                            "`cublasCreate(handle)`)")
+    assert single_config.device_lost(RuntimeError(message))  # so no eager reference runs on the dead context
+    assert single_config.failure_cause(lost, None) == ("RuntimeError", str(lost))  # the cause itself: as it is
+    assert single_config.failure_cause(surfaced, None) == ("RuntimeError", str(surfaced))  # a context still alive
+    # no CUDA config, or no CUDA used in this process: nothing to ask
+    assert single_config.lost_context_error(ExperimentConfig("cpu", None, None, "eval")) is None
+    assert single_config.lost_context_error(ExperimentConfig("cuda", None, None, "eval")) is None

@@ -98,17 +98,26 @@ def test_the_child_turns_graphs_on_for_the_profile_and_records_each_part(monkeyp
 
     from benchmarks.child import cuda_setup
 
-    monkeypatch.setattr(inductor_config.triton, "cudagraphs", False)  # a real setting, put back after the test
+    monkeypatch.setattr(inductor_config.triton, "cudagraphs", False)  # real settings, put back after the test
+    monkeypatch.setattr(torch.backends.cudnn, "benchmark", False)
+    monkeypatch.setattr(torch.backends.cudnn, "deterministic", True)
     model = {"suite_name": "torchvision", "model_name": "resnet18"}
     profiled = ExperimentConfig("cuda", None, "inductor", "eval", precision="bf16", compile_mode="default",
                                 compile_cache="cold", cuda_profile="dashboard")
+    plain = profiled.with_(cuda_profile=None)
+    timm_model = {"suite_name": "timm", "model_name": "mobilenetv2_100"}
+    for unlisted, experiment in ((timm_model, profiled), (model, plain), (model, profiled.with_(accelerator="cpu"))):
+        cuda_setup.apply(unlisted, experiment)  # cuDNN as torch leaves it
+        assert (torch.backends.cudnn.benchmark, torch.backends.cudnn.deterministic) == (False, True)
+    monkeypatch.setattr(inductor_config.triton, "cudagraphs", False)
     assert cuda_setup.apply(model, profiled) == {"cudagraphs": True} and inductor_config.triton.cudagraphs is True
+    # TorchBench's TorchVisionModel factory turns cuDNN's autotuner on as it builds resnet18: the dashboard's setup
+    assert (torch.backends.cudnn.benchmark, torch.backends.cudnn.deterministic) == (True, False)
     monkeypatch.setattr(inductor_config.triton, "cudagraphs", False)
     listed = {"suite_name": "torchbench", "model_name": "tts_angular"}
     keys = cuda_setup.apply(listed, profiled)
     assert keys["cudagraphs"] is False and "disable_cudagraph" in keys["cudagraphs_reason"]
     assert inductor_config.triton.cudagraphs is False
-    plain = profiled.with_(cuda_profile=None)
     assert cuda_setup.apply(model, plain) == {"cudagraphs": False} and inductor_config.triton.cudagraphs is False
     assert cuda_setup.apply(model, plain.with_(accelerator="cpu")) == {}  # not a CUDA Inductor config
 
@@ -119,6 +128,8 @@ def test_the_child_turns_graphs_on_for_the_profile_and_records_each_part(monkeyp
                                "benchmark": torch.backends.cudnn.benchmark,
                                "deterministic": torch.backends.cudnn.deterministic},
                      "compile_cache": "cold", "cudagraphs": True, "differs": []}
+    facts = cuda_setup.describe(profiled, dict(record, model=model))
+    assert facts["cudnn_reason"].startswith("resnet18 runs with cudnn.benchmark on the dashboard, set by TorchBench")
     by_hand = cuda_setup.describe(profiled.with_(precision="fp32", compile_cache="warm"),
                                   {"diagnostics": {"matmul_precision": {"torch": "highest"}}})
     assert by_hand["differs"] == ["precision fp32 (the dashboard runs eval in bf16)",

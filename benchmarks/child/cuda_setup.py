@@ -19,12 +19,17 @@ def uses_inductor_on_cuda(experiment) -> bool:
 
 
 def apply(model_config: dict, experiment) -> dict:
-    """Before anything compiles: Inductor's CUDA graphs on where the config's keys say so and neither its compile
-    mode nor its Inductor settings decide it themselves (the profile's). Returns the record's keys: `cudagraphs`
-    (CUDA Inductor configs) and `cudagraphs_reason` (the profile's model that runs without them)."""
+    """Before the model is built: cuDNN's autotuner on for the profile's models that the dashboard runs with it
+    (environment.cuda_profile says so); Inductor's CUDA graphs on where the config's keys say so and neither its
+    compile mode nor its Inductor settings decide it themselves (the profile's). Returns the record's keys:
+    `cudagraphs` (CUDA Inductor configs) and `cudagraphs_reason` (the profile's model that runs without them)."""
+    keys = experiment.to_dict()
+    if cuda_profile.cudnn_benchmark_reason(model_config, keys):
+        import torch
+
+        torch.backends.cudnn.benchmark, torch.backends.cudnn.deterministic = True, False
     if not uses_inductor_on_cuda(experiment):
         return {}
-    keys = experiment.to_dict()
     on = cuda_profile.cudagraphs(model_config, keys)
     decided_elsewhere = (experiment.compile_mode in cuda_profile.GRAPH_MODES
                          or "triton.cudagraphs" in compile_options.settings_of(experiment.inductor_config))
@@ -82,6 +87,9 @@ def describe(experiment, record: dict) -> Optional[dict]:
         facts["differs"].append(f"float32 matmul precision {matmul} (the dashboard's TF32: high)")
     if experiment.dynamo and experiment.compile_cache != cuda_profile.COMPILE_CACHE:
         facts["differs"].append(f"compile cache {experiment.compile_cache} (the dashboard compiles cold)")
+    cudnn_reason = cuda_profile.cudnn_benchmark_reason(record.get("model") or {}, experiment.to_dict())
+    if cudnn_reason:
+        facts["cudnn_reason"] = cudnn_reason
     if record.get("cudagraphs_reason"):  # as the dashboard runs it too
         facts["cudagraphs_reason"] = record["cudagraphs_reason"]
     return facts

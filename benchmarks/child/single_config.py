@@ -15,6 +15,7 @@ import os
 import signal
 import threading
 import time
+from typing import Optional
 
 from benchmarks.child import allocator, compile_settings, config_hooks, cpu_profile, cuda_setup, device_memory, \
     diagnostics, gpu_telemetry, precise_timing, torch_internals
@@ -106,6 +107,30 @@ CONTEXT_LOST = ("device-side assert triggered", "illegal memory access", "unspec
 
 def device_lost(exc: BaseException) -> bool:
     return any(words in str(exc) for words in CONTEXT_LOST)
+
+
+def lost_context_error(experiment) -> Optional[BaseException]:
+    """The error a lost CUDA context keeps giving, when a CUDA config's failure may have hidden it, else None. A
+    kernel's illegal access is reported by the next call that checks, as that call's own failure (on an H100 with
+    torch 2.11: cublasCreate's CUBLAS_STATUS_INTERNAL_ERROR); a synchronize then gives the cause."""
+    if experiment.accelerator != "cuda" or experiment.xla:
+        return None
+    import torch
+
+    if not torch.cuda.is_initialized():
+        return None
+    try:
+        torch.cuda.synchronize()
+    except Exception as exc:  # noqa: BLE001 - whatever it raises is the context's state
+        return exc if device_lost(exc) else None
+    return None
+
+
+def failure_cause(exc: BaseException, lost: Optional[BaseException]) -> tuple:
+    """(type name, message) for the record: the lost context's error first where it hid behind `exc`."""
+    if lost is None or device_lost(exc):
+        return type(exc).__name__, str(exc)
+    return type(lost).__name__, f"{lost} (it surfaced as {type(exc).__name__}: {exc})"
 
 
 def resolve_accelerator_model(experiment) -> str:
@@ -300,8 +325,10 @@ class ConfigRun:
     def failed(self, exc: Exception) -> None:
         """The config's failure, in the phase it happened in, and what the hooks can still do for its record."""
         log.exception("failed in phase %s", self.channel.phase)
-        records.mark_failed(self.record, classify(exc), type(exc).__name__, str(exc), self.channel.phase)
-        if device_lost(exc):  # nothing more can run on the device in this process: no eager reference
+        lost = None if device_lost(exc) else lost_context_error(self.experiment)
+        kind, message = failure_cause(exc, lost)
+        records.mark_failed(self.record, classify(exc), kind, message, self.channel.phase)
+        if device_lost(lost or exc):  # nothing more can run on the device in this process: no eager reference
             add_warning(self.record, f"the process's CUDA context is lost ({self.record['error']['message']}): "
                                      "nothing more ran on the device")
             return

@@ -7,7 +7,8 @@ in the team's notes): inference in bfloat16 and training in amp; `--cold-start-l
 run); Inductor with CUDA graphs, the harness's default (`triton.cudagraphs = not --disable-cudagraphs`; the
 dashboard's "cudagraphs" rows), except the models its suites list under `disable_cudagraph`; TF32 on for float32
 matmuls (the harness sets `torch.backends.cuda.matmul.allow_tf32 = True` when imported), cuDNN as torch leaves it
-(TF32 on, benchmark and deterministic off: the harness changes them only under `--accuracy`).
+(TF32 on, benchmark and deterministic off: the harness changes them only under `--accuracy`), but for the models
+whose TorchBench code turns cuDNN's autotuner on when it builds them (CUDNN_BENCHMARK).
 """
 
 from __future__ import annotations
@@ -25,6 +26,13 @@ COMPILE_CACHE = "cold"  # --cold-start-latency: every run compiles with an empty
 # The harness's models that run without CUDA graphs (its suites' yaml, key disable_cudagraph), by our suite name.
 NO_CUDAGRAPHS = {"torchbench": ("tts_angular",)}
 NO_CUDAGRAPHS_SOURCE = "the dynamo harness's torchbench.yaml, disable_cudagraph"
+# The models the dashboard runs with cuDNN's autotuner on (torch.backends.cudnn.benchmark = True, deterministic
+# False), by our suite name: TorchBench builds these torchvision models through its TorchVisionModel factory, which
+# sets both as it builds one. (Our torchbench suite loads TorchBench's own model files: those that set it, do.)
+CUDNN_BENCHMARK = {"torchvision": ("alexnet", "densenet121", "mnasnet1_0", "mobilenet_v2", "mobilenet_v3_large",
+                                   "resnet152", "resnet18", "resnet50", "resnext50_32x4d", "shufflenet_v2_x1_0",
+                                   "squeezenet1_1", "vgg16")}
+CUDNN_BENCHMARK_SOURCE = "TorchBench's TorchVisionModel factory (torchbenchmark/util/framework/vision/model_factory.py)"
 # torch.compile's modes that decide CUDA graphs themselves (on CUDA): whether they capture them
 GRAPH_MODES = {"reduce-overhead": True, "max-autotune": True, "max-autotune-no-cudagraphs": False}
 
@@ -79,6 +87,15 @@ def no_cudagraphs_reason(model: dict, experiment: dict) -> Optional[str]:
         return None
     if model.get("model_name") in NO_CUDAGRAPHS.get(model.get("suite_name"), ()):
         return f"{model.get('model_name')} runs without CUDA graphs on the dashboard ({NO_CUDAGRAPHS_SOURCE})"
+    return None
+
+
+def cudnn_benchmark_reason(model: dict, experiment: dict) -> Optional[str]:
+    """Why the profile runs this model with cuDNN's autotuner on (as the dashboard does), or None."""
+    if experiment.get(KEY) != DASHBOARD or experiment.get("accelerator") != "cuda" or experiment.get("xla"):
+        return None
+    if model.get("model_name") in CUDNN_BENCHMARK.get(model.get("suite_name"), ()):
+        return f"{model.get('model_name')} runs with cudnn.benchmark on the dashboard, set by {CUDNN_BENCHMARK_SOURCE}"
     return None
 
 
