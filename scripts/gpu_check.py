@@ -112,20 +112,21 @@ class Check:
 
     def run(self, command: list, log: Path, timeout: float, cwd: Path = ROOT) -> tuple:
         """(how it ended: ok / exit N / timeout, its output) of one process of the check, its output and errors
-        kept in `log` as they come. Out of time, it is interrupted (SIGINT: pytest then reports the tests it ran and
-        writes its JUnit file, a sweep keeps its records), and killed only if it has not ended 30 s later."""
+        kept in `log` as they come. Out of time, its whole process group is interrupted (SIGINT: pytest then reports
+        the tests it ran and writes its JUnit file, a sweep keeps its records), and killed only if it has not ended
+        30 s later: nothing it started goes on running on the GPU beside the check's next process."""
         say("+ " + " ".join(map(shlex.quote, map(str, command))))
         log.parent.mkdir(parents=True, exist_ok=True)
         with open(log, "w") as sink, subprocess.Popen(command, stdout=subprocess.PIPE, stderr=sink, text=True,
-                                                      env=self.env, cwd=cwd) as process:
+                                                      env=self.env, cwd=cwd, start_new_session=True) as process:
             try:
                 output, _ = process.communicate(timeout=max(timeout, 1))
             except subprocess.TimeoutExpired:
-                process.send_signal(signal.SIGINT)
+                signal_group(process, signal.SIGINT)
                 try:
                     output, _ = process.communicate(timeout=30)
                 except subprocess.TimeoutExpired:
-                    process.kill()
+                    signal_group(process, signal.SIGKILL)
                     output, _ = process.communicate()
                 ended = "timeout"
             else:
@@ -133,6 +134,13 @@ class Check:
         with open(log, "a") as sink:
             sink.write(output or "")
         return ended, output or ""
+
+
+def signal_group(process: subprocess.Popen, number: int) -> None:
+    try:
+        os.killpg(process.pid, number)
+    except ProcessLookupError:  # it and its group have ended
+        pass
 
 
 def say(text: str) -> None:
