@@ -119,7 +119,8 @@ GPU_MINUTES ?= 8
 GPU_WHEELS ?= output/gpu-wheels
 gpu-check:
 	$(GPU_PYTHON) scripts/gpu_check.py --out=$(GPU_OUT) --minutes=$(GPU_MINUTES) \
-	  $(if $(wildcard $(GPU_WHEELS)),--wheels=$(GPU_WHEELS)) $(if $(HARNESS_DIR),--harness-dir=$(HARNESS_DIR))
+	  $(if $(wildcard $(GPU_WHEELS)),--wheels=$(GPU_WHEELS)) $(if $(HARNESS_DIR),--harness-dir=$(HARNESS_DIR)) \
+	  $(GPU_CHECK_ARGS)
 
 # Wheels of what a lent GPU machine's Python may lack (its Python: GPU_WHEELS_PYTHON), to carry there with the tree.
 GPU_WHEELS_PYTHON ?= 3.12
