@@ -153,18 +153,29 @@ def test_heavy_faults_need_every_timed_run_to_fault_many_times_and_often():
 
 
 @pytest.mark.integration
-def test_every_timed_run_records_its_minor_faults_per_iteration(forked_sweep):
-    for record in forked_sweep[0].values():
+def test_every_timed_run_records_its_minor_faults_per_iteration(forked_sweep, page_churn):
+    for record in [*forked_sweep[0].values(), *page_churn[1].values()]:
         faults = record["metrics"]["minor_faults_per_iter"]
-        assert len(faults) == 2 and all(value >= 0 for value in faults)
+        # one figure per timed run: that run's whole count of faults over its --iterations-per-run iterations
+        assert len(faults) == record["repeat"] == len(record["metrics"]["total_time"]), record["metrics"]
+        whole = [value * record["iterations_per_run"] for value in faults]
+        assert all(count >= 0 and abs(count - round(count)) < 1e-6 for count in whole), (faults, record["iterations_per_run"])
+    assert page_churn[1]["system"]["iterations_per_run"] == 2
+    # a model that touches a fresh 64 MiB buffer every iteration faults each of its pages, every iteration; a small
+    # model whose memory stays in the heap faults a few pages at the most
+    churn = page_churn[1]["system"]["metrics"]["minor_faults_per_iter"]
+    quiet = forked_sweep[0]["glibc"]["metrics"]["minor_faults_per_iter"]
+    assert min(churn) >= 64 * 2**20 / 4096 * 0.9
+    assert max(quiet) < min(churn) / 20, (quiet, churn)
 
 
 @pytest.fixture(scope="module")
 def page_churn(tmp_path_factory):
-    """page_churn (a fresh 64 MiB buffer every forward) under the inherited allocator and the default policy."""
+    """page_churn (a fresh 64 MiB buffer every forward), two iterations a timed run, under the inherited allocator and
+    the default policy."""
     out = tmp_path_factory.mktemp("page-churn")
     run_runner("--suite-name=faults", "-k", "^page_churn$", "--accelerator=cpu", "--xla=None", "--dynamo=None",
-               "--test=eval", "--repeat=10", "--warmup=1", "--allocator=system", "--allocator=glibc",
+               "--test=eval", "--repeat=10", "--iterations-per-run=2", "--warmup=1", "--allocator=system", "--allocator=glibc",
                f"--output-dirname={out}", check_rc=0)
     return out, {record["experiment"].get("allocator", allocator.DEFAULT): record
                  for record in read_jsonl(out / "results.jsonl")}

@@ -28,7 +28,7 @@ def test_torch_names_a_release_a_requirement_a_wheel_or_an_environment(tmp_path)
     with pytest.raises(make_venv.Refused, match="not a release"):
         make_venv.torch_requirement("nightly please")
     # an environment, by its Python or its folder (a venv's bin/python)
-    assert make_venv.named_environment(sys.executable) is not None
+    assert str(make_venv.named_environment(sys.executable)) == sys.executable
     venv = tmp_path / "env"
     (venv / "bin").mkdir(parents=True)
     (venv / "bin" / "python").symlink_to(sys.executable)

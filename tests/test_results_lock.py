@@ -133,10 +133,20 @@ def test_a_sigkilled_parents_lock_is_taken_over_and_the_sweep_completes_once(tmp
 
 @pytest.mark.integration
 def test_dry_run_takes_no_lock(tmp_path):
-    other = holder(tmp_path / "results.jsonl", 60)
+    """While another process holds the results file's lock, a dry run still lists the configs and exits 0; the
+    holder's lock file is left as it was (it still names the holder) and no results file is written."""
+    results = tmp_path / "results.jsonl"
+    other = holder(results, 60)
     try:
+        held = (tmp_path / "results.jsonl.lock").read_text()
+        assert json.loads(held)["pid"] == other.pid
         result = run_runner(*SLEEPY, f"--output-dirname={tmp_path}", "--dry-run", check_rc=0, timeout=60)
-        assert "experiment_runner.py" in result.stdout
+        commands = [line for line in result.stdout.splitlines() if "--experiment-config=" in line]
+        tests = sorted(json.loads(line.rpartition("--experiment-config=")[2].rstrip("'"))["test"] for line in commands)
+        assert tests == ["eval", "train"] and all('"model_name": "sleepy"' in line for line in commands), result.stdout
+        assert "2 to run" in result.stdout and "another sweep" not in result.stderr
+        assert (tmp_path / "results.jsonl.lock").read_text() == held and other.poll() is None
+        assert not results.exists()
     finally:
         other.kill()
         other.wait()
