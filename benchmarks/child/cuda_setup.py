@@ -8,7 +8,7 @@ import logging
 from typing import Optional
 
 from benchmarks.child import torch_internals
-from benchmarks.common import compile_options, cuda_profile, precision as precisions
+from benchmarks.common import compile_options, cuda_profile, precision
 
 log = logging.getLogger(__name__)
 
@@ -63,7 +63,7 @@ def describe(experiment, record: dict) -> Optional[dict]:
         return None
     import torch
 
-    ran = experiment.precision or precisions.DEFAULT
+    ran = experiment.precision or precision.DEFAULT
     wanted = cuda_profile.PRECISIONS[experiment.test]
     matmul = (record.get("diagnostics") or {}).get("matmul_precision", {}).get("torch")
     facts = {

@@ -16,8 +16,8 @@ import signal
 import threading
 import time
 
-from benchmarks.child import allocator, compile_settings, config_hooks, cpu_profile, cuda_setup, device_memory, \
-    diagnostics, gpu_telemetry, precise_timing, torch_internals
+from benchmarks.child import allocator_in_effect, compile_settings, config_hooks, cpu_setup, cuda_setup, \
+    device_memory, diagnostics, gpu_telemetry, precise_timing, torch_internals
 from benchmarks.common import accuracy_status, experiment_config, machine_facts, output_paths, page_faults, \
     disk_writes, records, torch_support
 from benchmarks.common.records import RecordStatus, VerificationCode
@@ -122,7 +122,7 @@ def resolve_accelerator_model(experiment) -> str:
 def build_model(suite, model_config: dict, experiment, suite_flags):
     """The suite's model for `experiment` on its plain accelerator, built under fixed seeds, cast to the
     experiment's precision, quantized with its TorchAO recipe if it has one."""
-    from benchmarks.child import backends, precision
+    from benchmarks.child import backends, precision_cast
 
     backends.seed_everything(experiment)
     device = backends.base_device(experiment)
@@ -130,7 +130,7 @@ def build_model(suite, model_config: dict, experiment, suite_flags):
         bm = suite.build(model_config, experiment, device, suite_flags)
     except NotImplementedError as exc:
         raise ModelSkipped(str(exc) or f"{model_config['model_name']} does not implement {experiment.test}")
-    precision.apply_cast(bm, experiment)  # bf16/fp16; before the recipe, which quantizes the cast weights
+    precision_cast.apply_cast(bm, experiment)  # bf16/fp16; before the recipe, which quantizes the cast weights
     if experiment.quantization:  # before the backend sees it; --verify's eager reference is quantized alike
         from benchmarks.child import quantize
 
@@ -389,9 +389,9 @@ def main(options: RunOptions) -> int:
         problem = torch_support.environment_problem()  # the sweep's parent checked it for its children
         if problem:
             raise UsageError(problem)
-        allocator.restart_under_policy(wanted)
+        allocator_in_effect.restart_under_policy(wanted)
     cpu_affinity = pin_self(options.noise)  # before any thread starts (--cpu-affinity; also by hand)
-    numa = cpu_profile.bind_memory(experiment)  # --cpu-profile=dashboard: numactl's --membind, before the model
+    numa = cpu_setup.bind_memory(experiment)  # --cpu-profile=dashboard: numactl's --membind, before the model
     if launched_by_parent:
         die_with_parent()
         faulthandler.register(STACKS_SIGNAL, all_threads=True)  # a timeout's last word, into its log (launcher)
@@ -411,11 +411,11 @@ def main(options: RunOptions) -> int:
             return EXIT_USAGE
         raise disk_writes.from_description({**refused, "path": refused["path"] or "this process's output"}) from None
     record["environment"]["cpu_affinity"] = cpu_affinity
-    record["environment"]["allocator"] = allocator.describe(experiment.allocator, wanted)
+    record["environment"]["allocator"] = allocator_in_effect.describe(experiment.allocator, wanted)
     if not record["environment"]["allocator"]["applied"]:
         add_warning(record, f"allocator: the policy {experiment.allocator} is not in force: "
                             f"{record['environment']['allocator']['problem']}")
-    profile = cpu_profile.describe(experiment, wanted, numa, record["environment"]["allocator"])
+    profile = cpu_setup.describe(experiment, wanted, numa, record["environment"]["allocator"])
     if profile is not None:
         record["environment"]["cpu_profile"] = profile
         if profile["missing"]:

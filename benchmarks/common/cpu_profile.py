@@ -1,7 +1,7 @@
 """--cpu-profile=dashboard: PyTorch's CPU dashboard setup as one named choice (docs/runner.md, "The CPU dashboard's
 setup"). Its pieces, the environment they need before a child's interpreter starts, the Inductor setting they add
 and the flag combination that contradicts them. No torch: the parent composes a child's environment from this
-(common/process_env.py); the child applies the memory binding and records each piece (child/cpu_profile.py).
+(common/process_env.py); the child applies the memory binding and records each piece (child/cpu_setup.py).
 
 What PyTorch's Inductor CPU dashboard jobs do (facts: the team's notes on the dynamo harness): jemalloc preloaded
 with a fixed MALLOC_CONF; Intel OpenMP preloaded with KMP_AFFINITY and KMP_BLOCKTIME; OMP_NUM_THREADS = the cores

@@ -1,6 +1,6 @@
 """The precision a config runs in, as an experiment axis (key `precision`): the names, the dtypes each one means,
 and what a device can't run. Pure Python (the parent checks them without torch); the child applies them
-(child/precision.py). docs/architecture.md, "Precision".
+(child/precision_cast.py). docs/architecture.md, "Precision".
 
 `fp32`, `bf16`, `fp16`: the model and its floating-point inputs are cast to that dtype. `amp`, `amp_bf16`,
 `amp_fp16`: the model stays float32 and runs under autocast (`amp`: the device's default dtype, float16 on

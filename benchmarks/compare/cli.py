@@ -139,7 +139,7 @@ def _use_colour(choice: str, to_file: bool) -> bool:
 
 
 def run(options) -> int:
-    from benchmarks.compare import comparison, gates, matching, output
+    from benchmarks.compare import comparison, gates, matching, report_formats
 
     if options.plot and os.path.splitext(options.plot)[1].lower() not in (".png", ".svg"):
         raise UsageError(f"--plot {options.plot}: name a .png or .svg file")
@@ -179,7 +179,7 @@ def run(options) -> int:
     if options.metric not in KINDS and report.geomean is None and set(report.counts) == {Word.NO_DATA}:
         raise UsageError(f"no matched config has samples of metric {options.metric!r} on both sides (metrics: "
                          "time, compile, memory, or a name in the records' `metrics`)")
-    text = output.render(report, options.format, _use_colour(options.color, bool(options.output)))
+    text = report_formats.render(report, options.format, _use_colour(options.color, bool(options.output)))
     if options.output:
         try:
             with open(options.output, "w", encoding="utf-8") as handle:
@@ -190,7 +190,7 @@ def run(options) -> int:
         sys.stdout.write(text)
     if options.plot:
         try:
-            output.forest_plot(report, options.plot)
+            report_formats.forest_plot(report, options.plot)
         except OSError as exc:
             raise UsageError(f"cannot write {options.plot}: {exc.strerror or exc}") from None
     return comparison.exit_status(report, options.fail_on if options.fail_on is not None else COMPARE_DEFAULT_FAIL_ON)

@@ -119,7 +119,7 @@ def pair(control: list, treatment: list) -> list:
             if entry is None:
                 experiment = {k: v for k, v in record["experiment"].items()
                               if k not in NOT_CONFIG + ("accelerator_model",)}
-                if key.endswith("|cudagraphs"):  # its label says so (output.config_label)
+                if key.endswith("|cudagraphs"):  # its label says so (report_formats.config_label)
                     experiment["cudagraphs"] = True
                 entry = pairs[key] = Pair(key, record["model"], experiment, [], [])
             getattr(entry, side).append(record)

@@ -18,7 +18,7 @@ import os
 import re
 from typing import Optional
 
-from benchmarks.child.allocator import mapped_libraries, start_environment
+from benchmarks.child.allocator_in_effect import mapped_libraries, start_environment
 from benchmarks.common import allocator, compile_options, cpu_profile
 from benchmarks.common.cpu_affinity import format_cores, parse_cores
 from benchmarks.common.process_env import allocator_environment

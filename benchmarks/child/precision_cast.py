@@ -10,7 +10,7 @@ import contextlib
 import torch
 
 from benchmarks.child import backends
-from benchmarks.common import precision as precisions
+from benchmarks.common import precision
 
 
 def cast_tree(tree, dtype):
@@ -21,7 +21,7 @@ def cast_tree(tree, dtype):
 
 def apply_cast(bm, experiment) -> None:
     """bf16/fp16: the built model's floating-point parameters and buffers, and its example inputs, in place."""
-    name = precisions.cast_dtype(experiment.precision)
+    name = precision.cast_dtype(experiment.precision)
     if name is None:
         return
     dtype = getattr(torch, name)
@@ -37,7 +37,7 @@ def device_type(experiment) -> str:
 
 def autocast(experiment):
     """A fresh context manager for one step: autocast for the amp precisions, else nothing."""
-    name = precisions.autocast_dtype(experiment.precision, experiment.accelerator)
+    name = precision.autocast_dtype(experiment.precision, experiment.accelerator)
     if name is None:
         return contextlib.nullcontext()
     return torch.autocast(device_type(experiment), dtype=getattr(torch, name))
@@ -45,6 +45,6 @@ def autocast(experiment):
 
 def grad_scaler(experiment):
     """The grad scaler of a float16 autocast training step, or None."""
-    if not precisions.needs_grad_scaler(experiment.precision, experiment.accelerator, experiment.test):
+    if not precision.needs_grad_scaler(experiment.precision, experiment.accelerator, experiment.test):
         return None
     return torch.amp.GradScaler(device_type(experiment))
