@@ -53,7 +53,7 @@ def build(options):
     config = model_config(options.suite, options.model, **({"params": params} if params else {}))
     experiment = ExperimentConfig(options.device, None, None, "eval", batch_size=options.batch_size)
     torch.manual_seed(0)
-    bm = suite.build(config, experiment, options.device, RunOptions().suite_flags)
+    bm = suite.build(config, experiment, options.device, RunOptions().parsed_flags)
     return bm.module.eval(), tuple(bm.example_inputs), dict(bm.example_kwargs)
 
 

@@ -12,7 +12,7 @@ from benchmarks.common.cli_support import Parser, positive_int
 from benchmarks.common.run_options import SECTIONS, RunOptions, build_parser
 from benchmarks.suites import all_suites
 
-NOT_FLAGS = {"suite_flags", "child_flags", *SECTIONS}
+NOT_FLAGS = {"parsed_flags", "child_flags", *SECTIONS}
 
 
 def options(*argv) -> RunOptions:
@@ -38,7 +38,9 @@ def test_a_child_gets_the_set_flags_that_it_reads_and_never_the_parents():
     assert parsed.accelerator == ("cpu",) and parsed.xla == ("PJRT",) and parsed.axes.quantization == ("int8wo",)
     assert parsed.verify.accuracy_tolerance == 0.1 and parsed.diagnostics.save_ir_format == "hlo"
     assert parsed.verify.verification_tolerance is None  # --verify-tolerance, the older name, is one rule's flag
-    assert parsed.suite_flags.op == ["matmul"] and parsed.suite_flags.torchbench_dir == "/tb"
+    # the suites are given the whole command line: their own flags and every other, as parsed
+    assert parsed.parsed_flags.op == ["matmul"] and parsed.parsed_flags.torchbench_dir == "/tb"
+    assert parsed.parsed_flags.repeat == 3 and parsed.parsed_flags.jobs == 2 and parsed.parsed_flags.filter == ["mlp"]
     # what a child is given parses back into the same options (but for what only the parent reads)
     again = options(*parsed.child_flags)
     assert (again.repeat, again.verify, again.diagnostics, again.noise) == \
@@ -92,4 +94,5 @@ def test_suites_declare_who_reads_their_flags():
     by_name = {flag.name: flag for suite in all_suites() for flag in suite.flags}
     assert by_name["--op"].consumer == flags.PARENT and by_name["--torchbench-dir"].consumer == flags.BOTH
     assert all(isinstance(flag, flags.Flag) and flag.group for flag in by_name.values())
-    assert isinstance(options().suite_flags, argparse.Namespace)
+    default = options().parsed_flags
+    assert isinstance(default, argparse.Namespace) and default.op == [] and default.script_timeout == 300.0

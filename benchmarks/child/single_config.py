@@ -119,7 +119,7 @@ def resolve_accelerator_model(experiment) -> str:
     return machine_facts.accelerator_model(experiment.accelerator, cuda_names)
 
 
-def build_model(suite, model_config: dict, experiment, suite_flags):
+def build_model(suite, model_config: dict, experiment, parsed_flags):
     """The suite's model for `experiment` on its plain accelerator, built under fixed seeds, cast to the
     experiment's precision, quantized with its TorchAO recipe if it has one."""
     from benchmarks.child import backends, precision_cast
@@ -127,7 +127,7 @@ def build_model(suite, model_config: dict, experiment, suite_flags):
     backends.seed_everything(experiment)
     device = backends.base_device(experiment)
     try:
-        bm = suite.build(model_config, experiment, device, suite_flags)
+        bm = suite.build(model_config, experiment, device, parsed_flags)
     except NotImplementedError as exc:
         raise ModelSkipped(str(exc) or f"{model_config['model_name']} does not implement {experiment.test}")
     precision_cast.apply_cast(bm, experiment)  # bf16/fp16; before the recipe, which quantizes the cast weights
@@ -190,7 +190,7 @@ class ConfigRun:
 
     def new_model(self, experiment):
         """The suite's model for `experiment`, as built (a golden entry is saved from it)."""
-        return build_model(self.suite, self.model_config, experiment, self.options.suite_flags)
+        return build_model(self.suite, self.model_config, experiment, self.options.parsed_flags)
 
     def build(self, experiment):
         """The suite's model for `experiment` as the hooks give it (the config's, --verify's eager ones)."""

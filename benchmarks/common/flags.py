@@ -74,7 +74,7 @@ class Group:
         return self.option((), PARENT, help, repeatable=True, **flag)
 
     def flag(self, name: str, consumer: str, help: str, default=None, **flag) -> Flag:
-        """A flag that is no dataclass field (a suite's: it reads it from RunOptions.suite_flags)."""
+        """A flag that is no dataclass field (a suite's: it reads it from RunOptions.parsed_flags, the whole parsed command line)."""
         return Flag(consumer, help, default, name=name, group=self.title, **flag)
 
 

@@ -289,15 +289,16 @@ class RunOptions:
     timing: TimingOptions = TimingOptions()
     noise: NoiseOptions = NoiseOptions()
     golden: GoldenOptions = GoldenOptions()
-    # the suites' own flags (--torchbench-dir, --model-params, --op, ...), read by the suites only
-    suite_flags: argparse.Namespace = dataclasses.field(default_factory=argparse.Namespace, compare=False)
+    # every flag as argparse parsed it, the whole command line: what the suites are given, to read their own flags
+    # from (--torchbench-dir, --model-params, --op, ...; the scripts suite also --output-dirname, for its cache)
+    parsed_flags: argparse.Namespace = dataclasses.field(default_factory=argparse.Namespace, compare=False)
     # what each child is given on its command line to see these same options
     child_flags: tuple = ()
 
     @classmethod
     def from_flags(cls, flags: argparse.Namespace, child_flags=()) -> "RunOptions":
         sections = {name: from_namespace(section, flags) for name, section in SECTIONS.items()}
-        return from_namespace(cls, flags, **sections, suite_flags=flags, child_flags=tuple(child_flags))
+        return from_namespace(cls, flags, **sections, parsed_flags=flags, child_flags=tuple(child_flags))
 
     @property
     def single_config(self) -> bool:

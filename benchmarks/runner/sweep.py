@@ -80,7 +80,7 @@ def make_job(key: int, options: RunOptions, config, echo) -> Job:
 
 def print_dry_run(options: RunOptions, plan: Plan, executor, suite) -> None:
     out = sys.stdout
-    for line in suite.dry_run_lines(options.suite_flags):
+    for line in suite.dry_run_lines(options.parsed_flags):
         print(f"# {line}", file=out)
     print(f"# {len(plan.configs)} config(s) to run; each line is its exact single-config command", file=out)
     for config in plan.configs:

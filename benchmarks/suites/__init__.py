@@ -2,8 +2,8 @@
 
 A suite module defines `SUITE`, an instance of a `Suite` subclass. Listing models must not import
 torch (the parent stays light); `build` runs in the child only. A suite registers its own flags
-(`flags`: `common.flags.Flag`s, each saying who reads it) and reads them from `flags`, the parsed command
-line (RunOptions.suite_flags).
+(`flags`: `common.flags.Flag`s, each saying who reads it) and reads them from the `flags` argument of its
+methods: the whole parsed command line (RunOptions.parsed_flags, an argparse.Namespace of every flag).
 How to add a suite: docs/architecture.md, "Adding a suite".
 """
 

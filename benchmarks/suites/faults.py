@@ -50,10 +50,10 @@ MODELS = {
 class FaultsSuite(Suite):
     name = "faults"
 
-    def list_models(self, options):
+    def list_models(self, flags):
         return [model_config(self.name, name) for name in MODELS]
 
-    def build(self, model_config, experiment, device, options):
+    def build(self, model_config, experiment, device, flags):
         import torch
 
         from benchmarks.suites import faults_models

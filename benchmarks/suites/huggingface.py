@@ -108,12 +108,12 @@ class HuggingFaceSuite(Suite):
     name = "huggingface"
     default_train_step = experiment_config.HARNESS_TRAIN_STEP
 
-    def list_models(self, options):
+    def list_models(self, flags):
         from benchmarks.suites import files
 
-        return files.models_with_params(self.name, models(), options, check_params)
+        return files.models_with_params(self.name, models(), flags, check_params)
 
-    def named_models(self, names, options):
+    def named_models(self, names, flags):
         from benchmarks.suites import files, library_names
 
         if importlib.util.find_spec("transformers") is None:
@@ -122,14 +122,14 @@ class HuggingFaceSuite(Suite):
         for name in names:
             if name not in known:
                 raise library_names.unknown_name(name, known, "transformers")
-        return files.models_with_params(self.name, names, options, check_params)
+        return files.models_with_params(self.name, names, flags, check_params)
 
-    def skip_reason(self, model_config, experiment, options) -> Optional[str]:
+    def skip_reason(self, model_config, experiment, flags) -> Optional[str]:
         if importlib.util.find_spec("transformers") is None:
             return f"the huggingface suite needs transformers, which is not installed: {INSTALL}"
         return None
 
-    def build(self, model_config, experiment, device, options):
+    def build(self, model_config, experiment, device, flags):
         for key in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_DATASETS_OFFLINE"):
             os.environ[key] = "1"  # nothing is ever downloaded
         try:

@@ -150,14 +150,14 @@ class TimmSuite(Suite):
                 raise library_names.unknown_name(name, known, "timm")
         return files.models_with_params(self.name, names, flags, check_params)
 
-    def skip_reason(self, model_config, experiment, options) -> Optional[str]:
+    def skip_reason(self, model_config, experiment, flags) -> Optional[str]:
         if importlib.util.find_spec("timm") is None:
             return f"the timm suite needs timm, which is not installed: {INSTALL}"
         from benchmarks.suites import files
 
         return files.size_limit_reason(model_config, SIZE_LIMITS)
 
-    def build(self, model_config, experiment, device, options):
+    def build(self, model_config, experiment, device, flags):
         import torch
 
         from benchmarks.suites.torchvision_suite import classification_loss, import_torchvision

@@ -97,18 +97,18 @@ class TorchBenchSuite(Suite):
                     "benchmarks/suites/torchbench_skips.yaml; 'none' skips nothing", metavar="FILE"),
     )
 
-    def root(self, options) -> str:
-        root, how = find_root(getattr(options, "torchbench_dir", None))
+    def root(self, flags) -> str:
+        root, how = find_root(getattr(flags, "torchbench_dir", None))
         if root is None:
             raise UsageError(how)
         log.debug("TorchBench at %s (%s)", root, how)
         return root
 
-    def list_models(self, options):
-        if getattr(options, "model_params", None):
+    def list_models(self, flags):
+        if getattr(flags, "model_params", None):
             raise UsageError("the torchbench suite takes no --model-params (TorchBench models take no parameters)")
-        root = self.root(options)
-        self._skips = load_skips(getattr(options, "torchbench_skips", None))
+        root = self.root(flags)
+        self._skips = load_skips(getattr(flags, "torchbench_skips", None))
         dirs = list_model_dirs(root)
         if not dirs:
             log.warning("no model folder under %s", os.path.join(root, PACKAGE, "models"))
@@ -123,13 +123,13 @@ class TorchBenchSuite(Suite):
         return torchbench_precision.resolve_with_reason(model_config["model_name"], experiment.test,
                                                         experiment.precision, experiment.accelerator)[1]
 
-    def skip_reason(self, model_config, experiment, options):
+    def skip_reason(self, model_config, experiment, flags):
         name = model_config["model_name"]
         cannot = torchbench_precision.unsupported_request(name, experiment.precision)
         if cannot:
             return cannot
         if self._skips is None:
-            self._skips = load_skips(getattr(options, "torchbench_skips", None))
+            self._skips = load_skips(getattr(flags, "torchbench_skips", None))
         for group in self._skips:
             if group_applies(group, name, experiment):
                 return str(group["reason"])
@@ -140,11 +140,11 @@ class TorchBenchSuite(Suite):
             self._metadata[name] = read_metadata(folder)
         return metadata_skip(self._metadata[name], experiment)
 
-    def build(self, model_config, experiment, device, options):
+    def build(self, model_config, experiment, device, flags):
         import importlib
 
         name = model_config["model_name"]
-        root, how = find_root(getattr(options, "torchbench_dir", None))
+        root, how = find_root(getattr(flags, "torchbench_dir", None))
         if root is None:
             raise RuntimeError(how)
         if root not in sys.path:
