@@ -105,7 +105,7 @@ def call_runner(*args, **kwargs) -> subprocess.CompletedProcess:
 @functools.lru_cache(maxsize=None)
 def xla_missing():
     """Why torch-xla can't run here (not installed, or a release of another torch's), or None."""
-    from benchmarks.common import machine_facts, torch_support
+    from benchmarks.plumbing import machine_facts, torch_support
 
     installed = importlib.util.find_spec("torch_xla") is not None
     return torch_support.xla_problem(torch_support.installed_torch()[0], installed,

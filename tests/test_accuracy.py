@@ -75,7 +75,7 @@ def test_cpu_memory_is_the_peak_above_what_the_process_held_before_the_model(fau
     # ... and it holds big_buffer's 64 MiB; not --verify's float64 reference (the buffer as 128 MiB), which runs
     # after timing so that nothing of verification is in the config's figures (tests/test_memory.py).
     assert min(big["metrics"]["peak_rss_bytes"]) > max(small["metrics"]["peak_rss_bytes"]) + 60 * MiB
-    from benchmarks.common.measurement import Measurement
+    from benchmarks.results.measurement import Measurement
 
     assert Measurement(big).peak_memory() == max(big["metrics"]["peak_memory_bytes"])
 
@@ -126,7 +126,7 @@ def test_upstreams_check_passes_a_result_the_fp64_rule_fails():
     import torch
 
     from benchmarks.child import eager_comparison
-    from benchmarks.common import tolerances
+    from benchmarks.config import tolerances
 
     generator = torch.Generator().manual_seed(0)
     fp64 = torch.randn(4000, generator=generator, dtype=torch.float64)
@@ -203,7 +203,7 @@ def test_train_trees_name_the_loss_and_each_gradient():
 
 
 def test_each_failure_derives_its_harness_status():
-    from benchmarks.common import accuracy_status as acc
+    from benchmarks.results import accuracy_status as acc
 
     def record(status, phase=None, code="VERIFIER_DIDNT_RUN", **extra):
         return dict({"status": status, "verification_code": code,

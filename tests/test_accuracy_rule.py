@@ -1,11 +1,11 @@
-"""The accuracy rule by the dynamo harness's own model lists (common/accuracy_rule.py, harness_accuracy.yaml):
+"""The accuracy rule by the dynamo harness's own model lists (config/accuracy_rule.py, harness_accuracy.yaml):
 tolerances per suite, precision, test, accelerator and freezing; the lists and their precedence; every list
 naming where it comes from. No torch."""
 
 import pytest
 
-from benchmarks.common import accuracy_rule
-from benchmarks.common.accuracy_rule import rule
+from benchmarks.config import accuracy_rule
+from benchmarks.config.accuracy_rule import rule
 
 
 def test_every_list_names_its_file_and_key_in_the_harness():
@@ -99,7 +99,7 @@ def test_other_suites_take_torchbench_defaults_without_lists_and_the_override_wi
 @pytest.mark.parametrize("dynamo,test,freezing", [("inductor", "eval", True), ("inductor", "train", False),
                                                   ("aot_eager", "eval", False)])
 def test_freezing_is_inductors_inference_only(dynamo, test, freezing):
-    from benchmarks.common.experiment_config import ExperimentConfig
+    from benchmarks.config.experiment_config import ExperimentConfig
 
     experiment = ExperimentConfig(accelerator="cpu", xla=None, dynamo=dynamo, test=test, precision="fp16",
                                   inductor_config="freezing=True")
@@ -169,7 +169,7 @@ def test_a_listed_non_deterministic_model_counts_its_fail_accuracy_as_pass_and_s
 
 @pytest.mark.integration
 def test_every_verify_record_says_which_rule_judged_it_or_why_none_did(ruled):
-    from benchmarks.common import accuracy_status
+    from benchmarks.results import accuracy_status
 
     assert len(ruled) == 6
     for model, record in ruled.items():
@@ -230,7 +230,7 @@ def test_larger_and_forced_multipliers_and_cosine_by_the_rule():
 def test_settle_is_the_one_writer_of_the_accuracy_key():
     """The verifier's status wins where it judged; else derive's rule, a status already written kept; the key keeps
     the place it was given."""
-    from benchmarks.common import accuracy_status
+    from benchmarks.results import accuracy_status
 
     record = {"status": "ok", "accuracy": None, "accuracy_reason": "x"}
     assert accuracy_status.settle(record, "fail_accuracy") == "fail_accuracy" and list(record)[1] == "accuracy"
@@ -242,4 +242,4 @@ def test_settle_is_the_one_writer_of_the_accuracy_key():
     root = pathlib.Path(__file__).resolve().parent.parent
     writers = [p.relative_to(root).as_posix() for p in (root / "benchmarks").rglob("*.py")
                if 'record["accuracy"] =' in p.read_text(encoding="utf-8")]
-    assert writers == ["benchmarks/common/accuracy_status.py"]
+    assert writers == ["benchmarks/results/accuracy_status.py"]

@@ -130,9 +130,9 @@ def test_mean_estimator_hand_computed_values():
 def test_compile_metric_is_the_first_run_as_in_compare():
     """--metric=compile is the metric word `compile` of every tool: the first run, compilation included
     (upstream records: the first timed sample), the same number compare.py's --metric=compile reads."""
-    from benchmarks.common import records
-    from benchmarks.common.measurement import Measurement
     from benchmarks.compare import metrics
+    from benchmarks.results import records
+    from benchmarks.results.measurement import Measurement
 
     result = run_cli("--accelerator=v100", "--test=training", "--metric=compile", "--backends", "inductor",
                      "openxla+dynamo", "--", V100_FILE)
@@ -259,7 +259,7 @@ def test_accelerator_must_be_chosen_when_the_files_hold_several():
 
 
 def test_accelerator_names():
-    from benchmarks.common.selection import accelerator_regex
+    from benchmarks.results.selection import accelerator_regex
 
     assert accelerator_regex("a100").search("NVIDIA A100-SXM4-40GB")
     assert not accelerator_regex("a100").search("NVIDIA RTX A1000 6GB Laptop GPU")

@@ -9,11 +9,11 @@ import os
 
 import pytest
 
-from benchmarks.common import allocator
-from benchmarks.common.experiment_config import ExperimentConfig
-from benchmarks.common.process_env import child_environment
-from benchmarks.common.records import fingerprint
-from benchmarks.common.run_options import RunOptions
+from benchmarks.config import allocator
+from benchmarks.config.experiment_config import ExperimentConfig
+from benchmarks.config.process_env import child_environment
+from benchmarks.config.run_options import RunOptions
+from benchmarks.results.records import fingerprint
 from benchmarks.runner import fork_server
 from helpers import PYTHON, ROOT, read_jsonl, run_runner
 
@@ -143,7 +143,7 @@ def test_an_allocator_whose_library_is_missing_is_dropped_with_the_package_to_in
 
 
 def test_heavy_faults_need_every_timed_run_to_fault_many_times_and_often():
-    from benchmarks.common.page_faults import heavy_faults_warning
+    from benchmarks.results.page_faults import heavy_faults_warning
 
     assert heavy_faults_warning([20000, 16000], [0.010, 0.012]).startswith("page faults: 16000 minor faults")
     assert heavy_faults_warning([20000, 10], [0.010, 0.012]) is None  # one run's first touch, not every run's

@@ -96,7 +96,7 @@ def test_a_real_verify_sweeps_accuracy_status_and_figures_have_columns_and_an_ol
     written = {r["experiment"]["dynamo"]: r for r in read_jsonl(results)}
     with open(results, "a", encoding="utf-8") as handle:  # a record written before the accuracy keys existed
         handle.write((FIXTURES / "ours.jsonl").read_text().splitlines()[0] + "\n")
-    from benchmarks.common.measurement import Measurement
+    from benchmarks.results.measurement import Measurement
 
     derived = Measurement(json.loads((FIXTURES / "ours.jsonl").read_text().splitlines()[0])).accuracy
     keys = ("accuracy", "accuracy_reference", "accuracy_tolerance", "accuracy_rmse", "accuracy_eager_rmse",

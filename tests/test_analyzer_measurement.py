@@ -1,7 +1,7 @@
 """The analyzer's columnar fast path (range_reader.py, rows.py, the compiled reader) keeps its own vectorised
 statistics; on every golden and fuzz-corpus file they are the numbers of the records' Measurement view:
 each metric's statistics, the per-iteration time and the compile time (and dynamo's columns, those of
-common/dynamo_stats.py)."""
+results/dynamo_stats.py)."""
 
 import csv
 import importlib.util
@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from benchmarks.analyzer import pipeline
-from benchmarks.common import dynamo_stats
-from benchmarks.common.measurement import Measurement
+from benchmarks.results import dynamo_stats
+from benchmarks.results.measurement import Measurement
 
 pytestmark = pytest.mark.usefixtures("analyzer_reader")  # each test with each reader
 

@@ -1,4 +1,4 @@
-"""The vectorised report against a record-by-record computation with benchmarks.common.stats, on synthetic records
+"""The vectorised report against a record-by-record computation with benchmarks.results.stats, on synthetic records
 of the benchmark's shapes (ours and upstream's, failures, skips, XLA and not), cut in many ranges and batches."""
 
 import csv
@@ -11,7 +11,7 @@ import pytest
 
 from benchmarks.analyzer import pipeline
 
-from benchmarks.common import stats
+from benchmarks.results import stats
 
 pytestmark = pytest.mark.usefixtures("analyzer_reader")  # each test with each reader
 

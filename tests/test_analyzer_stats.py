@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from benchmarks.common import stats
+from benchmarks.results import stats
 
 OURS = {"warmup": 2, "metrics": {}}
 UPSTREAM = {"metrics": {}}

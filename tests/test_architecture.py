@@ -1,8 +1,11 @@
-"""The library's shape (docs/architecture.md, "Layout"): imports run one way, with no circle, and only
+"""The library's shape (docs/architecture.md, "Layout"): imports run one way, with no circle, the shared layers
+(plumbing/, config/, results/) each import only those below them, no module name stands in two folders, and only
 a handful of modules stay at the top of benchmarks/."""
 
 import ast
+import collections
 import graphlib
+import tomllib
 from pathlib import Path
 
 from helpers import ROOT
@@ -43,7 +46,7 @@ def test_the_import_graph_has_no_circle():
         order = list(graphlib.TopologicalSorter(import_graph()).static_order())
     except graphlib.CycleError as exc:
         raise AssertionError(f"import circle: {' -> '.join(exc.args[1])}") from None
-    assert "benchmarks.common.records" in order
+    assert "benchmarks.results.records" in order
 
 
 def test_a_circle_through_a_function_level_import_is_found(tmp_path):
@@ -61,13 +64,19 @@ def test_a_circle_through_a_function_level_import_is_found(tmp_path):
     raise AssertionError("the planted circle was not found")
 
 
-def test_common_imports_no_tool_and_no_tool_imports_a_cli_module():
+# The shared layers, bottom up: each imports only itself and those below it, never a tool.
+SHARED = ("benchmarks.plumbing", "benchmarks.config", "benchmarks.results")
+
+
+def test_a_shared_layer_imports_no_tool_nor_a_layer_above_it_and_no_tool_imports_a_cli_module():
     graph = import_graph()
     for module, targets in graph.items():
         if module == "benchmarks.__main__":  # an entry point (python -m benchmarks), like experiment_runner.py
             continue
-        if module.startswith("benchmarks.common."):
-            assert all(t.startswith("benchmarks.common") for t in targets), (module, targets)
+        for level, layer in enumerate(SHARED):
+            if module.startswith(layer + "."):
+                below = SHARED[: level + 1]
+                assert all(t.startswith(below) for t in targets), (module, targets, below)
         clis = {t for t in targets if t.endswith(".cli") and t.rpartition(".")[0] != module.rpartition(".")[0]}
         assert not clis, f"{module} imports another tool's command line {clis}"
 
@@ -89,15 +98,18 @@ def _outside(targets, *allowed) -> set:
 # parent and the child its single-config process: neither imports the other; only the entry point
 # (benchmarks/__main__.py) knows both.
 ALLOWED_IMPORTS = {
-    "benchmarks.common": ("benchmarks.common",),
-    "benchmarks.suites": ("benchmarks.suites", "benchmarks.common", "benchmarks.child.backends"),
-    "benchmarks.runner": ("benchmarks.runner", "benchmarks.common", "benchmarks.suites"),
-    "benchmarks.child": ("benchmarks.child", "benchmarks.common", "benchmarks.suites"),
-    "benchmarks.analyzer": ("benchmarks.analyzer", "benchmarks.common"),
-    "benchmarks.aggregate": ("benchmarks.aggregate", "benchmarks.common"),
-    "benchmarks.compare": ("benchmarks.compare", "benchmarks.common"),
+    "benchmarks.plumbing": ("benchmarks.plumbing",),
+    "benchmarks.config": ("benchmarks.config", "benchmarks.plumbing"),
+    "benchmarks.results": ("benchmarks.results", "benchmarks.config", "benchmarks.plumbing"),
+    # a suite builds models: it reads the config, never a record
+    "benchmarks.suites": ("benchmarks.suites", "benchmarks.config", "benchmarks.plumbing", "benchmarks.child.backends"),
+    "benchmarks.runner": ("benchmarks.runner", *SHARED, "benchmarks.suites"),
+    "benchmarks.child": ("benchmarks.child", *SHARED, "benchmarks.suites"),
+    "benchmarks.analyzer": ("benchmarks.analyzer", *SHARED),
+    "benchmarks.aggregate": ("benchmarks.aggregate", *SHARED),
+    "benchmarks.compare": ("benchmarks.compare", *SHARED),
     # history reuses compare's pairing and statistics (never its cli: see the test below)
-    "benchmarks.history": ("benchmarks.history", "benchmarks.common", "benchmarks.compare"),
+    "benchmarks.history": ("benchmarks.history", *SHARED, "benchmarks.compare"),
 }
 
 
@@ -133,4 +145,49 @@ def test_few_modules_at_the_top_of_the_library():
     top = sorted(p.name for p in LIBRARY.glob("*.py"))
     assert top == ["__main__.py"], top
     assert {p.name for p in LIBRARY.iterdir() if p.is_dir() and not p.name.startswith("__")} >= {
-        "common", "runner", "child", "suites", "analyzer", "aggregate"}
+        "plumbing", "config", "results", "runner", "child", "suites", "analyzer", "aggregate"}
+
+
+def test_no_module_name_stands_in_two_folders():
+    """A module's name says which one it is without its folder (no `precision as precisions` aliases); only each
+    tool's cli.py and the packages' __init__.py repeat."""
+    folders = collections.defaultdict(list)
+    for path in LIBRARY.rglob("*.py"):
+        if path.name not in ("cli.py", "__init__.py"):
+            folders[path.name].append(str(path.parent.relative_to(ROOT)))
+    assert not {name: where for name, where in folders.items() if len(where) > 1}
+
+
+def _library_imports(path: Path) -> set:
+    """The modules of the library (benchmarks...) that a file's import statements name, as written."""
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            names.add(node.module)
+    return {name for name in names if name.split(".")[0] == "benchmarks"}
+
+
+def test_every_import_of_the_library_names_a_module_of_this_tree():
+    """`benchmarks` has no __init__.py, so it is a namespace package: an import of a module this tree no longer has
+    (one moved) could still be found in another checkout on the path (an editable install's). None may be."""
+    known = {module_name(path, LIBRARY.parent) for path in LIBRARY.rglob("*.py")} | {"benchmarks"}
+    files = [*LIBRARY.rglob("*.py"), *(ROOT / "scripts").glob("*.py"), *ROOT.glob("*.py"),
+             *(p for p in (ROOT / "tests").rglob("*.py") if "fixtures" not in p.parts)]
+    dangling = {str(path.relative_to(ROOT)): sorted(_library_imports(path) - known) for path in files}
+    assert not {path: names for path, names in dangling.items() if names}
+
+
+def test_every_package_and_its_data_is_installed():
+    """pyproject.toml names every package folder, and its package data every file that is not Python."""
+    setuptools = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]
+    packages = {module_name(path, LIBRARY.parent) for path in LIBRARY.rglob("__init__.py")} | {"benchmarks"}
+    assert set(setuptools["packages"]) == packages
+    patterns = setuptools["package-data"]["benchmarks"]
+    data = {path for path in LIBRARY.rglob("*") if path.is_file() and path.suffix not in (".py", ".pyc", ".c", ".so")
+            and "__pycache__" not in path.parts}
+    assert data, "no package data found"
+    unlisted = {str(path.relative_to(LIBRARY)) for path in data
+                if not any(path.match(str(LIBRARY / pattern)) for pattern in patterns)}
+    assert not unlisted, f"package data pyproject.toml does not install: {unlisted}"

@@ -1,4 +1,4 @@
-"""The table of our experiment axes (common/axes.py) drives every piece an axis used to be written into by hand:
+"""The table of our experiment axes (config/axes.py) drives every piece an axis used to be written into by hand:
 the experiment keys and their defaults, ExperimentConfig's fields and from_dict, the flags, the matrix, the
 support rules, the fingerprint, the labels and the slug. Each entry round-trips through all of them, and a key at
 its default leaves a config as it was before the key existed (no torch)."""
@@ -7,11 +7,12 @@ import dataclasses
 
 import pytest
 
-from benchmarks.common import axes, experiment_config, records
-from benchmarks.common.experiment_config import ConfigError, ExperimentConfig
-from benchmarks.common.flags import PARENT
-from benchmarks.common.measurement import Measurement
-from benchmarks.common.run_options import MATRIX, AxisOptions, RunOptions, build_parser
+from benchmarks.config import axes, experiment_config
+from benchmarks.config.experiment_config import ConfigError, ExperimentConfig
+from benchmarks.config.flags import PARENT
+from benchmarks.config.run_options import MATRIX, AxisOptions, RunOptions, build_parser
+from benchmarks.results import records
+from benchmarks.results.measurement import Measurement
 from benchmarks.runner import matrix
 from benchmarks.suites import all_suites
 

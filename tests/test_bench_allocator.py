@@ -9,7 +9,7 @@ import pytest
 
 from helpers import ROOT
 
-from benchmarks.common import experiment_config
+from benchmarks.config import experiment_config
 
 
 def load_script():

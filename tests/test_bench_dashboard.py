@@ -1,4 +1,4 @@
-"""scripts/bench_dashboard.py's table (fast): each config against its eager baseline as common/against_eager.py
+"""scripts/bench_dashboard.py's table (fast): each config against its eager baseline as results/against_eager.py
 rules it (eager at the same precision; compile mode and dynamic shapes aside), and dynamo's statistics through
 Measurement.dynamo_stat."""
 
@@ -7,7 +7,7 @@ import json
 
 from helpers import ROOT
 
-from benchmarks.common import experiment_config
+from benchmarks.config import experiment_config
 
 
 def load_script():

@@ -63,7 +63,7 @@ def test_a_filter_that_selects_nothing_is_exit_2_unless_allow_empty(tmp_path):
 
 @pytest.mark.process  # what a fresh interpreter imports
 def test_help_and_parser_do_not_import_torch():
-    code = ("import sys; from benchmarks.common.run_options import build_parser; from benchmarks.suites import "
+    code = ("import sys; from benchmarks.config.run_options import build_parser; from benchmarks.suites import "
             "all_suites; from benchmarks.runner import cli, sweep; build_parser(all_suites()).format_help(); "
             "heavy = [m for m in ('torch', 'torch_xla', 'pandas', 'matplotlib') if m in sys.modules]; "
             "assert not heavy, heavy")
@@ -124,7 +124,7 @@ def test_the_parent_never_imports_torch_nor_child_code_even_while_planning_a_swe
 
 
 def test_partitions_slice_the_suite_list_before_filters():
-    from benchmarks.common.run_options import RunOptions, build_parser
+    from benchmarks.config.run_options import RunOptions, build_parser
     from benchmarks.runner import plan
     from benchmarks.suites import all_suites, load_suite
 

@@ -10,7 +10,7 @@ import pytest
 
 from helpers import ROOT, call_tool
 
-from benchmarks.common import cli_support
+from benchmarks.plumbing import cli_support
 
 OURS = ROOT / "tests" / "fixtures" / "analyzer" / "ours.jsonl"
 TOOLS = ("result_analyzer.py", "aggregate.py", "compare.py", "history.py")
@@ -106,7 +106,7 @@ def test_every_epilog_comes_from_the_one_helper():
     history = history_cli.build_parser()
     subcommands = history._subparsers._group_actions[0].choices
     assert set(subcommands) == {"ingest", "show", "detect", "site", "bisect"}
-    from benchmarks.common.run_options import build_parser as runner_parser
+    from benchmarks.config.run_options import build_parser as runner_parser
     from benchmarks.suites import all_suites
 
     parsers = [m.build_parser() for m in (analyzer_cli, aggregate_cli, compare_cli)] + [history, *subcommands.values()]

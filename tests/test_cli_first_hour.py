@@ -13,7 +13,7 @@ import pytest
 
 from helpers import PYTHON, ROOT, call_runner, call_tool, read_jsonl, run_runner
 
-from benchmarks.common import cli_support
+from benchmarks.plumbing import cli_support
 
 OURS = ROOT / "tests" / "fixtures" / "analyzer" / "ours.jsonl"  # eager, inductor, openxla+... records of cpu
 TOOLS = ("result_analyzer.py", "aggregate.py", "compare.py", "history.py")
@@ -163,7 +163,7 @@ def test_the_runners_help_fits_a_screen_starts_with_examples_and_shows_defaults(
 
 
 def test_help_all_shows_every_flag():
-    from benchmarks.common.run_options import build_parser
+    from benchmarks.config.run_options import build_parser
     from benchmarks.suites import all_suites
 
     text = call_runner("--help-all", check_rc=0).stdout

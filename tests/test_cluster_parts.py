@@ -9,7 +9,7 @@ import textwrap
 
 import pytest
 
-from benchmarks.common.safe_paths import PathEscapes, inside
+from benchmarks.plumbing.safe_paths import PathEscapes, inside
 from benchmarks.runner import artifact_shipping, node_cores, ray_join
 from benchmarks.runner.job_resources import ResourceError, split_cores
 from helpers import ROOT, call_runner, usable_cores, wait_for

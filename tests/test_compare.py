@@ -14,7 +14,7 @@ import pytest
 from helpers import ROOT, call_tool
 
 from benchmarks.compare import bootstrap, cli, matching
-from benchmarks.common import records
+from benchmarks.results import records
 
 BASE = 0.010  # 10 ms per iteration
 
@@ -422,7 +422,7 @@ def test_round_zero_keeps_the_fingerprint_records_had_before_rounds():
 
 
 def test_selection_flags_choose_the_records_of_both_sides(tmp_path, capsys):
-    # The same flags as aggregate.py's (benchmarks/common/selection.py), applied to each side.
+    # The same flags as aggregate.py's (benchmarks/results/selection.py), applied to each side.
     side = [record(model, dynamo=dynamo, round_=r) for model in ("mlp", "cnn") for dynamo in (None, "inductor")
             for r in range(2)]
     side += [record("mlp", round_=r, test="train") for r in range(2)]

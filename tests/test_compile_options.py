@@ -7,7 +7,8 @@ import pytest
 
 from helpers import call_runner, call_tool, read_jsonl, run_runner
 
-from benchmarks.common import compile_options, experiment_config, measurement, records
+from benchmarks.config import compile_options, experiment_config
+from benchmarks.results import measurement, records
 from benchmarks.runner import matrix
 from benchmarks.runner.plan import Config
 

@@ -5,8 +5,8 @@ in the phase it was called in, and the record is settled all the same. In proces
 import pytest
 
 from benchmarks.child import config_hooks, single_config
-from benchmarks.common.experiment_config import ExperimentConfig
-from benchmarks.common.run_options import build_parser
+from benchmarks.config.experiment_config import ExperimentConfig
+from benchmarks.config.run_options import build_parser
 from benchmarks.suites import all_suites
 
 MODEL = {"suite_name": "dummy", "model_name": "mlp"}

@@ -1,4 +1,4 @@
-"""The CUDA setup as one named choice (--cuda-profile=dashboard, common/cuda_profile.py) and CUDA graphs in every
+"""The CUDA setup as one named choice (--cuda-profile=dashboard, config/cuda_profile.py) and CUDA graphs in every
 label: which configs run Inductor with CUDA graphs (from their keys, or the child's word), the profile's plan
 (precision per test, CUDA only, flags that contradict it), the child's part (graphs on, each part recorded), and the
 end-of-sweep table, aggregate, compare and history telling a graphs run from a no-graphs run. Without a GPU: the
@@ -10,9 +10,10 @@ import json
 
 import pytest
 
-from benchmarks.common import cuda_profile, records
-from benchmarks.common.experiment_config import ExperimentConfig
-from benchmarks.common.measurement import Measurement
+from benchmarks.config import cuda_profile
+from benchmarks.config.experiment_config import ExperimentConfig
+from benchmarks.results import records
+from benchmarks.results.measurement import Measurement
 from benchmarks.runner import matrix, progress
 from helpers import call_runner, call_tool
 

@@ -17,7 +17,7 @@ RAN = (EAGER, XLA) if HAS_XLA else (EAGER,)  # the eval slugs of the mlp sweep t
 
 
 def records_by_slug(out) -> dict:
-    from benchmarks.common.experiment_config import ExperimentConfig
+    from benchmarks.config.experiment_config import ExperimentConfig
 
     found = {}
     for record in read_jsonl(out / "results.jsonl"):
@@ -218,7 +218,7 @@ def fresh_eager_mlp_output():
     import torch
 
     from benchmarks.child import backends
-    from benchmarks.common.experiment_config import ExperimentConfig
+    from benchmarks.config.experiment_config import ExperimentConfig
     from benchmarks.suites import dummy_models
 
     backends.seed_everything(ExperimentConfig("cpu", None, None, "eval"))  # as the child does before building

@@ -1,4 +1,4 @@
-"""The one writer (common/disk_writes.py) on a full disk: a real small file system the test mounts (skipped where
+"""The one writer (plumbing/disk_writes.py) on a full disk: a real small file system the test mounts (skipped where
 mounting isn't permitted) and the writer's fault injection (everywhere): nothing half-written is left, the old
 file stays, the error names the path; the results file's appends are cut back to their last whole record."""
 
@@ -11,7 +11,8 @@ import pytest
 
 from helpers import fill_disk
 
-from benchmarks.common import disk_writes, records
+from benchmarks.plumbing import disk_writes
+from benchmarks.results import records
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -93,7 +94,7 @@ def test_a_partial_append_is_cut_back_through_fault_injection(tmp_path, monkeypa
 
 
 def test_nothing_but_the_one_writer_renames_a_file_into_place():
-    """The hand-rolled temp-file-then-replace writers are gone: each goes through common/disk_writes.py."""
+    """The hand-rolled temp-file-then-replace writers are gone: each goes through plumbing/disk_writes.py."""
     found = []
     for path in (ROOT / "benchmarks").rglob("*.py"):
         if path.name == "disk_writes.py":

@@ -9,8 +9,9 @@ import pytest
 
 from helpers import by_model, call_runner, read_jsonl, run_runner, run_tool
 
-from benchmarks.common import experiment_config, records
-from benchmarks.common.measurement import Measurement
+from benchmarks.config import experiment_config
+from benchmarks.results import records
+from benchmarks.results.measurement import Measurement
 from benchmarks.runner import matrix
 
 CPU = matrix.Capabilities(dynamo_backends=("inductor", "aot_eager", "openxla"), torch_xla_error=None,

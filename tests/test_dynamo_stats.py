@@ -1,4 +1,4 @@
-"""dynamo_stats' graph-break reasons and compile seconds by phase (common/dynamo_stats.py, child/compile_settings.py):
+"""dynamo_stats' graph-break reasons and compile seconds by phase (results/dynamo_stats.py, child/compile_settings.py):
 the rule that keeps the list short and the analyzer's cell (fast), then a real sweep of faults/graph_break under
 aot_eager (eval, train, and eval from a warm cache) and the analyzer's columns of its records."""
 
@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from benchmarks.common import dynamo_stats
+from benchmarks.results import dynamo_stats
 from helpers import read_jsonl, run_runner, run_tool
 
 # torch 2.9's message of a graph break (exc.format_graph_break_message), as counters["graph_break"] keys it.

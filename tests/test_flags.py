@@ -1,4 +1,4 @@
-"""Flags declared once (common/flags.py, common/run_options.py): the parser, RunOptions and each child's
+"""Flags declared once (config/flags.py, config/run_options.py): the parser, RunOptions and each child's
 command line all come from one declaration per flag, which says who reads it (no torch, no child)."""
 
 import argparse
@@ -7,9 +7,9 @@ import os
 
 import pytest
 
-from benchmarks.common import flags
-from benchmarks.common.cli_support import Parser, positive_int
-from benchmarks.common.run_options import SECTIONS, RunOptions, build_parser
+from benchmarks.config import flags
+from benchmarks.config.run_options import SECTIONS, RunOptions, build_parser
+from benchmarks.plumbing.cli_support import Parser, positive_int
 from benchmarks.suites import all_suites
 
 NOT_FLAGS = {"parsed_flags", "child_flags", *SECTIONS}

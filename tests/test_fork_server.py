@@ -10,9 +10,9 @@ import subprocess
 import psutil
 import pytest
 
-from benchmarks.common.process_env import child_environment
-from benchmarks.common.experiment_config import ExperimentConfig
-from benchmarks.common.run_options import DiagnosticsOptions, RunOptions
+from benchmarks.config.experiment_config import ExperimentConfig
+from benchmarks.config.process_env import child_environment
+from benchmarks.config.run_options import DiagnosticsOptions, RunOptions
 from benchmarks.runner import fork_server
 from helpers import PYTHON, ROOT, XLA, by_model, call_runner, forked_configs, processes_mentioning, read_jsonl, run_runner, \
     wait_for

@@ -1,6 +1,6 @@
 """A full disk is a clear stop, never a corrupt file or a blamed model (issue #34; docs/runner.md, "A full disk"):
 the real runner on a real 300 KiB file system the test mounts (skipped where mounting isn't permitted) and, on
-any machine, through the one writer's fault injection (PTBENCH_WRITE_FAULT, common/disk_writes.py). Each time:
+any machine, through the one writer's fault injection (PTBENCH_WRITE_FAULT, plumbing/disk_writes.py). Each time:
 exit 2 and one line naming the file, the results file clean JSON Lines holding only whole records, no record
 against the config the disk interrupted, and the same command, once there is space, completes the sweep
 (no --retry-failed)."""

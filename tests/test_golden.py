@@ -10,8 +10,8 @@ import pytest
 from helpers import XLA, call_runner, read_jsonl, run_runner
 
 from benchmarks.child import golden, golden_store, tensor_tree_file
-from benchmarks.common import experiment_config
-from benchmarks.common.accuracy_status import GoldenStatus
+from benchmarks.config import experiment_config
+from benchmarks.results.accuracy_status import GoldenStatus
 
 COMMON = ["--suite-name=dummy", "--accelerator=cpu", "--repeat=1", "--warmup=1"]
 
@@ -127,8 +127,8 @@ def test_contradicting_golden_flags_are_one_line_and_exit_2(tmp_path):
 
 
 def test_the_golden_flags_are_part_of_the_fingerprint_and_a_plain_config_keeps_its_old_one(tmp_path):
-    from benchmarks.common import records
-    from benchmarks.common.run_options import GoldenOptions
+    from benchmarks.config.run_options import GoldenOptions
+    from benchmarks.results import records
 
     model, experiment = {"suite_name": "dummy", "model_name": "mlp"}, exp().to_dict()
     plain = records.fingerprint(model, experiment, None, False)

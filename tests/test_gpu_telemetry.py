@@ -13,7 +13,7 @@ import types
 import torch
 
 from benchmarks.child import gpu_telemetry, measured_loop
-from benchmarks.common.experiment_config import ExperimentConfig
+from benchmarks.config.experiment_config import ExperimentConfig
 from benchmarks.suites import BenchmarkModel
 
 

@@ -119,7 +119,7 @@ def style_of(page: str) -> str:
 
 
 def test_the_history_page_has_aggregates_style(tmp_path):
-    from benchmarks.common import html_style
+    from benchmarks.results import html_style
 
     db = ingest(tmp_path, write(tmp_path / "r.jsonl", step_records(6, 3)))
     page = tmp_path / "history.html"

@@ -71,8 +71,8 @@ def site(tmp_path_factory):
     db = root / "history.sqlite"
     assert history("ingest", root / "nightly", "--db", db) == 0
     # A log where the runner writes it, for one config of the newest run: the suite page links it.
-    from benchmarks.common import output_paths
-    from benchmarks.common.experiment_config import ExperimentConfig
+    from benchmarks.config.experiment_config import ExperimentConfig
+    from benchmarks.plumbing import output_paths
 
     newest = records[RUNS - 1][0]
     log = Path(output_paths.log_path(str(root / "nightly" / f"{RUNS - 1:02d}"), newest["model"],
@@ -224,7 +224,7 @@ def test_a_rebuild_without_new_runs_writes_nothing(site, tmp_path, capsys):
 
 
 def test_a_full_disk_stops_the_build_in_one_line_and_the_next_build_finishes(site, tmp_path):
-    """The disk refuses the 4th page (common/disk_writes.py's fault injection, as on a full disk): one line naming
+    """The disk refuses the 4th page (plumbing/disk_writes.py's fault injection, as on a full disk): one line naming
     the page, exit 2, no temporary file and no torn page left; once there is space the same command finishes
     and a third build finds every page current."""
     root, out, records, db = site

@@ -4,13 +4,13 @@ import argparse
 
 import pytest
 
-from benchmarks.common import experiment_config
+from benchmarks.config import experiment_config
 
 from benchmarks.runner import matrix
 
-from benchmarks.common.cli_support import memory_size
+from benchmarks.plumbing.cli_support import memory_size
 
-from benchmarks.common import records
+from benchmarks.results import records
 
 CPU_ONLY = matrix.Capabilities(dynamo_backends=("inductor", "openxla", "openxla_eval", "eager", "aot_eager"),
                                torch_xla_error=None, xla_devices=("CPU",))
@@ -108,7 +108,7 @@ def test_memory_sizes():
 
 
 def test_children_get_run_flags_but_not_sweep_flags():
-    from benchmarks.common.run_options import build_parser
+    from benchmarks.config.run_options import build_parser
     from benchmarks.suites import all_suites
 
     options = build_parser(all_suites()).options([

@@ -1,5 +1,5 @@
-"""common/measurement.py: one definition of what a record measured, and the rule that no tool computes it
-elsewhere; common/selection.py: the selection flags and their matcher."""
+"""results/measurement.py: one definition of what a record measured, and the rule that no tool computes it
+elsewhere; results/selection.py: the selection flags and their matcher."""
 
 import ast
 from pathlib import Path
@@ -7,9 +7,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from benchmarks.common import measurement, selection
-from benchmarks.common.cli_support import UsageError
-from benchmarks.common.measurement import Measurement
+from benchmarks.plumbing.cli_support import UsageError
+from benchmarks.results import measurement, selection
+from benchmarks.results.measurement import Measurement
 
 ROOT = Path(__file__).resolve().parent.parent
 EXPERIMENT = {"accelerator": "cpu", "accelerator_model": "Xeon", "xla": None, "xla_flags": None, "dynamo": "inductor",
@@ -122,7 +122,7 @@ TIMING_METRICS = {"total_time", "per_iter_time", "warmup_time", "peak_rss_bytes"
 WARMUP_HELPERS = {"compile_time", "has_warmup", "samples", "summary"}
 # The view itself, the statistics it is built on, the writer of the samples (the child), and the analyzer's
 # columnar fast path (kept vectorised for speed; test_analyzer_matches_the_view holds it to the view's numbers).
-ALLOWED = {"common/measurement.py", "common/stats.py", "analyzer/rows.py", "analyzer/range_reader.py",
+ALLOWED = {"results/measurement.py", "results/stats.py", "analyzer/rows.py", "analyzer/range_reader.py",
            "analyzer/columns.py"}
 
 
@@ -158,7 +158,7 @@ def test_no_tool_computes_samples_per_iteration_or_compile_time_outside_the_view
 
 
 def test_the_tools_read_the_compile_word_through_metric_words():
-    """`compile` is defined once (common/metric_words.py): aggregate, compare and history read it there, never the
+    """`compile` is defined once (results/metric_words.py): aggregate, compare and history read it there, never the
     view's first run directly (against_eager's compile latency is the dashboard's own figure, over that run)."""
     callers = set()
     for path in sorted((ROOT / "benchmarks").rglob("*.py")):
@@ -166,7 +166,7 @@ def test_the_tools_read_the_compile_word_through_metric_words():
         for node in ast.walk(ast.parse(text)) if "first_run_time" in text else ():
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "first_run_time":
                 callers.add(path.relative_to(ROOT / "benchmarks").as_posix())
-    assert callers == {"common/metric_words.py", "common/against_eager.py"}
+    assert callers == {"results/metric_words.py", "results/against_eager.py"}
 
 
 def test_the_rule_catches_a_planted_violation():

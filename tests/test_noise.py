@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from benchmarks.common import cpu_affinity
+from benchmarks.plumbing import cpu_affinity
 from benchmarks.runner import noise
 from helpers import call_runner, read_jsonl, run_runner
 

@@ -25,7 +25,7 @@ def records_of(path) -> list:
 
 
 def backend(experiment: dict) -> str:
-    from benchmarks.common.experiment_config import backend_name
+    from benchmarks.config.experiment_config import backend_name
 
     return backend_name(experiment.get("xla"), experiment.get("dynamo"))
 

@@ -11,7 +11,8 @@ import statistics
 
 import pytest
 
-from benchmarks.common import experiment_config, paired_speedup, records
+from benchmarks.config import experiment_config, paired_speedup
+from benchmarks.results import records
 from benchmarks.runner import matrix
 from helpers import call_runner, read_jsonl, run_runner, run_tool
 

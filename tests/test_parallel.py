@@ -11,7 +11,7 @@ import time
 import psutil
 import pytest
 
-from benchmarks.common.experiment_config import ExperimentConfig
+from benchmarks.config.experiment_config import ExperimentConfig
 from benchmarks.runner import capabilities
 from benchmarks.runner.job_resources import Needs, ResourceError, ResourcePool, split_cores
 from benchmarks.runner.plan import Config, longest_first
@@ -161,7 +161,7 @@ def test_dry_run_shows_the_executor_and_each_jobs_cores(tmp_path):
 
 
 def outcome(records: list) -> dict:
-    from benchmarks.common import records as record_rules
+    from benchmarks.results import records as record_rules
 
     return {record_rules.record_fingerprint(r): (r["status"], tuple(sorted(r))) for r in records}
 

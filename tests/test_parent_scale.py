@@ -6,8 +6,8 @@ import dataclasses
 import json
 import math
 
-from benchmarks.common import records
-from benchmarks.common.experiment_config import ExperimentConfig
+from benchmarks.config.experiment_config import ExperimentConfig
+from benchmarks.results import records
 from benchmarks.runner.plan import Config, Plan, in_model_order, load_earlier
 
 EAGER = ExperimentConfig.from_dict({"accelerator": "cpu", "xla": None, "dynamo": None, "test": "eval"})

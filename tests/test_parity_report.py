@@ -10,7 +10,7 @@ import sys
 import pytest
 from helpers import PYTHON, ROOT
 
-from benchmarks.common import experiment_config
+from benchmarks.config import experiment_config
 
 SCRIPT = ROOT / "scripts" / "parity_report.py"
 
@@ -252,7 +252,7 @@ def test_the_harness_is_found_in_either_layout_or_beside_the_project(tmp_path):
 
 
 def test_the_harness_runs_under_our_childrens_allocator_policy_unless_told_otherwise(tmp_path):
-    from benchmarks.common import allocator
+    from benchmarks.config import allocator
 
     found = harness.harness_at(fake_harness(tmp_path / "tb" / "userbenchmark" / "dynamo" / "dynamobench").parents[2])
     inherited = {"PATH": "/usr/bin:/bin", "MALLOC_MMAP_THRESHOLD_": "4096"}

@@ -10,8 +10,9 @@ import pytest
 
 from helpers import XLA, call_runner, read_jsonl, run_runner, run_tool
 
-from benchmarks.common import experiment_config, precision, records, selection
-from benchmarks.common.measurement import Measurement
+from benchmarks.config import experiment_config, precision
+from benchmarks.results import records, selection
+from benchmarks.results.measurement import Measurement
 from benchmarks.runner import matrix
 from benchmarks.runner.plan import Config
 from benchmarks.suites import load_suite, torchbench_precision

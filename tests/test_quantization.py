@@ -9,7 +9,8 @@ import pytest
 from helpers import XLA, call_runner, read_jsonl, run_runner, run_tool
 
 from benchmarks.aggregate import inputs
-from benchmarks.common import experiment_config, quantization, records
+from benchmarks.config import experiment_config, quantization
+from benchmarks.results import records
 from benchmarks.runner import matrix
 from benchmarks.runner.plan import Config
 

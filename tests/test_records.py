@@ -2,7 +2,7 @@
 
 import json
 
-from benchmarks.common import records
+from benchmarks.results import records
 
 
 def test_writer_appends_whole_lines(tmp_path):

@@ -1,6 +1,6 @@
 """--rounds planning, without a child: the order of the rounds, their fingerprints, what resume leaves."""
 
-from benchmarks.common import experiment_config
+from benchmarks.config import experiment_config
 from benchmarks.runner import plan
 
 

@@ -4,7 +4,7 @@ import os
 
 import pytest
 
-from benchmarks.common.safe_paths import MAX_NAME, PathEscapes, inside, safe_name
+from benchmarks.plumbing.safe_paths import MAX_NAME, PathEscapes, inside, safe_name
 
 
 @pytest.mark.parametrize("text", ["..", ".", "...", "a/../b", "../../etc/passwd", "", "/", "x\\..\\y", ".hidden",
@@ -50,9 +50,9 @@ def test_inside_follows_links_that_point_out(tmp_path):
 
 # ---------------------------------------------------------------- every writer's path stays under the output dir
 
-from benchmarks.common import output_paths, xla_dump_env  # noqa: E402
-from benchmarks.common.experiment_config import ExperimentConfig  # noqa: E402
-from benchmarks.common.run_options import RunOptions  # noqa: E402
+from benchmarks.config.experiment_config import ExperimentConfig  # noqa: E402
+from benchmarks.config.run_options import RunOptions  # noqa: E402
+from benchmarks.plumbing import output_paths, xla_dump_env
 
 EVIL_MODELS = [{"suite_name": "files", "model_name": name} for name in ("..", ".", "...py", "../../x", "/etc", "")]
 XLA = ExperimentConfig.from_dict({"accelerator": "cpu", "xla": "PJRT", "dynamo": None, "test": "eval"})

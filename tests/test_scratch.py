@@ -1,6 +1,6 @@
 """Scratch directories under the temp directory: a killed sweep's (its fork server's socket, its child's compile
 cache) are collected when the next sweep starts, a live owner's never; empty directories under --artifacts-uri
-go once their files came home (benchmarks/common/scratch_dirs.py, docs/architecture.md "Scratch").
+go once their files came home (benchmarks/plumbing/scratch_dirs.py, docs/architecture.md "Scratch").
 The Ray parts (core locks, node scratch, a dead worker's scratch) are in test_ray_cluster.py."""
 
 import os
@@ -11,7 +11,7 @@ import sys
 import psutil
 import pytest
 
-from benchmarks.common import scratch_dirs
+from benchmarks.plumbing import scratch_dirs
 from benchmarks.runner import artifact_shipping
 from helpers import PYTHON, ROOT, forked_configs, read_jsonl, run_runner, wait_for
 

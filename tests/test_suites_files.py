@@ -7,10 +7,10 @@ import pytest
 
 from helpers import ROOT, call_runner, read_jsonl, run_runner
 
-from benchmarks.common import experiment_config
+from benchmarks.config import experiment_config
 
 
-from benchmarks.common import output_paths
+from benchmarks.plumbing import output_paths
 
 from benchmarks.runner import plan
 from benchmarks.suites import files

@@ -10,8 +10,8 @@ import pytest
 
 from helpers import XLA, call_runner, read_jsonl, run_runner
 
-from benchmarks.common import experiment_config
-from benchmarks.common.cli_support import UsageError
+from benchmarks.config import experiment_config
+from benchmarks.plumbing.cli_support import UsageError
 from benchmarks.suites import huggingface
 
 MODELS = ["BertForMaskedLM", "GPT2ForSequenceClassification", "T5ForConditionalGeneration"]

@@ -9,8 +9,8 @@ import pytest
 
 from helpers import PYTHON, ROOT, call_runner, processes_mentioning, read_jsonl, run_runner
 
-from benchmarks.common.cli_support import UsageError
-from benchmarks.common.experiment_config import ExperimentConfig
+from benchmarks.config.experiment_config import ExperimentConfig
+from benchmarks.plumbing.cli_support import UsageError
 from benchmarks.suites import scripts
 from benchmarks.suites.scripts_api import parameters
 

@@ -9,7 +9,7 @@ import pytest
 
 from helpers import XLA, call_runner, read_jsonl, run_runner
 
-from benchmarks.common import experiment_config
+from benchmarks.config import experiment_config
 from benchmarks.suites import timm_suite
 
 MODELS = ["deit_tiny_patch16_224.fb_in1k", "mobilenetv2_100"]

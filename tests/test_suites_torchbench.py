@@ -11,10 +11,10 @@ import pytest
 
 from helpers import ROOT, XLA, by_model, call_runner, read_jsonl, run_runner
 
-from benchmarks.common import experiment_config
+from benchmarks.config import experiment_config
 
 
-from benchmarks.common.cli_support import UsageError
+from benchmarks.plumbing.cli_support import UsageError
 from benchmarks.suites import torchbench, torchbench_checkout, torchbench_skips
 
 FIXTURE = ROOT / "tests" / "fixtures" / "torchbench"

@@ -11,7 +11,7 @@ import pytest
 
 from helpers import ROOT, read_jsonl, run_runner
 
-from benchmarks.common import experiment_config, precision
+from benchmarks.config import experiment_config, precision
 from benchmarks.suites import load_suite, torchbench_precision
 
 QAT = "resnet50_quantized_qat"

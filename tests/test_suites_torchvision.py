@@ -6,11 +6,11 @@ import pytest
 
 from helpers import call_runner, read_jsonl, run_runner
 
-from benchmarks.common.run_options import RunOptions
-from benchmarks.common.cli_support import UsageError
+from benchmarks.config.run_options import RunOptions
+from benchmarks.plumbing.cli_support import UsageError
 from benchmarks.runner import plan
 
-from benchmarks.common import tiers
+from benchmarks.config import tiers
 from benchmarks.suites import load_suite, torchvision_suite
 
 COMMON = ["--suite-name=torchvision", "--accelerator=cpu", "--xla=None", "--repeat=2", "--warmup=1",
@@ -123,7 +123,7 @@ def test_compiled_eval_and_train_at_a_requested_batch_size(compiled):
 
 
 def test_an_image_size_a_model_cannot_take_is_a_skip_with_the_reason():
-    from benchmarks.common import experiment_config
+    from benchmarks.config import experiment_config
 
     exp = experiment_config.ExperimentConfig(accelerator="cpu", xla=None, dynamo=None, test="eval")
     suite = torchvision_suite.SUITE
@@ -136,7 +136,7 @@ def test_an_image_size_a_model_cannot_take_is_a_skip_with_the_reason():
 
 @pytest.mark.requires_torchvision
 def test_models_that_draw_random_numbers_while_training_say_so():
-    from benchmarks.common import experiment_config
+    from benchmarks.config import experiment_config
 
     suite, params = torchvision_suite.SUITE, {"image_size": 32, "num_classes": 10}
     built = lambda name, test: suite.build({"model_name": name, "params": params}, experiment_config.ExperimentConfig(

@@ -5,7 +5,7 @@ configs are dropped with that reason and the others run alike."""
 import pytest
 
 from helpers import XLA, read_jsonl, run_runner, xla_missing
-from benchmarks.common import machine_facts, torch_support
+from benchmarks.plumbing import machine_facts, torch_support
 
 pytestmark = pytest.mark.integration  # every test here starts real sweeps or children
 

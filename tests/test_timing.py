@@ -11,7 +11,7 @@ import pytest
 from benchmarks.runner import matrix
 
 from benchmarks.child import precise_timing
-from benchmarks.common import pure_wall_time
+from benchmarks.config import pure_wall_time
 from helpers import call_runner, read_jsonl, run_runner
 
 try:

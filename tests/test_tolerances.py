@@ -1,12 +1,12 @@
-"""One tolerance vocabulary (common/tolerances.py): a table per rule, each value with its source, read by the rule
+"""One tolerance vocabulary (config/tolerances.py): a table per rule, each value with its source, read by the rule
 it belongs to; one override flag per rule (--verify-tolerance kept as the accuracy flag's old spelling)."""
 
 import math
 
 import pytest
 
-from benchmarks.common import accuracy_rule, tolerances
-from benchmarks.common.run_options import build_parser
+from benchmarks.config import accuracy_rule, tolerances
+from benchmarks.config.run_options import build_parser
 from benchmarks.suites import all_suites
 
 
@@ -35,7 +35,7 @@ def test_the_accuracy_rule_reads_its_table(suite, test, accelerator, case):
 
 
 def test_verification_limits_are_the_suites_rows_of_one_table():
-    from benchmarks.common.experiment_config import ExperimentConfig
+    from benchmarks.config.experiment_config import ExperimentConfig
     from benchmarks.suites import huggingface, timm_suite, torchbench
 
     def limit(test, accelerator, model="dcgan"):

@@ -93,7 +93,7 @@ def test_inductors_settings_on_a_torch_that_moved_them_are_listed_another_way_or
     """The probe lists Inductor's settings from its private _config (their defaults), else from get_config_copy();
     a torch with neither gives the reason instead, and the sweep leaves --inductor-config to its children (each sets
     the value, or fails saying why) rather than refusing it."""
-    from benchmarks.common.experiment_config import ExperimentConfig
+    from benchmarks.config.experiment_config import ExperimentConfig
     from benchmarks.runner import matrix, plan, probe
 
     copy_only = types.ModuleType("torch._inductor.config")  # a config module without _config
@@ -121,7 +121,7 @@ def test_a_torch_without_inductors_cuda_graph_knob_runs_without_graphs_and_says_
     import torch._inductor
 
     from benchmarks.child import cuda_setup, torch_internals
-    from benchmarks.common.experiment_config import ExperimentConfig
+    from benchmarks.config.experiment_config import ExperimentConfig
 
     monkeypatch.setattr(torch_internals, "ABSENT", {})
     moved = types.ModuleType("torch._inductor.config")

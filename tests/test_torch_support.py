@@ -1,5 +1,5 @@
-"""Which torch the project runs on (benchmarks/common/torch_support.py): the floor, its one-line refusal at the start of
-a sweep or of a config by hand (never a traceback mid-sweep), the package's ranges, and torch-xla's pairing."""
+"""Which torch the project runs on (benchmarks/plumbing/torch_support.py): the floor, its one-line refusal at the start
+of a sweep or of a config by hand (never a traceback mid-sweep), the package's ranges, and torch-xla's pairing."""
 
 import json
 import os
@@ -8,7 +8,7 @@ import tomllib
 
 import pytest
 
-from benchmarks.common import torch_support
+from benchmarks.plumbing import torch_support
 from helpers import ROOT, run_runner
 
 

@@ -10,8 +10,9 @@ import pytest
 
 from helpers import ROOT, call_runner, read_jsonl, run_runner
 
-from benchmarks.common import against_eager, experiment_config, records
-from benchmarks.common.measurement import Measurement
+from benchmarks.config import experiment_config
+from benchmarks.results import against_eager, records
+from benchmarks.results.measurement import Measurement
 from benchmarks.runner import matrix
 from benchmarks.suites import load_suite
 

@@ -1,4 +1,4 @@
-"""One verdict per record (common/accuracy_status.py): --verify's status and the golden check's failures in
+"""One verdict per record (results/accuracy_status.py): --verify's status and the golden check's failures in
 `accuracy`, decided at one point, and every tool asking the same helper. Fast: the precedence and the helpers;
 history's older databases. Then one real sweep with a failing golden, an accuracy failure and a crash, after a
 passing one: the progress line, the summary, the exit status, the analyzer's CSV, aggregate's dashboard, compare's
@@ -15,7 +15,7 @@ import pytest
 
 from helpers import ROOT, call_tool, read_jsonl, run_runner, run_tool
 
-from benchmarks.common import accuracy_status
+from benchmarks.results import accuracy_status
 
 # ---------------------------------------------------------------- the verdict's rules
 

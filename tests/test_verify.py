@@ -14,8 +14,8 @@ import weakref
 
 import pytest
 
-from benchmarks.common import accuracy_status
-from benchmarks.common.run_options import VerifyOptions
+from benchmarks.config.run_options import VerifyOptions
+from benchmarks.results import accuracy_status
 from helpers import XLA, call_runner, read_jsonl, run_runner
 
 VERIFY_KEYS = ("verification_code", "verification_mean_rel_error", "verification_max_abs_error",
@@ -201,8 +201,8 @@ def test_resume_treats_verified_and_unverified_runs_as_different(faults, tmp_pat
 
 
 def test_fingerprint_tells_verified_from_unverified():
-    from benchmarks.common import records
-    from benchmarks.common.experiment_config import ExperimentConfig
+    from benchmarks.config.experiment_config import ExperimentConfig
+    from benchmarks.results import records
     from benchmarks.runner.plan import Config
 
     model = {"suite_name": "dummy", "model_name": "mlp"}
@@ -316,7 +316,7 @@ def test_to_cpu_tree_copies_so_no_view_keeps_a_model_alive():
 
 
 def eval_experiment(test="eval"):
-    from benchmarks.common.experiment_config import ExperimentConfig
+    from benchmarks.config.experiment_config import ExperimentConfig
 
     return ExperimentConfig(accelerator="cpu", xla=None, dynamo=None, test=test)
 
@@ -395,7 +395,7 @@ def test_declared_non_deterministic_with_a_tolerance_is_compared_with_it():
 
 def test_each_rule_has_its_own_override_flag():
     """--verification-tolerance replaces verification_code's limit, the model's own too; --accuracy-tolerance (the
-    harness's rule) leaves it alone (common/tolerances.py: one flag per rule)."""
+    harness's rule) leaves it alone (config/tolerances.py: one flag per rule)."""
     overridden = run_declared_random(tolerance=1e-3, verification_tolerance=10.0)
     assert overridden["verification_code"] == "PASS" and overridden["verification_tolerance"] == 10.0
     assert overridden["accuracy"] == "pass" and overridden["accuracy_tolerance"] == 10.0  # the fallback's limit

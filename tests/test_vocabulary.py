@@ -1,5 +1,5 @@
-"""One vocabulary, one spelling: the record's statuses and codes are types (common/accuracy_status.py,
-common/records.py), compare's and history's words one table (common/change_words.py), and no other module spells one
+"""One vocabulary, one spelling: the record's statuses and codes are types (results/accuracy_status.py,
+results/records.py), compare's and history's words one table (results/change_words.py), and no other module spells one
 as a string; a member writes the same JSON as the string it replaced, and equals the plain string a record read back
 holds."""
 
@@ -12,13 +12,13 @@ import pytest
 
 from helpers import ROOT
 
-from benchmarks.common.accuracy_status import AccuracyStatus, GoldenStatus
-from benchmarks.common.change_words import Word
-from benchmarks.common.records import RecordStatus, VerificationCode
+from benchmarks.results.accuracy_status import AccuracyStatus, GoldenStatus
+from benchmarks.results.change_words import Word
+from benchmarks.results.records import RecordStatus, VerificationCode
 
 ENUMS = (AccuracyStatus, GoldenStatus, RecordStatus, VerificationCode, Word)
 # The modules that define them: the only places their values are spelled.
-ENUM_MODULES = ("benchmarks/common/accuracy_status.py", "benchmarks/common/records.py")
+ENUM_MODULES = ("benchmarks/results/accuracy_status.py", "benchmarks/results/records.py")
 # Values that are also everyday words (a metrics key "error", a script's own "timeout"): literals of these count only
 # where they stand for a status (compared with one, or given to a status key); every other value counts anywhere.
 EVERYDAY = {member.value for member in RecordStatus} | {AccuracyStatus.TIMEOUT.value, AccuracyStatus.SKIPPED.value,
@@ -132,16 +132,16 @@ def test_no_status_or_code_is_spelled_outside_its_enum_module():
 
 def test_compare_and_history_spell_their_words_only_in_the_one_table():
     found = [f"{path.relative_to(ROOT).as_posix()}:{node.lineno}: {node.value!r}"
-             for path in _sources("benchmarks/common/change_words.py")
+             for path in _sources("benchmarks/results/change_words.py")
              for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
              if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in CHANGE_WORDS]
-    assert not found, "spell these with common/change_words.Word:\n" + "\n".join(found)
+    assert not found, "spell these with results/change_words.Word:\n" + "\n".join(found)
 
 
 def test_the_tools_lists_are_rows_of_the_one_table():
-    from benchmarks.common import change_words
     from benchmarks.compare import outcomes
     from benchmarks.history import cli as history_cli
+    from benchmarks.results import change_words
 
     assert set(change_words.COMPARE_FAIL_ON) >= set(change_words.COMPARE_DEFAULT_FAIL_ON)
     assert set(change_words.HISTORY_FAIL_ON) >= set(change_words.HISTORY_DEFAULT_FAIL_ON)
@@ -205,7 +205,7 @@ def test_a_member_writes_the_json_of_its_value_and_equals_the_plain_string(enum)
 
 
 def test_the_golden_checks_failures_are_accuracy_statuses():
-    from benchmarks.common import accuracy_status
+    from benchmarks.results import accuracy_status
 
     for status in (GoldenStatus.FAIL_GOLDEN, GoldenStatus.NO_GOLDEN, GoldenStatus.BAD_GOLDEN):
         assert status in accuracy_status.GOLDEN_FAILURES and AccuracyStatus(status.value) in accuracy_status.FAILURES

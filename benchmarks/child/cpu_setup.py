@@ -1,6 +1,6 @@
 """--cpu-profile=dashboard in the child: memory bound to the NUMA nodes of its cores, and the record's
 `environment.cpu_profile`, each piece of PyTorch's CPU dashboard setup in force or named as missing
-(common/cpu_profile.py has the pieces; docs/runner.md, "The CPU dashboard's setup").
+(config/cpu_profile.py has the pieces; docs/runner.md, "The CPU dashboard's setup").
 
 Cores and memory: numactl --physcpubind=CORES --membind=NODES is sched_setaffinity plus libnuma's strict memory
 binding, then exec. A forked child can't be exec'd under numactl, and a fork server serves children of different
@@ -19,9 +19,9 @@ import re
 from typing import Optional
 
 from benchmarks.child.allocator_in_effect import mapped_libraries, start_environment
-from benchmarks.common import allocator, compile_options, cpu_profile
-from benchmarks.common.cpu_affinity import format_cores, parse_cores
-from benchmarks.common.process_env import allocator_environment
+from benchmarks.config import allocator, compile_options, cpu_profile
+from benchmarks.config.process_env import allocator_environment
+from benchmarks.plumbing.cpu_affinity import format_cores, parse_cores
 
 
 def nodes_of(cores) -> list:

@@ -1,6 +1,6 @@
 """The experiment's precision applied to a model (docs/architecture.md, "Precision"): the cast of the model
 and its floating-point inputs, the autocast context of each step, and the grad scaler of float16 autocast
-training. Child only: imports torch. Which dtype each precision means is common/precision.py's.
+training. Child only: imports torch. Which dtype each precision means is config/precision.py's.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import contextlib
 import torch
 
 from benchmarks.child import backends
-from benchmarks.common import precision
+from benchmarks.config import precision
 
 
 def cast_tree(tree, dtype):

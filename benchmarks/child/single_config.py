@@ -18,13 +18,14 @@ import time
 
 from benchmarks.child import allocator_in_effect, compile_settings, config_hooks, cpu_setup, cuda_setup, \
     device_memory, diagnostics, gpu_telemetry, precise_timing, torch_internals
-from benchmarks.common import accuracy_status, experiment_config, machine_facts, output_paths, page_faults, \
-    disk_writes, records, torch_support
-from benchmarks.common.records import RecordStatus, VerificationCode
-from benchmarks.common.cli_support import EXIT_USAGE, UsageError
-from benchmarks.common.process_env import PARENT_PID_VARIABLE, STACKS_SIGNAL, child_environment
-from benchmarks.common.cpu_affinity import pin_self
-from benchmarks.common.run_options import RunOptions
+from benchmarks.config import experiment_config
+from benchmarks.config.process_env import PARENT_PID_VARIABLE, STACKS_SIGNAL, child_environment
+from benchmarks.config.run_options import RunOptions
+from benchmarks.plumbing import disk_writes, machine_facts, output_paths, torch_support
+from benchmarks.plumbing.cli_support import EXIT_USAGE, UsageError
+from benchmarks.plumbing.cpu_affinity import pin_self
+from benchmarks.results import accuracy_status, page_faults, records
+from benchmarks.results.records import RecordStatus, VerificationCode
 from benchmarks.suites import ModelSkipped, load_suite, suite_names
 
 log = logging.getLogger("benchmarks.child.single_config")

@@ -12,11 +12,11 @@ import logging
 import os
 import sys
 
-from benchmarks.common import selection
-from benchmarks.common.change_words import COMPARE_DEFAULT_FAIL_ON, Word
-from benchmarks.common.cli_support import (LOG_LEVELS, BadNews, Parser, UsageError, choice, fraction, epilog, metavar,
-                                           non_negative_int, positive_int, run_main, setup_logging, timestamp)
 from benchmarks.compare.outcomes import DEFAULT_GATE_LIMIT
+from benchmarks.plumbing.cli_support import (LOG_LEVELS, BadNews, Parser, UsageError, choice, fraction, epilog, metavar,
+                                             non_negative_int, positive_int, run_main, setup_logging, timestamp)
+from benchmarks.results import selection
+from benchmarks.results.change_words import COMPARE_DEFAULT_FAIL_ON, Word
 
 log = logging.getLogger("benchmarks.compare")
 
@@ -143,7 +143,7 @@ def run(options) -> int:
 
     if options.plot and os.path.splitext(options.plot)[1].lower() not in (".png", ".svg"):
         raise UsageError(f"--plot {options.plot}: name a .png or .svg file")
-    from benchmarks.common.measurement import Measurement
+    from benchmarks.results.measurement import Measurement
 
     if options.expected or options.write_expected:
         return check_expected(options)
@@ -198,8 +198,8 @@ def run(options) -> int:
 
 def check_expected(options) -> int:
     """--expected FILE / --write-expected FILE: CONTROL's records (its runs and selection) against the file."""
-    from benchmarks.common.measurement import Measurement
     from benchmarks.compare import expected, matching
+    from benchmarks.results.measurement import Measurement
 
     if options.treatment is not None or options.pair is not None:
         raise UsageError("--expected and --write-expected take one results set (RESULTS), without TREATMENT or --pair")

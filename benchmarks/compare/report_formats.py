@@ -6,9 +6,9 @@ import csv
 import io
 import json
 
-from benchmarks.common.experiment_config import backend_name, parse_none
-from benchmarks.common.change_words import Word
 from benchmarks.compare import metrics
+from benchmarks.config.experiment_config import backend_name, parse_none
+from benchmarks.results.change_words import Word
 
 FORMATS = ("table", "csv", "json", "md")
 _COLOURS = {Word.SLOWER: "31", Word.NEW_FAILURE: "31;1", Word.FASTER: "32", Word.FIXED: "32;1",

@@ -12,10 +12,10 @@ import logging
 import os
 import sys
 
-from benchmarks.common import selection
-from benchmarks.common.change_words import HISTORY_DEFAULT_FAIL_ON, HISTORY_FAIL_ON
-from benchmarks.common.cli_support import (LOG_LEVELS, BadNews, Parser, UsageError, choice_list, epilog, positive_int,
-                                           run_main, setup_logging, write_output)
+from benchmarks.plumbing.cli_support import (LOG_LEVELS, BadNews, Parser, UsageError, choice_list, epilog, positive_int,
+                                             run_main, setup_logging, write_output)
+from benchmarks.results import selection
+from benchmarks.results.change_words import HISTORY_DEFAULT_FAIL_ON, HISTORY_FAIL_ON
 
 log = logging.getLogger("benchmarks.history")
 
@@ -176,8 +176,8 @@ def write(data, options) -> None:
 
 
 def run_ingest(options) -> int:
-    from benchmarks.common import records
     from benchmarks.history import database, ingest
+    from benchmarks.results import records
 
     try:
         files = records.expand_input_paths(options.results, recursive=True)

@@ -1,6 +1,6 @@
 """What `history show` and `history detect` print: tables, CSV, JSON, plots and an HTML section. Runs are
 named by their date (UTC) and commit everywhere, plots' axes too; the HTML page has aggregate's look
-(common/html_style.py)."""
+(results/html_style.py)."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ import json
 import re
 from datetime import datetime, timezone
 
-from benchmarks.common import accuracy_status, html_style
-from benchmarks.common.change_words import Word
-from benchmarks.common.records import RecordStatus
+from benchmarks.results import accuracy_status, html_style
+from benchmarks.results.change_words import Word
+from benchmarks.results.records import RecordStatus
 
 SERIES_COLUMNS = ("suite", "model", "backend", "test", "precision", "accelerator_model", "batch_size", "timestamp",
                   "time_utc", "commit", "host", "median_ms", "compile_s", "peak_mib", "status", "verification",
@@ -269,7 +269,7 @@ def _series_table(one, marks: dict) -> str:
     for point in one.points:
         change = marks.get((one.config_id, point.run_id))
         kind = "ok" if point.status == RecordStatus.OK else "skipped" if point.status == RecordStatus.SKIP else "failed"
-        verdict = point.accuracy or ""  # the run's one verdict (common/accuracy_status.py), not upstream's code
+        verdict = point.accuracy or ""  # the run's one verdict (results/accuracy_status.py), not upstream's code
         rows.append(f"<tr>{_run_cells(point)}<td class=\"num\">{_number(point.median, 1e3, 5)}</td>"
                     f"<td class=\"num\">{_number(point.compile_s)}</td>"
                     f"<td class=\"num\">{_number(point.peak_memory, 1 / 2**20)}</td>"

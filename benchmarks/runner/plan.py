@@ -19,11 +19,12 @@ import sys
 import time
 from typing import Optional
 
-from benchmarks.common import axes, compile_options, experiment_config, machine_facts, precision, pure_wall_time, \
-    records
-from benchmarks.common.cli_support import UsageError, close_matches, unknown_name
-from benchmarks.common.experiment_config import EXPORT_BACKENDS
-from benchmarks.common.run_options import RunOptions
+from benchmarks.config import axes, compile_options, experiment_config, precision, pure_wall_time
+from benchmarks.config.experiment_config import EXPORT_BACKENDS
+from benchmarks.config.run_options import RunOptions
+from benchmarks.plumbing import machine_facts
+from benchmarks.plumbing.cli_support import UsageError, close_matches, unknown_name
+from benchmarks.results import records
 from benchmarks.runner import matrix
 from benchmarks.runner.capabilities import probe_capabilities
 from benchmarks.suites.library_names import plain_name

@@ -27,7 +27,7 @@ MODELS = {
                               "the config's own works)",
     "second_eager_run_raises": "the third instance built in the process raises in forward (--verify: eager's "
                                "second reference run, eager_2nd_run_fail)",
-    "listed_non_deterministic": "works; on the rule's non-deterministic test list (common/harness_accuracy.yaml "
+    "listed_non_deterministic": "works; on the rule's non-deterministic test list (config/harness_accuracy.yaml "
                                 "own_suites): a fail_accuracy counts as pass, as the harness does",
     "listed_unchecked": "works; on the rule's large-model test list: --verify gives pass_due_to_skip, unchecked",
     "drifts_when_armed": "works; with drift in BENCHMARKS_FAULTS_ARMED its output is 1 % off when dynamo compiles it "

@@ -1,7 +1,7 @@
 """`files`: the user's own models, one Python file each (openxla-benchmark's create_model, MLAgility's corpora).
 
 A model file defines `create_model(batch_size: int, **params)` returning `(module, example_inputs)`,
-and optionally `BATCH_SIZE` (its default batch size), `TOLERANCE` (verification_code's limit, common/tolerances.py) and a first line
+and optionally `BATCH_SIZE` (its default batch size), `TOLERANCE` (verification_code's limit, config/tolerances.py) and a first line
 `# labels: key::v1,v2 key2::v` (MLAgility's form). The model is named after the file.
 
 Listing reads the files as text (the parent runs no user code); the child imports the one file it runs.
@@ -18,9 +18,9 @@ import os
 import sys
 from typing import Optional
 
+from benchmarks.config.flags import BOTH, Group
+from benchmarks.plumbing.cli_support import UsageError
 from benchmarks.suites import BenchmarkModel, Suite, model_config
-from benchmarks.common.cli_support import UsageError
-from benchmarks.common.flags import BOTH, Group
 
 log = logging.getLogger("benchmarks.suites.files")
 

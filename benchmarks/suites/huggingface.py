@@ -25,14 +25,14 @@ import importlib.util
 import os
 from typing import Optional
 
-from benchmarks.common import experiment_config, tolerances
+from benchmarks.config import experiment_config, tolerances
 from benchmarks.suites import BenchmarkModel, ModelSkipped, Suite, model_config
 from benchmarks.suites.huggingface_inputs import decoder_rule, make_inputs, sequence_length
 
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "huggingface_models.yaml")
 KNOBS = ("seq_len", "dropout")
 INSTALL = "pip install transformers==5.23.0 (the project's `huggingface` extra)"
-# verification_code's limit on the mean relative error, by test (common/tolerances.py, which says where each is from).
+# verification_code's limit on the mean relative error, by test (config/tolerances.py, which says where each is from).
 TOLERANCE = tolerances.by_test("huggingface")
 # A model named outside the data file (-k NAME): this batch size, the harness's sequence length for its name.
 NAMED_BATCH_SIZE = 8

@@ -16,8 +16,8 @@ import dataclasses
 import re
 from typing import Callable, Optional
 
-from benchmarks.common import tolerances
-from benchmarks.common.flags import PARENT, Group
+from benchmarks.config import tolerances
+from benchmarks.config.flags import PARENT, Group
 from benchmarks.suites import BenchmarkModel, ModelSkipped, Suite, model_config
 
 

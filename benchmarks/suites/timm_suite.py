@@ -17,7 +17,7 @@ from __future__ import annotations
 import importlib.util
 from typing import Optional
 
-from benchmarks.common import experiment_config, tolerances
+from benchmarks.config import experiment_config, tolerances
 from benchmarks.suites import BenchmarkModel, ModelSkipped, Suite
 
 INSTALL = "pip install timm==1.0.31 (the project's `timm` extra)"
@@ -46,7 +46,7 @@ MODELS = {
 NAMED_BATCH_SIZE = 32
 LIST_CODE = "import json, timm; print(json.dumps(timm.list_models()))"
 PARAMS = ("image_size",)
-# verification_code's limit on the mean relative error, by test: common/tolerances.py's table, which says where each
+# verification_code's limit on the mean relative error, by test: config/tolerances.py's table, which says where each
 # is from.
 TOLERANCE = tolerances.by_test("timm")
 # The harness divides these models' training loss by 1000 (its timm runner's SCALED_COMPUTE_LOSS).

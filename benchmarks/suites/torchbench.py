@@ -24,10 +24,10 @@ import logging
 import os
 import sys
 
-from benchmarks.common import accuracy_rule, experiment_config, tolerances
+from benchmarks.config import accuracy_rule, experiment_config, tolerances
+from benchmarks.config.flags import BOTH, Group
+from benchmarks.plumbing.cli_support import UsageError
 from benchmarks.suites import BenchmarkModel, ModelSkipped, Suite, model_config, torchbench_precision
-from benchmarks.common.cli_support import UsageError
-from benchmarks.common.flags import BOTH, Group
 from benchmarks.suites.torchbench_checkout import PACKAGE, find_root, list_model_dirs, module_name
 from benchmarks.suites.torchbench_load_failures import load_failure_skip, never_download
 from benchmarks.suites.torchbench_skips import declared_unsupported, group_applies, load_skips, metadata_skip, \
@@ -50,7 +50,7 @@ def split_inputs(inputs) -> tuple:
 
 def tolerance_for(experiment, name: str) -> float:
     """verification_code's limit on the mean relative error: the numbers PyTorch/XLA's TorchBenchModel.tolerance
-    gives its same() check (common/tolerances.py MEAN_REL_ERROR, where each says so), by test, accelerator and its
+    gives its same() check (config/tolerances.py MEAN_REL_ERROR, where each says so), by test, accelerator and its
     even_higher list."""
     if experiment.test == "eval":
         case = "eval"
@@ -183,7 +183,7 @@ class TorchBenchSuite(Suite):
         eval_needs_grad = experiment.test == "eval" and eval_takes_gradients(benchmark, name)
         # Deterministic (the BenchmarkModel default): metadata.yaml's eval_deterministic / train_deterministic
         # default to false for most models; the harness calls a model non-deterministic only by its own list
-        # (common/harness_accuracy.yaml, which --verify's rule reads).
+        # (config/harness_accuracy.yaml, which --verify's rule reads).
         return BenchmarkModel(
             module=net, example_inputs=args, example_kwargs=kwargs, batch_size=benchmark.batch_size,
             tolerance=tolerance_for(experiment, name), eval_needs_grad=eval_needs_grad,

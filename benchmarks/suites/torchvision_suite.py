@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import importlib.util
 
-from benchmarks.common import machine_facts
+from benchmarks.plumbing import machine_facts
 from benchmarks.suites import BenchmarkModel, ModelSkipped, Suite, files
 
 INSTALL = ("pip install torchvision built for your torch (its release line and its variant: a +cpu torch needs a +cpu "
