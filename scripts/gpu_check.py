@@ -5,7 +5,7 @@ Runs on the machine's own Python and torch (no .venv, no torch-xla there); what 
 travels as wheels (`make gpu-wheels` here; --wheels DIR there): only the modules that don't import are unpacked,
 into the output directory, never over the machine's own. Then, within --minutes:
 
-1. the GPU tier (`pytest -m gpu`: tests/test_gpu.py and the CUDA timing test), each test's outcome;
+1. the GPU tier (`pytest -m gpu`: tests/end_to_end/test_gpu.py and the CUDA timing test), each test's outcome;
 2. a small sweep of ours on real models under the dashboard's CUDA setup (--cuda-profile=dashboard: bf16, TF32;
    torchvision resnet18, timm mobilenetv2_100; eager, Inductor, Inductor with
    CUDA graphs), each config beside a plain CUDA loop in its own process (scripts/gpu_plain_loop.py);
@@ -216,13 +216,16 @@ def no_gpu_reason(facts: dict) -> Optional[str]:
 # ---------------------------------------------------------------- 1. the GPU tier
 
 
+# The GPU tier's test files (the Makefile's test-gpu runs the same): real CUDA sweeps, and CUDA timing in the child.
+TIER_FILES = ("tests/end_to_end/test_gpu.py", "tests/child/test_precise_timing.py")
+
+
 def run_tier(check: Check, budget: float) -> None:
     part = check.part("GPU tier")
     xml = check.out / "tier.xml"
     started = time.monotonic()
-    ended, _ = check.run([sys.executable, "-m", "pytest", "-q", "-m", "gpu", "tests/test_gpu.py", "tests/test_timing.py",
-                          "-p", "no:cacheprovider", f"--junitxml={xml}", "-o", "addopts=-ra"],
-                         check.out / "tier.log", timeout=budget)
+    ended, _ = check.run([sys.executable, "-m", "pytest", "-q", "-m", "gpu", *TIER_FILES, "-p", "no:cacheprovider",
+                          f"--junitxml={xml}", "-o", "addopts=-ra"], check.out / "tier.log", timeout=budget)
     part.seconds = time.monotonic() - started
     outcomes = tier_outcomes(xml)
     counts = {kind: sum(1 for _, k, _ in outcomes if k == kind) for kind in ("passed", "failed", "skipped")}

@@ -1,5 +1,5 @@
 """Which torch this project runs on (README.md, "Your own torch"): the floor (the oldest torch it supports and tests;
-pyproject.toml's requirement says the same, tests/test_torch_support.py holds them equal), the check of an
+pyproject.toml's requirement says the same, tests/plumbing/test_torch_support.py holds them equal), the check of an
 environment's torch against it, and which torch-xla pairs with a torch. No torch import: the installed version is
 read from torch's own version.py (what `torch.__version__` is, a build from source's too), else its metadata."""
 

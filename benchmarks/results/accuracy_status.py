@@ -9,7 +9,7 @@ questions here: `passed`, `failed` and `first_not_passing`.
 
 The statuses are types (`AccuracyStatus`, and `GoldenStatus` for the golden check's own): str enums, so the record's
 JSON keeps the same strings and a status read back from a file compares equal to its member. No other module spells
-one as a string (tests/test_vocabulary.py reads the sources).
+one as a string (tests/project/test_vocabulary.py reads the sources).
 """
 
 from __future__ import annotations
