@@ -241,10 +241,11 @@ def test_no_test_carries_its_own_script_loader():
 
 
 def test_every_path_under_tests_that_is_named_exists():
-    """The Makefile, the CI script, README.md, docs/, the scripts, the library and the tests name test files and
-    folders (which to run, where a rule is checked): each one named is there (a glob: something matches it)."""
+    """The Makefile, the CI script, README.md, docs/, the scripts, the library and the tests (their fixtures too)
+    name test files and folders (which to run, where a rule is checked): each one named is there (a glob: something
+    matches it)."""
     named = ["Makefile", ".ci/run", "README.md", *(ROOT / "docs").glob("*.md"), *(ROOT / "scripts").glob("*.py"),
-             *LIBRARY.rglob("*.py"), *(p for p in (ROOT / "tests").rglob("*.py") if "fixtures" not in p.parts)]
+             *LIBRARY.rglob("*.py"), *(ROOT / "tests").rglob("*.py")]
     missing = set()
     for path in named:
         text = (ROOT / path).read_text(encoding="utf-8")
