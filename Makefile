@@ -108,7 +108,7 @@ test-torch-latest:
 # Python that has the GPU's torch: .venv's where there is one, else the machine's own (GPU_PYTHON=... to choose).
 GPU_PYTHON ?= $(if $(wildcard $(PY)),$(PY),python3)
 test-gpu:
-	$(GPU_PYTHON) -m pytest -q -m gpu tests/test_gpu.py tests/test_timing.py
+	$(GPU_PYTHON) -m pytest -q -m gpu tests/end_to_end/test_gpu.py tests/child/test_precise_timing.py
 
 # The one GPU check (scripts/gpu_check.py): the GPU tier, a small sweep of real models beside a plain CUDA loop and,
 # with HARNESS_DIR, PyTorch's dynamo harness; one report in $(GPU_OUT)/gpu-check.md. Sized for a lent GPU machine
@@ -137,9 +137,9 @@ browser:
 	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) >/dev/null 2>&1; } || \
 	  echo "make browser: chromium could not be installed; the browser test will be skipped"
 
-# aggregate.py's golden files (tests/aggregate/*.test, upstream PyTorch/XLA's style); `make test` runs them too.
+# aggregate.py's golden files (tests/aggregate/golden/*.test, upstream PyTorch/XLA's style); `make test` runs them too.
 test-golden: env
-	$(PY) tests/aggregate/run_golden.py
+	$(PY) tests/aggregate/golden/run_golden.py
 
 # Wall time per eager config / `python -c "import torch"`, spawned and forked; 50 microbench configs, fork vs spawn.
 bench-overhead: env

@@ -1,6 +1,6 @@
 """experiment_runner.py's command (also `python -m benchmarks` and the experiment-runner console script).
 
-The flags are parsed once (common/run_options.py); then either this process is the parent and runs a sweep
+The flags are parsed once (config/run_options.py); then either this process is the parent and runs a sweep
 (runner/), or, with --model-config and --experiment-config (how the parent starts each child, or a config
 run by hand), it runs that one config (child/). This is the one module that knows both sides: each is
 imported only once chosen, so a sweep's parent never loads child code (docs/architecture.md, "Layout").
@@ -9,9 +9,9 @@ imported only once chosen, so a sweep's parent never loads child code (docs/arch
 import logging
 import sys
 
-from benchmarks.common.cli_support import UsageError, run_main, setup_logging
-from benchmarks.common.run_options import build_parser, check_combinations
-from benchmarks.common.safe_paths import PathEscapes
+from benchmarks.config.run_options import build_parser, check_combinations
+from benchmarks.plumbing.cli_support import UsageError, run_main, setup_logging
+from benchmarks.plumbing.safe_paths import PathEscapes
 from benchmarks.suites import all_suites
 
 

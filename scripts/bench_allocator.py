@@ -25,8 +25,9 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from benchmarks.common import allocator, records  # noqa: E402
-from benchmarks.common.measurement import Measurement  # noqa: E402
+from benchmarks.config import allocator
+from benchmarks.results import records
+from benchmarks.results.measurement import Measurement  # noqa: E402
 
 DEFAULT_MODELS = ["timm:mobilenetv2_100", "timm:ghostnet_100", "huggingface:DistilBertForQuestionAnswering"]
 DEFAULT_BATCH = {"torchbench": 2, "timm": 8, "huggingface": 1}

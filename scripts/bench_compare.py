@@ -21,9 +21,9 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import numpy as np  # noqa: E402
 
-from benchmarks.common.change_words import Word  # noqa: E402
-from benchmarks.common.records import RecordStatus  # noqa: E402
 from benchmarks.compare import comparison, matching  # noqa: E402
+from benchmarks.results.change_words import Word  # noqa: E402
+from benchmarks.results.records import RecordStatus  # noqa: E402
 
 
 def side(rng, factors: np.ndarray, processes: int, samples: int, within: float, between: float) -> list:

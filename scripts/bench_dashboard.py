@@ -2,7 +2,7 @@
 """A small TorchInductor-dashboard-like sweep on this CPU (`make bench-dashboard`): the dummy mlp and a few
 torchvision models (64 px, random weights), eager and Inductor, inference, across precision (fp32, bf16) x
 compile mode x dynamic batch (static, batch) (and any other axis given in DASHBOARD_AXES), then ONE table: per
-config its steady per-iteration time, speedup over its eager baseline (benchmarks/common/against_eager.py: eager at
+config its steady per-iteration time, speedup over its eager baseline (benchmarks/results/against_eager.py: eager at
 the same precision and other axes, torch.compile's own aside), compile time and dynamo's statistics. Resumable
 (the sweep is)."""
 
@@ -18,8 +18,8 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from benchmarks.common import against_eager, records  # noqa: E402
-from benchmarks.common.measurement import Measurement  # noqa: E402
+from benchmarks.results import against_eager, records
+from benchmarks.results.measurement import Measurement  # noqa: E402
 
 SWEEPS = (
     ["--suite-name=dummy", "-k", "^mlp$"],

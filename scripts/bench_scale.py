@@ -77,7 +77,7 @@ def generated_suite(models: int):
 
 def canned_record(config, options, env_facts: dict, rng: random.Random) -> dict:
     """What a child of this config hands back: the record's keys a real eager record has, 10 repeats."""
-    from benchmarks.common import records
+    from benchmarks.results import records
 
     record = records.config_record(config.model, config.experiment, options, env_facts)
     per_iter = [rng.uniform(0.001, 0.1) for _ in range(options.repeat)]
@@ -90,7 +90,7 @@ def canned_record(config, options, env_facts: dict, rng: random.Random) -> dict:
 
 def write_results_file(path: str, configs: list, options, env_facts: dict, total: int) -> None:
     """`total` records of earlier sweeps over the first half of `configs`; one in ten a failure."""
-    from benchmarks.common import records
+    from benchmarks.results import records
 
     rng = random.Random(0)
     half = configs[: max(1, len(configs) // 2)]
@@ -187,7 +187,7 @@ def measure(size: int, rate: float, workdir: str) -> dict:
     run_locked runs (with the fake executor), timed step by step."""
     import logging
 
-    from benchmarks.common.run_options import build_parser
+    from benchmarks.config.run_options import build_parser
     from benchmarks.runner import sweep
     from benchmarks.runner.plan import make_plan, select_models
     from benchmarks.suites import all_suites
@@ -228,7 +228,7 @@ def measure(size: int, rate: float, workdir: str) -> dict:
 
 def noise_free_environment() -> dict:
     """The environment of the canned records written before the sweep (the sweep makes its own)."""
-    from benchmarks.common import machine_facts
+    from benchmarks.plumbing import machine_facts
     from benchmarks.runner import noise
 
     return noise.annotate({"environment": machine_facts.collect()}, None)["environment"]

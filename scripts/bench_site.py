@@ -26,10 +26,10 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import numpy as np  # noqa: E402
 
-from benchmarks.common.accuracy_status import AccuracyStatus  # noqa: E402
-from benchmarks.common.measurement import Measurement  # noqa: E402
-from benchmarks.common.records import RecordStatus, VerificationCode  # noqa: E402
 from benchmarks.history import database, records_view  # noqa: E402
+from benchmarks.results.accuracy_status import AccuracyStatus  # noqa: E402
+from benchmarks.results.measurement import Measurement  # noqa: E402
+from benchmarks.results.records import RecordStatus, VerificationCode  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # (dynamo backend, axes): 10 backend labels, each non-eager one with its eager baseline among them.

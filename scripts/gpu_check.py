@@ -5,7 +5,7 @@ Runs on the machine's own Python and torch (no .venv, no torch-xla there); what 
 travels as wheels (`make gpu-wheels` here; --wheels DIR there): only the modules that don't import are unpacked,
 into the output directory, never over the machine's own. Then, within --minutes:
 
-1. the GPU tier (`pytest -m gpu`: tests/test_gpu.py and the CUDA timing test), each test's outcome;
+1. the GPU tier (`pytest -m gpu`: tests/end_to_end/test_gpu.py and the CUDA timing test), each test's outcome;
 2. a small sweep of ours on real models under the dashboard's CUDA setup (--cuda-profile=dashboard: bf16, TF32;
    torchvision resnet18, timm mobilenetv2_100; eager, Inductor, Inductor with
    CUDA graphs), each config beside a plain CUDA loop in its own process (scripts/gpu_plain_loop.py);
@@ -69,7 +69,6 @@ CONFIGS = {  # name -> (our flags, the plain loop's flags, the harness's extra f
     "eager[allocator=system]": (["--dynamo=None", "--allocator=system"], ["--backend=eager"], None),
 }
 REPEAT = 30  # timed runs of ours (one iteration each), iterations of the plain loop
-TIER = ("tests/test_gpu.py", "tests/test_timing.py")  # the GPU tier's files (`make test-gpu`)
 # The most one process of the comparison may take (a cold compile of a real model on an H100 is 15-40 s); what
 # the time left can't hold is skipped, named, rather than every process cut short.
 CAPS = {"ours": 240.0, "plain": 150.0, "harness": 240.0}
@@ -240,12 +239,16 @@ def no_gpu_reason(facts: dict) -> Optional[str]:
 # ---------------------------------------------------------------- 1. the GPU tier
 
 
+# The GPU tier's test files (the Makefile's test-gpu runs the same): real CUDA sweeps, and CUDA timing in the child.
+TIER_FILES = ("tests/end_to_end/test_gpu.py", "tests/child/test_precise_timing.py")
+
+
 def run_tier(check: Check, budget: float) -> None:
     part = check.part("GPU tier")
     xml = check.out / "tier.xml"
     started = time.monotonic()
     select = ["-k", check.options.tier_select] if check.options.tier_select else []
-    ended, _ = check.run([sys.executable, "-m", "pytest", "-v", "--tb=short", "-m", "gpu", *TIER, *select,
+    ended, _ = check.run([sys.executable, "-m", "pytest", "-v", "--tb=short", "-m", "gpu", *TIER_FILES, *select,
                           "-p", "no:cacheprovider", f"--junitxml={xml}", "-o", "addopts=-rfEs"],
                          check.out / "tier.log", timeout=budget)
     part.seconds = time.monotonic() - started

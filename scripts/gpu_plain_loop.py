@@ -19,7 +19,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from benchmarks.common import precision as precisions  # noqa: E402  (names and dtypes only: no torch)
+from benchmarks.config import precision as precisions
 
 
 def parse(argv):
@@ -31,7 +31,7 @@ def parse(argv):
     parser.add_argument("--backend", choices=("eager", "inductor"), default="eager")
     parser.add_argument("--cudagraphs", action="store_true", help="Inductor with CUDA graphs (triton.cudagraphs)")
     parser.add_argument("--precision", choices=sorted(precisions.PRECISIONS), default="fp32",
-                        help="our precision names: the dtypes they mean on the device (common/precision.py)")
+                        help="our precision names: the dtypes they mean on the device (config/precision.py)")
     parser.add_argument("--tf32", action="store_true", help="TF32 for float32 matmuls and cuDNN")
     parser.add_argument("--cudnn-benchmark", action="store_true", help="torch.backends.cudnn.benchmark = True")
     parser.add_argument("--device", choices=("cuda", "cpu"), default="cuda", help="cpu: the script's own test")
@@ -44,8 +44,8 @@ def build(options):
     """Our suite's model and inputs on the GPU (random weights, nothing downloaded)."""
     import torch
 
-    from benchmarks.common.experiment_config import ExperimentConfig
-    from benchmarks.common.run_options import RunOptions
+    from benchmarks.config.experiment_config import ExperimentConfig
+    from benchmarks.config.run_options import RunOptions
     from benchmarks.suites import load_suite, model_config
 
     suite = load_suite(options.suite)
@@ -53,7 +53,7 @@ def build(options):
     config = model_config(options.suite, options.model, **({"params": params} if params else {}))
     experiment = ExperimentConfig(options.device, None, None, "eval", batch_size=options.batch_size)
     torch.manual_seed(0)
-    bm = suite.build(config, experiment, options.device, RunOptions().suite_flags)
+    bm = suite.build(config, experiment, options.device, RunOptions().parsed_flags)
     return bm.module.eval(), tuple(bm.example_inputs), dict(bm.example_kwargs)
 
 

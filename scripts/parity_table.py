@@ -19,9 +19,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
-from benchmarks.common import against_eager, records  # noqa: E402
-from benchmarks.common.accuracy_status import AccuracyStatus  # noqa: E402
-from benchmarks.common.measurement import EVERY_SAMPLE, Measurement  # noqa: E402
+from benchmarks.results import against_eager, records
+from benchmarks.results.accuracy_status import AccuracyStatus  # noqa: E402
+from benchmarks.results.measurement import EVERY_SAMPLE, Measurement  # noqa: E402
 
 # Beyond these relative gaps a figure is named as a difference (speedup: the "within 10%"; compile
 # latency: what the two tools measured alike on 5 models, about 20%).

@@ -41,7 +41,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from benchmarks.common import records  # noqa: E402  (no torch: the records' own rules)
+from benchmarks.results import records
 
 MODELS = "^(mlp|cnn)$"
 TIMEOUT = 60  # --subprocess-timeout: a stopped child is stopped longer than this

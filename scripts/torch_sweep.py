@@ -25,8 +25,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.common.accuracy_status import AccuracyStatus  # noqa: E402
-from benchmarks.common.records import RecordStatus  # noqa: E402
+from benchmarks.results.accuracy_status import AccuracyStatus  # noqa: E402
+from benchmarks.results.records import RecordStatus  # noqa: E402
 
 COMMON = ["--accelerator=cpu", "--xla=None", "--dynamo=None", "--dynamo=aot_eager", "--dynamo=inductor", "--test=eval",
           "--test=train", "--verify", "--repeat=5"]

@@ -1,5 +1,6 @@
-"""Test helpers: run the real tools (in this process, or as their own process), read what they wrote, find
-processes left behind. Imported by test modules (`from helpers import ...`); fixtures live in conftest.py."""
+"""Test helpers: run the real tools (in this process, or as their own process), load a script of scripts/, read
+what they wrote, find processes left behind. Imported by test modules in every folder of tests/ (`from helpers import
+...`: conftest.py's folder, tests/, is on sys.path); fixtures live in conftest.py."""
 
 import contextlib
 import functools
@@ -15,6 +16,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+GOLDEN = ROOT / "tests" / "aggregate" / "golden"  # aggregate.py's golden files and the results files they read
 PYTHON = sys.executable
 # Each top-level script's main(argv): what call_tool runs in this process.
 MAINS = {"experiment_runner.py": "benchmarks.__main__", "result_analyzer.py": "benchmarks.analyzer.cli",
@@ -63,18 +65,18 @@ def call_tool(script: str, *args, env=None, check_rc=None, cwd=ROOT, text=True) 
     return _check(result, check_rc)
 
 
-def load_script(name: str):
-    """scripts/<name>.py as a module (the scripts are not a package): registered in sys.modules (dataclasses look
-    their module up), with scripts/ on sys.path while it loads (a script imports its sibling scripts)."""
-    scripts = str(ROOT / "scripts")
-    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
+def load_script(name: str, folder: Path = ROOT / "scripts"):
+    """scripts/<name>.py (or <folder>/<name>.py) as a module (the scripts are not a package): registered in
+    sys.modules (dataclasses look their module up), with its folder on sys.path while it loads (a script imports its
+    sibling scripts). The one loader of the tests: none carries its own."""
+    spec = importlib.util.spec_from_file_location(name, Path(folder) / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
-    sys.path.insert(0, scripts)
+    sys.path.insert(0, str(folder))
     try:
         spec.loader.exec_module(module)
     finally:
-        sys.path.remove(scripts)
+        sys.path.remove(str(folder))
     return module
 
 
@@ -105,7 +107,7 @@ def call_runner(*args, **kwargs) -> subprocess.CompletedProcess:
 @functools.lru_cache(maxsize=None)
 def xla_missing():
     """Why torch-xla can't run here (not installed, or a release of another torch's), or None."""
-    from benchmarks.common import machine_facts, torch_support
+    from benchmarks.plumbing import machine_facts, torch_support
 
     installed = importlib.util.find_spec("torch_xla") is not None
     return torch_support.xla_problem(torch_support.installed_torch()[0], installed,
@@ -245,3 +247,42 @@ def fill_disk(directory, leave: int = 0):
     finally:
         os.close(fd)
     return filler
+
+
+# Two runs a day apart, for records written by hand (hand_record).
+RUN1, RUN2 = 1_700_000_000.0, 1_700_086_400.0
+
+
+def hand_record(model, dynamo, timestamp, per_iter, first_run, peak, accuracy="pass", precision=None, status="ok",
+                compile_mode=None, graph_breaks=0, recompiles=0, dynamic="static"):
+    """A hand-written record of one dummy-suite config (eager, or `dynamo`), its numbers given, in the run at
+    `timestamp`: what the dashboard's, compare's gates' and the verdict's tests read."""
+    experiment = {"accelerator": "cpu", "accelerator_model": "Test CPU", "xla": None, "xla_flags": None,
+                  "dynamo": dynamo, "torch_xla2": None, "test": "eval", "batch_size": 2,
+                  "enable_functionalization": False, "quantization": None, "precision": precision,
+                  "dynamic": dynamic, "compile_mode": compile_mode if dynamo else None, "inductor_config": None,
+                  "compile_cache": "cold" if dynamo else None}
+    out = {"model": {"suite_name": "dummy", "model_name": model}, "experiment": experiment, "repeat": 3,
+           "iterations_per_run": 1, "timestamp": timestamp, "schema_version": 1, "status": status, "verify": True,
+           "accuracy": accuracy, "warmup": 1, "memory_kind": "cpu_rss_above_baseline"}
+    if dynamo:
+        out["dynamo_stats"] = {"graphs": 1 + graph_breaks, "graph_breaks": graph_breaks, "recompiles": recompiles}
+    if status == "ok":
+        out["metrics"] = {"total_time": [per_iter] * 3, "per_iter_time": [per_iter] * 3, "warmup_time": [first_run],
+                          "peak_memory_bytes": [peak, peak], "peak_rss_bytes": [10 * peak, 10 * peak]}
+    else:
+        out["metrics"] = {"error": "it broke"}
+        out["error"] = {"type": "RuntimeError", "message": "it broke", "phase": "run"}
+    return out
+
+
+def apply_update(path, output: str) -> None:
+    """Do what compare.py --expected's printed update lines say to the expected file at `path`: remove each '-' line,
+    add each '+' line."""
+    lines = path.read_text().splitlines()
+    block = output.split("remove each line marked -, add each marked +:\n", 1)[1].splitlines()
+    for line in block:
+        if line.startswith("-"):
+            lines.remove(line[1:])
+    lines += [line[1:] for line in block if line.startswith("+")]
+    path.write_text("\n".join(lines) + "\n")

@@ -1,11 +1,11 @@
-"""aggregate.py's analysis: each config's datapoint in each run (its time, through common/measurement.py),
+"""aggregate.py's analysis: each config's datapoint in each run (its time, through results/measurement.py),
 the baseline, and every (run, backend) cell of per-model speedups with what was left out and why: the
 common ground of every report (reports.py) and of the HTML page.
 
 A *workload* is (accelerator_model, suite, model). Its speedup for a backend in one run (timestamp) is
 the geomean over batch sizes of baseline time / backend time, the baseline being the first backend's
 oldest (or newest) result for that workload and batch size at the same precision, quantization and other
-shared axes (common/against_eager.shared_axes: the dashboard's rule), so that every table of a report has
+shared axes (results/against_eager.shared_axes: the dashboard's rule), so that every table of a report has
 one speedup per config.
 """
 
@@ -19,9 +19,9 @@ from typing import Optional
 
 from benchmarks.aggregate.inputs import CANONICAL_ORDER, NoData, check_backends, expand_inputs, load_rows, order_backends, \
     select_accelerator
-from benchmarks.common import against_eager, measurement, metric_words, records, stats
-from benchmarks.common.cli_support import UsageError, unknown_name
-from benchmarks.common.selection import TESTS, Selection
+from benchmarks.plumbing.cli_support import UsageError, unknown_name
+from benchmarks.results import against_eager, measurement, metric_words, records, stats
+from benchmarks.results.selection import TESTS, Selection
 
 log = logging.getLogger("benchmarks.aggregate")
 
@@ -63,7 +63,7 @@ class Options:
 
 def datapoint_samples(m: measurement.Measurement, options: Options) -> tuple:
     """(the samples one successful record adds to its datapoint, None), or (None, why it adds none): the metric
-    word's (common/metric_words.py): its steady-state per-iteration times, or (--metric=compile) its first run."""
+    word's (results/metric_words.py): its steady-state per-iteration times, or (--metric=compile) its first run."""
     import numpy as np
 
     if options.metric == metric_words.COMPILE:

@@ -12,9 +12,9 @@ import logging
 import os
 import sys
 
-from benchmarks.common import selection
-from benchmarks.common.cli_support import (EXIT_BAD_NEWS, LOG_LEVELS, Parser, UsageError, choice, epilog, metavar,
-                                           non_negative_int, run_main, write_output)
+from benchmarks.plumbing.cli_support import (EXIT_BAD_NEWS, LOG_LEVELS, Parser, UsageError, choice, epilog, metavar,
+                                             non_negative_int, run_main, write_output)
+from benchmarks.results import selection
 
 log = logging.getLogger("benchmarks.aggregate")
 

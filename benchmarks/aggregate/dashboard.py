@@ -5,7 +5,7 @@ configs that passed. Definitions (equal to the HUD's): docs/architecture.md, "Th
 A line is one run (timestamp), suite, backend and value of every other axis (precision, compile mode,
 dynamic, quantization, ...); its configs are the analysis' rows (one per model and batch size, --rounds
 pooled). Each backend config is measured against the eager config of the same model and axes
-(common/against_eager.py): of the same run, else the --baseline one; a config run with --speedup=paired takes
+(results/against_eager.py): of the same run, else the --baseline one; a config run with --speedup=paired takes
 its speedup from its own pairs of eager and backend runs instead (the median of the per-pair ratios).
 """
 
@@ -17,9 +17,10 @@ import statistics
 from typing import Optional
 
 from benchmarks.aggregate.analysis import Analysis
-from benchmarks.common import accuracy_status, against_eager, compile_options
-from benchmarks.common.accuracy_status import AccuracyStatus
-from benchmarks.common.measurement import AXIS_DEFAULTS
+from benchmarks.config import compile_options
+from benchmarks.results import accuracy_status, against_eager
+from benchmarks.results.accuracy_status import AccuracyStatus
+from benchmarks.results.measurement import AXIS_DEFAULTS
 
 MIB = 2.0 ** 20
 NOT_CHECKED_TEXT = "not checked: run with --verify"  # a line without accuracy data, where its pass rate would be

@@ -6,7 +6,7 @@ compile latency, compression ratio and peak memory per backend, the newest run, 
 per backend over the baseline with the number of models behind each (the numbers of --report=latest_grouped); from
 two runs on, the speedup over time; the newest run's per-model plot (plots as inline SVG, their notes said once, as
 text); a per-model table of the newest run (batch size, each backend's time, speedup and, where it was checked,
-the record's verdict: `accuracy`, common/accuracy_status.py),
+the record's verdict: `accuracy`, results/accuracy_status.py),
 sortable and filterable by a few lines of plain JavaScript, where failed and skipped configs show their
 status, phase and message and link to their log. Nothing is fetched: no external script, style or font.
 """
@@ -20,8 +20,8 @@ from typing import Optional
 
 from benchmarks.aggregate import dashboard, inputs, notes, reports
 from benchmarks.aggregate.analysis import Analysis, Options, prepare
-from benchmarks.common import accuracy_status, html_style, records
-from benchmarks.common.html_style import esc  # html_style: the look history's pages share
+from benchmarks.results import accuracy_status, html_style, records
+from benchmarks.results.html_style import esc  # html_style: the look history's pages share
 
 
 def share_line(page_path: Optional[str]) -> str:

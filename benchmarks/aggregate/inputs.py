@@ -1,5 +1,5 @@
 """aggregate.py's inputs: read results files, place each record (a Row over its Measurement), select the
-rows the flags ask for (benchmarks/common/selection.py), and name and order the backends."""
+rows the flags ask for (benchmarks/results/selection.py), and name and order the backends."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ import re
 from datetime import datetime, timezone
 from typing import Optional
 
-from benchmarks.common import records
-from benchmarks.common.cli_support import UsageError
-from benchmarks.common.measurement import Measurement
-from benchmarks.common.selection import Selection
+from benchmarks.plumbing.cli_support import UsageError
+from benchmarks.results import records
+from benchmarks.results.measurement import Measurement
+from benchmarks.results.selection import Selection
 
 log = logging.getLogger("benchmarks.aggregate")
 
@@ -27,7 +27,7 @@ TITLES = {
 }
 # Default --backends order: eager first, as the natural baseline, then upstream's, then others by name.
 CANONICAL_ORDER = ("eager", "inductor", "openxla+dynamo", "openxla+lazytensor", "openxla_eval+dynamo")
-# A backend label (common/measurement.py): a backend name, then a quantization recipe, then other axes in
+# A backend label (results/measurement.py): a backend name, then a quantization recipe, then other axes in
 # brackets: eager, openxla+dynamo, inductor+int8wo, openxla+dynamo+int8dq, inductor[max-autotune,bf16].
 BACKEND_NAME = re.compile(r"^[A-Za-z0-9_.\-]+(\+[A-Za-z0-9_.\-]+){0,2}(\[[A-Za-z0-9_.,=\-]+\])?$")
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from benchmarks.aggregate.analysis import WARMUP, Analysis, Cell
 from benchmarks.aggregate.inputs import backend_title, utc_text
-from benchmarks.common.accuracy_status import AccuracyStatus
+from benchmarks.results.accuracy_status import AccuracyStatus
 
 # Reasons a model is left out of a backend's numbers, in the order the notes list them.
 LEFT_OUT = ("failed", "skipped", "no data", "no baseline", "missing")

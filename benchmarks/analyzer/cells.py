@@ -24,7 +24,7 @@ def cell(value) -> str:
         return "True" if value else "False"
     elif kind is int or kind is float:
         return repr(value)
-    elif isinstance(value, str):  # a status as a type (common/str_enum.py): its value
+    elif isinstance(value, str):  # a status as a type (results/str_enum.py): its value
         text = str(value)
     else:  # a list or object where a scalar belongs: its JSON text
         text = orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()

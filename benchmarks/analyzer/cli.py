@@ -12,9 +12,9 @@ import os
 import sys
 import time
 
-from benchmarks.common import records
-from benchmarks.common.cli_support import (EXIT_INTERNAL, LOG_LEVELS, BadNews, Parser, UsageError, add_hidden_alias,
-                                           choice, epilog, metavar, positive_int, run_main, setup_logging, timestamp)
+from benchmarks.plumbing.cli_support import (EXIT_INTERNAL, LOG_LEVELS, BadNews, Parser, UsageError, add_hidden_alias,
+                                             choice, epilog, metavar, positive_int, run_main, setup_logging, timestamp)
+from benchmarks.results import records
 
 log = logging.getLogger("benchmarks.analyzer.pipeline")
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from benchmarks.common import accuracy_status, dynamo_stats, stats
+from benchmarks.results import accuracy_status, dynamo_stats, stats
 
 # Upstream's result_analyzer.py columns: same names, same order, so its readers keep working.
 UPSTREAM_COLUMNS = (
@@ -32,7 +32,7 @@ ROUND_COLUMN = "round"
 # differ somewhere. Upstream's obsolete experiment_name (always "run_all") does not.
 EXPERIMENT_PREFIX = "experiment_"
 # The graph-break reasons (one cell) and dynamo's compile seconds by phase (a column each: numbers a spreadsheet
-# sorts and sums) of the record's `dynamo_stats` (common/dynamo_stats.py): columns where some record of the range
+# sorts and sums) of the record's `dynamo_stats` (results/dynamo_stats.py): columns where some record of the range
 # has dynamo_stats, after the experiment_<key> ones.
 DYNAMO_COLUMNS = dynamo_stats.COLUMNS
 _DYNAMO_INDEX = {name: i for i, name in enumerate(DYNAMO_COLUMNS)}

@@ -1,7 +1,7 @@
 """result_analyzer.py --output-format=oss-benchmark: rows for the PyTorch OSS benchmark database, the JSON that
 TorchAO's and PyTorch's CI upload to their dashboards.
 
-One row per record and metric a dashboard plots, each as common/measurement.py defines it: `per_iter_time_ms`
+One row per record and metric a dashboard plots, each as results/measurement.py defines it: `per_iter_time_ms`
 (the steady-state samples), `compile_time_s` (first run beyond a steady one), `peak_rss_mb`, `tflops` (microbenchmarks) and, with
 --baseline BACKEND, `speedup` over that backend's record of the same model, test, batch size, accelerator
 and run. Each row: {"benchmark": {"name", "mode", "dtype", "extra_info"}, "model": {"name", "type",
@@ -17,8 +17,8 @@ import math
 import statistics
 from typing import Optional
 
-from benchmarks.common import records
-from benchmarks.common.measurement import EVERY_SAMPLE, Measurement
+from benchmarks.results import records
+from benchmarks.results.measurement import EVERY_SAMPLE, Measurement
 
 BENCHMARK_NAME = "ptbench-matrix"
 TEST_MODES = {"eval": "inference", "train": "training"}

@@ -13,7 +13,7 @@ Row layout (docs/analyzer.md, "The columns"): upstream PyTorch/XLA's 20 columns,
 other figures and a config's own keys, then dynamo's graph-break reasons and compile phases (where a record has
 `dynamo_stats`), then min_/median_/max_/mean_/std_ per metric in METRIC_ORDER (then
 other metrics by name), then the numeric entries of dict-valued metrics as `name.key` columns, then the
-environment. Statistics come from benchmarks.common.stats, the module aggregate.py uses too.
+environment. Statistics come from benchmarks.results.stats, the module aggregate.py uses too.
 
 Speed (scripts/bench_analyzer.py measures it): a file is cut into byte ranges of 8 MiB that worker
 processes (one per core) read on their own, mapped rather than copied. The compiled reader
@@ -43,7 +43,8 @@ from benchmarks.analyzer.range_reader import read_range
 from benchmarks.analyzer.report_files import (AnalyzeError, NoRecord, OrderedReport, append_to_database,
                                               check_database, load_report)
 from benchmarks.analyzer.rows import RangeRows
-from benchmarks.common import disk_writes, records
+from benchmarks.plumbing import disk_writes
+from benchmarks.results import records
 
 # What callers (the CLI, aggregate.py, the tests) use from here, wherever it lives.
 __all__ = ["AnalyzeError", "NoRecord", "ChunkTask", "Options", "Summary", "analyze", "find_inputs", "plan_chunks", "default_jobs",

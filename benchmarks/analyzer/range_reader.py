@@ -25,7 +25,7 @@ import orjson
 from benchmarks.analyzer import compiled_reader
 from benchmarks.analyzer.columns import RECORD_VALUE_COLUMNS, ROUND_COLUMN
 from benchmarks.analyzer.problems import Problems
-from benchmarks.common import stats
+from benchmarks.results import stats
 
 # The top-level keys a row needs: the compiled reader hands back each one's raw text, the Python reader its value.
 TOP_KEYS = ("model", "experiment", "metrics", "timestamp", "repeat", "iterations_per_run", "status", "error",

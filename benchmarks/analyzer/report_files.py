@@ -12,7 +12,7 @@ from typing import Optional
 
 from benchmarks.analyzer.cells import header_bytes
 from benchmarks.analyzer.columns import ENV_COLUMNS, order_columns
-from benchmarks.common import disk_writes
+from benchmarks.plumbing import disk_writes
 
 
 class AnalyzeError(Exception):

@@ -21,7 +21,7 @@ from benchmarks.analyzer.range_reader import (K_ARTIFACTS, K_DYNAMO_STATS, K_ENV
                                               K_ITERATIONS, K_METRICS, K_MODEL, K_OUTPUTS, K_RECORD_VALUES, K_REL_ERROR, K_REPEAT,
                                               K_ROUND, K_STATUS, K_TIMESTAMP, K_VERIFICATION, K_WARMUP, LINE_BLANK,
                                               RangeRead)
-from benchmarks.common import accuracy_status, dynamo_stats, records, stats
+from benchmarks.results import accuracy_status, dynamo_stats, records, stats
 
 # Upstream's analyzer drops one sample from mean/std of records without a warm-up (ours have one).
 SKIP_WITHOUT_WARMUP = 1

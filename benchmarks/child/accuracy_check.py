@@ -177,7 +177,7 @@ def _judge_leaf(where, result, eager, fp64, tol, sums, cosine_leaves, options) -
 
 @dataclasses.dataclass(frozen=True)
 class Options:
-    """The rule's per-model switches (common/accuracy_rule.Rule) that change how a tensor is judged."""
+    """The rule's per-model switches (config/accuracy_rule.Rule) that change how a tensor is judged."""
 
     cosine: bool = False  # cosine similarity even with an fp64 reference
     larger_for_small: bool = False  # same()'s use_larger_multiplier_for_smaller_tensor

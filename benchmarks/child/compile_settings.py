@@ -10,8 +10,9 @@ import time
 from typing import Callable, Optional
 
 from benchmarks.child import torch_internals
-from benchmarks.common import compile_options, scratch_dirs
-from benchmarks.common import dynamo_stats as stats_shape
+from benchmarks.config import compile_options
+from benchmarks.plumbing import scratch_dirs
+from benchmarks.results import dynamo_stats as stats_shape
 
 # The variables Inductor and Triton read their cache directories from.
 CACHE_VARIABLES = ("TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR")
@@ -73,7 +74,7 @@ def dynamo_stats() -> dict:
     """Dynamo's statistics since the child started compiling (cheap: its own counters and timers, no
     recompile): calls captured, graphs, graph breaks, unique graph breaks, recompiles (compiles of a frame past
     its first), the graph-break reasons and the compile seconds by phase and by function
-    (common/dynamo_stats.py). All of them are dynamo's internals, not its API: a torch that moved one costs its
+    (results/dynamo_stats.py). All of them are dynamo's internals, not its API: a torch that moved one costs its
     keys, named in the record's `absent` with why (child/torch_internals.py), never the config."""
     found = {}
     with torch_internals.reading(torch_internals.DYNAMO_COUNTERS, "torch._dynamo.utils.counters"):

@@ -10,7 +10,7 @@ import logging
 from typing import Optional
 
 from benchmarks.child import dynamic_shapes, golden, verify
-from benchmarks.common import experiment_config, paired_speedup
+from benchmarks.config import experiment_config, paired_speedup
 
 log = logging.getLogger("benchmarks.child.config_hooks")
 

@@ -1,6 +1,6 @@
 """The CUDA setup a config runs under, in the child: Inductor's CUDA graphs (the record's `cudagraphs`, and
 `cudagraph_skips` when Inductor ran some graphs without them) and --cuda-profile=dashboard's parts, each recorded
-(environment.cuda_profile). The rules are common/cuda_profile.py's; torch inside the functions."""
+(environment.cuda_profile). The rules are config/cuda_profile.py's; torch inside the functions."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import logging
 from typing import Optional
 
 from benchmarks.child import torch_internals
-from benchmarks.common import compile_options, cuda_profile, precision as precisions
+from benchmarks.config import compile_options, cuda_profile, precision
 
 log = logging.getLogger(__name__)
 
@@ -68,7 +68,7 @@ def describe(experiment, record: dict) -> Optional[dict]:
         return None
     import torch
 
-    ran = experiment.precision or precisions.DEFAULT
+    ran = experiment.precision or precision.DEFAULT
     wanted = cuda_profile.PRECISIONS[experiment.test]
     matmul = (record.get("diagnostics") or {}).get("matmul_precision", {}).get("torch")
     facts = {

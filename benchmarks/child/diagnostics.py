@@ -1,8 +1,8 @@
 """The child's diagnostics for one config: which of the flags apply, and when each kind runs (profilers.py,
-xla_dumps.py, inputs_outputs.py); the flags are declared with the others (common/run_options.py).
+xla_dumps.py, inputs_outputs.py); the flags are declared with the others (config/run_options.py).
 
 Every file goes to a deterministic path, <output-dir>/<model>/<kind>-<config>[-<repeat>].<ext>
-(common/output_paths.py), and is listed in record["artifacts"] (kind -> path relative to the output
+(plumbing/output_paths.py), and is listed in record["artifacts"] (kind -> path relative to the output
 directory; a per-repeat kind maps to a list with one path per timed repeat, in order). Dict-valued
 results go to record["diagnostics"]; record["metrics"] only gets per-repeat numbers.
 """
@@ -17,7 +17,8 @@ import os
 from typing import Callable, Optional
 
 from benchmarks.child import inputs_outputs, profilers, xla_dumps
-from benchmarks.common import cuda_profile, output_paths, xla_dump_env
+from benchmarks.config import cuda_profile
+from benchmarks.plumbing import output_paths, xla_dump_env
 
 log = logging.getLogger("benchmarks.child.diagnostics")
 

@@ -11,7 +11,7 @@ import math
 from typing import Any, Optional
 
 from benchmarks.child.output_tree import Node
-from benchmarks.common import records
+from benchmarks.results import records
 
 MAX_LISTED = 3  # mismatches named in the message; the rest are counted
 

@@ -21,13 +21,14 @@ import os
 from typing import Any, Optional
 
 from benchmarks.child import golden_store, output_tree
-from benchmarks.common import disk_writes, tolerances
-from benchmarks.common.accuracy_status import GoldenStatus  # its failures are accuracy statuses too (with_golden)
+from benchmarks.config import tolerances
+from benchmarks.plumbing import disk_writes
+from benchmarks.results.accuracy_status import GoldenStatus  # its failures are accuracy statuses too (with_golden)
 
 log = logging.getLogger("benchmarks.child.golden")
 
 STEPS = {"eval": 1, "train": 2}
-# (atol, rtol) by the lowest floating-point dtype of the result: common/tolerances.py GOLDEN. A manifest may carry a
+# (atol, rtol) by the lowest floating-point dtype of the result: config/tolerances.py GOLDEN. A manifest may carry a
 # model's own pair (edit it), and --golden-atol/--golden-rtol override both.
 DTYPE_ORDER = ("float64", "float32", "float16", "bfloat16")  # widest first
 MAX_LISTED = 3

@@ -18,7 +18,7 @@ import json
 import os
 from typing import Optional
 
-from benchmarks.common import disk_writes, machine_facts, output_paths
+from benchmarks.plumbing import disk_writes, machine_facts, output_paths
 
 FORMAT = "ptbench-golden"
 FORMAT_VERSION = 1

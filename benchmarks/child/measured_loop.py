@@ -11,7 +11,7 @@ from typing import Callable, Optional
 
 import torch
 
-from benchmarks.child import backends, device_memory, precision
+from benchmarks.child import backends, device_memory, precision_cast
 
 
 def reduce_to_scalar(output) -> torch.Tensor:
@@ -78,7 +78,7 @@ def harness_train_step(bm, experiment, module, args: tuple, kwargs: dict, fullgr
         cloned = clone_inputs([*a, *k.values()])
         a, k = tuple(cloned[:len(a)]), dict(zip(k, cloned[len(a):]))
         zero_grad()
-        with precision.autocast(experiment):
+        with precision_cast.autocast(experiment):
             output = module(*a, **k)
             loss = loss_fn(output)
         loss.backward()
@@ -114,7 +114,7 @@ def make_step(bm, experiment, module, args: tuple, kwargs: dict, fullgraph: bool
         module.eval()
 
         def forward(*a, **k):
-            with precision.autocast(experiment):
+            with precision_cast.autocast(experiment):
                 return module(*a, **k)
 
         compiled = exported or backends.compile_fn(forward, experiment, fullgraph)
@@ -133,13 +133,13 @@ def make_step(bm, experiment, module, args: tuple, kwargs: dict, fullgraph: bool
     loss_fn = bm.loss_fn or reduce_to_scalar
 
     def forward_loss(*a, **k):
-        with precision.autocast(experiment):
+        with precision_cast.autocast(experiment):
             output = module(*a, **k)
             return (loss_fn(output), output) if full_output else loss_fn(output)
 
     compiled = backends.compile_fn(forward_loss, experiment, fullgraph)
     optimizer = (bm.optimizer_fn or default_optimizer)(module.parameters())
-    scaler = precision.grad_scaler(experiment)  # float16 autocast: the loss scaled, the step unscaled
+    scaler = precision_cast.grad_scaler(experiment)  # float16 autocast: the loss scaled, the step unscaled
 
     def train_step():
         optimizer.zero_grad(set_to_none=True)

@@ -15,7 +15,7 @@ import statistics
 import time
 from typing import Any, Callable, Optional
 
-from benchmarks.common.pure_wall_time import pure_wall_time_reason
+from benchmarks.config.pure_wall_time import pure_wall_time_reason
 
 STATISTICS = ("min", "median", "mean")
 L2_FLUSH_BYTES = 256 * 2**20  # larger than any current GPU's L2 cache

@@ -1,4 +1,4 @@
-"""Apply a TorchAO recipe (common/quantization.py) to a freshly built model, before it is compiled or moved
+"""Apply a TorchAO recipe (config/quantization.py) to a freshly built model, before it is compiled or moved
 to its backend (child only: imports torch and torchao)."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import importlib.util
 import logging
 
-from benchmarks.common import quantization
+from benchmarks.config import quantization
 from benchmarks.suites import ModelSkipped
 
 log = logging.getLogger("benchmarks.child.quantize")

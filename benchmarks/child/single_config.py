@@ -17,15 +17,16 @@ import threading
 import time
 from typing import Optional
 
-from benchmarks.child import allocator, compile_settings, config_hooks, cpu_profile, cuda_setup, device_memory, \
-    diagnostics, gpu_telemetry, precise_timing, torch_internals
-from benchmarks.common import accuracy_status, experiment_config, machine_facts, output_paths, page_faults, \
-    disk_writes, records, torch_support
-from benchmarks.common.records import RecordStatus, VerificationCode
-from benchmarks.common.cli_support import EXIT_USAGE, UsageError
-from benchmarks.common.process_env import PARENT_PID_VARIABLE, STACKS_SIGNAL, child_environment
-from benchmarks.common.cpu_affinity import pin_self
-from benchmarks.common.run_options import RunOptions
+from benchmarks.child import allocator_in_effect, compile_settings, config_hooks, cpu_setup, cuda_setup, \
+    device_memory, diagnostics, gpu_telemetry, precise_timing, torch_internals
+from benchmarks.config import experiment_config
+from benchmarks.config.process_env import PARENT_PID_VARIABLE, STACKS_SIGNAL, child_environment
+from benchmarks.config.run_options import RunOptions
+from benchmarks.plumbing import disk_writes, machine_facts, output_paths, torch_support
+from benchmarks.plumbing.cli_support import EXIT_USAGE, UsageError
+from benchmarks.plumbing.cpu_affinity import pin_self
+from benchmarks.results import accuracy_status, page_faults, records
+from benchmarks.results.records import RecordStatus, VerificationCode
 from benchmarks.suites import ModelSkipped, load_suite, suite_names
 
 log = logging.getLogger("benchmarks.child.single_config")
@@ -144,18 +145,18 @@ def resolve_accelerator_model(experiment) -> str:
     return machine_facts.accelerator_model(experiment.accelerator, cuda_names)
 
 
-def build_model(suite, model_config: dict, experiment, suite_flags):
+def build_model(suite, model_config: dict, experiment, parsed_flags):
     """The suite's model for `experiment` on its plain accelerator, built under fixed seeds, cast to the
     experiment's precision, quantized with its TorchAO recipe if it has one."""
-    from benchmarks.child import backends, precision
+    from benchmarks.child import backends, precision_cast
 
     backends.seed_everything(experiment)
     device = backends.base_device(experiment)
     try:
-        bm = suite.build(model_config, experiment, device, suite_flags)
+        bm = suite.build(model_config, experiment, device, parsed_flags)
     except NotImplementedError as exc:
         raise ModelSkipped(str(exc) or f"{model_config['model_name']} does not implement {experiment.test}")
-    precision.apply_cast(bm, experiment)  # bf16/fp16; before the recipe, which quantizes the cast weights
+    precision_cast.apply_cast(bm, experiment)  # bf16/fp16; before the recipe, which quantizes the cast weights
     if experiment.quantization:  # before the backend sees it; --verify's eager reference is quantized alike
         from benchmarks.child import quantize
 
@@ -215,7 +216,7 @@ class ConfigRun:
 
     def new_model(self, experiment):
         """The suite's model for `experiment`, as built (a golden entry is saved from it)."""
-        return build_model(self.suite, self.model_config, experiment, self.options.suite_flags)
+        return build_model(self.suite, self.model_config, experiment, self.options.parsed_flags)
 
     def build(self, experiment):
         """The suite's model for `experiment` as the hooks give it (the config's, --verify's eager ones)."""
@@ -416,9 +417,9 @@ def main(options: RunOptions) -> int:
         problem = torch_support.environment_problem()  # the sweep's parent checked it for its children
         if problem:
             raise UsageError(problem)
-        allocator.restart_under_policy(wanted)
+        allocator_in_effect.restart_under_policy(wanted)
     cpu_affinity = pin_self(options.noise)  # before any thread starts (--cpu-affinity; also by hand)
-    numa = cpu_profile.bind_memory(experiment)  # --cpu-profile=dashboard: numactl's --membind, before the model
+    numa = cpu_setup.bind_memory(experiment)  # --cpu-profile=dashboard: numactl's --membind, before the model
     if launched_by_parent:
         die_with_parent()
         faulthandler.register(STACKS_SIGNAL, all_threads=True)  # a timeout's last word, into its log (launcher)
@@ -438,11 +439,11 @@ def main(options: RunOptions) -> int:
             return EXIT_USAGE
         raise disk_writes.from_description({**refused, "path": refused["path"] or "this process's output"}) from None
     record["environment"]["cpu_affinity"] = cpu_affinity
-    record["environment"]["allocator"] = allocator.describe(experiment.allocator, wanted)
+    record["environment"]["allocator"] = allocator_in_effect.describe(experiment.allocator, wanted)
     if not record["environment"]["allocator"]["applied"]:
         add_warning(record, f"allocator: the policy {experiment.allocator} is not in force: "
                             f"{record['environment']['allocator']['problem']}")
-    profile = cpu_profile.describe(experiment, wanted, numa, record["environment"]["allocator"])
+    profile = cpu_setup.describe(experiment, wanted, numa, record["environment"]["allocator"])
     if profile is not None:
         record["environment"]["cpu_profile"] = profile
         if profile["missing"]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from benchmarks.common import disk_writes
+from benchmarks.plumbing import disk_writes
 
 STRUCTURE_KEY = "tree"
 

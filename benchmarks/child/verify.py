@@ -1,7 +1,7 @@
 """--verify: does the config compute what eager computes? The accuracy status, verification codes and error figures.
 
 In the child, with --verify (see `Verifier`; docs/architecture.md, "Accuracy"):
-0. the rule (common/accuracy_rule.py): the harness's tolerance and per-model lists for this suite, model,
+0. the rule (config/accuracy_rule.py): the harness's tolerance and per-model lists for this suite, model,
    precision, test, accelerator and freezing. A model the harness does not check (its large-model list) gets
    no reference and the accuracy `pass_due_to_skip`;
 1. the config is built and timed as usual, first, so that nothing of verification is in its time or memory
@@ -27,7 +27,7 @@ In the child, with --verify (see `Verifier`; docs/architecture.md, "Accuracy"):
 Figures over every floating-point element of the output (complex as real pairs):
 `verification_mean_rel_error` = sum |out - ref| / sum |ref| (robust where the reference is near zero),
 `verification_max_abs_error`, `verification_cosine_similarity`. PASS when the mean relative error is at
-most the verification tolerance (common/tolerances.py MEAN_REL_ERROR): --verification-tolerance, else the
+most the verification tolerance (config/tolerances.py MEAN_REL_ERROR): --verification-tolerance, else the
 model's own (BenchmarkModel.tolerance) if its suite gives one, else the default. Integer and boolean tensors and
 non-tensor leaves must be equal; a structure mismatch (type, keys, length, shape, dtype) is a FAIL whose message says where. Lists and tuples are
 both sequences: a tuple where eager returned a list is not a mismatch.
@@ -54,9 +54,10 @@ from benchmarks.child import accuracy_check, torch_internals
 from benchmarks.child.eager_comparison import Comparison, compare, verification_code
 from benchmarks.child.verify_outputs import collect, iterations_for, root_name, tensor_bytes, \
     uses_fallback_random, fallback_random
-from benchmarks.common import accuracy_rule, accuracy_status, records, tolerances
-from benchmarks.common.accuracy_status import AccuracyStatus
-from benchmarks.common.records import RecordStatus, VerificationCode
+from benchmarks.config import accuracy_rule, tolerances
+from benchmarks.results import accuracy_status, records
+from benchmarks.results.accuracy_status import AccuracyStatus
+from benchmarks.results.records import RecordStatus, VerificationCode
 from benchmarks.suites import ModelSkipped
 
 log = logging.getLogger("benchmarks.child.verify")
@@ -123,7 +124,7 @@ class Verifier:
 
     `build(experiment)` returns a seeded BenchmarkModel on the plain accelerator device (the child's
     own model builder, so that eager and the config start from the same weights and inputs). `suite` and
-    `model` select the harness's rule (common/accuracy_rule.py): tolerance, cosine, lists.
+    `model` select the harness's rule (config/accuracy_rule.py): tolerance, cosine, lists.
     Its state: `kept` (the references and the weights put back), `outcome` (upstream's verification), `judging`
     (the accuracy status's parts). Nothing here raises into the child.
     """
@@ -147,11 +148,11 @@ class Verifier:
         from benchmarks.child import backends, measured_loop
 
         if dtype is not None:
-            from benchmarks.child import precision
+            from benchmarks.child import precision_cast
 
             bm.module = bm.module.to(dtype)
-            bm.example_inputs = precision.cast_tree(tuple(bm.example_inputs), dtype)
-            bm.example_kwargs = precision.cast_tree(dict(bm.example_kwargs), dtype)
+            bm.example_inputs = precision_cast.cast_tree(tuple(bm.example_inputs), dtype)
+            bm.example_kwargs = precision_cast.cast_tree(dict(bm.example_kwargs), dtype)
         module = backends.module_on(bm, backends.target_device(experiment))
         args = backends.move(tuple(bm.example_inputs), backends.target_device(experiment))
         kwargs = backends.move(dict(bm.example_kwargs), backends.target_device(experiment))
@@ -255,9 +256,9 @@ class Verifier:
         """The fp64 reference on the CPU, or None (and why) when the model can't run in float64."""
         import torch
 
-        from benchmarks.common import precision as precisions
+        from benchmarks.config import precision
 
-        plain = eager.with_(precision=precisions.DEFAULT, quantization=None)
+        plain = eager.with_(precision=precision.DEFAULT, quantization=None)
         try:
             return self._eager_result(plain, self.build(plain), torch.float64)
         except Exception as exc:  # ModelSkipped too: no fp64 run, so the fallback
@@ -444,9 +445,9 @@ def eager_failure_status(run: int, exc: BaseException) -> str:
 def force_max_multiplier(rule, experiment) -> bool:
     """same()'s force_max_multiplier, as the harness sets it: freezing, bfloat16, and Inductor folded a
     convolution with a binary op (its counter, since the child cleared the counters at setup)."""
-    from benchmarks.common import precision as precisions
+    from benchmarks.config import precision
 
-    if not rule.freezing or precisions.cast_dtype(experiment.precision) != "bfloat16":
+    if not rule.freezing or precision.cast_dtype(experiment.precision) != "bfloat16":
         return False
     def folded() -> bool:
         from torch._dynamo.utils import counters

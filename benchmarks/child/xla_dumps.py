@@ -1,6 +1,6 @@
 """The child's XLA diagnostics: torch_xla's metrics report per repeat, the XLA profiler's server and
 its capture (--profile-xla), and the dumps torch_xla writes from its environment (--dump-hlo,
---save-ir-format: their variables and paths are common/xla_dump_env.py's). torch_xla inside the functions."""
+--save-ir-format: their variables and paths are plumbing/xla_dump_env.py's). torch_xla inside the functions."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import socket
 import threading
 import time
 
-from benchmarks.common import xla_dump_env
+from benchmarks.plumbing import xla_dump_env
 
 # Seconds to let the XLA profiler session start before the first timed repeat (it starts within ms).
 XLA_TRACE_START_DELAY = 0.2

@@ -29,8 +29,8 @@ import sys
 import threading
 from typing import Optional
 
-from benchmarks.common import fork_protocol
-from benchmarks.common.process_env import PARENT_PID_VARIABLE
+from benchmarks.config.process_env import PARENT_PID_VARIABLE
+from benchmarks.plumbing import fork_protocol
 
 MAX_REQUEST_BYTES = 1 << 22
 REQUEST_SECONDS = 10.0  # a connection that sends no whole request within this is dropped

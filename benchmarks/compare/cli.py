@@ -12,11 +12,11 @@ import logging
 import os
 import sys
 
-from benchmarks.common import selection
-from benchmarks.common.change_words import COMPARE_DEFAULT_FAIL_ON, Word
-from benchmarks.common.cli_support import (LOG_LEVELS, BadNews, Parser, UsageError, choice, fraction, epilog, metavar,
-                                           non_negative_int, positive_int, run_main, setup_logging, timestamp)
 from benchmarks.compare.outcomes import DEFAULT_GATE_LIMIT
+from benchmarks.plumbing.cli_support import (LOG_LEVELS, BadNews, Parser, UsageError, choice, fraction, epilog, metavar,
+                                             non_negative_int, positive_int, run_main, setup_logging, timestamp)
+from benchmarks.results import selection
+from benchmarks.results.change_words import COMPARE_DEFAULT_FAIL_ON, Word
 
 log = logging.getLogger("benchmarks.compare")
 
@@ -139,11 +139,11 @@ def _use_colour(choice: str, to_file: bool) -> bool:
 
 
 def run(options) -> int:
-    from benchmarks.compare import comparison, gates, matching, output
+    from benchmarks.compare import comparison, gates, matching, report_formats
 
     if options.plot and os.path.splitext(options.plot)[1].lower() not in (".png", ".svg"):
         raise UsageError(f"--plot {options.plot}: name a .png or .svg file")
-    from benchmarks.common.measurement import Measurement
+    from benchmarks.results.measurement import Measurement
 
     if options.expected or options.write_expected:
         return check_expected(options)
@@ -179,7 +179,7 @@ def run(options) -> int:
     if options.metric not in KINDS and report.geomean is None and set(report.counts) == {Word.NO_DATA}:
         raise UsageError(f"no matched config has samples of metric {options.metric!r} on both sides (metrics: "
                          "time, compile, memory, or a name in the records' `metrics`)")
-    text = output.render(report, options.format, _use_colour(options.color, bool(options.output)))
+    text = report_formats.render(report, options.format, _use_colour(options.color, bool(options.output)))
     if options.output:
         try:
             with open(options.output, "w", encoding="utf-8") as handle:
@@ -190,7 +190,7 @@ def run(options) -> int:
         sys.stdout.write(text)
     if options.plot:
         try:
-            output.forest_plot(report, options.plot)
+            report_formats.forest_plot(report, options.plot)
         except OSError as exc:
             raise UsageError(f"cannot write {options.plot}: {exc.strerror or exc}") from None
     return comparison.exit_status(report, options.fail_on if options.fail_on is not None else COMPARE_DEFAULT_FAIL_ON)
@@ -198,8 +198,8 @@ def run(options) -> int:
 
 def check_expected(options) -> int:
     """--expected FILE / --write-expected FILE: CONTROL's records (its runs and selection) against the file."""
-    from benchmarks.common.measurement import Measurement
     from benchmarks.compare import expected, matching
+    from benchmarks.results.measurement import Measurement
 
     if options.treatment is not None or options.pair is not None:
         raise UsageError("--expected and --write-expected take one results set (RESULTS), without TREATMENT or --pair")

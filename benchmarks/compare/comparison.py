@@ -7,10 +7,10 @@ import dataclasses
 import math
 from typing import Optional
 
-from benchmarks.common import against_eager, metric_words
-from benchmarks.common.change_words import COMPARE_GATES, COMPARE_OUTCOMES, Word
-from benchmarks.common.measurement import Measurement
 from benchmarks.compare import bootstrap, gates, metrics, outcomes
+from benchmarks.results import against_eager, metric_words
+from benchmarks.results.change_words import COMPARE_GATES, COMPARE_OUTCOMES, Word
+from benchmarks.results.measurement import Measurement
 
 
 @dataclasses.dataclass

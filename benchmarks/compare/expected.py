@@ -11,9 +11,9 @@ import dataclasses
 import io
 from typing import Optional
 
-from benchmarks.common.cli_support import UsageError
-from benchmarks.common.measurement import Measurement
 from benchmarks.compare import gates
+from benchmarks.plumbing.cli_support import UsageError
+from benchmarks.results.measurement import Measurement
 
 HEADER = ("model", "config", "accuracy", "graph_breaks")
 

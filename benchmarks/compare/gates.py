@@ -1,7 +1,7 @@
 """compare.py's gates: what a CI owner fails a change on besides time (docs/compare.md, "Gates"). Per config:
 its accuracy went from a passing status (pass, pass_due_to_skip) to anything else, dynamo's graph breaks or recompiles went up, the compression
 ratio fell or the compile latency rose past a relative limit (both against each side's own eager run of the
-same model and axes, common/against_eager.py). Every record is read through its Measurement.
+same model and axes, results/against_eager.py). Every record is read through its Measurement.
 """
 
 from __future__ import annotations
@@ -9,10 +9,10 @@ from __future__ import annotations
 import dataclasses
 from typing import Optional
 
-from benchmarks.common import accuracy_status, against_eager
-from benchmarks.common.measurement import Measurement
-from benchmarks.common.change_words import Word
 from benchmarks.compare.outcomes import DEFAULT_GATE_LIMIT
+from benchmarks.results import accuracy_status, against_eager
+from benchmarks.results.change_words import Word
+from benchmarks.results.measurement import Measurement
 
 
 @dataclasses.dataclass(frozen=True)

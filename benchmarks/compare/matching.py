@@ -2,7 +2,7 @@
 
 Two records are the same config when their model (suite, name, parameters) and experiment config agree,
 the accelerator model, environment, timestamps and round aside: Measurement.config_key
-(benchmarks/common/measurement.py).
+(benchmarks/results/measurement.py).
 """
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ import dataclasses
 import logging
 from typing import Optional
 
-from benchmarks.common import records
-from benchmarks.common.cli_support import UsageError
-from benchmarks.common.measurement import AXIS_DEFAULTS, NOT_CONFIG, Measurement
+from benchmarks.plumbing.cli_support import UsageError
+from benchmarks.results import records
+from benchmarks.results.measurement import AXIS_DEFAULTS, NOT_CONFIG, Measurement
 
 log = logging.getLogger("benchmarks.compare")
 
@@ -119,7 +119,7 @@ def pair(control: list, treatment: list) -> list:
             if entry is None:
                 experiment = {k: v for k, v in record["experiment"].items()
                               if k not in NOT_CONFIG + ("accelerator_model",)}
-                if key.endswith("|cudagraphs"):  # its label says so (output.config_label)
+                if key.endswith("|cudagraphs"):  # its label says so (report_formats.config_label)
                     experiment["cudagraphs"] = True
                 entry = pairs[key] = Pair(key, record["model"], experiment, [], [])
             getattr(entry, side).append(record)

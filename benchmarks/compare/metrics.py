@@ -1,5 +1,5 @@
 """What compare.py measures in one record (one process): its samples of the chosen metric. `time`,
-`compile` and `memory` are the metric words of benchmarks/common/metric_words.py, which defines them for every
+`compile` and `memory` are the metric words of benchmarks/results/metric_words.py, which defines them for every
 tool (compare skips upstream records' first sample for `time`, as result_analyzer.py does); besides them:
 
 paired   the backend's time relative to eager's in the same pair of alternating runs (--speedup=paired records:
@@ -14,8 +14,8 @@ from typing import Optional
 
 import numpy as np
 
-from benchmarks.common import measurement, metric_words
-from benchmarks.common.measurement import Measurement
+from benchmarks.results import measurement, metric_words
+from benchmarks.results.measurement import Measurement
 
 KINDS = ("time", "compile", "memory", "paired")
 UNITS = {"time": ("ms", 1e3), "compile": ("s", 1.0), "memory": ("MiB", 1 / 2**20), "paired": ("x eager", 1.0)}

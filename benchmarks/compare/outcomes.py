@@ -1,5 +1,5 @@
 """compare.py's outcomes: one per config (and one for the geomean), with what would settle an unsure one. The words
-and --fail-on's list are common/change_words.py's (history says the same ones); the output names the outcome `verdict`.
+and --fail-on's list are results/change_words.py's (history says the same ones); the output names the outcome `verdict`.
 
 A ratio above 1 is worse whatever the metric (time, compile time, memory): the treatment costs more.
 """
@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Optional
 
-from benchmarks.common import accuracy_status, records
-from benchmarks.common.change_words import COMPARE_FAIL_ON, Word
-from benchmarks.common.cli_support import choice_list
+from benchmarks.plumbing.cli_support import choice_list
+from benchmarks.results import accuracy_status, records
+from benchmarks.results.change_words import COMPARE_FAIL_ON, Word
 
 # The relative change of compression ratio or compile latency past which their gates count.
 DEFAULT_GATE_LIMIT = 0.10

@@ -3,7 +3,7 @@
 Each tested commit is checked out in its own clone (git_checkout.py), built with --setup (a failure is a
 skip, as `git bisect skip`), and run with experiment_runner.py --rounds R into runs/<commit>/ under the
 output directory. Its records are compared with both ends' by compare.py's statistics (the bootstrap over
-processes and its outcomes, common/change_words.py): good when it is faster than the bad end and not slower than the
+processes and its outcomes, results/change_words.py): good when it is faster than the bad end and not slower than the
 good one, bad when it is slower than the good end and not faster than the bad one. While neither, rounds are added
 (the runner resumes and runs only the new ones) up to --max-rounds; then the nearer end decides and the
 evidence says it was unsure. Each commit's finding (good, bad or skip, as git bisect says) goes to state.json as it
@@ -22,10 +22,11 @@ import subprocess
 import sys
 from typing import Optional
 
-from benchmarks.common import disk_writes, records
-from benchmarks.common.change_words import Word
-from benchmarks.common.machine_facts import PROJECT_ROOT
 from benchmarks.history import git_checkout, records_view
+from benchmarks.plumbing import disk_writes
+from benchmarks.plumbing.machine_facts import PROJECT_ROOT
+from benchmarks.results import records
+from benchmarks.results.change_words import Word
 
 log = logging.getLogger("benchmarks.history")
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from benchmarks.common.cli_support import LOG_LEVELS, BadNews, UsageError, epilog, fraction, positive_int
+from benchmarks.plumbing.cli_support import LOG_LEVELS, BadNews, UsageError, epilog, fraction, positive_int
 
 # The runner flags bisect sets itself.
 OWN_RUNNER_FLAGS = ("--output-dirname", "--rounds", "--output-basename", "--no-resume")

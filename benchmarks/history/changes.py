@@ -14,8 +14,8 @@ from __future__ import annotations
 import dataclasses
 import math
 
-from benchmarks.common.change_words import Word
 from benchmarks.history import detection
+from benchmarks.results.change_words import Word
 
 WINDOW = 10
 # A group moving at least this share of the models measured around it (and two or more) is platform-wide.

@@ -12,10 +12,10 @@ import logging
 import os
 import sys
 
-from benchmarks.common import selection
-from benchmarks.common.change_words import HISTORY_DEFAULT_FAIL_ON, HISTORY_FAIL_ON
-from benchmarks.common.cli_support import (LOG_LEVELS, BadNews, Parser, UsageError, choice_list, epilog, positive_int,
-                                           run_main, setup_logging, write_output)
+from benchmarks.plumbing.cli_support import (LOG_LEVELS, BadNews, Parser, UsageError, choice_list, epilog, positive_int,
+                                             run_main, setup_logging, write_output)
+from benchmarks.results import selection
+from benchmarks.results.change_words import HISTORY_DEFAULT_FAIL_ON, HISTORY_FAIL_ON
 
 log = logging.getLogger("benchmarks.history")
 
@@ -176,8 +176,8 @@ def write(data, options) -> None:
 
 
 def run_ingest(options) -> int:
-    from benchmarks.common import records
     from benchmarks.history import database, ingest
+    from benchmarks.results import records
 
     try:
         files = records.expand_input_paths(options.results, recursive=True)
@@ -234,39 +234,39 @@ def _analysis(options) -> tuple:
 
 
 def run_show(options) -> int:
-    from benchmarks.history import output
+    from benchmarks.history import formats
 
     found_series, found_changes, _, found_events, _, shortage = _analysis(options)
     fmt = output_format(options)
     if fmt == "csv":
-        write(output.csv_text(output.series_rows(found_series, found_changes), output.SERIES_COLUMNS), options)
+        write(formats.csv_text(formats.series_rows(found_series, found_changes), formats.SERIES_COLUMNS), options)
     elif fmt in ("png", "svg"):
         if options.output in (None, "-") and sys.stdout.isatty():
             raise UsageError(f"not writing {fmt.upper()} to a terminal: use --output FILE or redirect stdout")
-        write(output.plot(found_series, found_changes, fmt), options)
+        write(formats.plot(found_series, found_changes, fmt), options)
     elif fmt == "html":
-        write(output.html_page(output.html_section(found_series, found_changes, found_events, shortage)), options)
+        write(formats.html_page(formats.html_section(found_series, found_changes, found_events, shortage)), options)
     else:
-        write(output.series_table(found_series, found_changes, shortage), options)
+        write(formats.series_table(found_series, found_changes, shortage), options)
     return 0
 
 
 def run_detect(options) -> int:
-    from benchmarks.history import output
+    from benchmarks.history import formats
 
     found_series, found_changes, groups, found_events, method, shortage = _analysis(options)
     fmt = output_format(options)
     if fmt == "json":
-        write(output.detect_json(found_changes, groups, found_events, shortage), options)
+        write(formats.detect_json(found_changes, groups, found_events, shortage), options)
     elif fmt == "csv":
-        write(output.csv_text(output.detect_rows(found_changes, groups, found_events, shortage),
-                              output.DETECT_COLUMNS), options)
+        write(formats.csv_text(formats.detect_rows(found_changes, groups, found_events, shortage),
+                              formats.DETECT_COLUMNS), options)
     elif fmt == "html":
-        write(output.html_page(output.html_section(found_series, found_changes, found_events, shortage)), options)
+        write(formats.html_page(formats.html_section(found_series, found_changes, found_events, shortage)), options)
     else:
-        write(output.detect_text(found_changes, groups, found_events, method, len(found_series), shortage), options)
+        write(formats.detect_text(found_changes, groups, found_events, method, len(found_series), shortage), options)
     if shortage.series and fmt != "table":  # the table says it; a file written elsewhere would hide it
-        print(f"history.py: note: {output.shortage_text(shortage)}", file=sys.stderr)
+        print(f"history.py: note: {formats.shortage_text(shortage)}", file=sys.stderr)
     wanted = set(options.fail_on if options.fail_on is not None else HISTORY_DEFAULT_FAIL_ON)
     found = {c.direction for c in found_changes} | {e.kind for e in found_events}
     return 1 if wanted & found else 0

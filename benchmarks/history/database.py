@@ -20,7 +20,7 @@ import os
 import sqlite3
 import statistics
 
-from benchmarks.common.cli_support import UsageError
+from benchmarks.plumbing.cli_support import UsageError
 
 SCHEMA_VERSION = 3
 

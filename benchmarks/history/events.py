@@ -1,10 +1,10 @@
 """Pass and accuracy changes between consecutive runs of a config: events beside the timing changes (their words:
-common/change_words.py, HISTORY_EVENTS).
+results/change_words.py, HISTORY_EVENTS).
 
 new-failure      the config ran (status ok) in the previous run and failed (error, timeout, crash, oom)
 fixed            the other way round
 accuracy-failure its verdict (`accuracy`: --verify's status, or the golden check's failure) passed and now doesn't
-                 (common/accuracy_status.became_failing, the rule of compare's accuracy gate: a run that now
+                 (results/accuracy_status.became_failing, the rule of compare's accuracy gate: a run that now
                  crashes is a new-failure and an accuracy-failure, as compare's gates say)
 accuracy-fixed   its verdict failed and now passes
 graph-breaks     dynamo reported more graph breaks than in the previous run
@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from benchmarks.common import accuracy_status, records
-from benchmarks.common.change_words import Word
+from benchmarks.results import accuracy_status, records
+from benchmarks.results.change_words import Word
 
 
 

@@ -15,8 +15,8 @@ import os
 from datetime import datetime, timezone
 from typing import Optional
 
-from benchmarks.common import records
 from benchmarks.history import database, records_view
+from benchmarks.results import records
 
 log = logging.getLogger("benchmarks.history")
 

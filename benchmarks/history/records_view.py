@@ -1,7 +1,7 @@
 """What history reads from one record: its run, its config's labels, and its measurement.
 
 The config's identity, labels, status and what it measured (its graph breaks too) come from the record's
-Measurement (benchmarks/common/measurement.py: docs/architecture.md, "Measurement"), so that history defines
+Measurement (benchmarks/results/measurement.py: docs/architecture.md, "Measurement"), so that history defines
 none of them again; what is history's own stays here: the run's identity (timestamp, host, commit), the
 record's digest and its verification code.
 """
@@ -13,15 +13,15 @@ import hashlib
 import json
 from typing import Optional
 
-from benchmarks.common import metric_words
-from benchmarks.common.measurement import Measurement
 from benchmarks.compare import metrics
+from benchmarks.results import metric_words
+from benchmarks.results.measurement import Measurement
 
 
 @dataclasses.dataclass(frozen=True)
 class Labels:
     """The axes a config is selected and shown by, as the database keeps them (its `configs` columns). It
-    has the label attributes the shared selection matches (benchmarks/common/selection.py)."""
+    has the label attributes the shared selection matches (benchmarks/results/selection.py)."""
 
     suite: str
     model: str
@@ -66,7 +66,7 @@ class RecordView:
     round: int
     status: str
     verification: str  # upstream's verification_code, as the record has it (shown, never judged by)
-    accuracy: str  # the record's verdict (common/accuracy_status.py): what history's accuracy events read
+    accuracy: str  # the record's verdict (results/accuracy_status.py): what history's accuracy events read
     samples: Optional[list]  # per-iteration seconds, steady state (None: none usable)
     compile_s: Optional[float]
     peak_memory: Optional[float]  # bytes: the device's peak, else the host's (Measurement.peak_memory)

@@ -8,9 +8,9 @@ import statistics
 from datetime import datetime, timezone
 from typing import Optional
 
-from benchmarks.common import accuracy_status, records
-from benchmarks.common.records import RecordStatus, VerificationCode
 from benchmarks.history import database, records_view
+from benchmarks.results import accuracy_status, records
+from benchmarks.results.records import RecordStatus, VerificationCode
 
 
 @dataclasses.dataclass

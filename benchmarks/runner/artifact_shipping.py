@@ -15,7 +15,7 @@ import os
 import shutil
 from typing import Optional
 
-from benchmarks.common.safe_paths import PathEscapes, inside, safe_name
+from benchmarks.plumbing.safe_paths import PathEscapes, inside, safe_name
 
 INLINE_LIMIT = 8 * 2**20  # bytes: a file up to this size returns with the task's result
 

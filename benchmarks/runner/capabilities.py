@@ -22,8 +22,9 @@ import sys
 import time
 from typing import Optional
 
-from benchmarks.common import disk_writes, machine_facts, records, torch_support
-from benchmarks.common.cli_support import UsageError
+from benchmarks.plumbing import disk_writes, machine_facts, torch_support
+from benchmarks.plumbing.cli_support import UsageError
+from benchmarks.results import records
 from benchmarks.runner import matrix
 
 log = logging.getLogger("benchmarks.runner.capabilities")

@@ -1,14 +1,14 @@
 """experiment_runner.py's parent: the checks of the sweep's own flags, then the sweep. The flags are declared
-and parsed in common/run_options.py; benchmarks/__main__.py dispatches here, or to the child for one config."""
+and parsed in config/run_options.py; benchmarks/__main__.py dispatches here, or to the child for one config."""
 
 from __future__ import annotations
 
 import re
 
-from benchmarks.common import torch_support
-from benchmarks.common.cli_support import UsageError
-from benchmarks.common.run_options import RunOptions
-from benchmarks.common.safe_paths import PathEscapes
+from benchmarks.config.run_options import RunOptions
+from benchmarks.plumbing import torch_support
+from benchmarks.plumbing.cli_support import UsageError
+from benchmarks.plumbing.safe_paths import PathEscapes
 from benchmarks.runner import sweep
 
 

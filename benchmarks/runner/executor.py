@@ -14,7 +14,7 @@ import socket
 import threading
 from typing import Optional
 
-from benchmarks.common import disk_writes
+from benchmarks.plumbing import disk_writes
 from benchmarks.runner import launcher
 from benchmarks.runner.job_resources import Grant, Needs, ResourcePool
 

@@ -25,9 +25,10 @@ import sys
 import threading
 from typing import Callable, Optional
 
-from benchmarks.common import allocator, disk_writes, fork_protocol, machine_facts, scratch_dirs
-from benchmarks.common.process_env import PARENT_PID_VARIABLE, child_environment
-from benchmarks.common.run_options import RunOptions
+from benchmarks.config import allocator
+from benchmarks.config.process_env import PARENT_PID_VARIABLE, child_environment
+from benchmarks.config.run_options import RunOptions
+from benchmarks.plumbing import disk_writes, fork_protocol, machine_facts, scratch_dirs
 from benchmarks.runner import launcher
 from benchmarks.suites import SUITES
 

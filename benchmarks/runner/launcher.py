@@ -21,8 +21,8 @@ from typing import Callable, Optional
 
 import psutil
 
-from benchmarks.common import disk_writes, scratch_dirs
-from benchmarks.common.process_env import PARENT_PID_VARIABLE, STACKS_SIGNAL
+from benchmarks.config.process_env import PARENT_PID_VARIABLE, STACKS_SIGNAL
+from benchmarks.plumbing import disk_writes, scratch_dirs
 from benchmarks.runner import lock_waits
 
 log = logging.getLogger("benchmarks.runner.launcher")

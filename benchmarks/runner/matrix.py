@@ -11,8 +11,8 @@ import itertools
 import json
 from typing import Iterable, Optional
 
-from benchmarks.common import axes
-from benchmarks.common.experiment_config import DEFAULT_DYNAMIC, EXPORT_BACKENDS, XLA_DYNAMO_BACKENDS, ExperimentConfig
+from benchmarks.config import axes
+from benchmarks.config.experiment_config import DEFAULT_DYNAMIC, EXPORT_BACKENDS, XLA_DYNAMO_BACKENDS, ExperimentConfig
 
 
 @dataclasses.dataclass(frozen=True)
@@ -41,7 +41,7 @@ class Capabilities:
 
 
 # The support rules: (name, test that says the config cannot run, reason). First match wins. Upstream's keys' here,
-# then those our axes add (common/axes.py), in the table's order.
+# then those our axes add (config/axes.py), in the table's order.
 
 SUPPORT_RULES: list = [
     (
@@ -141,7 +141,7 @@ UPSTREAM_DEFAULTS = {
 
 def expand(asked: dict, extra_axes: Optional[dict] = None) -> list:
     """The cartesian product in command-line order: upstream's keys in the record's order (accelerator outermost,
-    then xla, xla_flags, dynamo, test, batch size), then ours in the axes' table's (common/axes.py: quantization,
+    then xla, xla_flags, dynamo, test, batch size), then ours in the axes' table's (config/axes.py: quantization,
     precision, dynamic, compile mode, compile cache, training step, speedup, allocator; the per-sweep ones have one
     value), then the suite's extra axes innermost, by name. `asked`: key -> the values asked for; a key not there
     (or empty) takes its sweep default (UPSTREAM_DEFAULTS, `Axis.sweep_default`: None precision and training step,

@@ -15,7 +15,7 @@ import os
 import time
 from typing import Optional
 
-from benchmarks.common import scratch_dirs
+from benchmarks.plumbing import scratch_dirs
 
 WAIT_SECONDS = 0.2  # how often a task looks again for free cores
 

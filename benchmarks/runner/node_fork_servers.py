@@ -17,7 +17,7 @@ import logging
 import os
 from typing import Optional
 
-from benchmarks.common import scratch_dirs
+from benchmarks.plumbing import scratch_dirs
 from benchmarks.runner import fork_server
 
 log = logging.getLogger("benchmarks.runner.node_fork_servers")

@@ -16,7 +16,7 @@ import os
 import time
 from typing import Optional
 
-from benchmarks.common.cpu_affinity import format_cores, requested_cores, usable_cores
+from benchmarks.plumbing.cpu_affinity import format_cores, requested_cores, usable_cores
 
 log = logging.getLogger("benchmarks.runner.noise")
 

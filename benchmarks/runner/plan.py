@@ -19,11 +19,12 @@ import sys
 import time
 from typing import Optional
 
-from benchmarks.common import axes, compile_options, experiment_config, machine_facts, precision, pure_wall_time, \
-    records
-from benchmarks.common.cli_support import UsageError, close_matches, unknown_name
-from benchmarks.common.experiment_config import EXPORT_BACKENDS
-from benchmarks.common.run_options import RunOptions
+from benchmarks.config import axes, compile_options, experiment_config, precision, pure_wall_time
+from benchmarks.config.experiment_config import EXPORT_BACKENDS
+from benchmarks.config.run_options import RunOptions
+from benchmarks.plumbing import machine_facts
+from benchmarks.plumbing.cli_support import UsageError, close_matches, unknown_name
+from benchmarks.results import records
 from benchmarks.runner import matrix
 from benchmarks.runner.capabilities import probe_capabilities
 from benchmarks.suites.library_names import plain_name
@@ -72,11 +73,11 @@ def single_config_argv(options: RunOptions, config: Config) -> list:
 
 
 def select_models(suite, options: RunOptions, check_names: bool = True) -> list:
-    models = suite.list_models(options.suite_flags)
+    models = suite.list_models(options.parsed_flags)
     named = [plain_name(p) for p in options.filter
              if plain_name(p) and not any(re.search(p, m["model_name"], re.IGNORECASE) for m in models)]
     if named:  # exact names outside the suite's list: a library suite builds any model it knows
-        models = models + suite.named_models(named, options.suite_flags)
+        models = models + suite.named_models(named, options.parsed_flags)
     if check_names:
         check_filters_match(suite, options, models)
     tiers = suite.tiers()
@@ -158,7 +159,7 @@ def expand_experiments(suite, options: RunOptions) -> list:
              "dynamo": options.dynamo, "test": options.test, "batch_size": options.batch_size,
              "enable_functionalization": (options.enable_functionalization,)}
     asked.update({axis.key: axis.asked(options) for axis in axes.AXES})
-    return matrix.expand(asked, suite.extra_axes(options.suite_flags))
+    return matrix.expand(asked, suite.extra_axes(options.parsed_flags))
 
 
 def with_accelerator_model(experiment, caps: matrix.Capabilities):
@@ -212,7 +213,7 @@ def make_plan(suite, options: RunOptions, models: list) -> Plan:
                 continue
             seen.add(config.fingerprint)
             reason = (precision.unsupported_reason(experiment)
-                      or suite.skip_reason(model, experiment, options.suite_flags))
+                      or suite.skip_reason(model, experiment, options.parsed_flags))
             (skipped.append((config, reason)) if reason else configs.append(config))
     return Plan(models, kept, dropped, configs, skipped, caps)
 

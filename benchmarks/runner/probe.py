@@ -12,7 +12,7 @@ import subprocess
 import sys
 from typing import Optional
 
-from benchmarks.common import machine_facts, torch_support
+from benchmarks.plumbing import machine_facts, torch_support
 
 
 def tpu_present() -> bool:

@@ -8,8 +8,8 @@ import os
 import statistics
 import sys
 
-from benchmarks.common import accuracy_status, records
-from benchmarks.common.records import RecordStatus
+from benchmarks.results import accuracy_status, records
+from benchmarks.results.records import RecordStatus
 
 log = logging.getLogger("benchmarks.runner.sweep")
 
@@ -91,7 +91,7 @@ def verdict_detail(record: dict, verdict: str):
 
 def config_text(record: dict) -> str:
     """A record's config as the progress line names it: the model and the experiment's slug (and round)."""
-    from benchmarks.common.experiment_config import ExperimentConfig
+    from benchmarks.config.experiment_config import ExperimentConfig
 
     experiment = ExperimentConfig.from_dict(dict(record["experiment"], batch_size=record.get("requested_batch_size")))
     text = f"{(record.get('model') or {}).get('model_name')} {experiment.slug()}"
@@ -107,8 +107,8 @@ def not_passing(latest: dict) -> list:
 
 
 def _median_ms(record: dict):
-    """The median per-iteration time (ms), as common/measurement.py defines it."""
-    from benchmarks.common.measurement import Measurement  # numpy: only once a record is in
+    """The median per-iteration time (ms), as results/measurement.py defines it."""
+    from benchmarks.results.measurement import Measurement  # numpy: only once a record is in
 
     values = Measurement(record).per_iter_time()
     return None if values is None else float(statistics.median(values.tolist())) * 1e3
@@ -130,11 +130,11 @@ def table(rows: list, header: list) -> str:
 
 def speedup_table(sweep_records: list) -> str:
     """Per (model, accelerator, test, batch size): each backend's median ms/iter and speedup over its eager
-    baseline (common/against_eager.py: eager at the same axes, torch.compile's own aside), or, for a paired config
+    baseline (results/against_eager.py: eager at the same axes, torch.compile's own aside), or, for a paired config
     (--speedup=paired), its own paired speedup and interval. Columns are backend labels without the axes every
     record shares (a microbench sweep's one dtype)."""
-    from benchmarks.common import against_eager
-    from benchmarks.common.measurement import Measurement  # numpy: only once a record is in
+    from benchmarks.results import against_eager
+    from benchmarks.results.measurement import Measurement  # numpy: only once a record is in
 
     views = [Measurement(record) for record in sweep_records]
     keys = {key for m in views for key in m.axes}
@@ -221,7 +221,7 @@ def end_of_sweep(results_path: str, latest: dict, options, counts: dict, already
             accuracy[status] = accuracy.get(status, 0) + 1
         lines.append("accuracy: " + ", ".join(f"{count} {status}" for status, count in sorted(accuracy.items())))
     failing = not_passing(latest)
-    if failing:  # the configs the exit status counts against the sweep, named (their verdict: common/accuracy_status)
+    if failing:  # the configs the exit status counts against the sweep, named (their verdict: results/accuracy_status)
         more = len(failing) - MAX_NAMED
         lines.append(f"not passing ({len(failing)}): " + "; ".join(f"{text}: {verdict}" for text, verdict in
                                                                    failing[:MAX_NAMED])

@@ -27,11 +27,11 @@ import os
 import socket
 from typing import Optional
 
-from benchmarks.common import disk_writes, machine_facts, output_paths, scratch_dirs
-from benchmarks.common.cli_support import UsageError
-from benchmarks.common.cpu_affinity import usable_cores
-from benchmarks.common.run_options import RunOptions
-from benchmarks.common.safe_paths import inside
+from benchmarks.config.run_options import RunOptions
+from benchmarks.plumbing import disk_writes, machine_facts, output_paths, scratch_dirs
+from benchmarks.plumbing.cli_support import UsageError
+from benchmarks.plumbing.cpu_affinity import usable_cores
+from benchmarks.plumbing.safe_paths import inside
 from benchmarks.runner import artifact_shipping, fork_server, launcher, node_fork_servers, ray_join, ray_task
 from benchmarks.runner.executor import Finished, Job
 

@@ -17,7 +17,7 @@ import socket
 import tempfile
 from typing import Optional
 
-from benchmarks.common.cli_support import UsageError
+from benchmarks.plumbing.cli_support import UsageError
 
 CONNECT_TIMEOUT = 5.0  # seconds to reach the cluster's address before saying it is unreachable
 AUTH_MODE = "RAY_AUTH_MODE"

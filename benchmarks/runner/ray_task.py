@@ -23,7 +23,7 @@ import socket
 import tempfile
 import threading
 
-from benchmarks.common import scratch_dirs
+from benchmarks.plumbing import scratch_dirs
 from benchmarks.runner import artifact_shipping, fork_server, launcher, node_cores, node_fork_servers
 
 DRIVER_CHECK_SECONDS = 1.0

@@ -8,9 +8,10 @@ from __future__ import annotations
 import logging
 from typing import Optional
 
-from benchmarks.common import accuracy_status, output_paths, records, xla_dump_env
-from benchmarks.common.records import RecordStatus, VerificationCode
-from benchmarks.common.run_options import RunOptions
+from benchmarks.config.run_options import RunOptions
+from benchmarks.plumbing import output_paths, xla_dump_env
+from benchmarks.results import accuracy_status, records
+from benchmarks.results.records import RecordStatus, VerificationCode
 from benchmarks.runner import launcher, lock_waits, noise
 
 log = logging.getLogger("benchmarks.runner.sweep")

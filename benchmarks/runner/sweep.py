@@ -15,11 +15,12 @@ import shlex
 import sys
 import time
 
-from benchmarks.common import disk_writes, machine_facts, output_paths, records, scratch_dirs
-from benchmarks.common.cli_support import EXIT_BAD_NEWS, UsageError
-from benchmarks.common.cpu_affinity import parse_cores, requested_cores, usable_cores
-from benchmarks.common.process_env import child_environment
-from benchmarks.common.run_options import RunOptions
+from benchmarks.config.process_env import child_environment
+from benchmarks.config.run_options import RunOptions
+from benchmarks.plumbing import disk_writes, machine_facts, output_paths, scratch_dirs
+from benchmarks.plumbing.cli_support import EXIT_BAD_NEWS, UsageError
+from benchmarks.plumbing.cpu_affinity import parse_cores, requested_cores, usable_cores
+from benchmarks.results import records
 from benchmarks.runner import fork_server, launcher, noise, progress, results_lock
 from benchmarks.runner.executor import Job, LocalExecutor
 from benchmarks.runner.job_resources import Needs, ResourceError, ResourcePool
@@ -80,7 +81,7 @@ def make_job(key: int, options: RunOptions, config, echo) -> Job:
 
 def print_dry_run(options: RunOptions, plan: Plan, executor, suite) -> None:
     out = sys.stdout
-    for line in suite.dry_run_lines(options.suite_flags):
+    for line in suite.dry_run_lines(options.parsed_flags):
         print(f"# {line}", file=out)
     print(f"# {len(plan.configs)} config(s) to run; each line is its exact single-config command", file=out)
     for config in plan.configs:

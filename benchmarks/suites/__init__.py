@@ -2,8 +2,8 @@
 
 A suite module defines `SUITE`, an instance of a `Suite` subclass. Listing models must not import
 torch (the parent stays light); `build` runs in the child only. A suite registers its own flags
-(`flags`: `common.flags.Flag`s, each saying who reads it) and reads them from `flags`, the parsed command
-line (RunOptions.suite_flags).
+(`flags`: `config.flags.Flag`s, each saying who reads it) and reads them from the `flags` argument of its
+methods: the whole parsed command line (RunOptions.parsed_flags, an argparse.Namespace of every flag).
 How to add a suite: docs/architecture.md, "Adding a suite".
 """
 
@@ -13,7 +13,7 @@ import dataclasses
 import importlib
 from typing import Any, Callable, Optional
 
-from benchmarks.common import experiment_config, precision, tiers
+from benchmarks.config import experiment_config, precision, tiers
 
 # Suite name -> module. Modules are imported lazily, and none imports torch at import time.
 SUITES = {
@@ -57,14 +57,14 @@ class BenchmarkModel:
     loss_fn: Optional[Callable] = None
     # parameters -> optimizer; None means SGD(lr=0.01), cheap in memory for big models.
     optimizer_fn: Optional[Callable] = None
-    # Per-model limit of upstream's verification_code on the mean relative error (common/tolerances.py
+    # Per-model limit of upstream's verification_code on the mean relative error (config/tolerances.py
     # MEAN_REL_ERROR: its numbers); None: the default there. --verification-tolerance overrides it. The record's
-    # accuracy is judged by the harness's rule instead (common/accuracy_rule.py).
+    # accuracy is judged by the harness's rule instead (config/accuracy_rule.py).
     tolerance: Optional[float] = None
     # False for models whose eager output is random by design (dropout in training, a fault model): --verify
     # skips the determinism check and the harness's rule, and compares with `tolerance` (accuracy_reference
     # mean_rel_error), or, without one, does not compare (VERIFIER_SKIPPED). Not the harness's non-deterministic
-    # list, which --verify reads itself (common/accuracy_rule.py).
+    # list, which --verify reads itself (config/accuracy_rule.py).
     deterministic: bool = True
     # True for models whose eval step itself takes gradients (TorchBench's maml: eval_in_nograd() is False):
     # their eval runs without torch.no_grad().
@@ -125,7 +125,7 @@ class Suite:
         return None
 
     def tiers(self) -> dict:
-        """Tier number -> list of model names (benchmarks/common/tiers.py, the one source)."""
+        """Tier number -> list of model names (benchmarks/config/tiers.py, the one source)."""
         return tiers.of_suite(self.name)
 
     def dry_run_lines(self, flags) -> list:

@@ -8,10 +8,10 @@ MODELS = {"mlp": 16, "cnn": 8, "multi_output": 16}  # name -> default batch size
 class DummySuite(Suite):
     name = "dummy"
 
-    def list_models(self, options):
+    def list_models(self, flags):
         return [model_config(self.name, name) for name in MODELS]
 
-    def build(self, model_config, experiment, device, options):
+    def build(self, model_config, experiment, device, flags):
         from benchmarks.suites import dummy_models
 
         name = model_config["model_name"]

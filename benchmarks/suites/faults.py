@@ -27,7 +27,7 @@ MODELS = {
                               "the config's own works)",
     "second_eager_run_raises": "the third instance built in the process raises in forward (--verify: eager's "
                                "second reference run, eager_2nd_run_fail)",
-    "listed_non_deterministic": "works; on the rule's non-deterministic test list (common/harness_accuracy.yaml "
+    "listed_non_deterministic": "works; on the rule's non-deterministic test list (config/harness_accuracy.yaml "
                                 "own_suites): a fail_accuracy counts as pass, as the harness does",
     "listed_unchecked": "works; on the rule's large-model test list: --verify gives pass_due_to_skip, unchecked",
     "drifts_when_armed": "works; with drift in BENCHMARKS_FAULTS_ARMED its output is 1 % off when dynamo compiles it "
@@ -50,10 +50,10 @@ MODELS = {
 class FaultsSuite(Suite):
     name = "faults"
 
-    def list_models(self, options):
+    def list_models(self, flags):
         return [model_config(self.name, name) for name in MODELS]
 
-    def build(self, model_config, experiment, device, options):
+    def build(self, model_config, experiment, device, flags):
         import torch
 
         from benchmarks.suites import faults_models

@@ -1,7 +1,7 @@
 """`files`: the user's own models, one Python file each (openxla-benchmark's create_model, MLAgility's corpora).
 
 A model file defines `create_model(batch_size: int, **params)` returning `(module, example_inputs)`,
-and optionally `BATCH_SIZE` (its default batch size), `TOLERANCE` (verification_code's limit, common/tolerances.py) and a first line
+and optionally `BATCH_SIZE` (its default batch size), `TOLERANCE` (verification_code's limit, config/tolerances.py) and a first line
 `# labels: key::v1,v2 key2::v` (MLAgility's form). The model is named after the file.
 
 Listing reads the files as text (the parent runs no user code); the child imports the one file it runs.
@@ -18,9 +18,9 @@ import os
 import sys
 from typing import Optional
 
+from benchmarks.config.flags import BOTH, Group
+from benchmarks.plumbing.cli_support import UsageError
 from benchmarks.suites import BenchmarkModel, Suite, model_config
-from benchmarks.common.cli_support import UsageError
-from benchmarks.common.flags import BOTH, Group
 
 log = logging.getLogger("benchmarks.suites.files")
 
@@ -165,11 +165,11 @@ def inspect_file(path: str) -> tuple:
     return labels, None if binds_name(tree.body, ENTRY_POINT) else "no-entry"
 
 
-def candidate_files(options, explicit_flag: str = "--model-file") -> list:
+def candidate_files(flags, explicit_flag: str = "--model-file") -> list:
     """(path, name if the stem is taken, explicit) for every *.py under each --search-dir (recursively, sorted),
     then each file named by `explicit_flag` (--model-file; the scripts suite's --script); absolute and unique."""
     found = []
-    for directory in getattr(options, "search_dir", None) or ():
+    for directory in getattr(flags, "search_dir", None) or ():
         if not os.path.isdir(directory):
             raise UsageError(f"--search-dir {directory}: no such directory")
         for root, dirs, names in os.walk(directory):
@@ -178,7 +178,7 @@ def candidate_files(options, explicit_flag: str = "--model-file") -> list:
                 if name.endswith(".py") and name != "__init__.py":
                     path = os.path.join(root, name)
                     found.append((path, os.path.splitext(os.path.relpath(path, directory))[0], False))
-    for path in getattr(options, explicit_flag.lstrip("-").replace("-", "_"), None) or ():
+    for path in getattr(flags, explicit_flag.lstrip("-").replace("-", "_"), None) or ():
         if not os.path.isfile(path):
             raise UsageError(f"{explicit_flag} {path}: no such file")
         stem = os.path.splitext(os.path.basename(path))[0]
@@ -223,14 +223,14 @@ class FilesSuite(Suite):
                     type=model_params_text, metavar="JSON"),
     )
 
-    def list_models(self, options):
-        params = parse_model_params(getattr(options, "model_params", None))
-        filters = parse_label_filters(getattr(options, "labels", None))
-        candidates = candidate_files(options)
+    def list_models(self, flags):
+        params = parse_model_params(getattr(flags, "model_params", None))
+        filters = parse_label_filters(getattr(flags, "labels", None))
+        candidates = candidate_files(flags)
         if not candidates:
-            if not (getattr(options, "search_dir", None) or getattr(options, "model_file", None)):
+            if not (getattr(flags, "search_dir", None) or getattr(flags, "model_file", None)):
                 raise UsageError("--suite-name=files needs --search-dir DIR or --model-file FILE")
-            log.warning("no *.py model file under %s", ", ".join(options.search_dir))
+            log.warning("no *.py model file under %s", ", ".join(flags.search_dir))
         kept = []
         for path, long_name, explicit in candidates:
             labels, problem = inspect_file(path)
@@ -247,7 +247,7 @@ class FilesSuite(Suite):
         return [model_config(self.name, name, path=path, params=params or None, labels=labels or None)
                 for name, (path, _, labels) in zip(names, kept)]
 
-    def build(self, model_config, experiment, device, options):
+    def build(self, model_config, experiment, device, flags):
         path = model_config.get("path")
         if not path:
             raise ModelFileError(f"model config of {model_config.get('model_name')!r} has no \"path\"")

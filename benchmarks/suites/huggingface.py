@@ -25,14 +25,14 @@ import importlib.util
 import os
 from typing import Optional
 
-from benchmarks.common import experiment_config, tolerances
+from benchmarks.config import experiment_config, tolerances
 from benchmarks.suites import BenchmarkModel, ModelSkipped, Suite, model_config
 from benchmarks.suites.huggingface_inputs import decoder_rule, make_inputs, sequence_length
 
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "huggingface_models.yaml")
 KNOBS = ("seq_len", "dropout")
 INSTALL = "pip install transformers==5.23.0 (the project's `huggingface` extra)"
-# verification_code's limit on the mean relative error, by test (common/tolerances.py, which says where each is from).
+# verification_code's limit on the mean relative error, by test (config/tolerances.py, which says where each is from).
 TOLERANCE = tolerances.by_test("huggingface")
 # A model named outside the data file (-k NAME): this batch size, the harness's sequence length for its name.
 NAMED_BATCH_SIZE = 8
@@ -108,12 +108,12 @@ class HuggingFaceSuite(Suite):
     name = "huggingface"
     default_train_step = experiment_config.HARNESS_TRAIN_STEP
 
-    def list_models(self, options):
+    def list_models(self, flags):
         from benchmarks.suites import files
 
-        return files.models_with_params(self.name, models(), options, check_params)
+        return files.models_with_params(self.name, models(), flags, check_params)
 
-    def named_models(self, names, options):
+    def named_models(self, names, flags):
         from benchmarks.suites import files, library_names
 
         if importlib.util.find_spec("transformers") is None:
@@ -122,14 +122,14 @@ class HuggingFaceSuite(Suite):
         for name in names:
             if name not in known:
                 raise library_names.unknown_name(name, known, "transformers")
-        return files.models_with_params(self.name, names, options, check_params)
+        return files.models_with_params(self.name, names, flags, check_params)
 
-    def skip_reason(self, model_config, experiment, options) -> Optional[str]:
+    def skip_reason(self, model_config, experiment, flags) -> Optional[str]:
         if importlib.util.find_spec("transformers") is None:
             return f"the huggingface suite needs transformers, which is not installed: {INSTALL}"
         return None
 
-    def build(self, model_config, experiment, device, options):
+    def build(self, model_config, experiment, device, flags):
         for key in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_DATASETS_OFFLINE"):
             os.environ[key] = "1"  # nothing is ever downloaded
         try:

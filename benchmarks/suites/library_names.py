@@ -9,7 +9,7 @@ import re
 import subprocess
 import sys
 
-from benchmarks.common.cli_support import UsageError, close_matches
+from benchmarks.plumbing.cli_support import UsageError, close_matches
 
 # A -k pattern that is a plain name (optionally anchored): letters, digits, _ . - only.
 PLAIN_NAME = re.compile(r"\^?([A-Za-z0-9_.\-]+)\$?")

@@ -16,8 +16,8 @@ import dataclasses
 import re
 from typing import Callable, Optional
 
-from benchmarks.common import tolerances
-from benchmarks.common.flags import PARENT, Group
+from benchmarks.config import tolerances
+from benchmarks.config.flags import PARENT, Group
 from benchmarks.suites import BenchmarkModel, ModelSkipped, Suite, model_config
 
 
@@ -166,20 +166,20 @@ class MicrobenchSuite(Suite):
                     f"{DEFAULT_DTYPE}", repeatable=True, choices=list(DTYPES)),
     )
 
-    def shapes(self, options) -> list:
+    def shapes(self, flags) -> list:
         shapes = []
-        for spec in getattr(options, "shapes", None) or [DEFAULT_SHAPES]:
+        for spec in getattr(flags, "shapes", None) or [DEFAULT_SHAPES]:
             shapes.extend(parse_shapes(spec))
         return list(dict.fromkeys(shapes))
 
-    def list_models(self, options) -> list:
-        ops = list(dict.fromkeys(getattr(options, "op", None) or [DEFAULT_OP]))
-        dtypes = list(dict.fromkeys(getattr(options, "dtype", None) or [DEFAULT_DTYPE]))
+    def list_models(self, flags) -> list:
+        ops = list(dict.fromkeys(getattr(flags, "op", None) or [DEFAULT_OP]))
+        dtypes = list(dict.fromkeys(getattr(flags, "dtype", None) or [DEFAULT_DTYPE]))
         return [model_config(self.name, model_name(op, dtype, shape))
-                for op in ops for shape in self.shapes(options) for dtype in dtypes]
+                for op in ops for shape in self.shapes(flags) for dtype in dtypes]
 
-    def extra_axes(self, options) -> dict:
-        return {"dtype": list(dict.fromkeys(getattr(options, "dtype", None) or [DEFAULT_DTYPE]))}
+    def extra_axes(self, flags) -> dict:
+        return {"dtype": list(dict.fromkeys(getattr(flags, "dtype", None) or [DEFAULT_DTYPE]))}
 
     def matches(self, model_config: dict, experiment) -> bool:
         wanted = experiment_dtype(experiment)
@@ -188,14 +188,14 @@ class MicrobenchSuite(Suite):
         except ValueError:
             return True  # not ours to judge; build() says what is wrong with the name
 
-    def skip_reason(self, model_config, experiment, options) -> Optional[str]:
+    def skip_reason(self, model_config, experiment, flags) -> Optional[str]:
         if experiment.test != "eval":
             return "microbench times operators for inference only (use --test=eval)"
         if experiment.batch_size is not None:
             return "microbench operators have no batch size: their sizes come from --shapes"
         return None
 
-    def build(self, model_config, experiment, device, options) -> BenchmarkModel:
+    def build(self, model_config, experiment, device, flags) -> BenchmarkModel:
         from benchmarks.suites import microbench_ops
 
         op, dtype, shape = parse_model_name(model_config["model_name"])

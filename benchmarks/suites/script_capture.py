@@ -26,7 +26,7 @@ import tokenize
 import types
 from typing import Callable, Optional
 
-from benchmarks.common import disk_writes
+from benchmarks.plumbing import disk_writes
 
 
 class ScriptFailed(Exception):

@@ -19,7 +19,7 @@ import sys
 import time
 from typing import Optional
 
-from benchmarks.common import machine_facts
+from benchmarks.plumbing import machine_facts
 from benchmarks.suites import script_capture  # standard library only at import: torch is inside its functions
 
 CACHE_DIRNAME = "script-discovery"

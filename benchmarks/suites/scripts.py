@@ -17,8 +17,8 @@ import os
 import shlex
 from typing import Optional
 
-from benchmarks.common.cli_support import UsageError, positive_float
-from benchmarks.common.flags import PARENT, Group
+from benchmarks.config.flags import PARENT, Group
+from benchmarks.plumbing.cli_support import UsageError, positive_float
 from benchmarks.suites import BenchmarkModel, Suite, model_config
 from benchmarks.suites import files, script_discovery
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import importlib.util
 from typing import Optional
 
-from benchmarks.common import experiment_config, tolerances
+from benchmarks.config import experiment_config, tolerances
 from benchmarks.suites import BenchmarkModel, ModelSkipped, Suite
 
 INSTALL = "pip install timm==1.0.31 (the project's `timm` extra)"
@@ -46,7 +46,7 @@ MODELS = {
 NAMED_BATCH_SIZE = 32
 LIST_CODE = "import json, timm; print(json.dumps(timm.list_models()))"
 PARAMS = ("image_size",)
-# verification_code's limit on the mean relative error, by test: common/tolerances.py's table, which says where each
+# verification_code's limit on the mean relative error, by test: config/tolerances.py's table, which says where each
 # is from.
 TOLERANCE = tolerances.by_test("timm")
 # The harness divides these models' training loss by 1000 (its timm runner's SCALED_COMPUTE_LOSS).
@@ -150,14 +150,14 @@ class TimmSuite(Suite):
                 raise library_names.unknown_name(name, known, "timm")
         return files.models_with_params(self.name, names, flags, check_params)
 
-    def skip_reason(self, model_config, experiment, options) -> Optional[str]:
+    def skip_reason(self, model_config, experiment, flags) -> Optional[str]:
         if importlib.util.find_spec("timm") is None:
             return f"the timm suite needs timm, which is not installed: {INSTALL}"
         from benchmarks.suites import files
 
         return files.size_limit_reason(model_config, SIZE_LIMITS)
 
-    def build(self, model_config, experiment, device, options):
+    def build(self, model_config, experiment, device, flags):
         import torch
 
         from benchmarks.suites.torchvision_suite import classification_loss, import_torchvision

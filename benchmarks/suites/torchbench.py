@@ -24,10 +24,10 @@ import logging
 import os
 import sys
 
-from benchmarks.common import accuracy_rule, experiment_config, tolerances
+from benchmarks.config import accuracy_rule, experiment_config, tolerances
+from benchmarks.config.flags import BOTH, Group
+from benchmarks.plumbing.cli_support import UsageError
 from benchmarks.suites import BenchmarkModel, ModelSkipped, Suite, model_config, torchbench_precision
-from benchmarks.common.cli_support import UsageError
-from benchmarks.common.flags import BOTH, Group
 from benchmarks.suites.torchbench_checkout import PACKAGE, find_root, list_model_dirs, module_name
 from benchmarks.suites.torchbench_load_failures import load_failure_skip, never_download
 from benchmarks.suites.torchbench_skips import declared_unsupported, group_applies, load_skips, metadata_skip, \
@@ -50,7 +50,7 @@ def split_inputs(inputs) -> tuple:
 
 def tolerance_for(experiment, name: str) -> float:
     """verification_code's limit on the mean relative error: the numbers PyTorch/XLA's TorchBenchModel.tolerance
-    gives its same() check (common/tolerances.py MEAN_REL_ERROR, where each says so), by test, accelerator and its
+    gives its same() check (config/tolerances.py MEAN_REL_ERROR, where each says so), by test, accelerator and its
     even_higher list."""
     if experiment.test == "eval":
         case = "eval"
@@ -97,18 +97,18 @@ class TorchBenchSuite(Suite):
                     "benchmarks/suites/torchbench_skips.yaml; 'none' skips nothing", metavar="FILE"),
     )
 
-    def root(self, options) -> str:
-        root, how = find_root(getattr(options, "torchbench_dir", None))
+    def root(self, flags) -> str:
+        root, how = find_root(getattr(flags, "torchbench_dir", None))
         if root is None:
             raise UsageError(how)
         log.debug("TorchBench at %s (%s)", root, how)
         return root
 
-    def list_models(self, options):
-        if getattr(options, "model_params", None):
+    def list_models(self, flags):
+        if getattr(flags, "model_params", None):
             raise UsageError("the torchbench suite takes no --model-params (TorchBench models take no parameters)")
-        root = self.root(options)
-        self._skips = load_skips(getattr(options, "torchbench_skips", None))
+        root = self.root(flags)
+        self._skips = load_skips(getattr(flags, "torchbench_skips", None))
         dirs = list_model_dirs(root)
         if not dirs:
             log.warning("no model folder under %s", os.path.join(root, PACKAGE, "models"))
@@ -123,13 +123,13 @@ class TorchBenchSuite(Suite):
         return torchbench_precision.resolve_with_reason(model_config["model_name"], experiment.test,
                                                         experiment.precision, experiment.accelerator)[1]
 
-    def skip_reason(self, model_config, experiment, options):
+    def skip_reason(self, model_config, experiment, flags):
         name = model_config["model_name"]
         cannot = torchbench_precision.unsupported_request(name, experiment.precision)
         if cannot:
             return cannot
         if self._skips is None:
-            self._skips = load_skips(getattr(options, "torchbench_skips", None))
+            self._skips = load_skips(getattr(flags, "torchbench_skips", None))
         for group in self._skips:
             if group_applies(group, name, experiment):
                 return str(group["reason"])
@@ -140,11 +140,11 @@ class TorchBenchSuite(Suite):
             self._metadata[name] = read_metadata(folder)
         return metadata_skip(self._metadata[name], experiment)
 
-    def build(self, model_config, experiment, device, options):
+    def build(self, model_config, experiment, device, flags):
         import importlib
 
         name = model_config["model_name"]
-        root, how = find_root(getattr(options, "torchbench_dir", None))
+        root, how = find_root(getattr(flags, "torchbench_dir", None))
         if root is None:
             raise RuntimeError(how)
         if root not in sys.path:
@@ -183,7 +183,7 @@ class TorchBenchSuite(Suite):
         eval_needs_grad = experiment.test == "eval" and eval_takes_gradients(benchmark, name)
         # Deterministic (the BenchmarkModel default): metadata.yaml's eval_deterministic / train_deterministic
         # default to false for most models; the harness calls a model non-deterministic only by its own list
-        # (common/harness_accuracy.yaml, which --verify's rule reads).
+        # (config/harness_accuracy.yaml, which --verify's rule reads).
         return BenchmarkModel(
             module=net, example_inputs=args, example_kwargs=kwargs, batch_size=benchmark.batch_size,
             tolerance=tolerance_for(experiment, name), eval_needs_grad=eval_needs_grad,

@@ -10,7 +10,7 @@ import os
 import textwrap
 from typing import Optional
 
-from benchmarks.common.cli_support import UsageError
+from benchmarks.plumbing.cli_support import UsageError
 
 DEFAULT_SKIPS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "torchbench_skips.yaml")
 SKIP_KEYS = ("test", "accelerator", "xla", "dynamo")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import importlib.util
 
-from benchmarks.common import machine_facts
+from benchmarks.plumbing import machine_facts
 from benchmarks.suites import BenchmarkModel, ModelSkipped, Suite, files
 
 INSTALL = ("pip install torchvision built for your torch (its release line and its variant: a +cpu torch needs a +cpu "
@@ -79,12 +79,12 @@ class TorchvisionSuite(Suite):
         return files.models_with_params(self.name, MODELS, flags, check_params)
 
 
-    def skip_reason(self, model_config, experiment, options):
+    def skip_reason(self, model_config, experiment, flags):
         if importlib.util.find_spec("torchvision") is None:
             return f"the torchvision suite needs torchvision, which is not installed: {INSTALL}"
         return files.size_limit_reason(model_config, SIZE_LIMITS)
 
-    def build(self, model_config, experiment, device, options):
+    def build(self, model_config, experiment, device, flags):
         import torch
 
         torchvision = import_torchvision("the torchvision suite")

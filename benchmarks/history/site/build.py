@@ -16,10 +16,10 @@ from typing import Optional
 
 import numpy as np
 
-from benchmarks.common import html_style
-from benchmarks.common.html_style import esc
 from benchmarks.history.site import config_page, dashboard_numbers, grid as grid_module, page, run_choice
 from benchmarks.history.site import significance, suite_page, summary_page, writer as writer_module
+from benchmarks.results import html_style
+from benchmarks.results.html_style import esc
 
 ASSETS = ("vendor/uPlot.iife.min.js", "vendor/uPlot.min.css", "vendor/uPlot.LICENSE", "site.js")
 

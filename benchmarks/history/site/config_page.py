@@ -8,12 +8,12 @@ import shlex
 
 import numpy as np
 
-from benchmarks.common.html_style import esc
-from benchmarks.common import experiment_config
-from benchmarks.common.change_words import Word
+from benchmarks.config import experiment_config
 from benchmarks.history.site import dashboard_numbers as numbers
 from benchmarks.history.site import grid as grid_module
 from benchmarks.history.site import page, suite_page
+from benchmarks.results.change_words import Word
+from benchmarks.results.html_style import esc
 
 AROUND = 3  # runs shown on each side of a change
 

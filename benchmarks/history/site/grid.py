@@ -17,9 +17,9 @@ from typing import Optional
 
 import numpy as np
 
-from benchmarks.common import accuracy_status, against_eager, records
-from benchmarks.common.measurement import Measurement
 from benchmarks.history import series
+from benchmarks.results import accuracy_status, against_eager, records
+from benchmarks.results.measurement import Measurement
 
 # Cell status codes (the `status` array).
 MISSING, OK, SKIPPED, FAILED = 0, 1, 2, 3
@@ -168,8 +168,8 @@ def load(connection) -> Grid:
 
 def log_path(config: Config, source: str) -> Optional[str]:
     """The config's log beside the results file `source` (output_paths.log_path), or None when not there."""
-    from benchmarks.common import output_paths
-    from benchmarks.common.experiment_config import ConfigError, ExperimentConfig
+    from benchmarks.config.experiment_config import ConfigError, ExperimentConfig
+    from benchmarks.plumbing import output_paths
 
     try:
         experiment = ExperimentConfig.from_dict(config.experiment)

@@ -1,4 +1,4 @@
-"""The site's page shell and its shared bits: the tools' look (common/html_style.STYLE) with the site's
+"""The site's page shell and its shared bits: the tools' look (results/html_style.STYLE) with the site's
 few additions, a chart's data for site.js, numbers as the tables show them, a change's colour and title."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from typing import Optional
 
 import numpy as np
 
-from benchmarks.common.html_style import STYLE, esc
+from benchmarks.results.html_style import STYLE, esc
 
 SITE_STYLE = """
 td.worse{background:#fde7e7;color:#9b1c14}td.better{background:#e6f4ea;color:#14591f}td .delta{font-size:.85em}
@@ -42,7 +42,7 @@ def css() -> str:
 
 
 def slug(text: str) -> str:
-    from benchmarks.common.safe_paths import safe_name
+    from benchmarks.plumbing.safe_paths import safe_name
 
     return safe_name(text)
 

@@ -10,7 +10,7 @@ from typing import Optional
 
 import numpy as np
 
-from benchmarks.common.cli_support import UsageError
+from benchmarks.plumbing.cli_support import UsageError
 
 PREVIOUS = "previous"
 LATEST = "latest"

@@ -9,12 +9,12 @@ import os
 
 import numpy as np
 
-from benchmarks.common.accuracy_status import AccuracyStatus
-from benchmarks.common.html_style import esc
-from benchmarks.common.records import RecordStatus
 from benchmarks.history.site import dashboard_numbers as numbers
 from benchmarks.history.site import grid as grid_module
 from benchmarks.history.site import page, significance
+from benchmarks.results.accuracy_status import AccuracyStatus
+from benchmarks.results.html_style import esc
+from benchmarks.results.records import RecordStatus
 
 COLUMNS = ("Model", "Status", "Speedup", "Time (ms)", "Compile latency (s)", "Peak memory (MiB)", "Graph breaks",
            "Links")

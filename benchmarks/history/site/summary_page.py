@@ -4,9 +4,9 @@ between the two runs; then a trend chart of each number over every run, the chan
 
 from __future__ import annotations
 
-from benchmarks.common.html_style import esc
 from benchmarks.history.site import dashboard_numbers as numbers
 from benchmarks.history.site import page
+from benchmarks.results.html_style import esc
 
 FORMATS = {"pass_rate": "{:.0f}%", "speedup": "{:.2f}x", "compile_latency": "{:.2f}", "compression": "{:.2f}x",
            "peak_memory": "{:.0f}"}

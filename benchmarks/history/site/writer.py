@@ -9,7 +9,7 @@ import hashlib
 import json
 import os
 
-from benchmarks.common import disk_writes
+from benchmarks.plumbing import disk_writes
 
 STATE_FILE = ".history-site.json"
 STATE_VERSION = 1

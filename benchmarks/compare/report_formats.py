@@ -1,0 +1,164 @@
+"""compare.py's report as a terminal table (colour on a terminal only), CSV, JSON, Markdown, and a forest plot."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+from benchmarks.compare import metrics
+from benchmarks.config.experiment_config import backend_name, parse_none
+from benchmarks.results.change_words import Word
+
+FORMATS = ("table", "csv", "json", "md")
+_COLOURS = {Word.SLOWER: "31", Word.NEW_FAILURE: "31;1", Word.FASTER: "32", Word.FIXED: "32;1",
+            Word.UNSURE: "33", Word.FAILING: "35"}
+# Keys every config label shows in its own way (or never); any other key set is shown as key=value.
+_LABEL_KEYS = ("accelerator", "xla", "dynamo", "test", "batch_size", "torch_xla2")
+
+
+def config_label(row: dict) -> str:
+    e = row["experiment"]
+    parts = [str(e.get("accelerator") or "?"),
+             backend_name(parse_none(e.get("xla")) if isinstance(e.get("xla"), str) else None,
+                          parse_none(e.get("dynamo")) if isinstance(e.get("dynamo"), str) else None),
+             str(e.get("test") or "?")]
+    if e.get("batch_size") is not None:
+        parts.append(f"bs{e['batch_size']}")
+    parts += [f"{k}={v}" for k, v in e.items() if k not in _LABEL_KEYS and v not in (None, False)]
+    name = row["model_name"] or "?"
+    return f"{name} " + " ".join(parts)
+
+
+def _number(value, digits: int = 4) -> str:
+    return "" if value is None else f"{value:.{digits}g}"
+
+
+def _percent(ratio) -> str:
+    return "" if ratio is None else f"{(ratio - 1) * 100:+.1f}%"
+
+
+def _cells(row: dict) -> list:
+    unit, factor = metrics.unit(row["metric"])
+    median = [_number(None if row[s]["median"] is None else row[s]["median"] * factor) for s in ("control", "treatment")]
+    ci = row["ci"]
+    outcome = row["verdict"] + (f" +{'+'.join(row['gates'])}" if row.get("gates") else "")
+    return [outcome, config_label(row), median[0], median[1],
+            "" if row["time_ratio"] is None else f"{row['time_ratio']:.3f}", _percent(row["time_ratio"]),
+            "" if ci is None else f"[{ci[0]:.3f}, {ci[1]:.3f}]",
+            f"{row['control']['n_processes']}/{row['treatment']['n_processes']}", row["note"]]
+
+
+def _header(report) -> list:
+    unit, _ = metrics.unit(report.settings.metric)
+    level = f"{report.settings.confidence:.0%}"
+    return ["verdict", "config", f"control {unit}".strip(), f"treatment {unit}".strip(), "ratio", "change",
+            f"{level} interval", "processes", "note"]
+
+
+def _summary_lines(report) -> list:
+    lines = []
+    g = report.geomean
+    if g:
+        lines.append(f"geomean ratio {g['time_ratio']:.3f} ({_percent(g['time_ratio'])}), "
+                     f"{report.settings.confidence:.0%} interval [{g['ci'][0]:.3f}, {g['ci'][1]:.3f}] over "
+                     f"{g['n_configs']} config(s): {g['verdict']}")
+    else:
+        lines.append("geomean: no config measured on both sides")
+    lines.append(", ".join(f"{n} {name}" for name, n in report.counts.items()))
+    return lines
+
+
+def table(report, colour: bool) -> str:
+    header, rows = _header(report), [_cells(row) for row in report.rows]
+    widths = [max(len(str(r[i])) for r in [header] + rows) for i in range(len(header))]
+
+    def line(cells: list, outcome: str = "") -> str:
+        text = "  ".join(str(cell).ljust(width) for cell, width in zip(cells, widths)).rstrip()
+        code = _COLOURS.get(outcome)
+        return f"\x1b[{code}m{text}\x1b[0m" if colour and code else text
+
+    out = [line(header), "  ".join("-" * w for w in widths)]
+    out += [line(cells, row["verdict"]) for cells, row in zip(rows, report.rows)]
+    metric = report.settings.metric
+    out += ["", f"metric: {metric}; ratio = treatment / control (above 1: the treatment costs more); "
+                f"threshold ±{report.settings.threshold:.1%}"]
+    return "\n".join(out + _summary_lines(report)) + "\n"
+
+
+def markdown(report) -> str:
+    header, rows = _header(report), [_cells(row) for row in report.rows]
+    escape = lambda text: str(text).replace("|", "\\|")  # noqa: E731
+    out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for cells in rows:
+        cells[0] = f"**{cells[0]}**" if cells[0] in (Word.SLOWER, Word.NEW_FAILURE) else cells[0]
+        out.append("| " + " | ".join(map(escape, cells)) + " |")
+    out.append("")
+    out += [line + "  " for line in _summary_lines(report)]
+    return "\n".join(out) + "\n"
+
+
+def csv_text(report) -> str:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(["verdict", "suite_name", "model_name", "config", "experiment", "metric", "control_median",
+                     "control_n_samples", "control_n_processes", "treatment_median", "treatment_n_samples",
+                     "treatment_n_processes", "time_ratio", "ci_low", "ci_high", "note", "gates"])
+    for row in report.rows:
+        ci = row["ci"] or [None, None]
+        writer.writerow([row["verdict"], row["suite_name"], row["model_name"], config_label(row),
+                         json.dumps(row["experiment"], sort_keys=True), row["metric"]]
+                        + [row[s][k] for s in ("control", "treatment") for k in ("median", "n_samples", "n_processes")]
+                        + [row["time_ratio"], ci[0], ci[1], row["note"], " ".join(row.get("gates") or [])])
+    if report.geomean:
+        g = report.geomean
+        writer.writerow([g["verdict"], "", "geomean", "", "", report.settings.metric] + [""] * 6
+                        + [g["time_ratio"], g["ci"][0], g["ci"][1], f"{g['n_configs']} configs", ""])
+    return buffer.getvalue()
+
+
+def render(report, fmt: str, colour: bool = False) -> str:
+    if fmt == "json":
+        return json.dumps(report.as_json(), indent=1) + "\n"
+    if fmt == "csv":
+        return csv_text(report)
+    if fmt == "md":
+        return markdown(report)
+    return table(report, colour)
+
+
+def forest_plot(report, path: str) -> None:
+    """Each measured config's ratio and interval, one line each, the geomean last; PNG or SVG by name."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = [row for row in report.rows if row["time_ratio"] is not None][::-1]
+    labels = [config_label(row) for row in rows]
+    values = [row["time_ratio"] for row in rows]
+    lows = [row["time_ratio"] - row["ci"][0] for row in rows]
+    highs = [row["ci"][1] - row["time_ratio"] for row in rows]
+    colours = [{Word.SLOWER: "tab:red", Word.FASTER: "tab:green", Word.UNSURE: "tab:orange"}.get(
+        row["verdict"], "tab:gray") for row in rows]
+    if report.geomean:
+        g = report.geomean
+        labels.insert(0, "geomean")
+        values.insert(0, g["time_ratio"])
+        lows.insert(0, g["time_ratio"] - g["ci"][0])
+        highs.insert(0, g["ci"][1] - g["time_ratio"])
+        colours.insert(0, "black")
+    figure, axes = plt.subplots(figsize=(8, 1 + 0.3 * max(1, len(values))))
+    for y, (value, low, high, colour) in enumerate(zip(values, lows, highs, colours)):
+        axes.errorbar([value], [y], xerr=[[low], [high]], fmt="D" if labels[y] == "geomean" else "o", color=colour,
+                      capsize=3)
+    threshold = report.settings.threshold
+    axes.axvline(1.0, color="black", linewidth=0.8)
+    axes.axvspan(1 - threshold, 1 + threshold, color="gray", alpha=0.15, label=f"±{threshold:.0%}")
+    axes.set_yticks(range(len(labels)))
+    axes.set_yticklabels(labels, fontsize=8)
+    axes.set_xlabel(f"treatment / control ({report.settings.metric}); {report.settings.confidence:.0%} intervals")
+    axes.legend(loc="best", fontsize=8)
+    figure.tight_layout()
+    figure.savefig(path)
+    plt.close(figure)

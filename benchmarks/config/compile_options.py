@@ -1,0 +1,137 @@
+"""torch.compile's knobs as experiment keys (docs/architecture.md, "Compile modes, Inductor options, compile
+cache"): `compile_mode` (an axis), `inductor_config` (KEY=VALUE settings, one per sweep), `compile_cache` (an
+axis). Their names, parsing and support rules; pure Python, no torch (the probe knows Inductor's names)."""
+
+from __future__ import annotations
+
+import json
+from typing import Optional
+
+KEYS = ("compile_mode", "inductor_config", "compile_cache")
+MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
+# The mode that is CUDA graphs (max-autotune captures them only on CUDA, so it runs elsewhere too).
+CUDA_GRAPH_MODES = ("reduce-overhead",)
+# cold: a fresh, empty cache per child; warm: the config compiles once untimed first; shared: the machine's.
+CACHES = ("cold", "warm", "shared")
+DEFAULT_MODE, DEFAULT_CACHE = "default", "cold"
+# The dashboard's named shorthands for Inductor settings.
+SHORTHANDS = {"freezing": ("freezing", "True"), "cpp_wrapper": ("cpp_wrapper", "True")}
+# Backends that take torch.compile's mode and read Inductor's config.
+INDUCTOR_BACKENDS = ("inductor",)
+
+
+def choice(name: str, allowed: tuple, value) -> Optional[str]:
+    if value is None:
+        return None
+    if value not in allowed:
+        raise ValueError(f"{name} must be one of {', '.join(allowed)}, not {value!r}")
+    return value
+
+
+def parse_setting(text: str) -> tuple:
+    """`KEY=VALUE` -> (key, value as JSON-ish text); ValueError with one line otherwise."""
+    key, sep, value = text.partition("=")
+    key, value = key.strip(), value.strip()
+    if not sep or not key or not value:
+        raise ValueError(f"--inductor-config wants KEY=VALUE, not {text!r}")
+    return key, value
+
+
+def python_value(text: str):
+    """An Inductor setting's value as typed on the command line: True/False, a number, else the string."""
+    lowered = text.lower()
+    if lowered in ("true", "false"):
+        return lowered == "true"
+    if lowered in ("none", "null"):
+        return None
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def config_text(settings) -> Optional[str]:
+    """The experiment key's canonical text: `key=value` pairs sorted by key, comma-joined (None for none).
+    A later setting of a key wins."""
+    merged = dict(settings)
+    return ",".join(f"{k}={merged[k]}" for k in sorted(merged)) or None
+
+
+def settings_of(text: Optional[str]) -> dict:
+    """The experiment key's text -> {key: Python value}."""
+    if not text:
+        return {}
+    return dict((k, python_value(v)) for k, v in (parse_setting(part) for part in text.split(",")))
+
+
+def check_settings(settings: dict, known: dict) -> Optional[str]:
+    """One line naming the first unknown key or badly typed value ({name: type name} from the probe), else None."""
+    for key, value in settings.items():
+        if key not in known:
+            return f"--inductor-config: Inductor has no setting {key!r}"
+        expected, actual = known[key], type(python_value(str(value))).__name__
+        if expected in ("bool", "int", "float") and actual != expected and not (expected == "float" and actual == "int"):
+            return f"--inductor-config: {key} wants a {expected}, not {value!r}"
+    return None
+
+
+def parse_mode(value) -> Optional[str]:
+    """An experiment's `compile_mode` (null without dynamo), or ValueError."""
+    return choice("compile_mode", MODES, value)
+
+
+def parse_cache(value) -> Optional[str]:
+    """An experiment's `compile_cache` (null without dynamo), or ValueError."""
+    return choice("compile_cache", CACHES, value)
+
+
+def parse_config(text) -> Optional[str]:
+    """An experiment's `inductor_config` text (null for none), checked, or ValueError."""
+    if text is not None:
+        if not isinstance(text, str):
+            raise ValueError(f"inductor_config must be KEY=VALUE text or null, not {text!r}")
+        settings_of(text)
+    return text
+
+
+def for_dynamo(value, experiment):
+    """A compile key's value for this config: none without dynamo (an eager or lazy-tensor config is not
+    compiled: one eager config, whatever the modes)."""
+    return value if experiment.dynamo is not None else None
+
+
+def for_inductor(value, experiment):
+    """The Inductor config's value for this config: on Inductor only."""
+    return value if experiment.dynamo in INDUCTOR_BACKENDS else None
+
+
+def _mode_needs_inductor(e) -> bool:
+    return e.compile_mode not in (None, "default") and e.dynamo not in INDUCTOR_BACKENDS
+
+
+def _freezing_in_training(e) -> bool:
+    return bool(settings_of(e.inductor_config).get("freezing")) and e.test == "train"
+
+
+# (name, cannot_run(experiment, capabilities), reason): the axes' table (config/axes.py) adds them to
+# runner/matrix.py's, the mode's and the Inductor config's.
+MODE_RULES = [
+    (
+        "compile-mode-needs-inductor",
+        lambda e, c: _mode_needs_inductor(e),
+        lambda e, c: f"compile mode {e.compile_mode} is Inductor's; dynamo backend {e.dynamo} takes no mode",
+    ),
+    (
+        "cuda-graph-mode-needs-cuda",
+        lambda e, c: e.compile_mode in CUDA_GRAPH_MODES and e.accelerator != "cuda",
+        lambda e, c: f"compile mode {e.compile_mode} captures CUDA graphs, which need a CUDA device "
+        f"(max-autotune and max-autotune-no-cudagraphs run on {e.accelerator})",
+    ),
+]
+CONFIG_RULES = [
+    (
+        "freezing-eval-only",
+        lambda e, c: _freezing_in_training(e),
+        lambda e, c: "Inductor's freezing folds the weights into constants: inference (test eval) only",
+    ),
+]

@@ -1,0 +1,53 @@
+"""The environment of one config's child process, composed per config (a pure function): by the parent when
+it launches the child, by a config run by hand for itself."""
+
+from __future__ import annotations
+
+import signal
+from typing import Optional
+
+from benchmarks.config import allocator, cpu_profile
+from benchmarks.plumbing import xla_dump_env
+from benchmarks.plumbing.cpu_affinity import requested_cores, usable_cores
+
+# The launcher's pid, set by the launcher itself: the child dies with it (single_config.die_with_parent).
+PARENT_PID_VARIABLE = "BENCHMARKS_PARENT_PID"
+
+# Sent by the launcher to a child that timed out, just before it kills it: the child writes every thread's Python
+# stack to its log (faulthandler), so its record can say where it hung.
+STACKS_SIGNAL = signal.SIGUSR1
+
+# Variables that belong to one XLA config and must not leak from the parent's environment.
+XLA_RUNTIME_VARS = ("PJRT_DEVICE", "XRT_TPU_CONFIG", "XLA_FLAGS")
+
+
+def child_environment(experiment, options, base_env: dict, model_config: Optional[dict] = None) -> dict:
+    """`model_config` names the artifact paths of the diagnostics torch_xla reads from its environment
+    (--dump-hlo, --save-ir-format); without it those are not set."""
+    env = dict(base_env)
+    env["PYTHONUNBUFFERED"] = "1"  # the log streams as the child runs
+    if experiment.xla:
+        for name in XLA_RUNTIME_VARS:
+            env.pop(name, None)
+        env["PJRT_DEVICE"] = experiment.accelerator.upper()
+    if experiment.xla_flags:
+        env["XLA_FLAGS"] = experiment.xla_flags
+    if experiment.enable_functionalization:
+        env.pop("XLA_DISABLE_FUNCTIONALIZATION", None)
+    else:
+        env["XLA_DISABLE_FUNCTIONALIZATION"] = "1"
+    if model_config is not None:
+        xla_dump_env.set_dump_variables(env, experiment, options, model_config)
+    # The C allocator: one policy for eager and every backend, read by glibc and the loader at the start.
+    if experiment.cpu_profile:  # its allocator settings, OpenMP runtime and threads
+        cpu_profile.apply_environment(env, experiment, len(requested_cores(options.noise) or usable_cores()))
+    else:
+        allocator.apply(env, experiment.allocator)
+    return env
+
+
+def allocator_environment(env: dict) -> dict:
+    """The variables of `env` that take effect only when an interpreter starts (the C allocator's, LD_PRELOAD):
+    a config by hand compares them with those it was started with (single_config.main)."""
+    names = allocator.MANAGED_VARIABLES + ("LD_PRELOAD",) + tuple(cpu_profile.OPENMP_VARIABLES)
+    return {name: env[name] for name in names if name in env}

@@ -1,0 +1,454 @@
+"""experiment_runner.py's options as one typed value, and the declaration of every one of its flags.
+
+Each field below is its flag (`flags.Group.option` / `.axis`: spelling, type, default, help, --help section,
+and who reads it: the parent, the child or both), so adding a flag is one field here plus its use. The parser
+(`build_parser`), `RunOptions.from_flags` and each child's command line (`child_flags`) are built from these
+fields, with the suites' own flags (`Suite.flags`). A feature's values are one section (verify, diagnostics,
+timing, noise); our experiment axes' flags are one too (`axes`), made from config/axes.py's table. No torch, no
+behaviour but parsing (docs/architecture.md, "Options").
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import importlib.util
+import os
+import time
+from typing import Any, Optional
+
+from benchmarks.config import compile_options, experiment_config, tolerances
+from benchmarks.config.axes import AXES
+from benchmarks.config.flags import BOTH, CHILD, PARENT, SUITE_NAMES, Group, add_flags, child_args, field_flags, \
+    from_namespace
+from benchmarks.plumbing.cli_support import (LOG_LEVELS, Parser, UsageError, epilog,
+                                             finite_non_negative_float, memory_size, non_negative_int, positive_float,
+                                             positive_int)
+from benchmarks.plumbing.cli_support import timestamp as timestamp_type
+from benchmarks.plumbing.cpu_affinity import cpu_affinity_spec
+
+MATMUL_PRECISIONS = ("default", "high", "highest")
+IR_FORMATS = ("text", "hlo", "stablehlo")
+
+
+def xla_choice(text: str):
+    value = experiment_config.parse_none(text)
+    if value is not None and value.upper() == "PJRT":
+        return "PJRT"
+    if value is None:
+        return None
+    if value.upper() == "XRT":
+        raise argparse.ArgumentTypeError("XRT was removed from PyTorch/XLA; use PJRT")
+    raise argparse.ArgumentTypeError(f"invalid choice {text!r} (choose None or PJRT)")
+
+
+# The --help sections, in --help's order.
+SELECTION = Group("model selection")
+MATRIX = Group("experiment matrix (each flag repeatable; the product is run)")
+MEASUREMENT = Group("measurement")
+SWEEP = Group("sweep")
+PARALLEL = Group("parallel sweeps (README: when to use --jobs, and running on a Ray cluster)")
+SINGLE = Group("single config (what each child runs; also by hand)")
+VERIFICATION = Group("verification")
+DIAGNOSTICS = Group("diagnostics (files go to <output-dir>/<model>/<kind>-<config>[-<repeat>].<ext>, listed in the "
+                    "record's artifacts)")
+TIMING = Group("timing")
+GOLDEN = Group("golden inputs and outputs (docs/runner.md: stored inputs, weights and results, checked later)")
+NOISE = Group("noise control")
+
+
+@dataclasses.dataclass(frozen=True)
+class VerifyOptions:
+    """--verify: compare each config's result with eager's."""
+
+    enabled: bool = VERIFICATION.switch(BOTH, "also judge each config's accuracy against an fp64 eager reference "
+        "(output for eval; loss and every gradient for train) and record `accuracy`, upstream's verification_code and "
+        "error figures beside the timing", name="--verify")
+    accuracy_tolerance: Optional[float] = VERIFICATION.option(
+        None, CHILD, "the tolerance of the record's `accuracy` (the harness's rule: allclose at TOL, and the RMSE "
+        "rule's tol/10) for every config, instead of the harness's per suite, model, precision and test", name=tolerances.ACCURACY_FLAG,
+        aliases=(tolerances.ACCURACY_FLAG_OLD_NAME,), type=finite_non_negative_float, metavar="TOL")
+    verification_tolerance: Optional[float] = VERIFICATION.option(
+        None, CHILD, "upstream's verification_code: its limit on the mean relative error sum|out-ref|/sum|ref| for "
+        "every config, instead of the suite's per model (default 0.02)", name=tolerances.MEAN_REL_ERROR_FLAG,
+        type=finite_non_negative_float, metavar="TOL")
+    iterations: Optional[int] = VERIFICATION.option(
+        None, CHILD, "iterations (train: steps) before the result is compared (default 1; 2 under the harness's "
+        "training step, as the harness checks)", name="--verify-iterations", type=positive_int, metavar="N")
+
+
+@dataclasses.dataclass(frozen=True)
+class DiagnosticsOptions:
+    """Profiles, per-operator times, XLA metrics and IR dumps, dynamo counters, saved outputs, precision."""
+
+    dump_pytorch_profiles: bool = DIAGNOSTICS.switch(CHILD, "torch.profiler per timed repeat: a Chrome trace "
+        "(trace-*.json) and an operator table (pytorch-profile-*.txt)")
+    profile_cuda_cpu: bool = DIAGNOSTICS.switch(CHILD, "per-repeat metrics total_cpu_time_s and per_iter_cpu_time_s "
+        "(and the cuda pair where CUDA is profiled) from torch.profiler")
+    profile_cuda_cpu_individual_ops: bool = DIAGNOSTICS.switch(CHILD, "per-operator times and call counts in the "
+        "record's diagnostics (aten_ops; on XLA configs xla_unlowered_ops: the operators that fell back to the CPU)")
+    dump_pytorch_xla_metrics: bool = DIAGNOSTICS.switch(CHILD, "torch_xla's metrics report per timed repeat "
+        "(pytorch-xla-metrics-*.txt; XLA configs)")
+    # The parent sets the environment variables of these two and lists their files for a child that died.
+    dump_hlo: bool = DIAGNOSTICS.switch(BOTH, "XLA_FLAGS --xla_dump_to=<output-dir>/<model>/hlo-<config>/ (XLA "
+        "configs)")
+    save_ir_format: Optional[str] = DIAGNOSTICS.option(
+        None, BOTH, "save the lazy-tensor IR of every graph (XLA_SAVE_TENSORS_FMT/FILE) to "
+        "dump-<config>.<format>.<ordinal> (XLA configs)", choices=IR_FORMATS)
+    profile_xla: bool = DIAGNOSTICS.switch(CHILD, "capture an XLA profiler (xplane) trace of the timed repeats into "
+        "xla-profile-<config>/; the profiler server gets a free port per child (XLA configs)")
+    profile_xla_duration_ms: int = DIAGNOSTICS.option(
+        5000, CHILD, "length of that capture (default 5000)", type=positive_int, metavar="MS")
+    collect_dynamo_counters: bool = DIAGNOSTICS.switch(CHILD, "torch._dynamo's counters into the record's diagnostics "
+        "(dynamo configs)")
+    dump_dynamo_counters: bool = DIAGNOSTICS.switch(CHILD, "torch._dynamo's counters after each repeat to "
+        "dynamo-counters-<config>.json (dynamo configs)")
+    filter_by_single_graph: bool = DIAGNOSTICS.switch(CHILD, "compile with fullgraph=True: a graph break makes the "
+        "config an error record")
+    randomize_input: bool = DIAGNOSTICS.switch(CHILD, "fresh random values for every floating-point input tensor (any "
+        "float dtype, bf16 and fp16 included) for every timed iteration, made outside the timed region; integer inputs "
+        "kept")
+    save_output: bool = DIAGNOSTICS.switch(CHILD, "save the CPU copy of the last output of each timed repeat "
+        "(output-*.pt; load with torch.load(..., weights_only=True))")
+    collect_full_output: bool = DIAGNOSTICS.switch(CHILD, "train steps return the model output and the gradients "
+        "beside the loss (slower)")
+    matmul_precision: Optional[str] = DIAGNOSTICS.option(
+        None, CHILD, "float32 matmul precision for torch (default->medium, high, highest) and torch_xla (default, "
+        "high, highest); unset: the libraries' own defaults", choices=MATMUL_PRECISIONS)
+    disable_tf32: bool = DIAGNOSTICS.switch(CHILD, "no TF32: float32 matmuls (and cuDNN convolutions) at full "
+        "precision (highest)")
+
+
+def directory_path(text: str) -> str:
+    """A directory given on the command line, made absolute here so that every child finds it wherever it runs."""
+    if not text:
+        raise argparse.ArgumentTypeError("expected a directory")
+    return os.path.abspath(os.path.expanduser(text))
+
+
+@dataclasses.dataclass(frozen=True)
+class GoldenOptions:
+    """--save-golden / --golden: each config's inputs, weights and eager result stored, or checked against."""
+
+    save_dir: Optional[str] = GOLDEN.option(
+        None, CHILD, "store each config's inputs, starting weights and eager result (eval: the output; train: loss "
+        "and gradients after 2 steps) in DIR/<suite>/<model>/<test>-<precision>/ (safetensors, manifest.json with "
+        "versions and machine); record key `golden`", name="--save-golden", type=directory_path, metavar="DIR")
+    check_dir: Optional[str] = GOLDEN.option(
+        None, CHILD, "run each config on the inputs and weights stored in DIR and check its result against the "
+        "stored one (any backend); the record's `golden`: status pass, fail_golden, no_golden or bad_golden, max "
+        "abs and rel error", name="--golden", type=directory_path, metavar="DIR")
+    atol: Optional[float] = GOLDEN.option(
+        None, CHILD, "absolute tolerance of --golden (default: the entry's, by the result's dtype)",
+        name="--golden-atol", type=finite_non_negative_float, metavar="ATOL")
+    rtol: Optional[float] = GOLDEN.option(
+        None, CHILD, "relative tolerance of --golden (default: the entry's, by the result's dtype)",
+        name="--golden-rtol", type=finite_non_negative_float, metavar="RTOL")
+
+
+@dataclasses.dataclass(frozen=True)
+class TimingOptions:
+    """--pure-wall-time: per-iteration device time with CUDA events."""
+
+    pure_wall_time: bool = TIMING.switch(BOTH, "time each iteration with CUDA events (device time only, L2 cache "
+        "flushed between calls, minimum over ~100 ms of calls); CUDA configs only, others are dropped with the reason")
+
+
+@dataclasses.dataclass(frozen=True)
+class NoiseOptions:
+    """--cpu-affinity: the cores each child is pinned to (a spec such as "2-3"; None: not pinned)."""
+
+    cpu_affinity: Optional[str] = NOISE.option(
+        None, BOTH, "pin each child to these CPU cores, e.g. 2-3 or 0,2 (the record's environment.cpu_affinity says "
+        "which cores each child had)", type=cpu_affinity_spec, metavar="CORES")
+
+
+def axis_option(axis) -> Any:
+    """An axis's flag (config/axes.py) as a field: repeatable (empty: the axis's sweep default), or one value (None:
+    unset)."""
+    flag = {name: value for name, value in (("choices", axis.choices), ("type", axis.type), ("metavar", axis.metavar))
+            if value is not None}
+    if axis.flag_is_repeatable:
+        return MATRIX.option((), PARENT, axis.help, repeatable=True, **flag)
+    return MATRIX.option(None, PARENT, axis.help, **flag)
+
+
+# Our axes' flags (RunOptions.axes): a field per axis of config/axes.py, named by its key, in the table's order.
+AxisOptions = dataclasses.make_dataclass("AxisOptions", [(axis.key, Any, axis_option(axis)) for axis in AXES],
+                                         frozen=True)
+
+SECTIONS = {"axes": AxisOptions, "verify": VerifyOptions, "diagnostics": DiagnosticsOptions, "timing": TimingOptions,
+            "noise": NoiseOptions, "golden": GoldenOptions}
+
+
+@dataclasses.dataclass(frozen=True)
+class RunOptions:
+    suite_name: str = SELECTION.option("dummy", BOTH, "model suite (default: dummy)", choices=SUITE_NAMES)
+    filter: tuple = SELECTION.option(
+        (), PARENT, "keep models whose name matches (case-insensitive search; repeatable)", short="-k",
+        repeatable=True, metavar="REGEX")
+    exclude: tuple = SELECTION.option((), PARENT, "drop models whose name matches (repeatable)", short="-x",
+                                      repeatable=True, metavar="REGEX")
+    filter_by_tier: tuple = SELECTION.option((), PARENT, "keep the models of the suite's tier N (repeatable)",
+                                             repeatable=True, type=int, metavar="N")
+    exclude_by_tier: tuple = SELECTION.option((), PARENT, "drop the models of the suite's tier N (repeatable)",
+                                              repeatable=True, type=int, metavar="N")
+    total_partitions: int = SELECTION.option(1, PARENT, "split the model list in N slices", type=positive_int,
+                                             metavar="N")
+    partition_id: int = SELECTION.option(0, PARENT, "which slice to run (0-based)", type=non_negative_int,
+                                         metavar="I")
+    # the matrix: each an axis's values as given (empty: the runner's default values, runner/plan.py)
+    accelerator: tuple = MATRIX.axis("default: cpu, cuda, tpu (those not present are dropped, with the reason)",
+                                     choices=experiment_config.ACCELERATORS)
+    xla: tuple = MATRIX.axis("default: None, PJRT", type=xla_choice, metavar="{None,PJRT}")
+    dynamo: tuple = MATRIX.axis("None or any registered dynamo backend (inductor, openxla, openxla_eval, aot_eager, "
+                                "...), export / export_nonstrict (torch.export, strict or not), aot_inductor "
+                                "(export + AOTInductor package; eval); default: None, inductor, openxla", type=experiment_config.parse_none,
+                                metavar="BACKEND")
+    test: tuple = MATRIX.axis("default: eval, train", choices=experiment_config.TESTS)
+    xla_flags: tuple = MATRIX.axis("one whole XLA_FLAGS string per value", type=experiment_config.parse_none,
+                                   metavar="FLAGS")
+    batch_size: tuple = MATRIX.axis("requested batch size (repeatable: a batch-size sweep); default: the model's",
+                                    type=positive_int, metavar="N")
+    # our axes: a field of AxisOptions per axis of config/axes.py (--quantization, --precision, ...)
+    axes: AxisOptions = AxisOptions()
+    freezing: bool = MATRIX.switch(PARENT, "--inductor-config freezing=True (the dashboard's freezing; eval only)")
+    cpp_wrapper: bool = MATRIX.switch(PARENT, "--inductor-config cpp_wrapper=True (the dashboard's cpp_wrapper)")
+    enable_functionalization: bool = MATRIX.switch(PARENT, "keep XLA functionalization on (default: "
+        "XLA_DISABLE_FUNCTIONALIZATION=1)")
+    # measurement (the parent reads them too: a failure record says what was asked)
+    repeat: int = MEASUREMENT.option(10, BOTH, "timed runs per config (default 10)", type=positive_int, metavar="N")
+    iterations_per_run: int = MEASUREMENT.option(1, BOTH, "iterations per timed run (default 1)", type=positive_int,
+                                                 metavar="N")
+    warmup: int = MEASUREMENT.option(
+        2, BOTH, "untimed-for-statistics warm-up runs, recorded apart (default 2; the first compiles)",
+        type=non_negative_int, metavar="N")
+    # the sweep
+    dry_run: bool = SWEEP.switch(PARENT, "print the configs (and those dropped, with why); run nothing")
+    print_subprocess: bool = SWEEP.switch(PARENT, "stream each child's output to the terminal too")
+    subprocess_timeout: float = SWEEP.option(1800.0, PARENT, "kill a child's whole process group after this long "
+                                             "(default 1800)", type=positive_float, metavar="SECONDS")
+    subprocess_memory_limit: Optional[int] = SWEEP.option(
+        None, PARENT, "kill a child whose process tree's resident memory passes SIZE (e.g. 8G): an oom record",
+        type=memory_size, metavar="SIZE")
+    progress_bar: bool = SWEEP.switch(PARENT, "show a progress bar even when stderr is not a terminal")
+    output_dirname: str = SWEEP.option("./output/", BOTH, "results, logs and artifacts go here (created if missing)",
+                                       metavar="DIR")
+    output_basename: str = SWEEP.option("results.jsonl", BOTH, "results file name, in --output-dirname",
+                                        metavar="NAME")
+    no_resume: bool = SWEEP.option(False, PARENT,
+                                   "start a new results file (an existing one is kept as a .bak-<time> backup)")
+    retry_failed: bool = SWEEP.switch(PARENT, "re-run configs whose latest record failed")
+    allow_empty: bool = SWEEP.switch(PARENT, "exit 0 when the flags select nothing to run: a -k pattern that matches no "
+                                     "model, or an unknown --dynamo backend, is then a warning and left out "
+                                     "(default: exit 2, naming the close matches)")
+    wait: bool = SWEEP.switch(PARENT, "when another sweep is writing the same results file, wait for it to end, then "
+                              "resume (default: say who holds it and exit 2)")
+    rounds: int = SWEEP.option(
+        1, PARENT, "run each config R times, each in a fresh child, interleaved (every config once, then every config "
+        "again ...): R records per config, for compare.py's intervals (default 1)", type=positive_int, metavar="R")
+    timestamp: Optional[float] = SWEEP.option(
+        None, BOTH, "the sweep's time for every record: epoch seconds or an ISO date or datetime (2026-11-18, "
+        "2026-11-18T03:00; UTC unless an offset is given) (default: now)", type=timestamp_type, metavar="TIME")
+    log_level: str = SWEEP.option("info", BOTH, "messages on stderr",
+                                  choices=LOG_LEVELS)
+    # where the children run (docs/architecture.md, "Executors")
+    jobs: Optional[int] = PARALLEL.option(  # None: 1 locally, the cluster's CPUs with Ray
+        None, PARENT, "run up to N children at once; locally each gets its own share of the cores (default 1; with "
+        "Ray: the cluster's CPUs)", type=positive_int, metavar="N")
+    executor: str = PARALLEL.option("local", PARENT, "where children run: this machine, or the nodes of a Ray cluster "
+                                    "(default local)", choices=("local", "ray"))
+    ray_address: Optional[str] = PARALLEL.option(
+        None, PARENT, "the Ray cluster to join (or auto; default: $RAY_ADDRESS, else a Ray instance started for this "
+        "sweep on this machine)", metavar="HOST:PORT")
+    gpus_per_job: int = PARALLEL.option(1, PARENT, "GPUs each CUDA config's child gets (default 1)",
+                                        type=positive_int, metavar="N")
+    cores_per_job: Optional[int] = PARALLEL.option(  # None: locally the equal split, under Ray 1
+        None, PARENT, "CPU cores (and threads) each child gets, pinned and held by no other child of the sweep on its "
+        "node; locally it replaces the equal split of --jobs (default: that split; with Ray: 1)", type=positive_int,
+        metavar="N")
+    artifacts_uri: Optional[str] = PARALLEL.option(
+        None, PARENT, "with Ray: where a node puts a config's files too big to return with its result, for the driver "
+        "to fetch (a directory every node mounts, or an fsspec URL such as s3://bucket/path; needs fsspec)",
+        metavar="URI")
+    artifacts_max_size: int = PARALLEL.option(
+        2**30, PARENT, "with Ray: the most a config's files may bring back from its node (default 1G); a file past "
+        "it stays on the node and the record's environment.executor.artifacts_left_behind says where",
+        type=memory_size, metavar="SIZE")
+    launch: str = PARALLEL.option(
+        "fork", PARENT, "fork (default): start each child from a fork server that has imported torch (faster; a "
+        "config whose environment must be set before `import torch` is spawned; under Ray each node has its own); "
+        "spawn: a fresh interpreter per child (the record's environment.launch says which)", choices=("fork", "spawn"))
+    # one config (the child, or by hand): the parent writes these itself, per config
+    experiment_config: Optional[str] = SINGLE.option(None, CHILD, "one experiment config", metavar="JSON")
+    model_config: Optional[str] = SINGLE.option(None, CHILD, "one model config", metavar="JSON")
+    record_fd: Optional[int] = SINGLE.option(None, CHILD, "", type=int, hidden=True)
+    # feature sections
+    verify: VerifyOptions = VerifyOptions()
+    diagnostics: DiagnosticsOptions = DiagnosticsOptions()
+    timing: TimingOptions = TimingOptions()
+    noise: NoiseOptions = NoiseOptions()
+    golden: GoldenOptions = GoldenOptions()
+    # every flag as argparse parsed it, the whole command line: what the suites are given, to read their own flags
+    # from (--torchbench-dir, --model-params, --op, ...; the scripts suite also --output-dirname, for its cache)
+    parsed_flags: argparse.Namespace = dataclasses.field(default_factory=argparse.Namespace, compare=False)
+    # what each child is given on its command line to see these same options
+    child_flags: tuple = ()
+
+    @classmethod
+    def from_flags(cls, flags: argparse.Namespace, child_flags=()) -> "RunOptions":
+        sections = {name: from_namespace(section, flags) for name, section in SECTIONS.items()}
+        return from_namespace(cls, flags, **sections, parsed_flags=flags, child_flags=tuple(child_flags))
+
+    @property
+    def single_config(self) -> bool:
+        """One config in this process (--model-config/--experiment-config): the child, or a config by hand."""
+        return self.model_config is not None or self.experiment_config is not None
+
+    def with_(self, **changes) -> "RunOptions":
+        return dataclasses.replace(self, **changes)
+
+    @property
+    def inductor_config_text(self):
+        """--inductor-config, --freezing and --cpp-wrapper as the experiment key's text (None for none)."""
+        shorthands = [compile_options.SHORTHANDS[name] for name in ("freezing", "cpp_wrapper") if getattr(self, name)]
+        return compile_options.config_text(shorthands + list(self.axes.inductor_config))
+
+
+class RunnerParser(Parser):
+    """experiment_runner.py's parser; `declared` holds every flag it was built from, in order."""
+
+    declared: tuple = ()
+
+    def options(self, argv=None) -> RunOptions:
+        """The command line -> RunOptions, with the flags each child is to be given (the timestamp set here, so
+        that every record of the sweep shares it)."""
+        flags = self.parse_args(argv)
+        if flags.timestamp is None:
+            flags.timestamp = time.time()
+        return RunOptions.from_flags(flags, child_flags=child_args(self.declared, flags))
+
+
+# --help: the common tasks first, then only these flags (a shorter help where the full one is long, None: the
+# flag's own); --help-all shows every flag with its whole help (docs/runner.md, "Flags").
+EXAMPLES = (
+    ("built-in models, eager vs Inductor, inference on this CPU (into ./output/)",
+     "experiment_runner.py --suite-name=dummy --accelerator=cpu --xla=None --dynamo=None --dynamo=inductor --test=eval"),
+    ("what it would run, and why a config is dropped; runs nothing",
+     "experiment_runner.py --suite-name=dummy --accelerator=cpu --dry-run"),
+    ("two torchvision models, accuracy checked, 3 rounds each (for compare.py)",
+     "experiment_runner.py --suite-name=torchvision -k '^resnet(18|50)$' --accelerator=cpu --xla=None "
+     "--dynamo=None --dynamo=inductor --test=eval --verify --rounds=3 --output-dirname=runs/base"),
+    ("run again to resume; --retry-failed re-runs the failed configs too",
+     "experiment_runner.py ... --output-dirname=runs/base --retry-failed"),
+    ("two children at once on their own cores (--executor=ray: a Ray cluster)",
+     "experiment_runner.py --suite-name=dummy --accelerator=cpu --jobs=2"),
+)
+BRIEF = {
+    "--suite-name": None,
+    "--filter": "keep models whose name matches (case-insensitive; repeatable); a pattern that matches no model "
+                "is an error naming the close ones",
+    "--exclude": None,
+    "--accelerator": "cpu, cuda, tpu (default: all three; those not here are dropped, with the reason)",
+    "--xla": "None or PJRT (default: both)",
+    "--dynamo": "None (eager), inductor, aot_eager, openxla, any registered dynamo backend, export, aot_inductor "
+                "(default: None, inductor, openxla)",
+    "--test": None,
+    "--batch-size": None,
+    "--precision": "fp32, bf16, fp16, amp, amp_bf16, amp_fp16 (default: the suite's)",
+    "--repeat": None,
+    "--warmup": None,
+    "--dry-run": None,
+    "--output-dirname": None,
+    "--no-resume": None,
+    "--retry-failed": None,
+    "--allow-empty": "exit 0, not 2, when the flags select nothing to run (a -k or --dynamo name that matches "
+                     "nothing is then a warning)",
+    "--rounds": "run each config R times, interleaved, each in a fresh child (default 1)",
+    "--timestamp": "the sweep's time for every record: epoch seconds or an ISO date or datetime (2026-11-18, "
+                   "2026-11-18T03:00, UTC unless an offset is given) (default: now)",
+    "--log-level": None,
+    "--jobs": None,
+    "--executor": None,
+    "--verify": "also judge each config's accuracy against an fp64 eager reference (the record's `accuracy`)",
+}
+
+
+class HelpAll(argparse.Action):
+    """--help-all: every flag, with its whole help, then exit."""
+
+    def __init__(self, option_strings, dest, **kwargs):
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS,
+                         help="show every flag (diagnostics, golden, noise, Ray, the suites' own ...) and exit")
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        build_parser(parser.suites, everything=True).print_help()
+        parser.exit()
+
+
+def declared_flags() -> list:
+    """RunOptions' flags in declaration order, a section's (axes, verify, ...) where its field stands."""
+    own = dict(field_flags(RunOptions))
+    flags = []
+    for field in dataclasses.fields(RunOptions):
+        if field.name in SECTIONS:
+            flags += [flag for _, flag in field_flags(SECTIONS[field.name])]
+        elif field.name in own:
+            flags.append(own[field.name])
+    return flags
+
+
+def build_parser(suites, everything: bool = False) -> RunnerParser:
+    """The parser of every declared flag: RunOptions' and its sections', then each suite's (`suites`: the
+    Suite objects, given by the caller because config/ imports no tool). Its --help shows the examples and the
+    flags of BRIEF; `everything`: every flag (what --help-all prints). Both parse every flag."""
+    declared = declared_flags()
+    for suite in suites:
+        declared += list(suite.flags)
+    statuses = epilog(ok="every config of the sweep has an ok or skip record (or the config run by hand did)",
+                      bad_news="a config's latest record is a failure (error, crash, timeout, oom): every record is "
+                      "written all the same; or the config run by hand (--model-config) failed")
+    hidden = len([f for f in declared if not f.hidden and f.name not in BRIEF])
+    parser = RunnerParser(
+        prog="experiment_runner.py",
+        usage="%(prog)s [--suite-name=SUITE] [-k REGEX] [--dynamo=BACKEND ...] [options]",
+        description="Run a matrix of PyTorch model benchmarks, one child process per (model, experiment); "
+                    "docs/runner.md.",
+        examples=EXAMPLES,
+        epilog=statuses if everything else statuses + f"\n\n{hidden} more flags (diagnostics, golden, noise "
+        "control, Ray, single config, each suite's own ...): --help-all",
+    )
+    parser.add_argument("--help-all", action=HelpAll)
+    add_flags(parser, declared, choices={SUITE_NAMES: [suite.name for suite in suites]},
+              brief=None if everything else BRIEF)
+    parser.declared = tuple(declared)
+    parser.suites = tuple(suites)
+    return parser
+
+
+def check_combinations(options: RunOptions) -> None:
+    """Flag combinations that contradict each other: a UsageError (one line, exit 2)."""
+    precision = options.diagnostics.matmul_precision
+    if options.diagnostics.disable_tf32 and precision not in (None, "highest"):
+        raise UsageError(f"--disable-tf32 asks for full float32 precision, --matmul-precision={precision} "
+                         "for less; pass one of them")
+    for axis in AXES:  # the profiles' contradicting flags
+        contradiction = axis.contradiction(options) if axis.contradiction else None
+        if contradiction:
+            raise UsageError(contradiction)
+    golden = options.golden
+    if (golden.save_dir or golden.check_dir) and importlib.util.find_spec("safetensors") is None:
+        raise UsageError("--save-golden and --golden need safetensors, which is not installed: pip install "
+                         "safetensors==0.8.0 (the project's `golden` extra)")
+    if golden.save_dir and golden.check_dir:
+        raise UsageError("--save-golden stores results and --golden checks against stored ones; pass one of them")
+    if golden.check_dir and not os.path.isdir(golden.check_dir):
+        raise UsageError(f"--golden {golden.check_dir}: no such directory")
+    if golden.check_dir and options.diagnostics.randomize_input:
+        raise UsageError("--golden runs on the stored inputs, --randomize-input on fresh ones; pass one of them")
+    if options.executor != "ray" and options.ray_address:
+        raise UsageError(f"--ray-address={options.ray_address} names the Ray cluster to run on; without "
+                         "--executor=ray the sweep runs on this machine: pass --executor=ray too")
+    if options.executor != "ray" and options.artifacts_uri:
+        raise UsageError("--artifacts-uri brings a Ray node's files home; a local sweep writes them in place: "
+                         "pass it with --executor=ray")

@@ -1,0 +1,57 @@
+"""The metric words every tool reads a record by (`time`, `compile`, `memory`), each defined once here, over
+the record's Measurement: aggregate.py's and compare.py's `--metric`, history's columns and the dashboard's
+figures say the same thing by the same word (docs/command-line.md, "Names that mean one thing").
+
+time     the steady-state time per iteration of each timed run (seconds); which leading samples of an
+         upstream record (no warm-up of its own) hold warm-up is the caller's policy: each tool keeps its
+         upstream counterpart's
+compile  the first run's time, compilation included (seconds): our first warm-up run, upstream's first timed
+         run. A time a user waits, so a ratio of two is meaningful; "first run minus a steady run" is often
+         near zero or negative on the CPU (the analyzer's `compile_time` column keeps upstream's for its CSV)
+memory   the peak memory of each timed run (bytes): the device's (`peak_memory_bytes`, of the record's
+         `memory_kind`), else, for older records, the host's resident set (`peak_rss_bytes`)
+"""
+
+from __future__ import annotations
+
+from benchmarks.results import measurement
+from benchmarks.results.measurement import Measurement
+
+TIME, COMPILE, MEMORY = "time", "compile", "memory"
+WORDS = (TIME, COMPILE, MEMORY)
+
+
+def time_samples(m: Measurement, policy: measurement.WarmupPolicy) -> tuple:
+    """(the steady-state per-iteration times, None), or (None, why the record has none)."""
+    raw = m.per_iteration_raw()
+    if raw is None:
+        return None, m.why_none(measurement.TOTAL_TIME)  # neither it nor per_iter_time: the timed runs' key
+
+    steady = m.per_iter_time(policy)
+    if steady is None:
+        return None, f"all {len(raw)} sample{'s' if len(raw) != 1 else ''} skipped"
+    return steady, None
+
+
+def compile_seconds(m: Measurement) -> tuple:
+    """(the first run's time, compilation included, None), or (None, why the record has none)."""
+    value = m.first_run_time()
+    return (None, f"no {measurement.WARMUP_TIME} or {measurement.TOTAL_TIME}") if value is None else (value, None)
+
+
+def memory_samples(m: Measurement) -> tuple:
+    """(each timed run's peak memory in bytes, None), or (None, why the record has none); memory_kind says
+    what they count."""
+    values = m.peak_memory_samples()
+    if values is None:
+        return None, f"no {measurement.DEVICE_PEAK_MEMORY} or {measurement.HOST_PEAK_RSS} (peak memory)"
+    return values, None
+
+
+def memory_kind(m: Measurement) -> str:
+    """What memory_samples count: the record's `memory_kind`, or `peak_rss_bytes` where it has no device peak
+    (older records). Two figures of different kinds are not comparable."""
+    if m.raw(measurement.DEVICE_PEAK_MEMORY) is None:
+        return measurement.HOST_PEAK_RSS
+    return str(m.record.get("memory_kind") or measurement.DEVICE_PEAK_MEMORY)
+

@@ -1,0 +1,177 @@
+"""Which records a tool looks at: the selection flags, declared once for every tool that selects records
+(aggregate.py, compare.py, history.py), and one matcher over measurements (benchmarks/results/measurement.py).
+
+Models: -k/--filter and --filter-by-tier add up (a union, as upstream and the runner); -x/--exclude and
+--exclude-by-tier win. Accelerator: an accelerator kind (cpu, cuda, tpu) or a case-insensitive search in
+accelerator_model. Test: inference (eval) or training (train). Backend: the measurement's backend label.
+Axes (--precision, ...): the value of that experiment axis among the measurement's labels.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import re
+from typing import Optional
+
+from benchmarks.config import tiers
+from benchmarks.plumbing.cli_support import UsageError
+
+# --test takes upstream aggregate's names and the record's own.
+TESTS = {"inference": "eval", "training": "train"}
+TEST_ALIASES = {"inference": "inference", "training": "training", "eval": "inference", "train": "training"}
+ALL = "all"
+# Experiment axes beyond upstream's nine that a tool may select by (one repeatable flag each, matched
+# against Measurement.labels; a record without the axis has its default (measurement.AXIS_DEFAULTS: no
+# precision is fp32), or no value and matches none): axis -> examples.
+AXES = {"precision": "fp32, bf16, fp16, amp"}
+
+
+def tier(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"a tier is a number, not {text!r}") from None
+
+
+def test_name(text: str) -> str:
+    try:
+        return TEST_ALIASES[text.lower()]
+    except KeyError:
+        raise argparse.ArgumentTypeError(f"invalid choice: {text!r} (choose from inference, training)") from None
+
+
+def add_arguments(parser, test_default: Optional[str] = "inference", accelerator_default: str = "the only one in "
+                  "the files", backend: bool = False, axes: bool = False, group=None) -> None:
+    """The selection flags, in `group` (or a new "which records" group of `parser`); `axes`: also a flag per
+    experiment axis of AXES."""
+    group = group or parser.add_argument_group("which records")
+    group.add_argument("--accelerator", metavar="NAME",
+                       help="accelerator: case-insensitive substring or regex of the records' accelerator_model "
+                            "(v100, a100, a6000, 'Xeon', 'H100|A100'), an accelerator kind (cpu, cuda, tpu), or "
+                            f"'all'. Default: {accelerator_default}")
+    test_help = f"(default: {test_default})" if test_default else "(default: both)"
+    group.add_argument("--test", type=test_name, default=test_default, metavar="{inference,training}",
+                       help=f"inference (eval) or training (train) records {test_help}")
+    if backend:
+        group.add_argument("--backend", action="append", default=[], metavar="BACKEND",
+                           help="keep records of this backend label (eager, inductor, openxla+dynamo, "
+                                "inductor+int8wo, ...; repeatable)")
+    if axes:
+        for axis, examples in AXES.items():
+            group.add_argument(f"--{axis.replace('_', '-')}", dest=axis, action="append", default=[], metavar="NAME",
+                               help=f"keep records whose experiment {axis} is NAME ({examples}; repeatable; "
+                                    f"records without a {axis} have none)")
+    add_model_arguments(group)
+
+
+def add_model_arguments(group) -> None:
+    """-k/--filter, -x/--exclude, --filter-by-tier, --exclude-by-tier: which models (any tool that selects
+    models by name and tier)."""
+    group.add_argument("--filter", "-k", action="append", default=[], metavar="REGEX",
+                       help="keep models whose name matches (case-insensitive; repeatable; adds to tiers)")
+    group.add_argument("--exclude", "-x", action="append", default=[], metavar="REGEX",
+                       help="drop models whose name matches (case-insensitive; repeatable)")
+    group.add_argument("--filter-by-tier", action="append", type=tier, default=[], metavar="N",
+                       help="keep the models of tier N of their suite (repeatable)")
+    group.add_argument("--exclude-by-tier", action="append", type=tier, default=[], metavar="N",
+                       help="drop the models of tier N of their suite (repeatable)")
+
+
+def compile_regex(pattern: str, what: str) -> "re.Pattern":
+    try:
+        return re.compile(pattern, re.IGNORECASE)
+    except re.error as exc:
+        raise UsageError(f"{what}: bad regular expression {pattern!r}: {exc}") from None
+
+
+def accelerator_regex(pattern: str) -> "re.Pattern":
+    """Case-insensitive search in accelerator_model. A plain name that starts or ends with a digit
+    must not touch another digit there, so a100 finds "A100-SXM4-40GB" but not "RTX A1000"."""
+    if re.fullmatch(r"[A-Za-z0-9 _\-]+", pattern):
+        text = re.escape(pattern)
+        if pattern[0].isdigit():
+            text = r"(?<![0-9])" + text
+        if pattern[-1].isdigit():
+            text += r"(?![0-9])"
+        return re.compile(text, re.IGNORECASE)
+    return compile_regex(pattern, "--accelerator")
+
+
+def tier_members(suites: list, wanted: list) -> set:
+    """{(suite, model)} of the `wanted` tiers of `suites`; a tier no suite has is a UsageError."""
+    members = set()
+    for suite in suites:
+        for number in wanted:
+            members.update((suite, name) for name in tiers.of_suite(suite).get(number, ()))
+    for number in wanted:
+        if not any(number in tiers.of_suite(suite) for suite in suites):
+            known = "; ".join(f"{s}: {', '.join(map(str, sorted(tiers.of_suite(s)))) or 'none'}" for s in suites)
+            raise UsageError(f"no suite in the selected records has tier {number} (tiers: {known or 'none known'})")
+    return members
+
+
+@dataclasses.dataclass
+class Selection:
+    """The selection flags' values (the same names as the flags); `matcher` turns them into a predicate."""
+
+    accelerator: Optional[str] = None  # None or "all": every accelerator
+    test: Optional[str] = None  # inference or training; None: both
+    backend: list = dataclasses.field(default_factory=list)
+    filter: list = dataclasses.field(default_factory=list)
+    exclude: list = dataclasses.field(default_factory=list)
+    filter_by_tier: list = dataclasses.field(default_factory=list)
+    exclude_by_tier: list = dataclasses.field(default_factory=list)
+    axes: dict = dataclasses.field(default_factory=dict)  # axis -> the values to keep (AXES' flags)
+
+    @classmethod
+    def of(cls, options) -> "Selection":
+        """From parsed flags (or any object with their names); missing ones select everything."""
+        names = [field.name for field in dataclasses.fields(cls) if field.name != "axes"]
+        found = {name: getattr(options, name) for name in names if getattr(options, name, None) is not None}
+        axes = {axis: list(getattr(options, axis)) for axis in AXES if getattr(options, axis, None)}
+        return cls(**found, axes=axes)
+
+    def matcher(self, suites):
+        """A predicate over measurements (or anything with their label attributes: suite, model_name,
+        accelerator, accelerator_model, test, backend, labels). `suites`: the suites of the records it will
+        see (for the tiers)."""
+        suites = sorted(set(suites))
+        keep = [compile_regex(p, "--filter") for p in self.filter]
+        drop = [compile_regex(p, "--exclude") for p in self.exclude]
+        keep_tiers = tier_members(suites, self.filter_by_tier) if self.filter_by_tier else set()
+        drop_tiers = tier_members(suites, self.exclude_by_tier) if self.exclude_by_tier else set()
+        accel = self.accelerator if self.accelerator and self.accelerator.lower() != ALL else None
+        regex = accelerator_regex(accel) if accel else None
+        test = TESTS[self.test] if self.test else None
+        backends = set(self.backend)
+        choose_models = bool(keep or self.filter_by_tier)
+        from benchmarks.results.measurement import AXIS_DEFAULTS  # numpy: only once records are selected
+
+        def axis_value(labels: dict, axis: str):
+            value = labels.get(axis)
+            return AXIS_DEFAULTS.get(axis) if value in (None, "") else value
+
+        def matches(m) -> bool:
+            if regex and not (m.accelerator == accel.lower() or regex.search(m.accelerator_model)):
+                return False
+            if test and m.test != test:
+                return False
+            if backends and m.backend not in backends:
+                return False
+            if self.axes:
+                labels = m.labels
+                if not all(axis_value(labels, axis) is not None and str(axis_value(labels, axis)) in values
+                           for axis, values in self.axes.items()):
+                    return False
+            name, place = m.model_name or "", (m.suite, m.model_name)
+            if choose_models and not (any(p.search(name) for p in keep) or place in keep_tiers):
+                return False
+            return not (any(p.search(name) for p in drop) or place in drop_tiers)
+
+        return matches
+
+    def select(self, items: list, view=lambda item: item) -> list:
+        """The items whose measurement (`view(item)`) matches."""
+        matches = self.matcher(view(item).suite for item in items)
+        return [item for item in items if matches(view(item))]

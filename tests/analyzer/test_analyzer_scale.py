@@ -1,0 +1,67 @@
+"""The vectorised report against a record-by-record computation with benchmarks.results.stats, on synthetic records
+of the benchmark's shapes (ours and upstream's, failures, skips, XLA and not), cut in many ranges and batches."""
+
+import csv
+import json
+
+import numpy as np
+import pytest
+
+from helpers import load_script
+
+from benchmarks.analyzer import pipeline
+
+from benchmarks.results import stats
+
+pytestmark = pytest.mark.usefixtures("analyzer_reader")  # each test with each reader
+
+
+def load_generator():
+    return load_script("bench_analyzer").generate
+
+
+def expected_row(record: dict) -> dict:
+    """What one row must hold, computed from the record alone with the shared statistics."""
+    metrics = record["metrics"]
+    row = {}
+    for name, value in metrics.items():
+        values = stats.samples(value) if name != "error" else None
+        if values is None:
+            continue
+        skip = 0 if stats.has_warmup(record) else 1  # upstream result_analyzer.py: the first sample left out
+        summary = stats.summary(values, values[min(skip, len(values) - 1):])
+        for statistic, number in summary.items():
+            row[f"{statistic}_{name}"] = number
+    total = stats.samples(metrics.get("total_time"))
+    compile_time = stats.compile_time(record, total)
+    experiment = record["experiment"]
+    row["xla_compile_time"] = compile_time if experiment["xla"] else None
+    row["dynamo_compile_time"] = compile_time if experiment["dynamo"] else None
+    return row
+
+
+def test_every_statistic_of_every_row_is_the_shared_definitions(tmp_path):
+    path = tmp_path / "results.jsonl"
+    load_generator()(path, 1500, seed=7)
+    pipeline.analyze(pipeline.Options(inputs=[str(path)], output=str(tmp_path / "r.csv"), jobs=2,
+                                    chunk_bytes=400_000))
+    records = [json.loads(line) for line in path.read_text().splitlines()]
+    with open(tmp_path / "r.csv", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    assert len(rows) == len(records) == 1500
+    checked = 0
+    for record, row in zip(records, rows):
+        assert row["model_name"] == record["model"]["model_name"]
+        for column, number in expected_row(record).items():
+            cell = row[column]  # the fixed median_total_time and median_per_iter_time included
+            if number is None:
+                assert cell == "", (column, cell)
+            else:  # exactly: the CSV text is the shortest that reads back as the same float
+                assert float(cell) == number, (record["model"], column, cell, number)
+                checked += 1
+    assert checked > 60_000
+    statuses = {row["status"] for row in rows}
+    assert statuses == {"ok", "error", "crash", "timeout", "oom", "skip"}
+    assert np.isclose(sum(float(r["median_total_time"]) for r in rows if r["median_total_time"]),
+                      sum(float(np.median(rec["metrics"]["total_time"])) for rec in records
+                          if "total_time" in rec["metrics"]), rtol=1e-12)

@@ -1,0 +1,90 @@
+"""`make gpu-check` (scripts/gpu_check.py) as far as this machine allows: without a CUDA device every part says it
+is skipped and why (the tier's tests each say so too), exit 0; the comparison's own path (our sweep beside the plain
+loop, the report's table) on the CPU; the report read from the tier's JUnit file."""
+
+import json
+
+import pytest
+
+from helpers import PYTHON, ROOT, load_script
+
+gpu_check = load_script("gpu_check")
+SCRIPT = ROOT / "scripts" / "gpu_check.py"
+
+
+def run_check(tmp_path, *args, timeout=600):
+    import subprocess
+
+    return subprocess.run([PYTHON, str(SCRIPT), f"--out={tmp_path}", *args], capture_output=True, text=True,
+                          cwd=ROOT, timeout=timeout)
+
+
+def test_the_tier_is_the_files_make_test_gpu_runs():
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    command = next(line for line in makefile.splitlines() if "-m gpu" in line)
+    assert command.split("-m gpu", 1)[1].split() == list(gpu_check.TIER_FILES)
+    assert all((ROOT / name).is_file() for name in gpu_check.TIER_FILES)
+
+
+@pytest.mark.integration
+def test_without_a_cuda_device_every_part_says_it_was_skipped_and_why(tmp_path):
+    result = run_check(tmp_path, "--minutes=3")
+    assert result.returncode == 0, result.stderr[-3000:]
+    report = (tmp_path / "gpu-check.md").read_text()
+    assert result.stdout.startswith(report)  # printed too: a run's output carries it home
+    parts = {p["name"]: p for p in json.loads((tmp_path / "gpu-check.json").read_text())["parts"]}
+    for name in ("GPU tier", "small sweep", "plain loop", "harness"):
+        assert parts[name]["status"] == "skipped", parts[name]
+    assert "no CUDA device is visible" in parts["small sweep"]["detail"]
+    tier = gpu_check.tier_outcomes(tmp_path / "tier.xml")
+    assert len(tier) >= 10 and {kind for _, kind, _ in tier} == {"skipped"}  # each test ran its skip, with why
+    assert "- skipped: GPU tier: no CUDA device is visible" in report
+
+
+@pytest.mark.integration
+def test_the_comparison_times_our_sweep_beside_a_plain_loop_and_reports_one_table(tmp_path):
+    result = run_check(tmp_path, "--accelerator=cpu", "--models=dummy:mlp:4", "--configs=eager,inductor",
+                       "--minutes=6")
+    assert result.returncode == 0, result.stderr[-3000:]
+    rows = json.loads((tmp_path / "gpu-check.json").read_text())["rows"]
+    assert [(r["model"], r["config"]) for r in rows] == [("mlp", "eager"), ("mlp", "inductor")]
+    assert all(r["ours_ms"] > 0 and r["plain_ms"] > 0 and r["harness_ms"] is None for r in rows), rows
+    report = (tmp_path / "gpu-check.md").read_text()
+    assert "| model | batch | config | ours | plain loop | ours / plain | harness | ours / harness |" in report
+    assert "| mlp | 4 | eager | " in report and "| harness | skipped | no --harness-dir" in report
+
+
+def test_the_report_reads_each_tests_outcome_from_the_tiers_junit_file(tmp_path):
+    xml = tmp_path / "tier.xml"
+    xml.write_text('<testsuites><testsuite><testcase name="a"/><testcase name="b"><failure message="boom&#10;more"/>'
+                   '</testcase><testcase name="c"><skipped message="GPU tier: no device"/></testcase></testsuite>'
+                   '</testsuites>')
+    assert gpu_check.tier_outcomes(xml) == [("a", "passed", ""), ("b", "failed", "boom"),
+                                            ("c", "skipped", "GPU tier: no device")]
+    assert gpu_check.tier_outcomes(tmp_path / "absent.xml") == []
+
+
+@pytest.mark.process  # the script's exit status and its one line
+def test_bad_usage_is_one_line_and_exit_2(tmp_path):
+    for args in (["--configs=eager,turbo"], ["--models=timm:x"], ["--minutes=0"]):
+        result = run_check(tmp_path, *args)
+        assert result.returncode == 2 and "error: " in result.stderr.strip().splitlines()[-1], (args, result.stderr)
+        assert "Traceback" not in result.stderr
+
+
+def test_no_gpu_reason_names_what_is_missing():
+    assert gpu_check.no_gpu_reason({"torch_error": "No module named 'torch'"}).startswith("torch does not import")
+    assert "without CUDA" in gpu_check.no_gpu_reason({"torch": "2.13.0+cpu", "cuda_built": False})
+    assert gpu_check.no_gpu_reason({"torch": "2.11.0", "cuda_built": True, "devices": []}) == "no CUDA device is visible"
+    assert gpu_check.no_gpu_reason({"torch": "2.11.0", "cuda_built": True, "devices": ["NVIDIA H100"]}) is None
+
+
+def test_the_harness_failure_row_is_no_time_and_a_timed_row_gives_both(tmp_path):
+    parity_table = load_script("parity_table")
+    csv_path = tmp_path / "harness.csv"
+    csv_path.write_text("dev,name,batch_size,speedup,abs_latency\ncuda,resnet18,0,0.000000,0.000000\n")
+    assert gpu_check.harness_times(parity_table.read_csv_row(csv_path, "resnet18")) is None  # eager_fail_to_run
+    assert gpu_check.harness_times(None) is None  # no CSV at all
+    csv_path.write_text("dev,name,batch_size,speedup,abs_latency\ncuda,resnet18,32,2.5,1.2\n")
+    times = gpu_check.harness_times(parity_table.read_csv_row(csv_path, "resnet18"))
+    assert times == {"compiled": 1.2, "eager": pytest.approx(3.0)}
