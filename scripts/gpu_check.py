@@ -38,6 +38,8 @@ SCRIPTS = Path(__file__).resolve().parent
 ROOT = SCRIPTS.parent
 sys.path[:0] = [str(SCRIPTS), str(ROOT)]
 
+from benchmarks.config import cuda_profile  # noqa: E402  (no torch: the profile's rules)
+
 # What the runner, the tier and this check import beyond the standard library and torch: module -> its wheel's
 # project name (`make gpu-wheels` downloads these for the lent machine's Python).
 NEEDED = {"numpy": "numpy", "psutil": "psutil", "yaml": "PyYAML", "orjson": "orjson", "tqdm": "tqdm",
@@ -306,8 +308,20 @@ def read_records(path: Path) -> list:
         return []
 
 
+def plain_flags(model: Model, config: str, accelerator: str) -> list:
+    """The plain loop's flags for a config: its backend's, and on CUDA the setup ours runs under the profile: TF32,
+    and cuDNN's autotuner for the models the dashboard runs with it (config/cuda_profile.py)."""
+    flags = list(CONFIGS[config][1])
+    if accelerator == "cuda":
+        flags.append("--tf32")
+        keys = {"cuda_profile": cuda_profile.DASHBOARD, "accelerator": accelerator}
+        if cuda_profile.cudnn_benchmark_reason({"suite_name": model.suite, "model_name": model.name}, keys):
+            flags.append("--cudnn-benchmark")
+    return flags
+
+
 def run_plain(check: Check, model: Model, config: str, budget: float) -> Optional[float]:
-    flags = CONFIGS[config][1] + (["--tf32"] if check.options.accelerator == "cuda" else [])  # the setup's TF32
+    flags = plain_flags(model, config, check.options.accelerator)
     command = [sys.executable, str(SCRIPTS / "gpu_plain_loop.py"), f"--suite={model.suite}", f"--model={model.name}",
                f"--batch-size={model.batch_size}", f"--precision={PRECISION}", f"--iterations={REPEAT}",
                f"--device={check.options.accelerator}", *flags]

@@ -88,3 +88,11 @@ def test_the_harness_failure_row_is_no_time_and_a_timed_row_gives_both(tmp_path)
     csv_path.write_text("dev,name,batch_size,speedup,abs_latency\ncuda,resnet18,32,2.5,1.2\n")
     times = gpu_check.harness_times(parity_table.read_csv_row(csv_path, "resnet18"))
     assert times == {"compiled": 1.2, "eager": pytest.approx(3.0)}
+
+
+def test_the_plain_loop_runs_under_the_setup_ours_runs_under_the_profile():
+    resnet, timm_model = gpu_check.MODELS
+    assert gpu_check.plain_flags(resnet, "inductor+cudagraphs", "cuda") == [
+        "--backend=inductor", "--cudagraphs", "--tf32", "--cudnn-benchmark"]  # TorchBench's factory autotunes it
+    assert gpu_check.plain_flags(timm_model, "eager", "cuda") == ["--backend=eager", "--tf32"]
+    assert gpu_check.plain_flags(resnet, "eager", "cpu") == ["--backend=eager"]
