@@ -10,7 +10,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 OUT ?= output/bench
 
-.PHONY: all env native-libs browser bench bench-torchvision test test-fast test-torch-latest test-gpu gpu-check gpu-wheels test-golden bench-overhead bench-analyzer bench-parallel bench-scale bench-compare bench-history bench-site bench-dashboard bench-allocator soak parity clean
+.PHONY: all env native-libs browser bench bench-torchvision test test-fast test-torch-latest test-gpu gpu-check gpu-harness gpu-wheels test-golden bench-overhead bench-analyzer bench-parallel bench-scale bench-compare bench-history bench-site bench-dashboard bench-allocator soak parity clean
 
 all: env
 
@@ -121,6 +121,13 @@ gpu-check:
 	$(GPU_PYTHON) scripts/gpu_check.py --out=$(GPU_OUT) --minutes=$(GPU_MINUTES) \
 	  $(if $(wildcard $(GPU_WHEELS)),--wheels=$(GPU_WHEELS)) $(if $(HARNESS_DIR),--harness-dir=$(HARNESS_DIR)) \
 	  $(GPU_CHECK_ARGS)
+
+# The dynamo harness's part of a TorchBench checkout (TORCHBENCH=...), with gpu-check's TorchBench model, small enough
+# to carry to a lent GPU machine with the tree: then make gpu-check HARNESS_DIR=$(GPU_HARNESS).
+GPU_HARNESS ?= output/gpu-harness
+gpu-harness:
+	@test -n "$(TORCHBENCH)" || { echo "make gpu-harness: give TORCHBENCH=<a checkout of pytorch/benchmark>"; exit 2; }
+	$(GPU_PYTHON) scripts/harness_subset.py --torchbench=$(TORCHBENCH) --out=$(GPU_HARNESS)
 
 # Wheels of what a lent GPU machine's Python may lack (its Python: GPU_WHEELS_PYTHON), to carry there with the tree.
 GPU_WHEELS_PYTHON ?= 3.12
