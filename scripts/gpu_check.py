@@ -123,11 +123,13 @@ class Check:
             try:
                 output, _ = process.communicate(timeout=max(timeout, 1))
             except subprocess.TimeoutExpired:
-                signal_group(process, signal.SIGINT)
+                from benchmarks.runner import launcher  # its process-group kill (psutil: after unpack_wheels)
+
+                launcher.kill_group(process.pid, signal.SIGINT)
                 try:
                     output, _ = process.communicate(timeout=30)
                 except subprocess.TimeoutExpired:
-                    signal_group(process, signal.SIGKILL)
+                    launcher.kill_group(process.pid)
                     output, _ = process.communicate()
                 ended = "timeout"
             else:
@@ -135,13 +137,6 @@ class Check:
         with open(log, "a") as sink:
             sink.write(output or "")
         return ended, output or ""
-
-
-def signal_group(process: subprocess.Popen, number: int) -> None:
-    try:
-        os.killpg(process.pid, number)
-    except ProcessLookupError:  # it and its group have ended
-        pass
 
 
 def say(text: str) -> None:

@@ -18,7 +18,11 @@ import shutil
 import sys
 from pathlib import Path
 
-HARNESS = Path("userbenchmark/dynamo/dynamobench")
+sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parent.parent)]
+
+from parity_harness import LAYOUTS  # noqa: E402  (where the harness sits in each kind of checkout)
+
+HARNESS = dict(LAYOUTS)["torchbench"]
 PACKAGE = Path("torchbenchmark")
 MODEL_FOLDERS = ("models", "canary_models", "e2e_models")  # only their package files, and the models asked for
 TOP_LEVEL = (Path("utils"),)

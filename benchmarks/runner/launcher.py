@@ -73,9 +73,9 @@ class ChildResult:
             return f"signal {-self.returncode}"
 
 
-def kill_group(pgid: int) -> None:
+def kill_group(pgid: int, signal_number: int = signal.SIGKILL) -> None:
     try:
-        os.killpg(pgid, signal.SIGKILL)
+        os.killpg(pgid, signal_number)
     except (ProcessLookupError, PermissionError):
         pass
 
