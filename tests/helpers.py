@@ -102,6 +102,17 @@ def call_runner(*args, **kwargs) -> subprocess.CompletedProcess:
     return call_tool("experiment_runner.py", *args, **kwargs)
 
 
+def records_by_slug(out) -> dict:
+    """A sweep's records in `out`/results.jsonl by (model name, the config's slug without its batch size)."""
+    from benchmarks.config.experiment_config import ExperimentConfig
+
+    found = {}
+    for record in read_jsonl(out / "results.jsonl"):
+        slug = ExperimentConfig.from_dict(record["experiment"]).with_(batch_size=None).slug()
+        found[(record["model"]["model_name"], slug)] = record
+    return found
+
+
 # What a test may need that an environment may lack (README.md, "Your own torch"): each is a marker (conftest.py) that
 # skips the test with the reason where it can't be had. Found without importing torch.
 @functools.lru_cache(maxsize=None)

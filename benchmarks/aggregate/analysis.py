@@ -168,7 +168,7 @@ def prepare(options: Options) -> Analysis:
     if not rows:
         raise NoData(f"no {options.test} records for {accelerator}")
     models = Selection(filter=options.filter, exclude=options.exclude, filter_by_tier=options.filter_by_tier,
-                       exclude_by_tier=options.exclude_by_tier)
+                       exclude_by_tier=options.exclude_by_tier, axes=Selection.of(options).axes)
     rows = models.select(rows, view=lambda row: row.measurement)
     if not rows:
         raise NoData(f"no {options.test} records for {accelerator} match the model filters")

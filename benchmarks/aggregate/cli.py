@@ -103,7 +103,7 @@ def build_parser() -> Parser:
     what.add_argument("--metric", type=choice(METRICS, METRIC_ALIASES), default="time", metavar=metavar(METRICS),
                       help="time (upstream's exec, also taken): steady-state time per iteration; compile: the first "
                            "run, compilation included (default: %(default)s)")
-    selection.add_arguments(parser)
+    selection.add_arguments(parser, axes=True)
     st = parser.add_argument_group("statistics")
     st.add_argument("--estimator", choices=("median", "mean"), default="median",
                     help="per-record time: median (spread 1.4826 x MAD) or mean (sample std), over the "

@@ -6,11 +6,12 @@ method on every hook, in that order. Importing this module is cheap (torch is im
 
 from __future__ import annotations
 
+import importlib
 import logging
 from typing import Optional
 
 from benchmarks.child import dynamic_shapes, golden, verify
-from benchmarks.config import experiment_config, paired_speedup
+from benchmarks.config import axes, experiment_config, paired_speedup
 
 log = logging.getLogger("benchmarks.child.config_hooks")
 
@@ -165,21 +166,42 @@ class Export(Hook):
         run.exported = exporting.prepare(run.experiment, run.module, run.args, run.kwargs, run.diag.files, run.record)
 
 
-def for_config(options, experiment) -> list:
-    """The hooks of a config run with `options` (RunOptions), in the order the run calls them: a golden entry is
-    saved before one is read, the inputs vary before the checks put the examples back, --verify's check runs before
-    the golden one."""
+def dynamic_batch(value: str, experiment) -> Optional[Hook]:
+    """The `dynamic` axis's hook (config/axes.py): static shapes ask nothing of the run."""
+    return DynamicBatch() if value != experiment_config.DEFAULT_DYNAMIC else None
+
+
+def paired_speedup_hook(value: str, experiment) -> Optional[Hook]:
+    """The `speedup` axis's hook (config/axes.py): an isolated config asks nothing of the run."""
+    return PairedSpeedup() if value == paired_speedup.PAIRED else None
+
+
+def axis_hooks(experiment) -> list:
+    """The hooks the experiment's axes declare (each Axis's `child`: "module:function" under benchmarks/child/, given
+    the config's value and the experiment), in the table's order; an axis whose value asks nothing gives none."""
     hooks = []
+    for axis in axes.AXES:
+        if axis.child:
+            module, _, name = axis.child.partition(":")
+            hook = getattr(importlib.import_module(f"benchmarks.child.{module}"), name)(getattr(experiment, axis.key),
+                                                                                       experiment)
+            if hook is not None:
+                hooks.append(hook)
+    return hooks
+
+
+def for_config(options, experiment) -> list:
+    """The hooks of a config run with `options` (RunOptions), in the order the run calls them: the axes' first (what
+    an axis sets, a matmul precision or a memory layout, is in place before --save-golden's model and --verify's
+    references are built, and the inputs vary before the checks put the examples back), then the requests': a golden
+    entry is saved before one is read, --verify's check runs before the golden one."""
+    hooks = axis_hooks(experiment)
     if options.golden.save_dir:
         hooks.append(GoldenSave(options.golden.save_dir))
     if experiment.dynamo in experiment_config.EXPORT_BACKENDS:
         hooks.append(Export())
-    if experiment.dynamic != experiment_config.DEFAULT_DYNAMIC:
-        hooks.append(DynamicBatch())
     if options.verify.enabled:
         hooks.append(Verify(options.verify))
     if options.golden.check_dir:
         hooks.append(GoldenCheck(options.golden))
-    if experiment.speedup == paired_speedup.PAIRED:
-        hooks.append(PairedSpeedup())
     return hooks

@@ -17,7 +17,6 @@ import os
 from typing import Callable, Optional
 
 from benchmarks.child import inputs_outputs, profilers, xla_dumps
-from benchmarks.config import cuda_profile
 from benchmarks.plumbing import output_paths, xla_dump_env
 
 log = logging.getLogger("benchmarks.child.diagnostics")
@@ -102,13 +101,9 @@ class Diagnostics:
     # -- phases
 
     def setup(self) -> None:
-        """Before the model is built: stale files of an earlier run go, precision is set, servers start."""
-        from benchmarks.child import backends
-
+        """Before the model is built: stale files of an earlier run go, servers start (the matmul precision is its
+        axis's hook's: child/matmul_setup.py)."""
         xla_dumps.remove_stale_dumps(self.options, self.model_config, self.experiment)
-        self.record["diagnostics"]["matmul_precision"] = backends.set_matmul_precision(
-            self.experiment, cuda_profile.matmul_precision(self.experiment, self.opts.matmul_precision),
-            self.opts.disable_tf32)
         if self.dynamo_counters:
             self.dynamo_counters.clear()
         if self.xla_trace:

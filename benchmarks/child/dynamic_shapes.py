@@ -23,21 +23,18 @@ def batch_cycle(batch_size: int) -> list:
 
 def resized(tree, old: int, new: int):
     """A copy of `tree` whose tensors with `old` rows in dimension 0 have `new` rows: the first rows, or the
-    rows repeated; other leaves are kept."""
-    import torch
+    rows repeated, in the template's memory layout (channels-last stays channels-last); other leaves are kept."""
+    from benchmarks.child import tensor_layout
+    from benchmarks.child.backends import map_tensors
 
-    if isinstance(tree, torch.Tensor):
-        if tree.dim() == 0 or tree.shape[0] != old or new == old:
-            return tree
+    def rows(tensor):
+        if tensor.dim() == 0 or tensor.shape[0] != old or new == old:
+            return tensor
         repeats = -(-new // old)
-        rows = tree.repeat(repeats, *([1] * (tree.dim() - 1))) if repeats > 1 else tree
-        return rows[:new].clone().requires_grad_(tree.requires_grad)
-    if isinstance(tree, (list, tuple)):
-        items = [resized(item, old, new) for item in tree]
-        return type(tree)(*items) if hasattr(tree, "_fields") else type(tree)(items)
-    if isinstance(tree, dict):
-        return type(tree)((key, resized(value, old, new)) for key, value in tree.items())
-    return tree
+        values = tensor.detach().repeat(repeats, *([1] * (tensor.dim() - 1))) if repeats > 1 else tensor.detach()
+        return tensor_layout.like(tensor, values[:new])
+
+    return map_tensors(tree, rows)
 
 
 def mark_batch_dynamic(tree, batch_size: int) -> None:

@@ -20,7 +20,7 @@ import math
 import os
 from typing import Any, Optional
 
-from benchmarks.child import golden_store, output_tree
+from benchmarks.child import golden_store, output_tree, tensor_layout
 from benchmarks.config import tolerances
 from benchmarks.plumbing import disk_writes
 from benchmarks.results.accuracy_status import GoldenStatus  # its failures are accuracy statuses too (with_golden)
@@ -151,6 +151,26 @@ def save(root: str, model_config: dict, experiment, build) -> dict:
     return {"status": GoldenStatus.SAVED, "path": directory, "steps": steps, "dtype": dtype, "atol": atol, "rtol": rtol}
 
 
+def stored_in_place_of(built, stored, device):
+    """The stored inputs, each tensor copied into the layout, dtype and device of the built tensor at its place (a
+    --channels-last input stays channels-last); where the built tree has no tensor of that shape there, the stored
+    tensor as it is, on `device` (the model's)."""
+    import torch
+
+    if isinstance(stored, torch.Tensor):
+        if isinstance(built, torch.Tensor) and built.shape == stored.shape:
+            return tensor_layout.like(built, stored)
+        return stored.to(device)
+    if isinstance(stored, (list, tuple)):
+        peers = list(built) if isinstance(built, (list, tuple)) and len(built) == len(stored) else [None] * len(stored)
+        items = [stored_in_place_of(peer, item, device) for peer, item in zip(peers, stored)]
+        return type(stored)(*items) if hasattr(stored, "_fields") else type(stored)(items)
+    if isinstance(stored, dict):
+        peers = built if isinstance(built, dict) else {}
+        return type(stored)((key, stored_in_place_of(peers.get(key), value, device)) for key, value in stored.items())
+    return stored
+
+
 class GoldenCheck:
     """One config checked against its entry: `apply` to every model built (the config's, --verify's eager one),
     `before_timing`, `check` after timing, then `finish` writes the record's `golden`."""
@@ -206,8 +226,6 @@ class GoldenCheck:
         """The entry's weights and inputs into a freshly built model (on its base device)."""
         if not self.ready:
             return bm
-        from benchmarks.child import backends
-
         try:
             bm.module.load_state_dict(self.trees["weights"])
         except (RuntimeError, KeyError, TypeError) as exc:
@@ -216,8 +234,9 @@ class GoldenCheck:
             return bm
         device = next((t.device for t in bm.module.parameters()), None) or "cpu"
         args, kwargs = self.trees["inputs"]
-        bm.example_inputs = backends.move(tuple(args), device)
-        bm.example_kwargs = backends.move(dict(kwargs), device)
+        # the stored values in the built inputs' layout (--channels-last's stays), dtype and device
+        bm.example_inputs = stored_in_place_of(tuple(bm.example_inputs), tuple(args), device)
+        bm.example_kwargs = stored_in_place_of(dict(bm.example_kwargs), dict(kwargs), device)
         return bm
 
     def before_timing(self, experiment, step) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchmarks.child import output_tree
+from benchmarks.child import output_tree, tensor_layout
 
 
 def save_output(files, index: int, output: Any) -> None:
@@ -19,22 +19,20 @@ def save_output(files, index: int, output: Any) -> None:
 
 def randomized(tree, generator):
     """A copy of `tree` whose floating-point tensors hold fresh standard-normal values (same shape, dtype,
-    device); other leaves are kept. Drawn on the CPU in float32 (float64 stays float64), then cast, so every
-    float dtype works and eager and XLA configs get the same values."""
+    device and memory layout: channels-last stays channels-last); other leaves are kept. Drawn on the CPU in
+    float32 (float64 stays float64), then cast, so every float dtype works and eager and XLA configs get the same
+    values."""
     import torch
 
-    if isinstance(tree, torch.Tensor):
-        if not tree.is_floating_point():
-            return tree
-        draw_dtype = torch.float64 if tree.dtype == torch.float64 else torch.float32
-        values = torch.randn(tuple(tree.shape), generator=generator, dtype=draw_dtype)
-        return values.to(dtype=tree.dtype).to(tree.device).requires_grad_(tree.requires_grad)
-    if isinstance(tree, (list, tuple)):
-        items = [randomized(item, generator) for item in tree]
-        return type(tree)(*items) if hasattr(tree, "_fields") else type(tree)(items)
-    if isinstance(tree, dict):
-        return type(tree)((key, randomized(value, generator)) for key, value in tree.items())
-    return tree
+    from benchmarks.child.backends import map_tensors
+
+    def fresh(tensor):
+        if not tensor.is_floating_point():
+            return tensor
+        draw_dtype = torch.float64 if tensor.dtype == torch.float64 else torch.float32
+        return tensor_layout.like(tensor, torch.randn(tuple(tensor.shape), generator=generator, dtype=draw_dtype))
+
+    return map_tensors(tree, fresh)
 
 
 class RandomInputs:

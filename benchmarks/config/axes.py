@@ -15,13 +15,16 @@ import argparse
 import dataclasses
 from typing import Any, Callable, Optional, Union
 
-from benchmarks.config import allocator, compile_options, cpu_profile, cuda_profile, paired_speedup, precision, \
-    quantization
+from benchmarks.config import allocator, channels_last, compile_options, cpu_profile, cuda_profile, matmul_precision, \
+    paired_speedup, precision, quantization
 from benchmarks.plumbing.cli_support import close_matches
 from benchmarks.plumbing.safe_paths import short_hash
 
-# An axis's kind: a repeatable flag whose values are multiplied (the matrix), or one value for the whole sweep.
-MATRIX_AXIS, ONE_PER_SWEEP = "matrix axis", "one per sweep"
+# An axis's kind: a repeatable flag whose values are multiplied (the matrix), one value for the whole sweep, or a
+# switch: a matrix axis of on and off (`--flag` alone is on; `--flag=on --flag=off` sweeps both; the record holds
+# true or false, off being its default).
+MATRIX_AXIS, ONE_PER_SWEEP, SWITCH = "matrix axis", "one per sweep", "switch"
+SWITCH_WORDS = {"on": True, "true": True, "yes": True, "1": True, "off": False, "false": False, "no": False, "0": False}
 
 # --dynamic: static shapes (default), the batch dimension marked dynamic, or torch.compile(dynamic=True).
 DYNAMIC_CHOICES = ("static", "batch", "all")
@@ -42,7 +45,7 @@ class Axis:
     help: str  # the flag's --help
     # A record's or --experiment-config's value (None where the key is absent) -> the config's value, or ValueError
     # with one line. parse(None) is the value of a config that does not set the key (ExperimentConfig's default).
-    parse: Callable[[Any], Any]
+    parse: Optional[Callable[[Any], Any]] = None  # a switch's: parse_switch
     # What a record without the key ran. At it, or null, the key is left out of the resume fingerprint, the labels
     # and the slug, so results files written before the key existed resume and keep their labels.
     default: Any = None
@@ -74,6 +77,22 @@ class Axis:
     label_plus: bool = False  # shown as backend+value before the brackets (quantization's label, older than they)
     # How a value shows in the slug (log and artifact file names): a format string or a function.
     slug: Union[str, Callable[[Any], str]] = "{}"
+    # What the axis means in the child, where it is not the child's own code: "module:function" under benchmarks/child,
+    # function(value, experiment) -> a config_hooks.Hook that joins the run's phases, or None where the value asks
+    # nothing of the run (config_hooks.for_config builds them in the table's order).
+    child: Optional[str] = None
+    # A value other than the default: --help's and the selection flags' example, and the tests' round trip.
+    example: Any = None
+
+    def __post_init__(self):
+        if self.kind == SWITCH:  # a switch's defaults: off, on/off words, named by its key when on
+            named = self.key.replace("_", "-")
+            for name, value in (("parse", parse_switch), ("default", False), ("example", True), ("metavar", "on|off"),
+                                ("type", flag_type(parse_switch)), ("label", named), ("slug", named)):
+                if getattr(self, name) in (None, "{}"):
+                    object.__setattr__(self, name, value)
+        if self.parse is None:
+            raise ValueError(f"axis {self.key}: parse is required")
 
     @property
     def flag(self) -> str:
@@ -86,12 +105,27 @@ class Axis:
 
     @property
     def flag_is_repeatable(self) -> bool:
-        return self.kind == MATRIX_AXIS if self.repeatable_flag is None else self.repeatable_flag
+        return self.kind != ONE_PER_SWEEP if self.repeatable_flag is None else self.repeatable_flag
+
+    @property
+    def flag_bare(self):
+        """The value of the flag given without one (a switch's `--flag`: on), or None where it needs a value."""
+        return "on" if self.kind == SWITCH else None
+
+    def flag_args(self, value) -> list:
+        """The runner's flags that ask for `value` of this axis ([] at the default): a rerun command's."""
+        if at_default(self.key, value):
+            return []
+        if self.kind == SWITCH:
+            return [self.flag]
+        if self.from_options is not None:  # --inductor-config's text is settings, one flag each
+            return [f"{self.flag}={part}" for part in str(value).split(",")]
+        return [f"{self.flag}={value}"]
 
     def asked(self, options) -> tuple:
         """The values the flags ask for (RunOptions), () when none."""
         value = self.from_options(options) if self.from_options else getattr(options.axes, self.key)
-        if self.kind == MATRIX_AXIS:
+        if self.kind != ONE_PER_SWEEP:
             return tuple(value)
         return () if value is None else (value,)
 
@@ -108,11 +142,38 @@ class Axis:
         return self.for_config(value, experiment) if self.for_config else value
 
     def shown(self, value) -> bool:
-        """Whether a value is named (fingerprint, labels, slug): set, and not the default."""
-        return value is not None and value is not False and value != self.default
+        """Whether a value is named (fingerprint, labels, slug): set, and not the default (`at_default`)."""
+        return not at_default(self.key, value)
+
+    def ran(self, value):
+        """The value a config ran, read from a record: a record without the key (null) ran the default."""
+        return self.default if value is None else value
 
     def slug_text(self, value) -> str:
         return _formatted(self.slug, value)
+
+
+def at_default(key: str, value) -> bool:
+    """The one rule for "at its default, leave it out" (the fingerprint, the labels, the slug, the measurement's
+    axes, history's site, the rerun flags): null, false, or the value a record without the key ran (the axis's
+    `default`). A key the table lacks (a suite's extra axis such as microbench's dtype) is at its default when null
+    or false. So a new axis, boolean or not, leaves every older record's fingerprint and label as they were."""
+    if value is None or value is False:
+        return True
+    axis = BY_KEY.get(key)
+    return axis is not None and axis.default is not None and value == axis.default
+
+
+def parse_switch(value) -> bool:
+    """A switch's value: a record's true/false (null: off), or the flag's on/off words."""
+    if value is None:
+        return False
+    if isinstance(value, bool):
+        return value
+    word = SWITCH_WORDS.get(str(value).strip().lower())
+    if word is None:
+        raise ValueError(f"expected on or off, not {value!r}")
+    return word
 
 
 def _formatted(spec, value) -> str:
@@ -159,7 +220,7 @@ AXES = (
         + quantization.KNOWN_TEXT.replace("none, ", "") + "; experiment key `quantization`",
         parse=quantization.parse,
         type=flag_type(quantization.parse, ["none", *quantization.FIXED, "int4wo-128", "uintx-4-64"]),
-        metavar="RECIPE", support_rules=quantization.SUPPORT_RULES, label_plus=True, slug="q-{}"),
+        metavar="RECIPE", support_rules=quantization.SUPPORT_RULES, label_plus=True, slug="q-{}", example="int8wo"),
     Axis(
         "precision",
         "fp32, bf16, fp16 (model and inputs cast), amp (autocast: float16 on CUDA, bfloat16 on CPU and XLA), amp_bf16, "
@@ -167,19 +228,20 @@ AXES = (
         "experiment key `precision`",
         parse=precision.parse, default=precision.DEFAULT,  # None asked: the suite's default, resolved by the plan
         type=flag_type(precision.parse, precision.PRECISIONS), metavar="PRECISION",
-        support_rules=precision.SUPPORT_RULES),
+        support_rules=precision.SUPPORT_RULES, example="bf16"),
     Axis(
         "dynamic",
         "shapes: static (default), batch (batch dimension marked dynamic; timed iterations vary the batch), "
         "all (torch.compile(dynamic=True)); experiment key `dynamic`",
-        parse=_dynamic, default=DEFAULT_DYNAMIC, choices=DYNAMIC_CHOICES, slug="dyn-{}"),
+        parse=_dynamic, default=DEFAULT_DYNAMIC, choices=DYNAMIC_CHOICES, slug="dyn-{}", example="batch",
+        child="config_hooks:dynamic_batch"),
     Axis(
         "compile_mode",
         "torch.compile's mode for Inductor: " + ", ".join(compile_options.MODES) + " (default: default; "
         "reduce-overhead is CUDA graphs: CUDA only); experiment key `compile_mode`",
         parse=compile_options.parse_mode, default=compile_options.DEFAULT_MODE, choices=compile_options.MODES,
         sweep_default=(compile_options.DEFAULT_MODE,), for_config=compile_options.for_dynamo,
-        support_rules=compile_options.MODE_RULES, slug="compile_mode-{}"),
+        support_rules=compile_options.MODE_RULES, slug="compile_mode-{}", example="max-autotune"),
     Axis(
         "inductor_config",
         "an Inductor setting for every Inductor config (repeatable; part of the config): "
@@ -187,7 +249,8 @@ AXES = (
         parse=compile_options.parse_config, kind=ONE_PER_SWEEP, repeatable_flag=True,
         type=flag_type(compile_options.parse_setting), metavar="KEY=VALUE",
         from_options=lambda options: options.inductor_config_text, for_config=compile_options.for_inductor,
-        support_rules=compile_options.CONFIG_RULES, slug=lambda text: "inductor_config-" + short_hash(text)),
+        support_rules=compile_options.CONFIG_RULES, slug=lambda text: "inductor_config-" + short_hash(text),
+        example="freezing=True"),
     Axis(
         "compile_cache",
         "Inductor's and Triton's caches: cold (default: an empty cache per child), warm (the config compiles once "
@@ -195,7 +258,7 @@ AXES = (
         "`compile_cache`",
         parse=compile_options.parse_cache, default=compile_options.DEFAULT_CACHE, choices=compile_options.CACHES,
         sweep_default=(compile_options.DEFAULT_CACHE,), for_config=compile_options.for_dynamo,
-        slug="compile_cache-{}"),
+        slug="compile_cache-{}", example="warm"),
     Axis(
         "train_step",
         "train configs' step: harness (the dynamo harness's, as PyTorch's dashboard measures: the whole step compiled, "
@@ -204,7 +267,7 @@ AXES = (
         "experiment key `train_step`",
         parse=_as_given, default=DEFAULT_TRAIN_STEP, choices=TRAIN_STEPS,  # None asked: the suite's, by the plan
         for_config=lambda step, e: step if e.test == "train" else None, check=_train_step_rule,
-        label="{}-step", slug="step-{}"),  # "harness" alone would not say what it is
+        label="{}-step", slug="step-{}", example="harness"),  # "harness" alone would not say what it is
     Axis(
         "speedup",
         "isolated (default: each config in its own child; a speedup divides two processes' medians) or paired (a "
@@ -212,7 +275,8 @@ AXES = (
         "dynamo harness does: the record's paired_speedup, per-pair ratios with an interval; not for XLA); experiment "
         "key `speedup`",
         parse=paired_speedup.parse, default=paired_speedup.DEFAULT, choices=paired_speedup.CHOICES,
-        for_config=paired_speedup.for_config, support_rules=paired_speedup.SUPPORT_RULES),
+        for_config=paired_speedup.for_config, support_rules=paired_speedup.SUPPORT_RULES, example="paired",
+        child="config_hooks:paired_speedup_hook"),
     Axis(
         "allocator",
         "the C allocator of every child, set before its interpreter starts: glibc (default: glibc's malloc with fixed "
@@ -220,7 +284,8 @@ AXES = (
         "untouched), jemalloc, tcmalloc (preloaded; a value whose library is not installed is dropped with the "
         "package to install); experiment key `allocator`, recorded in environment.allocator",
         parse=allocator.parse, default=allocator.DEFAULT, choices=allocator.NAMES,
-        sweep_default=cpu_profile.default_allocators, support_rules=allocator.SUPPORT_RULES, slug="alloc-{}"),
+        sweep_default=cpu_profile.default_allocators, support_rules=allocator.SUPPORT_RULES, slug="alloc-{}",
+        example="system"),
     Axis(
         "cpu_profile",
         "dashboard: PyTorch's CPU dashboard setup for every config: jemalloc with its MALLOC_CONF, Intel "
@@ -229,7 +294,7 @@ AXES = (
         "record's environment.cpu_profile; experiment key `cpu_profile`",
         parse=cpu_profile.parse, kind=ONE_PER_SWEEP, choices=cpu_profile.NAMES, settle=cpu_profile.settle,
         contradiction=lambda options: cpu_profile.contradiction(options.axes.cpu_profile, options.axes.allocator),
-        slug="profile-{}"),
+        slug="profile-{}", example="dashboard"),
     Axis(
         "cuda_profile",
         "dashboard: PyTorch's CUDA dashboard setup for every config: inference in bf16 and training in "
@@ -238,19 +303,35 @@ AXES = (
         "environment.cuda_profile; experiment key `cuda_profile`",
         parse=cuda_profile.parse, kind=ONE_PER_SWEEP, choices=cuda_profile.NAMES, settle=cuda_profile.settle,
         support_rules=cuda_profile.SUPPORT_RULES, contradiction=cuda_profile.options_contradiction,
-        label="cuda-{}", slug="cuda-profile-{}"),  # the CPU profile's "dashboard" is another setup
+        label="cuda-{}", slug="cuda-profile-{}", example="dashboard"),  # the CPU profile's is another setup
+    Axis(
+        "channels_last",
+        "the model and its 4-D inputs in torch.channels_last (the dynamo harness's --channels-last): --channels-last "
+        "alone is on, --channels-last=on --channels-last=off sweeps both (default: off); not on XLA, whose tensors "
+        "have no strides; experiment key `channels_last`",
+        kind=SWITCH, support_rules=channels_last.SUPPORT_RULES, child="memory_format:hook_for"),
+    Axis(
+        "matmul_precision",
+        "float32 matmul precision for torch and torch_xla (repeatable): highest (full float32), high (TF32 on CUDA), "
+        "default (torch's medium); unset: the libraries' own (or --cuda-profile's TF32); experiment key "
+        "`matmul_precision`",
+        parse=matmul_precision.parse, choices=matmul_precision.NAMES, label="matmul-{}", slug="matmul-{}",
+        contradiction=lambda options: matmul_precision.disable_tf32_contradiction(
+            tuple(options.axes.matmul_precision), options.diagnostics.disable_tf32),
+        child="matmul_setup:hook_for", example="high"),
 )
 BY_KEY = {axis.key: axis for axis in AXES}
 KEYS = tuple(BY_KEY)
 
 
 def label_text(key: str, value) -> str:
-    """How an axis value shows in a backend label; a key the table lacks (a suite's extra axis such as
-    microbench's dtype, or cudagraphs): its value, or its name for True."""
-    if value is True:
-        return key
+    """How an axis value shows in a backend label: the table's `label` (a switch's, when on, is its label alone);
+    True of another axis, or a key the table lacks (a suite's extra axis such as microbench's dtype, or cudagraphs):
+    its name; another value of a key the table lacks: the value."""
     axis = BY_KEY.get(key)
-    return _formatted(axis.label if axis else "{}", value)
+    if axis is not None and (axis.kind == SWITCH or value is not True):
+        return _formatted(axis.label, value)
+    return key if value is True else str(value)
 
 
 def add_fields(cls):

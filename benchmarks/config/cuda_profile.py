@@ -53,11 +53,12 @@ def settle(experiment):
     return experiment.with_(precision=PRECISIONS[experiment.test])
 
 
-def contradiction(profile: Optional[str], matmul_precision: Optional[str], disable_tf32: bool) -> Optional[str]:
-    """One line when a flag contradicts the profile's TF32 matmuls, else None."""
+def contradiction(profile: Optional[str], matmul_precisions: tuple, disable_tf32: bool) -> Optional[str]:
+    """One line when a flag contradicts the profile's TF32 matmuls (`matmul_precisions`: the values asked for),
+    else None."""
     if profile != DASHBOARD:
         return None
-    if disable_tf32 or matmul_precision == "highest":
+    if disable_tf32 or "highest" in matmul_precisions:
         flag = "--disable-tf32" if disable_tf32 else "--matmul-precision=highest"
         return (f"--cuda-profile=dashboard runs float32 matmuls in TF32 as the dashboard does; {flag} contradicts "
                 "it: pass one of them")
@@ -66,7 +67,7 @@ def contradiction(profile: Optional[str], matmul_precision: Optional[str], disab
 
 def options_contradiction(options) -> Optional[str]:
     """`contradiction` for the sweep's options (RunOptions)."""
-    return contradiction(options.axes.cuda_profile, options.diagnostics.matmul_precision,
+    return contradiction(options.axes.cuda_profile, tuple(options.axes.matmul_precision),
                          options.diagnostics.disable_tf32)
 
 

@@ -37,6 +37,7 @@ class Flag:
     choices: Any = None
     metavar: Optional[str] = None
     repeatable: bool = False  # action=append: a tuple of values in the options, one --flag=value each for a child
+    bare: Optional[str] = None  # the value of the flag given alone (a switch axis's `--flag`: on); None: it needs one
     hidden: bool = False
     group: str = ""  # the --help section
 
@@ -126,6 +127,8 @@ def add_flags(parser: argparse.ArgumentParser, flags: Iterable[Flag], choices: d
         else:
             spec.update(default=list(flag.default or ()) if flag.repeatable else flag.default,
                         action="append" if flag.repeatable else "store")
+            if flag.bare is not None:
+                spec.update(nargs="?", const=flag.bare)  # argparse passes a text const through `type` too
             if flag.type is not None:
                 spec["type"] = flag.type
             if flag.metavar is not None:

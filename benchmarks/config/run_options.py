@@ -27,7 +27,6 @@ from benchmarks.plumbing.cli_support import (LOG_LEVELS, Parser, UsageError, epi
 from benchmarks.plumbing.cli_support import timestamp as timestamp_type
 from benchmarks.plumbing.cpu_affinity import cpu_affinity_spec
 
-MATMUL_PRECISIONS = ("default", "high", "highest")
 IR_FORMATS = ("text", "hlo", "stablehlo")
 
 
@@ -112,9 +111,6 @@ class DiagnosticsOptions:
         "(output-*.pt; load with torch.load(..., weights_only=True))")
     collect_full_output: bool = DIAGNOSTICS.switch(CHILD, "train steps return the model output and the gradients "
         "beside the loss (slower)")
-    matmul_precision: Optional[str] = DIAGNOSTICS.option(
-        None, CHILD, "float32 matmul precision for torch (default->medium, high, highest) and torch_xla (default, "
-        "high, highest); unset: the libraries' own defaults", choices=MATMUL_PRECISIONS)
     disable_tf32: bool = DIAGNOSTICS.switch(CHILD, "no TF32: float32 matmuls (and cuDNN convolutions) at full "
         "precision (highest)")
 
@@ -166,8 +162,8 @@ class NoiseOptions:
 def axis_option(axis) -> Any:
     """An axis's flag (config/axes.py) as a field: repeatable (empty: the axis's sweep default), or one value (None:
     unset)."""
-    flag = {name: value for name, value in (("choices", axis.choices), ("type", axis.type), ("metavar", axis.metavar))
-            if value is not None}
+    flag = {name: value for name, value in (("choices", axis.choices), ("type", axis.type), ("metavar", axis.metavar),
+                                            ("bare", axis.flag_bare)) if value is not None}
     if axis.flag_is_repeatable:
         return MATRIX.option((), PARENT, axis.help, repeatable=True, **flag)
     return MATRIX.option(None, PARENT, axis.help, **flag)
@@ -428,10 +424,6 @@ def build_parser(suites, everything: bool = False) -> RunnerParser:
 
 def check_combinations(options: RunOptions) -> None:
     """Flag combinations that contradict each other: a UsageError (one line, exit 2)."""
-    precision = options.diagnostics.matmul_precision
-    if options.diagnostics.disable_tf32 and precision not in (None, "highest"):
-        raise UsageError(f"--disable-tf32 asks for full float32 precision, --matmul-precision={precision} "
-                         "for less; pass one of them")
     for axis in AXES:  # the profiles' contradicting flags
         contradiction = axis.contradiction(options) if axis.contradiction else None
         if contradiction:

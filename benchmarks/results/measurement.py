@@ -18,7 +18,7 @@ from typing import Optional
 import numpy as np
 
 from benchmarks.config import cuda_profile, experiment_config
-from benchmarks.config.axes import AXES, label_text
+from benchmarks.config.axes import AXES, at_default, label_text
 from benchmarks.results import accuracy_status, records, stats
 
 TOTAL_TIME, PER_ITER_TIME, WARMUP_TIME = "total_time", "per_iter_time", "warmup_time"
@@ -31,8 +31,7 @@ DEVICE_PEAK_MEMORY = "peak_memory_bytes"
 NOT_CONFIG = ("experiment_name",)
 # Keys the labels name on their own (the rest of upstream's keys are variants of one backend).
 _LABELLED = ("accelerator", "accelerator_model", "xla", "dynamo", "torch_xla2", "test", "batch_size")
-# Our experiment axes beyond upstream's nine, at their default: left out of labels (like the fingerprint).
-# An axis whose default is not null/false: its `default` in config/axes.py.
+# The value a record without an axis's key ran, where it is not null (config/axes.py: each axis's `default`).
 AXIS_DEFAULTS: dict = dict(experiment_config.AXIS_DEFAULTS)
 # Axes shown as backend+value (quantization's "+recipe" label, older than the brackets): config/axes.py.
 _PLUS_AXES = tuple(axis.key for axis in AXES if axis.label_plus)
@@ -139,7 +138,7 @@ class Measurement:
                 continue
             value = self.experiment[key]
             value = _text(value) if isinstance(value, str) else value
-            if value is None or value is False or value == AXIS_DEFAULTS.get(key):
+            if at_default(key, value):
                 continue
             out[key] = value
         if self.cudagraphs:  # not a key of its own: what the config's keys (or the child) say of Inductor's graphs

@@ -12,7 +12,7 @@ import logging
 import os
 from typing import Iterator, Optional
 
-from benchmarks.config import experiment_config
+from benchmarks.config import axes, experiment_config
 from benchmarks.plumbing import disk_writes
 from benchmarks.results.str_enum import StrEnum
 
@@ -82,8 +82,8 @@ def fingerprint(model: dict, experiment: dict, requested_batch_size: Optional[in
     exp_part.setdefault("torch_xla2", None)
     exp_part.setdefault("enable_functionalization", False)
     exp_part.setdefault("xla_flags", None)
-    for key in experiment_config.OWN_KEYS:  # newer than the fingerprint: unset or default keeps the old text (resume)
-        if exp_part.get(key) is None or exp_part.get(key) == experiment_config.AXIS_DEFAULTS.get(key):
+    for key in experiment_config.OWN_KEYS:  # newer than the fingerprint: at its default, the old text (resume)
+        if axes.at_default(key, exp_part.get(key)):
             exp_part.pop(key, None)
     exp_part["batch_size"] = requested_batch_size
     key = {"model": model_part, "experiment": exp_part, "verify": bool(verify)}

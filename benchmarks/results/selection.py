@@ -14,17 +14,19 @@ import dataclasses
 import re
 from typing import Optional
 
+from benchmarks.config import axes as config_axes
 from benchmarks.config import tiers
+from benchmarks.config.axes import flag_type
 from benchmarks.plumbing.cli_support import UsageError
 
 # --test takes upstream aggregate's names and the record's own.
 TESTS = {"inference": "eval", "training": "train"}
 TEST_ALIASES = {"inference": "inference", "training": "training", "eval": "inference", "train": "training"}
 ALL = "all"
-# Experiment axes beyond upstream's nine that a tool may select by (one repeatable flag each, matched
-# against Measurement.labels; a record without the axis has its default (measurement.AXIS_DEFAULTS: no
-# precision is fp32), or no value and matches none): axis -> examples.
-AXES = {"precision": "fp32, bf16, fp16, amp"}
+# Every experiment axis of ours (config/axes.py) is a selection flag of its own (--precision, --channels-last, ...):
+# its values parsed as the runner parses them, matched against the value each record ran (a record without the
+# key ran the axis's default: no precision is fp32, no channels_last is off; an axis with no default matches none).
+AXES = {axis.key: axis for axis in config_axes.AXES}
 
 
 def tier(text: str) -> int:
@@ -58,10 +60,13 @@ def add_arguments(parser, test_default: Optional[str] = "inference", accelerator
                            help="keep records of this backend label (eager, inductor, openxla+dynamo, "
                                 "inductor+int8wo, ...; repeatable)")
     if axes:
-        for axis, examples in AXES.items():
-            group.add_argument(f"--{axis.replace('_', '-')}", dest=axis, action="append", default=[], metavar="NAME",
-                               help=f"keep records whose experiment {axis} is NAME ({examples}; repeatable; "
-                                    f"records without a {axis} have none)")
+        for axis in AXES.values():
+            ran = "its default, " + str(axis.default) if axis.default is not None else "none"
+            extra = {"nargs": "?", "const": axis.flag_bare} if axis.flag_bare is not None else {}
+            group.add_argument(axis.flag, dest=axis.key, action="append", default=[], metavar=axis.metavar or "VALUE",
+                               type=flag_type(axis.parse, axis.choices or ()), **extra,
+                               help=f"keep records whose experiment {axis.key} is VALUE (e.g. {axis.example}; "
+                                    f"repeatable; a record without the key ran {ran})")
     add_model_arguments(group)
 
 
@@ -146,11 +151,10 @@ class Selection:
         test = TESTS[self.test] if self.test else None
         backends = set(self.backend)
         choose_models = bool(keep or self.filter_by_tier)
-        from benchmarks.results.measurement import AXIS_DEFAULTS  # numpy: only once records are selected
 
-        def axis_value(labels: dict, axis: str):
-            value = labels.get(axis)
-            return AXIS_DEFAULTS.get(axis) if value in (None, "") else value
+        def axis_value(labels: dict, key: str):
+            value = labels.get(key)
+            return AXES[key].ran(None if value == "" else value)
 
         def matches(m) -> bool:
             if regex and not (m.accelerator == accel.lower() or regex.search(m.accelerator_model)):
@@ -161,8 +165,8 @@ class Selection:
                 return False
             if self.axes:
                 labels = m.labels
-                if not all(axis_value(labels, axis) is not None and str(axis_value(labels, axis)) in values
-                           for axis, values in self.axes.items()):
+                if not all(axis_value(labels, key) in values
+                           for key, values in self.axes.items()):
                     return False
             name, place = m.model_name or "", (m.suite, m.model_name)
             if choose_models and not (any(p.search(name) for p in keep) or place in keep_tiers):

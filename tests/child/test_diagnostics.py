@@ -9,21 +9,11 @@ import json
 import pytest
 
 from helpers import XLA as HAS_XLA
-from helpers import call_runner, read_jsonl, run_runner
+from helpers import call_runner, read_jsonl, records_by_slug, run_runner
 
 COMMON = ["--accelerator=cpu", "--test=eval", "--repeat=2", "--warmup=1"]
 EAGER, XLA, INDUCTOR = "cpu-eager-eval", "cpu-openxla-lazytensor-eval", "cpu-inductor-eval"
 RAN = (EAGER, XLA) if HAS_XLA else (EAGER,)  # the eval slugs of the mlp sweep that ran here
-
-
-def records_by_slug(out) -> dict:
-    from benchmarks.config.experiment_config import ExperimentConfig
-
-    found = {}
-    for record in read_jsonl(out / "results.jsonl"):
-        slug = ExperimentConfig.from_dict(record["experiment"]).with_(batch_size=None).slug()
-        found[(record["model"]["model_name"], slug)] = record
-    return found
 
 
 def artifact(out, relative: str):
@@ -46,7 +36,7 @@ def mlp(tmp_path_factory):
     run_runner(*COMMON, "--test=train", "--xla=None", "--xla=PJRT", "--dynamo=None", "-k", "^mlp$",
                f"--output-dirname={out}", "--dump-pytorch-profiles", "--profile-cuda-cpu",
                "--profile-cuda-cpu-individual-ops", "--dump-pytorch-xla-metrics", "--dump-hlo", "--save-ir-format=hlo",
-               "--save-output", "--collect-full-output", "--matmul-precision=high", "--collect-dynamo-counters",
+               "--save-output", "--collect-full-output", "--collect-dynamo-counters",
                check_rc=0)
     found = records_by_slug(out)
     assert all(r["status"] == "ok" for r in found.values()), [r["error"] for r in found.values()]
@@ -268,10 +258,3 @@ def test_randomize_input_works_for_bf16_and_fp16_and_keeps_integer_inputs(tmp_pa
     assert record["diagnostics"]["matmul_precision"] == {"torch": "highest", "cudnn_allow_tf32": False}
 
 
-@pytest.mark.integration
-def test_matmul_precision_reaches_torch_and_torch_xla(mlp):
-    _, found = mlp
-    assert found[("mlp", EAGER)]["diagnostics"]["matmul_precision"]["torch"] == "high"
-    if HAS_XLA:
-        assert found[("mlp", XLA)]["diagnostics"]["matmul_precision"] == {"torch": "high", "cudnn_allow_tf32": True,
-                                                                            "torch_xla": "high"}

@@ -119,14 +119,17 @@ def test_hooks_are_registered_per_config_in_the_order_their_phases_need(tmp_path
     parser = build_parser(all_suites())
     plain = parser.options([f"--output-dirname={tmp_path}"])
     experiment = ExperimentConfig(accelerator="cpu", xla=None, dynamo="aot_eager", test="eval")
-    assert config_hooks.for_config(plain, experiment) == []
+    # every config's matmul precision is set (and recorded) by its axis's hook
+    assert [type(hook).__name__ for hook in config_hooks.for_config(plain, experiment)] == ["MatmulPrecision"]
     every = parser.options([f"--output-dirname={tmp_path}", "--verify", f"--save-golden={tmp_path / 'golden'}",
                             f"--golden={tmp_path / 'golden'}"])
-    experiment = experiment.with_(dynamo="export", dynamic="batch", speedup="paired")
-    # a golden entry is saved before it is read; the batch goes back to the examples before the checks;
-    # --verify's check before the golden one; paired's eager step is made last before timing, as it was
+    experiment = experiment.with_(dynamo="export", dynamic="batch", speedup="paired", channels_last=True)
+    # the axes' hooks first, in the table's order (what they set is in place before the golden save's model and
+    # --verify's references are built; the batch goes back to the examples before the checks); then a golden entry
+    # is saved before it is read, and --verify's check runs before the golden one
     assert [type(hook).__name__ for hook in config_hooks.for_config(every, experiment)] == [
-        "GoldenSave", "Export", "DynamicBatch", "Verify", "GoldenCheck", "PairedSpeedup"]
+        "DynamicBatch", "PairedSpeedup", "ChannelsLast", "MatmulPrecision", "GoldenSave", "Export", "Verify",
+        "GoldenCheck"]
 
 
 def test_a_lost_cuda_context_is_the_failures_cause_where_a_later_call_surfaced_it():

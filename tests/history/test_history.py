@@ -268,6 +268,8 @@ def test_selection_by_precision_and_the_backend_label_of_the_shared_view(tmp_pat
     assert both.count("inductor[fp16]") == 3 and both.count("inductor[bf16]") == 3 and ",inductor," not in both
     unlabelled = history("show", "--db", db, "--backend", "inductor", check_rc=0).stdout
     assert unlabelled.startswith("dummy/mlp inductor eval bs=8") and "[bf16]" not in unlabelled
-    nothing = history("show", "--db", db, "--precision", "fp8")
+    nothing = history("show", "--db", db, "--precision", "amp")
     assert nothing.returncode == 1 and nothing.stderr.strip() == ("history.py: no config in the database matches "
                                                                   "the selection")
+    unknown = history("show", "--db", db, "--precision", "fp8")  # parsed as the runner parses it: no such precision
+    assert unknown.returncode == 2 and unknown.stderr.count("\n") == 1 and "fp8" in unknown.stderr

@@ -8,7 +8,7 @@ import shlex
 
 import numpy as np
 
-from benchmarks.config import experiment_config
+from benchmarks.config import axes
 from benchmarks.history.site import dashboard_numbers as numbers
 from benchmarks.history.site import grid as grid_module
 from benchmarks.history.site import page, suite_page
@@ -26,12 +26,8 @@ def runner_flags(config) -> list:
              f"--xla={e.get('xla') or 'None'}", f"--dynamo={e.get('dynamo') or 'None'}", f"--test={e.get('test')}"]
     if e.get("batch_size") is not None:
         flags.append(f"--batch-size={e['batch_size']}")
-    for key in experiment_config.OWN_KEYS:
-        value = e.get(key)
-        if value is None or value is False or value == experiment_config.AXIS_DEFAULTS.get(key):
-            continue
-        flag = "--" + key.replace("_", "-")
-        flags.append(flag if value is True else f"{flag}={value}")
+    for axis in axes.AXES:
+        flags.extend(axis.flag_args(e.get(axis.key)))
     return flags
 
 
