@@ -16,32 +16,34 @@ from benchmarks.config.experiment_config import ExperimentConfig
 from benchmarks.suites import BenchmarkModel
 
 
-class TrailedMemory(device_memory.PeakMemory):
+class Trailed:
+    """start_run and end_run written in the trail (`<what> start`, `<what> end`), then done as the real class does."""
+
+    what = ""
+
+    def start_run(self):
+        self.trail.append(f"{self.what} start")
+        super().start_run()
+
+    def end_run(self):
+        self.trail.append(f"{self.what} end")
+        return super().end_run()
+
+
+class TrailedMemory(Trailed, device_memory.PeakMemory):
+    what = "memory"
+
     def __init__(self, experiment, trail):
         super().__init__(experiment)
         self.trail = trail
 
-    def start_run(self):
-        self.trail.append("memory start")
-        super().start_run()
 
-    def end_run(self):
-        self.trail.append("memory end")
-        return super().end_run()
+class TrailedGpu(Trailed, gpu_telemetry.GpuTelemetry):
+    what = "gpu"
 
-
-class TrailedGpu(gpu_telemetry.GpuTelemetry):
     def __init__(self, trail):
         super().__init__(absent="no GPU on this machine")
         self.trail = trail
-
-    def start_run(self):
-        self.trail.append("gpu start")
-        super().start_run()
-
-    def end_run(self):
-        self.trail.append("gpu end")
-        return super().end_run()
 
 
 @pytest.fixture
