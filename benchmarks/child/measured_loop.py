@@ -4,10 +4,12 @@ Child only: imports torch."""
 from __future__ import annotations
 
 import collections
+import contextlib
+import dataclasses
 import gc
 import resource
 import time
-from typing import Callable, Optional
+from typing import Any, Callable, Optional
 
 import torch
 
@@ -93,8 +95,7 @@ def harness_train_step(bm, experiment, module, args: tuple, kwargs: dict, fullgr
         if not full_output:
             return compiled(a, k)
         loss, output = compiled(a, k)
-        grads = {name: p.grad for name, p in module.named_parameters() if p.grad is not None}
-        return {"loss": loss.detach(), "output": output, "grads": grads}
+        return {"loss": loss.detach(), "output": output, "grads": gradients(module)}
 
     train_step.optimizer = optimizer  # --verify and --golden put its state back before a check
     train_step.grad_scaler = None
@@ -104,31 +105,45 @@ def harness_train_step(bm, experiment, module, args: tuple, kwargs: dict, fullgr
 def make_step(bm, experiment, module, args: tuple, kwargs: dict, fullgraph: bool = False,
               inputs: Optional[Callable[[], tuple]] = None, full_output: bool = False,
               exported: Optional[Callable] = None) -> Callable:
-    """A zero-argument callable that runs one iteration of the config: eval forward, or a train step: the
-    harness's (harness_train_step) or ours (forward + loss under the backend; backward and optimizer step after
-    it). Returns the output (eval) or the loss (train; with `full_output` a dict of loss, output and gradients
-    by parameter name).
+    """A zero-argument callable that runs one iteration of the config: eval forward (make_eval_step), or a train
+    step: the harness's (harness_train_step) or ours (make_train_step: forward + loss under the backend; backward and
+    optimizer step after it). Returns the output (eval) or the loss (train; with `full_output` a dict of loss,
+    output and gradients by parameter name).
     `inputs`, if given, returns each iteration's (args, kwargs) instead of the fixed ones (--randomize-input,
     --dynamic). `exported`, if given, is run instead of the compiled module (eval only: child/exporting.py)."""
     if experiment.test == "eval":
-        module.eval()
-
-        def forward(*a, **k):
-            with precision_cast.autocast(experiment):
-                return module(*a, **k)
-
-        compiled = exported or backends.compile_fn(forward, experiment, fullgraph)
-        grad_mode = torch.enable_grad if bm.eval_needs_grad else torch.no_grad
-
-        def eval_step():
-            a, k = inputs() if inputs is not None else (args, kwargs)
-            with grad_mode():
-                return compiled(*a, **k)
-
-        return eval_step
-
+        return make_eval_step(bm, experiment, module, args, kwargs, fullgraph, inputs, exported)
     if experiment.harness_train_step:
         return harness_train_step(bm, experiment, module, args, kwargs, fullgraph, inputs, full_output)
+    return make_train_step(bm, experiment, module, args, kwargs, fullgraph, inputs, full_output)
+
+
+def make_eval_step(bm, experiment, module, args: tuple, kwargs: dict, fullgraph: bool = False,
+                   inputs: Optional[Callable[[], tuple]] = None, exported: Optional[Callable] = None) -> Callable:
+    """make_step's eval iteration: the forward under autocast, compiled (or the exported program), called without
+    gradients unless the model needs them (BenchmarkModel.eval_needs_grad)."""
+    module.eval()
+
+    def forward(*a, **k):
+        with precision_cast.autocast(experiment):
+            return module(*a, **k)
+
+    compiled = exported or backends.compile_fn(forward, experiment, fullgraph)
+    grad_mode = torch.enable_grad if bm.eval_needs_grad else torch.no_grad
+
+    def eval_step():
+        a, k = inputs() if inputs is not None else (args, kwargs)
+        with grad_mode():
+            return compiled(*a, **k)
+
+    return eval_step
+
+
+def make_train_step(bm, experiment, module, args: tuple, kwargs: dict, fullgraph: bool = False,
+                    inputs: Optional[Callable[[], tuple]] = None, full_output: bool = False) -> Callable:
+    """make_step's train iteration, ours: forward + loss (BenchmarkModel.loss_fn, else reduce_to_scalar) compiled
+    under autocast; backward, the optimizer (optimizer_fn, else SGD) and float16's loss scaler after it, uncompiled.
+    The step itself stays one flat function: each call added to it would be timed with it."""
     module.train()
     loss_fn = bm.loss_fn or reduce_to_scalar
 
@@ -151,7 +166,7 @@ def make_step(bm, experiment, module, args: tuple, kwargs: dict, fullgraph: bool
         if scaler:
             scaler.unscale_(optimizer)  # the gradients the step (and --collect-full-output) sees are true ones
         if full_output:
-            grads = {name: p.grad for name, p in module.named_parameters() if p.grad is not None}
+            grads = gradients(module)
         if scaler:
             scaler.step(optimizer)
             scaler.update()
@@ -164,6 +179,11 @@ def make_step(bm, experiment, module, args: tuple, kwargs: dict, fullgraph: bool
     train_step.optimizer = optimizer  # --verify puts its state back before comparing a step
     train_step.grad_scaler = scaler
     return train_step
+
+
+def gradients(module) -> dict:
+    """Every parameter's gradient by name, those with none left out (a train step's `full_output`)."""
+    return {name: p.grad for name, p in module.named_parameters() if p.grad is not None}
 
 
 def minor_faults() -> int:
@@ -195,7 +215,7 @@ def measure(step: Callable, experiment, repeat: int, iterations: int, warmup: in
             on_phase: Optional[Callable[[str], None]] = None, around_repeat=None, timed=None,
             after_repeat=None, memory=None, eager: Optional[Callable] = None, gpu=None) -> dict:
     """Warm-up runs (metrics.warmup_time; the first compiles), then `repeat` timed runs; a full garbage collection
-    before them.
+    before them. The steps are MeasuredLoop's methods, in this order.
 
     `eager`, if given (--speedup=paired: eager's step on the same module and inputs), is warmed up first
     (metrics.eager_warmup_time, phase `reference`: a failure there is eager's), then timed just before each timed
@@ -210,59 +230,114 @@ def measure(step: Callable, experiment, repeat: int, iterations: int, warmup: in
     `gpu`, if given (a gpu_telemetry.GpuTelemetry), gives each timed run's GPU clock, power, temperature and
     throttled seconds (metrics.gpu_*), read before and after the run.
     """
-    timed = timed or timed_run
-    on_phase = on_phase or (lambda phase: None)
-    metrics = collections.defaultdict(list)
+    loop = MeasuredLoop(step, experiment, iterations, timed or timed_run, on_phase or no_phase, around_repeat,
+                        after_repeat, memory, eager, gpu)
     gc.collect()  # as the dynamo harness does before its warm-up: what building the model left is not collected later
     if eager is not None:
-        on_phase("reference")
-        for _ in range(warmup):
-            metrics["eager_warmup_time"].append(timed_run(eager, experiment, iterations)[0])
-    on_phase("compile")
-    for index in range(warmup):
-        total, _, _ = timed_run(step, experiment, iterations)
-        metrics["warmup_time"].append(total)
-        if index == 0:
-            on_phase("run")
-    on_phase("run")
+        loop.warm_up_eager(warmup)
+    loop.warm_up(warmup)
     for index in range(repeat):
-        if eager is not None:  # the pair's first half; its output is dropped before the backend's run
-            eager_total = timed(eager, experiment, iterations)[0]
-            metrics["eager_total_time"].append(eager_total)
-            metrics["eager_per_iter_time"].append(eager_total / iterations)
-        backends.reset_xla_metrics(experiment)
-        if memory is not None:
-            memory.start_run()
-        if gpu is not None:
-            gpu.start_run()
-        if around_repeat is None:
-            faults = minor_faults()
-            total, trace, output = timed(step, experiment, iterations)
-            faults = minor_faults() - faults
-        else:
-            with around_repeat(index):
-                faults = minor_faults()
-                total, trace, output = timed(step, experiment, iterations)
-                faults = minor_faults() - faults
-        if gpu is not None:
-            for name, value in gpu.end_run().items():
-                metrics[name].append(value)
-        if memory is not None:
-            metrics["peak_memory_bytes"].append(memory.end_run())
-        if after_repeat is not None:
-            after_repeat(index, output)
+        loop.timed_repeat(index)
+    return dict(loop.metrics)
+
+
+def no_phase(phase: str) -> None:
+    """measure's on_phase when nobody listens (a caller with no parent to tell: a test)."""
+
+
+@dataclasses.dataclass
+class MeasuredLoop:
+    """measure's state: what it runs and with what, and the metrics each run appends to (name -> one value per
+    run). Each method is one step of the loop; measure calls them in order."""
+
+    step: Callable
+    experiment: Any
+    iterations: int
+    timed: Callable
+    on_phase: Callable[[str], None]
+    around_repeat: Optional[Callable] = None
+    after_repeat: Optional[Callable] = None
+    memory: Any = None
+    eager: Optional[Callable] = None
+    gpu: Any = None
+    metrics: dict = dataclasses.field(default_factory=lambda: collections.defaultdict(list))
+
+    def add(self, figures: dict) -> None:
+        """Append each figure to its metric, in the order given (the record keeps the metrics' first order)."""
+        for name, value in figures.items():
+            self.metrics[name].append(value)
+
+    def warm_up_eager(self, warmup: int) -> None:
+        """Eager's warm-up, before the config's, in phase `reference`: a failure here is eager's, not the config's."""
+        self.on_phase("reference")
+        for _ in range(warmup):
+            self.add({"eager_warmup_time": timed_run(self.eager, self.experiment, self.iterations)[0]})
+
+    def warm_up(self, warmup: int) -> None:
+        """The config's warm-up, always by timed_run: the first run compiles (phase `compile`), the next ones are
+        phase `run`, as the timed runs (marked again after the last: no warm-up at all still ends in `run`)."""
+        self.on_phase("compile")
+        for index in range(warmup):
+            self.add({"warmup_time": timed_run(self.step, self.experiment, self.iterations)[0]})
+            if index == 0:
+                self.on_phase("run")
+        self.on_phase("run")
+
+    def timed_repeat(self, index: int) -> None:
+        """One timed run: eager's half of the pair first, then the config's between its telemetry's start and end;
+        after_repeat sees its output, which is released before the run's figures read the process's memory."""
+        if self.eager is not None:
+            self.eager_half()
+        backends.reset_xla_metrics(self.experiment)
+        self.start_telemetry()
+        total, trace, faults, output = self.config_run(index)
+        self.end_telemetry()
+        if self.after_repeat is not None:
+            self.after_repeat(index, output)
         del output
-        metrics["total_time"].append(total)
-        metrics["per_iter_time"].append(total / iterations)
-        metrics["minor_faults_per_iter"].append(faults / iterations)
-        if experiment.xla:
-            metrics["trace_total_time"].append(trace)
-            metrics["trace_per_iter_time"].append(trace / iterations)
-            for name, value in backends.xla_metrics(experiment).items():
-                metrics[name].append(value)
+        self.add_run_figures(total, trace, faults)
+
+    def eager_half(self) -> None:
+        """Eager's timed run just before the config's, as the dynamo harness alternates them; its output is
+        dropped before the config's run."""
+        eager_total = self.timed(self.eager, self.experiment, self.iterations)[0]
+        self.add({"eager_total_time": eager_total, "eager_per_iter_time": eager_total / self.iterations})
+
+    def start_telemetry(self) -> None:
+        """The peak memory's, then the GPU's readings start (they end in the reverse order)."""
+        if self.memory is not None:
+            self.memory.start_run()
+        if self.gpu is not None:
+            self.gpu.start_run()
+
+    def config_run(self, index: int) -> tuple:
+        """The config's timed run inside the profilers' context, if any (around_repeat), its minor page faults
+        counted around the run alone: (total seconds, Python-call seconds, faults, last output)."""
+        around = self.around_repeat(index) if self.around_repeat is not None else contextlib.nullcontext()
+        with around:
+            faults = minor_faults()
+            total, trace, output = self.timed(self.step, self.experiment, self.iterations)
+            faults = minor_faults() - faults
+        return total, trace, faults, output
+
+    def end_telemetry(self) -> None:
+        """The GPU's figures (metrics.gpu_*), then the run's peak memory (metrics.peak_memory_bytes)."""
+        if self.gpu is not None:
+            self.add(self.gpu.end_run())
+        if self.memory is not None:
+            self.add({"peak_memory_bytes": self.memory.end_run()})
+
+    def add_run_figures(self, total: float, trace: float, faults: int) -> None:
+        """The run's times and faults per iteration; on XLA its trace time and XLA's counters; then the process's
+        memory, read once the run's output is gone."""
+        iterations = self.iterations
+        self.add({"total_time": total, "per_iter_time": total / iterations,
+                  "minor_faults_per_iter": faults / iterations})
+        if self.experiment.xla:
+            self.add({"trace_total_time": trace, "trace_per_iter_time": trace / iterations})
+            self.add(backends.xla_metrics(self.experiment))
         # the whole process's resident set after the run (no baseline): the dynamo harness's CPU memory figure
-        metrics["process_rss_bytes"].append(device_memory.process_rss())
+        self.add({"process_rss_bytes": device_memory.process_rss()})
         # the lifetime peak: memory's resets of the peak resident set also reset getrusage's figure
-        metrics["peak_rss_bytes"].append(memory.lifetime_peak_rss() if memory is not None
-                                         else device_memory.process_peak_rss())
-    return dict(metrics)
+        self.add({"peak_rss_bytes": self.memory.lifetime_peak_rss() if self.memory is not None
+                  else device_memory.process_peak_rss()})

@@ -167,74 +167,104 @@ class Verifier:
         self.on_phase("reference")
         self.iterations = self.options.iterations or iterations_for(experiment)
         self.referenced = True
-        outcome, judging = self.outcome, self.judging
-        rule = judging.rule = accuracy_rule.for_experiment(self.suite, self.model, experiment,
-                                                           self.options.accuracy_tolerance)
+        rule = self.judging.rule = accuracy_rule.for_experiment(self.suite, self.model, experiment,
+                                                                self.options.accuracy_tolerance)
         if rule.skip_from:  # the harness checks nothing for it, not even eager: neither do we
-            judging.status = AccuracyStatus.PASS_DUE_TO_SKIP
-            judging.reason = outcome.message = f"the harness does not check this model's accuracy ({rule.skip_from})"
-            log.info("verification skipped: %s", outcome.message)
+            self._not_checked(rule)
             return
         eager = experiment.with_(xla=None, dynamo=None)
         if experiment.xla:
-            # The autograd engine sizes its device queues at the first backward: the XLA runtime must be
-            # up before eager's backward, or the config's backward fails an internal assert.
-            from benchmarks.child import backends
+            start_xla_runtime(experiment)
+        deterministic = self._eager_reference(eager)
+        if deterministic:  # a model random by design keeps upstream's comparison only
+            self.judging.judged = True
+            self.judging.tolerance = rule.tolerance
+            if not rule.cosine:
+                self.kept.fp64 = self._fp64_result(eager)
 
-            try:
-                backends.target_device(experiment)
-            except Exception as exc:  # the config's own load reports it, in its phase
-                log.warning("the XLA device is not available: %s", exc)
+    def _not_checked(self, rule) -> None:
+        """A model on the harness's large-model list: pass_due_to_skip, with no reference computed."""
+        self.judging.status = AccuracyStatus.PASS_DUE_TO_SKIP
+        reason = f"the harness does not check this model's accuracy ({rule.skip_from})"
+        self.judging.reason = self.outcome.message = reason
+        log.info("verification skipped: %s", self.outcome.message)
+
+    def _eager_reference(self, eager) -> Optional[bool]:
+        """Eager's result kept as the reference (outcome.code None: `check` decides), once agreed by a second run
+        where the model is deterministic. Returns whether it is, None where there is no reference: eager failed,
+        the suite skipped it, its two runs differ, or a random output has no tolerance to be compared at."""
         run = 0  # which eager run raised: 0 the build, 1 the first, 2 the second
         try:
             bm = self.build(eager)
-            deterministic, own_tolerance = bm.deterministic, bm.tolerance
-            outcome.tolerance = next(t for t in (self.options.verification_tolerance, own_tolerance,
-                                                 tolerances.MEAN_REL_ERROR_DEFAULT.value) if t is not None)
-            if not deterministic and own_tolerance is None:
-                outcome.tolerance = None
-                outcome.message = "the model declares a non-deterministic output and no tolerance: not compared"
-                judging.reason = f"{RANDOM_BY_DESIGN} and no tolerance: not compared"
-                log.info("verification skipped: %s", outcome.message)
-                return
+            deterministic = bm.deterministic
+            if not self._comparable(bm):
+                return None
             run = 1
             first = self._eager_result(eager, bm)
             del bm
             free_memory()
             if deterministic:
                 run = 2
-                second = self._eager_result(eager, self.build(eager))
-                free_memory()
-                runs = compare(first, second, root_name(eager))
-                if not runs.identical:
-                    outcome.code, outcome.comparison = VerificationCode.NONDETERMINISTIC_EAGER_RUN, runs
-                    outcome.message = ("two eager runs differ: " + (runs.describe_mismatches() or
-                                       f"mean relative error {runs.mean_rel_error:.3g}, "
-                                       f"max abs error {runs.max_abs_error:.3g}"))
-                    self._eager_runs_differ()
-                    log.warning("verification: %s", outcome.message)
-                    return
+                if not self._eager_runs_agree(eager, first):
+                    return None
         except ModelSkipped as exc:  # a decision, not a failure; the config's own build decides for itself
-            outcome.code = VerificationCode.VERIFIER_SKIPPED
-            outcome.message = f"the suite skips the eager reference: {exc}"
-            judging.reason = outcome.message
-            log.info("verification skipped: %s", outcome.message)
-            return
+            self._eager_skipped(exc)
+            return None
         except Exception as exc:
-            log.exception("the eager reference raised")
-            outcome.code, outcome.message = VerificationCode.EAGER_FAILED, one_line("the eager reference raised", exc)
-            judging.status = eager_failure_status(run, exc)
-            judging.reason = (f"the eager reference raised on its {('', 'first', 'second')[run]} run" if run else
-                              "the eager reference's model could not be built")
-            return
+            self._eager_failed(run, exc)
+            return None
         finally:
             free_memory()
-        self.kept.reference, outcome.code = first, None  # None: to be decided by `check`
-        if deterministic:  # a model random by design keeps upstream's comparison only
-            judging.judged = True
-            judging.tolerance = rule.tolerance
-            if not rule.cosine:
-                self.kept.fp64 = self._fp64_result(eager)
+        self.kept.reference, self.outcome.code = first, None  # None: to be decided by `check`
+        return deterministic
+
+    def _comparable(self, bm) -> bool:
+        """Set the verification tolerance (--verification-tolerance, else the model's own, else the default); False
+        for a model that declares its output random and gives no tolerance: it is not compared."""
+        outcome, own_tolerance = self.outcome, bm.tolerance
+        outcome.tolerance = next(t for t in (self.options.verification_tolerance, own_tolerance,
+                                             tolerances.MEAN_REL_ERROR_DEFAULT.value) if t is not None)
+        if bm.deterministic or own_tolerance is not None:
+            return True
+        outcome.tolerance = None
+        outcome.message = "the model declares a non-deterministic output and no tolerance: not compared"
+        self.judging.reason = f"{RANDOM_BY_DESIGN} and no tolerance: not compared"
+        log.info("verification skipped: %s", outcome.message)
+        return False
+
+    def _eager_runs_agree(self, eager, first) -> bool:
+        """Eager's second run, from a model built again, must equal the first exactly; else
+        NONDETERMINISTIC_EAGER_RUN and the accuracy status the harness's lists give (_eager_runs_differ)."""
+        outcome = self.outcome
+        second = self._eager_result(eager, self.build(eager))
+        free_memory()
+        runs = compare(first, second, root_name(eager))
+        if runs.identical:
+            return True
+        outcome.code, outcome.comparison = VerificationCode.NONDETERMINISTIC_EAGER_RUN, runs
+        outcome.message = ("two eager runs differ: " + (runs.describe_mismatches() or
+                           f"mean relative error {runs.mean_rel_error:.3g}, "
+                           f"max abs error {runs.max_abs_error:.3g}"))
+        self._eager_runs_differ()
+        log.warning("verification: %s", outcome.message)
+        return False
+
+    def _eager_skipped(self, exc: BaseException) -> None:
+        """The suite skips the model's eager build (ModelSkipped): verifier_skipped, with its reason."""
+        outcome = self.outcome
+        outcome.code = VerificationCode.VERIFIER_SKIPPED
+        outcome.message = f"the suite skips the eager reference: {exc}"
+        self.judging.reason = outcome.message
+        log.info("verification skipped: %s", outcome.message)
+
+    def _eager_failed(self, run: int, exc: BaseException) -> None:
+        """Eager raised (its build, run 0, or its first or second run): EAGER_FAILED, and the harness's status."""
+        log.exception("the eager reference raised")
+        outcome, judging = self.outcome, self.judging
+        outcome.code, outcome.message = VerificationCode.EAGER_FAILED, one_line("the eager reference raised", exc)
+        judging.status = eager_failure_status(run, exc)
+        judging.reason = (f"the eager reference raised on its {('', 'first', 'second')[run]} run" if run else
+                          "the eager reference's model could not be built")
 
     def _eager_runs_differ(self) -> None:
         """The accuracy status of two eager runs that differ: eager_two_runs_differ, unless a harness list
@@ -289,51 +319,72 @@ class Verifier:
         Under the harness's training step a compiled config is checked by a step of its own (`fresh_step()`, the
         config's step made again) compiled with eager's random numbers (`fallback_random_step`), as the harness
         checks; the timed step is never compiled so."""
-        kept, outcome, judging = self.kept, self.outcome, self.judging
+        kept, outcome = self.kept, self.outcome
         if kept.reference is None:
             return
+        self.on_phase("verify")
+        try:
+            self._put_back_initial(module, step)
+            result = collect(experiment, module, self._config_output(experiment, step, fresh_step))
+            comparison = outcome.comparison = compare(kept.reference, result, root_name(experiment))
+            outcome.code, outcome.message = verification_code(comparison, outcome.tolerance)
+            if self.judging.judged:
+                self._judge(experiment, result)
+            kept.release()
+            self._log_check()
+        except Exception as exc:
+            log.exception("the config raised during verification")
+            self._fail(one_line("the config raised during verification", exc))
+
+    def _put_back_initial(self, module, step) -> None:
+        """Training: the weights, optimizer state and loss scale as they were before timing (before_timing kept
+        them), so that the check starts where eager's reference did."""
+        if self.kept.initial is None:
+            return
+        weights, optimizer_state, scaler_state = self.kept.initial
+        module.load_state_dict(weights)
+        if optimizer_state is not None:
+            step.optimizer.load_state_dict(optimizer_state)
+        if scaler_state is not None:
+            step.grad_scaler.load_state_dict(scaler_state)
+
+    def _config_output(self, experiment, step, fresh_step: Optional[Callable]) -> Any:
+        """The config's last output over the verification iterations, from a reset seed; by a step of its own
+        compiled with eager's random numbers where the harness checks so (uses_fallback_random)."""
         import contextlib
 
         from benchmarks.child import backends, measured_loop
 
-        self.on_phase("verify")
-        try:
-            if kept.initial is not None:
-                weights, optimizer_state, scaler_state = kept.initial
-                module.load_state_dict(weights)
-                if optimizer_state is not None:
-                    step.optimizer.load_state_dict(optimizer_state)
-                if scaler_state is not None:
-                    step.grad_scaler.load_state_dict(scaler_state)
-            own_step = fresh_step is not None and uses_fallback_random(experiment)
-            with fallback_random() if own_step else contextlib.nullcontext():
-                if own_step:
-                    step = fresh_step()  # compiled at its first call, below
-                backends.seed_everything(experiment)
-                _, _, output = measured_loop.timed_run(step, experiment, self.iterations)
-            result = collect(experiment, module, output)
-            comparison = outcome.comparison = compare(kept.reference, result, root_name(experiment))
-            outcome.code, outcome.message = verification_code(comparison, outcome.tolerance)
-            if judging.judged:
-                rule = judging.rule
-                options = accuracy_check.Options(cosine=rule.cosine, larger_for_small=rule.larger_multiplier,
-                                                 force_max=force_max_multiplier(rule, experiment))
-                judging.judgement = accuracy_check.judge(result, kept.reference, kept.fp64, judging.tolerance,
-                                                         root_name(experiment), options)
-                judging.force_max = options.force_max
-            kept.release()
-            log.info("verification %s: mean relative error %s, max abs error %s, cosine similarity %s%s",
-                     outcome.code, comparison.mean_rel_error, comparison.max_abs_error, comparison.cosine_similarity,
-                     f" ({outcome.message})" if outcome.message else "")
-            judgement = judging.judgement
-            if judgement is not None:
-                log.info("accuracy %s (%s reference, tolerance %g): RMSE to fp64 %s, eager's %s%s",
-                         AccuracyStatus.PASS if judgement.passed else AccuracyStatus.FAIL_ACCURACY,
-                         judgement.reference, judging.tolerance, judgement.rmse, judgement.eager_rmse,
-                         f" ({judgement.message()})" if judgement.failures else "")
-        except Exception as exc:
-            log.exception("the config raised during verification")
-            self._fail(one_line("the config raised during verification", exc))
+        own_step = fresh_step is not None and uses_fallback_random(experiment)
+        with fallback_random() if own_step else contextlib.nullcontext():
+            if own_step:
+                step = fresh_step()  # compiled at its first call, below
+            backends.seed_everything(experiment)
+            _, _, output = measured_loop.timed_run(step, experiment, self.iterations)
+        return output
+
+    def _judge(self, experiment, result) -> None:
+        """The config's result judged by the harness's rule against eager's and the fp64 reference."""
+        judging, kept = self.judging, self.kept
+        rule = judging.rule
+        options = accuracy_check.Options(cosine=rule.cosine, larger_for_small=rule.larger_multiplier,
+                                         force_max=force_max_multiplier(rule, experiment))
+        judging.judgement = accuracy_check.judge(result, kept.reference, kept.fp64, judging.tolerance,
+                                                 root_name(experiment), options)
+        judging.force_max = options.force_max
+
+    def _log_check(self) -> None:
+        """The check's verification code and figures, and its accuracy judgement where judged, in the child's log."""
+        outcome, judging, comparison = self.outcome, self.judging, self.outcome.comparison
+        log.info("verification %s: mean relative error %s, max abs error %s, cosine similarity %s%s",
+                 outcome.code, comparison.mean_rel_error, comparison.max_abs_error, comparison.cosine_similarity,
+                 f" ({outcome.message})" if outcome.message else "")
+        judgement = judging.judgement
+        if judgement is not None:
+            log.info("accuracy %s (%s reference, tolerance %g): RMSE to fp64 %s, eager's %s%s",
+                     AccuracyStatus.PASS if judgement.passed else AccuracyStatus.FAIL_ACCURACY,
+                     judgement.reference, judging.tolerance, judgement.rmse, judgement.eager_rmse,
+                     f" ({judgement.message()})" if judgement.failures else "")
 
     def kept_bytes(self) -> int:
         """Bytes of the CPU tensors kept for the check (the weights put back; the references, where computed): the
@@ -455,6 +506,17 @@ def force_max_multiplier(rule, experiment) -> bool:
         return counters["inductor"]["binary_folding_conv"] > 0
 
     return bool(torch_internals.read(torch_internals.DYNAMO_COUNTERS, "torch._dynamo.utils.counters", folded, False))
+
+
+def start_xla_runtime(experiment) -> None:
+    """The autograd engine sizes its device queues at the first backward: the XLA runtime must be up before eager's
+    backward, or the config's backward fails an internal assert."""
+    from benchmarks.child import backends
+
+    try:
+        backends.target_device(experiment)
+    except Exception as exc:  # the config's own load reports it, in its phase
+        log.warning("the XLA device is not available: %s", exc)
 
 
 def one_line(what: str, exc: BaseException) -> str:
