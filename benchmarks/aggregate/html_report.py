@@ -168,10 +168,20 @@ def _log_link(record: dict, results_dir: str, page_dir: str) -> str:
     return f' <a href="{esc(href)}">log</a>'
 
 
+def _rerun(record: dict) -> str:
+    """A failure's rerun command (the record's `rerun`: that config alone, in a directory of its own), folded."""
+    command = record.get("rerun")
+    if not isinstance(command, str) or not command:
+        return ""
+    return f'<details class="rerun"><summary>rerun</summary><code>{esc(command)}</code></details>'
+
+
 def _verdict_cell(record: dict) -> str:
     verdict = accuracy_status.derive(record) if accuracy_status.checked(record) else ""
-    kind = ' class="failed"' if accuracy_status.failed(verdict) else ""
-    return f"<td{kind}>{esc(verdict)}</td>"
+    failed = accuracy_status.failed(verdict)
+    kind = ' class="failed"' if failed else ""
+    ran = records.record_status(record) == records.RecordStatus.OK  # a failed run's rerun is in its time cell
+    return f"<td{kind}>{esc(verdict)}{_rerun(record) if failed and ran else ''}</td>"
 
 
 def _cell(row: Optional[inputs.Row], speedup, results_dir: str, page_dir: str, verified: bool) -> list:
@@ -192,7 +202,7 @@ def _cell(row: Optional[inputs.Row], speedup, results_dir: str, page_dir: str, v
     message = records.short_message(str(error.get("message") or row.why or ""), 200)
     phase = f" in {error.get('phase')}" if error.get("phase") else ""
     text = (f'<span class="{kind}">{esc(row.status)}{esc(phase)}</span>'
-            f'{_log_link(record, results_dir, page_dir)}<div class="msg">{esc(message)}</div>')
+            f'{_log_link(record, results_dir, page_dir)}<div class="msg">{esc(message)}</div>{_rerun(record)}')
     # No colspan: every row keeps one cell per column, so that sorting reads the same column in each.
     return [f'<td data-sort="{esc(row.status)}">{text}</td>', '<td class="num" data-sort=""></td>'] + verification
 

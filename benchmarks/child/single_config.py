@@ -19,7 +19,7 @@ from typing import Optional
 
 from benchmarks.child import allocator_in_effect, compile_settings, config_hooks, cpu_setup, cuda_setup, \
     device_memory, diagnostics, gpu_telemetry, precise_timing, torch_internals
-from benchmarks.config import experiment_config
+from benchmarks.config import experiment_config, rerun_command
 from benchmarks.config.process_env import PARENT_PID_VARIABLE, STACKS_SIGNAL, child_environment
 from benchmarks.config.run_options import RunOptions
 from benchmarks.plumbing import disk_writes, machine_facts, output_paths, torch_support
@@ -452,6 +452,7 @@ def main(options: RunOptions) -> int:
     if launched_by_parent:
         channel.send_record(record)
         return 0
+    record["rerun"] = rerun_command.rerun_text(options, model_config, experiment)  # a sweep's parent writes its own
     path = output_paths.under(options.output_dirname, options.output_basename)
     with records.ResultsWriter(path) as writer:
         writer.append(record)

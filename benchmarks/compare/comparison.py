@@ -73,6 +73,12 @@ def _memory_kinds(found: list) -> list:
                    is not None})
 
 
+def _rerun(found: list):
+    """The newest record's command that reruns the config alone (`rerun`), or None (records from before it)."""
+    commands = [r.get("rerun") for r in found if isinstance(r.get("rerun"), str)]
+    return commands[-1] if commands else None
+
+
 def compare(pairs: list, settings: Settings, sides: tuple = ([], [])) -> Report:
     """Every pair's row; `sides` (every record of the control's and the treatment's runs, whatever the
     selection) holds the eager runs the gates measure compression ratio and compile latency against."""
@@ -84,7 +90,8 @@ def compare(pairs: list, settings: Settings, sides: tuple = ([], [])) -> Report:
         row = {"model_name": pair.model.get("model_name"), "suite_name": pair.model.get("suite_name"),
                "experiment": pair.experiment, "metric": settings.metric,
                "control": _side_summary(None), "treatment": _side_summary(None),
-               "time_ratio": None, "ci": None, "verdict": None, "note": "", "gates": []}
+               "time_ratio": None, "ci": None, "verdict": None, "note": "", "gates": [],
+               "rerun": _rerun(pair.treatment or pair.control)}
         rows.append(row)
         if pair.control and pair.treatment:
             found = gates.findings(pair.control, pair.treatment, indexes, settings.limits)

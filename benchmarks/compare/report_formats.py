@@ -56,6 +56,25 @@ def _header(report) -> list:
             f"{level} interval", "processes", "note"]
 
 
+# The outcomes a reader acts on: their configs' rerun commands follow the table.
+_CHANGES = (Word.SLOWER, Word.NEW_FAILURE, Word.FAILING)
+MAX_RERUNS = 5
+
+
+def _rerun_lines(report) -> list:
+    """The rerun command (each record's `rerun`: the config alone, in a directory of its own) of the first changed
+    configs: slower, newly failing or failing, or past a gate."""
+    changed = [row for row in report.rows if row.get("rerun") and (row["verdict"] in _CHANGES or row.get("gates"))]
+    if not changed:
+        return []
+    lines = ["", "rerun a changed config alone (its treatment record's `rerun`; every record carries one):"]
+    for row in changed[:MAX_RERUNS]:
+        lines += [f"  # {config_label(row)}: {row['verdict']}", f"  {row['rerun']}"]
+    if len(changed) > MAX_RERUNS:
+        lines.append(f"  ... and {len(changed) - MAX_RERUNS} more (--format=json or csv: a `rerun` per row)")
+    return lines
+
+
 def _summary_lines(report) -> list:
     lines = []
     g = report.geomean
@@ -83,7 +102,7 @@ def table(report, colour: bool) -> str:
     metric = report.settings.metric
     out += ["", f"metric: {metric}; ratio = treatment / control (above 1: the treatment costs more); "
                 f"threshold ±{report.settings.threshold:.1%}"]
-    return "\n".join(out + _summary_lines(report)) + "\n"
+    return "\n".join(out + _summary_lines(report) + _rerun_lines(report)) + "\n"
 
 
 def markdown(report) -> str:
@@ -95,6 +114,9 @@ def markdown(report) -> str:
         out.append("| " + " | ".join(map(escape, cells)) + " |")
     out.append("")
     out += [line + "  " for line in _summary_lines(report)]
+    reruns = _rerun_lines(report)
+    if reruns:
+        out += ["", reruns[1], "", "```"] + [line.strip() for line in reruns[2:]] + ["```"]
     return "\n".join(out) + "\n"
 
 
@@ -103,17 +125,18 @@ def csv_text(report) -> str:
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(["verdict", "suite_name", "model_name", "config", "experiment", "metric", "control_median",
                      "control_n_samples", "control_n_processes", "treatment_median", "treatment_n_samples",
-                     "treatment_n_processes", "time_ratio", "ci_low", "ci_high", "note", "gates"])
+                     "treatment_n_processes", "time_ratio", "ci_low", "ci_high", "note", "gates", "rerun"])
     for row in report.rows:
         ci = row["ci"] or [None, None]
         writer.writerow([row["verdict"], row["suite_name"], row["model_name"], config_label(row),
                          json.dumps(row["experiment"], sort_keys=True), row["metric"]]
                         + [row[s][k] for s in ("control", "treatment") for k in ("median", "n_samples", "n_processes")]
-                        + [row["time_ratio"], ci[0], ci[1], row["note"], " ".join(row.get("gates") or [])])
+                        + [row["time_ratio"], ci[0], ci[1], row["note"], " ".join(row.get("gates") or []),
+                           row.get("rerun") or ""])
     if report.geomean:
         g = report.geomean
         writer.writerow([g["verdict"], "", "geomean", "", "", report.settings.metric] + [""] * 6
-                        + [g["time_ratio"], g["ci"][0], g["ci"][1], f"{g['n_configs']} configs", ""])
+                        + [g["time_ratio"], g["ci"][0], g["ci"][1], f"{g['n_configs']} configs", "", ""])
     return buffer.getvalue()
 
 

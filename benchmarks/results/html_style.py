@@ -17,6 +17,8 @@ table.sortable th[data-order=asc]:after{content:' \\2191'}table.sortable th[data
 .facts td:first-child{color:#555;white-space:nowrap}.warn{background:#fff4e5;border:1px solid #f0c36d;
 padding:.5em .8em;margin:.6em 0}.plot svg{max-width:100%;height:auto}.small{color:#666;font-size:.9em}
 .unchecked{white-space:nowrap}input#filter{padding:.3em .5em;width:22em;font:inherit}.wide{overflow-x:auto}
+details.rerun summary{cursor:pointer;color:#555;font-size:.9em}details.rerun code{display:block;white-space:pre-wrap;
+word-break:break-all;font-size:.8em;background:#f6f7f9;padding:.3em;user-select:all;max-width:40em}
 """
 
 

@@ -10,16 +10,14 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import json
 import logging
 import os
 import re
 import statistics
-import sys
 import time
 from typing import Optional
 
-from benchmarks.config import axes, compile_options, experiment_config, precision, pure_wall_time
+from benchmarks.config import axes, compile_options, experiment_config, precision, pure_wall_time, rerun_command
 from benchmarks.config.experiment_config import EXPORT_BACKENDS
 from benchmarks.config.run_options import RunOptions
 from benchmarks.plumbing import machine_facts
@@ -57,19 +55,8 @@ class Config:
         return f"{label} round {self.round}" if self.round else label
 
 
-def entry_argv() -> list:
-    """How to start experiment_runner.py in a child: the top-level script when present, else the package."""
-    script = os.path.join(machine_facts.PROJECT_ROOT, "experiment_runner.py")
-    if os.path.exists(script):
-        return [sys.executable, script]
-    return [sys.executable, "-m", "benchmarks"]
-
-
 def single_config_argv(options: RunOptions, config: Config) -> list:
-    return entry_argv() + list(options.child_flags) + [
-        "--model-config=" + json.dumps(config.model, sort_keys=True),
-        "--experiment-config=" + json.dumps(config.experiment.to_dict()),
-    ]
+    return rerun_command.single_config_argv(options.child_flags, config.model, config.experiment.to_dict())
 
 
 def select_models(suite, options: RunOptions, check_names: bool = True) -> list:

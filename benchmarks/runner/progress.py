@@ -99,10 +99,11 @@ def config_text(record: dict) -> str:
 
 
 def not_passing(latest: dict) -> list:
-    """(config text, verdict) of the sweep's configs whose verdict is a failure (accuracy_status.failed; a failed
-    status always is), in order."""
-    found = [(config_text(r), accuracy_status.derive(r), records.record_status(r)) for r in latest.values()]
-    return [(text, verdict) for text, verdict, status in found
+    """(config text, verdict, its record's rerun command or None) of the sweep's configs whose verdict is a failure
+    (accuracy_status.failed; a failed status always is), in order."""
+    found = [(config_text(r), accuracy_status.derive(r), records.record_status(r), r.get("rerun"))
+             for r in latest.values()]
+    return [(text, verdict, rerun) for text, verdict, status, rerun in found
             if accuracy_status.failed(verdict) or status in records.FAILED_STATUSES]
 
 
@@ -198,6 +199,7 @@ def latest_records(results_path: str, configs: list) -> dict:
 
 
 MAX_NAMED = 20  # configs the summary's "not passing" line names; the rest are counted
+MAX_RERUNS = 3  # failing configs whose rerun command the summary prints
 
 
 def end_of_sweep(results_path: str, latest: dict, options, counts: dict, already: int, seconds: float,
@@ -223,9 +225,13 @@ def end_of_sweep(results_path: str, latest: dict, options, counts: dict, already
     failing = not_passing(latest)
     if failing:  # the configs the exit status counts against the sweep, named (their verdict: results/accuracy_status)
         more = len(failing) - MAX_NAMED
-        lines.append(f"not passing ({len(failing)}): " + "; ".join(f"{text}: {verdict}" for text, verdict in
+        lines.append(f"not passing ({len(failing)}): " + "; ".join(f"{text}: {verdict}" for text, verdict, _ in
                                                                    failing[:MAX_NAMED])
                      + (f"; and {more} more (their records' `accuracy`)" if more > 0 else ""))
+        reruns = [(text, rerun) for text, _, rerun in failing if rerun][:MAX_RERUNS]
+        if reruns:  # what a user does next: that config alone, in a directory of its own (every record's `rerun`)
+            lines.append("rerun one alone (each record's `rerun` holds its command):")
+            lines.extend(f"  # {text}\n  {rerun}" for text, rerun in reruns)
     if beside:
         lines.append(f"note: {beside} config(s) were timed while other children ran beside them (--jobs {jobs}); "
                      "they shared the machine's memory bandwidth and caches: for final timings run with --jobs 1")

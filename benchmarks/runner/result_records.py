@@ -8,6 +8,7 @@ from __future__ import annotations
 import logging
 from typing import Optional
 
+from benchmarks.config import rerun_command
 from benchmarks.config.run_options import RunOptions
 from benchmarks.plumbing import output_paths, xla_dump_env
 from benchmarks.results import accuracy_status, records
@@ -78,7 +79,7 @@ def child_record(config, options: RunOptions, result: launcher.ChildResult, log_
     if result.launch_reason:  # a config that could have been forked, spawned: why
         record["environment"]["launch_reason"] = result.launch_reason
     accuracy_status.settle(record)  # the child's own, or its failure's
-    return with_precision_reason(record, config)
+    return with_rerun(with_precision_reason(record, config), config, options)
 
 
 def with_precision_reason(record: dict, config) -> dict:
@@ -89,12 +90,18 @@ def with_precision_reason(record: dict, config) -> dict:
     return record
 
 
+def with_rerun(record: dict, config, options: RunOptions) -> dict:
+    """The record's `rerun`: the command that reruns this config alone, as asked for, in a directory of its own."""
+    record["rerun"] = rerun_command.rerun_text(options, config.model, config.experiment)
+    return record
+
+
 def skip_record(config, options: RunOptions, reason: str, env_facts: dict) -> dict:
     record = records.config_record(config.model, config.experiment, options, env_facts)
     records.mark_failed(record, RecordStatus.SKIP, "Unsupported", reason, "setup",
                         verification_code=VerificationCode.VERIFIER_SKIPPED)
     accuracy_status.settle(record)
-    return with_precision_reason(record, config)
+    return with_rerun(with_precision_reason(record, config), config, options)
 
 
 def skipped_record(config, options: RunOptions, reason: str, env_facts: dict, executor_facts: dict) -> dict:

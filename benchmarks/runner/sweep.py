@@ -15,6 +15,7 @@ import shlex
 import sys
 import time
 
+from benchmarks.config import rerun_command
 from benchmarks.config.process_env import child_environment
 from benchmarks.config.run_options import RunOptions
 from benchmarks.plumbing import disk_writes, machine_facts, output_paths, scratch_dirs
@@ -24,7 +25,7 @@ from benchmarks.results import records
 from benchmarks.runner import fork_server, launcher, noise, progress, results_lock
 from benchmarks.runner.executor import Job, LocalExecutor
 from benchmarks.runner.job_resources import Needs, ResourceError, ResourcePool
-from benchmarks.runner.plan import (Plan, back_up, entry_argv, in_model_order, load_earlier, longest_first, make_plan,
+from benchmarks.runner.plan import (Plan, back_up, in_model_order, load_earlier, longest_first, make_plan,
                                     nothing_selected, plan_rounds, select_models,
                                     single_config_argv)
 from benchmarks.runner.result_records import child_record, skipped_record
@@ -71,7 +72,7 @@ def make_job(key: int, options: RunOptions, config, echo) -> Job:
         memory_limit=options.subprocess_memory_limit,
         echo=echo,
         cpu_affinity=requested_cores(options.noise),
-        fork=fork_server.server_spec(config.experiment, options, env, argv, entry_argv()) if options.launch == "fork"
+        fork=fork_server.server_spec(config.experiment, options, env, argv, rerun_command.entry_argv()) if options.launch == "fork"
         else None,
         shared_compile_cache=config.experiment.compile_cache == "shared",
         uses_cuda=config.experiment.accelerator == "cuda",

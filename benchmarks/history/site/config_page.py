@@ -31,6 +31,12 @@ def runner_flags(config) -> list:
     return flags
 
 
+def rerun_command(config) -> str:
+    """The sweep of this one config, into a directory of its own: what a reader runs to see it again."""
+    flags = runner_flags(config) + [f"--output-dirname=rerun/{config.labels['model']}"]
+    return "experiment_runner.py " + " ".join(shlex.quote(flag) for flag in flags)
+
+
 def bisect_command(config, good: str, bad: str) -> str:
     return ("history.py bisect --repo PATH/TO/YOUR/REPO --good " + shlex.quote(good) + " --bad " + shlex.quote(bad)
             + " --setup 'pip install -e .' -- " + " ".join(shlex.quote(flag) for flag in runner_flags(config)))
@@ -109,5 +115,7 @@ def render(site, config) -> str:
             "\n".join(_change_section(g, config, s, speedup) for s in reversed(shifts))
             or "<p>No change point: the time moved within its noise.</p>",
             "<h2>Pass and fail</h2>", f'<ul class="transitions">{events}</ul>' if events
-            else "<p>No pass &harr; fail transition.</p>"]
+            else "<p>No pass &harr; fail transition.</p>",
+            "<h2>Run it again</h2>", "<p>This config alone, from the project's directory (each record also carries "
+            "the exact command of its own run, `rerun`):</p>", f'<pre class="cmd rerun">{esc(rerun_command(config))}</pre>']
     return page.shell(title, "\n".join(body), 1, charts)

@@ -1,0 +1,37 @@
+"""The command that reruns one config alone (config/rerun_command.py), as every record carries it (`rerun`): the
+config as asked for, the sweep's child flags but its output and time, a fresh directory under the sweep's; and where
+the tools show it: the end-of-sweep failure list, compare's changes, history's config page (no torch)."""
+
+import shlex
+
+from benchmarks.config import rerun_command
+from benchmarks.config.experiment_config import ExperimentConfig
+from benchmarks.config.run_options import build_parser
+from benchmarks.runner import progress
+from benchmarks.suites import all_suites
+
+MODEL = {"suite_name": "faults", "model_name": "raise_on_load"}
+
+
+def test_the_command_is_the_config_as_asked_with_the_sweeps_child_flags_in_a_directory_of_its_own(tmp_path):
+    options = build_parser(all_suites()).options([f"--output-dirname={tmp_path}", "--repeat=3", "--verify",
+                                                  "--timestamp=2026-11-18", "--output-basename=nightly.jsonl"])
+    experiment = ExperimentConfig("cpu", None, "aot_eager", "eval", channels_last=True)
+    argv = shlex.split(rerun_command.rerun_text(options, MODEL, experiment))
+    assert argv[:2] == rerun_command.entry_argv()
+    assert "--repeat=3" in argv and "--verify" in argv
+    assert not [a for a in argv if a.startswith(("--timestamp", "--output-basename"))]
+    [out] = [a.split("=", 1)[1] for a in argv if a.startswith("--output-dirname=")]
+    assert out == str(tmp_path / "rerun" / "raise_on_load" / "cpu-aot_eager-eval-channels-last")
+    [asked] = [a.split("=", 1)[1] for a in argv if a.startswith("--experiment-config=")]
+    assert ExperimentConfig.from_dict(__import__("json").loads(asked)) == experiment
+
+
+def test_the_end_of_sweep_list_gives_the_failing_configs_rerun_commands(tmp_path):
+    failing = {"model": MODEL, "experiment": ExperimentConfig("cpu", None, None, "eval").to_dict(), "status": "error",
+               "metrics": {}, "rerun": "python experiment_runner.py --model-config=...", "accuracy": "fail_to_run"}
+    options = build_parser(all_suites()).options([f"--output-dirname={tmp_path}"])
+    text = progress.end_of_sweep(str(tmp_path / "results.jsonl"), {"a": failing}, options,
+                                 {"ok": 0, "failed": 1, "skipped": 0}, 0, 1.0, "resume")
+    assert "rerun one alone (each record's `rerun` holds its command):" in text
+    assert "  python experiment_runner.py --model-config=..." in text.splitlines()
