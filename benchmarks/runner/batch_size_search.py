@@ -34,8 +34,8 @@ from benchmarks.results import records
 from benchmarks.results.records import RecordStatus
 from benchmarks.runner import matrix, noise, progress, results_lock
 from benchmarks.runner.capabilities import probe_capabilities
-from benchmarks.runner.plan import Plan, back_up, expand_experiments, model_config, nothing_selected, select_models, \
-    single_config_argv, with_accelerator_model
+from benchmarks.runner.plan import Plan, back_up, expand_experiments, model_config, models_to_run, single_config_argv, \
+    with_accelerator_model
 from benchmarks.runner.sweep import SweepRun, make_executor
 from benchmarks.suites import load_suite
 
@@ -185,12 +185,8 @@ def run(options: RunOptions) -> int:
     """The search the flags ask for (UsageError: bad flags or input); exit 0 when every model has a batch size."""
     check_flags(options)
     suite = load_suite(options.suite_name)
-    models = select_models(suite, options)
+    models = models_to_run(suite, options)
     if not models:
-        message, legitimate = nothing_selected(suite, options)
-        if not (legitimate or options.allow_empty):
-            raise UsageError(f"{message}; --allow-empty exits 0 instead")
-        print(message, file=sys.stderr)
         return 0
     experiment, caps = search_experiment(suite, options)
     limit = memory_bound(options, experiment)

@@ -139,6 +139,19 @@ def nothing_selected(suite, options: RunOptions):
     return f"nothing to run: no model of suite {suite.name} is selected by the filters", False
 
 
+def models_to_run(suite, options: RunOptions) -> Optional[list]:
+    """The selected models; None when there are none and that is legitimate (or --allow-empty), said on stderr; a
+    selection of nothing by mistake is a UsageError."""
+    models = select_models(suite, options)
+    if models:
+        return models
+    message, legitimate = nothing_selected(suite, options)
+    if not (legitimate or options.allow_empty):
+        raise UsageError(f"{message}; --allow-empty exits 0 instead")
+    print(message, file=sys.stderr)
+    return None
+
+
 def check_dynamo_backends(experiments: list, caps: matrix.Capabilities, options: RunOptions) -> list:
     """The experiments whose --dynamo backend torch knows (or an export backend); an unknown name is a typo,
     refused with the close matches (or left out under --allow-empty). Without the probe's list (no dynamo
