@@ -48,23 +48,29 @@ $(VENV)/.torch-choice: FORCE
 .PHONY: FORCE
 FORCE:
 
-# A real sweep on this machine's CPU: eager, Inductor, PyTorch/XLA lazy tensors and PyTorch/XLA + openxla,
-# inference and training, each config checked against eager (--verify: the page's dashboard shows real pass rates),
-# then the CSV and the speedup reports, each under a heading. Resumable: run it again to finish an interrupted one.
-# The progress bar shows only on a terminal (plain lines in logs and CI).
-BENCH_SWEEP ?= --suite-name=dummy --accelerator=cpu --xla=None --xla=PJRT --dynamo=None --dynamo=inductor \
-  --dynamo=openxla --test=eval --test=train --repeat=5
+# A real sweep on this machine: the GPU's where torch sees a CUDA device (eager, and Inductor without and with CUDA
+# graphs), else the CPU's (eager, Inductor, PyTorch/XLA lazy tensors and PyTorch/XLA + openxla); inference and training,
+# each config checked against eager (--verify: the page's dashboard shows real pass rates), then the CSV and the speedup
+# reports, each under a heading. scripts/bench_sweep.py chooses, and its first line says which and why;
+# BENCH_ACCELERATOR=cpu or cuda chooses instead, BENCH_SWEEP replaces the sweep's flags (give both). Each is worked out
+# once, when the recipe runs. Resumable: run it again to finish an interrupted one. The progress bar shows only on a
+# terminal (plain lines in logs and CI).
+BENCH_ACCELERATOR ?= $(eval BENCH_ACCELERATOR := $(shell $(PY) scripts/bench_sweep.py --accelerator))$(BENCH_ACCELERATOR)
+BENCH_SWEEP ?= $(eval BENCH_SWEEP := $(shell $(PY) scripts/bench_sweep.py --flags $(BENCH_ACCELERATOR)))$(BENCH_SWEEP)
+# What the first line says of them: given (on the command line or in the environment), or worked out here.
+BENCH_GIVEN = $(if $(filter file,$(origin BENCH_ACCELERATOR)),,--chosen) $(if $(filter file,$(origin BENCH_SWEEP)),,--own-sweep)
 bench: env
+	@$(PY) scripts/bench_sweep.py --describe $(BENCH_ACCELERATOR) $(BENCH_GIVEN)
 	$(PY) experiment_runner.py $(BENCH_SWEEP) --verify --output-dirname=$(OUT) || { status=$$?; \
 	  [ $$status -eq 1 ] && echo "make bench: some configs failed; their records say why, and the reports follow"; }
 	$(PY) result_analyzer.py --output-dirname=$(OUT) --log-level=warning
-	$(PY) aggregate.py $(OUT)/results.jsonl --accelerator=cpu --test=inference --report=latest_grouped --format=table \
+	$(PY) aggregate.py $(OUT)/results.jsonl --accelerator=$(BENCH_ACCELERATOR) --test=inference --report=latest_grouped --format=table \
 	  --log-level=warning > $(OUT)/report-inference.txt
-	$(PY) aggregate.py $(OUT)/results.jsonl --accelerator=cpu --test=training --report=latest_grouped --format=table \
+	$(PY) aggregate.py $(OUT)/results.jsonl --accelerator=$(BENCH_ACCELERATOR) --test=training --report=latest_grouped --format=table \
 	  --log-level=warning > $(OUT)/report-training.txt
-	$(PY) aggregate.py $(OUT)/results.jsonl --accelerator=cpu --test=inference --report=latest --format=png \
+	$(PY) aggregate.py $(OUT)/results.jsonl --accelerator=$(BENCH_ACCELERATOR) --test=inference --report=latest --format=png \
 	  --output=$(OUT)/report-inference.png --log-level=warning
-	$(PY) aggregate.py $(OUT)/results.jsonl --accelerator=cpu --test=inference --format=html \
+	$(PY) aggregate.py $(OUT)/results.jsonl --accelerator=$(BENCH_ACCELERATOR) --test=inference --format=html \
 	  --output=$(OUT)/report-inference.html --log-level=warning
 	@for test in inference training; do echo; echo "== $$test: speedup over eager per model, newest run =="; echo; \
 	  cat $(OUT)/report-$$test.txt; done
@@ -77,7 +83,7 @@ bench: env
 
 # Real torchvision models (random weights, nothing downloaded) at 64 px, same backends: slower (compiles).
 bench-torchvision: env
-	$(MAKE) --no-print-directory bench OUT=output/bench-torchvision BENCH_SWEEP="--suite-name=torchvision \
+	$(MAKE) --no-print-directory bench OUT=output/bench-torchvision BENCH_ACCELERATOR=cpu BENCH_SWEEP="--suite-name=torchvision \
 	  -k '^(resnet18|mobilenet_v3_small)$$' --model-params='{\"image_size\": 64}' --accelerator=cpu --xla=None \
 	  --xla=PJRT --dynamo=None --dynamo=inductor --dynamo=openxla --test=eval --test=train --repeat=5"
 

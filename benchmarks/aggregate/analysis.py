@@ -19,6 +19,7 @@ from typing import Optional
 
 from benchmarks.aggregate.inputs import CANONICAL_ORDER, NoData, check_backends, expand_inputs, load_rows, order_backends, \
     select_accelerator
+from benchmarks.config import axes
 from benchmarks.plumbing.cli_support import UsageError, unknown_name
 from benchmarks.results import against_eager, measurement, metric_words, records, stats
 from benchmarks.results.selection import TESTS, Selection
@@ -29,6 +30,9 @@ REPORTS = ("speedup", "histogram", "latest", "latest_grouped", "dashboard")
 METRICS = ("exec", "compile")
 ESTIMATORS = ("median", "mean")
 BASELINES = ("oldest", "latest")
+# What --across may name: the axes a config shares with its baseline (precision, quantization, ...), never
+# torch.compile's own (against_eager.BACKEND_ONLY_AXES).
+ACROSS_AXES = tuple(key for key in axes.KEYS if key not in against_eager.BACKEND_ONLY_AXES)
 PERCENTILES = (95, 50, 5)
 # As upstream aggregate.py: records without warm-up lose their first 3 samples (compilation, then caches).
 WARMUP = measurement.FIRST_THREE
@@ -52,6 +56,9 @@ class Options:
     estimator: str = "median"
     skip_samples: Optional[int] = None
     title: Optional[str] = None
+    # Axes the speedup is measured across (--across): a config's baseline is the first backend's config at the same
+    # other axes, at the first backend's own value of these (--across quantization: TorchAO's speedup of a recipe).
+    across: tuple = ()
 
     @property
     def warmup(self) -> measurement.WarmupPolicy:
@@ -151,6 +158,12 @@ def prepare(options: Options) -> Analysis:
                                  ("baseline", options.baseline, BASELINES)):
         if value not in choices:
             raise UsageError(f"--{name} must be one of {', '.join(choices)}, not {value!r}")
+    for axis in options.across:
+        if axis not in ACROSS_AXES:
+            raise UsageError(unknown_name("--across: axis", axis, ACROSS_AXES))
+    if options.across and options.report == "dashboard":
+        raise UsageError("--across measures the speedup tables' baseline; the dashboard's figures are each config's "
+                         "against eager at its own axes: pass one of them")
     if options.skip_samples is not None and options.skip_samples < 0:
         raise UsageError(f"--skip-samples must be zero or more, not {options.skip_samples}")
     rows = load_rows(expand_inputs(options.input_files))
@@ -201,11 +214,18 @@ def baseline_family(m: measurement.Measurement) -> str:
     return m.backend_label(omit=tuple(against_eager.shared_axes(m)))
 
 
-def baseline_key(row) -> tuple:
+def baseline_key(row, across: tuple = ()) -> tuple:
     """Which baseline result a row's speedup is over: the same workload and batch size, at the same shared axes
-    (precision, quantization, ...), as the dashboard and the end-of-sweep table pair a config with eager."""
-    axes = json.dumps(against_eager.shared_axes(row.measurement), sort_keys=True, default=str)
-    return row.workload, row.batch_key, axes
+    (precision, quantization, ...), as the dashboard and the end-of-sweep table pair a config with eager; `across`
+    (--across): axes left out, the baseline's own value of them being the first backend's (across_value)."""
+    shared = {k: v for k, v in against_eager.shared_axes(row.measurement).items() if k not in across}
+    return row.workload, row.batch_key, json.dumps(shared, sort_keys=True, default=str)
+
+
+def across_values(m: measurement.Measurement, across: tuple) -> tuple:
+    """A config's values of the --across axes (None: the axis's default), which a baseline must share with the
+    first backend."""
+    return tuple(m.axes.get(axis) for axis in across)
 
 
 def deduplicate(rows: list) -> list:
@@ -238,17 +258,20 @@ def compute(rows: list, options: Options, backends: list, accelerator: str, base
     """Every (run, backend) cell; `baselines`: the baseline backend's configs at shared axes no selected backend
     has (they only serve as baselines)."""
     baseline: dict = {}
+    across = tuple(options.across)
     first = next((r.measurement for r in rows if r.backend == backends[0]), None)
     family = [r for r in rows if first is not None and baseline_family(r.measurement) == baseline_family(first)]
-    base_rows = sorted((r for r in family + list(baselines) if r.value is not None), key=lambda r: r.timestamp)
+    base_rows = sorted((r for r in family + list(baselines) if r.value is not None
+                        and across_values(r.measurement, across) == across_values(first, across)),
+                       key=lambda r: r.timestamp)
     for row in base_rows:
-        key = baseline_key(row)
+        key = baseline_key(row, across)
         if options.baseline == "latest" or key not in baseline:
             baseline[key] = (row.value, row.spread)
 
     # A paired config's own speedup is against eager: it stands for the baseline's only when the baseline is eager.
     eager_base = any(r.measurement.base_backend == against_eager.EAGER for r in rows if r.backend == backends[0])
-    if not eager_base:
+    if not eager_base or across:  # across an axis, the baseline is another config than its own eager
         for row in rows:
             row.paired = None
     groups: dict = {}  # (timestamp, backend) -> workload -> rows
@@ -261,8 +284,10 @@ def compute(rows: list, options: Options, backends: list, accelerator: str, base
     for key, by_workload in groups.items():
         cell = Cell()
         for workload, group in by_workload.items():
-            pairs = [r.paired if r.paired is not None else stats.speedup(baseline[baseline_key(r)], (r.value, r.spread))
-                     for r in group if r.paired is not None or (r.value is not None and baseline_key(r) in baseline)]
+            pairs = [r.paired if r.paired is not None else stats.speedup(baseline[baseline_key(r, across)],
+                                                                          (r.value, r.spread))
+                     for r in group if r.paired is not None or (r.value is not None
+                                                                and baseline_key(r, across) in baseline)]
             if any(r.paired is not None for r in group):
                 cell.paired.add(workload)
             if pairs:

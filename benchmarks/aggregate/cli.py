@@ -100,6 +100,13 @@ def build_parser() -> Parser:
     what.add_argument("--baseline", choices=("oldest", "latest"), default="oldest",
                       help="baseline per model and batch size: the first backend's oldest or newest result "
                            "(default: %(default)s)")
+    what.add_argument("--across", action="append", default=[], metavar="AXIS",
+                      help="measure the speedup across AXIS (repeatable; an axis a config shares with its baseline: "
+                           "precision, quantization, allocator, ...): "
+                           "each config against the first backend's config at the same other axes, at the first "
+                           "backend's own AXIS value; e.g. --backends 'inductor[bf16],inductor+int8wo[bf16]' --across "
+                           "quantization: a TorchAO recipe over the same model unquantized, as TorchAO measures it "
+                           "(default: at every shared axis the config's own)")
     what.add_argument("--metric", type=choice(METRICS, METRIC_ALIASES), default="time", metavar=metavar(METRICS),
                       help="time (upstream's exec, also taken): steady-state time per iteration; compile: the first "
                            "run, compilation included (default: %(default)s)")
@@ -157,7 +164,8 @@ def run(options) -> int:
         input_files=options.input_file, accelerator=options.accelerator, test=options.test,
         backends=options.backends, baseline=options.baseline, filter=options.filter, exclude=options.exclude,
         filter_by_tier=options.filter_by_tier, exclude_by_tier=options.exclude_by_tier, report=options.report,
-        metric="exec" if options.metric == "time" else options.metric, estimator=options.estimator, skip_samples=options.skip_samples, title=options.title)
+        metric="exec" if options.metric == "time" else options.metric, estimator=options.estimator, skip_samples=options.skip_samples, title=options.title,
+        across=tuple(options.across))
     if fmt == "html":
         from benchmarks.aggregate import html_report
 

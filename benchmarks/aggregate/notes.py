@@ -33,9 +33,15 @@ def plot_title(analysis: Analysis, what: str, detail: str = "") -> str:
 def method_notes(analysis: Analysis) -> list:
     options = analysis.options
     base = backend_title(analysis.base)
+    if options.across:
+        first = next((r.measurement for r in analysis.rows if r.backend == analysis.base), None)
+        own = ", ".join(f"{axis} {first.axes.get(axis) or 'none' if first else '?'}" for axis in options.across)
+        rule = (f"at the same axes but torch.compile's own and {', '.join(options.across)}, where it is {base}'s own "
+                f"({own}; --across)")
+    else:
+        rule = "at the same precision, quantization and other axes but torch.compile's own (the dashboard's rule)"
     notes = [f"Speedup = {base} time / backend time (above 1 is faster), against the {options.baseline} {base} "
-             "result of each model and batch size at the same precision, quantization and other axes but "
-             "torch.compile's own (the dashboard's rule); batch sizes of one model combine by geomean."]
+             f"result of each model and batch size {rule}; batch sizes of one model combine by geomean."]
     if options.metric == "compile":
         notes.append("Time: compile = the first run, compilation included (our first warm-up run; records without "
                      "warm-up: their first sample), as in compare.py and history.py.")

@@ -72,6 +72,51 @@ def unsupported_reason(recipe: Optional[str], experiment) -> Optional[str]:
     return None
 
 
+# On CUDA, what a recipe's kernels need of the card (torch.cuda.get_device_capability()), as torchao checks it:
+# family -> (the least compute capability, what needs it). A card below it gets a skip record saying so (the child's
+# check, child/quantize.py: the parent does not know the card's capability).
+CUDA_CAPABILITY = {
+    "float8dq": ((8, 9), "torchao's float8 dynamic activation kernels (torch._scaled_mm) need compute capability 8.9 "
+                         "or newer (Ada, Hopper, Blackwell; or an MI300)"),
+    "int4wo": ((8, 0), "torch's own int4 kernel (aten._weight_int4pack_mm, which the tile_packed_to_4d packing feeds) "
+                       "needs compute capability 8.0 or newer"),
+}
+# int4 weights' packing per device: torch's own kernels, never fbgemm-gpu-genai's (torchao's default `plain` packing
+# on CUDA needs that package, which a GPU machine without network may lack and which is too big to carry).
+INT4_PACKING = {"cuda": "tile_packed_to_4d", "cpu": "opaque"}
+# The int4 kernel (tile_packed_to_4d) and float8's row-wise scales take bfloat16 weights only.
+BF16_WEIGHTS = {("int4wo", "cuda"): "torch's int4 kernel (the tile_packed_to_4d packing) takes bfloat16 weights",
+                ("float8dq-row", "cuda"): "torchao's row-wise float8 scales take bfloat16 weights"}
+# What torchao's `set_inductor_config` (every recipe's default, True: torchao.quantization.utils.
+# recommended_inductor_config_setter) sets, process-wide, when a recipe is applied; TorchAO's dashboard (PyTorch's
+# harness, torchao_backend.setup_baseline) sets them for its unquantized baseline too. The child records what really
+# changed (model_info.quantization.inductor_settings_changed); these are the --inductor-config settings (and
+# --matmul-precision) that give an unquantized config the same (docs/runner.md, "Quantization").
+TORCHAO_INDUCTOR_SETTINGS = {"coordinate_descent_tuning": True, "coordinate_descent_check_all_directions": True,
+                             "force_fuse_int_mm_with_mul": True, "fx_graph_cache": True,
+                             "triton.unique_kernel_names": True}
+TORCHAO_MATMUL_PRECISION = "high"
+
+
+def card_reason(recipe: str, capability) -> Optional[str]:
+    """Why a CUDA card of compute `capability` (major, minor) cannot run `recipe`, or None."""
+    need = CUDA_CAPABILITY.get(family(recipe))
+    if need is None or tuple(capability) >= need[0]:
+        return None
+    return f"quantization {recipe}: {need[1]}; this card is {capability[0]}.{capability[1]}"
+
+
+def weight_dtype_reason(recipe: str, device_type: str, dtypes) -> Optional[str]:
+    """Why a model whose linear weights are of `dtypes` (names: {"float32"}) cannot take `recipe` on `device_type`
+    (cuda, cpu), or None."""
+    need = BF16_WEIGHTS.get((family(recipe), device_type)) or BF16_WEIGHTS.get((recipe, device_type))
+    other = sorted(set(dtypes) - {"bfloat16"})
+    if need is None or not other:
+        return None
+    return f"quantization {recipe} on {device_type}: {need}, and this model's are {', '.join(other)}; run it with " \
+           "--precision=bf16 (as TorchAO measures its recipes)"
+
+
 # (name, cannot_run(experiment, capabilities), reason): runner/matrix.py's table adds it (config/axes.py).
 SUPPORT_RULES = [("quantization-supported", lambda e, c: unsupported_reason(e.quantization, e) is not None,
                   lambda e, c: unsupported_reason(e.quantization, e))]

@@ -115,6 +115,13 @@ class DiagnosticsOptions:
         "precision (highest)")
 
 
+def file_path(text: str) -> str:
+    """A file given on the command line, made absolute here (read later, by the parent)."""
+    if not text:
+        raise argparse.ArgumentTypeError("expected a file")
+    return os.path.abspath(os.path.expanduser(text))
+
+
 def directory_path(text: str) -> str:
     """A directory given on the command line, made absolute here so that every child finds it wherever it runs."""
     if not text:
@@ -206,6 +213,10 @@ class RunOptions:
                                    metavar="FLAGS")
     batch_size: tuple = MATRIX.axis("requested batch size (repeatable: a batch-size sweep); default: the model's",
                                     type=positive_int, metavar="N")
+    batch_size_file: Optional[str] = MATRIX.option(
+        None, PARENT, "each model's requested batch size from FILE, in the dynamo harness's format (`name,batch` rows, "
+        "as --find-batch-sizes writes them): a model the file lacks runs at its own, one at -1 (none ran) is a skip "
+        "record", type=file_path, metavar="FILE")
     # our axes: a field of AxisOptions per axis of config/axes.py (--quantization, --precision, ...)
     axes: AxisOptions = AxisOptions()
     freezing: bool = MATRIX.switch(PARENT, "--inductor-config freezing=True (the dashboard's freezing; eval only)")
@@ -238,6 +249,11 @@ class RunOptions:
     allow_empty: bool = SWEEP.switch(PARENT, "exit 0 when the flags select nothing to run: a -k pattern that matches no "
                                      "model, or an unknown --dynamo backend, is then a warning and left out "
                                      "(default: exit 2, naming the close matches)")
+    find_batch_sizes: bool = SWEEP.switch(
+        PARENT, "instead of a sweep, find each model's batch size by the dynamo harness's rule: eager only, one "
+        "attempt per child, starting at 1024 and halving on any failure; writes <output-dir>/batch_sizes.csv "
+        "(`name,batch` rows, for --batch-size-file) and each attempt's record to <output-dir>/batch-size-search.jsonl; "
+        "on the CPU each attempt is bounded by memory (--subprocess-memory-limit, default half the memory available)")
     wait: bool = SWEEP.switch(PARENT, "when another sweep is writing the same results file, wait for it to end, then "
                               "resume (default: say who holds it and exit 2)")
     rounds: int = SWEEP.option(
@@ -428,6 +444,9 @@ def check_combinations(options: RunOptions) -> None:
         contradiction = axis.contradiction(options) if axis.contradiction else None
         if contradiction:
             raise UsageError(contradiction)
+    if options.batch_size and options.batch_size_file:
+        raise UsageError("--batch-size asks for the same batch sizes for every model, --batch-size-file for each "
+                         "model's own; pass one of them")
     golden = options.golden
     if (golden.save_dir or golden.check_dir) and importlib.util.find_spec("safetensors") is None:
         raise UsageError("--save-golden and --golden need safetensors, which is not installed: pip install "

@@ -43,6 +43,18 @@ def usable_cores() -> int:
         return os.cpu_count() or 1
 
 
+def available_memory(meminfo: str = "/proc/meminfo") -> Optional[int]:
+    """Bytes of memory the kernel says could be given to a new process now (MemAvailable), None where unknown."""
+    try:
+        with open(meminfo, encoding="ascii", errors="replace") as handle:
+            for line in handle:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024  # kB
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
 @functools.lru_cache(maxsize=1)
 def gpu_names() -> tuple:
     """NVIDIA GPU names through NVML; empty where there is no driver or no pynvml."""

@@ -30,6 +30,10 @@ def run(options: RunOptions) -> int:
     if problem:
         raise UsageError(problem)
     try:
+        if options.find_batch_sizes:  # not a sweep: a search per model (runner/batch_size_search.py)
+            from benchmarks.runner import batch_size_search
+
+            return batch_size_search.run(options)
         return sweep.run_sweep(options)
     except PathEscapes as exc:  # --output-basename, or a link in the output directory that points out of it
         raise UsageError(f"nothing is written outside --output-dirname: {exc}") from None

@@ -17,7 +17,8 @@ import statistics
 import time
 from typing import Optional
 
-from benchmarks.config import axes, compile_options, experiment_config, precision, pure_wall_time, rerun_command
+from benchmarks.config import axes, batch_size_file, compile_options, experiment_config, precision, pure_wall_time, \
+    rerun_command
 from benchmarks.config.experiment_config import EXPORT_BACKENDS
 from benchmarks.config.run_options import RunOptions
 from benchmarks.plumbing import machine_facts
@@ -126,6 +127,19 @@ def nothing_selected(suite, options: RunOptions):
     return f"nothing to run: no model of suite {suite.name} is selected by the filters", False
 
 
+def models_to_run(suite, options: RunOptions) -> Optional[list]:
+    """The selected models; None when there are none and that is legitimate (or --allow-empty), said on stderr; a
+    selection of nothing by mistake is a UsageError."""
+    models = select_models(suite, options)
+    if models:
+        return models
+    message, legitimate = nothing_selected(suite, options)
+    if not (legitimate or options.allow_empty):
+        raise UsageError(f"{message}; --allow-empty exits 0 instead")
+    print(message, file=sys.stderr)
+    return None
+
+
 def check_dynamo_backends(experiments: list, caps: matrix.Capabilities, options: RunOptions) -> list:
     """The experiments whose --dynamo backend torch knows (or an export backend); an unknown name is a typo,
     refused with the close matches (or left out under --allow-empty). Without the probe's list (no dynamo
@@ -177,6 +191,44 @@ def check_inductor_settings(experiments: list, caps: matrix.Capabilities) -> Non
                 raise UsageError(problem)
 
 
+def model_config(suite, options: RunOptions, model: dict, experiment, golden=None) -> tuple:
+    """(Config, skip reason or None) of one model and experiment: the precision and training step the suite runs it
+    in, and why the suite (or the precision) can't run it."""
+    why = suite.precision_reason(model, experiment)
+    experiment = experiment.with_(precision=suite.precision_for(model, experiment),
+                                  train_step=suite.train_step_for(model, experiment))
+    config = Config(model, experiment, options.verify.enabled, golden=golden, precision_reason=why)
+    reason = precision.unsupported_reason(experiment) or suite.skip_reason(model, experiment, options.parsed_flags)
+    return config, reason
+
+
+def file_batch_sizes(options: RunOptions, models: list) -> Optional[dict]:
+    """--batch-size-file's {model name: batch size} (None without it); a file that can't be read is a UsageError,
+    the models it lacks a warning (they run at their own batch size)."""
+    if not options.batch_size_file:
+        return None
+    try:
+        sizes = batch_size_file.read(options.batch_size_file)
+    except batch_size_file.BatchSizeFileError as exc:
+        raise UsageError(f"--batch-size-file {exc}") from None
+    lacking = [m["model_name"] for m in models if m["model_name"] not in sizes]
+    if lacking:
+        log.warning("--batch-size-file %s has no row for %s: run at their own batch size", options.batch_size_file,
+                    ", ".join(lacking[:10]) + (f" and {len(lacking) - 10} more" if len(lacking) > 10 else ""))
+    return sizes
+
+
+def with_file_batch_size(experiment, sizes: Optional[dict], model: dict, path: str) -> tuple:
+    """(experiment at the model's batch size from --batch-size-file, skip reason or None)."""
+    size = (sizes or {}).get(model["model_name"])
+    if size is None:
+        return experiment, None
+    if size == batch_size_file.NONE_RAN:
+        return experiment, (f"--batch-size-file {path}: {model['model_name']} has {size}, no batch size ran "
+                            "(--find-batch-sizes failed at every size down to 1)")
+    return experiment.with_(batch_size=size), None
+
+
 def make_plan(suite, options: RunOptions, models: list) -> Plan:
     experiments = expand_experiments(suite, options)
     caps = probe_capabilities(experiments)
@@ -185,6 +237,7 @@ def make_plan(suite, options: RunOptions, models: list) -> Plan:
     rules = matrix.SUPPORT_RULES + pure_wall_time.support_rules(options.timing)
     kept, dropped = matrix.split(experiments, caps, rules)
     kept = [with_accelerator_model(e, caps) for e in kept]
+    sizes = file_batch_sizes(options, models)
     configs, skipped = [], []
     golden = records.golden_request(options.golden)
     for model in models:
@@ -192,15 +245,12 @@ def make_plan(suite, options: RunOptions, models: list) -> Plan:
         for experiment in kept:
             if not suite.matches(model, experiment):
                 continue
-            why = suite.precision_reason(model, experiment)
-            experiment = experiment.with_(precision=suite.precision_for(model, experiment),
-                                          train_step=suite.train_step_for(model, experiment))
-            config = Config(model, experiment, options.verify.enabled, golden=golden, precision_reason=why)
+            experiment, unset = with_file_batch_size(experiment, sizes, model, options.batch_size_file)
+            config, reason = model_config(suite, options, model, experiment, golden)
             if config.fingerprint in seen:
                 continue
             seen.add(config.fingerprint)
-            reason = (precision.unsupported_reason(experiment)
-                      or suite.skip_reason(model, experiment, options.parsed_flags))
+            reason = unset or reason
             (skipped.append((config, reason)) if reason else configs.append(config))
     return Plan(models, kept, dropped, configs, skipped, caps)
 

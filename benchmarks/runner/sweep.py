@@ -26,8 +26,7 @@ from benchmarks.runner import fork_server, launcher, noise, progress, results_lo
 from benchmarks.runner.executor import Job, LocalExecutor
 from benchmarks.runner.job_resources import Needs, ResourceError, ResourcePool
 from benchmarks.runner.plan import (Plan, back_up, in_model_order, load_earlier, longest_first, make_plan,
-                                    nothing_selected, plan_rounds, select_models,
-                                    single_config_argv)
+                                    models_to_run, plan_rounds, single_config_argv)
 from benchmarks.runner.result_records import child_record, skipped_record
 from benchmarks.suites import load_suite
 
@@ -183,12 +182,8 @@ class SweepRun:
 
 def run_sweep(options: RunOptions) -> int:
     suite = load_suite(options.suite_name)
-    models = select_models(suite, options)
+    models = models_to_run(suite, options)
     if not models:
-        message, legitimate = nothing_selected(suite, options)
-        if not (legitimate or options.allow_empty):
-            raise UsageError(f"{message}; --allow-empty exits 0 instead")
-        print(message, file=sys.stderr)
         return 0
     plan = make_plan(suite, options, models)
     if not plan.kept and not options.dry_run:  # a legitimate empty sweep: nothing asked for can run here

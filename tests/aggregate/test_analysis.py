@@ -59,3 +59,58 @@ def test_a_baseline_left_out_of_backends_still_serves_its_precision(tmp_path, ca
     assert not any("Eager[bf16]" in name for name in head)
     assert float(by_model["alpha"][column(head, "Inductor[bf16]")]) == pytest.approx(
         EAGER_BF16["alpha"][0] / INDUCTOR_BF16["alpha"][0])
+
+
+def quantized_results(path):
+    """One model on a GPU in bf16: eager, Inductor, Inductor with two TorchAO recipes, eager with one (ms per iter)."""
+    import json
+
+    from benchmarks.config.experiment_config import ExperimentConfig
+
+    def record(ms, dynamo, recipe=None):
+        experiment = ExperimentConfig("cuda", None, dynamo, "eval", batch_size=8, precision="bf16", quantization=recipe,
+                                      compile_mode="default" if dynamo else None, accelerator_model="NVIDIA H100")
+        return {"model": {"suite_name": "huggingface", "model_name": "BertForMaskedLM"}, "status": "ok",
+                "experiment": experiment.to_dict(), "timestamp": 1.0, "warmup": 1, "iterations_per_run": 1,
+                "metrics": {"per_iter_time": [ms / 1e3] * 3, "warmup_time": [0.5]}}
+
+    found = [record(8.0, None), record(4.0, "inductor"), record(2.0, "inductor", "int8wo"),
+             record(1.0, "inductor", "int8dq"), record(6.0, None, "int8wo")]
+    path.write_text("".join(json.dumps(r) + "\n" for r in found))
+    return path
+
+
+def test_across_quantization_takes_the_unquantized_model_under_the_same_backend_as_torchaos_baseline(tmp_path, capsys):
+    path = quantized_results(tmp_path / "results.jsonl")
+    backends = "inductor[bf16],inductor+int8wo[bf16],inductor+int8dq[bf16]"
+    rows = aggregate_csv(capsys, path, "--report=latest_grouped", "--backends", backends, "--across", "quantization")
+    head, model = rows[0], rows[1]
+    speedup = {name: float(model[head.index(f"Speedup({name}/Oldest Inductor[bf16])")])
+               for name in ("Inductor[bf16]", "inductor+int8wo[bf16]", "inductor+int8dq[bf16]")}
+    assert speedup == {"Inductor[bf16]": 1.0, "inductor+int8wo[bf16]": 2.0, "inductor+int8dq[bf16]": 4.0}
+    # without it each recipe's baseline is a config at its own quantization: here the recipe itself
+    rows = aggregate_csv(capsys, path, "--report=latest_grouped", "--backends", backends)
+    assert float(rows[1][rows[0].index("Speedup(inductor+int8wo[bf16]/Oldest Inductor[bf16])")]) == 1.0
+    # the default baseline, eager, stays at each config's own quantization: eager+int8wo for inductor+int8wo
+    rows = aggregate_csv(capsys, path, "--report=latest_grouped", "--backends", "eager[bf16],inductor+int8wo[bf16]")
+    assert float(rows[1][rows[0].index("Speedup(inductor+int8wo[bf16]/Oldest Eager[bf16])")]) == 3.0
+    # --across quantization from eager: each over unquantized eager in bf16
+    rows = aggregate_csv(capsys, path, "--report=latest_grouped", "--backends", "eager[bf16],inductor+int8wo[bf16]",
+                         "--across", "quantization")
+    assert float(rows[1][rows[0].index("Speedup(inductor+int8wo[bf16]/Oldest Eager[bf16])")]) == 4.0
+
+
+def test_across_names_the_rule_in_the_notes_and_refuses_what_it_cannot_mean(tmp_path, capsys):
+    path = quantized_results(tmp_path / "results.jsonl")
+    assert cli.main([str(path), "--format=table", "--report=latest_grouped", "--backends",
+                     "inductor[bf16],inductor+int8wo[bf16]", "--across", "quantization"]) == 0
+    out = capsys.readouterr().out
+    assert "where it is Inductor[bf16]'s own (quantization none; --across)" in out
+    for argv, words in ((["--across", "quantizaton"], "--across: axis 'quantizaton': unknown; close matches: "
+                                                      "quantization"),
+                        (["--across", "compile_mode"], "--across: axis 'compile_mode': unknown"),
+                        (["--across", "quantization", "--report=dashboard"], "the dashboard's figures are each "
+                                                                             "config's against eager")):
+        assert cli.main([str(path), *argv]) == 2
+        err = capsys.readouterr().err
+        assert words in err and err.count("\n") == 1

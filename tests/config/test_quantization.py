@@ -83,6 +83,31 @@ def test_expansion_and_support_rules():
     assert "XLA tensors cannot take" in reasons[("PJRT", "eval", "int4wo-64")]
 
 
+def test_a_cuda_card_below_a_recipes_compute_capability_is_named_with_what_needs_it():
+    """The child's skip (child/quantize.py asks torch for the card's capability): float8 dynamic from 8.9 (torchao's
+    own check), int4 from 8.0 (torch's int4 kernel); the rest run on any card torch supports."""
+    for recipe in ("float8dq-row", "float8dq-tensor"):
+        assert quantization.card_reason(recipe, (8, 6)) == (
+            f"quantization {recipe}: torchao's float8 dynamic activation kernels (torch._scaled_mm) need compute "
+            "capability 8.9 or newer (Ada, Hopper, Blackwell; or an MI300); this card is 8.6")
+        assert quantization.card_reason(recipe, (8, 9)) is None and quantization.card_reason(recipe, (9, 0)) is None
+    assert "needs compute capability 8.0" in quantization.card_reason("int4wo-32", (7, 5))
+    assert quantization.card_reason("int4wo-32", (8, 0)) is None
+    for recipe in ("int8wo", "int8dq", "float8wo", "uintx-4-64"):
+        assert quantization.card_reason(recipe, (7, 0)) is None
+
+
+def test_int4_packs_for_torchs_own_kernels_and_bf16_only_kernels_say_so():
+    assert quantization.INT4_PACKING == {"cuda": "tile_packed_to_4d", "cpu": "opaque"}
+    reason = quantization.weight_dtype_reason("int4wo-128", "cuda", {"float32", "bfloat16"})
+    assert reason == ("quantization int4wo-128 on cuda: torch's int4 kernel (the tile_packed_to_4d packing) takes "
+                      "bfloat16 weights, and this model's are float32; run it with --precision=bf16 (as TorchAO "
+                      "measures its recipes)")
+    assert "row-wise float8 scales" in quantization.weight_dtype_reason("float8dq-row", "cuda", {"float16"})
+    assert quantization.weight_dtype_reason("float8dq-row", "cuda", {"bfloat16"}) is None
+    assert quantization.weight_dtype_reason("int8wo", "cuda", {"float32"}) is None
+
+
 def test_dry_run_shows_the_drops_with_reasons():
     result = call_runner("--suite-name=dummy", "-k", "^mlp$", "--accelerator=cpu", "--xla=None", "--dynamo=None",
                         "--test=eval", "--quantization=none", "--quantization=float8dq-tensor", "--dry-run", check_rc=0)
@@ -128,7 +153,10 @@ def test_int8wo_and_int8dq_records_say_so_and_verify(quantized):
         assert record["status"] == "ok", record.get("error")
         assert record["verification_code"] == "PASS", record
         if recipe:
-            assert record["model_info"]["quantization"] == {"recipe": recipe, "linear_layers": 3}
+            info = record["model_info"]["quantization"]
+            assert (info["recipe"], info["linear_layers"]) == (recipe, 3)
+            # torchao's set_inductor_config, process-wide: the record says what it changed
+            assert info["inductor_settings_changed"]["coordinate_descent_tuning"] is True
         else:
             assert "quantization" not in record.get("model_info", {})
 

@@ -17,7 +17,7 @@ import threading
 
 import pytest
 
-from helpers import ROOT, read_jsonl, run_runner
+from helpers import ROOT, load_script, read_jsonl, run_runner
 
 MAKE = shutil.which("make")
 TINY_SWEEP = ("--suite-name=dummy -k ^mlp$$ --accelerator=cpu --xla=None --dynamo=None --dynamo=aot_eager "
@@ -36,8 +36,31 @@ def test_the_default_sweep_is_verified_and_leaves_the_bar_to_the_terminal():
     assert dry.returncode == 0, dry.stderr
     runner = next(line for line in dry.stdout.splitlines() if "experiment_runner.py" in line)
     assert "--verify" in runner.split() and "--progress-bar" not in runner
+    here = load_script("bench_sweep").accelerator({})  # torch's answer on this machine
+    assert dry.stdout.splitlines()[0].split()[-1] == here and f"--accelerator={here}" in runner.split()
     aggregate = [line for line in dry.stdout.splitlines() if "aggregate.py" in line]
     assert sum("--format=table" in line for line in aggregate) == 2
+
+
+@pytest.mark.skipif(MAKE is None, reason="no make on this machine")
+def test_on_a_gpu_machine_it_runs_the_gpus_sweep_and_reports_on_cuda():
+    """BENCH_ACCELERATOR=cuda stands for a CUDA device here (scripts/bench_sweep.py chooses without one)."""
+    for given in (["BENCH_ACCELERATOR=cuda"], []):
+        env = dict(os.environ, BENCH_ACCELERATOR="cuda") if not given else None
+        dry = subprocess.run([MAKE, "--no-print-directory", "-o", "env", f"PY={sys.executable}", "-n", "bench",
+                              "OUT=/nonexistent/bench", *given], cwd=ROOT, capture_output=True, text=True, env=env,
+                             timeout=120)
+        assert dry.returncode == 0, dry.stderr
+        lines = dry.stdout.splitlines()
+        assert "bench_sweep.py --describe cuda --chosen" in lines[0]
+        runner = next(line for line in lines if "experiment_runner.py" in line).split()
+        assert {"--accelerator=cuda", "--compile-mode=reduce-overhead", "--compile-mode=default", "--verify"} <= set(
+            runner) and "--xla=PJRT" not in runner
+        aggregate = [line for line in lines if "aggregate.py" in line]
+        assert len(aggregate) == 4 and all("--accelerator=cuda" in line for line in aggregate)
+    refused = make("bench", "OUT=/nonexistent/bench", "BENCH_ACCELERATOR=tpu")
+    assert refused.returncode == 2 and "BENCH_ACCELERATOR='tpu': make bench runs on cpu or cuda" in refused.stderr
+    assert not os.path.exists("/nonexistent/bench")
 
 
 def test_a_newcomer_reads_the_documented_format_spelling():
@@ -62,6 +85,9 @@ def bench(tmp_path_factory):
 def test_each_printed_report_is_under_its_heading(bench):
     _, result = bench
     text = result.stdout
+    # first, which sweep it runs (here the fixture's own flags, on what torch finds)
+    assert text.splitlines()[0] == load_script("bench_sweep").describe(load_script("bench_sweep").accelerator({}),
+                                                                       by_variable=False, own_sweep=True)
     inference, training = text.index("== inference: speedup"), text.index("== training: speedup")
     assert inference < training
     # Each heading directly above its own grid (the reports' files, as aggregate.py wrote them).

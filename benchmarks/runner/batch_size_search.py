@@ -1,0 +1,265 @@
+"""--find-batch-sizes: each model's batch size by the rule of PyTorch's dynamo harness (its --find-batch-sizes,
+common.py's batch_size_finder), instead of a sweep (docs/runner.md, "Finding batch sizes").
+
+Eager only; one attempt per child process, so that a failure (an out-of-memory error, a CUDA fault) leaves nothing
+behind for the next attempt; each attempt loads the model at the batch size and runs one iteration (no warm-up, one
+timed run of one iteration). It starts at 1024 and, on any failure, goes down by the harness's decay_batch_exp
+(1024, 512, ..., 8, 4, 3, 2, 1); the first size that runs is the model's (the real batch size, where the model takes
+another than asked), a skip record ends the search (the model can't run here at any size), and a model that fails
+even at 1 gets -1 (the harness writes 1 there; its reader refuses -1, and so does --batch-size-file: a skip record).
+All models take each step together, as one small sweep (`--jobs` runs them side by side).
+
+What it writes, under --output-dirname: every attempt's record in batch-size-search.jsonl (a search run again
+resumes: attempts it holds are not run again; --no-resume starts over), and batch_sizes.csv in the harness's format
+(config/batch_size_file.py), rewritten after each step, keeping the rows of models this search does not cover.
+On the CPU each attempt is bounded by memory: --subprocess-memory-limit, or half the memory available when the search
+starts (a child past it is an oom record, and the search goes down).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+import shlex
+import sys
+from typing import Optional
+
+from benchmarks.config import batch_size_file, pure_wall_time
+from benchmarks.config.experiment_config import ExperimentConfig
+from benchmarks.config.run_options import RunOptions
+from benchmarks.plumbing import machine_facts, output_paths
+from benchmarks.plumbing.cli_support import EXIT_BAD_NEWS, UsageError
+from benchmarks.results import records
+from benchmarks.results.records import RecordStatus
+from benchmarks.runner import matrix, noise, progress, results_lock
+from benchmarks.runner.capabilities import probe_capabilities
+from benchmarks.runner.plan import Plan, back_up, expand_experiments, model_config, models_to_run, single_config_argv, \
+    with_accelerator_model
+from benchmarks.runner.sweep import SweepRun, make_executor
+from benchmarks.suites import load_suite
+
+log = logging.getLogger("benchmarks.runner.batch_size_search")
+
+START = 1024  # the harness's initial_batch_size
+ATTEMPTS_BASENAME = "batch-size-search.jsonl"
+FILE_BASENAME = "batch_sizes.csv"
+# Each attempt: the model loaded at the batch size and run once (the harness's model_iter_fn, once).
+ONE_RUN = ("--repeat=1", "--warmup=0", "--iterations-per-run=1")
+
+
+def next_batch_size(batch: int, factor: float = 0.5, divisor: int = 2) -> int:
+    """The next size after a failure at `batch`: the harness's decay_batch_exp (0 once 1 failed)."""
+    smaller = batch * factor
+    smaller = (smaller + 1) // divisor * divisor if smaller > divisor else batch - 1
+    return max(0, int(smaller))
+
+
+def sizes_tried(start: int = START) -> list:
+    """Every size the search may try, in order: 1024, 512, ..., 8, 4, 3, 2, 1."""
+    sizes = [start]
+    while next_batch_size(sizes[-1]) >= 1:
+        sizes.append(next_batch_size(sizes[-1]))
+    return sizes
+
+
+@dataclasses.dataclass
+class Search:
+    """One model's search: the size to try next, the attempts so far, and how it ended."""
+
+    model: dict
+    batch: int = START
+    attempts: list = dataclasses.field(default_factory=list)  # (requested size, status, why) per attempt
+    found: Optional[int] = None  # the model's batch size; batch_size_file.NONE_RAN when none ran
+    skipped: Optional[str] = None  # why the model can't run here at any size
+
+    @property
+    def done(self) -> bool:
+        return self.found is not None or self.skipped is not None
+
+    def after(self, record: dict) -> None:
+        """Take one attempt's record at self.batch: found, skipped, or the next size (or none left)."""
+        status = records.record_status(record)
+        error = record.get("error") or {}
+        why = f"{error.get('type')}: {error.get('message')}" if error else ""
+        self.attempts.append((self.batch, status, why))
+        if status == RecordStatus.OK:
+            real = (record.get("experiment") or {}).get("batch_size")
+            self.found = real if isinstance(real, int) and not isinstance(real, bool) and real > 0 else self.batch
+        elif status == RecordStatus.SKIP:
+            self.skipped = error.get("message") or "skipped"
+        else:  # any failure: error (RuntimeError, ...), oom, crash, timeout
+            self.batch = next_batch_size(self.batch)
+            if self.batch < 1:
+                self.found = batch_size_file.NONE_RAN
+
+
+def check_flags(options: RunOptions) -> None:
+    """The flags a search can't take: one line, exit 2."""
+    refused = [
+        (any(options.dynamo), "runs eager only, as the harness's: leave out --dynamo (or give --dynamo=None)"),
+        (any(options.xla), "runs on the device itself, as the harness's: leave out --xla (or give --xla=None)"),
+        (options.batch_size or options.batch_size_file, "starts every model at 1024: leave out --batch-size and "
+                                                        "--batch-size-file"),
+        (options.verify.enabled, "runs each attempt once, unchecked: leave out --verify"),
+        (options.rounds > 1, "runs each size once: leave out --rounds"),
+        (options.retry_failed, "takes a failed attempt as its answer (a smaller size): leave out --retry-failed"),
+        (len(options.accelerator) > 1, "searches one device: give one --accelerator"),
+        (len(options.test) > 1, "searches for one test: give one --test (eval, the harness's --inference; train, "
+                                "its --training)"),
+    ]
+    for wrong, why in refused:
+        if wrong:
+            raise UsageError(f"--find-batch-sizes {why}")
+
+
+def accelerator_here(options: RunOptions) -> str:
+    """The device searched: --accelerator's, else cuda where the probe finds a CUDA device, else cpu (as the harness
+    picks its device)."""
+    if options.accelerator:
+        return options.accelerator[0]
+    return "cuda" if probe_capabilities([ExperimentConfig("cuda", None, None, "eval")]).cuda_devices else "cpu"
+
+
+def search_experiment(suite, options: RunOptions):
+    """(the one experiment config of every attempt, the probe's capabilities); UsageError where it is not one, or
+    can't run here."""
+    asked = options.with_(accelerator=(accelerator_here(options),), xla=(None,), dynamo=(None,),
+                          test=options.test or ("eval",), batch_size=())
+    experiments = expand_experiments(suite, asked)
+    if len(experiments) != 1:
+        raise UsageError(f"--find-batch-sizes searches one experiment config per model; the flags ask for "
+                         f"{len(experiments)} ({'; '.join(e.describe() for e in experiments[:3])}"
+                         f"{'; ...' if len(experiments) > 3 else ''}): give one value of each axis")
+    experiment = experiments[0]
+    caps = probe_capabilities(experiments)
+    reason = matrix.unsupported_reason(experiment, caps, matrix.SUPPORT_RULES + pure_wall_time.support_rules(
+        options.timing))
+    if reason:
+        raise UsageError(f"--find-batch-sizes: {experiment.describe()} can't run here: {reason}")
+    return with_accelerator_model(experiment, caps), caps
+
+
+def memory_bound(options: RunOptions, experiment) -> Optional[int]:
+    """Each attempt's memory limit: --subprocess-memory-limit's, or on the CPU half the memory available now
+    (UsageError where that is unknown); None on a GPU without the flag (the device's own out-of-memory error)."""
+    if options.subprocess_memory_limit or experiment.accelerator != "cpu":
+        return options.subprocess_memory_limit
+    available = machine_facts.available_memory()
+    if not available:
+        raise UsageError("--find-batch-sizes on the CPU bounds each attempt by memory, and this machine's available "
+                         "memory is unknown: give --subprocess-memory-limit")
+    return available // 2
+
+
+def attempt_options(options: RunOptions, limit: Optional[int]) -> RunOptions:
+    """The options every attempt runs under: one run of one iteration, no warm-up, the memory bound."""
+    return options.with_(repeat=1, warmup=0, iterations_per_run=1, subprocess_memory_limit=limit,
+                         child_flags=tuple(options.child_flags) + ONE_RUN)
+
+
+def attempts_of(suite, options: RunOptions, experiment, searches: list) -> list:
+    """This step's (Config, skip reason) of every model still searching, at its size."""
+    return [model_config(suite, options, s.model, experiment.with_(batch_size=s.batch)) for s in searches]
+
+
+def result_lines(searches: list, path: str) -> list:
+    width = max([len(s.model["model_name"]) for s in searches] + [5])
+    lines = [f"{'model':<{width}}  {'batch':>5}  attempts (size: status)"]
+    for s in searches:
+        shown = "skip" if s.skipped else str(s.found)
+        tried = ", ".join(f"{size}: {status}" for size, status, _ in s.attempts)
+        lines.append(f"{s.model['model_name']:<{width}}  {shown:>5}  {tried}")
+    for s in searches:
+        if s.skipped:
+            lines.append(f"{s.model['model_name']}: skipped, no row: {s.skipped}")
+        elif s.found == batch_size_file.NONE_RAN:
+            last = s.attempts[-1][2] if s.attempts else ""
+            lines.append(f"{s.model['model_name']}: no size ran, down to 1 ({batch_size_file.NONE_RAN} in the file)"
+                         f"{': ' + last if last else ''}")
+    lines.append(f"batch sizes: {path} (a sweep takes them with --batch-size-file={path})")
+    return lines
+
+
+def run(options: RunOptions) -> int:
+    """The search the flags ask for (UsageError: bad flags or input); exit 0 when every model has a batch size."""
+    check_flags(options)
+    suite = load_suite(options.suite_name)
+    models = models_to_run(suite, options)
+    if not models:
+        return 0
+    experiment, caps = search_experiment(suite, options)
+    limit = memory_bound(options, experiment)
+    options = attempt_options(options, limit)
+    file_path = output_paths.under(options.output_dirname, FILE_BASENAME)
+    attempts_path = output_paths.under(options.output_dirname, ATTEMPTS_BASENAME)
+    rule = (f"eager on {experiment.accelerator} ({experiment.describe()}), one attempt per child from {START} down "
+            f"({', '.join(map(str, sizes_tried()[:3]))}, ..., 1)"
+            + (f", each bounded by {limit / 2**30:.1f} GiB of memory" if limit else ""))
+    searches = [Search(model) for model in models]
+    if options.dry_run:
+        print(f"# --find-batch-sizes: {len(models)} model(s), {rule}; the first attempts:")
+        for config, reason in attempts_of(suite, options, experiment, searches):
+            print(f"skip: {config.label()}: {reason}" if reason else shlex.join(single_config_argv(options, config)))
+        print(f"# writes {file_path} and {attempts_path}")
+        return 0
+    problem = records.check_writable_dir(options.output_dirname)
+    if problem:
+        raise UsageError(problem)
+    earlier_rows = {}
+    if os.path.exists(file_path):
+        try:
+            earlier_rows = batch_size_file.read(file_path)
+        except batch_size_file.BatchSizeFileError as exc:
+            raise UsageError(f"{exc} (it is where --find-batch-sizes writes; move it away)") from None
+    log.info("--find-batch-sizes: %d model(s), %s", len(models), rule)
+    executor = make_executor(options, Plan(models, [experiment], [], [], [], caps))
+    lock = results_lock.ResultsLock(attempts_path, wait=options.wait)
+    try:
+        lock.acquire()
+    except (results_lock.LockBusy, results_lock.LockUnavailable) as exc:
+        raise UsageError(str(exc)) from None
+    try:
+        with lock:
+            executor.start()
+            if options.no_resume:
+                back_up(attempts_path)
+            interrupted = search(suite, options, experiment, searches, executor, attempts_path, file_path, earlier_rows)
+    finally:
+        executor.close()
+    print("\n".join(result_lines(searches, file_path)))
+    if interrupted:
+        print(f"Interrupted: every attempt so far is in {attempts_path}; the same command resumes the search",
+              file=sys.stderr)
+        return 130
+    return 0 if all(s.found not in (None, batch_size_file.NONE_RAN) for s in searches) else EXIT_BAD_NEWS
+
+
+def search(suite, options: RunOptions, experiment, searches: list, executor, attempts_path: str, file_path: str,
+           earlier_rows: dict) -> bool:
+    """Every model's search, step by step (each step a small sweep of the models still searching); True when
+    interrupted (Ctrl-C). The batch-size file is rewritten after each step."""
+    noise_facts = noise.sweep_check(options.noise)
+    env_facts = noise.annotate({"environment": machine_facts.collect()}, noise_facts)["environment"]
+    with records.ResultsWriter(attempts_path) as writer:
+        while True:
+            searching = [s for s in searches if not s.done]
+            if not searching:
+                return False
+            step = attempts_of(suite, options, experiment, searching)
+            held = progress.latest_records(attempts_path, [config for config, _ in step])
+            todo = [(config, reason) for config, reason in step if config.fingerprint not in held]
+            bar = progress.Progress(len(todo), enabled=options.progress_bar or sys.stderr.isatty())
+            with bar:
+                run = SweepRun(options, executor, writer, bar, env_facts, bar.write if options.print_subprocess
+                               else None)
+                try:
+                    run.run(todo)
+                except KeyboardInterrupt:
+                    executor.stop_all()
+                    return True
+            held = progress.latest_records(attempts_path, [config for config, _ in step])
+            for s, (config, _) in zip(searching, step):
+                s.after(held[config.fingerprint])
+            found = {s.model["model_name"]: s.found for s in searches if s.found is not None}
+            batch_size_file.write(file_path, found, earlier_rows)
