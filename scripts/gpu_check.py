@@ -96,6 +96,8 @@ class Check:
         self.options = options
         self.out = Path(options.out).resolve()
         self.out.mkdir(parents=True, exist_ok=True)
+        # where unpack_wheels unpacks: OUT/site, or a folder of the caller's (one the report's folder leaves out)
+        self.site = Path(getattr(options, "site", None) or self.out / "site").resolve()
         self.deadline = time.monotonic() + options.minutes * 60
         self.parts: dict = {}
         self.rows: list = []  # the comparison table's rows
@@ -184,10 +186,10 @@ def newest_wheel(wheels: Optional[Path], project: str) -> Optional[Path]:
 
 
 def unpack_wheels(check: Check) -> None:
-    """Unpack the wheels of the modules this Python lacks into OUT/site (first on the check's PYTHONPATH after the
-    repository). A wheel is a zip of what goes into site-packages: no pip needed, nothing of the machine's own
-    packages touched."""
-    site = check.out / "site"
+    """Unpack the wheels of the modules this Python lacks into OUT/site (check.site; first on the check's PYTHONPATH
+    after the repository). A wheel is a zip of what goes into site-packages: no pip needed, nothing of the machine's
+    own packages touched."""
+    site = check.site
     missing = missing_modules(sys.executable, check.env)
     wheels = Path(check.options.wheels) if check.options.wheels else None
     unpacked = []

@@ -55,6 +55,9 @@ def parse(argv) -> argparse.Namespace:
                         help=f"the slice's time budget (default {DEFAULT_MINUTES:g}); a step started in it may run "
                              f"up to {GRACE_S:.0f} s past it")
     parser.add_argument("--wheels", help="wheels of what the machine's Python lacks (make gpu-wheels)")
+    parser.add_argument("--site", default=str(ROOT / "output" / "gpu-site"),
+                        help="where the wheels this Python lacks are unpacked (default output/gpu-site: outside --out, "
+                             "so that the report's folder stays small enough to bring back)")
     parser.add_argument("--harness-dir", help="a PyTorch or TorchBench checkout (make gpu-harness): the harness's rows")
     parser.add_argument("--tiers", default=",".join(slice_plan.TIERS),
                         help="of " + ", ".join(slice_plan.TIERS) + " (default: all, in that order)")
@@ -198,13 +201,16 @@ class SliceRun:
         return None
 
     def run_all(self) -> None:
+        """Every step in priority order that fits the time left when its turn comes: the plan's estimates decide
+        what it expects to run, the clock what runs (a run faster than planned takes steps the plan left out)."""
         for step in self.steps:
-            if self.outcomes[step.key].state != slice_report.PLANNED:
+            planned = self.outcomes[step.key].state
+            if planned not in (slice_report.PLANNED, LEFT_OUT):
                 continue
             left = self.check.left()
             why = self.why_not(step) or slice_plan.fits(step, left)
             if why:
-                self.set(step, NOT_STARTED, why)
+                self.set(step, NOT_STARTED if planned == slice_report.PLANNED else LEFT_OUT, why)
                 continue
             self.set(step, RUNNING)
             began = time.monotonic()
@@ -258,9 +264,9 @@ class SliceRun:
         extra_paths = [p for p in os.environ.get("PARITY_EXTRA_PATH", "").split(os.pathsep) if p]  # scipy, tabulate
         env = parity_harness.environment(self.harness, scratch, extra_paths, base=self.check.env,
                                          allocator_policy="system")
-        site = self.out / "site"  # what gpu-check unpacked (transformers): the same libraries as ours
-        if site.is_dir():
-            env["PYTHONPATH"] += os.pathsep + str(site)
+        site = str(self.check.site)  # what was unpacked (transformers): the same libraries as ours
+        if site in self.check.env.get("PYTHONPATH", "").split(os.pathsep):
+            env["PYTHONPATH"] += os.pathsep + site
         return env
 
     def run_harness(self, step, budget: float) -> tuple:

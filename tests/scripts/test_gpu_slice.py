@@ -140,6 +140,14 @@ def test_a_step_that_cannot_run_here_or_does_not_fit_is_not_started_and_says_why
         "not started: no harness (--harness-dir: make gpu-harness)"
 
 
+def test_a_run_faster_than_its_estimates_takes_the_steps_the_plan_left_out(tmp_path):
+    run = start(tmp_path, "--minutes=1")  # planned: resnet18's first two steps (26 s and 32 s) of nine
+    assert [s.key for s in run.steps if run.outcomes[s.key].state == slice_report.PLANNED] == [
+        "eval:torchvision:resnet18:harness-performance", "eval:torchvision:resnet18:ours"]
+    run.run_all()  # each written at once: the minute is still there for every step
+    assert len(run.seen) == 9 and {o.state for o in run.outcomes.values()} == {slice_report.DONE}
+
+
 @pytest.mark.process  # the script's exit status and its one line
 def test_bad_usage_is_one_line_and_exit_2(tmp_path):
     for args in (["--tiers=first,warp"], ["--models=timm:x"], ["--minutes=0"], [f"--harness-dir={tmp_path}"]):
@@ -189,3 +197,14 @@ def test_a_signal_mid_sweep_keeps_the_report_and_leaves_no_sweep_behind(tmp_path
     assert on_disk["rows"][0]["ours"]["accuracy"] == "pass"
     assert not [c for c in children if c.is_running() and c.status() != psutil.STATUS_ZOMBIE]
     assert "cut off (signal SIGTERM" in out
+
+
+def test_the_harness_sees_the_libraries_ours_was_given_after_its_own_paths(tmp_path):
+    parity_harness = load_script("parity_harness")
+    run = start(tmp_path / "out", f"--site={tmp_path / 'site'}")
+    run.harness = parity_harness.find_harness(str(checkout(tmp_path / "benchmark")), ROOT)
+    paths = run.harness_env()["PYTHONPATH"].split(":")
+    assert paths[0] == str(tmp_path / "out" / "harness" / "shims") and str(tmp_path / "site") not in paths
+    run.check.env["PYTHONPATH"] = f"{ROOT}:{tmp_path / 'site'}"  # as unpack_wheels leaves it when it unpacked
+    env = run.harness_env()
+    assert env["PYTHONPATH"].split(":")[-1] == str(tmp_path / "site") and env["HF_HUB_OFFLINE"] == "1"
