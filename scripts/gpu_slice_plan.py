@@ -97,8 +97,8 @@ VARIANTS = (
             "where the timed region sits: ours without eager runs between the graph replays (gpu-check's 1.317 ms "
             "setup); the GPU idles between runs, where the harness alternates eager and compiled"),
     Variant("ours device time", "ours", ("--pure-wall-time",),
-            "the timed region around a replay: CUDA events around each call (device time, no host part); near "
-            "the harness's, the gap is on the host"),
+            "the timed region around a replay: CUDA events around each call (device time, no host part, L2 "
+            "flushed before each call: if anything above the harness's); near the harness's, the gap is on the host"),
     Variant("ours warm-up 10", "ours", ("--warmup=10",),
             "the graph-capture warm-up count: 10 untimed runs (the harness: 5 in its warm-up, more before "
             "its timing) instead of our 2 (Inductor's graph trees warm up once, record once, then replay)"),
