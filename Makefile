@@ -10,7 +10,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 OUT ?= output/bench
 
-.PHONY: all env native-libs browser bench bench-torchvision test test-fast test-torch-latest test-gpu gpu-check gpu-harness gpu-wheels test-golden bench-overhead bench-analyzer bench-parallel bench-scale bench-compare bench-history bench-site bench-dashboard bench-allocator soak parity clean
+.PHONY: all env native-libs browser bench bench-torchvision test test-fast test-torch-latest test-gpu gpu-check gpu-slice gpu-harness gpu-wheels test-golden bench-overhead bench-analyzer bench-parallel bench-scale bench-compare bench-history bench-site bench-dashboard bench-allocator soak parity clean
 
 all: env
 
@@ -128,20 +128,36 @@ gpu-check:
 	  $(if $(wildcard $(GPU_WHEELS)),--wheels=$(GPU_WHEELS)) $(if $(HARNESS_DIR),--harness-dir=$(HARNESS_DIR)) \
 	  $(GPU_CHECK_ARGS)
 
-# The dynamo harness's part of a TorchBench checkout (TORCHBENCH=...), with gpu-check's TorchBench model, small enough
-# to carry to a lent GPU machine with the tree: then make gpu-check HARNESS_DIR=$(GPU_HARNESS).
+# A slice of PyTorch's CUDA dashboard on the machine's GPU (scripts/gpu_slice.py; docs/parity.md): the dynamo harness
+# beside ours, model for model, in priority order within GPU_SLICE_MINUTES (default 7), its report written after every
+# step to $(GPU_SLICE_OUT)/gpu-slice.md. A lent machine runs it as it is given the tree, $(GPU_WHEELS) (make gpu-wheels)
+# and $(GPU_HARNESS) (make gpu-harness): both are used where they are. GPU_SLICE_ARGS=--plan prints its plan.
+GPU_SLICE_OUT ?= output/gpu-slice
+GPU_SLICE_MINUTES ?= 7
+gpu-slice:
+	$(GPU_PYTHON) scripts/gpu_slice.py --out=$(GPU_SLICE_OUT) --minutes=$(GPU_SLICE_MINUTES) \
+	  $(if $(wildcard $(GPU_WHEELS)),--wheels=$(GPU_WHEELS)) \
+	  $(if $(HARNESS_DIR),--harness-dir=$(HARNESS_DIR),$(if $(wildcard $(GPU_HARNESS)),--harness-dir=$(GPU_HARNESS))) \
+	  $(GPU_SLICE_ARGS)
+
+# The dynamo harness's part of a TorchBench checkout (TORCHBENCH=...), with gpu-check's and gpu-slice's TorchBench
+# models, small enough to carry to a lent GPU machine with the tree: then HARNESS_DIR=$(GPU_HARNESS).
 GPU_HARNESS ?= output/gpu-harness
 gpu-harness:
 	@test -n "$(TORCHBENCH)" || { echo "make gpu-harness: give TORCHBENCH=<a checkout of pytorch/benchmark>"; exit 2; }
 	$(GPU_PYTHON) scripts/harness_subset.py --torchbench=$(TORCHBENCH) --out=$(GPU_HARNESS)
 
-# Wheels of what a lent GPU machine's Python may lack (its Python: GPU_WHEELS_PYTHON), to carry there with the tree.
+# Wheels of what a lent GPU machine's Python may lack (its Python: GPU_WHEELS_PYTHON), to carry there with the tree:
+# the project's needs, and transformers with the companions it is pinned with (gpu-slice's Hugging Face rows; about
+# 28 MB). numpy, which transformers asks for, is left out: the machine's torch image has it (torchvision, timm).
 GPU_WHEELS_PYTHON ?= 3.12
 gpu-wheels: env
 	$(PY) -m pip download --quiet --disable-pip-version-check --only-binary=:all: --implementation cp \
 	  --python-version $(GPU_WHEELS_PYTHON) --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 \
-	  --platform manylinux2014_x86_64 -d $(GPU_WHEELS) $$(grep -E '^(orjson|nvidia-ml-py|psutil|PyYAML|tqdm|pytest)==' \
+	  --platform manylinux2014_x86_64 -d $(GPU_WHEELS) $$(grep -E \
+	  '^(orjson|nvidia-ml-py|psutil|PyYAML|tqdm|pytest|transformers|huggingface_hub|tokenizers|safetensors)==' \
 	  requirements.txt)
+	rm -f $(GPU_WHEELS)/numpy-*.whl
 	@echo "wheels for Python $(GPU_WHEELS_PYTHON) in $(GPU_WHEELS): carry it to the GPU machine with the tree"
 
 # Debian's chromium for the HTML report's browser test; where it can't be installed, that test says so and skips.

@@ -45,6 +45,10 @@ from benchmarks.config import cuda_profile  # noqa: E402  (no torch: the profile
 NEEDED = {"numpy": "numpy", "psutil": "psutil", "yaml": "PyYAML", "orjson": "orjson", "tqdm": "tqdm",
           "pynvml": "nvidia-ml-py", "pytest": "pytest"}
 OPTIONAL = {"torchvision": "the torchvision suite (resnet18)", "timm": "the timm suite (mobilenetv2_100)"}
+# Libraries of optional suites carried as wheels too (gpu-slice's Hugging Face rows), each with the companions it is
+# pinned with in requirements.txt: where the library does not import, all of them are unpacked, ahead of the
+# machine's own (whose huggingface_hub, pulled in by its timm, may be older than transformers accepts).
+CARRIED_GROUPS = {"transformers": ("transformers", "huggingface_hub", "tokenizers", "safetensors")}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -92,6 +96,8 @@ class Check:
         self.options = options
         self.out = Path(options.out).resolve()
         self.out.mkdir(parents=True, exist_ok=True)
+        # where unpack_wheels unpacks: OUT/site, or a folder of the caller's (one the report's folder leaves out)
+        self.site = Path(getattr(options, "site", None) or self.out / "site").resolve()
         self.deadline = time.monotonic() + options.minutes * 60
         self.parts: dict = {}
         self.rows: list = []  # the comparison table's rows
@@ -115,7 +121,9 @@ class Check:
         """(how it ended: ok / exit N / timeout, its output) of one process of the check, its output and errors
         kept in `log` as they come. Out of time, its whole process group is interrupted (SIGINT: pytest then reports
         the tests it ran and writes its JUnit file, a sweep keeps its records), and killed only if it has not ended
-        30 s later: nothing it started goes on running on the GPU beside the check's next process."""
+        30 s later: nothing it started goes on running on the GPU beside the check's next process. The check itself
+        interrupted (Ctrl-C, or a signal its caller turned into an exception) ends the process's group the same
+        way, then goes on being interrupted."""
         say("+ " + " ".join(map(shlex.quote, map(str, command))))
         log.parent.mkdir(parents=True, exist_ok=True)
         with open(log, "w") as sink, subprocess.Popen(command, stdout=subprocess.PIPE, stderr=sink, text=True,
@@ -123,20 +131,29 @@ class Check:
             try:
                 output, _ = process.communicate(timeout=max(timeout, 1))
             except subprocess.TimeoutExpired:
-                from benchmarks.runner import launcher  # its process-group kill (psutil: after unpack_wheels)
-
-                launcher.kill_group(process.pid, signal.SIGINT)
-                try:
-                    output, _ = process.communicate(timeout=30)
-                except subprocess.TimeoutExpired:
-                    launcher.kill_group(process.pid)
-                    output, _ = process.communicate()
+                output = end_group(process)
                 ended = "timeout"
+            except BaseException:  # its own session got no SIGINT: it would run on while Popen waits for it
+                end_group(process)
+                raise
             else:
                 ended = "ok" if process.returncode == 0 else f"exit {process.returncode}"
         with open(log, "a") as sink:
             sink.write(output or "")
         return ended, output or ""
+
+
+def end_group(process: subprocess.Popen) -> str:
+    """Interrupt `process`'s whole group (SIGINT), kill it if it has not ended 30 s later; its remaining output."""
+    from benchmarks.runner import launcher  # its process-group kill (psutil: after unpack_wheels)
+
+    launcher.kill_group(process.pid, signal.SIGINT)
+    try:
+        output, _ = process.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        launcher.kill_group(process.pid)
+        output, _ = process.communicate()
+    return output or ""
 
 
 def say(text: str) -> None:
@@ -146,53 +163,77 @@ def say(text: str) -> None:
 # ---------------------------------------------------------------- the environment
 
 
-def missing_modules(python: str, env: dict) -> list:
+def missing_modules(python: str, env: dict, modules=NEEDED) -> list:
     probe = ("import importlib.util, json, sys; "
-             f"print(json.dumps([m for m in {list(NEEDED)!r} if importlib.util.find_spec(m) is None]))")
+             f"print(json.dumps([m for m in {list(modules)!r} if importlib.util.find_spec(m) is None]))")
     done = subprocess.run([python, "-c", probe], capture_output=True, text=True, env=env)
-    return json.loads(done.stdout) if done.returncode == 0 else list(NEEDED)
+    return json.loads(done.stdout) if done.returncode == 0 else list(modules)
+
+
+def wheel_project(file_name: str) -> str:
+    """The project a wheel's file name is of (its first field, as pip normalises it, lower case)."""
+    return file_name.split("-")[0].lower()
+
+
+def newest_wheel(wheels: Optional[Path], project: str) -> Optional[Path]:
+    """The newest wheel of `project` (its name as pip writes it in a wheel's file name) in `wheels`, or None."""
+    project = project.lower().replace("-", "_")
+    if not wheels or not wheels.is_dir():
+        return None
+    found = sorted((w for w in wheels.glob("*.whl") if w.name.lower().startswith(project + "-")),
+                   key=lambda p: p.name)
+    return found[-1] if found else None
 
 
 def unpack_wheels(check: Check) -> None:
-    """Unpack the wheels of the modules this Python lacks into OUT/site (first on the check's PYTHONPATH after the
-    repository). A wheel is a zip of what goes into site-packages: no pip needed, nothing of the machine's own
-    packages touched."""
-    site = check.out / "site"
+    """Unpack the wheels of the modules this Python lacks into OUT/site (check.site; first on the check's PYTHONPATH
+    after the repository). A wheel is a zip of what goes into site-packages: no pip needed, nothing of the machine's
+    own packages touched."""
+    site = check.site
     missing = missing_modules(sys.executable, check.env)
     wheels = Path(check.options.wheels) if check.options.wheels else None
     unpacked = []
-    for module in missing:
-        project = NEEDED[module].lower().replace("-", "_")
-        found = sorted(wheels.glob(f"{project}-*.whl"), key=lambda p: p.name) if wheels and wheels.is_dir() else []
-        found = [w for w in found if w.name.lower().startswith(project + "-")]
-        if not found:
+    projects = [NEEDED[module] for module in missing]
+    groups = missing_modules(sys.executable, check.env, CARRIED_GROUPS)
+    projects += [project for module in groups for project in CARRIED_GROUPS[module]]
+    for project in projects:
+        found = newest_wheel(wheels, project)
+        if found is None or found.name in unpacked:
             continue
-        with zipfile.ZipFile(found[-1]) as wheel:
+        with zipfile.ZipFile(found) as wheel:
             wheel.extractall(site)
-        unpacked.append(found[-1].name)
-    # each wheel's own dependencies (pytest's pluggy, iniconfig, packaging): every wheel in the folder whose
-    # top-level package does not import yet
+        unpacked.append(found.name)
+    # each wheel's own dependencies (pytest's pluggy, iniconfig, packaging; transformers' regex): every wheel in the
+    # folder whose top-level packages do not all import yet (one probe for all of them)
     if wheels and wheels.is_dir() and unpacked:
-        for wheel_path in sorted(wheels.glob("*.whl")):
-            if wheel_path.name in unpacked:
-                continue
+        taken = {wheel_project(name) for name in unpacked}
+        rest = [w for w in sorted(wheels.glob("*.whl")) if wheel_project(w.name) not in taken]
+        tops = {}
+        for wheel_path in rest:
             with zipfile.ZipFile(wheel_path) as wheel:
-                tops = {name.split("/")[0] for name in wheel.namelist() if not name.split("/")[0].endswith(
-                    (".dist-info", ".data"))}
-                tops = {t[:-3] if t.endswith(".py") else t for t in tops}
-                probe = f"import importlib.util; print(all(importlib.util.find_spec(t) for t in {sorted(tops)!r}))"
-                have = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
-                                      env=check.env).stdout.strip() == "True"
-                if not have:
+                names = {name.split("/")[0] for name in wheel.namelist()}
+            tops[wheel_path.name] = sorted({t[:-3] if t.endswith(".py") else t for t in names
+                                            if not t.endswith((".dist-info", ".data"))})
+        probe = ("import importlib.util, json, sys; tops = json.loads(sys.argv[1]); print(json.dumps("
+                 "[w for w, t in tops.items() if not all(importlib.util.find_spec(m) for m in t)]))")
+        done = subprocess.run([sys.executable, "-c", probe, json.dumps(tops)], capture_output=True, text=True,
+                              env=check.env)
+        lacking = json.loads(done.stdout) if done.returncode == 0 else list(tops)
+        for wheel_path in reversed(rest):  # the newest of a project first, and only it
+            if wheel_path.name in lacking and wheel_project(wheel_path.name) not in taken:
+                taken.add(wheel_project(wheel_path.name))
+                with zipfile.ZipFile(wheel_path) as wheel:
                     wheel.extractall(site)
-                    unpacked.append(wheel_path.name)
+                unpacked.append(wheel_path.name)
     paths = [str(ROOT)] + ([str(site)] if unpacked else []) + [check.env.get("PYTHONPATH", "")]
     check.env["PYTHONPATH"] = os.pathsep.join(p for p in paths if p)
     still = missing_modules(sys.executable, check.env)
+    absent = missing_modules(sys.executable, check.env, CARRIED_GROUPS)
     part = check.part("packages")
     part.status = "ok" if not still else "failed"
     part.detail = (f"unpacked {', '.join(unpacked)}" if unpacked else "all present") + (
-        f"; still missing: {', '.join(still)} (give --wheels DIR: make gpu-wheels)" if still else "")
+        f"; still missing: {', '.join(still)} (give --wheels DIR: make gpu-wheels)" if still else "") + (
+        f"; optional, not carried: {', '.join(absent)}" if absent else "")
     say(f"packages: {part.detail}")
 
 
@@ -208,7 +249,7 @@ else:
     facts["cuda_built"] = torch.backends.cuda.is_built()
     os.environ["PYTORCH_NVML_BASED_CUDA_CHECK"] = "1"
     facts["devices"] = [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
-for name in ("torchvision", "timm", "torch_xla", "triton"):
+for name in ("torchvision", "timm", "transformers", "torch_xla", "triton"):
     try:
         facts[name] = __import__(name).__version__
     except Exception as exc:
@@ -317,15 +358,25 @@ def plain_flags(model: Model, config: str, accelerator: str) -> list:
 
 def run_plain(check: Check, model: Model, config: str, budget: float) -> Optional[float]:
     flags = plain_flags(model, config, check.options.accelerator)
-    command = [sys.executable, str(SCRIPTS / "gpu_plain_loop.py"), f"--suite={model.suite}", f"--model={model.name}",
-               f"--batch-size={model.batch_size}", f"--precision={PRECISION}", f"--iterations={REPEAT}",
-               f"--device={check.options.accelerator}", *flags]
     name = "-".join(flag.lstrip("-").replace("=", "_") for flag in flags)
-    ended, output = check.run(command, check.out / "plain" / f"{model.name}-{name}.log", timeout=budget)
+    found = plain_loop(check, model.suite, model.name, model.batch_size, PRECISION, flags, budget,
+                       check.out / "plain" / f"{model.name}-{name}.log")
+    return found["median_ms"] if found else None
+
+
+def plain_loop(check: Check, suite: str, name: str, batch_size: int, precision: str, flags: list, budget: float,
+               log: Path) -> Optional[dict]:
+    """One run of the plain loop (scripts/gpu_plain_loop.py, REPEAT iterations) with `flags`: its JSON line (median_ms
+    and the rest), or None where it gave none."""
+    command = [sys.executable, str(SCRIPTS / "gpu_plain_loop.py"), f"--suite={suite}", f"--model={name}",
+               f"--batch-size={batch_size}", f"--precision={precision}", f"--iterations={REPEAT}",
+               f"--device={check.options.accelerator}", *flags]
+    ended, output = check.run(command, log, timeout=budget)
     try:
-        return json.loads(output.strip().splitlines()[-1])["median_ms"] if ended == "ok" else None
-    except (ValueError, IndexError, KeyError):
+        found = json.loads(output.strip().splitlines()[-1]) if ended == "ok" else None
+    except (ValueError, IndexError):
         return None
+    return found if isinstance(found, dict) and "median_ms" in found else None
 
 
 # ---------------------------------------------------------------- 3. the harness

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """`make gpu-harness`: the part of a TorchBench checkout that PyTorch's dynamo harness needs for `make gpu-check`'s
-models, small enough to travel to a lent GPU machine with the tree (a whole checkout is hundreds of MB).
+and `make gpu-slice`'s models, small enough to travel to a lent GPU machine with the tree (a whole checkout is
+hundreds of MB).
 
 Copies, from --torchbench (a checkout of pytorch/benchmark), into --out:
 - userbenchmark/dynamo/dynamobench/ (the harness: common.py, torchbench.py, timm_models.py, huggingface.py, yamls);
@@ -8,7 +9,8 @@ Copies, from --torchbench (a checkout of pytorch/benchmark), into --out:
   named by --models (TorchBench's own directories; timm and Hugging Face models need none);
 - utils/ (the checkout's top-level helpers that `torchbenchmark` imports).
 
-The result is a TorchBench layout: `make gpu-check HARNESS_DIR=<out>` finds the harness in it as in a checkout.
+The result is a TorchBench layout: `make gpu-check HARNESS_DIR=<out>` and `make gpu-slice HARNESS_DIR=<out>` find
+the harness in it as in a checkout.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from pathlib import Path
 
 sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parent.parent)]
 
+from gpu_slice_plan import TORCHBENCH_MODELS  # noqa: E402  (the TorchBench models gpu-check and gpu-slice run)
 from parity_harness import LAYOUTS  # noqa: E402  (where the harness sits in each kind of checkout)
 
 HARNESS = dict(LAYOUTS)["torchbench"]
@@ -72,8 +75,8 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--torchbench", required=True, help="a checkout of pytorch/benchmark")
     parser.add_argument("--out", default="output/gpu-harness", help="where the subset goes (default %(default)s)")
-    parser.add_argument("--models", default="resnet18", help="TorchBench models to take, comma-separated "
-                        "(default: gpu-check's, %(default)s)")
+    parser.add_argument("--models", default=",".join(TORCHBENCH_MODELS), help="TorchBench models to take, "
+                        "comma-separated (default: gpu-check's and gpu-slice's, %(default)s)")
     options = parser.parse_args(argv)
     models = [m.strip() for m in options.models.split(",") if m.strip()]
     out = Path(options.out)
@@ -83,7 +86,8 @@ def main(argv=None) -> int:
         print(f"gpu-harness: {exc}", file=sys.stderr)
         return 2
     print(f"the dynamo harness and {', '.join(models) or 'no TorchBench model'} in {out} "
-          f"({size_of(out) / 2**20:.1f} MiB): carry it with the tree and give make gpu-check HARNESS_DIR={out}")
+          f"({size_of(out) / 2**20:.1f} MiB): carry it with the tree and give make gpu-check or gpu-slice "
+          f"HARNESS_DIR={out}")
     return 0
 
 

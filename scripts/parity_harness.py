@@ -237,12 +237,14 @@ def environment(harness: Harness, scratch: Path, extra_paths: list, base: Option
     return env
 
 
-def command(python: str, harness: Harness, suite: str, model: str, test: str, precision: str, batch_size: int,
-            mode: str, repeat: int, output: Path, device: str = "cpu") -> list:
+def command(python: str, harness: Harness, suite: str, model: str, test: str, precision: str,
+            batch_size: Optional[int], mode: str, repeat: int, output: Path, device: str = "cpu") -> list:
     """One harness process: `mode` "accuracy" or "performance" of one model on `device`, Inductor against eager,
-    fresh Inductor caches (--cold-start-latency: our children compile cold too), CSV at `output` (absolute)."""
+    fresh Inductor caches (--cold-start-latency: our children compile cold too), CSV at `output` (absolute). A
+    `batch_size` of None: the harness's own for the mode (its accuracy runs use smaller ones, as the dashboard's)."""
+    batch = ["--batch-size", str(batch_size)] if batch_size is not None else []
     args = [python, str(harness.script(suite)), f"--{mode}", TEST_FLAGS[test], PRECISION_FLAGS[precision],
-            "--backend", "inductor", "--device", device, "--only", model, "--batch-size", str(batch_size),
+            "--backend", "inductor", "--device", device, "--only", model, *batch,
             "--cold-start-latency", "--output", str(output.resolve())]
     if mode == "performance":  # its raw timings too: the pairs' median beside its CSV's ratio of medians
         args += ["--repeat", str(repeat), "--dump-raw-metrics"]

@@ -31,8 +31,10 @@ COMPRESSION_GAP = 0.10
 # Accuracy statuses that are a judgement of the outputs (the others: a run failed, or nothing was checked).
 JUDGED = frozenset({AccuracyStatus.PASS, AccuracyStatus.FAIL_ACCURACY, AccuracyStatus.EAGER_TWO_RUNS_DIFFER,
                     AccuracyStatus.PASS_DUE_TO_SKIP})
-# The harness's CPU memory figure is psutil's memory_percent() x total / 1e9: 100 x the resident set in GB.
+# The harness's CPU memory figure is psutil's memory_percent() x total / 1e9: 100 x the resident set in GB; its CUDA
+# figure is torch.cuda.max_memory_allocated() / 1e9 (get_peak_memory): GB.
 HARNESS_MEMORY_TO_BYTES = 1e9 / 100
+HARNESS_CUDA_MEMORY_TO_BYTES = 1e9
 
 # Why a figure may differ where the tools define it differently (the keys the differences cite).
 REASONS = {
@@ -45,6 +47,9 @@ REASONS = {
     "compile": "the harness's compilation_latency is 5 compiled warm-up iterations (compile included) minus 5 "
                "eager ones, in one process; ours is the compiled child's first run minus eager's first run, two "
                "processes; both start from empty Inductor caches",
+    "cuda-memory": "both read torch.cuda.max_memory_allocated, over different spans: the harness's peak is over its "
+                   "warm-up iterations (the compiled one's compile and autotuning included), one process for both "
+                   "sides; ours is the peak of the timed runs, reset after warm-up, each side in its own child",
     "cpu-memory": "the harness's CPU memory is the whole process's resident set after warm-up (a current figure, "
                   "not a peak; eager and compiled in one process); ours is the peak resident set above the "
                   "pre-model baseline during the timed runs, one process per side (the same with and without "
@@ -92,6 +97,7 @@ class Side:
     graph_breaks: Optional[int] = None
     calls_captured: Optional[int] = None
     compression: Optional[float] = None
+    latency: Optional[float] = None  # ms per iteration of the compiled model: the harness's abs_latency, ours' median
     process_compression: Optional[float] = None  # ours: the same ratio of metrics.process_rss_bytes (the harness's kind)
     eager_memory: Optional[float] = None  # bytes
     compiled_memory: Optional[float] = None  # bytes
@@ -133,7 +139,7 @@ def read_csv_row(path: Path, model: str) -> Optional[dict]:
     return found
 
 
-def _float(row: Optional[dict], key: str) -> Optional[float]:
+def float_field(row: Optional[dict], key: str) -> Optional[float]:
     try:
         value = float(row[key]) if row and row.get(key) not in (None, "") else None
     except ValueError:
@@ -141,58 +147,62 @@ def _float(row: Optional[dict], key: str) -> Optional[float]:
     return value if value is not None and math.isfinite(value) else None
 
 
-def _int(row: Optional[dict], key: str) -> Optional[int]:
-    value = _float(row, key)
+def int_field(row: Optional[dict], key: str) -> Optional[int]:
+    value = float_field(row, key)
     return int(value) if value is not None else None
 
 
-def harness_side(out: Path, spec: Spec) -> Side:
+def harness_side(out: Path, spec: Spec, device: str = "cpu") -> Side:
     side = Side()
+    to_bytes = HARNESS_CUDA_MEMORY_TO_BYTES if device == "cuda" else HARNESS_MEMORY_TO_BYTES
     accuracy = read_csv_row(harness_csv(out, spec, "accuracy"), spec.model)
     performance = read_csv_row(harness_csv(out, spec, "performance"), spec.model)
     if accuracy is None:
         side.problems.append("no accuracy run")
     else:
         side.accuracy = accuracy.get("accuracy") or None
-        side.batch_size = _int(accuracy, "batch_size") or None
-        side.graph_breaks = _int(accuracy, "graph_breaks")
-        side.calls_captured = _int(accuracy, "calls_captured")
+        side.batch_size = int_field(accuracy, "batch_size") or None
+        side.graph_breaks = int_field(accuracy, "graph_breaks")
+        side.calls_captured = int_field(accuracy, "calls_captured")
     if performance is None:
         side.problems.append("no performance run")
-    elif not _float(performance, "speedup"):  # the harness's failure row: dev,name,0,0.0,0.0
+    elif not float_field(performance, "speedup"):  # the harness's failure row: dev,name,0,0.0,0.0
         side.problems.append("performance run failed")
     else:
-        side.batch_size = side.batch_size or _int(performance, "batch_size") or None
-        side.speedup = _float(performance, "speedup")
-        side.compile_latency = _float(performance, "compilation_latency")
+        side.batch_size = side.batch_size or int_field(performance, "batch_size") or None
+        side.speedup = float_field(performance, "speedup")
+        side.compile_latency = float_field(performance, "compilation_latency")
+        side.latency = float_field(performance, "abs_latency") or None
         side.paired_speedup = harness_pair_median(out, spec)
-        side.compression = _float(performance, "compression_ratio") or None
-        eager, compiled = _float(performance, "eager_peak_mem"), _float(performance, "dynamo_peak_mem")
-        side.eager_memory = eager * HARNESS_MEMORY_TO_BYTES if eager else None
-        side.compiled_memory = compiled * HARNESS_MEMORY_TO_BYTES if compiled else None
+        side.compression = float_field(performance, "compression_ratio") or None
+        eager, compiled = float_field(performance, "eager_peak_mem"), float_field(performance, "dynamo_peak_mem")
+        side.eager_memory = eager * to_bytes if eager else None
+        side.compiled_memory = compiled * to_bytes if compiled else None
         # graph breaks: the accuracy CSV's, the dashboard's figure (the performance CSV's warm-up also collects
         # the results, one more break in training); calls captured: the performance CSV's, which runs the model
         # in the mode ours times (the accuracy check trains TorchBench models in eval mode)
-        breaks, calls = _int(performance, "graph_breaks"), _int(performance, "calls_captured")
+        breaks, calls = int_field(performance, "graph_breaks"), int_field(performance, "calls_captured")
         side.graph_breaks = side.graph_breaks if side.graph_breaks is not None else breaks
         side.calls_captured = calls if calls is not None else side.calls_captured
     return side
 
 
-def harness_raw_timings(out: Path, spec: Spec) -> Path:
-    """Where the harness's --dump-raw-metrics puts a performance run's timings: (repeat, 2) seconds, eager then
-    compiled per pair, in numpy's format."""
+def harness_raw_timings(out: Path, spec: Spec, device: str = "cpu") -> Path:
+    """Where the harness's --dump-raw-metrics puts a performance run's timings on `device`: (repeat, 2) seconds,
+    eager then compiled per pair, in numpy's format."""
     csv_path = harness_csv(out, spec, "performance")
-    return csv_path.with_name(f"{csv_path.stem}-raw_timings-{spec.model}-cpu.npy")
+    return csv_path.with_name(f"{csv_path.stem}-raw_timings-{spec.model}-{device}.npy")
 
 
 def harness_pair_median(out: Path, spec: Spec) -> Optional[float]:
     """The median of the harness's per-pair ratios eager / compiled (what ours reports as paired_speedup), from
     its raw timings; None without them. Its CSV's speedup is the ratio of the two medians instead, which a few
     disturbed runs move far more."""
-    path = harness_raw_timings(out, spec)
-    if not path.exists():
+    found = [harness_raw_timings(out, spec, device) for device in ("cpu", "cuda")]
+    found = [path for path in found if path.exists()]
+    if not found:
         return None
+    path = found[0]
     import numpy as np
 
     try:
@@ -268,6 +278,8 @@ def our_side(views: list, spec: Spec) -> Side:
         eager_times, compiled_times = eager.per_iter_time(), compiled.per_iter_time()
         if eager_times is not None and compiled_times is not None:
             side.speedup = statistics.median(eager_times) / statistics.median(compiled_times)
+        if compiled_times is not None:
+            side.latency = float(statistics.median(compiled_times)) * 1e3
         side.compile_latency = against_eager.compile_latency([compiled], [eager])
         side.compression = against_eager.compression_ratio([compiled], [eager])
         side.process_compression = _process_compression(eager, compiled)
@@ -277,7 +289,7 @@ def our_side(views: list, spec: Spec) -> Side:
 
 # --- the differences ---
 
-def _gap(a: Optional[float], b: Optional[float]) -> Optional[float]:
+def relative_gap(a: Optional[float], b: Optional[float]) -> Optional[float]:
     """|a - b| relative to the larger, or None when either is missing."""
     if a is None or b is None:
         return None
@@ -289,8 +301,9 @@ def _mib(value: Optional[float]) -> str:
     return "?" if value is None else f"{value / 2**20:.0f}"
 
 
-def differences(spec: Spec, harness: Side, ours: Side) -> list:
-    """Each difference between the two sides, with the reason where the definitions differ."""
+def differences(spec: Spec, harness: Side, ours: Side, device: str = "cpu") -> list:
+    """Each difference between the two sides on `device` (cpu, cuda), with the reason where the definitions
+    differ."""
     found = []
     for side, name in ((harness, "harness"), (ours, "ours")):
         for problem in side.problems:
@@ -305,24 +318,24 @@ def differences(spec: Spec, harness: Side, ours: Side) -> list:
     if ours.accuracy in JUDGED and ours.accuracy_rule != "fp64":
         rule = ours.accuracy_rule or "mean relative error (no fp64 reference)"
         found.append(Difference("accuracy rule", f"our accuracy judged by {rule}", "accuracy-rule"))
-    gap = _gap(harness.speedup, ours.speedup)
+    gap = relative_gap(harness.speedup, ours.speedup)
     if gap is not None and gap > SPEEDUP_GAP:
         text = f"speedup {harness.speedup:.2f}x vs {ours.speedup:.2f}x"
-        paired_gap = _gap(harness.speedup, ours.paired_speedup)
+        paired_gap = relative_gap(harness.speedup, ours.paired_speedup)
         if paired_gap is not None:
             verdict = "within" if paired_gap <= SPEEDUP_GAP else "also beyond"
             text += f" (ours paired {ours.paired_speedup:.2f}x: {verdict} 10%)"
         found.append(Difference("speedup", text, "timing"))
     elif gap is not None and ours.paired_speedup is not None:
-        paired_gap = _gap(harness.speedup, ours.paired_speedup)
+        paired_gap = relative_gap(harness.speedup, ours.paired_speedup)
         if paired_gap > SPEEDUP_GAP:
             text = f"speedup {harness.speedup:.2f}x vs ours paired {ours.paired_speedup:.2f}x"
-            pairs_gap = _gap(harness.paired_speedup, ours.paired_speedup)
+            pairs_gap = relative_gap(harness.paired_speedup, ours.paired_speedup)
             if pairs_gap is not None:  # the same statistic on both sides: the harness's pairs' median
                 verdict = "within" if pairs_gap <= SPEEDUP_GAP else "also beyond"
                 text += f" (the harness's own pairs' median {harness.paired_speedup:.2f}x: {verdict} 10%)"
             found.append(Difference("paired speedup", text, "paired"))
-    gap = _gap(harness.compile_latency, ours.compile_latency)
+    gap = relative_gap(harness.compile_latency, ours.compile_latency)
     if gap is not None and gap > COMPILE_GAP:
         found.append(Difference("compile latency", f"compile latency {harness.compile_latency:.1f} s vs "
                                 f"{ours.compile_latency:.1f} s", "compile"))
@@ -334,8 +347,13 @@ def differences(spec: Spec, harness: Side, ours: Side) -> list:
         reason = "train-step" if spec.test == "train" else "graphs"
         found.append(Difference("calls captured", f"calls captured {harness.calls_captured} vs "
                                 f"{ours.calls_captured}", reason))
-    gap = _gap(harness.compression, ours.compression)
-    if gap is not None and gap > COMPRESSION_GAP:
+    gap = relative_gap(harness.compression, ours.compression)
+    if gap is not None and gap > COMPRESSION_GAP and device == "cuda":
+        found.append(Difference("memory", f"compression {harness.compression:.2f} vs {ours.compression:.2f} "
+                                f"(peak allocated: harness {_mib(harness.eager_memory)} -> "
+                                f"{_mib(harness.compiled_memory)} MiB; ours {_mib(ours.eager_memory)} -> "
+                                f"{_mib(ours.compiled_memory)} MiB)", "cuda-memory"))
+    elif gap is not None and gap > COMPRESSION_GAP:
         found.append(Difference("memory", f"compression {harness.compression:.2f} vs {ours.compression:.2f} "
                                 f"(harness RSS {_mib(harness.eager_memory)} -> {_mib(harness.compiled_memory)} MiB; "
                                 f"ours above baseline {_mib(ours.eager_memory)} -> {_mib(ours.compiled_memory)} MiB"

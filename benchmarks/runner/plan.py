@@ -13,6 +13,7 @@ import functools
 import logging
 import os
 import re
+import sys
 import statistics
 import time
 from typing import Optional

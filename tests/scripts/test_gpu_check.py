@@ -96,3 +96,38 @@ def test_the_plain_loop_runs_under_the_setup_ours_runs_under_the_profile():
         "--backend=inductor", "--cudagraphs", "--tf32", "--cudnn-benchmark"]  # TorchBench's factory autotunes it
     assert gpu_check.plain_flags(timm_model, "eager", "cuda") == ["--backend=eager", "--tf32"]
     assert gpu_check.plain_flags(resnet, "eager", "cpu") == ["--backend=eager"]
+
+
+def wheel(folder, project, module, version="1.0"):
+    """A wheel as pip downloads one: a zip of the module and its dist-info."""
+    import zipfile
+
+    path = folder / f"{project}-{version}-py3-none-any.whl"
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr(f"{module}/__init__.py", f"VERSION = {version!r}\n")
+        archive.writestr(f"{project}-{version}.dist-info/METADATA", f"Name: {project}\n")
+    return path
+
+
+def test_a_carried_library_missing_here_comes_with_its_companions_and_their_missing_dependencies(tmp_path,
+                                                                                               monkeypatch):
+    wheels = tmp_path / "wheels"
+    wheels.mkdir()
+    wheel(wheels, "slicefake_lib", "slicefake_lib")
+    wheel(wheels, "slicefake_hub", "slicefake_hub", "0.9")
+    wheel(wheels, "slicefake_hub", "slicefake_hub", "2.4")  # the newest of a project is the one unpacked
+    wheel(wheels, "slicefake_dep", "slicefake_dep")  # a dependency of theirs this Python lacks
+    wheel(wheels, "PyYAML", "yaml")  # one it has: left alone
+    monkeypatch.setattr(gpu_check, "CARRIED_GROUPS", {"slicefake_lib": ("slicefake_lib", "slicefake_hub"),
+                                                      "json": ("json_wheel_never_looked_for",)})
+    options = gpu_check.parse([f"--out={tmp_path / 'out'}", f"--wheels={wheels}"])
+    check = gpu_check.Check(options)
+    gpu_check.unpack_wheels(check)
+    site = tmp_path / "out" / "site"
+    assert sorted(p.name for p in site.iterdir() if not p.name.endswith(".dist-info")) == [
+        "slicefake_dep", "slicefake_hub", "slicefake_lib"]
+    assert (site / "slicefake_hub" / "__init__.py").read_text() == "VERSION = '2.4'\n"
+    assert str(site) in check.env["PYTHONPATH"].split(":")
+    part = check.parts["packages"]
+    assert part.status == "ok" and part.detail.startswith("unpacked slicefake_lib-1.0-py3-none-any.whl, "
+                                                          "slicefake_hub-2.4-py3-none-any.whl, slicefake_dep")
