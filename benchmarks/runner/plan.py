@@ -13,8 +13,8 @@ import functools
 import logging
 import os
 import re
-import sys
 import statistics
+import sys
 import time
 from typing import Optional
 
