@@ -99,8 +99,10 @@ print(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
 
 
 def without_timings(record: dict) -> dict:
-    """A record with what differs between two runs of one config left out: timings, memory, the sweep's facts."""
+    """A record with what differs between two runs of one config left out: timings, memory, the sweep's facts, and
+    where its rerun writes (under each sweep's own output)."""
     kept = {k: v for k, v in record.items() if k not in ("run_seconds", "environment")}
+    kept["rerun"] = record["rerun"].replace("/spawn/", "/").replace("/fork/", "/")
     kept["metrics"] = {name: len(values) for name, values in record["metrics"].items()}
     if kept.get("dynamo_stats"):  # compile seconds are timings; their phases are not
         kept["dynamo_stats"] = {name: sorted(value) if name.startswith("compile_seconds") else value
