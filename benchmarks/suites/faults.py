@@ -12,6 +12,8 @@ MODELS = {
     "memory_hog": "allocates 256 MiB more every 50 ms, up to 12 GiB (an oom with --subprocess-memory-limit)",
     "random_output": "adds fresh noise to its output: eager runs never agree (works, but nondeterministic)",
     "graph_break": "a data-dependent branch breaks dynamo's graph; torch.median falls back to the CPU on XLA (works)",
+    "falls_back_to_eager": "dynamo gives up on a frame it calls (a graph break in a try block): two graph breaks "
+                           "and one fallback to eager in dynamo_stats (works)",
     "mixed_dtypes": "bfloat16, float16 and integer inputs (works; upstream's --randomize-input crashed on it)",
     "unseeded_noise": "random_output's noise, not declared non-deterministic (--verify: NONDETERMINISTIC_EAGER_RUN)",
     "third_call_raises": "works twice per instance, then raises (--verify --warmup=1 --repeat=1: fails after timing)",

@@ -68,6 +68,25 @@ class GraphBreak(_Base):
         return torch.relu(y - y.median())
 
 
+def _doubled_in_a_try_block(y):
+    """A frame dynamo gives up on (torch 2.9: a graph break inside a try block can't resume), run by Python."""
+    try:
+        y = y * 2
+        torch._dynamo.graph_break()
+    except ValueError:
+        pass
+    return y
+
+
+class FallsBackToEager(_Base):
+    """Works; dynamo captures its first and last operations but gives up on the frame of the function it calls (a
+    graph break there that it can't resume from): two graph breaks (inlining the call, then the function's own
+    frame) and one fallback to eager (dynamo_stats' graph_breaks and fallbacks_to_eager, as the harness counts)."""
+
+    def forward(self, x):
+        return torch.relu(_doubled_in_a_try_block(self.fc(x)))
+
+
 class MixedDtypes(_Base):
     """Works: half-precision inputs (bfloat16, float16) beside integer indices."""
 
@@ -297,6 +316,7 @@ MODELS = {
     "silent_exit": SilentExit,
     "random_output": RandomOutput,
     "graph_break": GraphBreak,
+    "falls_back_to_eager": FallsBackToEager,
     "mixed_dtypes": MixedDtypes,
     "unseeded_noise": RandomOutput,  # the same noise, but its BenchmarkModel does not declare it
     "third_call_raises": ThirdCallRaises,
