@@ -35,6 +35,10 @@ MODELS = {
     "drifts_when_armed": "works; with drift in BENCHMARKS_FAULTS_ARMED its output is 1 % off when dynamo compiles it "
                          "(--verify: fail_accuracy)",
     "crashes_when_armed": "works; with crash in BENCHMARKS_FAULTS_ARMED its forward segfaults (a crash record)",
+    "mask_differs_a_little": "works; scores and a boolean mask of 4096 elements, 4 of them flipped when dynamo "
+                             "compiles it (--verify: pass, the mask judged by overlap, IoU >= 0.99)",
+    "mask_differs_a_lot": "works; scores and a boolean mask, a quarter of it flipped when dynamo compiles it "
+                          "(--verify: fail_accuracy and FAIL, IoU < 0.99)",
     "page_churn": "writes a fresh 64 MiB buffer every forward, mapped and unmapped each time (works; its record warns "
                   "of heavy page faults)",
     "waits_for_a_lock": "works; with BENCHMARKS_FAULTS_LOCK naming a file another process holds locked, its forward "

@@ -227,6 +227,37 @@ class DriftsWhenArmed(Plain):
         return out * 1.01 if self.armed and torch.compiler.is_compiling() else out
 
 
+class _MaskDiffersWhenCompiled(nn.Module):
+    """Works: scores and the boolean mask of where they are positive, as a segmentation model's output (SAM's);
+    when dynamo compiles it, its first FLIPPED mask elements are flipped. 4 x 1024 elements, about half of them set."""
+
+    FLIPPED = 0
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 1024)
+
+    def forward(self, x):
+        scores = self.fc(x)
+        masks = scores > 0
+        if torch.compiler.is_compiling():
+            flipped = torch.arange(masks.numel(), device=masks.device).reshape(masks.shape) < self.FLIPPED
+            masks = masks ^ flipped
+        return {"scores": scores, "masks": masks}
+
+
+class MaskDiffersALittle(_MaskDiffersWhenCompiled):
+    """4 elements of about 2000 set: an overlap (IoU) of at least 0.996 with eager's, inside the harness's 0.99."""
+
+    FLIPPED = 4
+
+
+class MaskDiffersALot(_MaskDiffersWhenCompiled):
+    """A quarter of its elements: an overlap near 0.6, a failure by any rule."""
+
+    FLIPPED = 1024
+
+
 class CrashesWhenArmed(Plain):
     """Works; armed (`crash`), its forward dereferences a null pointer (a crash record)."""
 
@@ -334,6 +365,8 @@ MODELS = {
     "polls_for_a_lock": PollsForALock,
     "drifts_when_armed": DriftsWhenArmed,
     "crashes_when_armed": CrashesWhenArmed,
+    "mask_differs_a_little": MaskDiffersALittle,
+    "mask_differs_a_lot": MaskDiffersALot,
     "cuda_out_of_memory": CudaOutOfMemory,
     "cuda_device_assert": CudaDeviceAssert,
     "cuda_illegal_address": CudaIllegalAddress,
