@@ -45,6 +45,8 @@ MODELS = {
                         "waits for the lock (a timeout record names the file and its holder)",
     "polls_for_a_lock": "works; with BENCHMARKS_FAULTS_LOCK naming a file another process holds locked, its forward "
                         "polls for it through filelock, as Inductor's cache locks do",
+    "notes_the_profiler": "works; with BENCHMARKS_FAULTS_PROFILER_LOG naming a file, each forward appends its pid "
+                          "and 1 to it when torch's profiler is active, else 0 (timed repeats run with none)",
     "cuda_out_of_memory": "CUDA only: asks the GPU for 64 TiB (torch.OutOfMemoryError: an oom record)",
     "cuda_device_assert": "CUDA only: indexes past a tensor's end, so a kernel's assert fires on the device (the "
                           "process's CUDA context is lost)",

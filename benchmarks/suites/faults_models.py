@@ -2,6 +2,7 @@
 
 import ctypes
 import fcntl
+import functools
 import itertools
 import os
 import time
@@ -312,6 +313,32 @@ class PollsForALock(_Base):
         return torch.relu(self.fc(x))
 
 
+PROFILER_LOG_VARIABLE = "BENCHMARKS_FAULTS_PROFILER_LOG"
+
+
+def _note_the_profiler(path: str) -> None:
+    import torch.autograd.profiler as autograd_profiler
+
+    with open(path, "a") as handle:
+        handle.write(f"{os.getpid()} {int(bool(autograd_profiler._is_profiler_enabled))}\n")
+
+
+class NotesTheProfiler(_Base):
+    """Works; with BENCHMARKS_FAULTS_PROFILER_LOG naming a file, every forward appends a line to it: its process id,
+    then 1 when torch's profiler is active (torch.autograd.profiler._is_profiler_enabled), else 0."""
+
+    def __init__(self):
+        super().__init__()
+        path = os.environ.get(PROFILER_LOG_VARIABLE)
+        # dynamo-disabled (imports dynamo, so only when asked): Python runs it at every call, compiled or not
+        self.note = functools.partial(torch.compiler.disable(_note_the_profiler), path) if path else None
+
+    def forward(self, x):
+        if self.note is not None:
+            self.note()
+        return torch.relu(self.fc(x))
+
+
 class CudaOutOfMemory(_Base):
     """Asks the GPU for 64 TiB: torch.OutOfMemoryError at once (the process's CUDA context stays usable)."""
 
@@ -367,6 +394,7 @@ MODELS = {
     "crashes_when_armed": CrashesWhenArmed,
     "mask_differs_a_little": MaskDiffersALittle,
     "mask_differs_a_lot": MaskDiffersALot,
+    "notes_the_profiler": NotesTheProfiler,
     "cuda_out_of_memory": CudaOutOfMemory,
     "cuda_device_assert": CudaDeviceAssert,
     "cuda_illegal_address": CudaIllegalAddress,
