@@ -10,7 +10,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 OUT ?= output/bench
 
-.PHONY: all env native-libs browser bench bench-torchvision test test-fast test-torch-latest test-gpu gpu-check gpu-slice gpu-harness gpu-wheels test-golden bench-overhead bench-analyzer bench-parallel bench-scale bench-compare bench-history bench-site bench-dashboard bench-allocator soak parity clean
+.PHONY: all env native-libs browser bench bench-torchvision test test-fast test-torch-latest test-gpu gpu-check gpu-slice gpu-harness gpu-wheels test-golden bench-overhead bench-analyzer bench-parallel bench-scale bench-compare bench-history bench-site bench-dashboard bench-allocator bench-profiles soak parity clean
 
 all: env
 
@@ -217,6 +217,13 @@ bench-dashboard: env
 ALLOC_ARGS ?=
 bench-allocator: env
 	$(PY) scripts/bench_allocator.py $(ALLOC_ARGS)
+
+# The dummy mlp and cnn, eager and Inductor, in a sweep without profilers and one with torch.profiler's flags: the
+# unprofiled median, the profiled config's (its timed runs: no profiler), and its profiled runs' own, side by side
+# (PROFILES_ARGS: more flags, e.g. --cpu-affinity=1 for a steadier figure on a busy machine).
+PROFILES_ARGS ?=
+bench-profiles: env
+	$(PY) scripts/bench_profiles.py $(PROFILES_ARGS)
 
 # PyTorch's dynamo benchmark harness beside ours on the same models (docs/parity.md): HARNESS_DIR is a TorchBench or
 # PyTorch checkout (default: one found beside this project); scipy and tabulate go into PARITY_DEPS for the harness,

@@ -265,9 +265,10 @@ RUN1, RUN2 = 1_700_000_000.0, 1_700_086_400.0
 
 
 def hand_record(model, dynamo, timestamp, per_iter, first_run, peak, accuracy="pass", precision=None, status="ok",
-                compile_mode=None, graph_breaks=0, recompiles=0, dynamic="static"):
+                compile_mode=None, graph_breaks=0, recompiles=0, dynamic="static", **counts):
     """A hand-written record of one dummy-suite config (eager, or `dynamo`), its numbers given, in the run at
-    `timestamp`: what the dashboard's, compare's gates' and the verdict's tests read."""
+    `timestamp`: what the dashboard's, compare's gates' and the verdict's tests read. `counts`: more of
+    dynamo_stats' counts (calls_captured, fallbacks_to_eager)."""
     experiment = {"accelerator": "cpu", "accelerator_model": "Test CPU", "xla": None, "xla_flags": None,
                   "dynamo": dynamo, "torch_xla2": None, "test": "eval", "batch_size": 2,
                   "enable_functionalization": False, "quantization": None, "precision": precision,
@@ -277,7 +278,8 @@ def hand_record(model, dynamo, timestamp, per_iter, first_run, peak, accuracy="p
            "iterations_per_run": 1, "timestamp": timestamp, "schema_version": 1, "status": status, "verify": True,
            "accuracy": accuracy, "warmup": 1, "memory_kind": "cpu_rss_above_baseline"}
     if dynamo:
-        out["dynamo_stats"] = {"graphs": 1 + graph_breaks, "graph_breaks": graph_breaks, "recompiles": recompiles}
+        out["dynamo_stats"] = {"graphs": 1 + graph_breaks, "graph_breaks": graph_breaks, "recompiles": recompiles,
+                               **counts}
     if status == "ok":
         out["metrics"] = {"total_time": [per_iter] * 3, "per_iter_time": [per_iter] * 3, "warmup_time": [first_run],
                           "peak_memory_bytes": [peak, peak], "peak_rss_bytes": [10 * peak, 10 * peak]}

@@ -72,8 +72,9 @@ def compile_mode(experiment) -> Optional[str]:
 
 def dynamo_stats() -> dict:
     """Dynamo's statistics since the child started compiling (cheap: its own counters and timers, no
-    recompile): calls captured, graphs, graph breaks, unique graph breaks, recompiles (compiles of a frame past
-    its first), the graph-break reasons and the compile seconds by phase and by function
+    recompile): calls captured, graphs, graph breaks, unique graph breaks, fallbacks to eager (frames dynamo
+    started to convert less those it converted: the harness's count, which any torch keeps), recompiles (compiles
+    of a frame past its first), the graph-break reasons and the compile seconds by phase and by function
     (results/dynamo_stats.py). All of them are dynamo's internals, not its API: a torch that moved one costs its
     keys, named in the record's `absent` with why (child/torch_internals.py), never the config."""
     found = {}
@@ -86,6 +87,7 @@ def dynamo_stats() -> dict:
             "graphs": int(counters.get("stats", {}).get("unique_graphs", 0)),
             "graph_breaks": int(sum(breaks.values())),
             "unique_graph_breaks": len(breaks),
+            stats_shape.FALLBACKS_TO_EAGER: stats_shape.fallbacks_to_eager(counters.get("frames", {})),
         })
     with torch_internals.reading(torch_internals.RECOMPILES, "torch._dynamo.convert_frame.FRAME_COMPILE_COUNTER"):
         from torch._dynamo import convert_frame

@@ -135,10 +135,17 @@ class Diagnostics:
 
     @property
     def around_repeat(self) -> Optional[Callable]:
-        """measure()'s hook around each timed run, or None when no diagnostic needs one."""
-        if self.inputs or self.profile or self.xla_metrics_report or self.xla_trace or self.dynamo_counters:
+        """measure()'s hook around each timed run, or None when no diagnostic needs one. Never a profiler: they
+        run in repeats of their own (profiled_repeat)."""
+        if self.inputs or self.xla_metrics_report or self.xla_trace or self.dynamo_counters:
             return self._around_repeat
         return None
+
+    @property
+    def profiled_repeat(self) -> Optional[Callable]:
+        """measure()'s profilers' context for the profiled repeats it runs after the timed ones (torch.profiler:
+        --dump-pytorch-profiles, --profile-cuda-cpu, --profile-cuda-cpu-individual-ops), or None without them."""
+        return self.profiler.around if self.profile else None
 
     @property
     def after_repeat(self) -> Optional[Callable]:
@@ -150,11 +157,7 @@ class Diagnostics:
             self.inputs.refill(self.options.iterations_per_run)
         if self.xla_trace and index == 0:
             self.xla_trace.start_capture()
-        if not self.profile:
-            yield
-        else:
-            with self.profiler.around(index):
-                yield
+        yield
         if self.xla_metrics_report:
             xla_dumps.write_metrics_report(self.files, index)
         if self.dynamo_counters:
@@ -168,6 +171,9 @@ class Diagnostics:
             self.inputs.sets = [self.inputs.template]  # later callers (--verify) get the example inputs
         for name, values in self.metrics.items():
             metrics[name] = values
+        if self.profile:  # what the record's times are: the timed repeats ran with no profiler
+            self.record["diagnostics"]["profiled_repeats"] = {"count": len(metrics.get("profiled_total_time", ())),
+                                                              "timed_repeats_profiled": False}
         self.profiler.finish(self.record["diagnostics"])
         if self.dynamo_counters:
             self.dynamo_counters.finish(self.record["diagnostics"])

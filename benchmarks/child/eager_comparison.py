@@ -1,7 +1,8 @@
 """--verify's comparison with eager in upstream's terms (child only; torch is imported by the functions): on CPU copies
 of the outputs (child/output_tree.py), an element-by-element comparison that names every mismatch by its path
 (`compare`, `Comparison`: the mean relative error, max abs error and cosine similarity of the record's
-`verification_*` figures) and upstream's PASS/FAIL against a tolerance (`verification_code`). child/verify.py runs it;
+`verification_*` figures; boolean masks by overlap, as the harness judges them) and upstream's PASS/FAIL against a
+tolerance (`verification_code`). child/verify.py runs it;
 child/accuracy_check.py judges the same CPU trees by the harness's rule."""
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import dataclasses
 import math
 from typing import Any, Optional
 
+from benchmarks.child.accuracy_check import judge_mask, masks_message
 from benchmarks.child.output_tree import Node
 from benchmarks.results import records
 
@@ -28,6 +30,7 @@ class Comparison:
     ref_square_sum: float = 0.0
     elements: int = 0
     mismatches: list = dataclasses.field(default_factory=list)  # "where: what" lines
+    near_masks: list = dataclasses.field(default_factory=list)  # "where IoU x": boolean masks that passed, not equal
 
     @property
     def mean_rel_error(self) -> float:
@@ -46,12 +49,16 @@ class Comparison:
 
     @property
     def identical(self) -> bool:
-        return not self.mismatches and self.abs_diff_sum == 0
+        return not self.mismatches and not self.near_masks and self.abs_diff_sum == 0
 
     def describe_mismatches(self) -> str:
         shown = "; ".join(self.mismatches[:MAX_LISTED])
         more = len(self.mismatches) - MAX_LISTED
         return shown + (f"; and {more} more" if more > 0 else "")
+
+    def describe_masks(self) -> Optional[str]:
+        """The boolean masks that passed by overlap without matching exactly, or None."""
+        return masks_message(self.near_masks) if self.near_masks else None
 
     def figures(self) -> dict:
         """Record values; a non-finite figure is null (strict JSON has no Infinity)."""
@@ -79,6 +86,11 @@ def _compare_tensors(ref, out, where: str, acc: Comparison) -> None:
         return
     if ref.dtype != out.dtype:
         acc.mismatches.append(f"{where}: dtype {out.dtype}, eager {ref.dtype}")
+        return
+    if ref.dtype == torch.bool:  # masks by overlap, as the harness's rule (accuracy_check.judge_mask)
+        why = judge_mask(where, out, ref, acc.near_masks)
+        if why:
+            acc.mismatches.append(why)
         return
     if not (ref.is_floating_point() or ref.is_complex()):
         differ = int((ref != out).sum())
@@ -166,13 +178,14 @@ def compare(ref: Any, out: Any, where: str = "output", acc: Optional[Comparison]
 
 
 def verification_code(comparison: Comparison, tolerance: float) -> tuple:
-    """(code, message or None) for a config compared with eager."""
+    """(code, message or None) for a config compared with eager; a pass's message names the boolean masks that
+    passed by overlap without matching exactly."""
     if comparison.mismatches:
         return records.VerificationCode.FAIL, f"differs from eager: {comparison.describe_mismatches()}"
     error = comparison.mean_rel_error
     if error > tolerance:
         return records.VerificationCode.FAIL, f"mean relative error {error:.3g} is above the tolerance {tolerance:g}"
-    return records.VerificationCode.PASS, None
+    return records.VerificationCode.PASS, comparison.describe_masks()
 
 
 # ---------------------------------------------------------------- the child's side

@@ -1,5 +1,6 @@
-"""Profilers of the timed repeats: torch.profiler (traces, operator tables, CPU/CUDA time metrics,
-per-operator figures) and dynamo's counters. torch inside the functions."""
+"""The profilers: torch.profiler (traces, operator tables, CPU/CUDA time metrics, per-operator figures), in
+profiled repeats of their own after the timed ones (measured_loop.MeasuredLoop.profiled_repeat), and dynamo's
+counters after each timed repeat. torch inside the functions."""
 
 from __future__ import annotations
 
@@ -38,8 +39,9 @@ def per_repeat_tables(tables: list) -> dict:
 
 
 class TorchProfiler:
-    """torch.profiler around each timed repeat: --dump-pytorch-profiles (trace and table files),
-    --profile-cuda-cpu (time metrics), --profile-cuda-cpu-individual-ops (per-operator figures)."""
+    """torch.profiler around each profiled repeat (one per timed repeat, after them all, so that no timed run is
+    profiled): --dump-pytorch-profiles (trace and table files), --profile-cuda-cpu (time metrics),
+    --profile-cuda-cpu-individual-ops (per-operator figures)."""
 
     def __init__(self, options, experiment, iterations: int, cuda: bool, files, metrics: dict):
         self.options = options  # the diagnostics section

@@ -283,7 +283,7 @@ class ConfigRun:
             on_phase=self.channel.set_phase,
             timed=precise_timing.pure_wall_time_run if options.timing.pure_wall_time else None,
             around_repeat=self.diag.around_repeat, after_repeat=self.diag.after_repeat, memory=self.memory,
-            eager=self.eager_step, gpu=self.gpu)
+            eager=self.eager_step, gpu=self.gpu, profiled_repeat=self.diag.profiled_repeat)
         for hook in self.hooks:
             hook.after_timing(self)
         self.record_timings()

@@ -28,8 +28,10 @@ Figures over every floating-point element of the output (complex as real pairs):
 `verification_mean_rel_error` = sum |out - ref| / sum |ref| (robust where the reference is near zero),
 `verification_max_abs_error`, `verification_cosine_similarity`. PASS when the mean relative error is at
 most the verification tolerance (config/tolerances.py MEAN_REL_ERROR): --verification-tolerance, else the
-model's own (BenchmarkModel.tolerance) if its suite gives one, else the default. Integer and boolean tensors and
-non-tensor leaves must be equal; a structure mismatch (type, keys, length, shape, dtype) is a FAIL whose message says where. Lists and tuples are
+model's own (BenchmarkModel.tolerance) if its suite gives one, else the default. Boolean tensors (masks) pass when
+their overlap with eager's (intersection over union) is at least 0.99, as the harness's rule (pytorch#171927; the
+verification_message of a pass names a mask that did not match exactly; eager's two runs must still agree
+exactly); integer tensors and non-tensor leaves must be equal; a structure mismatch (type, keys, length, shape, dtype) is a FAIL whose message says where. Lists and tuples are
 both sequences: a tuple where eager returned a list is not a mismatch.
 
 A model whose suite declares its output random (BenchmarkModel.deterministic=False: dropout in training, a
@@ -242,7 +244,7 @@ class Verifier:
         if runs.identical:
             return True
         outcome.code, outcome.comparison = VerificationCode.NONDETERMINISTIC_EAGER_RUN, runs
-        outcome.message = ("two eager runs differ: " + (runs.describe_mismatches() or
+        outcome.message = ("two eager runs differ: " + (runs.describe_mismatches() or runs.describe_masks() or
                            f"mean relative error {runs.mean_rel_error:.3g}, "
                            f"max abs error {runs.max_abs_error:.3g}"))
         self._eager_runs_differ()
@@ -437,6 +439,10 @@ class Verifier:
         else:
             reason = (f"fp64 reference failed ({self.judging.fp64_problem}): cosine similarity, as the harness "
                       "falls back")
+        if judgement.masks:
+            reason += (f"; boolean masks by overlap, IoU >= {accuracy_check.MASK_IOU:g} (the harness's rule, "
+                       f"pytorch#171927): {', '.join(judgement.masks[:accuracy_check.MAX_LISTED])}"
+                       + (" ..." if len(judgement.masks) > accuracy_check.MAX_LISTED else ""))
         if rule.larger_multiplier:
             reason += f"; larger multipliers for small tensors ({rule.larger_multiplier_from})"
         if self.judging.force_max:

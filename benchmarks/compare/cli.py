@@ -66,7 +66,7 @@ def build_parser() -> Parser:
                    "compare.py runs/base runs/mine --format=md -o review.md"),
                   ("bf16 against fp32, config by config, within one sweep",
                    "compare.py output/ --pair precision=fp32:bf16"),
-                  ("CI: check results against an expected-results CSV (accuracy, graph breaks)",
+                  ("CI: check results against an expected-results CSV (accuracy, graph breaks, fallbacks)",
                    "compare.py output/ --expected expected.csv")],
         epilog=epilog(ok="nothing that --fail-on names was found",
                       bad_news="something --fail-on names was found (default: a config slower or newly failing), "
@@ -76,9 +76,10 @@ def build_parser() -> Parser:
     p.add_argument("treatment", metavar="TREATMENT", nargs="?",
                    help="results file, directory or glob (with --pair: optional, default CONTROL)")
     p.add_argument("--expected", metavar="FILE",
-                   help="check CONTROL (the results) against an expected-results CSV (model, config, accuracy, graph "
-                        "breaks) instead of comparing two sides; a difference exits 1 and prints the lines that "
-                        "update FILE")
+                   help="check CONTROL (the results) against an expected-results CSV (model, config, accuracy, and "
+                        "dynamo's counts by the harness's graph-break rule: graph_breaks and fallbacks_to_eager "
+                        "exactly, calls_captured down at most 5%%) instead of comparing two sides; a difference, a "
+                        "win included, exits 1 and prints the lines that update FILE")
     p.add_argument("--write-expected", metavar="FILE",
                    help="write CONTROL's expected-results CSV to FILE (the first time, or to accept every change)")
     p.add_argument("--pair", type=axis_pair, metavar="AXIS=CONTROL:TREATMENT",
@@ -220,8 +221,9 @@ def check_expected(options) -> int:
             raise UsageError(f"cannot write {options.write_expected}: {exc.strerror or exc}") from None
         print(f"wrote {options.write_expected}: {len(actual)} config(s)")
         return 0
-    differences = expected.check(expected.read(options.expected), actual)
-    sys.stdout.write(expected.report(options.expected, differences, len(actual)))
+    file = expected.read(options.expected)
+    differences = expected.check(file, actual)
+    sys.stdout.write(expected.report(options.expected, file.columns, differences, len(actual)))
     return 1 if differences else 0
 
 

@@ -80,10 +80,11 @@ class VerifyOptions:
 class DiagnosticsOptions:
     """Profiles, per-operator times, XLA metrics and IR dumps, dynamo counters, saved outputs, precision."""
 
-    dump_pytorch_profiles: bool = DIAGNOSTICS.switch(CHILD, "torch.profiler per timed repeat: a Chrome trace "
-        "(trace-*.json) and an operator table (pytorch-profile-*.txt)")
+    dump_pytorch_profiles: bool = DIAGNOSTICS.switch(CHILD, "torch.profiler per profiled repeat (one per timed "
+        "repeat, after them: the timed ones run unprofiled): a Chrome trace (trace-*.json) and an operator table "
+        "(pytorch-profile-*.txt)")
     profile_cuda_cpu: bool = DIAGNOSTICS.switch(CHILD, "per-repeat metrics total_cpu_time_s and per_iter_cpu_time_s "
-        "(and the cuda pair where CUDA is profiled) from torch.profiler")
+        "(and the cuda pair where CUDA is profiled) from torch.profiler, in profiled repeats after the timed ones")
     profile_cuda_cpu_individual_ops: bool = DIAGNOSTICS.switch(CHILD, "per-operator times and call counts in the "
         "record's diagnostics (aten_ops; on XLA configs xla_unlowered_ops: the operators that fell back to the CPU)")
     dump_pytorch_xla_metrics: bool = DIAGNOSTICS.switch(CHILD, "torch_xla's metrics report per timed repeat "

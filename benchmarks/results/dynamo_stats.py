@@ -35,7 +35,17 @@ PHASE_COLUMNS = (
     ("compile_s_code_gen", "code_gen"),
     ("compile_s_backward", "entire_backward_compile"),
 )
-COLUMNS = (REASONS,) + tuple(column for column, _ in PHASE_COLUMNS)
+# The counts the harness's graph-break check (check_graph_breaks.py) holds a run to, each a column after the
+# phases' (compare.py's expected results check them: benchmarks/compare/expected.py).
+FALLBACKS_TO_EAGER = "fallbacks_to_eager"
+COUNT_COLUMNS = ("calls_captured", "graph_breaks", FALLBACKS_TO_EAGER)
+COLUMNS = (REASONS,) + tuple(column for column, _ in PHASE_COLUMNS) + COUNT_COLUMNS
+
+
+def fallbacks_to_eager(frames) -> int:
+    """The frames dynamo started to convert but gave up on, run by Python as they are (the harness's
+    `fallbacks_to_eager`: dynamo's counters["frames"] total minus ok); 0 without any."""
+    return max(0, int(frames.get("total", 0)) - int(frames.get("ok", 0)))
 
 
 def split_message(message: str) -> tuple:
@@ -123,6 +133,18 @@ def phase_cells(stats) -> tuple:
     return tuple(_number(phases.get(phase)) for _, phase in PHASE_COLUMNS)
 
 
+def count_cells(stats) -> tuple:
+    """The counts of COUNT_COLUMNS (None where the record has none: older records lack fallbacks_to_eager)."""
+    if not isinstance(stats, dict):
+        return (None,) * len(COUNT_COLUMNS)
+    return tuple(_count(stats.get(name)) for name in COUNT_COLUMNS)
+
+
+def _count(value) -> Optional[int]:
+    number = _number(value)
+    return int(number) if number is not None and number >= 0 and number == int(number) else None
+
+
 def cells(stats) -> tuple:
     """The analyzer's values of COLUMNS for a record's `dynamo_stats` (any value: None where it says nothing)."""
-    return (reasons_cell(stats),) + phase_cells(stats)
+    return (reasons_cell(stats),) + phase_cells(stats) + count_cells(stats)

@@ -12,6 +12,8 @@ MODELS = {
     "memory_hog": "allocates 256 MiB more every 50 ms, up to 12 GiB (an oom with --subprocess-memory-limit)",
     "random_output": "adds fresh noise to its output: eager runs never agree (works, but nondeterministic)",
     "graph_break": "a data-dependent branch breaks dynamo's graph; torch.median falls back to the CPU on XLA (works)",
+    "falls_back_to_eager": "dynamo gives up on a frame it calls (a graph break in a try block): two graph breaks "
+                           "and one fallback to eager in dynamo_stats (works)",
     "mixed_dtypes": "bfloat16, float16 and integer inputs (works; upstream's --randomize-input crashed on it)",
     "unseeded_noise": "random_output's noise, not declared non-deterministic (--verify: NONDETERMINISTIC_EAGER_RUN)",
     "third_call_raises": "works twice per instance, then raises (--verify --warmup=1 --repeat=1: fails after timing)",
@@ -33,12 +35,18 @@ MODELS = {
     "drifts_when_armed": "works; with drift in BENCHMARKS_FAULTS_ARMED its output is 1 % off when dynamo compiles it "
                          "(--verify: fail_accuracy)",
     "crashes_when_armed": "works; with crash in BENCHMARKS_FAULTS_ARMED its forward segfaults (a crash record)",
+    "mask_differs_a_little": "works; scores and a boolean mask of 4096 elements, 4 of them flipped when dynamo "
+                             "compiles it (--verify: pass, the mask judged by overlap, IoU >= 0.99)",
+    "mask_differs_a_lot": "works; scores and a boolean mask, a quarter of it flipped when dynamo compiles it "
+                          "(--verify: fail_accuracy and FAIL, IoU < 0.99)",
     "page_churn": "writes a fresh 64 MiB buffer every forward, mapped and unmapped each time (works; its record warns "
                   "of heavy page faults)",
     "waits_for_a_lock": "works; with BENCHMARKS_FAULTS_LOCK naming a file another process holds locked, its forward "
                         "waits for the lock (a timeout record names the file and its holder)",
     "polls_for_a_lock": "works; with BENCHMARKS_FAULTS_LOCK naming a file another process holds locked, its forward "
                         "polls for it through filelock, as Inductor's cache locks do",
+    "notes_the_profiler": "works; with BENCHMARKS_FAULTS_PROFILER_LOG naming a file, each forward appends its pid "
+                          "and 1 to it when torch's profiler is active, else 0 (timed repeats run with none)",
     "cuda_out_of_memory": "CUDA only: asks the GPU for 64 TiB (torch.OutOfMemoryError: an oom record)",
     "cuda_device_assert": "CUDA only: indexes past a tensor's end, so a kernel's assert fires on the device (the "
                           "process's CUDA context is lost)",

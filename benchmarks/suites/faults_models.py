@@ -2,6 +2,7 @@
 
 import ctypes
 import fcntl
+import functools
 import itertools
 import os
 import time
@@ -66,6 +67,25 @@ class GraphBreak(_Base):
         if y.sum() > 0:  # data-dependent branch: a graph break (an error under fullgraph=True)
             y = y * 2
         return torch.relu(y - y.median())
+
+
+def _doubled_in_a_try_block(y):
+    """A frame dynamo gives up on (torch 2.9: a graph break inside a try block can't resume), run by Python."""
+    try:
+        y = y * 2
+        torch._dynamo.graph_break()
+    except ValueError:
+        pass
+    return y
+
+
+class FallsBackToEager(_Base):
+    """Works; dynamo captures its first and last operations but gives up on the frame of the function it calls (a
+    graph break there that it can't resume from): two graph breaks (inlining the call, then the function's own
+    frame) and one fallback to eager (dynamo_stats' graph_breaks and fallbacks_to_eager, as the harness counts)."""
+
+    def forward(self, x):
+        return torch.relu(_doubled_in_a_try_block(self.fc(x)))
 
 
 class MixedDtypes(_Base):
@@ -208,6 +228,37 @@ class DriftsWhenArmed(Plain):
         return out * 1.01 if self.armed and torch.compiler.is_compiling() else out
 
 
+class _MaskDiffersWhenCompiled(nn.Module):
+    """Works: scores and the boolean mask of where they are positive, as a segmentation model's output (SAM's);
+    when dynamo compiles it, its first FLIPPED mask elements are flipped. 4 x 1024 elements, about half of them set."""
+
+    FLIPPED = 0
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 1024)
+
+    def forward(self, x):
+        scores = self.fc(x)
+        masks = scores > 0
+        if torch.compiler.is_compiling():
+            flipped = torch.arange(masks.numel(), device=masks.device).reshape(masks.shape) < self.FLIPPED
+            masks = masks ^ flipped
+        return {"scores": scores, "masks": masks}
+
+
+class MaskDiffersALittle(_MaskDiffersWhenCompiled):
+    """4 elements of about 2000 set: an overlap (IoU) of at least 0.996 with eager's, inside the harness's 0.99."""
+
+    FLIPPED = 4
+
+
+class MaskDiffersALot(_MaskDiffersWhenCompiled):
+    """A quarter of its elements: an overlap near 0.6, a failure by any rule."""
+
+    FLIPPED = 1024
+
+
 class CrashesWhenArmed(Plain):
     """Works; armed (`crash`), its forward dereferences a null pointer (a crash record)."""
 
@@ -262,6 +313,32 @@ class PollsForALock(_Base):
         return torch.relu(self.fc(x))
 
 
+PROFILER_LOG_VARIABLE = "BENCHMARKS_FAULTS_PROFILER_LOG"
+
+
+def _note_the_profiler(path: str) -> None:
+    import torch.autograd.profiler as autograd_profiler
+
+    with open(path, "a") as handle:
+        handle.write(f"{os.getpid()} {int(bool(autograd_profiler._is_profiler_enabled))}\n")
+
+
+class NotesTheProfiler(_Base):
+    """Works; with BENCHMARKS_FAULTS_PROFILER_LOG naming a file, every forward appends a line to it: its process id,
+    then 1 when torch's profiler is active (torch.autograd.profiler._is_profiler_enabled), else 0."""
+
+    def __init__(self):
+        super().__init__()
+        path = os.environ.get(PROFILER_LOG_VARIABLE)
+        # dynamo-disabled (imports dynamo, so only when asked): Python runs it at every call, compiled or not
+        self.note = functools.partial(torch.compiler.disable(_note_the_profiler), path) if path else None
+
+    def forward(self, x):
+        if self.note is not None:
+            self.note()
+        return torch.relu(self.fc(x))
+
+
 class CudaOutOfMemory(_Base):
     """Asks the GPU for 64 TiB: torch.OutOfMemoryError at once (the process's CUDA context stays usable)."""
 
@@ -297,6 +374,7 @@ MODELS = {
     "silent_exit": SilentExit,
     "random_output": RandomOutput,
     "graph_break": GraphBreak,
+    "falls_back_to_eager": FallsBackToEager,
     "mixed_dtypes": MixedDtypes,
     "unseeded_noise": RandomOutput,  # the same noise, but its BenchmarkModel does not declare it
     "third_call_raises": ThirdCallRaises,
@@ -314,6 +392,9 @@ MODELS = {
     "polls_for_a_lock": PollsForALock,
     "drifts_when_armed": DriftsWhenArmed,
     "crashes_when_armed": CrashesWhenArmed,
+    "mask_differs_a_little": MaskDiffersALittle,
+    "mask_differs_a_lot": MaskDiffersALot,
+    "notes_the_profiler": NotesTheProfiler,
     "cuda_out_of_memory": CudaOutOfMemory,
     "cuda_device_assert": CudaDeviceAssert,
     "cuda_illegal_address": CudaIllegalAddress,

@@ -161,21 +161,26 @@ def test_old_upstream_records_are_read(tmp_path):
     assert float(alexnet["timestamp"]) == FALLBACK_TIMESTAMP
 
 
-def test_dynamo_stats_give_the_graph_break_reasons_and_compile_phases_after_the_config_columns(tmp_path):
+def test_dynamo_stats_give_the_graph_break_reasons_compile_phases_and_counts_after_the_config_columns(tmp_path):
     run(tmp_path, FIXTURES / "dynamo.jsonl")
     header, rows = read_csv(tmp_path / "report.csv")
     start = header.index("graph_break_reasons")
     assert header[start - 1] == "experiment_enable_functionalization"  # after the config's own keys
-    assert header[start:start + 7] == ["graph_break_reasons", "compile_s_total", "compile_s_frame",
-                                       "compile_s_backend", "compile_s_inductor", "compile_s_code_gen",
-                                       "compile_s_backward"]
-    assert header[start + 7] == "min_total_time"  # then the statistics
+    assert header[start:start + 10] == ["graph_break_reasons", "compile_s_total", "compile_s_frame",
+                                        "compile_s_backend", "compile_s_inductor", "compile_s_code_gen",
+                                        "compile_s_backward", "calls_captured", "graph_breaks", "fallbacks_to_eager"]
+    assert header[start + 10] == "min_total_time"  # then the statistics
     eager, inductor, train, many, older, odd_stats, odd_entries, failed = rows
     dynamo_cells = lambda row: {name: row[name] for name in header[start:start + 7] if row[name]}
+    counts = lambda row: tuple(row[name] for name in header[start + 7:start + 10])
     assert dynamo_cells(eager) == dynamo_cells(older) == dynamo_cells(odd_stats) == dynamo_cells(failed) == {}
     # Each phase its own column, torch's names mapped (total_wall_time, entire_frame_compile, ...); no break listed.
     assert dynamo_cells(inductor) == {"compile_s_total": "9.5", "compile_s_frame": "9.5", "compile_s_backend": "8.25",
                                       "compile_s_inductor": "7.75", "compile_s_code_gen": "2.5"}
+    # The harness's counts: fallbacks_to_eager empty for a record written before the key, and without dynamo_stats.
+    assert counts(inductor) == counts(older) == ("12", "0", "")
+    assert counts(train) == ("12", "4", "1")
+    assert counts(eager) == counts(odd_stats) == counts(failed) == ("", "", "")
     # Reasons in the record's order (most frequent first), the file's base name, the count; the cell is quoted.
     assert train["graph_break_reasons"] == ('Failed to trace builtin operator @ cnn.py:31 (3); Unsupported '
                                             'Tensor.item() call with capture_scalar_outputs=False, "quoted" (1)')

@@ -93,6 +93,37 @@ def test_pytorch_profiles_are_a_chrome_trace_and_an_operator_table_per_repeat(ml
 
 
 @pytest.mark.integration
+def test_no_profiler_is_active_during_the_timed_repeats_of_a_profiled_config(tmp_path):
+    """faults/notes_the_profiler writes, at every forward, whether torch's profiler is active, eager and compiled
+    (its note is dynamo-disabled, so Python runs it at every call): warm-up and timed runs none, then one profiled
+    run per timed one, each with it on (pytorch#181043)."""
+    import os
+
+    from benchmarks.suites.faults_models import PROFILER_LOG_VARIABLE
+
+    log = tmp_path / "profiler.log"
+    out = tmp_path / "out"
+    run_runner("--suite-name=faults", "-k", "^notes_the_profiler$", "--accelerator=cpu", "--xla=None", "--test=eval",
+               "--dynamo=None", "--dynamo=aot_eager", "--warmup=1", "--repeat=3", "--iterations-per-run=2",
+               "--dump-pytorch-profiles", "--profile-cuda-cpu", "--profile-cuda-cpu-individual-ops",
+               f"--output-dirname={out}", env=dict(os.environ, **{PROFILER_LOG_VARIABLE: str(log)}), check_rc=0)
+    per_child = {}
+    for line in log.read_text().splitlines():
+        pid, active = line.split()
+        per_child.setdefault(pid, []).append(int(active))
+    assert len(per_child) == 2  # eager and aot_eager, each its child
+    for notes in per_child.values():
+        assert notes == [0] * 2 + [0] * 3 * 2 + [1] * 3 * 2  # warm-up, timed runs, profiled runs (2 iterations each)
+    for record in read_jsonl(out / "results.jsonl"):
+        assert record["status"] == "ok"
+        metrics, diagnostics = record["metrics"], record["diagnostics"]
+        assert diagnostics["profiled_repeats"] == {"count": 3, "timed_repeats_profiled": False}
+        assert len(metrics["total_time"]) == len(metrics["profiled_total_time"]) == 3
+        assert len(metrics["total_cpu_time_s"]) == len(record["artifacts"]["trace"]) == 3  # from the profiled runs
+        assert diagnostics["aten_ops"]["aten::addmm"]["num_of_calls"] == [2, 2, 2]
+
+
+@pytest.mark.integration
 def test_profile_cuda_cpu_adds_per_repeat_cpu_times(mlp):
     _, found = mlp
     for record in found.values():

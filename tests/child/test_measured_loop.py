@@ -1,7 +1,8 @@
 """The measured loop's order of operations (child/measured_loop.measure): a full garbage collection, eager's
 warm-up, the config's warm-up with its phase markers, then per timed run eager's half of the pair, the telemetry
-started, the profilers' context around the config's timed run, the telemetry ended in reverse order, after_repeat,
-and the run's figures with its output already released. A real eager step of a tiny module on the CPU; the
+started, around_repeat's context around the config's timed run, the telemetry ended in reverse order, after_repeat,
+and the run's figures with its output already released; then the profiled runs, each inside the profilers' context,
+after every timed run (no profiler is active while the config is timed). A real eager step of a tiny module on the CPU; the
 telemetry and the callbacks are the real objects, each call written down in a trail as it happens."""
 
 import contextlib
@@ -108,22 +109,32 @@ def test_the_loop_runs_its_steps_in_the_harness_order_and_releases_each_output_b
         outputs.append(weakref.ref(output))
         trail.append(f"after {index}")
 
+    @contextlib.contextmanager
+    def profiled_repeat(index):
+        trail.append(f"profiled {index} enter")
+        yield
+        trail.append(f"profiled {index} exit")
+
     metrics = measured_loop.measure(
         config_step, experiment, repeat=2, iterations=2, warmup=2, on_phase=lambda p: trail.append(f"phase {p}"),
         around_repeat=around_repeat, timed=timed, after_repeat=after_repeat, memory=TrailedMemory(experiment, trail),
-        eager=eager_step, gpu=TrailedGpu(trail))
+        eager=eager_step, gpu=TrailedGpu(trail), profiled_repeat=profiled_repeat)
 
     warm_up = (["gc", "phase reference"] + ["eager"] * 4 + ["phase compile"] + ["step"] * 2 + ["phase run"]
                + ["step"] * 2 + ["phase run"])
     timed_runs = [event for index in range(2) for event in (
         ["timed eager", "eager", "eager", "memory start", "gpu start", f"around {index} enter", "timed config",
          "step", "step", f"around {index} exit", "gpu end", "memory end", f"after {index}", "rss"])]
-    assert trail == warm_up + timed_runs
+    # The profiled runs: after every timed one, each its own run of the config (no eager, telemetry or callbacks).
+    profiled_runs = [event for index in range(2) for event in (
+        [f"profiled {index} enter", "timed config", "step", "step", f"profiled {index} exit"])]
+    assert trail == warm_up + timed_runs + profiled_runs
     assert list(metrics) == ["eager_warmup_time", "warmup_time", "eager_total_time", "eager_per_iter_time",
                              "peak_memory_bytes", "total_time", "per_iter_time", "minor_faults_per_iter",
-                             "process_rss_bytes", "peak_rss_bytes"]
+                             "process_rss_bytes", "peak_rss_bytes", "profiled_total_time", "profiled_per_iter_time"]
     assert all(len(metrics[name]) == 2 for name in metrics)
     assert metrics["per_iter_time"] == [total / 2 for total in metrics["total_time"]]
+    assert metrics["profiled_per_iter_time"] == [total / 2 for total in metrics["profiled_total_time"]]
     assert metrics["eager_per_iter_time"] == [total / 2 for total in metrics["eager_total_time"]]
     assert type(metrics) is dict
 

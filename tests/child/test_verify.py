@@ -265,6 +265,28 @@ def test_compare_figures_on_real_tensors():
     assert not eager_comparison.compare(torch.ones(2), torch.ones(2) + 1e-7).identical
 
 
+def test_boolean_masks_are_compared_by_overlap_but_eager_runs_must_match_exactly():
+    import torch
+
+    from benchmarks.child import eager_comparison
+
+    mask = torch.zeros(10000, dtype=torch.bool)
+    mask[:5000] = True
+    few = mask.clone()
+    few[:3] = False  # 4997/5000
+    c = eager_comparison.compare({"m": mask}, {"m": few})
+    assert c.mismatches == [] and not c.identical  # eager's determinism check still sees the difference
+    assert eager_comparison.verification_code(c, 0.02) == (
+        "PASS", "boolean masks judged by overlap (IoU >= 0.99), not exactly: output['m'] IoU 0.9994")
+    many = mask.clone()
+    many[:100] = False  # 4900/5000
+    c = eager_comparison.compare({"m": mask}, {"m": many})
+    assert eager_comparison.verification_code(c, 1.0) == (
+        "FAIL", "differs from eager: output['m']: boolean mask overlaps eager's by IoU 0.9800 < 0.99")
+    assert eager_comparison.compare(mask, mask.clone()).identical
+    assert eager_comparison.verification_code(eager_comparison.compare(mask, mask.clone()), 0.02) == ("PASS", None)
+
+
 def test_structure_mismatches_say_where():
     import torch
 

@@ -1,7 +1,8 @@
 """compare.py's gates (accuracy pass -> anything else, graph breaks and recompiles up, compression ratio and
 compile latency past a relative limit, chosen by --fail-on) and --expected FILE RESULTS (a committed CSV of
-model, config, accuracy, graph breaks): failing on a planted change, passing when unchanged, and its printed
-update lines making it pass. Hand-written records; the real sweep is in tests/end_to_end/test_dashboard_sweep.py."""
+model, config, accuracy, dynamo's counts): failing on a planted change, passing when unchanged, and its printed
+update lines making it pass. Hand-written records; the real sweep is in tests/end_to_end/test_dashboard_sweep.py,
+the harness's rule for each count in tests/compare/test_expected.py."""
 
 import json
 
@@ -71,8 +72,9 @@ def test_expected_file_fails_on_planted_changes_and_its_update_lines_make_it_pas
     baseline = side(tmp_path / "base.jsonl", RUN1)
     written = run_compare(baseline, "--write-expected", expected)
     assert written.returncode == 0, written.stderr
-    assert expected.read_text().splitlines()[:3] == ["model,config,accuracy,graph_breaks", "a,cpu eager eval bs2,pass,",
-                                                     "a,cpu inductor eval bs2,pass,0"]
+    assert expected.read_text().splitlines()[:3] == [
+        "model,config,accuracy,graph_breaks,fallbacks_to_eager,calls_captured", "a,cpu eager eval bs2,pass,,,",
+        "a,cpu inductor eval bs2,pass,0,,"]  # these records have no fallbacks_to_eager or calls_captured
     unchanged = run_compare(baseline, "--expected", expected)
     assert unchanged.returncode == 0 and "4 config(s) as expected" in unchanged.stdout
     for name, change, said in (("accuracy", dict(accuracy="fail_accuracy"), "accuracy pass -> fail_accuracy"),

@@ -58,7 +58,9 @@ def test_the_expected_results_gate_on_a_real_sweep(sweep, tmp_path):
     expected = tmp_path / "expected.csv"
     run_tool("compare.py", sweep, "--write-expected", expected, check_rc=0)
     lines = expected.read_text().splitlines()
-    assert f"mlp,cpu {WRONG} eval bs16,fail_accuracy,0" in lines and "mlp,cpu eager eval bs16,pass," in lines
+    # graph breaks, fallbacks to eager, calls captured; none for eager
+    assert any(line.startswith(f"mlp,cpu {WRONG} eval bs16,fail_accuracy,0,0,") for line in lines), lines
+    assert "mlp,cpu eager eval bs16,pass,,," in lines
     assert "3 config(s) as expected" in run_tool("compare.py", sweep, "--expected", expected, check_rc=0).stdout
     for name, change, said in (("accuracy", {"accuracy": "fail_accuracy"}, "accuracy pass -> fail_accuracy"),
                                ("breaks", {"graph_breaks": 1}, "graph breaks 0 -> 1")):

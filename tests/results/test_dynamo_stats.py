@@ -58,8 +58,8 @@ def test_a_torch_without_the_lists_costs_their_keys_never_the_record(monkeypatch
     monkeypatch.delattr(torch._dynamo.utils, "graph_break_reasons")
     monkeypatch.delattr(torch._dynamo.utils, "calculate_time_spent")
     found = compile_settings.dynamo_stats()
-    assert set(found) == {"calls_captured", "graphs", "graph_breaks", "unique_graph_breaks", "recompiles",
-                          "compile_seconds_by_function"}
+    assert set(found) == {"calls_captured", "graphs", "graph_breaks", "unique_graph_breaks", "fallbacks_to_eager",
+                          "recompiles", "compile_seconds_by_function"}
     absent = torch_internals.absent()
     assert set(absent) == {"graph_break_reasons", "compile_seconds_by_phase"}
     assert "torch._dynamo.utils.graph_break_reasons could not be read (ImportError" in absent["graph_break_reasons"]
