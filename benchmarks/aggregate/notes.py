@@ -142,7 +142,7 @@ def dashboard_notes(analysis: Analysis, lines: list) -> list:
                      "ratios eager/backend, every process's pairs pooled: "
                      + _names([f"{label} {where}" for where, label in paired]) + ". The others divide their eager "
                      "config's time by their own.")
-    notes += rule_notes(newest)
+    notes += rule_notes(newest) + mode_notes(newest)
     for line in newest:
         if not line.baseline:
             lacking = [e.label for e in line.entries if e.passed and e.speedup is None]
@@ -156,6 +156,21 @@ def dashboard_notes(analysis: Analysis, lines: list) -> list:
 _RULE_WORDS = {"mean_rel_error": "by the mean-relative-error fallback (upstream's verification, not the harness's "
                                  "rule: the suite declares their output random)",
                "cosine": "by cosine similarity (no fp64 reference, or the harness lists them under cosine)"}
+
+
+# A MODE_CHECKS axis (aggregate/dashboard.py) -> what its check is, for the dashboard's notes.
+_MODE_WORDS = {"deterministic": "--deterministic's check (two runs of each config's step, compared bit by bit)"}
+
+
+def mode_notes(newest: list) -> list:
+    """For each line of the newest run with a MODE_CHECKS axis on: its pass rate counts that check, and who failed."""
+    notes = []
+    for line in newest:
+        for key, status, failing in line.mode_checks():
+            notes.append(f"{backend_title(line.backend)} [{key}] ({line.suite}): the pass rate counts "
+                         f"{_MODE_WORDS[key]}, beside --verify's where it ran: {len(failing)} of {line.total} "
+                         f"config(s) {status}" + (f": {_names(failing)}" if failing else ""))
+    return notes
 
 
 def rule_notes(newest: list) -> list:

@@ -47,6 +47,9 @@ class AccuracyStatus(StrEnum):
     FAIL_GOLDEN = "fail_golden"
     NO_GOLDEN = "no_golden"
     BAD_GOLDEN = "bad_golden"
+    # --deterministic's own check (child/deterministic_mode.py): two runs of the config's step from the same seed and
+    # weights gave outputs that are not bitwise equal. Ours: the harness checks no output in that mode.
+    FAIL_NONDETERMINISTIC = "fail_nondeterministic"
 
 
 class GoldenStatus(StrEnum):
@@ -82,7 +85,7 @@ STATUSES = tuple(AccuracyStatus)
 # skip nor not_checked is one.
 FAILURES = (AccuracyStatus.FAIL_ACCURACY, AccuracyStatus.EAGER_TWO_RUNS_DIFFER, AccuracyStatus.EAGER_FAIL_TO_RUN,
             *EAGER_RUN_FAILURES, AccuracyStatus.FAIL_TO_RUN, AccuracyStatus.MODEL_FAIL_TO_LOAD, AccuracyStatus.OOM,
-            AccuracyStatus.TIMEOUT, *GOLDEN_FAILURES)
+            AccuracyStatus.TIMEOUT, *GOLDEN_FAILURES, AccuracyStatus.FAIL_NONDETERMINISTIC)
 # The statuses a pass rate counts as passed: the HUD's passing names that we write (it also counts its
 # `eager_variation`, which the harness no longer writes).
 PASSING = (AccuracyStatus.PASS, AccuracyStatus.PASS_DUE_TO_SKIP)

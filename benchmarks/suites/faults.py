@@ -39,6 +39,10 @@ MODELS = {
                         "waits for the lock (a timeout record names the file and its holder)",
     "polls_for_a_lock": "works; with BENCHMARKS_FAULTS_LOCK naming a file another process holds locked, its forward "
                         "polls for it through filelock, as Inductor's cache locks do",
+    "counts_its_calls": "works; its output grows by 0.001 with every call (--deterministic: two runs differ, "
+                        "fail_nondeterministic)",
+    "no_deterministic_kernel": "works; scatters with Tensor.put_, which has no deterministic implementation "
+                               "(--deterministic: an error record naming put_)",
     "cuda_out_of_memory": "CUDA only: asks the GPU for 64 TiB (torch.OutOfMemoryError: an oom record)",
     "cuda_device_assert": "CUDA only: indexes past a tensor's end, so a kernel's assert fires on the device (the "
                           "process's CUDA context is lost)",

@@ -187,6 +187,31 @@ class Plain(_Base):
         return torch.relu(self.fc(x))
 
 
+class CountsItsCalls(_Base):
+    """Works; its output grows by STEP with every call (a call counter kept in a buffer): two runs from the same
+    seed and inputs differ by exactly STEP (--deterministic: fail_nondeterministic)."""
+
+    STEP = 1e-3
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("calls", torch.zeros(()))
+
+    def forward(self, x):
+        self.calls.add_(1)
+        return torch.relu(self.fc(x)) + self.calls * self.STEP
+
+
+class NoDeterministicKernel(_Base):
+    """Works; its forward scatters with `Tensor.put_` (accumulate=False), an operator torch 2.9 has no
+    deterministic implementation of on the CPU either: under --deterministic torch raises, naming `put_`."""
+
+    def forward(self, x):
+        y = torch.relu(self.fc(x)).reshape(-1)
+        order = torch.arange(y.numel() - 1, -1, -1, device=y.device)
+        return torch.zeros_like(y).put_(order, y).reshape(x.shape[0], -1)
+
+
 # Faults armed by the child's environment, not by the config: the same config passes in one run and fails in the
 # next, as after a change of code (history and compare see a config go from pass to failing). A comma list of names.
 ARMED_VARIABLE = "BENCHMARKS_FAULTS_ARMED"
@@ -314,6 +339,8 @@ MODELS = {
     "polls_for_a_lock": PollsForALock,
     "drifts_when_armed": DriftsWhenArmed,
     "crashes_when_armed": CrashesWhenArmed,
+    "counts_its_calls": CountsItsCalls,
+    "no_deterministic_kernel": NoDeterministicKernel,
     "cuda_out_of_memory": CudaOutOfMemory,
     "cuda_device_assert": CudaDeviceAssert,
     "cuda_illegal_address": CudaIllegalAddress,

@@ -228,3 +228,29 @@ def test_a_fallback_rule_and_pass_due_to_skip_are_named_and_pass_due_to_skip_cou
             "verification, not the harness's rule: the suite declares their output random): beta, gamma") in notes
     assert "Inductor (dummy): accuracy of 1 config(s) judged by cosine similarity" in notes
     assert "Inductor (dummy): 1 config(s) pass_due_to_skip" in notes and "epsilon" in notes
+
+
+def test_a_deterministic_row_has_a_pass_rate_over_its_two_run_check(tmp_path):
+    """The dashboard's deterministic_perf row: a line of its own (column `deterministic`), whose pass rate counts
+    --deterministic's check without --verify, its failures listed, and a note saying so."""
+    lines = []
+    for dynamo, accuracies in ((None, {"alpha": "pass", "beta": "pass"}),
+                               ("inductor", {"alpha": "pass", "beta": "fail_nondeterministic"})):
+        for model, accuracy in accuracies.items():
+            record = hand_record(model, dynamo, RUN1, 0.005 if dynamo else 0.010, 2.0 if dynamo else 0.02, 2e6,
+                                 accuracy)
+            record["experiment"]["deterministic"], record["verify"] = True, False
+            lines.append(record)
+    path = tmp_path / "r.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in lines))
+    [eager, inductor] = dashboard_rows(path)
+    assert (eager["Backend"], eager["deterministic"], eager["Passed"], eager["Total"]) == ("Eager", "deterministic",
+                                                                                          "2", "2")
+    assert (inductor["Backend"], inductor["Passed"], inductor["Total"]) == ("Inductor", "1", "2")
+    _close(inductor["PassRate(%)"], 50.0)
+    _close(inductor["GeomeanSpeedup"], 2.0)  # over eager[deterministic], the passing config only
+    assert inductor["NotPassed"] == "fail_nondeterministic: beta"
+    table = run_aggregate(path, "--report=dashboard", "--format=tab").stdout
+    assert ("Inductor [deterministic] (dummy): the pass rate counts --deterministic's check (two runs of each "
+            "config's step, compared bit by bit), beside --verify's where it ran: 1 of 2 config(s) "
+            "fail_nondeterministic: beta") in " ".join(table.split())
