@@ -30,7 +30,8 @@ UNJUDGED = (AccuracyStatus.NOT_CHECKED, AccuracyStatus.FAIL_TO_RUN, AccuracyStat
 # The axes whose own check judges every config of theirs, with --verify or without (the dashboard's
 # deterministic_perf and batch_invariant_accuracy rows): the axis -> the status a config that fails it gets. A line
 # with the axis on has a pass rate over that check (and --verify's, where it ran); the notes say who failed it.
-MODE_CHECKS = {"deterministic": AccuracyStatus.FAIL_NONDETERMINISTIC}
+MODE_CHECKS = {"deterministic": AccuracyStatus.FAIL_NONDETERMINISTIC,
+               "batch_invariant": AccuracyStatus.FAIL_BATCH_INVARIANCE}
 
 
 @dataclasses.dataclass
@@ -103,7 +104,7 @@ class Line:
         return statistics.fmean(values) if values else None
 
     def mode_checks(self) -> list:
-        """(axis, its failing status, labels of the configs that failed it) for each MODE_CHECKS axis the line has on."""
+        """(axis, its failing status, labels of the configs that failed it) per MODE_CHECKS axis the line has on."""
         return [(key, status, sorted((e.label for e in self.entries if e.accuracy == status), key=str.casefold))
                 for key, status in MODE_CHECKS.items() if self.axes.get(key)]
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from benchmarks.aggregate.analysis import WARMUP, Analysis, Cell
 from benchmarks.aggregate.inputs import backend_title, utc_text
+from benchmarks.config import axes
 from benchmarks.results.accuracy_status import AccuracyStatus
 
 # Reasons a model is left out of a backend's numbers, in the order the notes list them.
@@ -159,7 +160,9 @@ _RULE_WORDS = {"mean_rel_error": "by the mean-relative-error fallback (upstream'
 
 
 # A MODE_CHECKS axis (aggregate/dashboard.py) -> what its check is, for the dashboard's notes.
-_MODE_WORDS = {"deterministic": "--deterministic's check (two runs of each config's step, compared bit by bit)"}
+_MODE_WORDS = {"deterministic": "--deterministic's check (two runs of each config's step, compared bit by bit)",
+               "batch_invariant": "--batch-invariant's check (each sample's output at N/2, ..., 1 against its own at "
+                                  "the config's batch N, bit by bit)"}
 
 
 def mode_notes(newest: list) -> list:
@@ -167,9 +170,10 @@ def mode_notes(newest: list) -> list:
     notes = []
     for line in newest:
         for key, status, failing in line.mode_checks():
-            notes.append(f"{backend_title(line.backend)} [{key}] ({line.suite}): the pass rate counts "
-                         f"{_MODE_WORDS[key]}, beside --verify's where it ran: {len(failing)} of {line.total} "
-                         f"config(s) {status}" + (f": {_names(failing)}" if failing else ""))
+            where = f"{backend_title(line.backend)} [{axes.label_text(key, True)}] ({line.suite})"
+            notes.append(f"{where}: the pass rate counts {_MODE_WORDS[key]}, beside --verify's where it ran: "
+                         f"{len(failing)} of {line.total} config(s) {status}"
+                         + (f": {_names(failing)}" if failing else ""))
     return notes
 
 

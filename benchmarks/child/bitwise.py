@@ -9,7 +9,7 @@ import dataclasses
 import math
 from typing import Any, Optional
 
-from benchmarks.child.output_tree import pairs
+from benchmarks.child.output_tree import Pairs, pairs
 
 
 @dataclasses.dataclass
@@ -90,9 +90,13 @@ def _same_leaf(want, got) -> bool:
 
 def compare(expected: Any, actual: Any, root: str = "output") -> Difference:
     """Every leaf of two CPU trees compared bit by bit (non-tensor leaves by ==): what differs, and the largest."""
+    return compare_pairs(pairs(expected, actual, root))
+
+
+def compare_pairs(matched: Pairs) -> Difference:
+    """compare's, for leaves already paired (output_tree.Pairs: a caller's own choice of leaves)."""
     import torch
 
-    matched = pairs(expected, actual, root)
     found = Difference(structure=[f"{where}: missing" for where in matched.missing]
                        + [f"{where}: not expected" for where in matched.extra])
     for where, want, got in matched.matched:

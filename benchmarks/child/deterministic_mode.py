@@ -18,7 +18,7 @@ import os
 import re
 from typing import Optional
 
-from benchmarks.child import bitwise, torch_internals
+from benchmarks.child import bitwise, compile_settings, torch_internals
 from benchmarks.child.config_hooks import Hook, Verdict
 from benchmarks.config import compile_options, deterministic
 from benchmarks.results.accuracy_status import AccuracyStatus
@@ -47,16 +47,7 @@ def inductor_deterministic(experiment) -> Optional[bool]:
     torch has no such setting (marked absent, with why)."""
     if experiment.dynamo not in compile_options.INDUCTOR_BACKENDS:
         return None
-
-    def turn_on() -> bool:
-        import torch._inductor.config as config
-
-        getattr(config, "deterministic")  # torch 2.9 has none: AttributeError, the config runs without it
-        config.deterministic = True
-        return True
-
-    return torch_internals.read(torch_internals.INDUCTOR_DETERMINISTIC, "torch._inductor.config.deterministic",
-                                turn_on)
+    return compile_settings.turn_on(torch_internals.INDUCTOR_DETERMINISTIC, "deterministic")
 
 
 class DeterministicMode(Hook):

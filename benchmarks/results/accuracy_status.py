@@ -50,6 +50,9 @@ class AccuracyStatus(StrEnum):
     # --deterministic's own check (child/deterministic_mode.py): two runs of the config's step from the same seed and
     # weights gave outputs that are not bitwise equal. Ours: the harness checks no output in that mode.
     FAIL_NONDETERMINISTIC = "fail_nondeterministic"
+    # --batch-invariant (child/batch_invariance.py): a sample's output at a smaller batch is not bitwise equal to the
+    # same sample's at the config's batch (the harness's batch-invariance accuracy mode, in a status of its own).
+    FAIL_BATCH_INVARIANCE = "fail_batch_invariance"
 
 
 class GoldenStatus(StrEnum):
@@ -85,7 +88,8 @@ STATUSES = tuple(AccuracyStatus)
 # skip nor not_checked is one.
 FAILURES = (AccuracyStatus.FAIL_ACCURACY, AccuracyStatus.EAGER_TWO_RUNS_DIFFER, AccuracyStatus.EAGER_FAIL_TO_RUN,
             *EAGER_RUN_FAILURES, AccuracyStatus.FAIL_TO_RUN, AccuracyStatus.MODEL_FAIL_TO_LOAD, AccuracyStatus.OOM,
-            AccuracyStatus.TIMEOUT, *GOLDEN_FAILURES, AccuracyStatus.FAIL_NONDETERMINISTIC)
+            AccuracyStatus.TIMEOUT, *GOLDEN_FAILURES, AccuracyStatus.FAIL_NONDETERMINISTIC,
+            AccuracyStatus.FAIL_BATCH_INVARIANCE)
 # The statuses a pass rate counts as passed: the HUD's passing names that we write (it also counts its
 # `eager_variation`, which the harness no longer writes).
 PASSING = (AccuracyStatus.PASS, AccuracyStatus.PASS_DUE_TO_SKIP)

@@ -43,6 +43,10 @@ MODELS = {
                         "fail_nondeterministic)",
     "no_deterministic_kernel": "works; scatters with Tensor.put_, which has no deterministic implementation "
                                "(--deterministic: an error record naming put_)",
+    "row_wise": "works; element-wise operations only: each sample's output is its own at any batch size "
+                "(--batch-invariant: pass)",
+    "normalises_over_batch": "works; subtracts the batch's mean from each sample (--batch-invariant: "
+                             "fail_batch_invariance at half the batch)",
     "cuda_out_of_memory": "CUDA only: asks the GPU for 64 TiB (torch.OutOfMemoryError: an oom record)",
     "cuda_device_assert": "CUDA only: indexes past a tensor's end, so a kernel's assert fires on the device (the "
                           "process's CUDA context is lost)",
