@@ -27,11 +27,6 @@ NOT_CHECKED_TEXT = "not checked: run with --verify"  # a line without accuracy d
 # What a config's accuracy is when no check judged it: not run with --verify, or it failed before any check could.
 UNJUDGED = (AccuracyStatus.NOT_CHECKED, AccuracyStatus.FAIL_TO_RUN, AccuracyStatus.MODEL_FAIL_TO_LOAD,
             AccuracyStatus.OOM, AccuracyStatus.TIMEOUT, AccuracyStatus.SKIPPED)
-# The axes whose own check judges every config of theirs, with --verify or without (the dashboard's
-# deterministic_perf and batch_invariant_accuracy rows): the axis -> the status a config that fails it gets. A line
-# with the axis on has a pass rate over that check (and --verify's, where it ran); the notes say who failed it.
-MODE_CHECKS = {"deterministic": AccuracyStatus.FAIL_NONDETERMINISTIC,
-               "batch_invariant": AccuracyStatus.FAIL_BATCH_INVARIANCE}
 
 
 @dataclasses.dataclass
@@ -104,9 +99,10 @@ class Line:
         return statistics.fmean(values) if values else None
 
     def mode_checks(self) -> list:
-        """(axis, its failing status, labels of the configs that failed it) per MODE_CHECKS axis the line has on."""
+        """(axis, its failing status, labels of the configs that failed it) per axis whose mode checks its configs
+        (accuracy_status.MODE_CHECKS) that the line has on: its pass rate is over that check (and --verify's)."""
         return [(key, status, sorted((e.label for e in self.entries if e.accuracy == status), key=str.casefold))
-                for key, status in MODE_CHECKS.items() if self.axes.get(key)]
+                for key, status in accuracy_status.MODE_CHECKS.items() if self.axes.get(key)]
 
     def not_passed(self) -> dict:
         """accuracy status -> labels of the configs that did not pass (a passing accuracy without a time is

@@ -159,14 +159,15 @@ _RULE_WORDS = {"mean_rel_error": "by the mean-relative-error fallback (upstream'
                "cosine": "by cosine similarity (no fp64 reference, or the harness lists them under cosine)"}
 
 
-# A MODE_CHECKS axis (aggregate/dashboard.py) -> what its check is, for the dashboard's notes.
+# An axis whose mode checks its configs (accuracy_status.MODE_CHECKS) -> what its check is, for the dashboard's notes.
 _MODE_WORDS = {"deterministic": "--deterministic's check (two runs of each config's step, compared bit by bit)",
                "batch_invariant": "--batch-invariant's check (each sample's output at N/2, ..., 1 against its own at "
                                   "the config's batch N, bit by bit)"}
 
 
 def mode_notes(newest: list) -> list:
-    """For each line of the newest run with a MODE_CHECKS axis on: its pass rate counts that check, and who failed."""
+    """For each line of the newest run with a checking mode's axis on: its pass rate counts that check, and who
+    failed it."""
     notes = []
     for line in newest:
         for key, status, failing in line.mode_checks():

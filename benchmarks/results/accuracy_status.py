@@ -90,6 +90,10 @@ FAILURES = (AccuracyStatus.FAIL_ACCURACY, AccuracyStatus.EAGER_TWO_RUNS_DIFFER, 
             *EAGER_RUN_FAILURES, AccuracyStatus.FAIL_TO_RUN, AccuracyStatus.MODEL_FAIL_TO_LOAD, AccuracyStatus.OOM,
             AccuracyStatus.TIMEOUT, *GOLDEN_FAILURES, AccuracyStatus.FAIL_NONDETERMINISTIC,
             AccuracyStatus.FAIL_BATCH_INVARIANCE)
+# The experiment keys whose mode checks every config of theirs, with --verify or without (the dashboard's
+# deterministic_perf and batch_invariant_accuracy rows) -> the status of a config that fails that check.
+MODE_CHECKS = {"deterministic": AccuracyStatus.FAIL_NONDETERMINISTIC,
+               "batch_invariant": AccuracyStatus.FAIL_BATCH_INVARIANCE}
 # The statuses a pass rate counts as passed: the HUD's passing names that we write (it also counts its
 # `eager_variation`, which the harness no longer writes).
 PASSING = (AccuracyStatus.PASS, AccuracyStatus.PASS_DUE_TO_SKIP)
@@ -126,9 +130,11 @@ def golden_status(record: dict):
 
 
 def checked(record: dict) -> bool:
-    """Whether a check was asked of the record (--verify, or --golden's check, not a save): reports show its
-    verdict then."""
-    return bool(record.get("verify")) or golden_status(record) not in (None, GoldenStatus.SAVED)
+    """Whether a check was asked of the record (--verify, --golden's check but not a save, or a mode that checks
+    its configs: MODE_CHECKS): reports show its verdict then."""
+    experiment = record.get("experiment") if isinstance(record.get("experiment"), dict) else {}
+    return bool(record.get("verify")) or golden_status(record) not in (None, GoldenStatus.SAVED) or any(
+        experiment.get(key) for key in MODE_CHECKS)
 
 
 def with_golden(status: str, record: dict) -> str:

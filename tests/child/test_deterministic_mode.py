@@ -137,6 +137,8 @@ def test_a_deterministic_sweep_fails_a_changing_model_passes_a_steady_one_and_na
                         "--accelerator=cpu", "--xla=None", "--dynamo=None", "--dynamo=aot_eager", "--test=eval",
                         "--deterministic", "--repeat=1", "--warmup=1", f"--output-dirname={out}")
     assert result.returncode == 1, result.stderr  # an accuracy failure and an error: the sweep's exit status 1
+    summary = result.stdout + result.stderr
+    assert "accuracy: 2 fail_nondeterministic, 2 fail_to_run, 2 pass" in summary  # judged without --verify
     found = records_by_slug(out)
     for backend in ("eager", "aot_eager"):
         slug = f"cpu-{backend}-eval-deterministic"
@@ -153,6 +155,9 @@ def test_a_deterministic_sweep_fails_a_changing_model_passes_a_steady_one_and_na
             assert record["determinism"]["use_deterministic_algorithms"] is True
     rows = run_tool("aggregate.py", out, "--report=dashboard", "--format=csv", check_rc=0).stdout
     assert "fail_nondeterministic: counts_its_calls" in rows and "fail_to_run: no_deterministic_kernel" in rows
+    run_tool("aggregate.py", out, "-o", out / "page.html", check_rc=0)
+    page = (out / "page.html").read_text()
+    assert "fail_nondeterministic" in page and "aot_eager[deterministic]" in page.lower()
     run_tool("result_analyzer.py", f"--output-dirname={out}", check_rc=0)
     with open(out / "metric_report.csv", newline="") as handle:
         by_model = {(row["model_name"], row["dynamo"]): row for row in csv.DictReader(handle)}
