@@ -98,6 +98,12 @@ class Line:
         values = self._passing("peak_memory", False)
         return statistics.fmean(values) if values else None
 
+    def mode_checks(self) -> list:
+        """(axis, its failing status, labels of the configs that failed it) per axis whose mode checks its configs
+        (accuracy_status.MODE_CHECKS) that the line has on: its pass rate is over that check (and --verify's)."""
+        return [(key, status, sorted((e.label for e in self.entries if e.accuracy == status), key=str.casefold))
+                for key, status in accuracy_status.MODE_CHECKS.items() if self.axes.get(key)]
+
     def not_passed(self) -> dict:
         """accuracy status -> labels of the configs that did not pass (a passing accuracy without a time is
         `no_time`, as the HUD counts a zero speedup)."""

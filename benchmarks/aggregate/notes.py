@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from benchmarks.aggregate.analysis import WARMUP, Analysis, Cell
 from benchmarks.aggregate.inputs import backend_title, utc_text
+from benchmarks.config import axes
 from benchmarks.results.accuracy_status import AccuracyStatus
 
 # Reasons a model is left out of a backend's numbers, in the order the notes list them.
@@ -148,7 +149,7 @@ def dashboard_notes(analysis: Analysis, lines: list) -> list:
                      "ratios eager/backend, every process's pairs pooled: "
                      + _names([f"{label} {where}" for where, label in paired]) + ". The others divide their eager "
                      "config's time by their own.")
-    notes += rule_notes(newest)
+    notes += rule_notes(newest) + mode_notes(newest)
     for line in newest:
         if not line.baseline:
             lacking = [e.label for e in line.entries if e.passed and e.speedup is None]
@@ -162,6 +163,25 @@ def dashboard_notes(analysis: Analysis, lines: list) -> list:
 _RULE_WORDS = {"mean_rel_error": "by the mean-relative-error fallback (upstream's verification, not the harness's "
                                  "rule: the suite declares their output random)",
                "cosine": "by cosine similarity (no fp64 reference, or the harness lists them under cosine)"}
+
+
+# An axis whose mode checks its configs (accuracy_status.MODE_CHECKS) -> what its check is, for the dashboard's notes.
+_MODE_WORDS = {"deterministic": "--deterministic's check (two runs of each config's step, compared bit by bit)",
+               "batch_invariant": "--batch-invariant's check (each sample's output at N/2, ..., 1 against its own at "
+                                  "the config's batch N, bit by bit)"}
+
+
+def mode_notes(newest: list) -> list:
+    """For each line of the newest run with a checking mode's axis on: its pass rate counts that check, and who
+    failed it."""
+    notes = []
+    for line in newest:
+        for key, status, failing in line.mode_checks():
+            where = f"{backend_title(line.backend)} [{axes.label_text(key, True)}] ({line.suite})"
+            notes.append(f"{where}: the pass rate counts {_MODE_WORDS[key]}, beside --verify's where it ran: "
+                         f"{len(failing)} of {line.total} config(s) {status}"
+                         + (f": {_names(failing)}" if failing else ""))
+    return notes
 
 
 def rule_notes(newest: list) -> list:

@@ -65,6 +65,20 @@ def apply_inductor_config(experiment) -> None:
         setattr(inductor_config, key, value)
 
 
+def turn_on(feature: str, setting: str) -> Optional[bool]:
+    """A mode's own boolean Inductor setting (--deterministic's `deterministic`, --batch-invariant's
+    `batch_invariant`) turned on: True; None where this torch has no such setting (torch 2.9 has neither), with
+    `feature` marked absent and why: the config runs without it."""
+    def set_it() -> bool:
+        import torch._inductor.config as inductor_config
+
+        getattr(inductor_config, setting)  # a torch without it: AttributeError
+        setattr(inductor_config, setting, True)
+        return True
+
+    return torch_internals.read(feature, f"torch._inductor.config.{setting}", set_it)
+
+
 def compile_mode(experiment) -> Optional[str]:
     """torch.compile's mode argument: None for the default mode."""
     return None if experiment.compile_mode in (None, "default") else experiment.compile_mode

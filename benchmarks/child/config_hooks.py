@@ -6,14 +6,37 @@ method on every hook, in that order. Importing this module is cheap (torch is im
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import logging
-from typing import Optional
+from typing import Optional, Union
 
 from benchmarks.child import dynamic_shapes, golden, verify
 from benchmarks.config import axes, experiment_config, paired_speedup
+from benchmarks.results import accuracy_status
+from benchmarks.results.accuracy_status import AccuracyStatus
 
 log = logging.getLogger("benchmarks.child.config_hooks")
+
+
+@dataclasses.dataclass(frozen=True)
+class Verdict:
+    """An accuracy status a hook's own check decided, with the record's accuracy_message (what failed) and
+    accuracy_reason (which check judged) when it is the record's verdict (`deciding`)."""
+
+    status: str
+    message: Optional[str] = None
+    reason: Optional[str] = None
+
+
+def deciding(decided: list) -> Optional[Verdict]:
+    """The record's verdict among the hooks' (`finish`'s, in the hooks' order; None: decided nothing): the first
+    that fails (neither a pass nor not_checked), else the last pass (--verify's, whose check says the most), else
+    the last one."""
+    found = [d if isinstance(d, Verdict) else Verdict(d) for d in decided if d is not None]
+    failing = [v for v in found if not accuracy_status.passed(v.status) and v.status != AccuracyStatus.NOT_CHECKED]
+    passing = [v for v in found if accuracy_status.passed(v.status)]
+    return (failing[:1] or passing[-1:] or found[-1:] or [None])[0]
 
 
 class Hook:
@@ -47,8 +70,9 @@ class Hook:
     def after_failure(self, run) -> None:
         """The config failed (not skipped, its device still usable): what can still run for the record."""
 
-    def finish(self, record: dict) -> Optional[str]:
-        """Always last, after a failure too: the hook's keys; an accuracy status it decided, or None."""
+    def finish(self, record: dict) -> Union[str, Verdict, None]:
+        """Always last, after a failure too: the hook's keys; an accuracy status it decided (a Verdict: with its
+        message and reason), or None."""
         return None
 
 

@@ -265,11 +265,11 @@ class ConfigRun:
             full_output=self.options.diagnostics.collect_full_output, exported=self.exported))
 
     def example_step(self):
-        """The config's step made again, on the example inputs (--verify's own check step)."""
+        """The config's step made again, on the example inputs (--verify's own check step, --deterministic's runs)."""
         from benchmarks.child import measured_loop
 
         return measured_loop.make_step(self.bm, self.experiment, self.module, self.args, self.kwargs,
-                                       fullgraph=self.diag.fullgraph)
+                                       fullgraph=self.diag.fullgraph, exported=self.exported)
 
     def measure(self) -> None:
         """Warm-up and timed runs (measured_loop.measure: its phases compile, then run), then their figures."""
@@ -345,11 +345,11 @@ class ConfigRun:
         accuracy, what this torch lacks; the diagnostics and the compile cache closed."""
         record = self.record
         record["experiment"] = self.experiment.to_dict()
-        judged = None
-        for hook in self.hooks:
-            decided = hook.finish(record)
-            judged = decided if decided is not None else judged
-        accuracy_status.settle(record, judged)  # the verifier's judgement, or not_checked, or the failure's
+        verdict = config_hooks.deciding([hook.finish(record) for hook in self.hooks])
+        # the checks' judgement (--verify's, --deterministic's, ...), or not_checked, or the failure's
+        if accuracy_status.settle(record, verdict.status if verdict else None) == getattr(verdict, "status", None) \
+                and (verdict.message or verdict.reason):
+            record.update(accuracy_message=verdict.message, accuracy_reason=verdict.reason)
         if self.diag is not None:
             self.diag.close()
         self.cache.close()

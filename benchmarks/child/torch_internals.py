@@ -26,6 +26,8 @@ COMPILE_THREADS = "compile_threads"  # a forked child's Inductor compile threads
 FALLBACK_RANDOM = "fallback_random"  # --verify's own compiled step with Inductor's fallback_random
 CUDAGRAPHS = "cudagraphs"  # Inductor's CUDA graphs where the config asks for them (torch._inductor.config.triton)
 CUDAGRAPH_SKIPS = "cudagraph_skips"  # the graphs Inductor ran without CUDA graphs (its counter)
+INDUCTOR_DETERMINISTIC = "inductor_deterministic"  # --deterministic: torch._inductor.config.deterministic (2.10 on)
+INDUCTOR_BATCH_INVARIANT = "inductor_batch_invariant"  # --batch-invariant: torch._inductor.config.batch_invariant
 
 
 def torch_version() -> str:

@@ -15,8 +15,8 @@ import argparse
 import dataclasses
 from typing import Any, Callable, Optional, Union
 
-from benchmarks.config import allocator, channels_last, compile_options, cpu_profile, cuda_profile, matmul_precision, \
-    paired_speedup, precision, quantization
+from benchmarks.config import allocator, batch_invariant, channels_last, compile_options, cpu_profile, cuda_profile, \
+    deterministic, matmul_precision, paired_speedup, precision, quantization
 from benchmarks.plumbing.cli_support import close_matches
 from benchmarks.plumbing.safe_paths import short_hash
 
@@ -319,6 +319,23 @@ AXES = (
         contradiction=lambda options: matmul_precision.disable_tf32_contradiction(
             tuple(options.axes.matmul_precision), options.diagnostics.disable_tf32),
         child="matmul_setup:hook_for", example="high"),
+    Axis(
+        "deterministic",
+        "torch.use_deterministic_algorithms(True) (uninitialised memory filled with NaN, CUBLAS_WORKSPACE_CONFIG on "
+        "CUDA) and, where this torch has it, Inductor's `deterministic` setting (the dynamo harness's --deterministic); "
+        "two runs of the config's step must then give bitwise-equal outputs (else accuracy fail_nondeterministic): "
+        "--deterministic alone is on, --deterministic=on --deterministic=off sweeps both (default: off); not on XLA; "
+        "experiment key `deterministic`",
+        kind=SWITCH, support_rules=deterministic.SUPPORT_RULES, child="deterministic_mode:hook_for"),
+    Axis(
+        "batch_invariant",
+        "an accuracy mode (the dynamo harness's --batch-invariant): after timing, the compiled forward runs at the "
+        "config's batch N, then N/2, N/4, ..., 1, and each sample's output must be bitwise equal to the same "
+        "sample's at N (else accuracy fail_batch_invariance, naming the first batch size that differed); Inductor's "
+        "batch_invariant setting on CUDA where this torch has it: --batch-invariant alone is on, "
+        "--batch-invariant=on --batch-invariant=off sweeps both (default: off); eval only; experiment key "
+        "`batch_invariant`",
+        kind=SWITCH, support_rules=batch_invariant.SUPPORT_RULES, child="batch_invariance:hook_for"),
 )
 BY_KEY = {axis.key: axis for axis in AXES}
 KEYS = tuple(BY_KEY)

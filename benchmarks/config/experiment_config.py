@@ -142,6 +142,11 @@ class ExperimentConfig:
     def backend(self) -> str:
         return backend_name(self.xla, self.dynamo)
 
+    @property
+    def exported(self) -> bool:
+        """A config whose step calls an exported program (torch.export, AOTInductor's package), not dynamo's."""
+        return self.dynamo in EXPORT_BACKENDS
+
     def slug(self) -> str:
         """A short, deterministic, file-name-safe name (no randomized hashes)."""
         parts = [self.accelerator, self.backend.replace("+", "-"), self.test]

@@ -47,6 +47,12 @@ class AccuracyStatus(StrEnum):
     FAIL_GOLDEN = "fail_golden"
     NO_GOLDEN = "no_golden"
     BAD_GOLDEN = "bad_golden"
+    # --deterministic's own check (child/deterministic_mode.py): two runs of the config's step from the same seed and
+    # weights gave outputs that are not bitwise equal. Ours: the harness checks no output in that mode.
+    FAIL_NONDETERMINISTIC = "fail_nondeterministic"
+    # --batch-invariant (child/batch_invariance.py): a sample's output at a smaller batch is not bitwise equal to the
+    # same sample's at the config's batch (the harness's batch-invariance accuracy mode, in a status of its own).
+    FAIL_BATCH_INVARIANCE = "fail_batch_invariance"
 
 
 class GoldenStatus(StrEnum):
@@ -82,7 +88,12 @@ STATUSES = tuple(AccuracyStatus)
 # skip nor not_checked is one.
 FAILURES = (AccuracyStatus.FAIL_ACCURACY, AccuracyStatus.EAGER_TWO_RUNS_DIFFER, AccuracyStatus.EAGER_FAIL_TO_RUN,
             *EAGER_RUN_FAILURES, AccuracyStatus.FAIL_TO_RUN, AccuracyStatus.MODEL_FAIL_TO_LOAD, AccuracyStatus.OOM,
-            AccuracyStatus.TIMEOUT, *GOLDEN_FAILURES)
+            AccuracyStatus.TIMEOUT, *GOLDEN_FAILURES, AccuracyStatus.FAIL_NONDETERMINISTIC,
+            AccuracyStatus.FAIL_BATCH_INVARIANCE)
+# The experiment keys whose mode checks every config of theirs, with --verify or without (the dashboard's
+# deterministic_perf and batch_invariant_accuracy rows) -> the status of a config that fails that check.
+MODE_CHECKS = {"deterministic": AccuracyStatus.FAIL_NONDETERMINISTIC,
+               "batch_invariant": AccuracyStatus.FAIL_BATCH_INVARIANCE}
 # The statuses a pass rate counts as passed: the HUD's passing names that we write (it also counts its
 # `eager_variation`, which the harness no longer writes).
 PASSING = (AccuracyStatus.PASS, AccuracyStatus.PASS_DUE_TO_SKIP)
@@ -119,9 +130,11 @@ def golden_status(record: dict):
 
 
 def checked(record: dict) -> bool:
-    """Whether a check was asked of the record (--verify, or --golden's check, not a save): reports show its
-    verdict then."""
-    return bool(record.get("verify")) or golden_status(record) not in (None, GoldenStatus.SAVED)
+    """Whether a check was asked of the record (--verify, --golden's check but not a save, or a mode that checks
+    its configs: MODE_CHECKS): reports show its verdict then."""
+    experiment = record.get("experiment") if isinstance(record.get("experiment"), dict) else {}
+    return bool(record.get("verify")) or golden_status(record) not in (None, GoldenStatus.SAVED) or any(
+        experiment.get(key) for key in MODE_CHECKS)
 
 
 def with_golden(status: str, record: dict) -> str:

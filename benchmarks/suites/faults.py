@@ -47,6 +47,14 @@ MODELS = {
                         "polls for it through filelock, as Inductor's cache locks do",
     "notes_the_profiler": "works; with BENCHMARKS_FAULTS_PROFILER_LOG naming a file, each forward appends its pid "
                           "and 1 to it when torch's profiler is active, else 0 (timed repeats run with none)",
+    "counts_its_calls": "works; its output grows by 0.001 with every call (--deterministic: two runs differ, "
+                        "fail_nondeterministic)",
+    "no_deterministic_kernel": "works; scatters with Tensor.put_, which has no deterministic implementation "
+                               "(--deterministic: an error record naming put_)",
+    "row_wise": "works; element-wise operations only: each sample's output is its own at any batch size "
+                "(--batch-invariant: pass)",
+    "normalises_over_batch": "works; subtracts the batch's mean from each sample (--batch-invariant: "
+                             "fail_batch_invariance at half the batch)",
     "cuda_out_of_memory": "CUDA only: asks the GPU for 64 TiB (torch.OutOfMemoryError: an oom record)",
     "cuda_device_assert": "CUDA only: indexes past a tensor's end, so a kernel's assert fires on the device (the "
                           "process's CUDA context is lost)",

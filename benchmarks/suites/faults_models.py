@@ -207,6 +207,54 @@ class Plain(_Base):
         return torch.relu(self.fc(x))
 
 
+class CountsItsCalls(_Base):
+    """Works; its output grows by STEP with every call (a call counter kept in a buffer): two runs from the same
+    seed and inputs differ by exactly STEP (--deterministic: fail_nondeterministic)."""
+
+    STEP = 1e-3
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("calls", torch.zeros(()))
+
+    def forward(self, x):
+        self.calls.add_(1)
+        return torch.relu(self.fc(x)) + self.calls * self.STEP
+
+
+class NoDeterministicKernel(_Base):
+    """Works; its forward scatters with `Tensor.put_` (accumulate=False), an operator torch 2.9 has no
+    deterministic implementation of on the CPU either: under --deterministic torch raises, naming `put_`."""
+
+    def forward(self, x):
+        y = torch.relu(self.fc(x)).reshape(-1)
+        order = torch.arange(y.numel() - 1, -1, -1, device=y.device)
+        return torch.zeros_like(y).put_(order, y).reshape(x.shape[0], -1)
+
+
+class RowWise(nn.Module):
+    """Works; element-wise operations only (a per-feature scale and shift, relu, products): each sample's output
+    depends on that sample alone, bit for bit, at any batch size (--batch-invariant: pass)."""
+
+    def __init__(self):
+        super().__init__()
+        generator = torch.Generator().manual_seed(0)
+        self.scale = nn.Parameter(torch.randn(8, generator=generator))
+        self.shift = nn.Parameter(torch.randn(8, generator=generator))
+
+    def forward(self, x):
+        return torch.relu(x * self.scale + self.shift) * x + x.abs()
+
+
+class NormalisesOverBatch(_Base):
+    """Works; subtracts the batch's mean from every sample, so a sample's output depends on the others in its batch
+    (--batch-invariant: fail_batch_invariance at the first smaller batch)."""
+
+    def forward(self, x):
+        y = self.fc(x)
+        return y - y.mean(dim=0, keepdim=True)
+
+
 # Faults armed by the child's environment, not by the config: the same config passes in one run and fails in the
 # next, as after a change of code (history and compare see a config go from pass to failing). A comma list of names.
 ARMED_VARIABLE = "BENCHMARKS_FAULTS_ARMED"
@@ -395,6 +443,10 @@ MODELS = {
     "mask_differs_a_little": MaskDiffersALittle,
     "mask_differs_a_lot": MaskDiffersALot,
     "notes_the_profiler": NotesTheProfiler,
+    "counts_its_calls": CountsItsCalls,
+    "no_deterministic_kernel": NoDeterministicKernel,
+    "row_wise": RowWise,
+    "normalises_over_batch": NormalisesOverBatch,
     "cuda_out_of_memory": CudaOutOfMemory,
     "cuda_device_assert": CudaDeviceAssert,
     "cuda_illegal_address": CudaIllegalAddress,

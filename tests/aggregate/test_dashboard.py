@@ -228,3 +228,34 @@ def test_a_fallback_rule_and_pass_due_to_skip_are_named_and_pass_due_to_skip_cou
             "verification, not the harness's rule: the suite declares their output random): beta, gamma") in notes
     assert "Inductor (dummy): accuracy of 1 config(s) judged by cosine similarity" in notes
     assert "Inductor (dummy): 1 config(s) pass_due_to_skip" in notes and "epsilon" in notes
+
+
+@pytest.mark.parametrize("key, status, label, check", [
+    ("deterministic", "fail_nondeterministic", "deterministic",
+     "--deterministic's check (two runs of each config's step, compared bit by bit)"),
+    ("batch_invariant", "fail_batch_invariance", "batch-invariant",
+     "--batch-invariant's check (each sample's output at N/2, ..., 1 against its own at the config's batch N, bit by "
+     "bit)"),
+])
+def test_a_mode_row_has_a_pass_rate_over_its_own_check(tmp_path, key, status, label, check):
+    """The dashboard's deterministic_perf and batch_invariant_accuracy rows: a line of their own (a column for the
+    axis), whose pass rate counts the mode's check without --verify, its failures listed, and a note saying so."""
+    lines = []
+    for dynamo, accuracies in ((None, {"alpha": "pass", "beta": "pass"}),
+                               ("inductor", {"alpha": "pass", "beta": status})):
+        for model, accuracy in accuracies.items():
+            record = hand_record(model, dynamo, RUN1, 0.005 if dynamo else 0.010, 2.0 if dynamo else 0.02, 2e6,
+                                 accuracy)
+            record["experiment"][key], record["verify"] = True, False
+            lines.append(record)
+    path = tmp_path / "r.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in lines))
+    [eager, inductor] = dashboard_rows(path)
+    assert (eager["Backend"], eager[key], eager["Passed"], eager["Total"]) == ("Eager", key, "2", "2")
+    assert (inductor["Backend"], inductor["Passed"], inductor["Total"]) == ("Inductor", "1", "2")
+    _close(inductor["PassRate(%)"], 50.0)
+    _close(inductor["GeomeanSpeedup"], 2.0)  # over eager in the same mode, the passing config only
+    assert inductor["NotPassed"] == f"{status}: beta"
+    table = run_aggregate(path, "--report=dashboard", "--format=tab").stdout
+    assert (f"Inductor [{label}] (dummy): the pass rate counts {check}, beside --verify's where it ran: 1 of 2 "
+            f"config(s) {status}: beta") in " ".join(table.split())

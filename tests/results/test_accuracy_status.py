@@ -49,6 +49,19 @@ def test_one_helper_answers_passed_failed_and_the_first_status_that_is_not_a_pas
     assert not became("pass", None) and not became("fail_accuracy", "fail_golden")
 
 
+def test_a_checking_modes_failures_are_failures_and_its_configs_are_checked_without_verify():
+    """--deterministic and --batch-invariant judge every config of theirs: their failures count against a sweep, and
+    their records show a verdict (the HTML page's accuracy column, the summary's counts) without --verify."""
+    for status in ("fail_nondeterministic", "fail_batch_invariance"):
+        assert accuracy_status.failed(status) and status in accuracy_status.STATUSES
+        assert accuracy_status.settle({"status": "ok"}, status) == status
+    assert set(accuracy_status.MODE_CHECKS) == {"deterministic", "batch_invariant"}
+    for key in accuracy_status.MODE_CHECKS:
+        assert accuracy_status.checked({"verify": False, "experiment": {key: True}})
+        assert not accuracy_status.checked({"verify": False, "experiment": {key: False}})
+    assert not accuracy_status.checked({"verify": False}) and not accuracy_status.checked({"experiment": None})
+
+
 def test_the_summary_names_the_configs_not_passing_and_counts_the_rest():
     import types
 
