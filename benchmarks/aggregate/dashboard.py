@@ -43,6 +43,8 @@ class Entry:
     compile_latency: Optional[float] = None
     compression_ratio: Optional[float] = None
     peak_memory: Optional[float] = None
+    cold_compile: Optional[float] = None  # --compile-cache=warm-start: the cold child's first run (s)
+    warm_compile: Optional[float] = None  # and the warm child's, a fresh process on the cold one's cache
 
 
 @dataclasses.dataclass
@@ -83,20 +85,35 @@ class Line:
         values = [v for v in self._passing("speedup", True) if v > 0]
         return math.exp(statistics.fmean(math.log(v) for v in values)) if values else None
 
+    def _mean(self, name: str, drop_zero: bool = False) -> Optional[float]:
+        values = self._passing(name, drop_zero)
+        return statistics.fmean(values) if values else None
+
     @property
     def compile_latency(self) -> Optional[float]:
-        values = self._passing("compile_latency", True)  # the HUD leaves a 0 out (not measured)
-        return statistics.fmean(values) if values else None
+        return self._mean("compile_latency", True)  # the HUD leaves a 0 out (not measured)
 
     @property
     def compression_ratio(self) -> Optional[float]:
-        values = self._passing("compression_ratio", True)
-        return statistics.fmean(values) if values else None
+        return self._mean("compression_ratio", True)
 
     @property
     def peak_memory(self) -> Optional[float]:
-        values = self._passing("peak_memory", False)
-        return statistics.fmean(values) if values else None
+        return self._mean("peak_memory")
+
+    @property
+    def cold_compile(self) -> Optional[float]:
+        return self._mean("cold_compile")
+
+    @property
+    def warm_compile(self) -> Optional[float]:
+        return self._mean("warm_compile")
+
+    @property
+    def compile_saving(self) -> Optional[float]:
+        """What a warm start saves: the mean cold first run - the mean warm one (over the same configs)."""
+        cold, warm = self.cold_compile, self.warm_compile
+        return None if cold is None or warm is None else cold - warm
 
     def not_passed(self) -> dict:
         """accuracy status -> labels of the configs that did not pass (a passing accuracy without a time is
@@ -134,6 +151,15 @@ def config_reference(row) -> Optional[str]:
                 next((r for r in found if r is not None), None))
 
 
+def warm_start(processes: list) -> tuple:
+    """A warm-start config's (cold first run, warm first run), each the mean over its processes; (None, None) for
+    other configs."""
+    found = [pair for pair in (m.warm_start() for m in processes) if pair is not None]
+    if not found:
+        return None, None
+    return statistics.fmean(c for c, _ in found), statistics.fmean(w for _, w in found)
+
+
 def processes(row) -> list:
     """The Measurements of a config's processes: the ok ones pooled (--rounds), else its one record."""
     return list(row.pooled) or [row.measurement]
@@ -157,6 +183,7 @@ def lines(analysis: Analysis) -> list:
         entry = Entry(label=analysis.labels[r.workload], accuracy=accuracy, reference=config_reference(r),
                       passed=accuracy_status.passed(accuracy) and r.value is not None, timed=r.value is not None,
                       peak_memory=against_eager.peak_memory(processes(r)))
+        entry.cold_compile, entry.warm_compile = warm_start(processes(r))
         eager = None if m.base_backend == base or r.value is None else index.find(m, r.timestamp, latest)
         if eager is not None:
             entry.speedup = eager.value / r.value

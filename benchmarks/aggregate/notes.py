@@ -143,6 +143,11 @@ def dashboard_notes(analysis: Analysis, lines: list) -> list:
                      + _names([f"{label} {where}" for where, label in paired]) + ". The others divide their eager "
                      "config's time by their own.")
     notes += rule_notes(newest)
+    if any(line.cold_compile is not None for line in lines):
+        notes.append("Warm start (--compile-cache=warm-start): cold and warm compile are the first run (compilation "
+                     "included) of a config's two children, the cold one on an empty compile cache and the warm one, "
+                     "a fresh process, on the cache the cold one left on disk; saving = cold - warm; means over the "
+                     "configs that passed. The line's compile latency is the warm child's.")
     for line in newest:
         if not line.baseline:
             lacking = [e.label for e in line.entries if e.passed and e.speedup is None]

@@ -254,8 +254,10 @@ AXES = (
     Axis(
         "compile_cache",
         "Inductor's and Triton's caches: cold (default: an empty cache per child), warm (the config compiles once "
-        "untimed first; the recorded compile is the warm one), shared (the machine's); experiment key "
-        "`compile_cache`",
+        "untimed first; the recorded compile is the warm one), shared (the machine's), warm-start (the dynamo "
+        "harness's --warm-start-latency: a first child compiles into an empty cache directory, then a second, fresh "
+        "process compiles from what it left; the record is the second's, with both compile times in `warm_start`); "
+        "experiment key `compile_cache`",
         parse=compile_options.parse_cache, default=compile_options.DEFAULT_CACHE, choices=compile_options.CACHES,
         sweep_default=(compile_options.DEFAULT_CACHE,), for_config=compile_options.for_dynamo,
         slug="compile_cache-{}", example="warm"),

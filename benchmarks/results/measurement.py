@@ -74,6 +74,13 @@ def _int(value) -> Optional[int]:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
+def _number(value) -> Optional[float]:
+    """A finite number as a float, else None (a bool is not a number here)."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+        return float(value)
+    return None
+
+
 class Measurement:
     """A read-only view of one record (a dict as read from a results file; never changed)."""
 
@@ -284,6 +291,16 @@ class Measurement:
         values = self.raw(WARMUP_TIME)
         values = values if values is not None else self.raw(TOTAL_TIME)
         return None if values is None else float(values[0])
+
+    def warm_start(self) -> Optional[tuple]:
+        """--compile-cache=warm-start: (the cold child's first run, the warm child's: seconds, compilation included)
+        from the record's `warm_start`, or None where it has not both (another cache, a failed half, an older
+        record)."""
+        found = self.record.get("warm_start")
+        if not isinstance(found, dict):
+            return None
+        cold, warm = (_number(found.get(k)) for k in ("cold_first_run_seconds", "warm_first_run_seconds"))
+        return None if cold is None or warm is None else (cold, warm)
 
     def peak_memory_samples(self) -> Optional[np.ndarray]:
         """Each timed run's peak memory (bytes): the device's (`peak_memory_bytes`), else, for records without
