@@ -45,6 +45,7 @@ class Entry:
     peak_memory: Optional[float] = None
     cold_compile: Optional[float] = None  # --compile-cache=warm-start: the cold child's first run (s)
     warm_compile: Optional[float] = None  # and the warm child's, a fresh process on the cold one's cache
+    aot_load: Optional[float] = None  # --aot-precompile: seconds its artifact took to load
 
 
 @dataclasses.dataclass
@@ -110,6 +111,10 @@ class Line:
         return self._mean("warm_compile")
 
     @property
+    def aot_load(self) -> Optional[float]:
+        return self._mean("aot_load")
+
+    @property
     def compile_saving(self) -> Optional[float]:
         """What a warm start saves: the mean cold first run - the mean warm one (over the same configs)."""
         cold, warm = self.cold_compile, self.warm_compile
@@ -130,11 +135,11 @@ class Line:
 
 def axis_text(line: Line, key: str) -> str:
     """An axis' value as the dashboard shows it: a missing one is the axis' default (torch.compile's own
-    axes: none for the baseline, which does not compile)."""
+    axes: none for the baseline, which does not compile); a switch its name when on, nothing when off."""
     value = line.axes.get(key)
     if value is None and not (line.baseline and key in compile_options.KEYS):
         value = AXIS_DEFAULTS.get(key)
-    return "" if value is None else key if value is True else str(value)
+    return "" if value is None or value is False else key if value is True else str(value)
 
 
 def config_accuracy(row) -> str:
@@ -184,6 +189,7 @@ def lines(analysis: Analysis) -> list:
                       passed=accuracy_status.passed(accuracy) and r.value is not None, timed=r.value is not None,
                       peak_memory=against_eager.peak_memory(processes(r)))
         entry.cold_compile, entry.warm_compile = warm_start(processes(r))
+        entry.aot_load = against_eager.mean(m.aot_load_time() for m in processes(r))
         eager = None if m.base_backend == base or r.value is None else index.find(m, r.timestamp, latest)
         if eager is not None:
             entry.speedup = eager.value / r.value

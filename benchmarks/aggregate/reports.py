@@ -210,10 +210,12 @@ DASHBOARD_FIGURES = (("GeomeanSpeedup", "Geomean\nspeedup", "geomean_speedup", 1
                      ("CompressionRatio", "Compression\nratio", "compression_ratio", 1.0),
                      ("PeakMemory(MiB)", "Peak\nmemory\n(MiB)", "peak_memory", 1 / dashboard.MIB))
 
-# Figures a dashboard shows only where a line of it has them: a warm start's cold and warm compile and their saving.
+# Figures a dashboard shows only where a line of it has them: a warm start's cold and warm compile and their saving,
+# AOT precompile's load time.
 OPTIONAL_FIGURES = (("ColdCompile(s)", "Cold\ncompile\n(s)", "cold_compile", 1.0),
                     ("WarmCompile(s)", "Warm\ncompile\n(s)", "warm_compile", 1.0),
-                    ("CompileSaving(s)", "Compile\nsaving\n(s)", "compile_saving", 1.0))
+                    ("CompileSaving(s)", "Compile\nsaving\n(s)", "compile_saving", 1.0),
+                    ("AOTLoad(ms)", "AOT\nload\n(ms)", "aot_load", 1e3))
 
 
 def dashboard_figures(lines: list) -> tuple:

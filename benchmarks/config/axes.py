@@ -15,8 +15,8 @@ import argparse
 import dataclasses
 from typing import Any, Callable, Optional, Union
 
-from benchmarks.config import allocator, channels_last, compile_options, cpu_profile, cuda_profile, matmul_precision, \
-    paired_speedup, precision, quantization
+from benchmarks.config import allocator, aot_precompile, channels_last, compile_options, cpu_profile, cuda_profile, \
+    matmul_precision, paired_speedup, precision, quantization
 from benchmarks.plumbing.cli_support import close_matches
 from benchmarks.plumbing.safe_paths import short_hash
 
@@ -321,6 +321,14 @@ AXES = (
         contradiction=lambda options: matmul_precision.disable_tf32_contradiction(
             tuple(options.axes.matmul_precision), options.diagnostics.disable_tf32),
         child="matmul_setup:hook_for", example="high"),
+    Axis(
+        "aot_precompile",
+        "Inductor configs' forward compiled ahead of time, saved, loaded in the same child and timed as loaded (the "
+        "dynamo harness's --aot-precompile): --aot-precompile alone is on, --aot-precompile=on --aot-precompile=off "
+        "sweeps both (default: off); eval, static shapes, the default compile mode; the record's aot_precompile and "
+        "metric aot_precompile_load_time; experiment key `aot_precompile`",
+        kind=SWITCH, for_config=aot_precompile.for_config, support_rules=aot_precompile.SUPPORT_RULES,
+        child="precompiled_step:hook_for"),
 )
 BY_KEY = {axis.key: axis for axis in AXES}
 KEYS = tuple(BY_KEY)

@@ -17,7 +17,7 @@ from typing import Optional
 
 import numpy as np
 
-from benchmarks.config import cuda_profile, experiment_config
+from benchmarks.config import aot_precompile, cuda_profile, experiment_config
 from benchmarks.config.axes import AXES, at_default, label_text
 from benchmarks.results import accuracy_status, records, stats
 
@@ -301,6 +301,13 @@ class Measurement:
             return None
         cold, warm = (_number(found.get(k)) for k in ("cold_first_run_seconds", "warm_first_run_seconds"))
         return None if cold is None or warm is None else (cold, warm)
+
+    def aot_load_time(self) -> Optional[float]:
+        """--aot-precompile: the seconds the precompiled artifact took to load (the metric
+        `aot_precompile_load_time`), or None for a record without it."""
+        values = self.raw(aot_precompile.LOAD_TIME)
+        values = None if values is None else values[np.isfinite(values)]
+        return float(values.mean()) if values is not None and len(values) else None
 
     def peak_memory_samples(self) -> Optional[np.ndarray]:
         """Each timed run's peak memory (bytes): the device's (`peak_memory_bytes`), else, for records without

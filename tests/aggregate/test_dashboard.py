@@ -146,6 +146,22 @@ def test_a_dashboard_without_a_warm_start_has_no_warm_start_columns(tmp_path):
     assert "ColdCompile" not in result.stdout and "Warm start" not in result.stdout + result.stderr
 
 
+def test_an_aot_precompile_line_shows_its_load_time_over_the_configs_that_passed(tmp_path):
+    path = write_results(tmp_path / "r.jsonl")
+    loads = {"alpha": (0.004, "pass"), "beta": (0.006, "pass"), "gamma": (0.5, "fail_accuracy")}
+    with open(path, "a") as handle:
+        for model, (load, outcome) in loads.items():
+            record = hand_record(model, "inductor", RUN1, 0.005, 0.1, 1e6, outcome)
+            record["experiment"]["aot_precompile"] = True
+            record["metrics"]["aot_precompile_load_time"] = [load]
+            handle.write(json.dumps(record) + "\n")
+    rows = [r for r in dashboard_rows(path) if r["Backend"] == "Inductor" and r["precision"] == "fp32"]
+    line = next(r for r in rows if r["aot_precompile"] == "aot_precompile")
+    assert (line["Passed"], line["Total"]) == ("2", "3")
+    _close(line["AOTLoad(ms)"], 1e3 * statistics.fmean([0.004, 0.006]))
+    assert all(r["AOTLoad(ms)"] == "" and r["aot_precompile"] == "" for r in rows if r is not line)
+
+
 def test_every_text_format_and_the_image_formats(tmp_path):
     path = write_results(tmp_path / "r.jsonl")
     table = run_aggregate(path, "--report=dashboard", "--format=tab")

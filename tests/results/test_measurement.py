@@ -61,6 +61,12 @@ def test_a_warm_starts_two_first_runs_and_none_for_other_records():
         assert Measurement(other).warm_start() is None
 
 
+def test_aot_precompiles_load_time_and_none_without_it():
+    loaded = record({"warmup_time": [0.1], "aot_precompile_load_time": [0.004]}, aot_precompile=True)
+    assert Measurement(loaded).aot_load_time() == pytest.approx(0.004)
+    assert Measurement(record({"warmup_time": [0.1]})).aot_load_time() is None
+
+
 def test_peak_memory_round_timestamp_status():
     m = Measurement(dict(record({"peak_rss_bytes": [5.0, 7.0, float("nan")]}), round=2, status="ok"))
     assert m.peak_memory() == 7.0 and m.round == 2 and m.timestamp == 100.0 and m.ok
