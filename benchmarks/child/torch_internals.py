@@ -26,6 +26,7 @@ COMPILE_THREADS = "compile_threads"  # a forked child's Inductor compile threads
 FALLBACK_RANDOM = "fallback_random"  # --verify's own compiled step with Inductor's fallback_random
 CUDAGRAPHS = "cudagraphs"  # Inductor's CUDA graphs where the config asks for them (torch._inductor.config.triton)
 CUDAGRAPH_SKIPS = "cudagraph_skips"  # the graphs Inductor ran without CUDA graphs (its counter)
+UNBACKED_ARGUMENTS = "unbacked_arguments"  # --dynamic=unbacked: mark_unbacked's hint_override and shape_id
 AOT_PRECOMPILE = "aot_precompile"  # --aot-precompile (torch._dynamo.config.enable_aot_compile, load_compiled_function)
 
 

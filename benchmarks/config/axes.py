@@ -26,8 +26,9 @@ from benchmarks.plumbing.safe_paths import short_hash
 MATRIX_AXIS, ONE_PER_SWEEP, SWITCH = "matrix axis", "one per sweep", "switch"
 SWITCH_WORDS = {"on": True, "true": True, "yes": True, "1": True, "off": False, "false": False, "no": False, "0": False}
 
-# --dynamic: static shapes (default), the batch dimension marked dynamic, or torch.compile(dynamic=True).
-DYNAMIC_CHOICES = ("static", "batch", "all")
+# --dynamic: static shapes (default), the batch dimension marked dynamic (backed: dynamo knows its value) or unbacked
+# (torch._dynamo.decorators.mark_unbacked: treated as data-dependent), or torch.compile(dynamic=True).
+DYNAMIC_CHOICES = ("static", "batch", "unbacked", "all")
 DEFAULT_DYNAMIC = "static"
 # --train-step (train configs; null for eval): `harness`, the dynamo harness's step compiled whole (clone the
 # inputs, zero the grads, forward, the suite's loss, backward, the optimizer's step: none on the CPU), or
@@ -232,7 +233,9 @@ AXES = (
     Axis(
         "dynamic",
         "shapes: static (default), batch (batch dimension marked dynamic; timed iterations vary the batch), "
-        "all (torch.compile(dynamic=True)); experiment key `dynamic`",
+        "unbacked (the batch dimension marked unbacked, the dynamo harness's --unbacked-batch-only; "
+        "--dynamic=batch --dynamic=unbacked is its --compare-backed-unbacked), all (torch.compile(dynamic=True)); "
+        "experiment key `dynamic`",
         parse=_dynamic, default=DEFAULT_DYNAMIC, choices=DYNAMIC_CHOICES, slug="dyn-{}", example="batch",
         child="config_hooks:dynamic_batch"),
     Axis(
