@@ -43,6 +43,9 @@ class Entry:
     compile_latency: Optional[float] = None
     compression_ratio: Optional[float] = None
     peak_memory: Optional[float] = None
+    cold_compile: Optional[float] = None  # --compile-cache=warm-start: the cold child's first run (s)
+    warm_compile: Optional[float] = None  # and the warm child's, a fresh process on the cold one's cache
+    aot_load: Optional[float] = None  # --aot-precompile: seconds its artifact took to load
 
 
 @dataclasses.dataclass
@@ -83,20 +86,39 @@ class Line:
         values = [v for v in self._passing("speedup", True) if v > 0]
         return math.exp(statistics.fmean(math.log(v) for v in values)) if values else None
 
+    def _mean(self, name: str, drop_zero: bool = False) -> Optional[float]:
+        values = self._passing(name, drop_zero)
+        return statistics.fmean(values) if values else None
+
     @property
     def compile_latency(self) -> Optional[float]:
-        values = self._passing("compile_latency", True)  # the HUD leaves a 0 out (not measured)
-        return statistics.fmean(values) if values else None
+        return self._mean("compile_latency", True)  # the HUD leaves a 0 out (not measured)
 
     @property
     def compression_ratio(self) -> Optional[float]:
-        values = self._passing("compression_ratio", True)
-        return statistics.fmean(values) if values else None
+        return self._mean("compression_ratio", True)
 
     @property
     def peak_memory(self) -> Optional[float]:
-        values = self._passing("peak_memory", False)
-        return statistics.fmean(values) if values else None
+        return self._mean("peak_memory")
+
+    @property
+    def cold_compile(self) -> Optional[float]:
+        return self._mean("cold_compile")
+
+    @property
+    def warm_compile(self) -> Optional[float]:
+        return self._mean("warm_compile")
+
+    @property
+    def aot_load(self) -> Optional[float]:
+        return self._mean("aot_load")
+
+    @property
+    def compile_saving(self) -> Optional[float]:
+        """What a warm start saves: the mean cold first run - the mean warm one (over the same configs)."""
+        cold, warm = self.cold_compile, self.warm_compile
+        return None if cold is None or warm is None else cold - warm
 
     def mode_checks(self) -> list:
         """(axis, its failing status, labels of the configs that failed it) per axis whose mode checks its configs
@@ -119,11 +141,11 @@ class Line:
 
 def axis_text(line: Line, key: str) -> str:
     """An axis' value as the dashboard shows it: a missing one is the axis' default (torch.compile's own
-    axes: none for the baseline, which does not compile)."""
+    axes: none for the baseline, which does not compile); a switch its name when on, nothing when off."""
     value = line.axes.get(key)
     if value is None and not (line.baseline and key in compile_options.KEYS):
         value = AXIS_DEFAULTS.get(key)
-    return "" if value is None else key if value is True else str(value)
+    return "" if value is None or value is False else key if value is True else str(value)
 
 
 def config_accuracy(row) -> str:
@@ -138,6 +160,15 @@ def config_reference(row) -> Optional[str]:
     found = [m.record.get("accuracy_reference") for m in [row.measurement] + list(row.pooled)]
     return next((r for r in found if r not in (None, accuracy_status.REFERENCE_FP64)),
                 next((r for r in found if r is not None), None))
+
+
+def warm_start(processes: list) -> tuple:
+    """A warm-start config's (cold first run, warm first run), each the mean over its processes; (None, None) for
+    other configs."""
+    found = [pair for pair in (m.warm_start() for m in processes) if pair is not None]
+    if not found:
+        return None, None
+    return statistics.fmean(c for c, _ in found), statistics.fmean(w for _, w in found)
 
 
 def processes(row) -> list:
@@ -163,6 +194,8 @@ def lines(analysis: Analysis) -> list:
         entry = Entry(label=analysis.labels[r.workload], accuracy=accuracy, reference=config_reference(r),
                       passed=accuracy_status.passed(accuracy) and r.value is not None, timed=r.value is not None,
                       peak_memory=against_eager.peak_memory(processes(r)))
+        entry.cold_compile, entry.warm_compile = warm_start(processes(r))
+        entry.aot_load = against_eager.mean(m.aot_load_time() for m in processes(r))
         eager = None if m.base_backend == base or r.value is None else index.find(m, r.timestamp, latest)
         if eager is not None:
             entry.speedup = eager.value / r.value

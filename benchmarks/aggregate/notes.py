@@ -150,6 +150,17 @@ def dashboard_notes(analysis: Analysis, lines: list) -> list:
                      + _names([f"{label} {where}" for where, label in paired]) + ". The others divide their eager "
                      "config's time by their own.")
     notes += rule_notes(newest) + mode_notes(newest)
+    if any(line.cold_compile is not None for line in lines):
+        notes.append("Warm start (--compile-cache=warm-start): cold and warm compile are the first run (compilation "
+                     "included) of a config's two children, the cold one on an empty compile cache and the warm one, "
+                     "a fresh process, on the cache the cold one left on disk; saving = cold - warm; means over the "
+                     "configs that passed. The line's compile latency is the warm child's.")
+    if any(line.aot_load is not None for line in lines):
+        notes.append("AOT precompile (--aot-precompile): a line's pass rate counts the configs whose forward "
+                     "precompiled, loaded and passed (a model aot_compile refuses is an error record: not passed); AOT "
+                     "load = the seconds torch.compiler.load_compiled_function took, the mean over the configs that "
+                     "passed; the line's compile latency is the loaded function's first run (the ahead-of-time "
+                     "compile is each record's aot_precompile.compile_seconds).")
     for line in newest:
         if not line.baseline:
             lacking = [e.label for e in line.entries if e.passed and e.speedup is None]

@@ -210,6 +210,18 @@ DASHBOARD_FIGURES = (("GeomeanSpeedup", "Geomean\nspeedup", "geomean_speedup", 1
                      ("CompressionRatio", "Compression\nratio", "compression_ratio", 1.0),
                      ("PeakMemory(MiB)", "Peak\nmemory\n(MiB)", "peak_memory", 1 / dashboard.MIB))
 
+# Figures a dashboard shows only where a line of it has them: a warm start's cold and warm compile and their saving,
+# AOT precompile's load time.
+OPTIONAL_FIGURES = (("ColdCompile(s)", "Cold\ncompile\n(s)", "cold_compile", 1.0),
+                    ("WarmCompile(s)", "Warm\ncompile\n(s)", "warm_compile", 1.0),
+                    ("CompileSaving(s)", "Compile\nsaving\n(s)", "compile_saving", 1.0),
+                    ("AOTLoad(ms)", "AOT\nload\n(ms)", "aot_load", 1e3))
+
+
+def dashboard_figures(lines: list) -> tuple:
+    """The dashboard's figures: the four, then each optional one that a line has."""
+    return DASHBOARD_FIGURES + tuple(f for f in OPTIONAL_FIGURES if any(getattr(l, f[2]) is not None for l in lines))
+
 
 def dashboard_label(line: dashboard.Line, axis_keys: list) -> str:
     values = [dashboard.axis_text(line, k) for k in axis_keys]
@@ -233,12 +245,13 @@ def report_dashboard(analysis: Analysis) -> Table:
     columns = ["Datetime(UTC)", "Suite", "Backend"] + axis_keys + ["Passed", "Total", "PassRate(%)"]
     tab_columns = ["Datetime(UTC)", "Suite", "Backend"] + [k.replace("_", "\n") for k in axis_keys] + \
         ["Passed", "Total", "Pass\nrate\n(%)"]
-    columns += [c for c, _, _, _ in DASHBOARD_FIGURES] + ["NotPassed"]
-    tab_columns += [t for _, t, _, _ in DASHBOARD_FIGURES] + ["Not passed"]
+    shown = dashboard_figures(found)
+    columns += [c for c, _, _, _ in shown] + ["NotPassed"]
+    tab_columns += [t for _, t, _, _ in shown] + ["Not passed"]
     rows, series = [], {}
     for line in found:
-        figures = [getattr(line, name) for _, _, name, _ in DASHBOARD_FIGURES]
-        figures = [None if v is None else v * factor for v, (_, _, _, factor) in zip(figures, DASHBOARD_FIGURES)]
+        figures = [getattr(line, name) for _, _, name, _ in shown]
+        figures = [None if v is None else v * factor for v, (_, _, _, factor) in zip(figures, shown)]
         rows.append([utc_text(line.timestamp), line.suite, backend_title(line.backend)]
                     + [dashboard.axis_text(line, k) for k in axis_keys]
                     + [line.passed if line.checked else None, line.total, _round(line.pass_rate)]

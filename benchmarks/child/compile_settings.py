@@ -1,5 +1,6 @@
 """A dynamo config's compile keys in the child (docs/architecture.md, "Compile modes, Inductor options, compile
-cache"): its Inductor settings, its own compile cache (cold, warm) and dynamo's statistics for the record.
+cache"): its Inductor settings, its own compile cache (cold, warm; a warm start's half) and dynamo's statistics for
+the record.
 torch inside the functions: the cache directories must be set before Inductor first reads them."""
 
 from __future__ import annotations
@@ -11,24 +12,23 @@ from typing import Callable, Optional
 
 from benchmarks.child import torch_internals
 from benchmarks.config import compile_options
+from benchmarks.config.process_env import WARM_START_VARIABLE
 from benchmarks.plumbing import scratch_dirs
 from benchmarks.results import dynamo_stats as stats_shape
-
-# The variables Inductor and Triton read their cache directories from.
-CACHE_VARIABLES = ("TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR")
 
 
 class CompileCache:
     """cold and warm: an empty cache directory of this child's own (removed at close), so a compile does not
-    depend on which configs ran before; shared (or no dynamo): the machine's, untouched."""
+    depend on which configs ran before; warm-start: one half of a pair (runner/warm_start.py), whose launcher named
+    the pair's directory in the cache variables and keeps it between the halves; shared (or no dynamo): the
+    machine's, untouched."""
 
     def __init__(self, experiment):
         self.kind = experiment.compile_cache if experiment.dynamo else None
         self.root: Optional[str] = None
         if self.kind in ("cold", "warm"):
             self.root = scratch_dirs.owned_dir("compile-cache")  # named after this child: collected if it is killed
-            os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(self.root, "inductor")
-            os.environ["TRITON_CACHE_DIR"] = os.path.join(self.root, "triton")
+            os.environ.update(compile_options.cache_environment(self.root))
 
     def warm_up(self, make_step: Callable[[], Callable], step: Callable) -> tuple:
         """warm: run the step once untimed (a cold compile that fills the cache), forget dynamo's compiled code,
@@ -50,7 +50,7 @@ class CompileCache:
     def close(self) -> None:
         if self.root:
             shutil.rmtree(self.root, ignore_errors=True)
-            for name in CACHE_VARIABLES:
+            for name in compile_options.CACHE_VARIABLES:
                 os.environ.pop(name, None)
 
 
@@ -140,3 +140,18 @@ def _graph_breaks() -> list:
         out.append((getattr(reason, "reason", ""), where))
     return out
 
+
+
+def warm_start_problem(experiment, environ=None) -> Optional[str]:
+    """Why this process can't run a warm-start config by itself (one line), or None: a warm start is two processes,
+    which a sweep starts (runner/warm_start.py); by hand, only as one of them, named as the launcher names it."""
+    environ = os.environ if environ is None else environ
+    if not experiment.dynamo or experiment.compile_cache != compile_options.WARM_START:
+        return None
+    half = environ.get(WARM_START_VARIABLE)
+    if half in compile_options.WARM_START_HALVES and all(environ.get(n) for n in compile_options.CACHE_VARIABLES):
+        return None
+    return (f"compile_cache {compile_options.WARM_START} runs a config in two processes, one after the other, "
+            "which a sweep starts: experiment_runner.py -k <model> --compile-cache=warm-start ...; by hand, one half "
+            f"at a time: {WARM_START_VARIABLE}=cold or warm, with {' and '.join(compile_options.CACHE_VARIABLES)} "
+            "naming the pair's cache directories")

@@ -164,15 +164,15 @@ class PairedSpeedup(Hook):
 
 
 class DynamicBatch(Hook):
-    """--dynamic: each step's inputs cycle through batch sizes (the batch dimension marked dynamic under `batch`);
-    the checks run at the example batch, and the record says which sizes ran."""
+    """--dynamic: each step's inputs cycle through batch sizes (the batch dimension marked dynamic under `batch`,
+    unbacked under `unbacked`); the checks run at the example batch, and the record says which sizes ran."""
 
     def __init__(self):
         self.varying: Optional[dynamic_shapes.VaryingBatch] = None  # the last step's: the timed one's
 
     def step_inputs(self, run, inputs):
         self.varying = dynamic_shapes.VaryingBatch(run.args, run.kwargs, run.bm.batch_size,
-                                                   run.experiment.dynamic == "batch")
+                                                   dynamic_shapes.MARKS.get(run.experiment.dynamic))
         return self.varying
 
     def check(self, run) -> None:

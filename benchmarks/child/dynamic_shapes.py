@@ -1,8 +1,23 @@
 """--dynamic: the batch sizes a config's iterations cycle through, inputs resized to each (made before the
-timed runs), the batch dimension marked dynamic, and what the record says about it (docs/architecture.md,
-"Dynamic shapes and export"). Child only: torch inside the functions."""
+timed runs), the batch dimension marked dynamic (backed) or unbacked, and what the record says about it
+(docs/architecture.md, "Dynamic shapes and export"). Child only: torch inside the functions."""
 
 from __future__ import annotations
+
+import inspect
+from typing import Optional
+
+from benchmarks.child import torch_internals
+
+# How each --dynamic value marks the batch dimension: backed (torch._dynamo.mark_dynamic: dynamo knows its value and
+# may guard on it) or unbacked (torch._dynamo.decorators.mark_unbacked: data-dependent, never 0 or 1, asserts at
+# run time); `all` marks nothing (torch.compile(dynamic=True)).
+BACKED, UNBACKED = "backed", "unbacked"
+MARKS = {"batch": BACKED, "unbacked": UNBACKED}
+# mark_unbacked's arguments that newer torches take (not 2.9): the size hint Inductor tunes for (the requested batch)
+# and one symbol shared by every input's batch dimension (else each input's is a symbol of its own).
+UNBACKED_ARGUMENTS = ("hint_override", "shape_id")
+SHAPE_ID = "batch"
 
 # The batch varies by this fraction either side of the requested size (the issue's ±20%).
 SPREAD = 0.2
@@ -37,30 +52,49 @@ def resized(tree, old: int, new: int):
     return map_tensors(tree, rows)
 
 
-def mark_batch_dynamic(tree, batch_size: int) -> None:
-    """Mark dimension 0 of every tensor with `batch_size` rows dynamic, so dynamo compiles one graph for all
-    batch sizes instead of one per size."""
+def unbacked_arguments(batch_size: int) -> dict:
+    """mark_unbacked's keyword arguments for the batch dimension that this torch takes (UNBACKED_ARGUMENTS); those
+    it lacks are named in the record's `absent` (`unbacked_arguments`), and the dimension is marked without them."""
+    import torch
+
+    wanted = {"hint_override": batch_size, "shape_id": SHAPE_ID}
+    taken = set(inspect.signature(torch._dynamo.decorators.mark_unbacked).parameters)
+    lacking = [name for name in UNBACKED_ARGUMENTS if name not in taken]
+    if lacking:
+        torch_internals.mark_absent(torch_internals.UNBACKED_ARGUMENTS, "torch._dynamo.decorators.mark_unbacked",
+                                    TypeError(f"it takes no {', '.join(lacking)}: Inductor sizes the batch by its "
+                                              "fallback hint, and each input's batch is a symbol of its own"))
+    return {name: value for name, value in wanted.items() if name in taken}
+
+
+def mark_batch(tree, batch_size: int, mark: str, unbacked: Optional[dict] = None) -> None:
+    """Mark dimension 0 of every tensor with `batch_size` rows dynamic (`mark` BACKED) or unbacked (UNBACKED, with
+    mark_unbacked's `unbacked` arguments), so dynamo compiles one graph for all batch sizes instead of one per size."""
     import torch
 
     if isinstance(tree, torch.Tensor):
         if tree.dim() > 0 and tree.shape[0] == batch_size:
-            torch._dynamo.mark_dynamic(tree, 0)
+            if mark == UNBACKED:
+                torch._dynamo.decorators.mark_unbacked(tree, 0, **(unbacked or {}))
+            else:
+                torch._dynamo.mark_dynamic(tree, 0)
     elif isinstance(tree, (list, tuple)):
         for item in tree:
-            mark_batch_dynamic(item, batch_size)
+            mark_batch(item, batch_size, mark, unbacked)
     elif isinstance(tree, dict):
         for value in tree.values():
-            mark_batch_dynamic(value, batch_size)
+            mark_batch(value, batch_size, mark, unbacked)
 
 
 class VaryingBatch:
     """Hands each iteration its inputs at the next batch size of the cycle, from sets made up front, and
     counts the sizes that ran; `stop()` goes back to the examples (for --verify's check)."""
 
-    def __init__(self, args: tuple, kwargs: dict, batch_size: int, mark_dynamic: bool):
+    def __init__(self, args: tuple, kwargs: dict, batch_size: int, mark: Optional[str]):
         self.batch_size = batch_size
         self.sizes = batch_cycle(batch_size)
-        self.mark_dynamic = mark_dynamic
+        self.mark = mark  # BACKED, UNBACKED, or None (nothing marked)
+        self.unbacked = unbacked_arguments(batch_size) if mark == UNBACKED else None
         self.template = (args, kwargs)
         self.sets = [self._at(args, kwargs, size) for size in self.sizes]
         self.next = 0
@@ -69,17 +103,22 @@ class VaryingBatch:
 
     def _at(self, args, kwargs, size: int) -> tuple:
         new = (resized(args, self.batch_size, size), resized(kwargs, self.batch_size, size))
-        if self.mark_dynamic:
-            mark_batch_dynamic(new, size)
+        if self.mark:
+            mark_batch(new, size, self.mark, self.unbacked)
         return new
 
     def summary(self) -> dict:
         """The record's `dynamic_shapes`: the sizes of the cycle and the iterations run at each (the recompiles
         they caused are `dynamo_stats.recompiles`, child/compile_settings.py)."""
-        return {
+        out = {
             "batch_sizes": self.sizes,
             "iterations_by_batch_size": {str(size): count for size, count in sorted(self.ran.items())},
         }
+        if self.mark:
+            out["batch_dimension"] = self.mark
+        if self.unbacked is not None:  # what mark_unbacked was given beyond the dimension (this torch's)
+            out["unbacked_arguments"] = dict(self.unbacked)
+        return out
 
     def stop(self) -> None:
         self.varying = False

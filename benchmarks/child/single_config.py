@@ -414,7 +414,8 @@ def main(options: RunOptions) -> int:
     launched_by_parent = options.record_fd is not None
     wanted = child_environment(experiment, options, dict(os.environ), model_config)
     if not launched_by_parent:  # a config by hand: its allocator policy acts only from a process's start
-        problem = torch_support.environment_problem()  # the sweep's parent checked it for its children
+        problem = (torch_support.environment_problem()  # the sweep's parent checked it for its children
+                   or compile_settings.warm_start_problem(experiment))  # two processes, which a sweep starts
         if problem:
             raise UsageError(problem)
         allocator_in_effect.restart_under_policy(wanted)

@@ -28,6 +28,8 @@ CUDAGRAPHS = "cudagraphs"  # Inductor's CUDA graphs where the config asks for th
 CUDAGRAPH_SKIPS = "cudagraph_skips"  # the graphs Inductor ran without CUDA graphs (its counter)
 INDUCTOR_DETERMINISTIC = "inductor_deterministic"  # --deterministic: torch._inductor.config.deterministic (2.10 on)
 INDUCTOR_BATCH_INVARIANT = "inductor_batch_invariant"  # --batch-invariant: torch._inductor.config.batch_invariant
+UNBACKED_ARGUMENTS = "unbacked_arguments"  # --dynamic=unbacked: mark_unbacked's hint_override and shape_id
+AOT_PRECOMPILE = "aot_precompile"  # --aot-precompile (torch._dynamo.config.enable_aot_compile, load_compiled_function)
 
 
 def torch_version() -> str:

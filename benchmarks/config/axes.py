@@ -15,8 +15,8 @@ import argparse
 import dataclasses
 from typing import Any, Callable, Optional, Union
 
-from benchmarks.config import allocator, batch_invariant, channels_last, compile_options, cpu_profile, cuda_profile, \
-    deterministic, matmul_precision, paired_speedup, precision, quantization
+from benchmarks.config import allocator, aot_precompile, batch_invariant, channels_last, compile_options, \
+    cpu_profile, cuda_profile, deterministic, matmul_precision, paired_speedup, precision, quantization
 from benchmarks.plumbing.cli_support import close_matches
 from benchmarks.plumbing.safe_paths import short_hash
 
@@ -26,8 +26,9 @@ from benchmarks.plumbing.safe_paths import short_hash
 MATRIX_AXIS, ONE_PER_SWEEP, SWITCH = "matrix axis", "one per sweep", "switch"
 SWITCH_WORDS = {"on": True, "true": True, "yes": True, "1": True, "off": False, "false": False, "no": False, "0": False}
 
-# --dynamic: static shapes (default), the batch dimension marked dynamic, or torch.compile(dynamic=True).
-DYNAMIC_CHOICES = ("static", "batch", "all")
+# --dynamic: static shapes (default), the batch dimension marked dynamic (backed: dynamo knows its value) or unbacked
+# (torch._dynamo.decorators.mark_unbacked: treated as data-dependent), or torch.compile(dynamic=True).
+DYNAMIC_CHOICES = ("static", "batch", "unbacked", "all")
 DEFAULT_DYNAMIC = "static"
 # --train-step (train configs; null for eval): `harness`, the dynamo harness's step compiled whole (clone the
 # inputs, zero the grads, forward, the suite's loss, backward, the optimizer's step: none on the CPU), or
@@ -232,7 +233,9 @@ AXES = (
     Axis(
         "dynamic",
         "shapes: static (default), batch (batch dimension marked dynamic; timed iterations vary the batch), "
-        "all (torch.compile(dynamic=True)); experiment key `dynamic`",
+        "unbacked (the batch dimension marked unbacked, the dynamo harness's --unbacked-batch-only; "
+        "--dynamic=batch --dynamic=unbacked is its --compare-backed-unbacked), all (torch.compile(dynamic=True)); "
+        "experiment key `dynamic`",
         parse=_dynamic, default=DEFAULT_DYNAMIC, choices=DYNAMIC_CHOICES, slug="dyn-{}", example="batch",
         child="config_hooks:dynamic_batch"),
     Axis(
@@ -254,8 +257,10 @@ AXES = (
     Axis(
         "compile_cache",
         "Inductor's and Triton's caches: cold (default: an empty cache per child), warm (the config compiles once "
-        "untimed first; the recorded compile is the warm one), shared (the machine's); experiment key "
-        "`compile_cache`",
+        "untimed first; the recorded compile is the warm one), shared (the machine's), warm-start (the dynamo "
+        "harness's --warm-start-latency: a first child compiles into an empty cache directory, then a second, fresh "
+        "process compiles from what it left; the record is the second's, with both compile times in `warm_start`); "
+        "experiment key `compile_cache`",
         parse=compile_options.parse_cache, default=compile_options.DEFAULT_CACHE, choices=compile_options.CACHES,
         sweep_default=(compile_options.DEFAULT_CACHE,), for_config=compile_options.for_dynamo,
         slug="compile_cache-{}", example="warm"),
@@ -336,6 +341,14 @@ AXES = (
         "--batch-invariant=on --batch-invariant=off sweeps both (default: off); eval only; experiment key "
         "`batch_invariant`",
         kind=SWITCH, support_rules=batch_invariant.SUPPORT_RULES, child="batch_invariance:hook_for"),
+    Axis(
+        "aot_precompile",
+        "Inductor configs' forward compiled ahead of time, saved, loaded in the same child and timed as loaded (the "
+        "dynamo harness's --aot-precompile): --aot-precompile alone is on, --aot-precompile=on --aot-precompile=off "
+        "sweeps both (default: off); eval, static shapes, the default compile mode; the record's aot_precompile and "
+        "metric aot_precompile_load_time; experiment key `aot_precompile`",
+        kind=SWITCH, for_config=aot_precompile.for_config, support_rules=aot_precompile.SUPPORT_RULES,
+        child="precompiled_step:hook_for"),
 )
 BY_KEY = {axis.key: axis for axis in AXES}
 KEYS = tuple(BY_KEY)

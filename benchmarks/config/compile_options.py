@@ -5,15 +5,29 @@ axis). Their names, parsing and support rules; pure Python, no torch (the probe 
 from __future__ import annotations
 
 import json
+import os
 from typing import Optional
 
 KEYS = ("compile_mode", "inductor_config", "compile_cache")
 MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
 # The mode that is CUDA graphs (max-autotune captures them only on CUDA, so it runs elsewhere too).
 CUDA_GRAPH_MODES = ("reduce-overhead",)
-# cold: a fresh, empty cache per child; warm: the config compiles once untimed first; shared: the machine's.
-CACHES = ("cold", "warm", "shared")
+# cold: a fresh, empty cache per child; warm: the config compiles once untimed first; shared: the machine's;
+# warm-start: two children in turn on one cache directory, the second a fresh process on what the first one left
+# (the dynamo harness's --warm-start-latency: runner/warm_start.py).
+WARM_START = "warm-start"
+WARM_START_HALVES = ("cold", "warm")  # a warm start's two children, in the order they run
+CACHES = ("cold", "warm", "shared", WARM_START)
 DEFAULT_MODE, DEFAULT_CACHE = "default", "cold"
+# The variables Inductor and Triton read their cache directories from (before they first compile).
+INDUCTOR_CACHE_VARIABLE, TRITON_CACHE_VARIABLE = "TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR"
+CACHE_VARIABLES = (INDUCTOR_CACHE_VARIABLE, TRITON_CACHE_VARIABLE)
+
+
+def cache_environment(root: str) -> dict:
+    """The cache variables of a compile cache under `root`: Inductor's (its FX graph and AOTAutograd caches, the
+    compiled kernels) and Triton's, side by side."""
+    return {INDUCTOR_CACHE_VARIABLE: os.path.join(root, "inductor"), TRITON_CACHE_VARIABLE: os.path.join(root, "triton")}
 # The dashboard's named shorthands for Inductor settings.
 SHORTHANDS = {"freezing": ("freezing", "True"), "cpp_wrapper": ("cpp_wrapper", "True")}
 # Backends that take torch.compile's mode and read Inductor's config.

@@ -13,6 +13,11 @@ from benchmarks.plumbing.cpu_affinity import requested_cores, usable_cores
 # The launcher's pid, set by the launcher itself: the child dies with it (single_config.die_with_parent).
 PARENT_PID_VARIABLE = "BENCHMARKS_PARENT_PID"
 
+# --compile-cache=warm-start: which of a config's two children this one is ("cold": it fills the cache directory its
+# TORCHINDUCTOR_CACHE_DIR and TRITON_CACHE_DIR name; "warm": a fresh process on what the cold one left), set by the
+# launcher (runner/warm_start.py) with those two variables.
+WARM_START_VARIABLE = "BENCHMARKS_WARM_START"
+
 # Sent by the launcher to a child that timed out, just before it kills it: the child writes every thread's Python
 # stack to its log (faulthandler), so its record can say where it hung.
 STACKS_SIGNAL = signal.SIGUSR1

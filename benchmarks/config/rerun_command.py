@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import sys
 
+from benchmarks.config import axes, compile_options
 from benchmarks.plumbing import machine_facts
 from benchmarks.plumbing.safe_paths import safe_name
 
@@ -41,9 +43,32 @@ def fresh_dir(output_dirname: str, model: dict, slug: str) -> str:
     return os.path.join(output_dirname, RERUN_DIR, safe_name(str(model.get("model_name"))), slug)
 
 
+def sweep_flags(model: dict, experiment: dict) -> list:
+    """The runner's flags of a sweep of this one config: its suite, its model alone (and its parameters), upstream's
+    keys and every axis not at its default (`Axis.flag_args`)."""
+    e = experiment
+    flags = [f"--suite-name={model.get('suite_name')}", f"--filter=^{re.escape(str(model.get('model_name')))}$",
+             f"--accelerator={e.get('accelerator') or 'cpu'}", f"--xla={e.get('xla') or 'None'}",
+             f"--dynamo={e.get('dynamo') or 'None'}", f"--test={e.get('test')}"]
+    if model.get("params"):
+        flags.append("--model-params=" + json.dumps(model["params"], sort_keys=True))
+    if e.get("batch_size") is not None:
+        flags.append(f"--batch-size={e['batch_size']}")
+    if e.get("xla_flags"):
+        flags.append(f"--xla-flags={e['xla_flags']}")
+    for axis in axes.AXES:
+        flags.extend(axis.flag_args(e.get(axis.key)))
+    return flags
+
+
 def rerun_text(options, model: dict, experiment) -> str:
     """The record's `rerun`: one shell command line that reruns exactly this config (an ExperimentConfig, as asked
-    for) with the sweep's child flags (`options`: RunOptions) in a fresh results directory."""
+    for) with the sweep's child flags (`options`: RunOptions) in a fresh results directory: the single-config
+    command, or, for a warm start (two processes, which only a sweep starts), the sweep of this one config."""
     flags = [flag for flag in options.child_flags if flag.split("=", 1)[0] not in NOT_CARRIED]
     out = fresh_dir(options.output_dirname, model, experiment.slug())
-    return shlex.join(single_config_argv(flags, model, experiment.to_dict()) + [f"--output-dirname={out}"])
+    if experiment.dynamo and experiment.compile_cache == compile_options.WARM_START:
+        argv = entry_argv() + sweep_flags(model, experiment.to_dict()) + flags
+    else:
+        argv = single_config_argv(flags, model, experiment.to_dict())
+    return shlex.join(argv + [f"--output-dirname={out}"])

@@ -16,9 +16,10 @@ from benchmarks.results.measurement import Measurement
 
 # The eager baseline's backend name (Measurement.base_backend).
 EAGER = "eager"
-# The axes only torch.compile takes: an eager config has no compile mode, Inductor config or compile cache, and
-# runs static shapes (--dynamic needs dynamo: a support rule), so a config is compared with eager without them.
-COMPILE_ONLY_AXES = compile_options.KEYS + ("dynamic",)
+# The axes only torch.compile takes: an eager config has no compile mode, Inductor config, compile cache or AOT
+# precompile, and runs static shapes (--dynamic needs dynamo: a support rule), so a config is compared with eager
+# without them.
+COMPILE_ONLY_AXES = compile_options.KEYS + ("dynamic", "aot_precompile")
 # The axes an eager config never has: torch.compile's, --speedup (eager is the baseline, never paired) and Inductor's
 # CUDA graphs (Measurement.cudagraphs).
 BACKEND_ONLY_AXES = COMPILE_ONLY_AXES + ("speedup", "cudagraphs")
@@ -36,19 +37,20 @@ def baseline_key(m: Measurement) -> str:
                       sort_keys=True, default=str)
 
 
-def _mean(values: Iterable[Optional[float]]) -> Optional[float]:
+def mean(values: Iterable[Optional[float]]) -> Optional[float]:
+    """The mean of the values that are not None (a config's figure over its processes), or None."""
     found = [v for v in values if v is not None]
     return statistics.fmean(found) if found else None
 
 
 def first_run(processes: list) -> Optional[float]:
     """The first run's time (compilation included), averaged over a config's processes (--rounds)."""
-    return _mean(m.first_run_time() for m in processes)
+    return mean(m.first_run_time() for m in processes)
 
 
 def peak_memory(processes: list) -> Optional[float]:
     """The peak memory (Measurement.peak_memory: the device's, else the host's), averaged over processes."""
-    return _mean(m.peak_memory() for m in processes)
+    return mean(m.peak_memory() for m in processes)
 
 
 def paired_speedup(processes: list) -> Optional[dict]:

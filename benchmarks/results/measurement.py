@@ -17,7 +17,7 @@ from typing import Optional
 
 import numpy as np
 
-from benchmarks.config import cuda_profile, experiment_config
+from benchmarks.config import aot_precompile, cuda_profile, experiment_config
 from benchmarks.config.axes import AXES, at_default, label_text
 from benchmarks.results import accuracy_status, records, stats
 
@@ -72,6 +72,13 @@ def _text(value) -> Optional[str]:
 
 def _int(value) -> Optional[int]:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _number(value) -> Optional[float]:
+    """A finite number as a float, else None (a bool is not a number here)."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+        return float(value)
+    return None
 
 
 class Measurement:
@@ -284,6 +291,23 @@ class Measurement:
         values = self.raw(WARMUP_TIME)
         values = values if values is not None else self.raw(TOTAL_TIME)
         return None if values is None else float(values[0])
+
+    def warm_start(self) -> Optional[tuple]:
+        """--compile-cache=warm-start: (the cold child's first run, the warm child's: seconds, compilation included)
+        from the record's `warm_start`, or None where it has not both (another cache, a failed half, an older
+        record)."""
+        found = self.record.get("warm_start")
+        if not isinstance(found, dict):
+            return None
+        cold, warm = (_number(found.get(k)) for k in ("cold_first_run_seconds", "warm_first_run_seconds"))
+        return None if cold is None or warm is None else (cold, warm)
+
+    def aot_load_time(self) -> Optional[float]:
+        """--aot-precompile: the seconds the precompiled artifact took to load (the metric
+        `aot_precompile_load_time`), or None for a record without it."""
+        values = self.raw(aot_precompile.LOAD_TIME)
+        values = None if values is None else values[np.isfinite(values)]
+        return float(values.mean()) if values is not None and len(values) else None
 
     def peak_memory_samples(self) -> Optional[np.ndarray]:
         """Each timed run's peak memory (bytes): the device's (`peak_memory_bytes`), else, for records without

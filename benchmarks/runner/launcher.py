@@ -23,7 +23,7 @@ import psutil
 
 from benchmarks.config.process_env import PARENT_PID_VARIABLE, STACKS_SIGNAL
 from benchmarks.plumbing import disk_writes, scratch_dirs
-from benchmarks.runner import lock_waits
+from benchmarks.runner import lock_waits, warm_start
 
 log = logging.getLogger("benchmarks.runner.launcher")
 
@@ -41,6 +41,7 @@ class ChildRequest:
     fork: Optional[object] = None  # the fork server that may start it (fork_server.ServerSpec); None: spawn it
     shared_compile_cache: bool = False  # --compile-cache=shared: its Inductor cache (and locks) are the machine's
     uses_cuda: bool = False  # a CUDA config: a fork server whose forks can't use CUDA refuses it (it is spawned)
+    warm_start: bool = False  # --compile-cache=warm-start: two children in turn on one cache (runner/warm_start.py)
 
 
 @dataclasses.dataclass
@@ -63,6 +64,7 @@ class ChildResult:
     # Timed out: the file locks its process tree was waiting for, and their holders (runner/lock_waits.py).
     lock_waits: list = dataclasses.field(default_factory=list)
     hung_in: Optional[str] = None  # timed out: the innermost frame of the stack it wrote (`where_it_hung`)
+    warm_start: Optional[dict] = None  # a warm start's pair: the record's `warm_start` (runner/warm_start.py)
 
     def signal_name(self) -> Optional[str]:
         if self.returncode is None or self.returncode >= 0:
@@ -163,6 +165,13 @@ def spawn(request: ChildRequest, env: dict, output_fd: int, record_fd: int) -> S
 
 
 def run_child(request: ChildRequest, start: Callable = spawn) -> ChildResult:
+    """Run the config's child to its end (`run_one`); a warm start's pair, both spawned, one after the other."""
+    if request.warm_start:
+        return warm_start.run_pair(request, run_one)
+    return run_one(request, start)
+
+
+def run_one(request: ChildRequest, start: Callable = spawn) -> ChildResult:
     """Run one child to its end; KeyboardInterrupt kills its group and propagates. `start(request, env, output_fd,
     record_fd)` starts it and returns its handle (`spawn`, or a fork server's)."""
     log_offset = open_log(request)

@@ -176,7 +176,8 @@ class RayExecutor:
             attempt_id=f"{job.key}-{attempt}", output_dir=self.options.output_dirname,
             artifacts_uri=self.options.artifacts_uri, artifacts_max_size=self.options.artifacts_max_size,
             fork=(job.request.fork.kind, job.request.fork.entry) if self.fork and job.request.fork else None,
-            shared_compile_cache=job.request.shared_compile_cache, uses_cuda=job.request.uses_cuda)
+            shared_compile_cache=job.request.shared_compile_cache, uses_cuda=job.request.uses_cuda,
+            warm_start=job.request.warm_start)
         if spec.fork:
             self._serve_nodes()
         options = {"num_cpus": self.cores_per_job, "num_gpus": job.needs.gpus}

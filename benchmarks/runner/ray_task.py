@@ -52,6 +52,7 @@ class TaskSpec:
     fork: object = None  # (server kind, entry point) when the driver found the config forkable (--launch=fork)
     shared_compile_cache: bool = False  # launcher.ChildRequest's
     uses_cuda: bool = False  # launcher.ChildRequest's
+    warm_start: bool = False  # launcher.ChildRequest's: the pair runs in this task, on this node's disk
 
 
 def _node_environment(spec: TaskSpec, scratch: str, cores: list) -> tuple:
@@ -126,6 +127,7 @@ def run_on_node(spec: TaskSpec) -> dict:
         request = launcher.ChildRequest(argv=argv, env=env, log_path=log_path, timeout=spec.timeout,
                                         memory_limit=spec.memory_limit, cpu_affinity=held.cores,
                                         shared_compile_cache=spec.shared_compile_cache, uses_cuda=spec.uses_cuda,
+                                        warm_start=spec.warm_start,
                                         on_start=lambda pid: pid_box.update(pid=pid))
         result = _run_child(ray, spec, request, node["node_id"])
     finally:

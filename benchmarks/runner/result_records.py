@@ -13,7 +13,7 @@ from benchmarks.config.run_options import RunOptions
 from benchmarks.plumbing import output_paths, xla_dump_env
 from benchmarks.results import accuracy_status, records
 from benchmarks.results.records import RecordStatus, VerificationCode
-from benchmarks.runner import launcher, lock_waits, noise
+from benchmarks.runner import launcher, lock_waits, noise, warm_start
 
 log = logging.getLogger("benchmarks.runner.sweep")
 
@@ -76,8 +76,12 @@ def child_record(config, options: RunOptions, result: launcher.ChildResult, log_
     if executor_facts is not None:
         record["environment"]["executor"] = executor_facts
     record["environment"]["launch"] = result.launch  # fork (from a fork server) or spawn (a fresh interpreter)
-    if result.launch_reason:  # a config that could have been forked, spawned: why
-        record["environment"]["launch_reason"] = result.launch_reason
+    reason = result.launch_reason or (warm_start.LAUNCH_REASON if result.warm_start is not None
+                                      and options.launch == "fork" else None)
+    if reason:  # a config that could have been forked, spawned: why
+        record["environment"]["launch_reason"] = reason
+    if result.warm_start is not None:  # a warm start's pair: both children's first runs
+        record["warm_start"] = result.warm_start
     accuracy_status.settle(record)  # the child's own, or its failure's
     return with_rerun(with_precision_reason(record, config), config, options)
 

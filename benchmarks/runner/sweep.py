@@ -22,7 +22,7 @@ from benchmarks.plumbing import disk_writes, machine_facts, output_paths, scratc
 from benchmarks.plumbing.cli_support import EXIT_BAD_NEWS, UsageError
 from benchmarks.plumbing.cpu_affinity import parse_cores, requested_cores, usable_cores
 from benchmarks.results import records
-from benchmarks.runner import fork_server, launcher, noise, progress, results_lock
+from benchmarks.runner import fork_server, launcher, noise, progress, results_lock, warm_start
 from benchmarks.runner.executor import Job, LocalExecutor
 from benchmarks.runner.job_resources import Needs, ResourceError, ResourcePool
 from benchmarks.runner.plan import (Plan, back_up, in_model_order, load_earlier, longest_first, make_plan,
@@ -63,6 +63,7 @@ def make_executor(options: RunOptions, plan: Plan):
 def make_job(key: int, options: RunOptions, config, echo) -> Job:
     argv = single_config_argv(options, config)
     env = child_environment(config.experiment, options, dict(os.environ), config.model)
+    pair = warm_start.is_pair(config.experiment)  # two children in turn, both spawned (runner/warm_start.py)
     request = launcher.ChildRequest(
         argv=argv,
         env=env,
@@ -71,10 +72,11 @@ def make_job(key: int, options: RunOptions, config, echo) -> Job:
         memory_limit=options.subprocess_memory_limit,
         echo=echo,
         cpu_affinity=requested_cores(options.noise),
-        fork=fork_server.server_spec(config.experiment, options, env, argv, rerun_command.entry_argv()) if options.launch == "fork"
-        else None,
+        fork=fork_server.server_spec(config.experiment, options, env, argv, rerun_command.entry_argv())
+        if options.launch == "fork" and not pair else None,
         shared_compile_cache=config.experiment.compile_cache == "shared",
         uses_cuda=config.experiment.accelerator == "cuda",
+        warm_start=pair,
     )
     return Job(key, config, request, Needs.of(config.experiment, options.gpus_per_job))
 
@@ -86,6 +88,8 @@ def print_dry_run(options: RunOptions, plan: Plan, executor, suite) -> None:
     print(f"# {len(plan.configs)} config(s) to run; each line is its exact single-config command", file=out)
     for config in plan.configs:
         print(shlex.join(single_config_argv(options, config)), file=out)
+        if warm_start.is_pair(config.experiment):
+            print(f"# {warm_start.DRY_RUN_NOTE}", file=out)
     if plan.skipped:
         print(f"# {len(plan.skipped)} config(s) the suite skips (a skip record is written when the sweep runs)",
               file=out)

@@ -118,6 +118,50 @@ def test_a_dynamic_shapes_config_is_compared_with_eager_which_runs_static(tmp_pa
         _close(rows[0][column], want[key])
 
 
+def test_a_warm_start_line_shows_its_cold_and_warm_compile_and_the_saving(tmp_path):
+    path = write_results(tmp_path / "r.jsonl")
+    # --compile-cache=warm-start: the record is the warm child's (its first run), the cold child's in warm_start.
+    pairs = {"alpha": (0.005, 9.0, 3.0, "pass"), "beta": (0.008, 12.0, 5.0, "pass"),
+             "gamma": (0.050, 20.0, 1.0, "fail_accuracy")}  # not passing: left out of the figures
+    with open(path, "a") as handle:
+        for model, (per_iter, cold, warm, outcome) in pairs.items():
+            record = hand_record(model, "inductor", RUN1, per_iter, warm, 1e6, outcome)
+            record["experiment"]["compile_cache"] = "warm-start"
+            record["warm_start"] = {"cold_first_run_seconds": cold, "warm_first_run_seconds": warm,
+                                    "saving_seconds": cold - warm}
+            handle.write(json.dumps(record) + "\n")
+    rows = [r for r in dashboard_rows(path) if r["Backend"] == "Inductor" and r["precision"] == "fp32"]
+    line = next(r for r in rows if r["compile_cache"] == "warm-start")
+    _close(line["ColdCompile(s)"], statistics.fmean([9.0, 12.0]))
+    _close(line["WarmCompile(s)"], statistics.fmean([3.0, 5.0]))
+    _close(line["CompileSaving(s)"], statistics.fmean([6.0, 7.0]))
+    _close(line["CompileLatency(s)"], statistics.fmean([3.0 - EAGER["alpha"][1], 5.0 - EAGER["beta"][1]]))
+    assert all(r["ColdCompile(s)"] == "" for r in rows if r["compile_cache"] != "warm-start")
+    table = run_aggregate(path, "--report=dashboard", "--format=tab")
+    assert "Note: Warm start (--compile-cache=warm-start): cold and warm compile" in table.stdout
+
+
+def test_a_dashboard_without_a_warm_start_has_no_warm_start_columns(tmp_path):
+    result = run_aggregate(write_results(tmp_path / "r.jsonl"), "--report=dashboard", "--format=csv")
+    assert "ColdCompile" not in result.stdout and "Warm start" not in result.stdout + result.stderr
+
+
+def test_an_aot_precompile_line_shows_its_load_time_over_the_configs_that_passed(tmp_path):
+    path = write_results(tmp_path / "r.jsonl")
+    loads = {"alpha": (0.004, "pass"), "beta": (0.006, "pass"), "gamma": (0.5, "fail_accuracy")}
+    with open(path, "a") as handle:
+        for model, (load, outcome) in loads.items():
+            record = hand_record(model, "inductor", RUN1, 0.005, 0.1, 1e6, outcome)
+            record["experiment"]["aot_precompile"] = True
+            record["metrics"]["aot_precompile_load_time"] = [load]
+            handle.write(json.dumps(record) + "\n")
+    rows = [r for r in dashboard_rows(path) if r["Backend"] == "Inductor" and r["precision"] == "fp32"]
+    line = next(r for r in rows if r["aot_precompile"] == "aot_precompile")
+    assert (line["Passed"], line["Total"]) == ("2", "3")
+    _close(line["AOTLoad(ms)"], 1e3 * statistics.fmean([0.004, 0.006]))
+    assert all(r["AOTLoad(ms)"] == "" and r["aot_precompile"] == "" for r in rows if r is not line)
+
+
 def test_every_text_format_and_the_image_formats(tmp_path):
     path = write_results(tmp_path / "r.jsonl")
     table = run_aggregate(path, "--report=dashboard", "--format=tab")

@@ -1,13 +1,14 @@
-"""--dynamic (static, batch, all; experiment key `dynamic`) and --dynamo=export / export_nonstrict /
+"""--dynamic (static, batch, unbacked, all; experiment key `dynamic`) and --dynamo=export / export_nonstrict /
 aot_inductor: the key in old and new records and in the resume fingerprint, labels, the support rules, the
 batch cycle; sweeps that show the batch really varied with its recompile count, export passing and failing
 (a data-dependent branch) and an AOTInductor package timed (docs/architecture.md, "Dynamic shapes and export")."""
 
 import csv
+import io
 
 import pytest
 
-from helpers import by_model, call_runner, read_jsonl, run_runner, run_tool
+from helpers import by_model, call_runner, call_tool, read_jsonl, run_runner, run_tool
 
 from benchmarks.config import experiment_config
 from benchmarks.results import records
@@ -30,7 +31,7 @@ def test_dynamic_key_defaults_to_static_and_bad_values_are_refused():
     assert experiment_config.ExperimentConfig.from_dict(data).dynamic == "batch"
     old = {k: v for k, v in exp().to_dict().items() if k != "dynamic"}
     assert experiment_config.ExperimentConfig.from_dict(old).dynamic == "static"
-    with pytest.raises(experiment_config.ConfigError, match="dynamic must be one of static, batch, all"):
+    with pytest.raises(experiment_config.ConfigError, match="dynamic must be one of static, batch, unbacked, all"):
         experiment_config.ExperimentConfig.from_dict(dict(old, dynamic="sometimes"))
     assert "dyn-batch" in exp(dynamic="batch").slug() and "dyn-" not in exp().slug()
     assert "dynamic" not in exp().describe() and "dynamic=all" in exp(dynamic="all").describe()
@@ -40,8 +41,9 @@ def test_fingerprint_of_static_is_the_old_one_and_others_differ():
     model = {"suite_name": "dummy", "model_name": "mlp"}
     old = {k: v for k, v in exp().to_dict().items() if k != "dynamic"}
     assert records.fingerprint(model, exp().to_dict(), None, False) == records.fingerprint(model, old, None, False)
-    fingerprints = {records.fingerprint(model, exp(dynamic=d).to_dict(), None, False) for d in ("static", "batch", "all")}
-    assert len(fingerprints) == 3
+    fingerprints = {records.fingerprint(model, exp(dynamic=d).to_dict(), None, False)
+                    for d in ("static", "batch", "unbacked", "all")}
+    assert len(fingerprints) == 4
 
 
 def test_labels_show_dynamic_only_off_its_default():
@@ -93,6 +95,40 @@ def test_bad_dynamic_value_is_one_line_and_exit_2():
     assert "dynamic must be one of" in result.stderr and "Traceback" not in result.stderr
 
 
+def test_unbacked_marks_take_what_this_torchs_mark_unbacked_takes_and_name_what_it_lacks(monkeypatch):
+    import inspect
+
+    import torch
+
+    from benchmarks.child import dynamic_shapes, torch_internals
+
+    monkeypatch.setattr(torch_internals, "ABSENT", {})
+    taken = set(inspect.signature(torch._dynamo.decorators.mark_unbacked).parameters)
+    found = dynamic_shapes.unbacked_arguments(16)
+    assert found == {k: v for k, v in {"hint_override": 16, "shape_id": "batch"}.items() if k in taken}
+    lacking = [name for name in ("hint_override", "shape_id") if name not in taken]  # torch 2.9: both
+    reason = torch_internals.absent() and torch_internals.absent().get("unbacked_arguments")
+    assert bool(reason) == bool(lacking) and all(name in reason for name in lacking)
+
+    # A newer torch's mark_unbacked (hint_override, shape_id): both are passed, nothing is absent.
+    calls = []
+    original = torch._dynamo.decorators.mark_unbacked
+
+    def newer(t, index, hint_override=None, strict=False, specialize_on=None, shape_id=None):
+        calls.append((tuple(t.shape), index, hint_override, shape_id))
+        original(t, index, strict=strict, specialize_on=specialize_on)
+
+    monkeypatch.setattr(torch._dynamo.decorators, "mark_unbacked", newer)
+    monkeypatch.setattr(torch_internals, "ABSENT", {})
+    source = dynamic_shapes.VaryingBatch((torch.randn(16, 4), torch.randn(3)), {"mask": torch.ones(16)}, 16,
+                                         dynamic_shapes.UNBACKED)
+    assert torch_internals.absent() is None
+    assert sorted(calls) == sorted([((size, 4), 0, 16, "batch") for size in (16, 13, 19)]
+                                   + [((size,), 0, 16, "batch") for size in (16, 13, 19)])
+    assert source.summary()["unbacked_arguments"] == {"hint_override": 16, "shape_id": "batch"}
+    assert source.summary()["batch_dimension"] == "unbacked"
+
+
 def test_batch_cycle_varies_by_a_fifth_and_never_runs_one_row():
     from benchmarks.child import dynamic_shapes
 
@@ -125,7 +161,7 @@ def test_varying_batch_counts_recompiles_in_process():
     torch._dynamo.reset()
     module = torch.nn.Linear(4, 2)
     compiled = torch.compile(module, backend="eager")
-    source = dynamic_shapes.VaryingBatch((torch.randn(16, 4),), {}, 16, mark_dynamic=False)
+    source = dynamic_shapes.VaryingBatch((torch.randn(16, 4),), {}, 16, mark=None)
     for _ in range(6):
         args, kwargs = source()
         assert compiled(*args, **kwargs).shape[0] == args[0].shape[0]
@@ -135,6 +171,32 @@ def test_varying_batch_counts_recompiles_in_process():
     assert compile_settings.dynamo_stats()["recompiles"] >= 1  # the record's count of them
     source.stop()
     assert source()[0][0].shape[0] == 16
+
+
+@pytest.mark.integration
+def test_backed_and_unbacked_batches_side_by_side_and_compare_pairs_them(tmp_path):
+    # The dynamo harness's --compare-backed-unbacked: one sweep, both markings of the batch dimension.
+    run_runner("--suite-name=dummy", "-k", "^mlp$", "--accelerator=cpu", "--xla=None", "--dynamo=aot_eager",
+               "--test=eval", "--dynamic=batch", "--dynamic=unbacked", "--verify", "--repeat=3", "--warmup=1",
+               f"--output-dirname={tmp_path}", check_rc=0)
+    found = {r["experiment"]["dynamic"]: r for r in read_jsonl(tmp_path / "results.jsonl")}
+    assert sorted(found) == ["batch", "unbacked"]
+    for dynamic, record in found.items():
+        assert record["status"] == "ok" and record["accuracy"] == "pass", record.get("error")
+        assert record["dynamo_stats"]["recompiles"] == 0  # one graph for every batch size, either way
+        assert set(record["dynamic_shapes"]["iterations_by_batch_size"]) == {"13", "16", "19"}
+    assert found["batch"]["dynamic_shapes"]["batch_dimension"] == "backed"
+    unbacked = found["unbacked"]
+    assert unbacked["dynamic_shapes"]["batch_dimension"] == "unbacked"
+    given = unbacked["dynamic_shapes"]["unbacked_arguments"]
+    if len(given) < 2:  # this torch's mark_unbacked lacks hint_override or shape_id (2.9 lacks both): said why
+        assert "mark_unbacked" in unbacked["absent"]["unbacked_arguments"]
+    assert "absent" not in found["batch"]
+    result = call_tool("compare.py", str(tmp_path), "--pair", "dynamic=batch:unbacked", "--format=csv")
+    assert result.returncode in (0, 1), result.stderr
+    (row,) = list(csv.DictReader(io.StringIO(result.stdout)))[:1]
+    assert row["model_name"] == "mlp" and "dynamic=batch:unbacked" in row["config"]
+    assert row["control_median"] and row["treatment_median"]
 
 
 @pytest.mark.integration

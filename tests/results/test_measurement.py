@@ -50,6 +50,23 @@ def test_compile_time_column_and_first_run_time():
     assert Measurement(record({})).compile_time() is None
 
 
+def test_a_warm_starts_two_first_runs_and_none_for_other_records():
+    pair = dict(record({"warmup_time": [3.0]}, compile_cache="warm-start"),
+                warm_start={"cold_first_run_seconds": 9.0, "warm_first_run_seconds": 3.0, "saving_seconds": 6.0})
+    assert Measurement(pair).warm_start() == (9.0, 3.0)
+    failed = dict(pair, warm_start={"cold_first_run_seconds": 9.0, "warm_first_run_seconds": None,
+                                    "failed_half": "warm"})
+    for other in (record({"warmup_time": [3.0]}), failed, dict(pair, warm_start="?"),
+                  dict(pair, warm_start={"cold_first_run_seconds": True, "warm_first_run_seconds": 1.0})):
+        assert Measurement(other).warm_start() is None
+
+
+def test_aot_precompiles_load_time_and_none_without_it():
+    loaded = record({"warmup_time": [0.1], "aot_precompile_load_time": [0.004]}, aot_precompile=True)
+    assert Measurement(loaded).aot_load_time() == pytest.approx(0.004)
+    assert Measurement(record({"warmup_time": [0.1]})).aot_load_time() is None
+
+
 def test_peak_memory_round_timestamp_status():
     m = Measurement(dict(record({"peak_rss_bytes": [5.0, 7.0, float("nan")]}), round=2, status="ok"))
     assert m.peak_memory() == 7.0 and m.round == 2 and m.timestamp == 100.0 and m.ok

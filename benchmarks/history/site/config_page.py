@@ -8,7 +8,7 @@ import shlex
 
 import numpy as np
 
-from benchmarks.config import axes
+from benchmarks.config import rerun_command
 from benchmarks.history.site import dashboard_numbers as numbers
 from benchmarks.history.site import grid as grid_module
 from benchmarks.history.site import page, suite_page
@@ -20,18 +20,12 @@ AROUND = 3  # runs shown on each side of a change
 
 def runner_flags(config) -> list:
     """The runner flags that run this one config again (its suite, model, backend, test, batch size, axes)."""
-    e = config.experiment
-    flags = [f"--suite-name={config.model.get('suite_name') or config.labels['suite']}",
-             f"--filter=^{config.labels['model']}$", f"--accelerator={e.get('accelerator') or 'cpu'}",
-             f"--xla={e.get('xla') or 'None'}", f"--dynamo={e.get('dynamo') or 'None'}", f"--test={e.get('test')}"]
-    if e.get("batch_size") is not None:
-        flags.append(f"--batch-size={e['batch_size']}")
-    for axis in axes.AXES:
-        flags.extend(axis.flag_args(e.get(axis.key)))
-    return flags
+    model = dict(config.model, suite_name=config.model.get("suite_name") or config.labels["suite"],
+                 model_name=config.labels["model"])
+    return rerun_command.sweep_flags(model, config.experiment)
 
 
-def rerun_command(config) -> str:
+def rerun_sweep(config) -> str:
     """The sweep of this one config, into a directory of its own: what a reader runs to see it again."""
     flags = runner_flags(config) + [f"--output-dirname=rerun/{config.labels['model']}"]
     return "experiment_runner.py " + " ".join(shlex.quote(flag) for flag in flags)
@@ -117,5 +111,5 @@ def render(site, config) -> str:
             "<h2>Pass and fail</h2>", f'<ul class="transitions">{events}</ul>' if events
             else "<p>No pass &harr; fail transition.</p>",
             "<h2>Run it again</h2>", "<p>This config alone, from the project's directory (each record also carries "
-            "the exact command of its own run, `rerun`):</p>", f'<pre class="cmd rerun">{esc(rerun_command(config))}</pre>']
+            "the exact command of its own run, `rerun`):</p>", f'<pre class="cmd rerun">{esc(rerun_sweep(config))}</pre>']
     return page.shell(title, "\n".join(body), 1, charts)
