@@ -43,11 +43,16 @@ def fresh_dir(output_dirname: str, model: dict, slug: str) -> str:
     return os.path.join(output_dirname, RERUN_DIR, safe_name(str(model.get("model_name"))), slug)
 
 
+def _literal(name: str) -> str:
+    """A model name as a regex that matches only itself (its metacharacters escaped; dashes left readable)."""
+    return re.sub(r"([.^$*+?{}\[\]\\|()])", r"\\\1", name)
+
+
 def sweep_flags(model: dict, experiment: dict) -> list:
     """The runner's flags of a sweep of this one config: its suite, its model alone (and its parameters), upstream's
     keys and every axis not at its default (`Axis.flag_args`)."""
     e = experiment
-    flags = [f"--suite-name={model.get('suite_name')}", f"--filter=^{re.escape(str(model.get('model_name')))}$",
+    flags = [f"--suite-name={model.get('suite_name')}", f"--filter=^{_literal(str(model.get('model_name')))}$",
              f"--accelerator={e.get('accelerator') or 'cpu'}", f"--xla={e.get('xla') or 'None'}",
              f"--dynamo={e.get('dynamo') or 'None'}", f"--test={e.get('test')}"]
     if model.get("params"):

@@ -35,3 +35,17 @@ def test_the_end_of_sweep_list_gives_the_failing_configs_rerun_commands(tmp_path
                                  {"ok": 0, "failed": 1, "skipped": 0}, 0, 1.0, "resume")
     assert "rerun one alone (each record's `rerun` holds its command):" in text
     assert "  python experiment_runner.py --model-config=..." in text.splitlines()
+
+
+def test_a_warm_start_reruns_as_the_sweep_of_that_one_config(tmp_path):
+    options = build_parser(all_suites()).options([f"--output-dirname={tmp_path}", "--repeat=2"])
+    model = {"suite_name": "torchvision", "model_name": "resnet18", "params": {"image_size": 64}}
+    experiment = ExperimentConfig("cpu", None, "inductor", "eval", compile_cache="warm-start", channels_last=True)
+    argv = shlex.split(rerun_command.rerun_text(options, model, experiment))
+    assert not [a for a in argv if a.startswith(("--model-config", "--experiment-config"))]  # two processes: a sweep
+    assert argv[2:] == ["--suite-name=torchvision", "--filter=^resnet18$", "--accelerator=cpu", "--xla=None",
+                        "--dynamo=inductor", "--test=eval", '--model-params={"image_size": 64}',
+                        "--compile-cache=warm-start", "--channels-last", "--repeat=2",
+                        f"--output-dirname={tmp_path}/rerun/resnet18/{experiment.slug()}"]
+    parsed = build_parser(all_suites()).options(argv[2:])
+    assert parsed.axes.compile_cache == ("warm-start",) and parsed.axes.channels_last == (True,)
