@@ -22,7 +22,7 @@ EXPECTED = {
     "no_time_spent": ("compile_seconds_by_phase", "torch._dynamo.utils.calculate_time_spent",
                       {"compile_seconds_by_phase"}),
     "no_counters": ("dynamo_counters", "torch._dynamo.utils.counters",
-                    {"calls_captured", "graphs", "graph_breaks", "unique_graph_breaks"}),
+                    {"calls_captured", "graphs", "graph_breaks", "unique_graph_breaks", "fallbacks_to_eager"}),
     "no_fallback_random": ("fallback_random", "torch._inductor.config.fallback_random", set()),
 }
 
