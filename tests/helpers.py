@@ -169,12 +169,25 @@ def torchvision_missing():
     return torchvision_unloadable()
 
 
+@functools.lru_cache(maxsize=None)
+def compiled_reader_missing():
+    """Why result_analyzer.py's compiled reader (benchmarks/analyzer/_jsonl_scan.c) can't be used here, or None: a
+    clone before `make env` or `pip install -e .` has not built it (a machine without a C compiler never does, and
+    the analyzer reads with its Python reader there), or it was built from another version of its source."""
+    from benchmarks.analyzer import compiled_reader
+
+    why = compiled_reader.why_unavailable
+    return None if why is None else f"the compiled analyzer reader is {why}"
+
+
 NEEDS = {
     "requires_xla": (xla_missing, "needs torch-xla beside its own torch (2.9): skipped with the reason elsewhere"),
     "requires_torchao": (torchao_missing, "needs TorchAO (--quantization): skipped with the reason where it's missing"),
     "requires_torchvision": (torchvision_missing, "needs a torchvision that loads beside this torch"),
     "requires_loadable_torchvision": (torchvision_unloadable, "needs torchvision to load where it is installed (as "
                                       "transformers imports it): skipped with the reason where it does not"),
+    "requires_compiled_reader": (compiled_reader_missing, "needs result_analyzer.py's compiled reader (built by `make "
+                                 "env` or `pip install -e .`): skipped with the reason where it is not built"),
 }
 XLA = xla_missing() is None  # for tests that mix XLA and other configs: what they expect of the XLA ones
 
