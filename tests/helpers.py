@@ -2,6 +2,7 @@
 what they wrote, find processes left behind. Imported by test modules in every folder of tests/ (`from helpers import
 ...`: conftest.py's folder, tests/, is on sys.path); fixtures live in conftest.py."""
 
+import ast
 import contextlib
 import functools
 import importlib
@@ -37,7 +38,13 @@ def call_tool(script: str, *args, env=None, check_rc=None, cwd=ROOT, text=True) 
     the environment if given: its exit status, stdout and stderr as run_tool gives them (the unit tier's way: no
     interpreter to start, nothing imported twice); `text=False`: stdout as bytes (an image). The environment,
     directory and logging are put back."""
-    main = importlib.import_module(MAINS[script]).main
+    return call_main(importlib.import_module(MAINS[script]).main, *args, name=script, env=env, check_rc=check_rc,
+                     cwd=cwd, text=text)
+
+
+def call_main(main, *args, name=None, env=None, check_rc=None, cwd=ROOT, text=True) -> subprocess.CompletedProcess:
+    """call_tool for any main(argv): a script of scripts/ too (`call_main(load_script("x").main, ...)`), as the
+    unit tier runs a script's command line (its bad usage: one line and exit 2) without an interpreter of its own."""
     out, err = (io.TextIOWrapper(io.BytesIO(), encoding="utf-8", write_through=True) for _ in range(2))
     root, saved_handlers, saved_level = logging.getLogger(), logging.getLogger().handlers[:], logging.getLogger().level
     saved_env, saved_cwd = dict(os.environ), os.getcwd()
@@ -60,9 +67,21 @@ def call_tool(script: str, *args, env=None, check_rc=None, cwd=ROOT, text=True) 
         root.handlers[:] = saved_handlers
         root.setLevel(saved_level)
     stdout, stderr = (stream.buffer.getvalue() for stream in (out, err))
-    result = subprocess.CompletedProcess([script, *map(str, args)], code or 0, stdout.decode() if text else stdout,
-                                         stderr.decode(errors="replace"))
+    result = subprocess.CompletedProcess([name or main.__module__, *map(str, args)], code or 0,
+                                         stdout.decode() if text else stdout, stderr.decode(errors="replace"))
     return _check(result, check_rc)
+
+
+def source_nodes(path) -> tuple:
+    """Every node of the Python file at `path`, in ast.walk's order (the module first). Parsed once per test process
+    while the file is unchanged: the rules over the whole tree (tests/project/) read the same files many times."""
+    stat = os.stat(path)
+    return _parsed(Path(path), stat.st_mtime_ns, stat.st_size)
+
+
+@functools.lru_cache(maxsize=None)
+def _parsed(path: Path, mtime_ns: int, size: int) -> tuple:
+    return tuple(ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))))
 
 
 def load_script(name: str, folder: Path = ROOT / "scripts"):
@@ -150,12 +169,25 @@ def torchvision_missing():
     return torchvision_unloadable()
 
 
+@functools.lru_cache(maxsize=None)
+def compiled_reader_missing():
+    """Why result_analyzer.py's compiled reader (benchmarks/analyzer/_jsonl_scan.c) can't be used here, or None: a
+    clone before `make env` or `pip install -e .` has not built it (a machine without a C compiler never does, and
+    the analyzer reads with its Python reader there), or it was built from another version of its source."""
+    from benchmarks.analyzer import compiled_reader
+
+    why = compiled_reader.why_unavailable
+    return None if why is None else f"the compiled analyzer reader is {why}"
+
+
 NEEDS = {
     "requires_xla": (xla_missing, "needs torch-xla beside its own torch (2.9): skipped with the reason elsewhere"),
     "requires_torchao": (torchao_missing, "needs TorchAO (--quantization): skipped with the reason where it's missing"),
     "requires_torchvision": (torchvision_missing, "needs a torchvision that loads beside this torch"),
     "requires_loadable_torchvision": (torchvision_unloadable, "needs torchvision to load where it is installed (as "
                                       "transformers imports it): skipped with the reason where it does not"),
+    "requires_compiled_reader": (compiled_reader_missing, "needs result_analyzer.py's compiled reader (built by `make "
+                                 "env` or `pip install -e .`): skipped with the reason where it is not built"),
 }
 XLA = xla_missing() is None  # for tests that mix XLA and other configs: what they expect of the XLA ones
 

@@ -35,8 +35,14 @@ def render(tmp_path, *inputs) -> str:
     return page
 
 
-def test_the_page_is_self_contained_and_says_what_was_run(tmp_path):
-    text = render(tmp_path, FIXTURE).read_text(encoding="utf-8")
+@pytest.fixture(scope="module")
+def fixture_page(tmp_path_factory) -> str:
+    """The fixture's page, written once for the tests that only read it (a page is about 0.4 s of plotting)."""
+    return render(tmp_path_factory.mktemp("page"), FIXTURE).read_text(encoding="utf-8")
+
+
+def test_the_page_is_self_contained_and_says_what_was_run(fixture_page):
+    text = fixture_page
     # Every plot inline: the dashboard over time (the fixture has several runs), speedup over time, the newest run.
     assert text.startswith("<!DOCTYPE html>") and text.count("<svg") == 3
     assert not re.search(r"""(?:src|href)\s*=\s*["']?(?:https?:)?//""", text)  # nothing fetched
@@ -45,8 +51,8 @@ def test_the_page_is_self_contained_and_says_what_was_run(tmp_path):
         assert fact in text
 
 
-def test_geomeans_are_aggregates_own_numbers(tmp_path):
-    text = render(tmp_path, FIXTURE).read_text(encoding="utf-8")
+def test_geomeans_are_aggregates_own_numbers(fixture_page):
+    text = fixture_page
     expected = geomeans_from_csv(FIXTURE)
     shown = dict(re.findall(r'<tr><td>([^<]+)</td><td class="num" data-backend="[^"]+">([0-9.]+)</td>', text))
     assert set(shown) == set(expected) and len(expected) == 4
@@ -152,8 +158,8 @@ def one_run(tmp_path) -> Path:
     return path
 
 
-def test_speedup_over_time_is_plotted_from_two_runs_on_and_one_run_says_why_not(tmp_path):
-    several = render(tmp_path / "several", FIXTURE).read_text(encoding="utf-8")
+def test_speedup_over_time_is_plotted_from_two_runs_on_and_one_run_says_why_not(fixture_page, tmp_path):
+    several = fixture_page
     assert "<h2>Speedup over time</h2>" in several and 'id="no-over-time"' not in several
     single = render(tmp_path / "single", one_run(tmp_path)).read_text(encoding="utf-8")
     assert "Speedup over time</h2>" not in single and "Geomean speedup over oldest" not in single  # its plot's title
@@ -162,8 +168,8 @@ def test_speedup_over_time_is_plotted_from_two_runs_on_and_one_run_says_why_not(
     assert why.startswith("No speedup-over-time plot: these results hold one run.")
 
 
-def test_every_note_is_said_once_as_text_and_not_inside_the_plots(tmp_path):
-    text = render(tmp_path, FIXTURE).read_text(encoding="utf-8")
+def test_every_note_is_said_once_as_text_and_not_inside_the_plots(fixture_page):
+    text = fixture_page
     said = re.findall(r'<p class="small">([^<]+)</p>', text)
     assert len(said) == len(set(said))
     for note in ("Speedup = Eager time / backend time (above 1 is faster)", "Time: median per iteration",
@@ -173,8 +179,8 @@ def test_every_note_is_said_once_as_text_and_not_inside_the_plots(tmp_path):
         assert "Speedup = " not in svg and "Time: median" not in svg
 
 
-def test_the_page_says_at_its_top_how_to_open_and_share_it(tmp_path):
-    text = render(tmp_path, FIXTURE).read_text(encoding="utf-8")
+def test_the_page_says_at_its_top_how_to_open_and_share_it(fixture_page):
+    text = fixture_page
     share = re.search(r'<p class="small" id="share">([^<]+)</p>', text)
     assert share and share.start() < text.index('id="dashboard"')
     assert "One self-contained file" in share.group(1) and "open report.html in any browser" in share.group(1)

@@ -3,6 +3,7 @@ report of the pure-Python one, and report the same problems on the same lines, w
 here is every analyzer fixture plus lines written to trip a hand-written JSON scanner."""
 
 import csv
+import importlib
 import io
 import json
 import logging
@@ -16,14 +17,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from helpers import ROOT
+from helpers import ROOT, compiled_reader_missing
 
 from benchmarks.analyzer import pipeline
 from benchmarks.analyzer.problems import Problems
 from benchmarks.analyzer.range_reader import TOP_KEYS
 
 FIXTURES = ROOT / "tests" / "fixtures" / "analyzer"
-compiled_reader = pytest.importorskip("benchmarks.analyzer._jsonl_scan", reason="the compiled reader is not built")
+if compiled_reader_missing():  # every test here is of the compiled reader (as helpers.NEEDS skips a test)
+    pytest.skip(compiled_reader_missing(), allow_module_level=True)
+compiled_reader = importlib.import_module("benchmarks.analyzer._jsonl_scan")
 
 
 def record(model="m", metrics=None, **extra) -> dict:

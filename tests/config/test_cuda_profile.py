@@ -93,13 +93,22 @@ def test_the_profile_is_for_cuda_configs_and_flags_that_contradict_it_are_one_li
     assert "Traceback" not in bad.stderr and "nightly" in bad.stderr
 
 
-def test_the_child_turns_graphs_on_for_the_profile_and_records_each_part(monkeypatch):
+@pytest.fixture
+def inductor_config():
+    """Inductor's real settings, triton.cudagraphs off, put back after the test by torch's own patch: monkeypatch
+    would put it back by deleting it (it is not in the config object's __dict__), which torch takes as hiding it,
+    and the next test to copy the config (tests/child/test_quantize.py) fails."""
+    import torch._inductor.config as config
+
+    with config.patch({"triton.cudagraphs": False}):
+        yield config
+
+
+def test_the_child_turns_graphs_on_for_the_profile_and_records_each_part(monkeypatch, inductor_config):
     import torch
-    import torch._inductor.config as inductor_config
 
     from benchmarks.child import cuda_setup
 
-    monkeypatch.setattr(inductor_config.triton, "cudagraphs", False)  # real settings, put back after the test
     monkeypatch.setattr(torch.backends.cudnn, "benchmark", False)
     monkeypatch.setattr(torch.backends.cudnn, "deterministic", True)
     model = {"suite_name": "torchvision", "model_name": "resnet18"}
@@ -110,11 +119,11 @@ def test_the_child_turns_graphs_on_for_the_profile_and_records_each_part(monkeyp
     for unlisted, experiment in ((timm_model, profiled), (model, plain), (model, profiled.with_(accelerator="cpu"))):
         cuda_setup.apply(unlisted, experiment)  # cuDNN as torch leaves it
         assert (torch.backends.cudnn.benchmark, torch.backends.cudnn.deterministic) == (False, True)
-    monkeypatch.setattr(inductor_config.triton, "cudagraphs", False)
+    inductor_config.triton.cudagraphs = False
     assert cuda_setup.apply(model, profiled) == {"cudagraphs": True} and inductor_config.triton.cudagraphs is True
     # TorchBench's TorchVisionModel factory turns cuDNN's autotuner on as it builds resnet18: the dashboard's setup
     assert (torch.backends.cudnn.benchmark, torch.backends.cudnn.deterministic) == (True, False)
-    monkeypatch.setattr(inductor_config.triton, "cudagraphs", False)
+    inductor_config.triton.cudagraphs = False
     listed = {"suite_name": "torchbench", "model_name": "tts_angular"}
     keys = cuda_setup.apply(listed, profiled)
     assert keys["cudagraphs"] is False and "disable_cudagraph" in keys["cudagraphs_reason"]

@@ -30,6 +30,7 @@ def make(*args, timeout=600) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=timeout)
 
 
+@pytest.mark.integration  # make asks scripts/bench_sweep.py, an interpreter that imports torch to ask for CUDA: 2 s
 @pytest.mark.skipif(MAKE is None, reason="no make on this machine")
 def test_the_default_sweep_is_verified_and_leaves_the_bar_to_the_terminal():
     dry = make("-n", "bench", "OUT=/nonexistent/bench")

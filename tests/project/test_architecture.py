@@ -9,7 +9,7 @@ import re
 import tomllib
 from pathlib import Path
 
-from helpers import ROOT
+from helpers import ROOT, source_nodes
 
 LIBRARY = ROOT / "benchmarks"
 
@@ -26,7 +26,7 @@ def import_graph(library: Path = LIBRARY) -> dict:
     for name, path in modules.items():
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
         targets = set()
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in source_nodes(path):
             if isinstance(node, ast.Import):
                 candidates = [alias.name for alias in node.names]
             elif isinstance(node, ast.ImportFrom):
@@ -162,7 +162,7 @@ def test_no_module_name_stands_in_two_folders():
 def _library_imports(path: Path) -> set:
     """The modules of the library (benchmarks...) that a file's import statements name, as written."""
     names = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in source_nodes(path):
         if isinstance(node, ast.Import):
             names.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
@@ -218,7 +218,7 @@ def test_a_test_imports_another_test_module_only_from_its_own_folder():
     What tests of several folders share is in helpers.py."""
     strays = set()
     for path in (ROOT / "tests").rglob("test_*.py"):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in source_nodes(path):
             names = ([alias.name for alias in node.names] if isinstance(node, ast.Import)
                      else [node.module] if isinstance(node, ast.ImportFrom) and node.module and not node.level else [])
             for name in names:
@@ -234,7 +234,7 @@ def test_no_test_carries_its_own_script_loader():
     for path in (ROOT / "tests").rglob("*.py"):
         if "fixtures" in path.parts or path.name == "helpers.py":
             continue
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in source_nodes(path):
             if isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", None)) in loaders:
                 carriers.add(str(path.relative_to(ROOT)))
     assert not carriers

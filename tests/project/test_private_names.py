@@ -4,14 +4,14 @@ script takes another module's underscore names, by `from ... import _x` or by `m
 import ast
 from pathlib import Path
 
-from helpers import ROOT
+from helpers import ROOT, source_nodes
 
 
 def private_uses(path: Path) -> list:
     """(line, text) of each underscore name of a `benchmarks` module that the file at `path` uses."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    nodes = source_nodes(path)
     modules, found = set(), []  # the names this file binds to benchmarks modules
-    for node in ast.walk(tree):
+    for node in nodes:
         if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("benchmarks"):
             for alias in node.names:
                 if alias.name.startswith("_") and not alias.name.startswith("__"):
@@ -19,7 +19,7 @@ def private_uses(path: Path) -> list:
                 modules.add(alias.asname or alias.name)
         elif isinstance(node, ast.Import):
             modules.update(alias.asname for alias in node.names if alias.asname and alias.name.startswith("benchmarks"))
-    for node in ast.walk(tree):
+    for node in nodes:
         if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in modules
                 and node.attr.startswith("_") and not node.attr.startswith("__")):
             found.append((node.lineno, f"{node.value.id}.{node.attr}"))

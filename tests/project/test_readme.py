@@ -1,5 +1,5 @@
-"""The README's promises: its quickstart commands run as written and write what it says they write, and
-every relative link in README.md and docs/*.md points at a file (and heading) that exists."""
+"""The README's promises: its quickstart commands run as written and write what it says they write, every
+relative link in README.md and docs/*.md points at a file (and heading) that exists, and it stays within 200 lines."""
 
 import csv
 import json
@@ -113,6 +113,12 @@ def anchors(path) -> set:
 
 def documents() -> list:
     return [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+
+
+def test_the_readme_stays_within_200_lines():
+    """The README is the front page: details belong in docs/ (the developers' guide keeps it to 200 lines)."""
+    lines = (ROOT / "README.md").read_text(encoding="utf-8").count("\n")
+    assert lines <= 200, f"README.md has {lines} lines: move details into docs/"
 
 
 def test_the_guides_the_readme_promises_exist():

@@ -10,7 +10,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from helpers import ROOT
+from helpers import ROOT, source_nodes
 
 from benchmarks.results.accuracy_status import AccuracyStatus, GoldenStatus
 from benchmarks.results.change_words import Word
@@ -45,9 +45,9 @@ def _sources(*but: str) -> list:
     return [p for p in paths if p.relative_to(ROOT).as_posix() not in but]
 
 
-def _docstrings(tree) -> set:
+def _docstrings(nodes) -> set:
     found = set()
-    for node in ast.walk(tree):
+    for node in nodes:
         if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
             first = node.body[0]
             if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
@@ -96,12 +96,16 @@ def spelled_statuses(source: str) -> list:
     """(line, value, where) of each string literal that spells a status or code: a distinct value anywhere but in a
     docstring; an everyday word where it stands for a status (compared with one, a status key's value in a dict,
     a keyword argument or an assignment)."""
-    tree = ast.parse(source)
-    docstrings = _docstrings(tree)
-    found = [(node.lineno, node.value, "a literal") for node in ast.walk(tree)
+    return statuses_spelled_among(tuple(ast.walk(ast.parse(source))))
+
+
+def statuses_spelled_among(nodes) -> list:
+    """spelled_statuses over a parsed file's nodes (helpers.source_nodes)."""
+    docstrings = _docstrings(nodes)
+    found = [(node.lineno, node.value, "a literal") for node in nodes
              if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in DISTINCT
              and node not in docstrings]
-    for node in ast.walk(tree):
+    for node in nodes:
         given = []
         if isinstance(node, ast.Compare):
             operands = [node.left] + node.comparators
@@ -125,7 +129,7 @@ def test_no_status_or_code_is_spelled_outside_its_enum_module():
         if name in OWN_WORDS:
             continue
         found += [f"{name}:{line}: {value!r} ({where})" for line, value, where in
-                  spelled_statuses(path.read_text(encoding="utf-8"))]
+                  statuses_spelled_among(source_nodes(path))]
     assert not found, "spell these with their enum (AccuracyStatus, GoldenStatus, RecordStatus, " \
                       "VerificationCode):\n" + "\n".join(found)
 
@@ -133,7 +137,7 @@ def test_no_status_or_code_is_spelled_outside_its_enum_module():
 def test_compare_and_history_spell_their_words_only_in_the_one_table():
     found = [f"{path.relative_to(ROOT).as_posix()}:{node.lineno}: {node.value!r}"
              for path in _sources("benchmarks/results/change_words.py")
-             for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+             for node in source_nodes(path)
              if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in CHANGE_WORDS]
     assert not found, "spell these with results/change_words.Word:\n" + "\n".join(found)
 

@@ -43,8 +43,8 @@ def test_a_number_read_otherwise_than_python_reads_it_is_found():
     assert fuzz.number_difference(WrongNumbers, [b"01"]) == "parse_numbers accepted b'01', not a JSON number"
 
 
+@pytest.mark.requires_compiled_reader
 def test_the_two_real_readers_agree_on_a_damaged_input(tmp_path):
-    pytest.importorskip("benchmarks.analyzer._jsonl_scan", reason="the compiled reader is not built")
     import random
 
     rng = random.Random(3)

@@ -6,15 +6,13 @@ import json
 import subprocess
 
 import pytest
-from helpers import PYTHON, ROOT, load_script
+from helpers import PYTHON, call_main, load_script
 
 from benchmarks.config import experiment_config
 
-SCRIPT = ROOT / "scripts" / "parity_report.py"
-
-
 table = load_script("parity_table")
 harness = load_script("parity_harness")
+report = load_script("parity_report")
 
 ACCURACY_HEADER = ("dev,name,batch_size,accuracy,calls_captured,unique_graphs,graph_breaks,unique_graph_breaks,"
                    "autograd_captures,autograd_compiles,cudagraph_skips,compilation_latency\n")
@@ -272,6 +270,7 @@ def test_the_shims_fill_what_the_checkout_lacks_and_put_extra_paths_last(tmp_pat
     assert not (bench / "__pycache__").exists()  # nothing written into the checkout
 
 
+@pytest.mark.integration  # a fresh interpreter under the shims imports torchvision and builds resnet18: 3.5 s
 def test_torchbench_torchvision_models_get_random_weights_instead_of_a_download(tmp_path):
     # TorchBench's resnet18 asks torchvision for ImageNet weights: offline (a GPU machine), a download that fails
     found = harness.harness_at(fake_harness(tmp_path / "tb" / "userbenchmark" / "dynamo" / "dynamobench"))
@@ -335,8 +334,8 @@ def test_our_sweep_names_the_same_configs_and_takes_extra_flags(tmp_path):
 # --- the command line ---
 
 def run_script(*args):
-    return subprocess.run([PYTHON, str(SCRIPT), *map(str, args)], capture_output=True, text=True, cwd=ROOT,
-                          timeout=120)
+    """The script's command line, in process (its exit status, stdout and stderr)."""
+    return call_main(report.main, *args, name="parity_report.py")
 
 
 @pytest.mark.parametrize("args, message", [
