@@ -46,6 +46,17 @@ class ModelSkipped(Exception):
 
 
 @dataclasses.dataclass
+class Generation:
+    """What a model run by `generate` instead of a forward is asked for (child/generation.py): the harness's LLM
+    rows. Its inputs are BenchmarkModel.example_kwargs (prompt ids and mask, or whisper's features)."""
+
+    new_tokens: int  # exactly (min_new_tokens = max_new_tokens)
+    pad_token_id: int  # the end token, as the harness sets it
+    prompt_tokens: Optional[int] = None  # None: the prompt is not tokens (whisper's audio)
+    facts: dict = dataclasses.field(default_factory=dict)  # for the record's `generation`
+
+
+@dataclasses.dataclass
 class BenchmarkModel:
     """What a suite hands the child: a module on its base device and example inputs for it."""
 
@@ -76,6 +87,8 @@ class BenchmarkModel:
     harness_loss: Optional[Callable] = None
     # Extra facts for the record (e.g. a FLOP count), merged into record["model_info"].
     info: dict = dataclasses.field(default_factory=dict)
+    # Set for a model the child runs by `generate` (timed as generation: child/generation.py); None: a forward.
+    generation: Optional[Generation] = None
 
 
 class Suite:

@@ -12,7 +12,7 @@ from helpers import XLA, call_runner, read_jsonl, run_runner
 
 from benchmarks.config import experiment_config
 from benchmarks.plumbing.cli_support import UsageError
-from benchmarks.suites import huggingface
+from benchmarks.suites import huggingface, huggingface_llm
 
 MODELS = ["BertForMaskedLM", "GPT2ForSequenceClassification", "T5ForConditionalGeneration"]
 # Field names every one of the three configs knows (GPT2 and T5 map them to their own names).
@@ -26,7 +26,8 @@ def options(params=None):
 
 def test_the_harness_list_with_its_batch_sizes_and_sequence_lengths():
     names = [m["model_name"] for m in huggingface.SUITE.list_models(options())]
-    assert len(names) == 48 and set(MODELS + ["DistilBertForMaskedLM", "AlbertForMaskedLM", "T5Small"]) <= set(names)
+    assert len(names) == 48 + 7 and set(MODELS + ["DistilBertForMaskedLM", "AlbertForMaskedLM", "T5Small"]) <= set(names)
+    assert names[48:] == list(huggingface_llm.NAMES)  # the LLM rows after the harness's list
     data = huggingface.models()
     assert data["BertForMaskedLM"] == {"batch_size": 32, "seq_len": 512}
     assert data["GPT2ForSequenceClassification"]["config"] == {"pad_token_id": 0}  # batches of several sequences
@@ -68,6 +69,18 @@ def test_image_inputs_take_the_configs_image_size_or_224_where_it_has_none():
     assert resnet["pixel_values"].shape == (2, 3, 224, 224) and resnet["labels"].shape == (2,)
     vit = huggingface.make_inputs("ViTModel", transformers.ViTConfig(image_size=32), 1, 8, main_input="pixel_values")
     assert set(vit) == {"pixel_values"} and vit["pixel_values"].shape == (1, 3, 32, 32)
+
+
+def test_llm_rows_run_eval_only_and_in_the_dashboards_bf16_on_cuda():
+    eval_cpu = experiment_config.ExperimentConfig("cpu", None, None, "eval")
+    llm, bert = {"model_name": "Qwen/Qwen3-0.6B"}, {"model_name": "BertForMaskedLM"}
+    assert huggingface.SUITE.skip_reason(llm, eval_cpu, options()) is None
+    assert "eval only" in huggingface.SUITE.skip_reason(llm, eval_cpu.with_(test="train"), options())
+    assert huggingface.SUITE.precision_for(llm, eval_cpu) == "fp32"
+    cuda = eval_cpu.with_(accelerator="cuda")
+    assert huggingface.SUITE.precision_for(llm, cuda) == "bf16" and "bf16 on CUDA" in huggingface.SUITE.precision_reason(llm, cuda)
+    assert huggingface.SUITE.precision_for(llm, cuda.with_(precision="fp16")) == "fp16"
+    assert huggingface.SUITE.precision_for(bert, cuda) == "fp32" and huggingface.SUITE.precision_reason(bert, cuda) is None
 
 
 def test_without_transformers_every_config_is_a_skip_saying_how_to_install(monkeypatch):
