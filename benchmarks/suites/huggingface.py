@@ -28,7 +28,8 @@ import importlib.util
 import os
 from typing import Optional
 
-from benchmarks.config import experiment_config, tolerances
+from benchmarks.config import experiment_config, generation_options, tolerances
+from benchmarks.plumbing.cli_support import UsageError
 from benchmarks.suites import BenchmarkModel, ModelSkipped, Suite, huggingface_llm, model_config
 from benchmarks.suites.huggingface_inputs import decoder_rule, make_inputs, sequence_length
 
@@ -146,6 +147,21 @@ class HuggingFaceSuite(Suite):
         if experiment.precision is None and self._dashboard_bf16(model_config, experiment):
             return f"the dashboard runs the harness's LLM rows in {LLM_CUDA_PRECISION} on CUDA"
         return None
+
+    def experiment_for(self, model_config, experiment):
+        """An LLM row's lengths (the harness's unless asked; whisper's decoder full) and what a compiled one compiles
+        (the whole generate unless asked); a length beyond the model's positions is a UsageError. Null elsewhere."""
+        name = model_config["model_name"]
+        if not huggingface_llm.is_llm(name):
+            return super().experiment_for(model_config, experiment)
+        prompt, new = huggingface_llm.lengths(name, experiment.prompt_tokens, experiment.new_tokens)
+        params = model_config.get("params") or {}
+        problem = huggingface_llm.length_problem(
+            name, prompt, new, params.get("max_target_positions") or params.get("max_position_embeddings"))
+        if problem:
+            raise UsageError(problem)
+        compiled = (experiment.generation_compile or generation_options.COMPILE_GENERATE) if experiment.dynamo else None
+        return experiment.with_(prompt_tokens=prompt, new_tokens=new, generation_compile=compiled)
 
     @staticmethod
     def _dashboard_bf16(model_config, experiment) -> bool:

@@ -6,6 +6,7 @@ Child only: imports torch and transformers where a function needs them.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from typing import Optional
 
@@ -121,6 +122,26 @@ def count_on_meta(model_class, config) -> int:
         return sum(p.numel() for p in model_class(config).parameters())
 
 
+def random_model(model_class, config, dtype):
+    """The model with random weights, initialised once: transformers' own pass (`init_weights`, what from_config
+    ends with) without torch's pass before it, which it overwrites (twice the time on a 7B model). Every parameter
+    is NaN before that pass; one it leaves NaN (a module its `_init_weights` misses) makes us build the usual way."""
+    import torch
+    from transformers import initialization
+
+    with initialization.no_init_weights():
+        model = model_class._from_config(config, dtype=dtype)
+    with torch.no_grad():
+        for parameter in model.parameters():
+            parameter.fill_(float("nan"))
+    model.init_weights()
+    missed = [name for name, parameter in model.named_parameters() if torch.isnan(parameter).any()]
+    if not missed:
+        return model
+    del model
+    return model_class._from_config(config, dtype=dtype)
+
+
 def make_inputs(name: str, config, batch: int, prompt_tokens: Optional[int]) -> dict:
     """The harness's inputs under our seed: random prompt ids over the vocabulary with an explicit attention mask;
     for whisper, 30 s of random audio (x 0.1) through its feature extractor and the decoder's start token."""
@@ -147,14 +168,32 @@ def end_token(config) -> int:
     return eos[0] if isinstance(eos, (list, tuple)) else eos
 
 
+def unsupported(experiment) -> Optional[str]:
+    """What of the experiment a generate run does not do (a skip names it), or None."""
+    from benchmarks.config import experiment_config, paired_speedup
+
+    if experiment.test != "eval":
+        return "training (eval only)"
+    if experiment.xla:
+        return "on PyTorch/XLA here"
+    if experiment.dynamo in experiment_config.EXPORT_BACKENDS:
+        return f"an exported program ({experiment.dynamo})"
+    if experiment.speedup == paired_speedup.PAIRED:
+        return "paired with eager (--speedup=paired): the speedups of two isolated runs are in aggregate.py"
+    if experiment.dynamic != experiment_config.DEFAULT_DYNAMIC and experiment.dynamic != "all":
+        return f"--dynamic={experiment.dynamic} (its batch is fixed)"
+    return None
+
+
 def build(name: str, experiment, device: str, params: dict, memory_limit: Optional[int] = None) -> BenchmarkModel:
     """An LLM row for `experiment` on `device`: checked against the device's memory, then built in the run's
     precision (random weights), with its inputs and what generate is asked for."""
     import torch
     import transformers
 
-    if experiment.test != "eval":
-        raise ModelSkipped(f"{name} is timed by generate: eval only")
+    problem = unsupported(experiment)
+    if problem:
+        raise ModelSkipped(f"{name} is timed by generate, which does not run {problem}")
     model_class, config_class = classes(name, transformers)
     config = make_config(name, config_class, params)
     prompt, new = lengths(name, getattr(experiment, "prompt_tokens", None), getattr(experiment, "new_tokens", None))
@@ -172,15 +211,18 @@ def build(name: str, experiment, device: str, params: dict, memory_limit: Option
                           *available_bytes(device, memory_limit))
     if problem:
         raise ModelSkipped(problem)
-    module = model_class._from_config(config, dtype=dtype).to(device).eval()
-    inputs = make_inputs(name, config, batch, prompt)
     arch = ARCHITECTURES[name]
+    generation = Generation(new_tokens=new, pad_token_id=end_token(config), prompt_tokens=prompt)
+    try:
+        module = random_model(model_class, config, dtype).to(device).eval()
+    except (MemoryError, torch.OutOfMemoryError) as exc:  # the estimate left too little for what it does not count
+        raise generation.out_of_memory(exc, batch) from None
+    inputs = make_inputs(name, config, batch, prompt)
     facts = {"task": arch.task, "prompt_tokens": prompt, "new_tokens": new, "positions": positions, "batch_size": batch,
              "kv_cache_bytes": kv, "weights_bytes": parameters * element, "harness_prefill": arch.harness_prefill}
     return BenchmarkModel(
         module=module, example_inputs=(), example_kwargs={k: v.to(device) for k, v in inputs.items()},
-        batch_size=batch, generation=Generation(new_tokens=new, pad_token_id=end_token(config), prompt_tokens=prompt,
-                                                facts=facts),
+        batch_size=batch, generation=dataclasses.replace(generation, facts=facts),
         after_move=lambda moved: moved.tie_weights(), tolerance=tolerances.by_test("huggingface")["eval"],
         info={"class": arch.model_class, "parameters": parameters, "batch_size": batch, "task": arch.task,
               **({"note": arch.note} if arch.note else {})})

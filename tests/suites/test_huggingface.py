@@ -83,6 +83,32 @@ def test_llm_rows_run_eval_only_and_in_the_dashboards_bf16_on_cuda():
     assert huggingface.SUITE.precision_for(bert, cuda) == "fp32" and huggingface.SUITE.precision_reason(bert, cuda) is None
 
 
+def test_llm_rows_carry_their_lengths_and_what_they_compile_and_no_other_config_does():
+    suite, inductor = huggingface.SUITE, experiment_config.ExperimentConfig("cpu", None, "inductor", "eval")
+    qwen = suite.experiment_for({"model_name": "Qwen/Qwen3-0.6B"}, inductor)
+    assert (qwen.prompt_tokens, qwen.new_tokens, qwen.generation_compile) == (1000, 2000, "generate")
+    asked = inductor.with_(prompt_tokens=32, new_tokens=16, generation_compile="forward")
+    assert suite.experiment_for({"model_name": "Qwen/Qwen3-0.6B"}, asked) == asked  # idempotent: the child asks again
+    eager = suite.experiment_for({"model_name": "openai/whisper-tiny"}, asked.with_(dynamo=None))
+    assert (eager.prompt_tokens, eager.new_tokens, eager.generation_compile) == (None, 16, None)  # its prompt is audio
+    bert = suite.experiment_for({"model_name": "BertForMaskedLM"}, asked)
+    assert (bert.prompt_tokens, bert.new_tokens, bert.generation_compile) == (None, None, None)
+    with pytest.raises(UsageError, match="need 65 positions; the model has 64"):
+        suite.experiment_for({"model_name": "Qwen/Qwen3-0.6B", "params": {"max_position_embeddings": 64}}, asked.with_(
+            prompt_tokens=49))
+
+
+def test_lengths_beyond_a_models_positions_are_one_line_and_exit_2_before_anything_runs():
+    result = call_runner("--suite-name=huggingface", "-k", "whisper", "--new-tokens=448", "--accelerator=cpu",
+                         "--xla=None", "--dry-run", check_rc=2)
+    assert result.stderr == ("experiment_runner.py: error: openai/whisper-tiny: its start token + 448 new tokens need "
+                             "449 positions; the model has 448\n")
+    listed = call_runner("--suite-name=huggingface", "-k", "Qwen3|Bert", "--prompt-tokens=32", "--new-tokens=16",
+                         "--accelerator=cpu", "--xla=None", "--dynamo=None", "--dynamo=inductor", "--dry-run")
+    assert listed.stdout.count('"prompt_tokens": 32, "new_tokens": 16') == 2  # Qwen3's two configs, no other
+    assert listed.stdout.count('"generation_compile": "generate"') == 1
+
+
 def test_without_transformers_every_config_is_a_skip_saying_how_to_install(monkeypatch):
     found = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "transformers" else found(name, *a))

@@ -96,3 +96,20 @@ def test_inputs_are_random_prompt_ids_with_a_mask_and_whisper_features_shaped_by
     speech = build.make_inputs("openai/whisper-tiny", config_of("openai/whisper-tiny"), 2, None)
     # 30 s at 16 kHz, a hop of 160 samples: 3,000 frames of 80 mel bins
     assert speech["input_features"].shape == (2, 80, 3000) and speech["decoder_input_ids"].tolist() == [[50258]] * 2
+
+
+def test_random_weights_come_from_transformers_pass_alone_and_cover_every_parameter():
+    import torch
+    import transformers
+
+    name = "Qwen/Qwen3-0.6B"
+    model_class, config_class = build.classes(name, transformers)
+    config = build.make_config(name, config_class, {"num_hidden_layers": 1, "hidden_size": 64, "intermediate_size": 128,
+                                                    "vocab_size": 256, "bos_token_id": 0, "eos_token_id": 1})
+    model = build.random_model(model_class, config, torch.bfloat16)
+    weights = dict(model.named_parameters())
+    assert all(not torch.isnan(p).any() for p in weights.values()) and model.lm_head.weight.dtype == torch.bfloat16
+    assert model.lm_head.weight is weights["model.embed_tokens.weight"]  # tied, as the hub model
+    std = weights["model.layers.0.mlp.up_proj.weight"].float().std().item()
+    assert abs(std - config.initializer_range) < 0.2 * config.initializer_range  # transformers' normal(0, 0.02)
+    assert weights["model.norm.weight"].float().eq(1).all()
