@@ -232,6 +232,10 @@ class ConfigRun:
 
         self.channel.set_phase("load")
         bm = self.bm = self.build(self.experiment)
+        if bm.generation is not None:  # --verify judges a generate run by its logits and tokens
+            from benchmarks.child import generation_verify
+
+            self.hooks = generation_verify.replace_verify(self.hooks)
         self.experiment = self.experiment.with_(batch_size=bm.batch_size)
         if bm.info:
             self.record["model_info"] = bm.info
@@ -262,7 +266,7 @@ class ConfigRun:
         if self.bm.generation is not None:
             from benchmarks.child import generation
 
-            return self.diag.guard(generation.GenerateStep(self.bm, self.experiment, self.module, self.kwargs))
+            return generation.GenerateStep(self.bm, self.experiment, self.module, self.kwargs)
 
         inputs = self.diag.make_inputs(self.args, self.kwargs)
         for hook in self.hooks:

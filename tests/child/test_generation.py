@@ -50,3 +50,24 @@ def test_an_out_of_memory_names_the_batch_and_the_lengths():
     assert str(named) == "out of memory generating at batch 2, 12 prompt tokens + 5 new tokens: CUDA out of memory"
     audio = Generation(new_tokens=447, pad_token_id=0).out_of_memory(MemoryError(), 1)
     assert str(audio).startswith("out of memory generating at batch 1, its audio + 447 new tokens")
+
+
+def test_leading_matches_and_the_logit_steps_judged():
+    import torch
+
+    from benchmarks.child import generation_verify
+
+    eager = torch.tensor([[5, 6, 7, 8], [1, 2, 3, 4]])
+    assert generation_verify.leading_matches(eager, eager.clone()) == 4
+    assert generation_verify.leading_matches(eager, torch.tensor([[5, 6, 0, 8], [1, 2, 3, 4]])) == 2
+    assert generation_verify.judged_steps(eager, torch.tensor([[5, 0, 0, 0], [1, 0, 0, 0]])) == 2
+    assert generation_verify.judged_steps(eager, torch.tensor([[5, 6, 7, 8], [9, 2, 3, 4]])) == 1  # a row parted at once
+
+
+def test_an_out_of_memory_of_a_generate_run_is_an_oom_record():
+    import torch
+
+    from benchmarks.child import single_config
+    from benchmarks.results.records import RecordStatus
+
+    assert single_config.classify(ASKED.out_of_memory(torch.OutOfMemoryError("no room"), 1)) == RecordStatus.OOM
