@@ -12,7 +12,8 @@ from typing import Optional
 COMPILE_GENERATE, COMPILE_FORWARD = "generate", "forward"
 COMPILE_CHOICES = (COMPILE_GENERATE, COMPILE_FORWARD)
 # The experiment keys only models run by generate take (Suite.experiment_for nulls them in every other config).
-KEYS = ("prompt_tokens", "new_tokens", "generation_compile")
+COMPILE_KEY = "generation_compile"  # torch.compile's own: an eager config is the baseline without it
+KEYS = ("prompt_tokens", "new_tokens", COMPILE_KEY)
 
 
 def parse_tokens(value) -> Optional[int]:
