@@ -22,6 +22,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # the plain side imports the model's facts (huggingface_llm.py), nothing of the runner
 
+from benchmarks.results.records import RecordStatus  # noqa: E402 (the project's root first)
+
 MODEL = "Qwen/Qwen3-0.6B"
 TARGET = 0.15
 
@@ -34,7 +36,7 @@ def ours(out: Path, prompt: int, new: int, repeat: int) -> list:
                     "--log-level=warning"], check=True, stdout=subprocess.DEVNULL)
     with open(out / "results.jsonl", encoding="utf-8") as handle:
         [record] = [json.loads(line) for line in handle if line.strip()]
-    assert record["status"] == "ok", record.get("error")
+    assert record["status"] == RecordStatus.OK, record.get("error")
     return record["metrics"]["decode_tokens_per_second"]
 
 
