@@ -85,3 +85,12 @@ def test_a_model_that_cant_fit_is_refused_before_it_is_built_naming_weights_and_
                                                  "parameters in float32) + 110.1 GB of static KV cache (batch 10000, "
                                                  "48 positions) = 112.5 GB, more than the ")
     assert record["error"]["message"].endswith(" GB available on this host; refused before building")
+
+
+@pytest.mark.requires_torchao
+def test_a_weight_only_recipe_quantizes_an_llm_row_and_its_eager_reference_alike(tmp_path):
+    [record] = sweep(tmp_path, "-k", "Qwen3", f"--model-params={SMALL}", "--dynamo=None", "--quantization=int8wo",
+                     "--prompt-tokens=4", "--new-tokens=2", "--verify")
+    assert_generated(record, 4, 2)
+    assert record["model_info"]["quantization"] == {"recipe": "int8wo", "linear_layers": 8}  # 7 per layer, lm_head
+    assert record["experiment"]["quantization"] == "int8wo" and record["accuracy"] == "pass"
