@@ -182,6 +182,9 @@ def unsupported(experiment) -> Optional[str]:
         return "paired with eager (--speedup=paired): the speedups of two isolated runs are in aggregate.py"
     if experiment.dynamic != experiment_config.DEFAULT_DYNAMIC and experiment.dynamic != "all":
         return f"--dynamic={experiment.dynamic} (its batch is fixed)"
+    for mode in ("deterministic", "batch_invariant", "aot_precompile"):  # their checks run forwards, not generate
+        if getattr(experiment, mode, False):
+            return f"--{mode.replace('_', '-')} (its check runs the model's forward, not generate)"
     return None
 
 

@@ -113,3 +113,15 @@ def test_random_weights_come_from_transformers_pass_alone_and_cover_every_parame
     std = weights["model.layers.0.mlp.up_proj.weight"].float().std().item()
     assert abs(std - config.initializer_range) < 0.2 * config.initializer_range  # transformers' normal(0, 0.02)
     assert weights["model.norm.weight"].float().eq(1).all()
+
+
+def test_what_a_generate_run_does_not_run_is_named():
+    from benchmarks.config.experiment_config import ExperimentConfig
+
+    eval_cpu = ExperimentConfig("cpu", None, None, "eval")
+    assert build.unsupported(eval_cpu) is None and build.unsupported(eval_cpu.with_(dynamo="inductor")) is None
+    assert build.unsupported(eval_cpu.with_(test="train")) == "training (eval only)"
+    assert build.unsupported(eval_cpu.with_(xla="PJRT")) == "on PyTorch/XLA here"
+    assert "exported program" in build.unsupported(eval_cpu.with_(dynamo="export"))
+    assert "--speedup=paired" in build.unsupported(eval_cpu.with_(dynamo="inductor", speedup="paired"))
+    assert "--deterministic" in build.unsupported(eval_cpu.with_(deterministic=True))
