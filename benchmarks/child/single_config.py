@@ -201,8 +201,9 @@ class ConfigRun:
         precision_reason = suite.precision_reason(model_config, self.experiment)
         if precision_reason:
             self.record["precision_reason"] = precision_reason
-        self.experiment = self.experiment.with_(precision=suite.precision_for(model_config, self.experiment),
-                                                train_step=suite.train_step_for(model_config, self.experiment))
+        self.experiment = suite.experiment_for(model_config, self.experiment.with_(
+            precision=suite.precision_for(model_config, self.experiment),
+            train_step=suite.train_step_for(model_config, self.experiment)))
         self.diag = diagnostics.Diagnostics(self.options, model_config, self.experiment, self.record)
         self.diag.setup()  # paths from the config as requested
         self.record.update(cuda_setup.apply(model_config, self.experiment))  # CUDA graphs, before anything compiles
@@ -231,6 +232,10 @@ class ConfigRun:
 
         self.channel.set_phase("load")
         bm = self.bm = self.build(self.experiment)
+        if bm.generation is not None:  # --verify judges a generate run by its logits and tokens
+            from benchmarks.child import generation_verify
+
+            self.hooks = generation_verify.replace_verify(self.hooks)
         self.experiment = self.experiment.with_(batch_size=bm.batch_size)
         if bm.info:
             self.record["model_info"] = bm.info
@@ -254,8 +259,14 @@ class ConfigRun:
             self.record["compile_cache_fill_seconds"] = fill_seconds
 
     def new_step(self):
-        """A step of the config, its inputs from diagnostics (--randomize-input) and the hooks (--dynamic)."""
+        """A step of the config, its inputs from diagnostics (--randomize-input) and the hooks (--dynamic); for a model
+        run by generate, one generate call (child/generation.py)."""
         from benchmarks.child import measured_loop
+
+        if self.bm.generation is not None:
+            from benchmarks.child import generation
+
+            return generation.GenerateStep(self.bm, self.experiment, self.module, self.kwargs)
 
         inputs = self.diag.make_inputs(self.args, self.kwargs)
         for hook in self.hooks:
@@ -275,6 +286,8 @@ class ConfigRun:
         """Warm-up and timed runs (measured_loop.measure: its phases compile, then run), then their figures."""
         from benchmarks.child import measured_loop
 
+        if self.bm.generation is not None:
+            return self.measure_generation()
         for hook in self.hooks:
             hook.before_timing(self)
         options = self.options
@@ -284,6 +297,21 @@ class ConfigRun:
             timed=precise_timing.pure_wall_time_run if options.timing.pure_wall_time else None,
             around_repeat=self.diag.around_repeat, after_repeat=self.diag.after_repeat, memory=self.memory,
             eager=self.eager_step, gpu=self.gpu, profiled_repeat=self.diag.profiled_repeat)
+        for hook in self.hooks:
+            hook.after_timing(self)
+        self.record_timings()
+
+    def measure_generation(self) -> None:
+        """measure() for a model run by generate (child/generation.py): each timed run one generate call, its time to
+        first token, decode figures and whole generate time; the record's `generation` says how it ran."""
+        from benchmarks.child import generation
+
+        for hook in self.hooks:
+            hook.before_timing(self)
+        self.record["iterations_per_run"] = 1
+        self.record["metrics"] = generation.measure(self.step, self.bm, self.experiment, self.options.repeat,
+                                                    self.options.warmup, self.channel.set_phase, self.memory)
+        self.record["generation"] = generation.facts(self.bm, self.experiment)
         for hook in self.hooks:
             hook.after_timing(self)
         self.record_timings()

@@ -101,7 +101,8 @@ def build_parser() -> Parser:
                       help="time (per-iteration time, the default; upstream's exec also taken), compile (the first run, compilation included), "
                            "memory (peak memory: the device's, else the host's resident set; sides whose kinds differ are "
                            "not compared), paired (--speedup=paired records: the backend's time relative to eager's in "
-                           "the same pair, so above 1 the speedup over eager fell), or a metric's name in the records")
+                           "the same pair, so above 1 the speedup over eager fell), or a metric's name in the records (a rate, "
+                           "such as decode_tokens_per_second, by its inverse: above 1 is worse for every metric)")
     what.add_argument("--confidence", type=confidence, default=0.95, help="interval level (default 0.95)")
     what.add_argument("--threshold", type=fraction, default=0.02,
                       help="smallest change that counts, as 0.02 or 2%% (default 2%%)")

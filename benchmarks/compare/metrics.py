@@ -5,7 +5,9 @@ tool (compare skips upstream records' first sample for `time`, as result_analyze
 paired   the backend's time relative to eager's in the same pair of alternating runs (--speedup=paired records:
          backend / eager per pair, the inverse of the pair's speedup), so above 1 the speedup over eager fell; it
          cancels what changed the machine between the two sides, which slows eager as much
-NAME     any other metric of the records, by name, steady state as for time
+NAME     any other metric of the records, by name, steady state as for time; a rate (more is better:
+         metric_words.HIGHER_IS_BETTER, e.g. decode_tokens_per_second) by its inverse, so that above 1 is worse as
+         for every other metric, shown as time per unit
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from benchmarks.results import measurement, metric_words
 from benchmarks.results.measurement import Measurement
 
 KINDS = ("time", "compile", "memory", "paired")
+# A rate's unit, shown inverted (metric_words.HIGHER_IS_BETTER).
+RATE_UNITS = {"decode_tokens_per_second": "token", "tflops": "TFLOP"}
 UNITS = {"time": ("ms", 1e3), "compile": ("s", 1.0), "memory": ("MiB", 1 / 2**20), "paired": ("x eager", 1.0)}
 
 
@@ -25,6 +29,8 @@ def unit(metric: str) -> tuple:
     """(unit text, factor from the record's unit) for showing a metric's medians."""
     if metric in UNITS:
         return UNITS[metric]
+    if metric_words.higher_is_better(metric):  # compared by its inverse: time per unit of the rate
+        return ("ms per " + RATE_UNITS.get(metric, "unit"), 1e3)
     if metric.endswith("bytes"):
         return UNITS["memory"]
     return ("ms", 1e3) if metric.endswith("time") or metric.endswith("_s") else ("", 1.0)
@@ -52,4 +58,6 @@ def metric_samples(m: Measurement, metric: str, skip: Optional[int] = None) -> t
     values = values[np.isfinite(values) & (values > 0)]
     if not len(values):
         return None, "no positive finite sample"
+    if metric_words.higher_is_better(metric):
+        values = 1.0 / values
     return values, None

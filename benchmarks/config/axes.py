@@ -16,7 +16,8 @@ import dataclasses
 from typing import Any, Callable, Optional, Union
 
 from benchmarks.config import allocator, aot_precompile, batch_invariant, channels_last, compile_options, \
-    cpu_profile, cuda_profile, deterministic, matmul_precision, paired_speedup, precision, quantization
+    cpu_profile, cuda_profile, deterministic, generation_options, matmul_precision, paired_speedup, precision, \
+    quantization
 from benchmarks.plumbing.cli_support import close_matches
 from benchmarks.plumbing.safe_paths import short_hash
 
@@ -349,6 +350,26 @@ AXES = (
         "metric aot_precompile_load_time; experiment key `aot_precompile`",
         kind=SWITCH, for_config=aot_precompile.for_config, support_rules=aot_precompile.SUPPORT_RULES,
         child="precompiled_step:hook_for"),
+    Axis(
+        "prompt_tokens",
+        "the LLM rows' prompt length in tokens (huggingface; default: the harness's 1000; whisper's prompt is its "
+        "audio); set in those configs only; experiment key `prompt_tokens`",
+        parse=generation_options.parse_tokens, kind=ONE_PER_SWEEP, type=flag_type(generation_options.parse_tokens),
+        metavar="N", label="prompt{}", slug="prompt{}", example=32),
+    Axis(
+        "new_tokens",
+        "the LLM rows' number of new tokens, exactly (huggingface; default: the harness's 2000; whisper: its decoder's "
+        "448 positions after the start token, 447); set in those configs only; experiment key `new_tokens`",
+        parse=generation_options.parse_tokens, kind=ONE_PER_SWEEP, type=flag_type(generation_options.parse_tokens),
+        metavar="N", label="new{}", slug="new{}", example=16),
+    Axis(
+        "generation_compile",
+        "what a compiled LLM row compiles (repeatable): generate (default: the whole generate call under dynamo, as the "
+        "dynamo harness) or forward (the model's forward at each decode step, as transformers' static-cache path "
+        "compiles it); experiment key `generation_compile`",
+        parse=generation_options.parse_compile, choices=generation_options.COMPILE_CHOICES,
+        for_config=lambda value, e: value if e.dynamo else None, label="compile-{}", slug="gen-compile-{}",
+        example=generation_options.COMPILE_FORWARD),
 )
 BY_KEY = {axis.key: axis for axis in AXES}
 KEYS = tuple(BY_KEY)

@@ -11,15 +11,15 @@ import json
 import statistics
 from typing import Iterable, Optional
 
-from benchmarks.config import compile_options, paired_speedup as paired
+from benchmarks.config import compile_options, generation_options, paired_speedup as paired
 from benchmarks.results.measurement import Measurement
 
 # The eager baseline's backend name (Measurement.base_backend).
 EAGER = "eager"
 # The axes only torch.compile takes: an eager config has no compile mode, Inductor config, compile cache or AOT
-# precompile, and runs static shapes (--dynamic needs dynamo: a support rule), so a config is compared with eager
-# without them.
-COMPILE_ONLY_AXES = compile_options.KEYS + ("dynamic", "aot_precompile")
+# precompile, and runs static shapes (--dynamic needs dynamo: a support rule), and an LLM row's eager compiles nothing
+# of generate, so a config is compared with eager without them.
+COMPILE_ONLY_AXES = compile_options.KEYS + ("dynamic", "aot_precompile", generation_options.COMPILE_KEY)
 # The axes an eager config never has: torch.compile's, --speedup (eager is the baseline, never paired) and Inductor's
 # CUDA graphs (Measurement.cudagraphs).
 BACKEND_ONLY_AXES = COMPILE_ONLY_AXES + ("speedup", "cudagraphs")

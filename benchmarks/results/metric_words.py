@@ -10,6 +10,11 @@ compile  the first run's time, compilation included (seconds): our first warm-up
          near zero or negative on the CPU (the analyzer's `compile_time` column keeps upstream's for its CSV)
 memory   the peak memory of each timed run (bytes): the device's (`peak_memory_bytes`, of the record's
          `memory_kind`), else, for older records, the host's resident set (`peak_rss_bytes`)
+
+Beside them, metrics any tool reads by their own name (GENERATION: a generate run's figures, child/generation.py;
+docs/generation.md), each with its direction: for most, less is better (a time); for a rate (`HIGHER_IS_BETTER`:
+decode tokens per second, TFLOP/s) more is. compare.py judges a rate by its inverse, so that above 1 is worse for
+every metric.
 """
 
 from __future__ import annotations
@@ -19,6 +24,23 @@ from benchmarks.results.measurement import Measurement
 
 TIME, COMPILE, MEMORY = "time", "compile", "memory"
 WORDS = (TIME, COMPILE, MEMORY)
+
+# A generate run's figures (child/generation.py), by name: what each is. Its whole generate time is also the
+# record's total_time and per_iter_time, so `time` (and every speedup) is the harness's number.
+GENERATION = {
+    "time_to_first_token": "the prefill: from the generate call to the first new token's logits (seconds)",
+    "decode_per_token_time": "the median time of each new token after the first (seconds)",
+    "decode_per_token_p90_time": "the 90th percentile of those (seconds)",
+    "decode_tokens_per_second": "new tokens after the first per second of their decoding (more is better)",
+    "generate_time": "the whole generate call, closed by the device's sync (seconds)",
+    "compile_time": "the first generate call beyond a steady one (seconds)",
+}
+# Metrics where more is better: rates.
+HIGHER_IS_BETTER = frozenset({"decode_tokens_per_second", "tflops"})
+
+
+def higher_is_better(metric: str) -> bool:
+    return metric in HIGHER_IS_BETTER
 
 
 def time_samples(m: Measurement, policy: measurement.WarmupPolicy) -> tuple:

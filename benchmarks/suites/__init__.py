@@ -13,7 +13,7 @@ import dataclasses
 import importlib
 from typing import Any, Callable, Optional
 
-from benchmarks.config import experiment_config, precision, tiers
+from benchmarks.config import experiment_config, generation_options, precision, tiers
 
 # Suite name -> module. Modules are imported lazily, and none imports torch at import time.
 SUITES = {
@@ -43,6 +43,23 @@ def all_suites() -> list:
 
 class ModelSkipped(Exception):
     """Raised by `Suite.build` when a model cannot run an experiment; the child records a `skip`."""
+
+
+@dataclasses.dataclass
+class Generation:
+    """What a model run by `generate` instead of a forward is asked for (child/generation.py): the harness's LLM
+    rows. Its inputs are BenchmarkModel.example_kwargs (prompt ids and mask, or whisper's features)."""
+
+    new_tokens: int  # exactly (min_new_tokens = max_new_tokens)
+    pad_token_id: int  # the end token, as the harness sets it
+    prompt_tokens: Optional[int] = None  # None: the prompt is not tokens (whisper's audio)
+    facts: dict = dataclasses.field(default_factory=dict)  # for the record's `generation`
+
+    def out_of_memory(self, exc: BaseException, batch: int) -> BaseException:
+        """An out-of-memory error again (its type: the record's `oom`), its message naming the batch and lengths."""
+        prompt = f"{self.prompt_tokens} prompt tokens" if self.prompt_tokens is not None else "its audio"
+        named = type(exc)(f"out of memory generating at batch {batch}, {prompt} + {self.new_tokens} new tokens: {exc}")
+        return named.with_traceback(exc.__traceback__)
 
 
 @dataclasses.dataclass
@@ -76,6 +93,8 @@ class BenchmarkModel:
     harness_loss: Optional[Callable] = None
     # Extra facts for the record (e.g. a FLOP count), merged into record["model_info"].
     info: dict = dataclasses.field(default_factory=dict)
+    # Set for a model the child runs by `generate` (timed as generation: child/generation.py); None: a forward.
+    generation: Optional[Generation] = None
 
 
 class Suite:
@@ -117,6 +136,12 @@ class Suite:
         if experiment.test != "train":
             return None
         return experiment.train_step or self.default_train_step
+
+    def experiment_for(self, model_config: dict, experiment):
+        """The experiment as this model runs it, for the keys only some models use (the LLM rows' lengths and what
+        they compile: set to their values there, null elsewhere); UsageError (exit 2) for a value the model can't
+        take. Parent side, no torch; idempotent (the child asks again). Default: those keys null."""
+        return experiment.with_(**dict.fromkeys(generation_options.KEYS))
 
     def precision_reason(self, model_config: dict, experiment) -> Optional[str]:
         """Why `precision_for` gives this model another precision than `experiment` asks for (None: the suite's

@@ -12,6 +12,9 @@ does); train back-propagates that loss. model_info says which seq_len, batch siz
 deterministic training step). A field the model's config does not have is an error record for that config.
 Listing needs neither torch nor transformers.
 
+The harness's LLM rows (huggingface_llm.py: meta-llama/Llama-3.2-1B ... openai/whisper-tiny) are listed after
+them and run by `generate` (docs/generation.md): eval only, batch 1, in bf16 on CUDA as the dashboard runs them.
+
 Beyond the harness's list, -k NAME with the exact name of any model class of transformers' auto mappings
 (BertModel, ViTForImageClassification, ...) builds that class from its config's defaults (batch size
 NAMED_BATCH_SIZE, the harness's sequence length for the name; overridable with --batch-size and --model-params), fed token ids or, for a model whose
@@ -25,8 +28,9 @@ import importlib.util
 import os
 from typing import Optional
 
-from benchmarks.config import experiment_config, tolerances
-from benchmarks.suites import BenchmarkModel, ModelSkipped, Suite, model_config
+from benchmarks.config import experiment_config, generation_options, tolerances
+from benchmarks.plumbing.cli_support import UsageError
+from benchmarks.suites import BenchmarkModel, ModelSkipped, Suite, huggingface_llm, model_config
 from benchmarks.suites.huggingface_inputs import decoder_rule, make_inputs, sequence_length
 
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "huggingface_models.yaml")
@@ -36,6 +40,8 @@ INSTALL = "pip install transformers==5.23.0 (the project's `huggingface` extra)"
 TOLERANCE = tolerances.by_test("huggingface")
 # A model named outside the data file (-k NAME): this batch size, the harness's sequence length for its name.
 NAMED_BATCH_SIZE = 8
+# The LLM rows' precision on CUDA where none is asked for: the dashboard's.
+LLM_CUDA_PRECISION = "bf16"
 # Every model class name of transformers' auto mappings (what AutoModel* can build from a config), as JSON.
 LIST_CODE = """import json
 from transformers.models.auto import modeling_auto as auto
@@ -111,7 +117,7 @@ class HuggingFaceSuite(Suite):
     def list_models(self, flags):
         from benchmarks.suites import files
 
-        return files.models_with_params(self.name, models(), flags, check_params)
+        return files.models_with_params(self.name, [*models(), *huggingface_llm.NAMES], flags, check_params)
 
     def named_models(self, names, flags):
         from benchmarks.suites import files, library_names
@@ -127,7 +133,39 @@ class HuggingFaceSuite(Suite):
     def skip_reason(self, model_config, experiment, flags) -> Optional[str]:
         if importlib.util.find_spec("transformers") is None:
             return f"the huggingface suite needs transformers, which is not installed: {INSTALL}"
+        if huggingface_llm.is_llm(model_config["model_name"]) and experiment.test != "eval":
+            return f"{model_config['model_name']} is timed by generate, as the harness times it: eval only"
         return None
+
+    def precision_for(self, model_config, experiment) -> str:
+        """An LLM row runs in the dashboard's bf16 on CUDA unless --precision says otherwise."""
+        if experiment.precision is None and self._dashboard_bf16(model_config, experiment):
+            return LLM_CUDA_PRECISION
+        return super().precision_for(model_config, experiment)
+
+    def precision_reason(self, model_config, experiment):
+        if experiment.precision is None and self._dashboard_bf16(model_config, experiment):
+            return f"the dashboard runs the harness's LLM rows in {LLM_CUDA_PRECISION} on CUDA"
+        return None
+
+    def experiment_for(self, model_config, experiment):
+        """An LLM row's lengths (the harness's unless asked; whisper's decoder full) and what a compiled one compiles
+        (the whole generate unless asked); a length beyond the model's positions is a UsageError. Null elsewhere."""
+        name = model_config["model_name"]
+        if not huggingface_llm.is_llm(name):
+            return super().experiment_for(model_config, experiment)
+        prompt, new = huggingface_llm.lengths(name, experiment.prompt_tokens, experiment.new_tokens)
+        params = model_config.get("params") or {}
+        problem = huggingface_llm.length_problem(
+            name, prompt, new, params.get("max_target_positions") or params.get("max_position_embeddings"))
+        if problem:
+            raise UsageError(problem)
+        compiled = (experiment.generation_compile or generation_options.COMPILE_GENERATE) if experiment.dynamo else None
+        return experiment.with_(prompt_tokens=prompt, new_tokens=new, generation_compile=compiled)
+
+    @staticmethod
+    def _dashboard_bf16(model_config, experiment) -> bool:
+        return huggingface_llm.is_llm(model_config["model_name"]) and experiment.accelerator == "cuda"
 
     def build(self, model_config, experiment, device, flags):
         for key in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_DATASETS_OFFLINE"):
@@ -141,6 +179,11 @@ class HuggingFaceSuite(Suite):
 
             import_torchvision("the huggingface suite (transformers imports an installed torchvision)")
         name = model_config["model_name"]
+        if huggingface_llm.is_llm(name):
+            from benchmarks.suites import huggingface_llm_build
+
+            return huggingface_llm_build.build(name, experiment, device, dict(model_config.get("params") or {}),
+                                               getattr(flags, "subprocess_memory_limit", None))
         entry = models().get(name) or {"batch_size": NAMED_BATCH_SIZE, "seq_len": sequence_length(name)}  # -k NAME
         params = dict(model_config.get("params") or {})
         problem = check_params(params)

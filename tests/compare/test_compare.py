@@ -266,6 +266,25 @@ def test_compile_time_and_peak_memory(tmp_path, capsys):
     assert report["rows"][0]["verdict"] == "no-data" and "peak_rss_bytes" in report["rows"][0]["note"]
 
 
+def test_a_rate_where_more_is_better_is_judged_by_its_inverse(tmp_path, capsys):
+    def generated(rate, round_):
+        out = record("m", round_=round_)
+        out["metrics"]["decode_tokens_per_second"] = [rate * (1 + 0.001 * i) for i in range(10)]
+        out["metrics"]["time_to_first_token"] = [0.2] * 10
+        return out
+
+    a = write(tmp_path / "a.jsonl", [generated(50.0, r) for r in range(4)])
+    b = write(tmp_path / "b.jsonl", [generated(40.0, r) for r in range(4)])
+    _, report, _ = compare_json(capsys, a, b, "--metric=decode_tokens_per_second")
+    assert report["rows"][0]["verdict"] == "slower" and report["rows"][0]["time_ratio"] == pytest.approx(1.25, rel=1e-3)
+    _, report, _ = compare_json(capsys, b, a, "--metric=decode_tokens_per_second")
+    assert report["rows"][0]["verdict"] == "faster"
+    _, report, _ = compare_json(capsys, a, b, "--metric=time_to_first_token")  # a time: as it is
+    assert report["rows"][0]["verdict"] == "same"
+    status, text, _ = compare(capsys, a, b, "--metric=decode_tokens_per_second")
+    assert "ms per token" in text
+
+
 def test_peak_memory_of_different_kinds_is_not_compared(tmp_path, capsys):
     def device(kind, peak, round_):
         out = record("m", peak=4e8, round_=round_)  # older-style host figure too: the device's is taken

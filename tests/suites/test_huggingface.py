@@ -12,7 +12,7 @@ from helpers import XLA, call_runner, read_jsonl, run_runner
 
 from benchmarks.config import experiment_config
 from benchmarks.plumbing.cli_support import UsageError
-from benchmarks.suites import huggingface
+from benchmarks.suites import huggingface, huggingface_llm
 
 MODELS = ["BertForMaskedLM", "GPT2ForSequenceClassification", "T5ForConditionalGeneration"]
 # Field names every one of the three configs knows (GPT2 and T5 map them to their own names).
@@ -26,7 +26,8 @@ def options(params=None):
 
 def test_the_harness_list_with_its_batch_sizes_and_sequence_lengths():
     names = [m["model_name"] for m in huggingface.SUITE.list_models(options())]
-    assert len(names) == 48 and set(MODELS + ["DistilBertForMaskedLM", "AlbertForMaskedLM", "T5Small"]) <= set(names)
+    assert len(names) == 48 + 7 and set(MODELS + ["DistilBertForMaskedLM", "AlbertForMaskedLM", "T5Small"]) <= set(names)
+    assert names[48:] == list(huggingface_llm.NAMES)  # the LLM rows after the harness's list
     data = huggingface.models()
     assert data["BertForMaskedLM"] == {"batch_size": 32, "seq_len": 512}
     assert data["GPT2ForSequenceClassification"]["config"] == {"pad_token_id": 0}  # batches of several sequences
@@ -68,6 +69,44 @@ def test_image_inputs_take_the_configs_image_size_or_224_where_it_has_none():
     assert resnet["pixel_values"].shape == (2, 3, 224, 224) and resnet["labels"].shape == (2,)
     vit = huggingface.make_inputs("ViTModel", transformers.ViTConfig(image_size=32), 1, 8, main_input="pixel_values")
     assert set(vit) == {"pixel_values"} and vit["pixel_values"].shape == (1, 3, 32, 32)
+
+
+def test_llm_rows_run_eval_only_and_in_the_dashboards_bf16_on_cuda():
+    eval_cpu = experiment_config.ExperimentConfig("cpu", None, None, "eval")
+    llm, bert = {"model_name": "Qwen/Qwen3-0.6B"}, {"model_name": "BertForMaskedLM"}
+    assert huggingface.SUITE.skip_reason(llm, eval_cpu, options()) is None
+    assert "eval only" in huggingface.SUITE.skip_reason(llm, eval_cpu.with_(test="train"), options())
+    assert huggingface.SUITE.precision_for(llm, eval_cpu) == "fp32"
+    cuda = eval_cpu.with_(accelerator="cuda")
+    assert huggingface.SUITE.precision_for(llm, cuda) == "bf16" and "bf16 on CUDA" in huggingface.SUITE.precision_reason(llm, cuda)
+    assert huggingface.SUITE.precision_for(llm, cuda.with_(precision="fp16")) == "fp16"
+    assert huggingface.SUITE.precision_for(bert, cuda) == "fp32" and huggingface.SUITE.precision_reason(bert, cuda) is None
+
+
+def test_llm_rows_carry_their_lengths_and_what_they_compile_and_no_other_config_does():
+    suite, inductor = huggingface.SUITE, experiment_config.ExperimentConfig("cpu", None, "inductor", "eval")
+    qwen = suite.experiment_for({"model_name": "Qwen/Qwen3-0.6B"}, inductor)
+    assert (qwen.prompt_tokens, qwen.new_tokens, qwen.generation_compile) == (1000, 2000, "generate")
+    asked = inductor.with_(prompt_tokens=32, new_tokens=16, generation_compile="forward")
+    assert suite.experiment_for({"model_name": "Qwen/Qwen3-0.6B"}, asked) == asked  # idempotent: the child asks again
+    eager = suite.experiment_for({"model_name": "openai/whisper-tiny"}, asked.with_(dynamo=None))
+    assert (eager.prompt_tokens, eager.new_tokens, eager.generation_compile) == (None, 16, None)  # its prompt is audio
+    bert = suite.experiment_for({"model_name": "BertForMaskedLM"}, asked)
+    assert (bert.prompt_tokens, bert.new_tokens, bert.generation_compile) == (None, None, None)
+    with pytest.raises(UsageError, match="need 65 positions; the model has 64"):
+        suite.experiment_for({"model_name": "Qwen/Qwen3-0.6B", "params": {"max_position_embeddings": 64}}, asked.with_(
+            prompt_tokens=49))
+
+
+def test_lengths_beyond_a_models_positions_are_one_line_and_exit_2_before_anything_runs():
+    result = call_runner("--suite-name=huggingface", "-k", "whisper", "--new-tokens=448", "--accelerator=cpu",
+                         "--xla=None", "--dry-run", check_rc=2)
+    assert result.stderr == ("experiment_runner.py: error: openai/whisper-tiny: its start token + 448 new tokens need "
+                             "449 positions; the model has 448\n")
+    listed = call_runner("--suite-name=huggingface", "-k", "Qwen3|Bert", "--prompt-tokens=32", "--new-tokens=16",
+                         "--accelerator=cpu", "--xla=None", "--dynamo=None", "--dynamo=inductor", "--dry-run")
+    assert listed.stdout.count('"prompt_tokens": 32, "new_tokens": 16') == 2  # Qwen3's two configs, no other
+    assert listed.stdout.count('"generation_compile": "generate"') == 1
 
 
 def test_without_transformers_every_config_is_a_skip_saying_how_to_install(monkeypatch):

@@ -1,0 +1,223 @@
+"""Generation as a way to run a model: the huggingface suite's LLM rows are timed by `generate`, as the dynamo
+harness times them, and what an LLM user reads is measured apart (docs/generation.md). Child only: imports torch.
+
+`generate` runs as the harness runs it: greedy, the static KV cache, the pad token set to the end token; and as we
+fix it: exactly the asked number of new tokens (min_new_tokens = max_new_tokens, so random weights never stop early),
+an explicit attention mask, and transformers' own compile of the decode step off unless the config asks for it
+(`generation_compile`: `forward`), so that eager is eager.
+
+Each timed run is one `generate` call. A logits processor (TokenClock) notes when each new token's logits are ready:
+a CUDA event on the GPU (recorded in stream order: no host synchronisation inside the loop), the host's clock on
+the CPU. From those: the time to first token (the prefill, from the call to the first token's logits), the decode
+time of each later token (its median and 90th percentile per run), decode tokens per second; beside them the whole
+generate time (the harness's number, also the run's total_time and per_iter_time, so every tool's speedup is the
+harness's) and each run's peak memory, the static KV cache included.
+"""
+
+from __future__ import annotations
+
+import collections
+import gc
+import statistics
+import time
+from typing import Callable, Optional
+
+from benchmarks.child import backends, compile_settings, device_memory, precision_cast
+from benchmarks.config import generation_options
+
+# What each `generation_compile` value compiles, for the record.
+COMPILED = {
+    None: "nothing: eager (transformers' own compile of the decode step turned off)",
+    generation_options.COMPILE_GENERATE: "the whole generate call under dynamo, as the dynamo harness compiles it",
+    generation_options.COMPILE_FORWARD: "the model's forward at each decode step, as transformers' static-cache path "
+                                        "compiles it (the prefill runs eager)",
+}
+# What we do that the harness does not (the record's generation.known_differences).
+KNOWN_DIFFERENCES = (
+    "min_new_tokens = max_new_tokens: random weights never stop early at an end token (the harness sets no minimum)",
+    "an explicit attention mask (the harness passes input_ids alone)",
+    "prompt ids drawn over the configuration's whole vocabulary under our seed (the harness: its tokenizer's)",
+    "a logits processor notes each new token's time (a graph break of its own when dynamo compiles generate)",
+)
+
+
+def generate_options(generation) -> dict:
+    """generate's keyword arguments for a `suites.Generation` request."""
+    return {"do_sample": False, "use_cache": True, "cache_implementation": "static",
+            "max_new_tokens": generation.new_tokens, "min_new_tokens": generation.new_tokens,
+            "pad_token_id": generation.pad_token_id}
+
+
+def compiled_part(experiment) -> Optional[str]:
+    """What the config compiles (generation_compile, the harness's whole generate where unset), None for eager."""
+    if experiment.dynamo is None:
+        return None
+    return getattr(experiment, "generation_compile", None) or generation_options.COMPILE_GENERATE
+
+
+class GenerateStep:
+    """One `generate` call on the example inputs, compiled as the config says; `step(clock)` passes a TokenClock."""
+
+    def __init__(self, bm, experiment, module, kwargs: dict):
+        self.experiment, self.module, self.kwargs = experiment, module, kwargs
+        self.options = generate_options(bm.generation)
+        self.compiled = compiled_part(experiment)
+        config = module.generation_config
+        config.disable_compile = self.compiled != generation_options.COMPILE_FORWARD
+        if self.compiled == generation_options.COMPILE_FORWARD:
+            self._compile_decode_step(config)
+        self.call = self._generate
+        if self.compiled == generation_options.COMPILE_GENERATE:
+            self.call = backends.compile_fn(self._generate, experiment)
+
+    def _compile_decode_step(self, config) -> None:
+        """transformers' own compile of the decode step, with the config's backend, mode and dynamic setting (on
+        every device: transformers would compile on GPUs only)."""
+        from transformers import CompileConfig
+
+        compile_settings.apply_inductor_config(self.experiment)
+        compile_config = CompileConfig(backend=self.experiment.dynamo,
+                                       mode=compile_settings.compile_mode(self.experiment) or "default",
+                                       dynamic=True if self.experiment.dynamic == "all" else None)
+        compile_config._compile_all_devices = True
+        config.compile_config = compile_config
+
+    def _generate(self, logits_processor=None, **kwargs):
+        with precision_cast.autocast(self.experiment):
+            return self.module.generate(**kwargs, logits_processor=logits_processor)
+
+    def __call__(self, clock=None):
+        from transformers import LogitsProcessorList
+
+        processors = LogitsProcessorList([clock] if clock is not None else [])
+        return self.call(logits_processor=processors, **self.kwargs, **self.options)
+
+
+def token_clock(experiment, capacity: int):
+    """A fresh TokenClock for one generate call of at most `capacity` new tokens."""
+    import torch
+    from transformers import LogitsProcessor
+
+    on_gpu = experiment.accelerator == "cuda" and not experiment.xla
+
+    class TokenClock(LogitsProcessor):
+        """Notes when each new token's logits are ready (generate calls it once per new token): CUDA events on the
+        GPU, the host's clock on the CPU. Dynamo never traces it (it must run, not be folded into a graph)."""
+
+        def __init__(self):
+            self.count = 0
+            self.events = [torch.cuda.Event(enable_timing=True) for _ in range(capacity + 1)] if on_gpu else None
+            self.stamps = []
+
+        def start(self) -> None:
+            if on_gpu:
+                self.events[0].record()
+            else:
+                self.stamps = [time.perf_counter()]
+
+        @torch.compiler.disable
+        def __call__(self, input_ids, scores):
+            self.count += 1
+            if on_gpu:
+                if self.count <= capacity:
+                    self.events[self.count].record()
+            else:
+                self.stamps.append(time.perf_counter())
+            return scores
+
+        def seconds(self) -> list:
+            """Each new token's time since start() (after the device finished: the caller synchronises)."""
+            if on_gpu:
+                marks = self.events[1:min(self.count, capacity) + 1]
+                return [self.events[0].elapsed_time(event) / 1e3 for event in marks]
+            return [stamp - self.stamps[0] for stamp in self.stamps[1:]]
+
+    return TokenClock()
+
+
+def percentile(values: list, fraction: float) -> float:
+    """The `fraction` quantile by linear interpolation (numpy's default)."""
+    ordered = sorted(values)
+    position = (len(ordered) - 1) * fraction
+    low = int(position)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+
+
+def token_figures(token_seconds: list) -> dict:
+    """One run's figures from each new token's time since the call: time to first token; each later token's decode
+    time (median, 90th percentile) and decode tokens per second (none with a single new token)."""
+    figures = {"time_to_first_token": token_seconds[0]}
+    steps = [later - earlier for earlier, later in zip(token_seconds, token_seconds[1:])]
+    if steps:
+        figures["decode_per_token_time"] = statistics.median(steps)
+        figures["decode_per_token_p90_time"] = percentile(steps, 0.9)
+        figures["decode_tokens_per_second"] = len(steps) / (token_seconds[-1] - token_seconds[0])
+    return figures
+
+
+class TokenCountError(RuntimeError):
+    """generate made another number of new tokens than was asked."""
+
+
+def timed_generate(step: Callable, experiment, generation) -> tuple:
+    """One clocked generate call: (its wall seconds, closed by the device's sync; each new token's seconds since the
+    call; the output)."""
+    clock = token_clock(experiment, generation.new_tokens)
+    backends.wait(experiment)
+    start = time.perf_counter()
+    clock.start()
+    output = step(clock)
+    backends.wait(experiment)
+    total = time.perf_counter() - start
+    if clock.count != generation.new_tokens:
+        raise TokenCountError(f"generate made {clock.count} new tokens; {generation.new_tokens} were asked")
+    return total, clock.seconds(), output
+
+
+def measure(step: Callable, bm, experiment, repeat: int, warmup: int,
+            on_phase: Callable[[str], None] = lambda phase: None, memory=None) -> dict:
+    """Warm-up generate calls (metrics.warmup_time; the first compiles), then `repeat` timed ones, each clocked per
+    token; the figures of each (lists per run) and compile_time (the first call beyond a steady one)."""
+    import torch
+
+    generation, metrics = bm.generation, collections.defaultdict(list)
+    gc.collect()
+    try:
+        on_phase("compile")
+        for index in range(warmup):
+            metrics["warmup_time"].append(timed_generate(step, experiment, generation)[0])
+            if index == 0:
+                on_phase("run")
+        on_phase("run")
+        for _ in range(repeat):
+            if memory is not None:
+                memory.start_run()
+            total, token_seconds, output = timed_generate(step, experiment, generation)
+            if memory is not None:
+                metrics["peak_memory_bytes"].append(memory.end_run())
+            del output
+            for name, value in token_figures(token_seconds).items():
+                metrics[name].append(value)
+            for name in ("generate_time", "total_time", "per_iter_time"):
+                metrics[name].append(total)
+            metrics["process_rss_bytes"].append(device_memory.process_rss())
+            metrics["peak_rss_bytes"].append(memory.lifetime_peak_rss() if memory is not None
+                                             else device_memory.process_peak_rss())
+    except (MemoryError, torch.OutOfMemoryError) as exc:
+        raise generation.out_of_memory(exc, bm.batch_size) from None
+    if metrics["warmup_time"] and metrics["generate_time"]:
+        metrics["compile_time"] = [metrics["warmup_time"][0] - statistics.median(metrics["generate_time"])]
+    return dict(metrics)
+
+
+def facts(bm, experiment) -> dict:
+    """The record's `generation`: the lengths, how generate ran, what was compiled, the token count, and what
+    differs from the harness."""
+    generation = bm.generation
+    on_gpu = experiment.accelerator == "cuda" and not experiment.xla
+    return {**generation.facts, "generated_tokens": generation.new_tokens,
+            "decoding": "greedy, static KV cache, pad token = end token, min_new_tokens = max_new_tokens",
+            "compiled": compiled_part(experiment), "compiled_means": COMPILED[compiled_part(experiment)],
+            "token_clock": "CUDA events (no host sync inside the loop)" if on_gpu else "the host's perf_counter",
+            "timed_run": "one generate call", "known_differences": list(KNOWN_DIFFERENCES)}

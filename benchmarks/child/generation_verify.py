@@ -1,0 +1,159 @@
+"""--verify for a model run by generate (child/generation.py): the logits the config computed against eager's, and
+the tokens it generated beside eager's.
+
+After timing, the config's step runs once more (then its model is let go), and an eager model of the same experiment (no dynamo, the same
+precision and quantization, built afresh) runs generate on the same inputs; a logits processor keeps the logits of
+the first two new tokens on each side: the prefill's, and the first decode step's (what transformers' decode-step
+compile computes; judged only where both sides chose the same first token, so that both steps saw the same input).
+They are judged by the mean relative error at the suite's tolerance (upstream's verification_code, and the record's
+`accuracy`). Greedy decoding on random weights may part ways once two logits nearly tie in low precision, so the
+tokens do not decide: the record's `generation_verify` says how many leading new tokens match eager's.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Optional
+
+from benchmarks.child import config_hooks
+from benchmarks.child.eager_comparison import compare, verification_code
+from benchmarks.config import tolerances
+from benchmarks.results import accuracy_status
+from benchmarks.results.accuracy_status import AccuracyStatus
+from benchmarks.results.records import RecordStatus, VerificationCode
+
+log = logging.getLogger("benchmarks.child.generation_verify")
+
+LOGIT_STEPS = 2  # the prefill's logits (the first new token's) and the first decode step's (the second's)
+
+
+def logits_recorder(steps: int = LOGIT_STEPS):
+    """A logits processor that keeps (on the CPU, in float32) the scores of the first `steps` new tokens."""
+    import torch
+    from transformers import LogitsProcessor
+
+    class LogitsRecorder(LogitsProcessor):
+        def __init__(self):
+            self.kept = []
+
+        @torch.compiler.disable
+        def __call__(self, input_ids, scores):
+            if len(self.kept) < steps:
+                self.kept.append(scores.detach().to("cpu", torch.float32, copy=True))
+            return scores
+
+    return LogitsRecorder()
+
+
+def generated(step, new_tokens: int) -> tuple:
+    """One generate call of `step` (generation.GenerateStep): (the kept logits, the new token ids on the CPU)."""
+    recorder = logits_recorder()
+    output = step(recorder)
+    return recorder.kept, output[:, -new_tokens:].to("cpu")
+
+
+def leading_matches(reference, result) -> int:
+    """How many leading new tokens every row of `result` shares with `reference`."""
+    equal = (reference == result).all(dim=0).tolist()
+    return next((index for index, same in enumerate(equal) if not same), len(equal))
+
+
+def judged_steps(reference_ids, result_ids) -> int:
+    """The logits compared: the prefill's, and the first decode step's where both sides chose the same first token."""
+    return 1 + int(bool((reference_ids[:, 0] == result_ids[:, 0]).all()))
+
+
+class GenerationVerify(config_hooks.Hook):
+    """--verify's hook for a generate run, in place of config_hooks.Verify (`replace_verify`)."""
+
+    def __init__(self, options):
+        self.options = options  # VerifyOptions: --verification-tolerance
+        self.code: Optional[str] = VerificationCode.VERIFIER_SKIPPED
+        self.message: Optional[str] = None
+        self.comparison = None
+        self.tolerance: Optional[float] = None
+        self.status: Optional[str] = None  # an eager failure's accuracy status
+        self.tokens: Optional[dict] = None
+
+    def check(self, run) -> None:
+        from benchmarks.child import backends, generation, verify
+
+        run.channel.set_phase("verify")
+        new_tokens = run.bm.generation.new_tokens
+        self.tolerance = next(t for t in (self.options.verification_tolerance, run.bm.tolerance,
+                                          tolerances.MEAN_REL_ERROR_DEFAULT.value) if t is not None)
+        try:
+            backends.seed_everything(run.experiment)
+            result_logits, result_ids = generated(run.step, new_tokens)
+        except Exception as exc:
+            log.exception("the config raised during verification")
+            self.code, self.message = VerificationCode.EXCEPTION_RAISED, verify.one_line("the config raised", exc)
+            return
+        run.release_model()  # the config's model is let go before eager's is built: one model in memory at a time
+        verify.free_memory()
+        run.channel.set_phase("reference")
+        eager = run.experiment.with_(dynamo=None, generation_compile=None)
+        try:
+            bm = run.build(eager)
+            device = backends.target_device(eager)
+            module = backends.module_on(bm, device)
+            step = generation.GenerateStep(bm, eager, module, backends.move(dict(bm.example_kwargs), device))
+            backends.seed_everything(eager)
+            reference_logits, reference_ids = generated(step, new_tokens)
+        except Exception as exc:
+            log.exception("the eager reference raised")
+            self.code = VerificationCode.EAGER_FAILED
+            self.message = verify.one_line("the eager reference raised", exc)
+            self.status = verify.eager_failure_status(1, exc)
+            return
+        finally:
+            bm = module = step = None
+            verify.free_memory()
+        steps = judged_steps(reference_ids, result_ids)
+        self.comparison = compare(reference_logits[:steps], result_logits[:steps], "logits")
+        self.code, self.message = verification_code(self.comparison, self.tolerance)
+        matched = leading_matches(reference_ids, result_ids)
+        self.tokens = {"leading_tokens_match": matched, "new_tokens": new_tokens, "logit_steps_judged": steps}
+        log.info("verification %s: mean relative error %s over %d step(s) of logits; %d of %d leading tokens match "
+                 "eager's", self.code, self.comparison.mean_rel_error, steps, matched, new_tokens)
+
+    def finish(self, record: dict) -> Optional[str]:
+        """The verification keys after verification_code, `generation_verify`, and the accuracy status decided."""
+        from benchmarks.child import verify
+
+        ok = record.get("status") == RecordStatus.OK
+        if not ok:
+            self.code = (VerificationCode.VERIFIER_SKIPPED if record.get("status") == RecordStatus.SKIP
+                         else VerificationCode.EXCEPTION_RAISED)
+        figures = self.comparison.figures() if self.comparison and ok else dict.fromkeys(verify.FIGURE_KEYS[:3])
+        values = {"verification_code": self.code, **figures, "verification_tolerance": self.tolerance,
+                  "verification_message": self.message, "accuracy": None}
+        status, reason = self._status(ok)
+        judged = self.comparison is not None and ok
+        values.update({"accuracy_reference": accuracy_status.REFERENCE_MEAN_REL_ERROR if judged else None,
+                       "accuracy_tolerance": self.tolerance if judged else None, "accuracy_rmse": None,
+                       "accuracy_eager_rmse": None, "accuracy_message": self.message if judged else None,
+                       "accuracy_reason": reason})
+        verify.place_after(record, "verification_code", values)
+        if self.tokens is not None and ok:
+            record["generation_verify"] = self.tokens
+        return status
+
+    def _status(self, ok: bool) -> tuple:
+        if not ok:
+            return None, None  # the failure's own status (accuracy_status.derive)
+        if self.status is not None:
+            return self.status, "the eager reference raised on its first run"
+        if self.code in (VerificationCode.PASS, VerificationCode.FAIL):
+            passed = self.code == VerificationCode.PASS
+            steps = self.tokens["logit_steps_judged"]
+            return (AccuracyStatus.PASS if passed else AccuracyStatus.FAIL_ACCURACY,
+                    f"generation: the logits of the first {steps} new token(s) against eager's by the mean relative "
+                    f"error at the suite's tolerance {self.tolerance:g}; {self.tokens['leading_tokens_match']} of "
+                    f"{self.tokens['new_tokens']} leading new tokens match eager's (reported, not judged)")
+        return None, f"the config's check raised: {self.message}"
+
+
+def replace_verify(hooks: list) -> list:
+    """A generate run's hooks: --verify's (config_hooks.Verify) replaced by GenerationVerify."""
+    return [GenerationVerify(hook.options) if isinstance(hook, config_hooks.Verify) else hook for hook in hooks]

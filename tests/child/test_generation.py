@@ -1,0 +1,73 @@
+"""Generation as a way to run a model (child/generation.py), its pure parts: what generate is asked for, what a config
+compiles, one run's figures from its tokens' times, and an out-of-memory error that names the batch and the lengths.
+The runs themselves: tests/end_to_end/test_generation_runs.py."""
+
+import pytest
+
+from benchmarks.child import generation
+from benchmarks.config.experiment_config import ExperimentConfig
+from benchmarks.suites import Generation
+
+ASKED = Generation(new_tokens=5, pad_token_id=7, prompt_tokens=12)
+
+
+def test_generate_is_greedy_on_the_static_cache_with_exactly_the_asked_tokens_and_pad_the_end_token():
+    assert generation.generate_options(ASKED) == {
+        "do_sample": False, "use_cache": True, "cache_implementation": "static", "max_new_tokens": 5,
+        "min_new_tokens": 5, "pad_token_id": 7}
+
+
+def test_what_a_config_compiles():
+    eager = ExperimentConfig("cpu", None, None, "eval")
+    assert generation.compiled_part(eager) is None
+    assert generation.compiled_part(eager.with_(dynamo="inductor")) == "generate"  # the harness's, where unset
+    assert generation.compiled_part(eager.with_(dynamo="inductor", generation_compile="forward")) == "forward"
+    assert set(generation.COMPILED) == {None, "generate", "forward"}
+
+
+def test_a_runs_figures_from_each_new_tokens_time_since_the_call():
+    figures = generation.token_figures([0.5, 0.6, 0.8, 0.9, 1.4])
+    assert figures["time_to_first_token"] == 0.5
+    assert figures["decode_per_token_time"] == pytest.approx(0.15)  # steps 0.1, 0.2, 0.1, 0.5
+    assert figures["decode_per_token_p90_time"] == pytest.approx(0.41)
+    assert figures["decode_tokens_per_second"] == pytest.approx(4 / 0.9)
+    assert generation.token_figures([0.25]) == {"time_to_first_token": 0.25}  # one new token: no decode step
+
+
+def test_percentile_interpolates_as_numpy_does():
+    import numpy as np
+
+    values = [3.0, 1.0, 4.0, 1.0, 5.0, 9.0, 2.0]
+    for fraction in (0.0, 0.5, 0.9, 1.0):
+        assert generation.percentile(values, fraction) == pytest.approx(np.quantile(values, fraction))
+
+
+def test_an_out_of_memory_names_the_batch_and_the_lengths():
+    import torch
+
+    named = ASKED.out_of_memory(torch.OutOfMemoryError("CUDA out of memory"), 2)
+    assert isinstance(named, torch.OutOfMemoryError)
+    assert str(named) == "out of memory generating at batch 2, 12 prompt tokens + 5 new tokens: CUDA out of memory"
+    audio = Generation(new_tokens=447, pad_token_id=0).out_of_memory(MemoryError(), 1)
+    assert str(audio).startswith("out of memory generating at batch 1, its audio + 447 new tokens")
+
+
+def test_leading_matches_and_the_logit_steps_judged():
+    import torch
+
+    from benchmarks.child import generation_verify
+
+    eager = torch.tensor([[5, 6, 7, 8], [1, 2, 3, 4]])
+    assert generation_verify.leading_matches(eager, eager.clone()) == 4
+    assert generation_verify.leading_matches(eager, torch.tensor([[5, 6, 0, 8], [1, 2, 3, 4]])) == 2
+    assert generation_verify.judged_steps(eager, torch.tensor([[5, 0, 0, 0], [1, 0, 0, 0]])) == 2
+    assert generation_verify.judged_steps(eager, torch.tensor([[5, 6, 7, 8], [9, 2, 3, 4]])) == 1  # a row parted at once
+
+
+def test_an_out_of_memory_of_a_generate_run_is_an_oom_record():
+    import torch
+
+    from benchmarks.child import single_config
+    from benchmarks.results.records import RecordStatus
+
+    assert single_config.classify(ASKED.out_of_memory(torch.OutOfMemoryError("no room"), 1)) == RecordStatus.OOM

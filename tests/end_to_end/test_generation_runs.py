@@ -1,0 +1,97 @@
+"""The LLM rows run by generate, for real (child/generation.py, child/generation_verify.py): every architecture at
+full width with 2 layers generates a few tokens under Inductor and, as --verify's reference, eager; the full-depth
+Qwen3-0.6B at 32 prompt and 16 new tokens; the harness's whole generate under dynamo; the figures, facts and verdicts
+each record carries. Tiny lengths: the compiles are most of the time."""
+
+import pytest
+
+from helpers import read_jsonl, run_runner
+
+from benchmarks.suites import huggingface_llm
+
+pytestmark = pytest.mark.integration
+
+FIGURES = ("time_to_first_token", "decode_per_token_time", "decode_per_token_p90_time", "decode_tokens_per_second",
+           "generate_time", "total_time", "per_iter_time", "warmup_time", "compile_time", "peak_memory_bytes")
+COMMON = ("--suite-name=huggingface", "--accelerator=cpu", "--xla=None", "--test=eval", "--repeat=1", "--warmup=1")
+
+
+def sweep(out, *args) -> list:
+    run_runner(*COMMON, f"--output-dirname={out}", *args, timeout=1200)
+    return read_jsonl(out / "results.jsonl")
+
+
+def assert_generated(record, prompt, new):
+    assert record["status"] == "ok", record.get("error")
+    metrics, facts = record["metrics"], record["generation"]
+    assert all(len(metrics[name]) == 1 for name in FIGURES), sorted(metrics)
+    assert metrics["generate_time"] == metrics["total_time"] == metrics["per_iter_time"]
+    assert 0 < metrics["time_to_first_token"][0] < metrics["generate_time"][0]
+    assert (facts["prompt_tokens"], facts["new_tokens"], facts["generated_tokens"]) == (prompt, new, new)
+    assert record["iterations_per_run"] == 1 and facts["batch_size"] == 1
+
+
+@pytest.mark.parametrize("compiled", ["forward"])
+def test_every_architecture_at_full_width_with_2_layers_generates_under_inductor_and_eager(tmp_path, compiled):
+    names = [name for name in huggingface_llm.NAMES if name != "openai/gpt-oss-20b"]
+    records = sweep(tmp_path / "six", "-k", "|".join(names), "--model-params={\"num_hidden_layers\": 2}",
+                    "--dynamo=inductor", f"--generation-compile={compiled}", "--prompt-tokens=4", "--new-tokens=3",
+                    "--verify")
+    # gpt-oss at full width and 2 layers, 4 of its 32 experts (11 GB in float32 with all 32)
+    records += sweep(tmp_path / "oss", "-k", "gpt-oss", "--model-params={\"num_hidden_layers\": 2, "
+                     "\"num_local_experts\": 4}", "--dynamo=inductor", f"--generation-compile={compiled}",
+                     "--prompt-tokens=4", "--new-tokens=3", "--verify")
+    assert sorted(r["model"]["model_name"] for r in records) == sorted(huggingface_llm.NAMES)
+    for record in records:
+        name = record["model"]["model_name"]
+        assert_generated(record, None if "whisper" in name else 4, 3)
+        assert record["experiment"]["generation_compile"] == compiled and record["generation"]["compiled"] == compiled
+        assert record["dynamo_stats"]["graphs"] >= 1
+        # eager generated too: --verify's reference, judged by the logits, the tokens reported
+        assert record["accuracy"] == "pass" and record["verification_code"] == "PASS", (name, record["accuracy_reason"])
+        assert record["generation_verify"]["new_tokens"] == 3 and record["generation_verify"]["logit_steps_judged"] >= 1
+
+
+def test_the_full_depth_qwen3_generates_32_prompt_and_16_new_tokens_at_batch_1(tmp_path):
+    [record] = sweep(tmp_path, "-k", "Qwen3", "--dynamo=None", "--prompt-tokens=32", "--new-tokens=16")
+    assert_generated(record, 32, 16)
+    assert record["model_info"]["parameters"] == 596_049_920 and record["experiment"]["batch_size"] == 1
+    assert record["experiment"]["generation_compile"] is None and record["generation"]["compiled"] is None
+    assert record["metrics"]["decode_tokens_per_second"][0] > 0
+
+
+SMALL = ('{"num_hidden_layers": 1, "hidden_size": 64, "intermediate_size": 128, "num_attention_heads": 2, '
+         '"num_key_value_heads": 1, "head_dim": 32, "vocab_size": 512, "bos_token_id": 0, "eos_token_id": 1}')
+
+
+def test_the_harness_whole_generate_under_dynamo_and_a_verdict_from_the_logits(tmp_path):
+    # tolerance 0: Inductor's logits are not eager's to the bit, so the verdict fails while every token matches
+    [record] = sweep(tmp_path, "-k", "Qwen3", f"--model-params={SMALL}", "--dynamo=inductor", "--prompt-tokens=4",
+                     "--new-tokens=2", "--verify", "--verification-tolerance=0")
+    assert_generated(record, 4, 2)
+    assert record["experiment"]["generation_compile"] == "generate" and "whole generate" in record["generation"][
+        "compiled_means"]
+    assert record["dynamo_stats"]["graphs"] > 1  # generate itself breaks into graphs, as under the harness
+    assert (record["verification_code"], record["accuracy"]) == ("FAIL", "fail_accuracy")
+    assert record["generation_verify"] == {"leading_tokens_match": 2, "new_tokens": 2, "logit_steps_judged": 2}
+    assert "2 of 2 leading new tokens match eager's" in record["accuracy_reason"]
+
+
+def test_a_model_that_cant_fit_is_refused_before_it_is_built_naming_weights_and_kv_cache(tmp_path):
+    [record] = sweep(tmp_path, "-k", "Qwen3", "--dynamo=None", "--prompt-tokens=32", "--new-tokens=16",
+                     "--batch-size=10000")  # a static KV cache of 110 GB
+    assert record["status"] == "skip" and record["error"]["phase"] == "load"
+    assert record["error"]["message"].startswith("Qwen/Qwen3-0.6B does not fit: 2.4 GB of weights (596,049,920 "
+                                                 "parameters in float32) + 110.1 GB of static KV cache (batch 10000, "
+                                                 "48 positions) = 112.5 GB, more than the ")
+    assert record["error"]["message"].endswith(" GB available on this host; refused before building")
+
+
+@pytest.mark.requires_torchao
+def test_a_weight_only_recipe_quantizes_an_llm_row_and_its_eager_reference_alike(tmp_path):
+    [record] = sweep(tmp_path, "-k", "Qwen3", f"--model-params={SMALL}", "--dynamo=None", "--quantization=int8wo",
+                     "--prompt-tokens=4", "--new-tokens=2", "--verify")
+    assert_generated(record, 4, 2)
+    quantized = record["model_info"]["quantization"]
+    assert (quantized["recipe"], quantized["linear_layers"]) == ("int8wo", 8)  # 7 per layer, and lm_head
+    assert record["experiment"]["quantization"] == "int8wo" and record["accuracy"] == "pass"
