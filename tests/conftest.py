@@ -6,6 +6,7 @@ process (helpers.call_tool), except tests marked `process`, whose subject is the
 import functools
 import gc
 import os
+import signal
 
 import pytest
 
@@ -44,6 +45,10 @@ def pytest_collection_modifyitems(config, items):
 def pytest_configure(config):
     for name, (_, text) in helpers.NEEDS.items():
         config.addinivalue_line("markers", f"{name}: {text}")
+    # The tests press Ctrl-C (SIGINT) on the sweeps they start. A suite started in the background by a non-interactive
+    # shell (`make test &`) ignores SIGINT, and every process it starts inherits that: the sweeps would not hear it.
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 _frozen_for = None  # the test module whose first test last froze the heap
