@@ -108,6 +108,14 @@ def apply(bm, recipe: str, device: str) -> None:
     for problem in (card_problem(recipe, device), int4_kernel_problem(recipe, device)):
         if problem:
             raise ModelSkipped(problem)
+    # the rules that need no torchao first, so a config that can't run says why whether or not torchao is installed
+    layers = [m for m in bm.module.modules() if isinstance(m, torch.nn.Linear)]
+    if not layers:
+        raise ModelSkipped(f"quantization {recipe}: torchao quantizes nn.Linear layers, and this model has none")
+    dtypes = {str(m.weight.dtype).replace("torch.", "") for m in layers}
+    problem = quantization.weight_dtype_reason(recipe, torch.device(device).type, dtypes)
+    if problem:
+        raise ModelSkipped(problem)
     before = inductor_settings()  # before torchao is imported: importing its kernels registers passes too
     if importlib.util.find_spec("torchao") is None:
         raise ModelSkipped(f"quantization {recipe} needs torchao, which is not installed; {INSTALL}")
@@ -117,13 +125,6 @@ def apply(bm, recipe: str, device: str) -> None:
         detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise ModelSkipped(f"quantization {recipe} needs torchao, which does not load beside torch {torch.__version__} "
                            f"({type(exc).__name__}: {detail}); {INSTALL}") from exc
-    layers = [m for m in bm.module.modules() if isinstance(m, torch.nn.Linear)]
-    if not layers:
-        raise ModelSkipped(f"quantization {recipe}: torchao quantizes nn.Linear layers, and this model has none")
-    dtypes = {str(m.weight.dtype).replace("torch.", "") for m in layers}
-    problem = quantization.weight_dtype_reason(recipe, torch.device(device).type, dtypes)
-    if problem:
-        raise ModelSkipped(problem)
     try:
         quantize_(bm.module, torchao_config(recipe, device))
     except (AssertionError, ImportError, NotImplementedError, RuntimeError, ValueError) as exc:

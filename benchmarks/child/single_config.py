@@ -17,8 +17,8 @@ import threading
 import time
 from typing import Optional
 
-from benchmarks.child import allocator_in_effect, compile_settings, config_hooks, cpu_setup, cuda_setup, \
-    device_memory, diagnostics, gpu_telemetry, precise_timing, torch_internals
+from benchmarks.child import allocator_in_effect, compile_settings, config_hooks, cpu_setup, cpu_vec_isa, \
+    cuda_setup, device_memory, diagnostics, gpu_telemetry, precise_timing, torch_internals
 from benchmarks.config import experiment_config, rerun_command
 from benchmarks.config.process_env import PARENT_PID_VARIABLE, STACKS_SIGNAL, child_environment
 from benchmarks.config.run_options import RunOptions
@@ -207,6 +207,9 @@ class ConfigRun:
         self.diag = diagnostics.Diagnostics(self.options, model_config, self.experiment, self.record)
         self.diag.setup()  # paths from the config as requested
         self.record.update(cuda_setup.apply(model_config, self.experiment))  # CUDA graphs, before anything compiles
+        isa = cpu_vec_isa.probe_for_config(self.experiment)  # a fact of the machine: not in compile_time
+        if isa:
+            self.record["diagnostics"]["cpu_vec_isa"] = isa
         self.hooks = config_hooks.for_config(self.options, self.experiment)
         for hook in self.hooks:  # a golden entry saved (phase reference) before any model of the config is built
             hook.setup(self)

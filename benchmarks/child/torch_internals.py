@@ -29,6 +29,7 @@ CUDAGRAPH_SKIPS = "cudagraph_skips"  # the graphs Inductor ran without CUDA grap
 INDUCTOR_DETERMINISTIC = "inductor_deterministic"  # --deterministic: torch._inductor.config.deterministic (2.10 on)
 INDUCTOR_BATCH_INVARIANT = "inductor_batch_invariant"  # --batch-invariant: torch._inductor.config.batch_invariant
 UNBACKED_ARGUMENTS = "unbacked_arguments"  # --dynamic=unbacked: mark_unbacked's hint_override and shape_id
+CPU_VEC_ISA = "cpu_vec_isa"  # Inductor's probe of the CPU's vector instruction sets (child/cpu_vec_isa.py)
 AOT_PRECOMPILE = "aot_precompile"  # --aot-precompile (torch._dynamo.config.enable_aot_compile, load_compiled_function)
 
 

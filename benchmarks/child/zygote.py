@@ -61,7 +61,7 @@ def parse_args(argv):
                    help="the child's entry point: a script path, or -m and a module (repeat for each word)")
     p.add_argument("--log", help="where the parent sends this server's output (on the command line, which forked "
                    "children share, so that a sweep's processes are found by its output directory)")
-    p.add_argument("--preload", action="append", default=[], help="a module to import before serving (repeatable)")
+    p.add_argument("--preload", action="append", default=[], help="a module to import before serving, or module:function to call once imported (repeatable)")
     return p.parse_args(argv)
 
 
@@ -307,7 +307,10 @@ def main(argv=None) -> int:
     with cuda_asked_without_its_runtime():
         for name in args.preload:
             try:
-                importlib.import_module(name)
+                module, _, function = name.partition(":")  # "module:function": called once imported
+                imported = importlib.import_module(module)
+                if function:
+                    getattr(imported, function)()
             except Exception as exc:  # not the server's to fail: each child that needs it imports it and says why
                 print(f"zygote: preload {name} failed ({type(exc).__name__}: {exc}); the configs that need it import "
                       "it themselves", file=sys.stderr, flush=True)

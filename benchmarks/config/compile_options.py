@@ -34,6 +34,12 @@ SHORTHANDS = {"freezing": ("freezing", "True"), "cpp_wrapper": ("cpp_wrapper", "
 INDUCTOR_BACKENDS = ("inductor",)
 
 
+def generates_cpu_code(experiment) -> bool:
+    """Inductor (inductor, aot_inductor) compiling for the CPU, not for XLA's devices: the configs whose process
+    probes the CPU's vector instruction sets first (child/cpu_vec_isa.py)."""
+    return experiment.accelerator == "cpu" and not experiment.xla and "inductor" in (experiment.dynamo or "")
+
+
 def choice(name: str, allowed: tuple, value) -> Optional[str]:
     if value is None:
         return None

@@ -25,7 +25,7 @@ import sys
 import threading
 from typing import Callable, Optional
 
-from benchmarks.config import allocator
+from benchmarks.config import allocator, compile_options
 from benchmarks.config.process_env import PARENT_PID_VARIABLE, child_environment
 from benchmarks.config.run_options import RunOptions
 from benchmarks.plumbing import disk_writes, fork_protocol, machine_facts, scratch_dirs
@@ -50,6 +50,7 @@ PRELOAD = {"torch": ("torch",) + EVERY_CONFIG, "xla": ("torch", "torch_xla") + E
 # step's optimizer imports it, and every torch.compile) and Inductor. A server preloads those its sweep's
 # configs need (`preloads_for`): an eager inference sweep does not wait for them.
 DYNAMO, INDUCTOR = "torch._dynamo", "torch._inductor.compile_fx"
+CPU_VEC_ISA_PROBE = "benchmarks.child.cpu_vec_isa:probe"  # Inductor's probe of the CPU, run by the server
 # How a server starts: the project first on its import path (a clone run from another directory, not installed, finds
 # its package as the spawned child's script does), nothing added to its environment (its forks' is their twins').
 ZYGOTE_BOOT = "import runpy, sys; sys.path.insert(0, {root!r}); runpy.run_module('benchmarks.child.zygote', " \
@@ -63,6 +64,8 @@ def preloads_for(experiments) -> tuple:
         names.append(DYNAMO)
     if any(e.dynamo and "inductor" in e.dynamo for e in experiments):  # inductor, aot_inductor
         names.append(INDUCTOR)
+    if any(compile_options.generates_cpu_code(e) for e in experiments):  # once for every child, not in each one's compile_time
+        names.append(CPU_VEC_ISA_PROBE)
     return tuple(names)
 
 
@@ -288,8 +291,10 @@ class ForkServers:
             if server is None or lost:  # another thread may have replaced it already
                 if server is not None:
                     server.stop()
+                # an XLA server's children never compile CPU code with Inductor: no probe of the CPU there
+                preloads = tuple(p for p in self.preloads if spec.kind == "torch" or p != CPU_VEC_ISA_PROBE)
                 server = self._servers[spec] = ForkServer(
-                    spec, os.path.join(self.log_dir, f"fork-server-{spec.name}.log"), self.preloads)
+                    spec, os.path.join(self.log_dir, f"fork-server-{spec.name}.log"), preloads)
                 self.started += 1
             return server
 

@@ -47,6 +47,7 @@ def test_a_card_below_a_recipes_capability_is_a_skip_record_that_says_so(card, c
     assert quantize.card_problem("float8dq-row", "cpu") is None  # the CPU's rules are the support rules'
 
 
+@pytest.mark.requires_torchao
 def test_int4_on_cuda_packs_for_torchs_own_kernel_and_the_cpu_keeps_its_own():
     config = quantize.torchao_config("int4wo-64", "cuda")
     assert str(getattr(config.int4_packing_format, "value", config.int4_packing_format)) == "tile_packed_to_4d"

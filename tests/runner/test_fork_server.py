@@ -57,8 +57,10 @@ def test_a_server_preloads_dynamo_and_inductor_only_when_its_sweep_needs_them():
     assert fork_server.preloads_for([eval_eager]) == ()
     assert fork_server.preloads_for([eval_eager, train_eager]) == (fork_server.DYNAMO,)
     assert fork_server.preloads_for([ExperimentConfig("cpu", "PJRT", "openxla", "eval")]) == (fork_server.DYNAMO,)
-    for backend in ("inductor", "aot_inductor"):
+    for backend in ("inductor", "aot_inductor"):  # on the CPU, the server probes the CPU for Inductor's code too
         assert fork_server.preloads_for([eval_eager, ExperimentConfig("cpu", None, backend, "eval")]) == (
+            fork_server.DYNAMO, fork_server.INDUCTOR, fork_server.CPU_VEC_ISA_PROBE)
+        assert fork_server.preloads_for([ExperimentConfig("cuda", None, backend, "eval")]) == (
             fork_server.DYNAMO, fork_server.INDUCTOR)
 
 
@@ -102,6 +104,7 @@ def without_timings(record: dict) -> dict:
     """A record with what differs between two runs of one config left out: timings, memory, the sweep's facts, and
     where its rerun writes (under each sweep's own output)."""
     kept = {k: v for k, v in record.items() if k not in ("run_seconds", "environment")}
+    kept["diagnostics"] = {k: v for k, v in record["diagnostics"].items() if k != "cpu_vec_isa"}  # where it was probed
     kept["rerun"] = record["rerun"].replace("/spawn/", "/").replace("/fork/", "/")
     kept["metrics"] = {name: len(values) for name, values in record["metrics"].items()}
     if kept.get("dynamo_stats"):  # compile seconds are timings; their phases are not
@@ -126,6 +129,12 @@ def test_forked_records_equal_spawned_records_for_eager_inductor_and_xla(tmp_pat
     assert [r["environment"]["launch"] for r in fork] == ["fork"] * len(configs)
     assert all(r["status"] == "ok" and r["verification_code"] == "PASS" for r in fork)
     assert [without_timings(r) for r in fork] == [without_timings(r) for r in spawned]
+    # Inductor's probe of the CPU: once in the fork server, which its child inherits; in a spawned child's setup
+    probes = {launch: [r["diagnostics"].get("cpu_vec_isa") for r in records]
+              for launch, records in (("fork", fork), ("spawn", spawned))}
+    assert probes["fork"][0] is None and probes["fork"][1]["probed"] == "fork server"
+    assert probes["fork"][1]["seconds"] == 0 and probes["fork"][1]["isa"] == probes["spawn"][1]["isa"]
+    assert probes["spawn"][1]["probed"] == "setup" and probes["spawn"][1]["seconds"] > 0
     assert "fork server (torch) started" in forked.stderr and ("fork server (xla) started" in forked.stderr) == XLA
 
 
@@ -263,7 +272,8 @@ def test_a_child_forked_after_every_preload_the_sweeps_use_may_still_use_cuda(tm
     # bad ("Cannot re-initialize CUDA in forked subprocess"), even on a machine without a GPU.
     preload_sets = {fork_server.preloads_for([ExperimentConfig("cpu", None, dynamo, test)])
                     for dynamo, test in [(None, "eval"), (None, "train"), ("inductor", "eval")]}
-    assert preload_sets == {(), (fork_server.DYNAMO,), (fork_server.DYNAMO, fork_server.INDUCTOR)}
+    assert preload_sets == {(), (fork_server.DYNAMO,),
+                            (fork_server.DYNAMO, fork_server.INDUCTOR, fork_server.CPU_VEC_ISA_PROBE)}
     kinds = ("torch", "xla") if XLA else ("torch",)  # an XLA server only where torch-xla runs beside this torch
     servers = [probe_server(tmp_path, kind, preloads) for kind in kinds for preloads in sorted(preload_sets)]
     try:
@@ -272,7 +282,9 @@ def test_a_child_forked_after_every_preload_the_sweeps_use_may_still_use_cuda(tm
             assert result.launch == "fork" and result.launch_reason is None, (name, result)
             assert result.record["bad_fork"] is False, (name, (tmp_path / f"server-{name}.log").read_text())
             # what the server imported is what the child finds; the variables set for the imports are put back
-            assert set(result.record["preloaded"]) >= set(preloads) | ({"torch_xla"} if server.spec.kind == "xla" else set())
+            modules = {name.partition(":")[0] for name in preloads}  # "module:function": the module, then its call
+            assert set(result.record["preloaded"]) >= modules | ({"torch_xla"} if server.spec.kind == "xla" else set())
+            assert result.record["isa_probed"] == (fork_server.CPU_VEC_ISA_PROBE in preloads)
             assert result.record["nvml_check"] == os.environ.get("PYTORCH_NVML_BASED_CUDA_CHECK")
             assert result.record["visible"] == os.environ.get("CUDA_VISIBLE_DEVICES")
     finally:

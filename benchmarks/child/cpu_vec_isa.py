@@ -1,0 +1,64 @@
+"""Inductor's probe of the CPU's vector instruction sets, done once per process and before the clock starts.
+
+The first time Inductor generates CPU code in a process it compiles, then loads in a fresh interpreter, a test
+program per instruction set the CPU claims (AVX-512, AVX2): about 10 s on a 2-core machine with an empty cache, 6 s
+with a warm one. That is a fact of the machine, not of the model, and the dynamo harness pays it once per process for
+all its models. A cold-cache config here ran in its own process, so every CPU Inductor config's compile_time carried
+it. Now a fork server probes once for all its children (runner/fork_server.preloads_for), and a spawned child probes
+in its setup phase; either way compile_time is the model's compile. The record's diagnostics.cpu_vec_isa says what
+was found, where it was probed and what the probe cost (docs/runner.md, "Compile time")."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import time
+from typing import Optional
+
+from benchmarks.child import torch_internals
+from benchmarks.config import compile_options
+from benchmarks.plumbing import scratch_dirs
+
+SOURCE = "torch._inductor.cpu_vec_isa.valid_vec_isa_list"
+CACHE_VARIABLE = "TORCHINDUCTOR_CACHE_DIR"
+
+
+def probe() -> None:
+    """The fork server's preload: Inductor's list found now, in a cache directory of the probe's own (removed after),
+    so neither the machine's Inductor cache nor the environment its children inherit is touched. A failure is
+    printed; each child then probes for itself and its record says why."""
+    saved = os.environ.get(CACHE_VARIABLE)
+    scratch = scratch_dirs.owned_dir("cpu-vec-isa")  # collected if this server is killed meanwhile
+    os.environ[CACHE_VARIABLE] = scratch
+    try:
+        from torch._inductor import cpu_vec_isa
+
+        cpu_vec_isa.valid_vec_isa_list()
+    except Exception as exc:
+        print(f"zygote: probing the CPU's vector instruction sets failed ({type(exc).__name__}: {exc}); each CPU "
+              "Inductor child probes for itself", file=sys.stderr, flush=True)
+    finally:
+        if saved is None:
+            os.environ.pop(CACHE_VARIABLE, None)
+        else:
+            os.environ[CACHE_VARIABLE] = saved
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def probe_for_config(experiment) -> Optional[dict]:
+    """In the child's setup phase, before any model is built or compiled: the record's diagnostics.cpu_vec_isa
+    ({isa: [names], probed: "fork server" | "setup", seconds}), or None where the config needs no probe or this
+    torch has no such list (the record's `absent` says so)."""
+    if not compile_options.generates_cpu_code(experiment):
+        return None
+    found: dict = {}
+    with torch_internals.reading(torch_internals.CPU_VEC_ISA, SOURCE):
+        from torch._inductor import cpu_vec_isa
+
+        inherited = cpu_vec_isa.valid_vec_isa_list.cache_info().currsize > 0
+        start = time.perf_counter()
+        names = [str(isa) for isa in cpu_vec_isa.valid_vec_isa_list()]
+        found = {"isa": names, "probed": "fork server" if inherited else "setup",
+                 "seconds": 0.0 if inherited else round(time.perf_counter() - start, 3)}
+    return found or None
