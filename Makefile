@@ -10,7 +10,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 OUT ?= output/bench
 
-.PHONY: all env native-libs browser bench bench-torchvision test test-fast test-torch-latest test-gpu gpu-check gpu-slice gpu-harness gpu-wheels test-golden bench-overhead bench-analyzer bench-parallel bench-scale bench-compare bench-history bench-site bench-dashboard bench-allocator bench-profiles bench-llm soak parity clean
+.PHONY: all env native-libs browser bench bench-torchvision test test-fast test-slow test-torch-latest test-gpu gpu-check gpu-slice gpu-harness gpu-wheels test-golden bench-overhead bench-analyzer bench-parallel bench-scale bench-compare bench-history bench-site bench-dashboard bench-allocator bench-profiles bench-llm soak parity clean
 
 all: env
 
@@ -96,10 +96,14 @@ bench-torchvision: env
 TEST_WORKERS ?= 2
 test: env browser
 	$(PY) scripts/fuzz_scanner.py --seconds 20 --seed $(FUZZ_SEED)
-	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile tests
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile -m "not slow" tests
 
 test-fast: env
 	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile -m "not integration" tests
+
+# The tests of minutes whose cheaper siblings run in `make test` (marker `slow`): every LLM architecture under Inductor.
+test-slow: env
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile -m slow tests
 
 # The newest torch too (README.md, "Your own torch"): its own venv (.venv-torch-latest/, rebuilt only when TORCH_LATEST
 # or the lock changes), the unit tier, then a small real sweep (scripts/torch_sweep.py: dummy and torchvision, eager,

@@ -26,6 +26,7 @@ class CompileCache:
     def __init__(self, experiment):
         self.kind = experiment.compile_cache if experiment.dynamo else None
         self.root: Optional[str] = None
+        self.machine_dir = os.environ.get(compile_options.INDUCTOR_CACHE_VARIABLE)  # as the process was given it
         if self.kind in ("cold", "warm"):
             self.root = scratch_dirs.owned_dir("compile-cache")  # named after this child: collected if it is killed
             os.environ.update(compile_options.cache_environment(self.root))

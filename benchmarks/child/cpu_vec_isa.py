@@ -6,54 +6,65 @@ with a warm one. That is a fact of the machine, not of the model, and the dynamo
 all its models. A cold-cache config here ran in its own process, so every CPU Inductor config's compile_time carried
 it. Now a fork server probes once for all its children (runner/fork_server.preloads_for), and a spawned child probes
 in its setup phase; either way compile_time is the model's compile. The record's diagnostics.cpu_vec_isa says what
-was found, where it was probed and what the probe cost (docs/runner.md, "Compile time")."""
+was found, where it was probed and what the probe cost (docs/runner.md, "Compile modes, Inductor settings and the
+compile cache")."""
 
 from __future__ import annotations
 
+import contextlib
 import os
-import shutil
 import sys
 import time
 from typing import Optional
 
 from benchmarks.child import torch_internals
 from benchmarks.config import compile_options
-from benchmarks.plumbing import scratch_dirs
 
 SOURCE = "torch._inductor.cpu_vec_isa.valid_vec_isa_list"
-CACHE_VARIABLE = "TORCHINDUCTOR_CACHE_DIR"
+
+
+@contextlib.contextmanager
+def machine_cache(directory: Optional[str]):
+    """Inductor's cache directory set to the machine's while the probe runs (`directory`: its variable as the process
+    was given it, before a cold or warm cache of the config's own replaced it; None: Inductor's default), then put
+    back as it was. The probe's test programs are kept there, as any Inductor run keeps them, so the next process
+    skips their compile (about 4 of its 10 s here); a config's own compile still starts from its own cache."""
+    variable = compile_options.INDUCTOR_CACHE_VARIABLE
+    saved = os.environ.get(variable)
+    if directory is None:
+        os.environ.pop(variable, None)
+    else:
+        os.environ[variable] = directory
+    try:
+        yield
+    finally:  # Inductor sets the variable to its default when it finds none: put back what was there
+        if saved is None:
+            os.environ.pop(variable, None)
+        else:
+            os.environ[variable] = saved
 
 
 def probe() -> None:
-    """The fork server's preload: Inductor's list found now, in a cache directory of the probe's own (removed after),
-    so neither the machine's Inductor cache nor the environment its children inherit is touched. A failure is
-    printed; each child then probes for itself and its record says why."""
-    saved = os.environ.get(CACHE_VARIABLE)
-    scratch = scratch_dirs.owned_dir("cpu-vec-isa")  # collected if this server is killed meanwhile
-    os.environ[CACHE_VARIABLE] = scratch
+    """The fork server's preload: Inductor's list found now, its children inheriting it, the environment they
+    inherit left as it was. A failure is printed; each child then probes for itself and its record says why."""
     try:
-        from torch._inductor import cpu_vec_isa
+        with machine_cache(os.environ.get(compile_options.INDUCTOR_CACHE_VARIABLE)):
+            from torch._inductor import cpu_vec_isa
 
-        cpu_vec_isa.valid_vec_isa_list()
+            cpu_vec_isa.valid_vec_isa_list()
     except Exception as exc:
         print(f"zygote: probing the CPU's vector instruction sets failed ({type(exc).__name__}: {exc}); each CPU "
               "Inductor child probes for itself", file=sys.stderr, flush=True)
-    finally:
-        if saved is None:
-            os.environ.pop(CACHE_VARIABLE, None)
-        else:
-            os.environ[CACHE_VARIABLE] = saved
-        shutil.rmtree(scratch, ignore_errors=True)
 
 
-def probe_for_config(experiment) -> Optional[dict]:
+def probe_for_config(experiment, machine_directory: Optional[str]) -> Optional[dict]:
     """In the child's setup phase, before any model is built or compiled: the record's diagnostics.cpu_vec_isa
     ({isa: [names], probed: "fork server" | "setup", seconds}), or None where the config needs no probe or this
-    torch has no such list (the record's `absent` says so)."""
+    torch has no such list (the record's `absent` says so). `machine_directory`: see `machine_cache`."""
     if not compile_options.generates_cpu_code(experiment):
         return None
     found: dict = {}
-    with torch_internals.reading(torch_internals.CPU_VEC_ISA, SOURCE):
+    with torch_internals.reading(torch_internals.CPU_VEC_ISA, SOURCE), machine_cache(machine_directory):
         from torch._inductor import cpu_vec_isa
 
         inherited = cpu_vec_isa.valid_vec_isa_list.cache_info().currsize > 0

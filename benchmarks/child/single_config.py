@@ -207,7 +207,7 @@ class ConfigRun:
         self.diag = diagnostics.Diagnostics(self.options, model_config, self.experiment, self.record)
         self.diag.setup()  # paths from the config as requested
         self.record.update(cuda_setup.apply(model_config, self.experiment))  # CUDA graphs, before anything compiles
-        isa = cpu_vec_isa.probe_for_config(self.experiment)  # a fact of the machine: not in compile_time
+        isa = cpu_vec_isa.probe_for_config(self.experiment, self.cache.machine_dir)  # the machine's: not compile_time
         if isa:
             self.record["diagnostics"]["cpu_vec_isa"] = isa
         self.hooks = config_hooks.for_config(self.options, self.experiment)

@@ -64,7 +64,7 @@ def preloads_for(experiments) -> tuple:
         names.append(DYNAMO)
     if any(e.dynamo and "inductor" in e.dynamo for e in experiments):  # inductor, aot_inductor
         names.append(INDUCTOR)
-    if any(compile_options.generates_cpu_code(e) for e in experiments):  # once for every child, not in each one's compile_time
+    if any(compile_options.generates_cpu_code(e) for e in experiments):  # once, not in each child's compile_time
         names.append(CPU_VEC_ISA_PROBE)
     return tuple(names)
 

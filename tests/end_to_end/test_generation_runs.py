@@ -1,5 +1,6 @@
 """The LLM rows run by generate, for real (child/generation.py, child/generation_verify.py): every architecture at
-full width with 2 layers generates a few tokens under Inductor and, as --verify's reference, eager; the full-depth
+full width with 2 layers generates a few tokens eagerly, and under Inductor with eager as --verify's reference (all
+seven in the slow tier, `make test-slow`; whisper and gpt-oss in `make test`); the full-depth
 Qwen3-0.6B at 32 prompt and 16 new tokens; the harness's whole generate under dynamo; the figures, facts and verdicts
 each record carries. Tiny lengths: the compiles are most of the time."""
 
@@ -31,25 +32,51 @@ def assert_generated(record, prompt, new):
     assert record["iterations_per_run"] == 1 and facts["batch_size"] == 1
 
 
-@pytest.mark.parametrize("compiled", ["forward"])
-def test_every_architecture_at_full_width_with_2_layers_generates_under_inductor_and_eager(tmp_path, compiled):
-    names = [name for name in huggingface_llm.NAMES if name != "openai/gpt-oss-20b"]
-    records = sweep(tmp_path / "six", "-k", "|".join(names), "--model-params={\"num_hidden_layers\": 2}",
-                    "--dynamo=inductor", f"--generation-compile={compiled}", "--prompt-tokens=4", "--new-tokens=3",
-                    "--verify")
-    # gpt-oss at full width and 2 layers, 4 of its 32 experts (11 GB in float32 with all 32)
-    records += sweep(tmp_path / "oss", "-k", "gpt-oss", "--model-params={\"num_hidden_layers\": 2, "
-                     "\"num_local_experts\": 4}", "--dynamo=inductor", f"--generation-compile={compiled}",
-                     "--prompt-tokens=4", "--new-tokens=3", "--verify")
-    assert sorted(r["model"]["model_name"] for r in records) == sorted(huggingface_llm.NAMES)
+GPT_OSS = "openai/gpt-oss-20b"
+# gpt-oss at full width and 2 layers, 4 of its 32 experts (11 GB in float32 with all 32)
+GPT_OSS_PARAMS = "--model-params={\"num_hidden_layers\": 2, \"num_local_experts\": 4}"
+TWO_LAYERS = "--model-params={\"num_hidden_layers\": 2}"
+SHORT = ("--prompt-tokens=4", "--new-tokens=3")
+
+
+def generate(out, names, *args) -> list:
+    """`names` at full width with 2 layers (gpt-oss with 4 experts), each generating 3 tokens after 4."""
+    others = [name for name in names if name != GPT_OSS]
+    records = sweep(out / "others", "-k", "|".join(others), TWO_LAYERS, *SHORT, *args) if others else []
+    if GPT_OSS in names:
+        records += sweep(out / "oss", "-k", "gpt-oss", GPT_OSS_PARAMS, *SHORT, *args)
+    assert sorted(r["model"]["model_name"] for r in records) == sorted(names)
+    for record in records:
+        assert_generated(record, None if "whisper" in record["model"]["model_name"] else 4, 3)
+    return records
+
+
+def assert_compiled_and_verified(records, compiled):
     for record in records:
         name = record["model"]["model_name"]
-        assert_generated(record, None if "whisper" in name else 4, 3)
         assert record["experiment"]["generation_compile"] == compiled and record["generation"]["compiled"] == compiled
         assert record["dynamo_stats"]["graphs"] >= 1
         # eager generated too: --verify's reference, judged by the logits, the tokens reported
         assert record["accuracy"] == "pass" and record["verification_code"] == "PASS", (name, record["accuracy_reason"])
         assert record["generation_verify"]["new_tokens"] == 3 and record["generation_verify"]["logit_steps_judged"] >= 1
+
+
+def test_every_architecture_at_full_width_with_2_layers_generates_eagerly(tmp_path):
+    generate(tmp_path, huggingface_llm.NAMES, "--dynamo=None")
+
+
+def test_an_encoder_decoder_and_a_mixture_of_experts_generate_under_inductor_checked_against_eager(tmp_path):
+    # the two architectures least like the decoder-only rest (Qwen3's whole generate is compiled below)
+    records = generate(tmp_path, ["openai/whisper-tiny", GPT_OSS], "--dynamo=inductor", "--generation-compile=forward",
+                       "--verify")
+    assert_compiled_and_verified(records, "forward")
+
+
+@pytest.mark.slow  # 7 Inductor compiles at full width: about 5 minutes here (make test-slow)
+def test_every_architecture_at_full_width_with_2_layers_generates_under_inductor_and_eager(tmp_path):
+    records = generate(tmp_path, huggingface_llm.NAMES, "--dynamo=inductor", "--generation-compile=forward",
+                       "--verify")
+    assert_compiled_and_verified(records, "forward")
 
 
 def test_the_full_depth_qwen3_generates_32_prompt_and_16_new_tokens_at_batch_1(tmp_path):
