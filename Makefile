@@ -10,7 +10,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 OUT ?= output/bench
 
-.PHONY: all env native-libs browser bench bench-torchvision test test-fast test-slow test-torch-latest test-gpu gpu-check gpu-slice gpu-harness gpu-wheels test-golden bench-overhead bench-analyzer bench-parallel bench-scale bench-compare bench-history bench-site bench-dashboard bench-allocator bench-profiles bench-llm soak parity clean
+.PHONY: all env native-libs browser bench bench-torchvision test test-fast test-slow env-torch-latest test-torch-latest test-gpu gpu-check gpu-slice gpu-harness gpu-wheels test-golden bench-overhead bench-analyzer bench-parallel bench-scale bench-compare bench-history bench-site bench-dashboard bench-allocator bench-profiles bench-llm soak parity clean
 
 all: env
 
@@ -108,11 +108,14 @@ test-slow: env
 # The newest torch too (README.md, "Your own torch"): its own venv (.venv-torch-latest/, rebuilt only when TORCH_LATEST
 # or the lock changes), the unit tier, then a small real sweep (scripts/torch_sweep.py: dummy and torchvision, eager,
 # aot_eager and Inductor, eval and train, --verify) and the analyzer, aggregate and compare on its records. 2.14.1 is
-# the newest that installs here (a machine-wide pip constraint caps torch); CI runs it after `make test`.
+# the newest that installs here (a machine-wide pip constraint caps torch); CI builds its venv beside `make test`'s
+# (.ci/run: two pip installs, each mostly one core and the disk) and runs it after `make test`.
 TORCH_LATEST ?= 2.14.1
 LATEST_VENV := .venv-torch-latest
-test-torch-latest:
+env-torch-latest:
 	$(MAKE) --no-print-directory env TORCH=$(TORCH_LATEST) VENV=$(LATEST_VENV)
+
+test-torch-latest: env-torch-latest
 	$(LATEST_VENV)/bin/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile -m "not integration" tests
 	$(LATEST_VENV)/bin/python scripts/torch_sweep.py --output-dirname=output/torch-latest
 
