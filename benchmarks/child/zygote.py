@@ -61,7 +61,8 @@ def parse_args(argv):
                    help="the child's entry point: a script path, or -m and a module (repeat for each word)")
     p.add_argument("--log", help="where the parent sends this server's output (on the command line, which forked "
                    "children share, so that a sweep's processes are found by its output directory)")
-    p.add_argument("--preload", action="append", default=[], help="a module to import before serving, or module:function to call once imported (repeatable)")
+    p.add_argument("--preload", action="append", default=[],
+                   help="a module to import before serving, or module:function to call once imported (repeatable)")
     return p.parse_args(argv)
 
 
