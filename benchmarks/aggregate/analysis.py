@@ -27,7 +27,10 @@ from benchmarks.results.selection import TESTS, Selection
 log = logging.getLogger("benchmarks.aggregate")
 
 REPORTS = ("speedup", "histogram", "latest", "latest_grouped", "dashboard")
-METRICS = ("exec", "compile")
+# exec: the time per iteration (a generate run's: the whole call, the harness's); compile: the first run; or a
+# generate figure by name (metric_words.GENERATION_FIGURES), a rate by its inverse so that a speedup is still
+# baseline / backend: on decode tokens per second, backend rate / baseline rate.
+METRICS = ("exec", "compile", *metric_words.GENERATION_FIGURES)
 ESTIMATORS = ("median", "mean")
 BASELINES = ("oldest", "latest")
 # What --across may name: the axes a config shares with its baseline (precision, quantization, ...), never
@@ -70,12 +73,15 @@ class Options:
 
 def datapoint_samples(m: measurement.Measurement, options: Options) -> tuple:
     """(the samples one successful record adds to its datapoint, None), or (None, why it adds none): the metric
-    word's (results/metric_words.py): its steady-state per-iteration times, or (--metric=compile) its first run."""
+    word's (results/metric_words.py): its steady-state per-iteration times, (--metric=compile) its first run, or a
+    generate figure's samples by name (a rate inverted)."""
     import numpy as np
 
     if options.metric == metric_words.COMPILE:
         value, why = metric_words.compile_seconds(m)
         return (None, why) if value is None else (np.array([value]), None)
+    if options.metric in metric_words.GENERATION_FIGURES:
+        return metric_words.named_samples(m, options.metric, options.warmup)
     return metric_words.time_samples(m, options.warmup)
 
 

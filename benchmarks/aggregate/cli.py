@@ -14,15 +14,16 @@ import sys
 
 from benchmarks.plumbing.cli_support import (EXIT_BAD_NEWS, LOG_LEVELS, Parser, UsageError, choice, epilog, metavar,
                                              non_negative_int, run_main, write_output)
-from benchmarks.results import selection
+from benchmarks.results import generation_figures, selection
 
 log = logging.getLogger("benchmarks.aggregate")
 
 REPORTS = ("speedup", "histogram", "latest", "latest_grouped", "dashboard")
 FORMATS = ("csv", "table", "png", "svg", "html")
 FORMAT_ALIASES = {"tab": "table"}  # this tool's name for the grid until issue 19
-METRICS = ("time", "compile")
-METRIC_ALIASES = {"exec": "time"}  # upstream aggregate.py's name
+METRICS = ("time", "compile", *generation_figures.GENERATION_FIGURES)
+# upstream aggregate.py's name for time; short names of the generate figures
+METRIC_ALIASES = {"exec": "time", "decode": "decode_tokens_per_second", "ttft": "time_to_first_token"}
 IMAGE_FORMATS = ("png", "svg")
 
 
@@ -108,8 +109,11 @@ def build_parser() -> Parser:
                            "quantization: a TorchAO recipe over the same model unquantized, as TorchAO measures it "
                            "(default: at every shared axis the config's own)")
     what.add_argument("--metric", type=choice(METRICS, METRIC_ALIASES), default="time", metavar=metavar(METRICS),
-                      help="time (upstream's exec, also taken): steady-state time per iteration; compile: the first "
-                           "run, compilation included (default: %(default)s)")
+                      help="time (upstream's exec, also taken): steady-state time per iteration (a generate run's: "
+                           "the whole call, the harness's); compile: the first run, compilation included; or a "
+                           "generate figure of the LLM rows (docs/generation.md): decode_tokens_per_second (decode; "
+                           "a rate: speedup = backend rate / base rate), time_to_first_token (ttft), "
+                           "decode_per_token_time, decode_per_token_p90_time (default: %(default)s)")
     selection.add_arguments(parser, axes=True)
     st = parser.add_argument_group("statistics")
     st.add_argument("--estimator", choices=("median", "mean"), default="median",

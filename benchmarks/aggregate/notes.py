@@ -6,6 +6,7 @@ from __future__ import annotations
 from benchmarks.aggregate.analysis import WARMUP, Analysis, Cell
 from benchmarks.aggregate.inputs import backend_title, utc_text
 from benchmarks.config import axes
+from benchmarks.results import metric_words
 from benchmarks.results.accuracy_status import AccuracyStatus
 
 # Reasons a model is left out of a backend's numbers, in the order the notes list them.
@@ -17,8 +18,14 @@ def sentence(text: str) -> str:
     return text[:1].upper() + text[1:]
 
 
+# The words before "speedup" in titles and axes, per --metric (the whole generate time is `exec`'s: none).
+METRIC_WORDS = {"compile": "compile-time ", "decode_tokens_per_second": "decode tokens/s ",
+                "time_to_first_token": "time-to-first-token ", "decode_per_token_time": "decode per-token ",
+                "decode_per_token_p90_time": "decode p90 per-token "}
+
+
 def metric_word(analysis: Analysis) -> str:
-    return "compile-time " if analysis.options.metric == "compile" else ""
+    return METRIC_WORDS.get(analysis.options.metric, "")
 
 
 def plot_title(analysis: Analysis, what: str, detail: str = "") -> str:
@@ -46,6 +53,12 @@ def method_notes(analysis: Analysis) -> list:
     if options.metric == "compile":
         notes.append("Time: compile = the first run, compilation included (our first warm-up run; records without "
                      "warm-up: their first sample), as in compare.py and history.py.")
+    elif options.metric in metric_words.GENERATION_FIGURES:
+        rate = metric_words.higher_is_better(options.metric)
+        notes.append(f"Figure: {options.metric}, the {options.estimator} of each generate run's (records of models "
+                     "run by generate; others are left out)"
+                     + ("; a rate, so speedup = backend rate / base rate (more tokens per second is better)."
+                        if rate else "; speedup = base / backend (less is better)."))
     else:
         skip = (f"first {options.skip_samples} samples skipped" if options.skip_samples is not None
                 else f"warm-up excluded; records without warm-up skip their first {WARMUP.upstream} samples")

@@ -49,15 +49,11 @@ def metric_samples(m: Measurement, metric: str, skip: Optional[int] = None) -> t
         values, why = metric_words.memory_samples(m)
     elif metric == metric_words.TIME:
         values, why = metric_words.time_samples(m, policy)
-    elif m.raw(metric) is None:
-        values, why = None, m.why_none(metric)
-    else:
-        values, why = m.samples(metric, policy), f"all {len(m.raw(metric))} samples skipped"
+    else:  # by name; a rate by its inverse
+        return metric_words.named_samples(m, metric, policy)
     if values is None:
         return None, why
     values = values[np.isfinite(values) & (values > 0)]
     if not len(values):
         return None, "no positive finite sample"
-    if metric_words.higher_is_better(metric):
-        values = 1.0 / values
     return values, None

@@ -20,27 +20,30 @@ every metric.
 from __future__ import annotations
 
 from benchmarks.results import measurement
+# A generate run's figures by name and which way is better: in a module without imports, so a tool's --help lists
+# them; every tool reads them here.
+from benchmarks.results.generation_figures import GENERATION, GENERATION_FIGURES, HIGHER_IS_BETTER, \
+    higher_is_better  # noqa: F401 (re-exported)
 from benchmarks.results.measurement import Measurement
 
 TIME, COMPILE, MEMORY = "time", "compile", "memory"
 WORDS = (TIME, COMPILE, MEMORY)
 
-# A generate run's figures (child/generation.py), by name: what each is. Its whole generate time is also the
-# record's total_time and per_iter_time, so `time` (and every speedup) is the harness's number.
-GENERATION = {
-    "time_to_first_token": "the prefill: from the generate call to the first new token's logits (seconds)",
-    "decode_per_token_time": "the median time of each new token after the first (seconds)",
-    "decode_per_token_p90_time": "the 90th percentile of those (seconds)",
-    "decode_tokens_per_second": "new tokens after the first per second of their decoding (more is better)",
-    "generate_time": "the whole generate call, closed by the device's sync (seconds)",
-    "compile_time": "the first generate call beyond a steady one (seconds)",
-}
-# Metrics where more is better: rates.
-HIGHER_IS_BETTER = frozenset({"decode_tokens_per_second", "tflops"})
 
+def named_samples(m: Measurement, metric: str, policy: measurement.WarmupPolicy) -> tuple:
+    """(a metric's steady-state samples by its own name, each a time: a rate's inverted, so that less is better for
+    every metric; None), or (None, why the record has none). Only positive finite samples count."""
+    import numpy as np
 
-def higher_is_better(metric: str) -> bool:
-    return metric in HIGHER_IS_BETTER
+    if m.raw(metric) is None:
+        return None, m.why_none(metric)
+    values = m.samples(metric, policy)
+    if values is None:
+        return None, f"all {len(m.raw(metric))} samples of {metric} skipped"
+    values = values[np.isfinite(values) & (values > 0)]
+    if not len(values):
+        return None, f"no positive finite sample of {metric}"
+    return (1.0 / values if higher_is_better(metric) else values), None
 
 
 def time_samples(m: Measurement, policy: measurement.WarmupPolicy) -> tuple:
