@@ -19,6 +19,8 @@ every metric.
 
 from __future__ import annotations
 
+from typing import Optional
+
 from benchmarks.results import measurement
 from benchmarks.results.measurement import Measurement
 
@@ -41,6 +43,14 @@ HIGHER_IS_BETTER = frozenset({"decode_tokens_per_second", "tflops"})
 
 def higher_is_better(metric: str) -> bool:
     return metric in HIGHER_IS_BETTER
+
+
+def generation_figures(m: Measurement) -> Optional[dict]:
+    """{metric: its median over the timed runs} of the GENERATION metrics the record has (seconds, or tokens per
+    second: HIGHER_IS_BETTER says which way is better), or None for a record with none (not run by generate)."""
+    figures = {name: m.median(name) for name in GENERATION}
+    figures = {name: value for name, value in figures.items() if value is not None}
+    return figures or None
 
 
 def time_samples(m: Measurement, policy: measurement.WarmupPolicy) -> tuple:
