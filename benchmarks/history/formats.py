@@ -25,11 +25,22 @@ class Figure:
     metric: str  # the record's metric
     factor: float  # from the record's unit (seconds; tokens per second)
     header: Optional[str]  # the text table's header (None: CSV and JSON only)
+    title: str  # a page's header, with its unit
     what: str
 
     @property
     def direction(self) -> str:
         return direction(self.metric)
+
+    @property
+    def page_title(self) -> str:
+        """The title with "(higher is better)" where more is (a rate): a page's column or chart."""
+        return self.title + (" (higher is better)" if metric_words.higher_is_better(self.metric) else "")
+
+    def of(self, point) -> Optional[float]:
+        """The figure of a series.Point in this unit, or None."""
+        value = point.figures.get(self.metric)
+        return None if value is None else value * self.factor
 
 
 def direction(metric: str) -> str:
@@ -37,11 +48,14 @@ def direction(metric: str) -> str:
 
 
 GENERATION_COLUMNS = (
-    Figure("ttft_ms", "time_to_first_token", 1e3, "ttft ms", "time to first token (the prefill)"),
-    Figure("decode_ms_per_token", "decode_per_token_time", 1e3, "decode ms/token",
+    Figure("ttft_ms", "time_to_first_token", 1e3, "ttft ms", "Time to first token (ms)",
+           "time to first token (the prefill)"),
+    Figure("decode_ms_per_token", "decode_per_token_time", 1e3, "decode ms/token", "Decode time per token (ms)",
            "the median time of each new token after the first"),
-    Figure("decode_p90_ms_per_token", "decode_per_token_p90_time", 1e3, None, "their 90th percentile"),
-    Figure("decode_tokens_per_s", "decode_tokens_per_second", 1.0, "tokens/s", "decode tokens per second"),
+    Figure("decode_p90_ms_per_token", "decode_per_token_p90_time", 1e3, None, "Decode time per token, p90 (ms)",
+           "their 90th percentile"),
+    Figure("decode_tokens_per_s", "decode_tokens_per_second", 1.0, "tokens/s", "Decode tokens per second",
+           "decode tokens per second"),
 )
 # Fixed: a forward model's rows leave the generation columns empty (each figure is the median over a record's timed
 # runs, then over the run's rounds).
@@ -81,11 +95,6 @@ def _marks(changes: list) -> dict:
     return {(c.series.config_id, c.after.run_id): c for c in changes}
 
 
-def _figure(point, figure: Figure) -> Optional[float]:
-    value = point.figures.get(figure.metric)
-    return None if value is None else value * figure.factor
-
-
 def has_figures(all_series: list) -> bool:
     """Whether any run of these series has generation figures."""
     return any(point.figures for one in all_series for point in one.points)
@@ -104,7 +113,7 @@ def series_rows(all_series: list, changes: list) -> list:
                          "verification": point.verification, "accuracy": point.accuracy or "",
                          "graph_breaks": "" if point.graph_breaks is None else point.graph_breaks,
                          "processes": len(point.processes), "change": change_text(change) if change else "",
-                         **{f.column: _number(_figure(point, f), digits=6) for f in GENERATION_COLUMNS}})
+                         **{f.column: _number(f.of(point), digits=6) for f in GENERATION_COLUMNS}})
     return rows
 
 
@@ -126,7 +135,7 @@ def series_json(all_series: list, changes: list) -> str:
                          "graph_breaks": point.graph_breaks, "processes": len(point.processes),
                          "change": None if change is None else {"direction": change.direction, "ratio": change.ratio,
                                                                 "ci": list(change.ci), "p_value": change.p_value},
-                         **{f.column: _figure(point, f) for f in GENERATION_COLUMNS}})
+                         **{f.column: f.of(point) for f in GENERATION_COLUMNS}})
         configs.append({"config": one.label, "labels": one.labels, "runs": runs})
     directions = {"median_ms": direction("time"), "compile_s": direction("compile"), "peak_mib": direction("memory"),
                   **{f.column: f.direction for f in GENERATION_COLUMNS}}
@@ -135,10 +144,6 @@ def series_json(all_series: list, changes: list) -> str:
 
 def _width(figure: Figure) -> int:
     return max(len(figure.header), 9)
-
-
-def _figure_header(figure: Figure) -> str:
-    return figure.header + (" (higher is better)" if metric_words.higher_is_better(figure.metric) else "")
 
 
 def figures_legend() -> list:
@@ -170,7 +175,7 @@ def series_table(all_series: list, changes: list, shortage=None) -> str:
             lines.append(f"  {point.when():19}  {point.commit[:10]:10}  {point.host[:12]:12}  "
                          f"{_number(point.median, 1e3, 5):>10}  {_number(point.compile_s):>9}  "
                          f"{_number(point.peak_memory, 1 / 2**20):>8}  "
-                         + "".join(f"{_number(_figure(point, f)):>{_width(f)}}  " for f in shown)
+                         + "".join(f"{_number(f.of(point)):>{_width(f)}}  " for f in shown)
                          + point.status + (f"   <- {change_text(change)}" if change else ""))
         lines.append("")
     if shown:
@@ -361,7 +366,7 @@ def _series_table(one, marks: dict) -> str:
         rows.append(f"<tr>{_run_cells(point)}<td class=\"num\">{_number(point.median, 1e3, 5)}</td>"
                     f"<td class=\"num\">{_number(point.compile_s)}</td>"
                     f"<td class=\"num\">{_number(point.peak_memory, 1 / 2**20)}</td>"
-                    + "".join(f"<td class=\"num\">{_number(_figure(point, f))}</td>" for f in shown) +
+                    + "".join(f"<td class=\"num\">{_number(f.of(point))}</td>" for f in shown) +
                     f"<td class=\"{kind}\">{html_style.esc(point.status)}</td>"
                     f"<td class=\"{'failed' if accuracy_status.failed(verdict) else ''}\">{html_style.esc(verdict)}</td>"
                     f"<td class=\"{_direction_class(change.direction) if change else ''}\">"
@@ -369,7 +374,7 @@ def _series_table(one, marks: dict) -> str:
     return (f"<h3>{html_style.esc(one.label)} <span class=\"small\">[{html_style.esc(one.labels['accelerator_model'])}]</span></h3>"
             "<div class=\"wide\"><table class=\"series\"><thead><tr><th>Run (UTC)</th><th>Commit</th><th>Host</th>"
             "<th>Median ms</th><th>Compile s</th><th>Peak MiB</th>"
-            + "".join(f"<th title=\"{html_style.esc(f.what)}\">{html_style.esc(_figure_header(f))}</th>" for f in shown)
+            + "".join(f"<th title=\"{html_style.esc(f.what)}\">{html_style.esc(f.page_title)}</th>" for f in shown)
             + "<th>Status</th><th>Accuracy</th>"
             "<th>Change starting here</th></tr></thead><tbody>" + "".join(rows) + "</tbody></table></div>")
 
