@@ -20,7 +20,7 @@ from benchmarks.results.change_words import HISTORY_DEFAULT_FAIL_ON, HISTORY_FAI
 log = logging.getLogger("benchmarks.history")
 
 NOTHING = "no config in the database matches the selection"
-SHOW_FORMATS = ("table", "csv", "png", "svg", "html")
+SHOW_FORMATS = ("table", "csv", "json", "png", "svg", "html")
 DETECT_FORMATS = ("table", "csv", "json", "html")
 
 
@@ -107,7 +107,9 @@ def build_parser() -> Parser:
     _db_flags(ingest)
     show = sub.add_parser("show", help="each config's series by run, with its changes marked",
                           description="Per config, the per-iteration median (and compile time, peak memory, "
-                          "status) of every run, with the detected changes marked.",
+                          "status; for a model run by generate, its time to first token, decode time per token and "
+                          "decode tokens per second, where more is better) of every run, with the detected changes "
+                          "marked.",
                           epilog=epilog(ok="the series were written", bad_news=NOTHING,
                                         examples=["history.py show -k resnet --format=png -o resnet.png"]))
     _selection_flags(show)
@@ -240,6 +242,8 @@ def run_show(options) -> int:
     fmt = output_format(options)
     if fmt == "csv":
         write(formats.csv_text(formats.series_rows(found_series, found_changes), formats.SERIES_COLUMNS), options)
+    elif fmt == "json":
+        write(formats.series_json(found_series, found_changes), options)
     elif fmt in ("png", "svg"):
         if options.output in (None, "-") and sys.stdout.isatty():
             raise UsageError(f"not writing {fmt.upper()} to a terminal: use --output FILE or redirect stdout")

@@ -5,8 +5,9 @@ a time and read a series at a time, which SQLite does in milliseconds; it ships 
 needs no new pinned package, and its UNIQUE constraints make ingestion idempotent in one statement.
 
 Tables: runs (a run is its timestamp, host and the code's commit; and the torch it ran), configs (a config's key and
-labels), measurements (one per record: its run, config, status, accuracy, samples, their median and figures; the
-record's digest is unique, so a record is stored once however often its file is ingested). See docs/history.md.
+labels), measurements (one per record: its run, config, status, accuracy, samples, their median and figures, and a
+generate run's LLM figures; the record's digest is unique, so a record is stored once however often its file is
+ingested). See docs/history.md.
 
 The schema's version is PRAGMA user_version (and meta.schema_version, which version 1 wrote); connect()
 upgrades an older database in place, in one transaction (MIGRATIONS), so every older file opens.
@@ -22,7 +23,7 @@ import statistics
 
 from benchmarks.plumbing.cli_support import UsageError
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -36,7 +37,7 @@ CREATE TABLE IF NOT EXISTS measurements (
     id INTEGER PRIMARY KEY, digest TEXT NOT NULL UNIQUE,
     run_id INTEGER NOT NULL REFERENCES runs(id), config_id INTEGER NOT NULL REFERENCES configs(id),
     round INTEGER NOT NULL, status TEXT NOT NULL, verification TEXT, samples TEXT, compile_s REAL,
-    peak_memory REAL, graph_breaks INTEGER, source TEXT, accuracy TEXT, median_s REAL);
+    peak_memory REAL, graph_breaks INTEGER, source TEXT, accuracy TEXT, median_s REAL, figures TEXT);
 """
 # Indexes (after any migration: they name version 2's columns). By run: the site reads whole runs.
 INDEXES = """
@@ -71,8 +72,15 @@ def _to_3(connection: sqlite3.Connection) -> None:
     connection.execute("ALTER TABLE runs ADD COLUMN torch TEXT")
 
 
+def _to_4(connection: sqlite3.Connection) -> None:
+    """3 -> 4: a generate run's figures (JSON {metric: median over its timed runs}: time to first token, decode time
+    per token, decode tokens per second, ...; null for other records, and unknown for the rows stored before until
+    their files are ingested again: fill_figures)."""
+    connection.execute("ALTER TABLE measurements ADD COLUMN figures TEXT")
+
+
 # version -> the step from the one before it.
-MIGRATIONS = {2: _to_2, 3: _to_3}
+MIGRATIONS = {2: _to_2, 3: _to_3, 4: _to_4}
 
 LABEL_COLUMNS = ("suite", "model", "backend", "test", "precision", "accelerator", "accelerator_model", "batch_size")
 
@@ -179,11 +187,26 @@ def add_measurement(connection: sqlite3.Connection, view, source: str) -> bool:
     config = config_id(connection, view.config_key, view.labels)
     cursor = connection.execute(
         "INSERT OR IGNORE INTO measurements (digest, run_id, config_id, round, status, verification, samples, "
-        "compile_s, peak_memory, graph_breaks, source, accuracy, median_s) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-        "?)",
+        "compile_s, peak_memory, graph_breaks, source, accuracy, median_s, figures) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, "
+        "?, ?, ?, ?, ?)",
         (view.digest, run, config, view.round, view.status, view.verification,
          None if view.samples is None else json.dumps(view.samples), view.compile_s, view.peak_memory,
-         view.graph_breaks, source, view.accuracy, None if not view.samples else statistics.median(view.samples)))
+         view.graph_breaks, source, view.accuracy, None if not view.samples else statistics.median(view.samples),
+         _figures_text(view.figures)))
+    return cursor.rowcount == 1
+
+
+def _figures_text(figures) -> object:
+    return None if not figures else json.dumps(figures, sort_keys=True)
+
+
+def fill_figures(connection: sqlite3.Connection, view) -> bool:
+    """A record stored before schema 4 (no figures kept) gains its generation figures when its file is ingested
+    again; nothing else of it changes. True when the row was filled in."""
+    if not view.figures:
+        return False
+    cursor = connection.execute("UPDATE measurements SET figures = ? WHERE digest = ? AND figures IS NULL",
+                                (_figures_text(view.figures), view.digest))
     return cursor.rowcount == 1
 
 
@@ -197,7 +220,7 @@ def measurements(connection: sqlite3.Connection, config: int) -> list:
     """A config's measurements with their runs, oldest run first: dicts of the columns."""
     cursor = connection.execute(
         "SELECT r.id, r.timestamp, r.host, r.commit_sha, m.round, m.status, m.verification, m.accuracy, m.samples, "
-        "m.compile_s, m.peak_memory, m.graph_breaks FROM measurements m JOIN runs r ON r.id = m.run_id "
+        "m.compile_s, m.peak_memory, m.graph_breaks, m.figures FROM measurements m JOIN runs r ON r.id = m.run_id "
         "WHERE m.config_id = ? ORDER BY r.timestamp, r.id, m.round", (config,))
     names = [d[0] for d in cursor.description]
     return [dict(zip(names, row)) for row in cursor.fetchall()]

@@ -5,18 +5,63 @@ named by their date (UTC) and commit everywhere, plots' axes too; the HTML page 
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import json
 import re
 from datetime import datetime, timezone
+from typing import Optional
 
-from benchmarks.results import accuracy_status, html_style
+from benchmarks.results import accuracy_status, html_style, metric_words
 from benchmarks.results.change_words import Word
 from benchmarks.results.records import RecordStatus
 
+
+@dataclasses.dataclass(frozen=True)
+class Figure:
+    """A generate run's figure as show names it (metric_words.GENERATION; its direction: HIGHER_IS_BETTER)."""
+
+    column: str  # the CSV's and JSON's name, with its unit
+    metric: str  # the record's metric
+    factor: float  # from the record's unit (seconds; tokens per second)
+    header: Optional[str]  # the text table's header (None: CSV and JSON only)
+    title: str  # a page's header, with its unit
+    what: str
+
+    @property
+    def direction(self) -> str:
+        return direction(self.metric)
+
+    @property
+    def page_title(self) -> str:
+        """The title with "(higher is better)" where more is (a rate): a page's column or chart."""
+        return self.title + (" (higher is better)" if metric_words.higher_is_better(self.metric) else "")
+
+    def of(self, point) -> Optional[float]:
+        """The figure of a series.Point in this unit, or None."""
+        value = point.figures.get(self.metric)
+        return None if value is None else value * self.factor
+
+
+def direction(metric: str) -> str:
+    return "higher is better" if metric_words.higher_is_better(metric) else "lower is better"
+
+
+GENERATION_COLUMNS = (
+    Figure("ttft_ms", "time_to_first_token", 1e3, "ttft ms", "Time to first token (ms)",
+           "time to first token (the prefill)"),
+    Figure("decode_ms_per_token", "decode_per_token_time", 1e3, "decode ms/token", "Decode time per token (ms)",
+           "the median time of each new token after the first"),
+    Figure("decode_p90_ms_per_token", "decode_per_token_p90_time", 1e3, None, "Decode time per token, p90 (ms)",
+           "their 90th percentile"),
+    Figure("decode_tokens_per_s", "decode_tokens_per_second", 1.0, "tokens/s", "Decode tokens per second",
+           "decode tokens per second"),
+)
+# Fixed: a forward model's rows leave the generation columns empty (each figure is the median over a record's timed
+# runs, then over the run's rounds).
 SERIES_COLUMNS = ("suite", "model", "backend", "test", "precision", "accelerator_model", "batch_size", "timestamp",
                   "time_utc", "commit", "host", "median_ms", "compile_s", "peak_mib", "status", "verification",
-                  "accuracy", "graph_breaks", "processes", "change")
+                  "accuracy", "graph_breaks", "processes", "change") + tuple(f.column for f in GENERATION_COLUMNS)
 
 
 def _number(value, scale: float = 1.0, digits: int = 4) -> str:
@@ -50,6 +95,11 @@ def _marks(changes: list) -> dict:
     return {(c.series.config_id, c.after.run_id): c for c in changes}
 
 
+def has_figures(all_series: list) -> bool:
+    """Whether any run of these series has generation figures."""
+    return any(point.figures for one in all_series for point in one.points)
+
+
 def series_rows(all_series: list, changes: list) -> list:
     marks = _marks(changes)
     rows = []
@@ -62,8 +112,44 @@ def series_rows(all_series: list, changes: list) -> list:
                          "peak_mib": _number(point.peak_memory, 1 / 2**20), "status": point.status,
                          "verification": point.verification, "accuracy": point.accuracy or "",
                          "graph_breaks": "" if point.graph_breaks is None else point.graph_breaks,
-                         "processes": len(point.processes), "change": change_text(change) if change else ""})
+                         "processes": len(point.processes), "change": change_text(change) if change else "",
+                         **{f.column: _number(f.of(point), digits=6) for f in GENERATION_COLUMNS}})
     return rows
+
+
+def series_json(all_series: list, changes: list) -> str:
+    """show --format json: each config's labels and runs, numbers as numbers (null: none), and each figure's
+    direction."""
+    marks = _marks(changes)
+    configs = []
+    for one in all_series:
+        runs = []
+        for point in one.points:
+            change = marks.get((one.config_id, point.run_id))
+            runs.append({"run_id": point.run_id, "timestamp": point.timestamp, "time_utc": point.when(),
+                         "commit": point.commit, "host": point.host,
+                         "median_ms": None if point.median is None else point.median * 1e3,
+                         "compile_s": point.compile_s,
+                         "peak_mib": None if point.peak_memory is None else point.peak_memory / 2**20,
+                         "status": point.status, "verification": point.verification, "accuracy": point.accuracy,
+                         "graph_breaks": point.graph_breaks, "processes": len(point.processes),
+                         "change": None if change is None else {"direction": change.direction, "ratio": change.ratio,
+                                                                "ci": list(change.ci), "p_value": change.p_value},
+                         **{f.column: f.of(point) for f in GENERATION_COLUMNS}})
+        configs.append({"config": one.label, "labels": one.labels, "runs": runs})
+    directions = {"median_ms": direction("time"), "compile_s": direction("compile"), "peak_mib": direction("memory"),
+                  **{f.column: f.direction for f in GENERATION_COLUMNS}}
+    return json.dumps({"configs": configs, "directions": directions}, indent=2) + "\n"
+
+
+def _width(figure: Figure) -> int:
+    return max(len(figure.header), 9)
+
+
+def figures_legend() -> list:
+    """Lines naming the generation columns of the text table, with their directions."""
+    return ["generation figures (medians over each run's timed runs):"] + [
+        f"  {f.header}: {f.what}, {f.direction}" for f in GENERATION_COLUMNS if f.header]
 
 
 def csv_text(rows: list, columns) -> str:
@@ -75,19 +161,25 @@ def csv_text(rows: list, columns) -> str:
 
 
 def series_table(all_series: list, changes: list, shortage=None) -> str:
+    """Per config, a line per run; the generation figures' columns only where a shown series has them, so a table of
+    forward models is as it always was."""
     marks = _marks(changes)
+    shown = [f for f in GENERATION_COLUMNS if f.header] if has_figures(all_series) else []
     lines = []
     for one in all_series:
         lines.append(f"{one.label}  [{one.labels['accelerator_model']}]")
         lines.append(f"  {'run (UTC)':19}  {'commit':10}  {'host':12}  {'median ms':>10}  {'compile s':>9}  "
-                     f"{'peak MiB':>8}  status")
+                     f"{'peak MiB':>8}  " + "".join(f"{f.header:>{_width(f)}}  " for f in shown) + "status")
         for point in one.points:
             change = marks.get((one.config_id, point.run_id))
             lines.append(f"  {point.when():19}  {point.commit[:10]:10}  {point.host[:12]:12}  "
                          f"{_number(point.median, 1e3, 5):>10}  {_number(point.compile_s):>9}  "
-                         f"{_number(point.peak_memory, 1 / 2**20):>8}  {point.status}"
-                         + (f"   <- {change_text(change)}" if change else ""))
+                         f"{_number(point.peak_memory, 1 / 2**20):>8}  "
+                         + "".join(f"{_number(f.of(point)):>{_width(f)}}  " for f in shown)
+                         + point.status + (f"   <- {change_text(change)}" if change else ""))
         lines.append("")
+    if shown:
+        lines += figures_legend() + [""]
     if shortage is not None and shortage.series:
         lines += _shortage_lines(shortage) + [""]
     return "\n".join(lines)
@@ -265,6 +357,7 @@ def _changes_table(changes: list, found_events: list) -> str:
 
 
 def _series_table(one, marks: dict) -> str:
+    shown = [f for f in GENERATION_COLUMNS if f.header] if has_figures([one]) else []
     rows = []
     for point in one.points:
         change = marks.get((one.config_id, point.run_id))
@@ -273,13 +366,16 @@ def _series_table(one, marks: dict) -> str:
         rows.append(f"<tr>{_run_cells(point)}<td class=\"num\">{_number(point.median, 1e3, 5)}</td>"
                     f"<td class=\"num\">{_number(point.compile_s)}</td>"
                     f"<td class=\"num\">{_number(point.peak_memory, 1 / 2**20)}</td>"
+                    + "".join(f"<td class=\"num\">{_number(f.of(point))}</td>" for f in shown) +
                     f"<td class=\"{kind}\">{html_style.esc(point.status)}</td>"
                     f"<td class=\"{'failed' if accuracy_status.failed(verdict) else ''}\">{html_style.esc(verdict)}</td>"
                     f"<td class=\"{_direction_class(change.direction) if change else ''}\">"
                     f"{html_style.esc(change_text(change)) if change else ''}</td></tr>")
     return (f"<h3>{html_style.esc(one.label)} <span class=\"small\">[{html_style.esc(one.labels['accelerator_model'])}]</span></h3>"
             "<div class=\"wide\"><table class=\"series\"><thead><tr><th>Run (UTC)</th><th>Commit</th><th>Host</th>"
-            "<th>Median ms</th><th>Compile s</th><th>Peak MiB</th><th>Status</th><th>Accuracy</th>"
+            "<th>Median ms</th><th>Compile s</th><th>Peak MiB</th>"
+            + "".join(f"<th title=\"{html_style.esc(f.what)}\">{html_style.esc(f.page_title)}</th>" for f in shown)
+            + "<th>Status</th><th>Accuracy</th>"
             "<th>Change starting here</th></tr></thead><tbody>" + "".join(rows) + "</tbody></table></div>")
 
 

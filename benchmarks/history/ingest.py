@@ -2,7 +2,8 @@
 
 A record is stored once however often its file is ingested (its digest is unique); ingesting it again with
 another --commit than the one it was stored with is an InputError (a record belongs to one run of one commit:
-no silent skip, no silent rewrite of history). A bad or torn line is reported and skipped
+no silent skip, no silent rewrite of history). Only a row stored before schema 4, which kept no generation figures,
+gains them when its file is ingested again. A bad or torn line is reported and skipped
 (records.iter_records), as is a record that can't be placed (no model, no timestamp); a file with lines but
 not one JSON object is not a results file (an InputError).
 """
@@ -27,10 +28,12 @@ class IngestReport:
     records: int = 0  # read, placed or not
     added: int = 0
     already: int = 0
+    filled: int = 0  # of those, stored before schema 4: their generation figures filled in (database.fill_figures)
     problems: list = dataclasses.field(default_factory=list)  # one line each: bad lines, unplaceable records
 
     def summary(self) -> str:
-        return (f"{self.files} file(s): {self.added} record(s) added, {self.already} already in the database, "
+        filled = f" ({self.filled} given their generation figures)" if self.filled else ""
+        return (f"{self.files} file(s): {self.added} record(s) added, {self.already} already in the database{filled}, "
                 f"{len(self.problems)} skipped")
 
 
@@ -64,6 +67,7 @@ def ingest(connection, files: list, commit: Optional[str] = None) -> IngestRepor
                         report.added += 1
                     else:
                         report.already += 1
+                        report.filled += database.fill_figures(connection, found)
         except OSError as exc:
             raise records.InputError(f"cannot read {path}: {exc.strerror or exc}") from None
         if problems and not read:  # lines, but not one JSON object: not a results file (as every tool says)

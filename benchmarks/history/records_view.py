@@ -73,6 +73,9 @@ class RecordView:
     graph_breaks: Optional[int]
     digest: str  # the record's identity: ingesting it again stores nothing
     torch: str = ""  # the torch it ran (environment.torch): its run's
+    # A generate run's figures (metric_words.generation_figures): {metric: median over its timed runs}; None for a
+    # record without them (a forward model, a failure)
+    figures: Optional[dict] = None
 
 
 def _text(value) -> str:
@@ -88,13 +91,14 @@ def view(record: dict, commit: Optional[str] = None) -> tuple:
     if m.timestamp is None:
         return None, "no timestamp"
     environment = record.get("environment") if isinstance(record.get("environment"), dict) else {}
-    samples = compile_s = peak = None
+    samples = compile_s = peak = figures = None
     if m.ok:
         # compare.py's samples of a process: steady state (upstream records: first sample left out), > 0.
         found, _ = metrics.metric_samples(m, metric_words.TIME)
         samples = None if found is None else [float(v) for v in found]
         compile_s, _ = metric_words.compile_seconds(m)  # the first run, compilation included, as compare's
         peak = m.peak_memory()  # the largest of metric_words.memory_samples: the device's peak, else the host's
+        figures = metric_words.generation_figures(m)
     digest = hashlib.sha256(json.dumps(record, sort_keys=True, default=str).encode()).hexdigest()
     return RecordView(
         timestamp=m.timestamp, host=_text(environment.get("hostname")),
@@ -103,4 +107,4 @@ def view(record: dict, commit: Optional[str] = None) -> tuple:
         config_key=json.dumps([m.config_key, m.accelerator_model]), labels=Labels.of(m), round=m.round,
         status=m.status, verification=_text(record.get("verification_code")), accuracy=m.accuracy, samples=samples,
         compile_s=compile_s, peak_memory=peak, graph_breaks=m.dynamo_stat("graph_breaks"), digest=digest,
-        torch=_text(environment.get("torch"))), None
+        torch=_text(environment.get("torch")), figures=figures), None

@@ -28,6 +28,9 @@ class Point:
     compile_s: Optional[float]
     peak_memory: Optional[float]
     graph_breaks: Optional[int]
+    # A generate run's figures (records_view.RecordView.figures): per metric, the median over the run's rounds of
+    # each round's median; empty for a forward model's run or one without a passing round
+    figures: dict = dataclasses.field(default_factory=dict)
 
     @property
     def median(self) -> Optional[float]:
@@ -76,7 +79,17 @@ def _point(rows: list) -> Point:
                  processes=[json.loads(row["samples"]) for row in rows
                             if row["samples"] and row["status"] == RecordStatus.OK],
                  compile_s=statistics.median(compiles) if compiles else None, peak_memory=max(peaks) if peaks else None,
-                 graph_breaks=max(breaks) if breaks else None)
+                 graph_breaks=max(breaks) if breaks else None, figures=_figures(rows))
+
+
+def _figures(rows: list) -> dict:
+    """The run's generation figures: per metric, the median over its passing rounds that have it."""
+    by_metric: dict = {}
+    for row in rows:
+        if row.get("figures") and row["status"] == RecordStatus.OK:
+            for metric, value in json.loads(row["figures"]).items():
+                by_metric.setdefault(metric, []).append(value)
+    return {metric: statistics.median(values) for metric, values in by_metric.items()}
 
 
 def verdict(row: dict) -> str:

@@ -267,6 +267,14 @@ class Measurement:
         skip = policy.skip(self)
         return values[skip:] if skip < len(values) else None
 
+    def median(self, metric: str, policy: WarmupPolicy = FIRST_SAMPLE) -> Optional[float]:
+        """The median of a named metric over the record's timed runs (its finite steady-state samples under the
+        policy), or None when it has none: one figure of a metric any tool reads by name (time to first token,
+        decode tokens per second: results/metric_words.py)."""
+        values = self.samples(metric, policy)
+        values = None if values is None else values[np.isfinite(values)]
+        return float(np.median(values)) if values is not None and len(values) else None
+
     def per_iteration_raw(self) -> Optional[np.ndarray]:
         """Every timed run's time per iteration: `per_iter_time`, else `total_time` / iterations_per_run."""
         values = self.raw(PER_ITER_TIME)

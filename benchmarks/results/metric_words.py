@@ -19,6 +19,8 @@ every metric.
 
 from __future__ import annotations
 
+from typing import Optional
+
 from benchmarks.results import measurement
 # A generate run's figures by name and which way is better: in a module without imports, so a tool's --help lists
 # them; every tool reads them here.
@@ -44,6 +46,14 @@ def named_samples(m: Measurement, metric: str, policy: measurement.WarmupPolicy)
     if not len(values):
         return None, f"no positive finite sample of {metric}"
     return (1.0 / values if higher_is_better(metric) else values), None
+
+
+def generation_figures(m: Measurement) -> Optional[dict]:
+    """{metric: its median over the timed runs} of the GENERATION metrics the record has (seconds, or tokens per
+    second: HIGHER_IS_BETTER says which way is better), or None for a record with none (not run by generate)."""
+    figures = {name: m.median(name) for name in GENERATION}
+    figures = {name: value for name, value in figures.items() if value is not None}
+    return figures or None
 
 
 def time_samples(m: Measurement, policy: measurement.WarmupPolicy) -> tuple:

@@ -270,6 +270,46 @@ def test_newest_and_baseline_by_date_commit_and_bad_ones(site, tmp_path):
     assert done.returncode == 1 and "holds no record" in done.stderr and not (tmp_path / "y").exists()
 
 
+def test_a_generation_configs_page_shows_its_figures_and_a_forward_ones_none(site, tmp_path):
+    from test_generation_figures import QWEN, forward_record, generation_record
+
+    records = {run: [generation_record(run, level=level), generation_record(run, backend="inductor", level=level / 2),
+                     forward_record(run)] for run, level in enumerate((1.0, 1.1, 0.9, 1.0))}
+    night = tmp_path / "results.jsonl"
+    night.write_text("".join(json.dumps(r) + "\n" for found in records.values() for r in found))
+    db, out = tmp_path / "h.sqlite", tmp_path / "out"
+    assert history("ingest", night, "--db", db) == 0 and history("site", "--db", db, "-o", out) == 0
+    suite = next((out / "suite").glob("huggingface-inductor*.html")).read_text()
+    config_id = re.search(rf'<tr data-config="(\d+)"><td data-sort="{re.escape(QWEN)} bs=1">', suite).group(1)
+    html = (out / "config" / f"{config_id}.html").read_text()
+    table = re.search(r'<table class="generation">(.*?)</table>', html, re.S).group(1)
+    heads = [unescape(h) for h in re.findall(r"<th[^>]*>([^<]*)</th>", table)]
+    assert heads == ["Run", "Commit", "Torch", "Time to first token (ms)", "Decode time per token (ms)",
+                     "Decode time per token, p90 (ms)", "Decode tokens per second (higher is better)"]
+    rows = re.findall(r"<tr><td>.*?</tr>", table, re.S)
+    assert [re.search(r"<code>(c\d+)</code>", row).group(1) for row in rows] == ["c03", "c02", "c01", "c00"]
+    newest = next(r for r in records[3] if r["experiment"]["dynamo"] == "inductor")
+    numbers = [float(v) for v in re.findall(r'<td class="num">([^<]*)</td>', rows[0])]
+    metrics = newest["metrics"]
+    assert numbers == pytest.approx([1e3 * statistics.median(metrics["time_to_first_token"]),
+                                     1e3 * statistics.median(metrics["decode_per_token_time"]),
+                                     1e3 * statistics.median(metrics["decode_per_token_p90_time"]),
+                                     statistics.median(metrics["decode_tokens_per_second"])], abs=6e-4)
+    charts = json.loads(re.search(r"window.SITE_CHARTS=(.*?);</script>", html).group(1))
+    titles = [chart["title"] for chart in charts]
+    assert titles[-3:] == ["Time to first token (ms)", "Decode time per token (ms)",
+                           "Decode tokens per second (higher is better)"]
+    rate = charts[-1]["series"][0]["values"]
+    assert rate[-1] == pytest.approx(statistics.median(metrics["decode_tokens_per_second"]), rel=1e-6)
+    assert [s["label"] for s in charts[-2]["series"]] == [f"{QWEN} bs=1 median", f"{QWEN} bs=1 p90"]
+    # A forward model's page, here and in the planted history, has none of it.
+    _, planted, _, _ = site
+    for page in list((out / "config").glob("*.html")) + list((planted / "config").glob("*.html")):
+        text = page.read_text()
+        if "huggingface/" not in text:
+            assert "Generation figures" not in text and "higher is better" not in text, page
+
+
 def upstream_history(tmp_path):
     """Upstream PyTorch/XLA's records (tests/fixtures/analyzer/upstream.jsonl, with an eager BERT_pytorch of
     the same format beside its Inductor one) as three nightly runs."""

@@ -67,6 +67,21 @@ def test_aot_precompiles_load_time_and_none_without_it():
     assert Measurement(record({"warmup_time": [0.1]})).aot_load_time() is None
 
 
+def test_a_named_metrics_median_over_the_timed_runs_and_a_generate_runs_figures():
+    from benchmarks.results import metric_words
+
+    generated = Measurement(record({"warmup_time": [3.0], "total_time": [0.5, 0.4, 0.6],
+                                    "time_to_first_token": [0.12, 0.10, float("nan"), 0.11],
+                                    "decode_tokens_per_second": [40.0, 50.0, 45.0], "compile_time": [2.5]}))
+    assert generated.median("time_to_first_token") == pytest.approx(0.11)  # finite samples only
+    assert generated.median("decode_per_token_time") is None
+    upstream = Measurement(record({"decode_tokens_per_second": [5.0, 40.0, 50.0]}, warmup=False))
+    assert upstream.median("decode_tokens_per_second") == 45.0  # the policy's warm-up left out, as for time
+    assert metric_words.generation_figures(generated) == {"time_to_first_token": pytest.approx(0.11),
+                                                          "decode_tokens_per_second": 45.0, "compile_time": 2.5}
+    assert metric_words.generation_figures(Measurement(record({"total_time": [0.5]}))) is None  # a forward model's
+
+
 def test_peak_memory_round_timestamp_status():
     m = Measurement(dict(record({"peak_rss_bytes": [5.0, 7.0, float("nan")]}), round=2, status="ok"))
     assert m.peak_memory() == 7.0 and m.round == 2 and m.timestamp == 100.0 and m.ok

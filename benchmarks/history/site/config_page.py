@@ -1,6 +1,8 @@
 """config/<id>.html: one config's series (per-iteration time, and speedup over its eager config) over every
 run with history's change points marked; for each change, the runs around it, the commits between the runs
-before and after, and the `history bisect` command line that finds the commit; its pass/fail transitions."""
+before and after, and the `history bisect` command line that finds the commit; its pass/fail transitions. A model run
+by generate also shows its generation figures (time to first token, decode time per token, decode tokens per second,
+where more is better) over the runs, charted and in a table of its newest runs."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ import shlex
 import numpy as np
 
 from benchmarks.config import rerun_command
+from benchmarks.history.formats import GENERATION_COLUMNS
 from benchmarks.history.site import dashboard_numbers as numbers
 from benchmarks.history.site import grid as grid_module
 from benchmarks.history.site import page, suite_page
@@ -16,6 +19,7 @@ from benchmarks.results.change_words import Word
 from benchmarks.results.html_style import esc
 
 AROUND = 3  # runs shown on each side of a change
+NEWEST_FIGURES = 10  # runs in the generation figures' table (the charts have them all)
 
 
 def runner_flags(config) -> list:
@@ -84,6 +88,46 @@ def _transitions(g, column: int) -> list:
             for a, b in zip(rows, rows[1:]) if bool(g.passed[a, column]) != bool(g.passed[b, column])]
 
 
+def generation_figures(g, column: int) -> list:
+    """(Figure, its values over the runs in its unit) of each generation figure this config has (none: not run by
+    generate)."""
+    found = []
+    for figure in GENERATION_COLUMNS:
+        values = g.figures.get(figure.metric)
+        if values is not None and np.isfinite(values[:, column]).any():
+            found.append((figure, values[:, column] * figure.factor))
+    return found
+
+
+def _figure_charts(figures: list, name: str, x: list, run_texts: list) -> list:
+    """A chart per figure; the decode time's median and p90 share one."""
+    by_metric = {figure.metric: (figure, values) for figure, values in figures}
+    charts = []
+    for figure, values in figures:
+        if figure.metric == "decode_per_token_p90_time":
+            continue
+        series = [{"label": name, "values": page.values_list(values, digits=6), "marks": []}]
+        if figure.metric == "decode_per_token_time" and "decode_per_token_p90_time" in by_metric:
+            series[0]["label"] = f"{name} median"
+            series.append({"label": f"{name} p90", "marks": [],
+                           "values": page.values_list(by_metric["decode_per_token_p90_time"][1], digits=6)})
+        charts.append({"id": f"chart-{figure.column.replace('_', '-')}", "title": figure.page_title, "x": x,
+                       "runs": run_texts, "series": series})
+    return charts
+
+
+def _figures_table(g, figures: list) -> str:
+    """The newest runs that have the figures, newest first."""
+    rows = [r for r in range(len(g.runs)) if any(np.isfinite(values[r]) for _, values in figures)][-NEWEST_FIGURES:]
+    body = "".join(f"<tr><td>{esc(g.runs[r].date)}</td><td><code>{esc(g.runs[r].commit[:12])}</code></td>"
+                   f"<td>{esc(g.runs[r].torch or '')}</td>"
+                   + "".join(f'<td class="num">{page.number(page.finite(values[r]), 3)}</td>' for _, values in figures)
+                   + "</tr>" for r in reversed(rows))
+    head = "".join(f'<th title="{esc(figure.what)}">{esc(figure.page_title)}</th>' for figure, _ in figures)
+    return (f'<table class="generation"><thead><tr><th>Run</th><th>Commit</th><th>Torch</th>{head}</tr></thead>'
+            f"<tbody>{body}</tbody></table>")
+
+
 def render(site, config) -> str:
     g, column = site.grid, config.column
     shifts = site.config_shifts[column]
@@ -97,6 +141,8 @@ def render(site, config) -> str:
         charts.append({"id": "chart-speedup", "title": "Speedup over eager", "x": x, "runs": run_texts,
                        "series": [{"label": config.name, "values": page.values_list(speedup, digits=4),
                                    "marks": [s.after for s in shifts]}]})
+    figures = generation_figures(g, column)
+    charts += _figure_charts(figures, config.name, x, run_texts)
     labels = dict(config.labels)
     facts = "".join(f"<tr><td>{esc(name)}</td><td>{esc(value)}</td></tr>" for name, value in labels.items() if value)
     transitions = _transitions(g, column)
@@ -105,6 +151,9 @@ def render(site, config) -> str:
     title = f"{config.labels['suite']}/{config.name} {config.labels['backend']} {config.labels['test']}"
     body = [f"<h1>{esc(title)}</h1>", f'<table class="facts">{facts}</table>',
             '<div class="charts">' + "".join(f'<div class="chart" id="{c["id"]}"></div>' for c in charts) + "</div>",
+            *([f"<h2>Generation figures (the newest {NEWEST_FIGURES} runs that have them)</h2>",
+               "<p>Medians over each run's timed generate calls (the mean over its rounds); the whole generate call "
+               "is the time above.</p>", _figures_table(g, figures)] if figures else []),
             f"<h2>Changes in its time (the newest {site.detector.window} runs)</h2>",
             "\n".join(_change_section(g, config, s, speedup) for s in reversed(shifts))
             or "<p>No change point: the time moved within its noise.</p>",

@@ -2,7 +2,8 @@
 pass over the measurements table (a year of nightly runs of 3,000 configs is about 1M rows).
 
 A cell pools a run's records of a config (its --rounds): the mean of their per-iteration medians and of their
-first runs (compilation included), the largest peak memory and graph breaks; it failed when any record did.
+first runs (compilation included), the largest peak memory and graph breaks, and for a model run by generate the mean
+of each generation figure (time to first token, decode tokens per second, ...); it failed when any record did.
 Each config knows its eager baseline (against_eager.baseline_key: the same machine, suite, model, test, batch
 size and axes but torch.compile's own), as aggregate's dashboard pairs them.
 """
@@ -79,6 +80,9 @@ class Grid:
     failures: dict  # (row, column) -> the failed status text (error, timeout, ...) or accuracy status
     source_names: list  # the results files the records came from
     source: np.ndarray  # (runs, configs) int32: index into source_names of a record of the cell, -1: none
+    # A generate run's figures (metric_words.GENERATION): metric -> (runs, configs), nan: none; only the metrics
+    # some record has
+    figures: dict = dataclasses.field(default_factory=dict)
 
     def source_of(self, row: int, column: int) -> Optional[str]:
         index = int(self.source[row, column])
@@ -120,8 +124,8 @@ def load(connection) -> Grid:
             c.eager = eager.get(c.baseline_key)
     shape = (len(runs), len(configs))
     rows = connection.execute("SELECT run_id, config_id, status, accuracy, verification, median_s, compile_s, "
-                              "peak_memory, graph_breaks, source FROM measurements").fetchall()
-    columns = list(zip(*rows)) or [()] * 10
+                              "peak_memory, graph_breaks, source, figures FROM measurements").fetchall()
+    columns = list(zip(*rows)) or [()] * 11
     del rows
     r = np.fromiter((row_of[x] for x in columns[0]), np.int64, len(columns[0]))
     c = np.fromiter((column_of[x] for x in columns[1]), np.int64, len(columns[1]))
@@ -163,7 +167,22 @@ def load(connection) -> Grid:
     source = np.full(shape, -1, np.int32)
     source[r, c] = np.fromiter((names.setdefault(x or "", len(names)) for x in columns[9]), np.int32, len(r))
     return Grid(runs, configs, status, passed, mean(columns[5]), mean(columns[6]), largest(columns[7]),
-                largest(columns[8]), failures, list(names), source)
+                largest(columns[8]), failures, list(names), source, _figures(columns[10], code, mean))
+
+
+def _figures(texts, code: np.ndarray, mean) -> dict:
+    """metric -> the cells' mean over their passing records of each generation figure (JSON, null for most rows)."""
+    by_metric: dict = {}
+    for i, text in enumerate(texts):
+        if text and code[i] == OK:
+            for metric, value in json.loads(text).items():
+                by_metric.setdefault(metric, {})[i] = value
+    out = {}
+    for metric, found in by_metric.items():
+        values = np.full(len(texts), np.nan)
+        values[np.fromiter(found, np.int64, len(found))] = np.fromiter(found.values(), np.float64, len(found))
+        out[metric] = mean(values)
+    return out
 
 
 def log_path(config: Config, source: str) -> Optional[str]:

@@ -1,0 +1,163 @@
+"""history's LLM generation figures (docs/history.md, show): a record of a model run by `generate` keeps the median
+over its timed runs of time to first token, decode time per token (median and p90) and decode tokens per second
+(results/metric_words.generation_figures); `show`'s table, CSV and JSON name them with their units and direction
+(more tokens per second is better), a run of several rounds pools them, a forward model's rows leave them empty and
+its table is as it was, and ingesting a record again stores nothing new."""
+
+import csv
+import io
+import json
+import sqlite3
+import statistics
+
+import pytest
+
+from benchmarks.history import formats
+from helpers import call_tool
+
+QWEN = "Qwen/Qwen3-0.6B"
+PROMPT, NEW = 32, 16
+COLUMNS = [figure.column for figure in formats.GENERATION_COLUMNS]
+
+
+def generation_record(run, *, backend=None, level=1.0, round_=0, status="ok"):
+    """A record of Qwen3-0.6B run by generate (child/generation.py's metrics: one value per timed run, three runs) in
+    nightly run `run` (commit c<run>); `level` scales its times (its rate by the inverse)."""
+    ttft = [level * v for v in (0.120, 0.110, 0.130)]
+    per_token = [level * v for v in (0.020, 0.022, 0.021)]
+    p90 = [level * v for v in (0.025, 0.027, 0.026)]
+    rate = [1 / t for t in per_token]
+    total = [first + (NEW - 1) * step for first, step in zip(ttft, per_token)]
+    out = {"model": {"suite_name": "huggingface", "model_name": QWEN},
+           "experiment": {"accelerator": "cpu", "accelerator_model": "Test CPU", "xla": None, "xla_flags": None,
+                          "dynamo": backend, "torch_xla2": None, "test": "eval", "batch_size": 1,
+                          "enable_functionalization": False, "prompt_tokens": PROMPT, "new_tokens": NEW},
+           "repeat": 3, "iterations_per_run": 1, "timestamp": 1.7e9 + run * 86400.0, "schema_version": 1,
+           "round": round_, "status": status, "warmup": 1, "verification_code": "VERIFIER_SKIPPED",
+           "metrics": {"warmup_time": [level * 3.0], "total_time": total, "per_iter_time": total,
+                       "generate_time": total, "time_to_first_token": ttft, "decode_per_token_time": per_token,
+                       "decode_per_token_p90_time": p90, "decode_tokens_per_second": rate,
+                       "compile_time": [level * 3.0 - statistics.median(total)],
+                       "peak_memory_bytes": [2.5e9] * 3},
+           "generation": {"task": "text-generation", "prompt_tokens": PROMPT, "new_tokens": NEW,
+                          "positions": PROMPT + NEW, "batch_size": 1, "generated_tokens": NEW},
+           "environment": {"hostname": "ci", "git_commit": f"c{run:02d}", "torch": "2.9.1"}}
+    if status != "ok":
+        out["metrics"] = {"error": "RuntimeError: boom"}
+        out["error"] = {"type": "RuntimeError", "message": "boom", "phase": "run", "log": None}
+    return out
+
+
+def forward_record(run):
+    """A forward model's record in the same run: no generation figures."""
+    values = [0.010, 0.011, 0.0105]
+    return {"model": {"suite_name": "dummy", "model_name": "mlp"},
+            "experiment": {"accelerator": "cpu", "accelerator_model": "Test CPU", "xla": None, "xla_flags": None,
+                           "dynamo": None, "torch_xla2": None, "test": "eval", "batch_size": 8,
+                           "enable_functionalization": False},
+            "repeat": 3, "iterations_per_run": 1, "timestamp": 1.7e9 + run * 86400.0, "schema_version": 1,
+            "status": "ok", "warmup": 1, "verification_code": "VERIFIER_SKIPPED",
+            "metrics": {"warmup_time": [1.0], "per_iter_time": values, "total_time": values},
+            "environment": {"hostname": "ci", "git_commit": f"c{run:02d}", "torch": "2.9.1"}}
+
+
+def write(path, records):
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    return path
+
+
+def history(*args, check_rc=None):
+    return call_tool("history.py", *map(str, args), check_rc=check_rc)
+
+
+def expected(record) -> dict:
+    """The record's figures as show writes them: medians over its timed runs, in ms and tokens per second."""
+    metrics = record["metrics"]
+    return {"ttft_ms": 1e3 * statistics.median(metrics["time_to_first_token"]),
+            "decode_ms_per_token": 1e3 * statistics.median(metrics["decode_per_token_time"]),
+            "decode_p90_ms_per_token": 1e3 * statistics.median(metrics["decode_per_token_p90_time"]),
+            "decode_tokens_per_s": statistics.median(metrics["decode_tokens_per_second"])}
+
+
+@pytest.fixture
+def nightly(tmp_path):
+    """Three runs of Qwen3 (eager and inductor) beside a forward model, ingested."""
+    records = [r for run in range(3) for r in (generation_record(run), generation_record(run, backend="inductor",
+                                                                                            level=0.5),
+                                               forward_record(run))]
+    results = write(tmp_path / "results.jsonl", records)
+    db = tmp_path / "h.sqlite"
+    history("ingest", results, "--db", db, check_rc=0)
+    return db, results, records
+
+
+def test_csv_and_json_have_each_runs_figures_and_a_forward_model_leaves_them_empty(nightly):
+    db, _, records = nightly
+    rows = list(csv.DictReader(io.StringIO(history("show", "--db", db, "--format=csv", check_rc=0).stdout)))
+    assert tuple(rows[0]) == formats.SERIES_COLUMNS
+    assert {"ttft_ms", "decode_ms_per_token", "decode_tokens_per_s"} <= set(formats.SERIES_COLUMNS)
+    by_config = {}
+    for row in rows:
+        by_config.setdefault((row["model"], row["backend"]), []).append(row)
+    generated = [(key, found) for key, found in by_config.items() if key[0] == QWEN]
+    assert len(generated) == 2
+    for (_, backend), found in generated:
+        wanted = [r for r in records if r["model"]["model_name"] == QWEN
+                  and (r["experiment"]["dynamo"] or "eager") == backend.split("[")[0]]
+        assert len(found) == len(wanted) == 3
+        for row, record in zip(found, wanted):
+            for column, value in expected(record).items():
+                assert float(row[column]) == pytest.approx(value, rel=1e-5), (backend, column)
+    for row in by_config[("mlp", "eager")]:
+        assert all(row[column] == "" for column in COLUMNS)
+        assert row["median_ms"] != ""
+
+    shown = json.loads(history("show", "--db", db, "--format=json", check_rc=0).stdout)
+    assert shown["directions"]["decode_tokens_per_s"] == "higher is better"
+    assert shown["directions"]["ttft_ms"] == "lower is better"
+    configs = {(c["labels"]["model"], c["labels"]["backend"].split("[")[0]): c for c in shown["configs"]}
+    eager = configs[(QWEN, "eager")]["runs"]
+    assert [run["commit"] for run in eager] == ["c00", "c01", "c02"]
+    for column, value in expected(records[0]).items():
+        assert eager[0][column] == pytest.approx(value, rel=1e-9)
+    assert all(run[column] is None for run in configs[("mlp", "eager")]["runs"]
+               for column in COLUMNS)
+
+
+def test_the_table_shows_them_only_where_a_series_has_them(nightly):
+    db, _, records = nightly
+    table = history("show", "--db", db, "-k", "Qwen", check_rc=0).stdout
+    header = next(line for line in table.splitlines() if "run (UTC)" in line)
+    assert "ttft ms" in header and "decode ms/token" in header and "tokens/s" in header
+    assert "tokens/s: decode tokens per second, higher is better" in table
+    first = next(line for line in table.splitlines() if " c00 " in line)
+    assert f"{expected(records[0])['decode_tokens_per_s']:.4g}" in first
+    forward = history("show", "--db", db, "-k", "mlp", check_rc=0).stdout
+    assert "ttft" not in forward and "tokens/s" not in forward and "higher is better" not in forward
+
+
+def test_a_runs_rounds_pool_their_figures_and_a_failed_round_has_none(tmp_path):
+    rounds = [generation_record(0, level=level, round_=index) for index, level in enumerate((1.0, 1.2, 0.9))]
+    failed = generation_record(1, status="error")
+    db = tmp_path / "h.sqlite"
+    history("ingest", write(tmp_path / "r.jsonl", rounds + [failed]), "--db", db, check_rc=0)
+    rows = list(csv.DictReader(io.StringIO(history("show", "--db", db, "--format=csv", check_rc=0).stdout)))
+    assert [row["status"] for row in rows] == ["ok", "error"]
+    # The run's figure: the median over its rounds of each round's median.
+    pooled = statistics.median(expected(r)["ttft_ms"] for r in rounds)
+    assert float(rows[0]["ttft_ms"]) == pytest.approx(pooled, rel=1e-5)
+    assert all(rows[1][column] == "" for column in COLUMNS)
+
+
+def test_ingesting_again_stores_nothing_new(nightly):
+    db, results, records = nightly
+    before = sqlite3.connect(db).execute("SELECT digest, figures FROM measurements ORDER BY id").fetchall()
+    again = history("ingest", results, "--db", db, check_rc=0)
+    assert f"0 record(s) added, {len(records)} already in the database" in again.stdout
+    after = sqlite3.connect(db).execute("SELECT digest, figures FROM measurements ORDER BY id").fetchall()
+    assert after == before
+    stored = [json.loads(figures) for _, figures in before if figures]
+    assert len(stored) == 6 and set(stored[0]) == {"time_to_first_token", "decode_per_token_time",
+                                                   "decode_per_token_p90_time", "decode_tokens_per_second",
+                                                   "generate_time", "compile_time"}
+    assert sum(1 for _, figures in before if figures is None) == 3  # the forward model's: null
