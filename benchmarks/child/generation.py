@@ -32,6 +32,8 @@ COMPILED = {
     generation_options.COMPILE_FORWARD: "the model's forward at each decode step, as transformers' static-cache path "
                                         "compiles it (the prefill runs eager)",
 }
+# PyTorch/XLA without dynamo: its lazy tensors are traced at each step and their graphs compiled (then cached).
+LAZY_TENSORS = "nothing by dynamo: PyTorch/XLA's lazy tensors trace each step; its graphs are compiled once, then cached"
 # What we do that the harness does not (the record's generation.known_differences).
 KNOWN_DIFFERENCES = (
     "min_new_tokens = max_new_tokens: random weights never stop early at an end token (the harness sets no minimum)",
@@ -39,6 +41,9 @@ KNOWN_DIFFERENCES = (
     "prompt ids drawn over the configuration's whole vocabulary under our seed (the harness: its tokenizer's)",
     "a logits processor notes each new token's time (a graph break of its own when dynamo compiles generate)",
 )
+# On PyTorch/XLA the token clock runs the pending graph at each token (lazy tensors run only when read).
+XLA_DIFFERENCE = ("on PyTorch/XLA the token clock syncs the device at each new token (torch_xla.sync, then a wait), "
+                  "so that its time is the token's: the step's graph is cut at the logits")
 
 
 def generate_options(generation) -> dict:
@@ -99,10 +104,12 @@ def token_clock(experiment, capacity: int):
     from transformers import LogitsProcessor
 
     on_gpu = experiment.accelerator == "cuda" and not experiment.xla
+    on_xla = bool(experiment.xla)
 
     class TokenClock(LogitsProcessor):
         """Notes when each new token's logits are ready (generate calls it once per new token): CUDA events on the
-        GPU, the host's clock on the CPU. Dynamo never traces it (it must run, not be folded into a graph)."""
+        GPU, the host's clock on the CPU; on PyTorch/XLA the host's clock after the device ran the step (lazy
+        tensors are only traced until read). Dynamo never traces it (it must run, not be folded into a graph)."""
 
         def __init__(self):
             self.count = 0
@@ -121,8 +128,11 @@ def token_clock(experiment, capacity: int):
             if on_gpu:
                 if self.count <= capacity:
                     self.events[self.count].record()
-            else:
-                self.stamps.append(time.perf_counter())
+                return scores
+            if on_xla:
+                backends.sync(experiment)
+                backends.wait(experiment)
+            self.stamps.append(time.perf_counter())
             return scores
 
         def seconds(self) -> list:
@@ -168,6 +178,7 @@ def timed_generate(step: Callable, experiment, generation) -> tuple:
     start = time.perf_counter()
     clock.start()
     output = step(clock)
+    backends.sync(experiment)  # PyTorch/XLA: the last step's pending graph runs before the clock stops
     backends.wait(experiment)
     total = time.perf_counter() - start
     if clock.count != generation.new_tokens:
@@ -216,8 +227,14 @@ def facts(bm, experiment) -> dict:
     differs from the harness."""
     generation = bm.generation
     on_gpu = experiment.accelerator == "cuda" and not experiment.xla
+    compiled = compiled_part(experiment)
+    if experiment.xla:
+        clock = "the host's perf_counter after a device sync at each token (PyTorch/XLA)"
+    else:
+        clock = "CUDA events (no host sync inside the loop)" if on_gpu else "the host's perf_counter"
     return {**generation.facts, "generated_tokens": generation.new_tokens,
             "decoding": "greedy, static KV cache, pad token = end token, min_new_tokens = max_new_tokens",
-            "compiled": compiled_part(experiment), "compiled_means": COMPILED[compiled_part(experiment)],
-            "token_clock": "CUDA events (no host sync inside the loop)" if on_gpu else "the host's perf_counter",
-            "timed_run": "one generate call", "known_differences": list(KNOWN_DIFFERENCES)}
+            "compiled": compiled,
+            "compiled_means": LAZY_TENSORS if experiment.xla and compiled is None else COMPILED[compiled],
+            "token_clock": clock, "timed_run": "one generate call",
+            "known_differences": list(KNOWN_DIFFERENCES) + ([XLA_DIFFERENCE] if experiment.xla else [])}

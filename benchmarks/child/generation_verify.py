@@ -92,7 +92,7 @@ class GenerationVerify(config_hooks.Hook):
         run.release_model()  # the config's model is let go before eager's is built: one model in memory at a time
         verify.free_memory()
         run.channel.set_phase("reference")
-        eager = run.experiment.with_(dynamo=None, generation_compile=None)
+        eager = run.experiment.with_(xla=None, dynamo=None, generation_compile=None)  # eager on the accelerator
         try:
             bm = run.build(eager)
             device = backends.target_device(eager)

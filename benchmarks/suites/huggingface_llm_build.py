@@ -174,8 +174,6 @@ def unsupported(experiment) -> Optional[str]:
 
     if experiment.test != "eval":
         return "training (eval only)"
-    if experiment.xla:
-        return "on PyTorch/XLA here"
     if experiment.dynamo in experiment_config.EXPORT_BACKENDS:
         return f"an exported program ({experiment.dynamo})"
     if experiment.speedup == paired_speedup.PAIRED:
@@ -226,6 +224,7 @@ def build(name: str, experiment, device: str, params: dict, memory_limit: Option
     return BenchmarkModel(
         module=module, example_inputs=(), example_kwargs={k: v.to(device) for k, v in inputs.items()},
         batch_size=batch, generation=dataclasses.replace(generation, facts=facts),
-        tolerance=tolerances.by_test("huggingface")["eval"],  # no after_move: .to() keeps tied weights (no XLA here)
+        tolerance=tolerances.by_test("huggingface")["eval"],
+        after_move=lambda moved: moved.tie_weights(),  # a move to XLA makes new parameters: tie them again
         info={"class": arch.model_class, "parameters": parameters, "batch_size": batch, "task": arch.task,
               **({"note": arch.note} if arch.note else {})})

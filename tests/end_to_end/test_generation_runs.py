@@ -104,6 +104,27 @@ def test_the_harness_whole_generate_under_dynamo_and_a_verdict_from_the_logits(t
     assert "2 of 2 leading new tokens match eager's" in record["accuracy_reason"]
 
 
+@pytest.mark.requires_xla
+def test_pytorch_xla_generates_with_lazy_tensors_and_a_compiled_forward_checked_against_eager(tmp_path):
+    on_xla = [arg if arg != "--xla=None" else "--xla=PJRT" for arg in COMMON]
+    run_runner(*on_xla, f"--output-dirname={tmp_path}", "-k", "Qwen3", f"--model-params={SMALL}", "--dynamo=None",
+               "--dynamo=openxla", "--generation-compile=forward", "--prompt-tokens=4", "--new-tokens=3", "--verify",
+               timeout=1200)
+    records = read_jsonl(tmp_path / "results.jsonl")
+    by_dynamo = {r["experiment"]["dynamo"]: r for r in records}
+    assert sorted(by_dynamo, key=str) == [None, "openxla"] and all(r["experiment"]["xla"] == "PJRT" for r in records)
+    lazy, forward = by_dynamo[None], by_dynamo["openxla"]
+    for record in records:
+        assert_generated(record, 4, 3)
+        # the clock runs each step's graph before it reads the time, and says so
+        assert "device sync at each token" in record["generation"]["token_clock"]
+        assert any("PyTorch/XLA" in line for line in record["generation"]["known_differences"])
+        # judged against eager on the CPU, by the logits
+        assert record["accuracy"] == "pass" and record["generation_verify"]["logit_steps_judged"] >= 1
+    assert lazy["generation"]["compiled"] is None and "lazy tensors" in lazy["generation"]["compiled_means"]
+    assert forward["generation"]["compiled"] == "forward" and forward["dynamo_stats"]["graphs"] >= 1
+
+
 def test_a_model_that_cant_fit_is_refused_before_it_is_built_naming_weights_and_kv_cache(tmp_path):
     [record] = sweep(tmp_path, "-k", "Qwen3", "--dynamo=None", "--prompt-tokens=32", "--new-tokens=16",
                      "--batch-size=10000")  # a static KV cache of 110 GB

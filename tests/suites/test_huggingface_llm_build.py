@@ -121,7 +121,25 @@ def test_what_a_generate_run_does_not_run_is_named():
     eval_cpu = ExperimentConfig("cpu", None, None, "eval")
     assert build.unsupported(eval_cpu) is None and build.unsupported(eval_cpu.with_(dynamo="inductor")) is None
     assert build.unsupported(eval_cpu.with_(test="train")) == "training (eval only)"
-    assert build.unsupported(eval_cpu.with_(xla="PJRT")) == "on PyTorch/XLA here"
+    assert build.unsupported(eval_cpu.with_(xla="PJRT")) is None  # lazy tensors, or openxla's dynamo
     assert "exported program" in build.unsupported(eval_cpu.with_(dynamo="export"))
     assert "--speedup=paired" in build.unsupported(eval_cpu.with_(dynamo="inductor", speedup="paired"))
     assert "--deterministic" in build.unsupported(eval_cpu.with_(deterministic=True))
+
+
+@pytest.mark.requires_xla
+def test_tied_embeddings_stay_tied_on_pytorch_xla():
+    """A move to XLA makes new parameters (untying lm_head from the embeddings); the build's after_move ties them
+    again, as the suite's forward models do."""
+    import torch_xla
+
+    from benchmarks.child import backends
+    from benchmarks.config.experiment_config import ExperimentConfig
+
+    small = {"num_hidden_layers": 1, "hidden_size": 32, "intermediate_size": 64, "num_attention_heads": 2,
+             "num_key_value_heads": 1, "head_dim": 16, "vocab_size": 64}
+    bm = build.build("Qwen/Qwen3-0.6B", ExperimentConfig("cpu", "PJRT", None, "eval").with_(
+        prompt_tokens=4, new_tokens=2), "cpu", small)
+    module = backends.module_on(bm, torch_xla.device())
+    assert module.lm_head.weight is module.model.embed_tokens.weight
+    assert module.lm_head.weight.device.type == "xla"
