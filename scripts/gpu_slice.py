@@ -6,7 +6,7 @@ On the machine's own Python and torch, with what it lacks unpacked from --wheels
 machinery: scripts/gpu_check.py), and the harness from --harness-dir (`make gpu-harness`), it runs the slice's
 steps in priority order (scripts/gpu_slice_plan.py): the rows of inference in bf16 (torchvision resnet18, a Hugging
 Face model, a timm model: the harness's performance and accuracy runs, our sweep), the CUDA-graph probe, training in
-amp, more models, as --minutes allows. A step whose estimate does not fit what is left is not started, and named.
+amp, more models, the harness's LLM generation rows (ours alone: Qwen3-0.6B, Llama-3.2-1B), as --minutes allows. A step whose estimate does not fit what is left is not started, and named.
 
 After every step it writes the report again (OUT/gpu-slice.md and .json; scripts/gpu_slice_report.py) and prints
 one line: a run cut off at any point (a signal, the machine taken back) leaves the report of what it measured, and
@@ -63,6 +63,14 @@ def parse(argv) -> argparse.Namespace:
                         help="of " + ", ".join(slice_plan.TIERS) + " (default: all, in that order)")
     parser.add_argument("--models", help="SUITE:NAME:BATCH,...: these rows instead of the first tier's (and the "
                                          "probe on the first), e.g. torchvision:resnet18:32")
+    parser.add_argument("--llm-models", help="NAME,...: the `llm` tier's rows, by the harness's hub names (default: "
+                                             + ", ".join(m.name for m in slice_plan.LLM_MODELS) + "; also "
+                                             + ", ".join(m.name for m in slice_plan.LLM_KNOWN
+                                                         if m not in slice_plan.LLM_MODELS) + ")")
+    parser.add_argument("--llm-lengths", default="%d:%d" % slice_plan.LLM_LENGTHS,
+                        help="PROMPT:NEW tokens of the `llm` tier's rows (default %(default)s)")
+    parser.add_argument("--llm-params", help="JSON: --model-params for the `llm` tier's models (fewer layers, for the "
+                                             "slice's own test on a CPU)")
     parser.add_argument("--accelerator", choices=("cuda", "cpu"), default="cuda",
                         help="cpu: the slice's own test on a machine without a GPU (no probe, no CUDA profile)")
     parser.add_argument("--repeat", type=int, default=REPEAT, help=f"timed runs, both sides (default {REPEAT})")
@@ -75,6 +83,18 @@ def parse(argv) -> argparse.Namespace:
     if options.minutes <= 0 or options.repeat < 1:
         parser.error("--minutes must be positive and --repeat at least 1")
     options.first = slice_plan.FIRST_MODELS
+    try:
+        options.llm = tuple(slice_plan.parse_llm_models(options.llm_models)) if options.llm_models \
+            else slice_plan.LLM_MODELS
+        options.llm_lengths = slice_plan.parse_lengths(options.llm_lengths)
+    except ValueError as exc:
+        parser.error(str(exc))
+    if options.llm_params is not None:
+        try:
+            if not isinstance(json.loads(options.llm_params), dict):
+                raise ValueError
+        except ValueError:
+            parser.error(f"--llm-params must be a JSON object, not {options.llm_params!r}")
     if options.models:
         try:
             options.first = tuple(slice_plan.parse_models(options.models))
@@ -85,7 +105,7 @@ def parse(argv) -> argparse.Namespace:
 
 def slice_steps(options) -> list:
     tiers = tuple(t for t in options.tiers if not (t == "probe" and options.accelerator != "cuda"))
-    return slice_plan.default_steps(options.first, slice_plan.MORE_MODELS, tiers)
+    return slice_plan.default_steps(options.first, slice_plan.MORE_MODELS, tiers, options.llm)
 
 
 # ---------------------------------------------------------------- the commands
@@ -107,15 +127,24 @@ def ours_command(step: slice_plan.Step, options, out_dir: Path) -> list:
     model = step.model
     command = [sys.executable, str(ROOT / "experiment_runner.py"), f"--suite-name={model.suite}",
                "-k", f"^{re.escape(model.name)}$", f"--accelerator={options.accelerator}", "--xla=None"]
+    repeat = options.repeat
     if step.what == "probe":
         command += ["--dynamo=inductor"]
         base = {"--speedup": "paired", "--compile-cache": "shared"}
         flags = merged_flags(base, step.variant.flags)
+    elif step.what == "llm":  # generate calls: eager against the decode step compiled (with CUDA graphs on CUDA)
+        prompt, new = options.llm_lengths
+        command += ["--dynamo=None", "--dynamo=inductor"]
+        flags = ["--generation-compile=forward", f"--prompt-tokens={prompt}", f"--new-tokens={new}",
+                 f"--warmup={slice_plan.LLM_WARMUP}", "--verify"]
+        flags += ["--compile-mode=reduce-overhead"] if options.accelerator == "cuda" else []
+        flags += [f"--model-params={options.llm_params}"] if options.llm_params else []
+        repeat = min(repeat, slice_plan.LLM_REPEAT)
     else:
         command += ["--dynamo=None", "--dynamo=inductor"]
         flags = ["--speedup=paired", "--verify"]
     command += [f"--test={step.test}", f"--precision={step.precision}", f"--batch-size={step.batch_size}",
-                f"--repeat={options.repeat}", f"--output-dirname={out_dir}", *flags]
+                f"--repeat={repeat}", f"--output-dirname={out_dir}", *flags]
     if options.accelerator == "cuda":
         command.append("--cuda-profile=dashboard")
     return command
@@ -151,6 +180,8 @@ def plan_text(the_plan: slice_plan.Plan, options, harness, out: Path) -> str:
 def step_command(step: slice_plan.Step, options, harness, out: Path) -> list:
     if step.what == "ours":
         return ours_command(step, options, slice_report.ours_results(out).parent)
+    if step.what == "llm":
+        return ours_command(step, options, slice_report.llm_results(out).parent)
     if step.what == "probe" and step.variant.side == "ours":
         return ours_command(step, options, slice_report.probe_path(out, step))
     if step.what == "probe":
@@ -225,9 +256,10 @@ class SliceRun:
 
     def run_step(self, step: slice_plan.Step, budget: float) -> tuple:
         """(state, detail, log) of one step run within `budget` seconds."""
-        if step.what == "ours":
-            out_dir = slice_report.ours_results(self.out).parent
-            return self.run_ours(step, out_dir, budget, out_dir / "logs" / f"sweep-{step.key.replace(':', '-')}.log")
+        if step.what in ("ours", "llm"):
+            out_dir = (slice_report.ours_results if step.what == "ours" else slice_report.llm_results)(self.out).parent
+            name = re.sub(r"[^A-Za-z0-9._-]", "-", step.key)  # a hub name's slash too
+            return self.run_ours(step, out_dir, budget, out_dir / "logs" / f"sweep-{name}.log")
         if step.what == "probe" and step.variant.side == "ours":
             out_dir = slice_report.probe_path(self.out, step)
             return self.run_ours(step, out_dir, budget, out_dir / "sweep.log")

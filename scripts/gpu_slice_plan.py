@@ -10,7 +10,8 @@ A step is one process (the harness's) or one sweep of ours. Steps run in priorit
 2. `probe`: what the remaining CUDA-graph gap on the first row's model is made of (VARIANTS);
 3. `train`: the first tier's models trained in amp;
 4. `more`: one more model per suite, inference;
-5. `llm`: the harness's LLM generation rows, reduced (none until our suite generates: LLM_MODELS).
+5. `llm`: the harness's LLM generation rows at reduced lengths, ours alone (LLM_MODELS): eager against Inductor
+   compiling the decode step with CUDA graphs, each one sweep with --verify.
 
 The estimates are seconds on the lent H100 (torch 2.11, 16 cores; the first run's notes and gpu-check's runs):
 every step's actual seconds are in the slice's report beside its estimate, to correct these with.
@@ -68,11 +69,26 @@ FIRST_MODELS = (RESNET18, DISTILBERT, MOBILENETV2)
 MORE_MODELS = (RESNET50, BERT, GHOSTNET)
 # The TorchBench models the slice asks the harness for: `make gpu-harness` copies these into the carried subset.
 TORCHBENCH_MODELS = tuple(m.harness_name for m in FIRST_MODELS + MORE_MODELS if m.harness_suite == "torchbench")
-# The harness's LLM generation rows (huggingface_llm_models.py; issue 47): our huggingface suite does not generate
-# yet. When it does, each goes here as a SliceModel (the harness's name is its hub name, e.g.
-# "Qwen/Qwen3-0.6B", batch 1) with a test of its own for generation, reduced lengths in its flags, and the harness's
-# config for it carried (offline, the harness takes these configs from the hub): the `llm` tier then runs them.
-LLM_MODELS: tuple = ()
+# The harness's LLM generation rows (huggingface_llm_models.py; docs/generation.md), ours alone: the harness takes
+# their configurations and tokenizers from the hub, which a lent machine can't reach. Batch 1, as the harness runs
+# them; compile_s: transformers' decode step (the forward) compiled with CUDA graphs, estimated.
+QWEN3 = SliceModel("huggingface", "Qwen/Qwen3-0.6B", None, None, (("eval", 1),), "the harness's LLM rows: batch 1",
+                   45)
+LLAMA32 = SliceModel("huggingface", "meta-llama/Llama-3.2-1B", None, None, (("eval", 1),),
+                     "the harness's LLM rows: batch 1", 40)
+GEMMA2 = SliceModel("huggingface", "google/gemma-2-2b", None, None, (("eval", 1),), "the harness's LLM rows: batch 1",
+                    60)
+WHISPER = SliceModel("huggingface", "openai/whisper-tiny", None, None, (("eval", 1),),
+                     "the harness's LLM rows: batch 1", 30)
+LLM_MODELS = (QWEN3, LLAMA32)  # the issue's first two; --llm-models names others (LLM_KNOWN)
+LLM_KNOWN = (QWEN3, LLAMA32, GEMMA2, WHISPER)
+# Reduced lengths (the harness's 1,000 prompt and 2,000 new tokens take minutes per eager call): 128 and 128.
+LLM_LENGTHS = (128, 128)
+LLM_REPEAT = 5  # timed generate calls per config (each is a whole generation)
+LLM_WARMUP = 2  # CUDA graphs: the first call compiles and warms up, the second records
+LLM_BUILD_S = 6.0  # a model built in bf16 and moved to the GPU (three: eager, compiled, --verify's eager)
+LLM_GENERATE_S = 4.0  # one eager generate call of 128 + 128 tokens (about 30 ms a decode step in eager)
+LLM_COMPILED_FRACTION = 0.3  # a compiled call's time against eager's
 
 
 @dataclasses.dataclass(frozen=True)
@@ -169,6 +185,14 @@ def row_steps(model: SliceModel, test: str, tier: str) -> list:
             for what in ROW_STEPS]
 
 
+def llm_step(model: SliceModel) -> Step:
+    """An LLM row: one sweep of ours (eager and the compiled decode step, --verify), estimated from its generate calls
+    (warm-up and timed, both configs, and --verify's two) and the compile."""
+    calls = (LLM_WARMUP + LLM_REPEAT + 1) * (1 + LLM_COMPILED_FRACTION)
+    estimate = OURS_START_S + 3 * LLM_BUILD_S + calls * LLM_GENERATE_S + model.compile_s
+    return Step(f"eval:{model.suite}:{model.name}:llm", "llm", "llm", model, "eval", estimate)
+
+
 def probe_steps(model: SliceModel) -> list:
     """The probe's variants on `model` (inference): ours compile from the cache the first of ours filled (shared),
     the plain loop compiles a graph of its own."""
@@ -193,7 +217,7 @@ def default_steps(first: tuple = FIRST_MODELS, more: tuple = MORE_MODELS, tiers:
         "probe": probe_steps(first[0]) if first else [],
         "train": [s for m in first for s in row_steps(m, "train", "train")],
         "more": [s for m in more for s in row_steps(m, "eval", "more")],
-        "llm": [s for m in llm for s in row_steps(m, "eval", "llm")],
+        "llm": [llm_step(m) for m in llm],
     }
     return [step for tier in TIERS if tier in tiers for step in by_tier[tier]]
 
@@ -226,6 +250,24 @@ def fits(step: Step, left_s: float) -> Optional[str]:
     if step.estimate_s > left_s:
         return f"not started: needs about {step.estimate_s:.0f} s, {max(left_s, 0):.0f} s left"
     return None
+
+
+def parse_llm_models(text: str, known: tuple = LLM_KNOWN) -> list:
+    """--llm-models NAME,...: the LLM rows to run, by the harness's hub name; ValueError names an unknown one."""
+    by_name = {m.name: m for m in known}
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    unknown = [n for n in names if n not in by_name]
+    if unknown or not names:
+        raise ValueError(f"--llm-models takes {', '.join(by_name)}" + (f", not {', '.join(unknown)}" if unknown else ""))
+    return [by_name[n] for n in names]
+
+
+def parse_lengths(text: str) -> tuple:
+    """--llm-lengths PROMPT:NEW: two positive token counts; ValueError otherwise."""
+    prompt, _, new = text.partition(":")
+    if not (prompt.isdigit() and new.isdigit() and int(prompt) > 0 and int(new) > 0):
+        raise ValueError(f"--llm-lengths {text}: expected PROMPT:NEW, two positive token counts")
+    return int(prompt), int(new)
 
 
 def parse_models(text: str, known: tuple = FIRST_MODELS + MORE_MODELS) -> list:

@@ -59,11 +59,71 @@ def ours_results(out: Path) -> Path:
     return out / "ours" / "results.jsonl"
 
 
+def llm_results(out: Path) -> Path:
+    """The LLM rows' results file: one for every LLM row's sweep, apart from the forward rows'."""
+    return out / "llm" / "results.jsonl"
+
+
 def probe_path(out: Path, step: slice_plan.Step) -> Path:
     """A probe step's output: ours' sweep directory, or the plain loop's JSON line (.json)."""
     slug = step.key.split(":", 3)[-1]
     base = out / "probe" / slug
     return base if step.variant.side == "ours" else base.with_suffix(".json")
+
+
+# ---------------------------------------------------------------- the LLM rows
+
+
+def llm_side(m) -> dict:
+    """One config of an LLM row: its status and generate figures (medians over its timed calls, docs/generation.md)."""
+    side = {"backend": m.backend, "status": m.status, "accuracy": m.accuracy,
+            "error": (m.record.get("error") or {}).get("message") if not m.ok else None}
+    for name in ("time_to_first_token", "decode_tokens_per_second", "decode_per_token_time", "generate_time",
+                 "compile_time"):
+        side[name] = m.median(name) if m.ok else None
+    side["tokens_match"] = m.record.get("generation_verify")
+    side["precision"] = m.experiment.get("precision")
+    side["lengths"] = (m.experiment.get("prompt_tokens"), m.experiment.get("new_tokens"))
+    return side
+
+
+def _ratio(numerator: Optional[float], denominator: Optional[float]) -> Optional[float]:
+    return numerator / denominator if numerator and denominator else None
+
+
+def llm_entry(out: Path, model: slice_plan.SliceModel, state: str) -> dict:
+    """An LLM row: eager and the compiled decode step side by side (the newest record of each), and the speedups on
+    the whole generate time (the harness's) and on decode tokens per second."""
+    found = [m for m in parity_table.load_ours(llm_results(out)) if m.model_name == model.name]
+    eager = next((m for m in reversed(found) if m.base_backend == "eager"), None)
+    compiled = next((m for m in reversed(found) if m.base_backend != "eager"), None)
+    sides = {"eager": llm_side(eager) if eager else None, "compiled": llm_side(compiled) if compiled else None}
+    e, c = sides["eager"] or {}, sides["compiled"] or {}
+    return {"model": model.name, "state": state, **sides,
+            "speedup_generate": _ratio(e.get("generate_time"), c.get("generate_time")),
+            "speedup_decode": _ratio(c.get("decode_tokens_per_second"), e.get("decode_tokens_per_second"))}
+
+
+def _figure(value: Optional[float], scale: float = 1.0, digits: int = 1) -> str:
+    return "-" if value is None else f"{value * scale:.{digits}f}"
+
+
+def llm_cells(row: dict) -> list:
+    e, c = row["eager"] or {}, row["compiled"] or {}
+    lengths = (e or c).get("lengths") or (None, None)
+    match = c.get("tokens_match") or {}
+    accuracy = c.get("accuracy") or c.get("status") or row["state"]
+    if match:
+        accuracy += f" ({match['leading_tokens_match']}/{match['new_tokens']} tokens as eager's)"
+    if c.get("error") or e.get("error"):
+        accuracy += f": {(c.get('error') or e.get('error'))[:120]}"
+    tokens = "-" if lengths[1] is None else f"{'audio' if lengths[0] is None else lengths[0]}+{lengths[1]}"  # whisper
+    return [row["model"], tokens, (e or c).get("precision") or "-",
+            f"{_figure(e.get('time_to_first_token'), 1e3)} / {_figure(c.get('time_to_first_token'), 1e3)}",
+            f"{_figure(e.get('decode_tokens_per_second'))} / {_figure(c.get('decode_tokens_per_second'))}",
+            f"{_figure(e.get('generate_time'), digits=3)} / {_figure(c.get('generate_time'), digits=3)}",
+            _figure(row["speedup_generate"], digits=2), _figure(row["speedup_decode"], digits=2),
+            _figure(c.get("compile_time")), accuracy]
 
 
 # ---------------------------------------------------------------- the rows
@@ -232,7 +292,7 @@ def build(out: Path, steps: list, outcomes: dict, facts: dict, device: str, budg
     views = parity_table.load_ours(ours_results(out))
     rows, seen = [], set()
     for step in steps:
-        if step.what == "probe" or step.row in seen:
+        if step.what in ("probe", "llm") or step.row in seen:
             continue
         seen.add(step.row)
         states = {s.what: outcomes[s.key].state for s in steps if s.row == step.row and s.what != "probe"}
@@ -248,6 +308,7 @@ def build(out: Path, steps: list, outcomes: dict, facts: dict, device: str, budg
         "estimate_s": sum(s.estimate_s for s in steps if outcomes[s.key].state != LEFT_OUT),
         "cut_off": cut_off, "running": running, "compile_cache": COMPILE_CACHE,
         "rows": rows,
+        "llm": [llm_entry(out, s.model, outcomes[s.key].state) for s in steps if s.what == "llm"],
         "probe_row": None if probed is None else {"suite": probed.model.suite, "model": probed.model.name,
                                                  "batch_size": probed.batch_size, "facts": row_facts(out, probed.model,
                                                                                                       views)},
@@ -319,6 +380,18 @@ def render(report: dict) -> str:
         if facts_lines:
             lines += ["", "Facts (CUDA graphs, cudagraph_skips, cuDNN as it ran, SM clock during the timed runs):", ""]
             lines += facts_lines
+    if report.get("llm"):
+        compiled = ("the decode step compiled by Inductor with CUDA graphs (--generation-compile=forward "
+                    "--compile-mode=reduce-overhead)" if report["device"] == "cuda" else
+                    "the decode step compiled by Inductor (--generation-compile=forward; no CUDA graphs here)")
+        lines += ["", "## LLM generation: eager / compiled (ours; the harness's rows need the hub)", "",
+                  f"Batch 1, greedy, static cache, exactly the new tokens asked; eager against {compiled}, "
+                  "--verify (the logits judged, the tokens matching eager's counted). Each figure is the median of "
+                  "the timed generate calls. Speedups: the whole generate time (the harness's) and decode tokens "
+                  "per second (more is better).", ""]
+        lines += _table(["model", "tokens", "precision", "first token ms", "decode tokens/s", "generate s",
+                         "speedup generate", "speedup decode", "compile s", "accuracy"],
+                        [llm_cells(r) for r in report["llm"]])
     lines += ["", "## Steps, in priority order", ""]
     lines += _table(["step", "tier", "estimate s", "state", "s", "detail"],
                     [[s["key"], s["tier"], f"{s['estimate_s']:.0f}", s["state"], _ms(s["seconds"], 0),

@@ -57,6 +57,22 @@ def test_our_row_is_one_sweep_of_eager_and_inductor_paired_and_a_probe_changes_o
     assert "probe" not in {s.tier for s in gpu_slice.slice_steps(gpu_slice.parse(["--accelerator=cpu"]))}
 
 
+def test_an_llm_row_is_one_sweep_of_eager_and_the_decode_step_compiled_with_cuda_graphs_verified(tmp_path):
+    [step] = slice_plan.default_steps(tiers=("llm",), llm=(slice_plan.QWEN3,))
+    command = gpu_slice.ours_command(step, gpu_slice.parse([]), tmp_path)
+    assert command[2:] == ["--suite-name=huggingface", "-k", r"^Qwen/Qwen3\-0\.6B$", "--accelerator=cuda",
+                           "--xla=None", "--dynamo=None", "--dynamo=inductor", "--test=eval", "--precision=bf16",
+                           "--batch-size=1", "--repeat=5", f"--output-dirname={tmp_path}",
+                           "--generation-compile=forward", "--prompt-tokens=128", "--new-tokens=128", "--warmup=2",
+                           "--verify", "--compile-mode=reduce-overhead", "--cuda-profile=dashboard"]
+    cpu = gpu_slice.ours_command(step, gpu_slice.parse(["--accelerator=cpu", "--llm-lengths=4:3",
+                                                        '--llm-params={"num_hidden_layers": 1}']), tmp_path)
+    assert "--compile-mode=reduce-overhead" not in cpu and "--prompt-tokens=4" in cpu and "--new-tokens=3" in cpu
+    assert cpu[-1] == '--model-params={"num_hidden_layers": 1}'
+    chosen = gpu_slice.slice_steps(gpu_slice.parse(["--tiers=llm", "--llm-models=openai/whisper-tiny"]))
+    assert [s.model.name for s in chosen] == ["openai/whisper-tiny"]
+
+
 class WrittenSteps(gpu_slice.SliceRun):
     """The slice's run with each step writing what its process would (the harness's CSV files, our records: no GPU
     here), and checking first that the report on disk already holds every step before it."""
@@ -150,7 +166,8 @@ def test_a_run_faster_than_its_estimates_takes_the_steps_the_plan_left_out(tmp_p
 
 @pytest.mark.process  # the script's exit status and its one line
 def test_bad_usage_is_one_line_and_exit_2(tmp_path):
-    for args in (["--tiers=first,warp"], ["--models=timm:x"], ["--minutes=0"], [f"--harness-dir={tmp_path}"]):
+    for args in (["--tiers=first,warp"], ["--models=timm:x"], ["--minutes=0"], [f"--harness-dir={tmp_path}"],
+                 ["--llm-models=gpt-5"], ["--llm-lengths=12"], ["--llm-params=[1]"]):
         done = subprocess.run([PYTHON, str(SCRIPT), f"--out={tmp_path / 'out'}", *args], capture_output=True,
                               text=True, cwd=ROOT)
         last = done.stderr.strip().splitlines()[-1]
@@ -172,6 +189,32 @@ def test_on_the_cpu_our_rows_are_measured_and_reported_one_by_one(tmp_path):
     assert [line.split(" (")[0] for line in said] == ["gpu-slice: eval:dummy:mlp:ours: done",
                                                      "gpu-slice: train:dummy:mlp:ours: done"]
     assert done.stdout.count("| mlp | ") == 2 and (tmp_path / "gpu-slice.md").read_text() in done.stdout
+
+
+# Qwen3 at a toy width: the llm tier's machinery, not the model (docs/generation.md has the full-width tests)
+TINY_QWEN3 = ('{"num_hidden_layers": 1, "hidden_size": 64, "intermediate_size": 128, "num_attention_heads": 2, '
+              '"num_key_value_heads": 1, "head_dim": 32, "vocab_size": 512, "bos_token_id": 0, "eos_token_id": 1}')
+
+
+@pytest.mark.integration
+def test_on_the_cpu_an_llm_row_generates_eager_and_compiled_and_is_reported(tmp_path):
+    done = subprocess.run([PYTHON, str(SCRIPT), f"--out={tmp_path}", "--accelerator=cpu", "--tiers=llm",
+                           "--llm-models=Qwen/Qwen3-0.6B", "--llm-lengths=4:3", f"--llm-params={TINY_QWEN3}",
+                           "--minutes=5"], capture_output=True, text=True, cwd=ROOT, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    [row] = json.loads((tmp_path / "gpu-slice.json").read_text())["llm"]
+    # bf16: judged by the harness's rule against an fp64 model's logits, as eager itself is far from exact
+    assert row["state"] == "done" and row["eager"]["lengths"] == [4, 3] and row["compiled"]["accuracy"] == "pass"
+    [compiled] = [r for r in map(json.loads, (tmp_path / "llm" / "results.jsonl").read_text().splitlines())
+                  if r["experiment"]["dynamo"]]
+    assert compiled["accuracy_reference"] == "fp64" and compiled["accuracy_rmse"] > 0
+    assert "against an fp64 model's by the harness's rule" in compiled["accuracy_reason"]
+    assert row["compiled"]["tokens_match"]["new_tokens"] == 3
+    for side in ("eager", "compiled"):
+        assert row[side]["decode_tokens_per_second"] > 0 and row[side]["generate_time"] > 0
+    assert row["speedup_generate"] > 0 and row["speedup_decode"] > 0
+    assert "## LLM generation: eager / compiled" in done.stdout and "| Qwen/Qwen3-0.6B | 4+3 | bf16 |" in done.stdout
+    assert (tmp_path / "llm" / "logs" / "sweep-eval-huggingface-Qwen-Qwen3-0.6B-llm.log").exists()
 
 
 @pytest.mark.integration

@@ -16,9 +16,9 @@ def test_the_first_rows_are_inference_of_resnet18_a_hugging_face_model_and_a_tim
                      for what in ("harness-performance", "ours", "harness-accuracy")]
     assert {s.precision for s in steps if s.test == "eval"} == {"bf16"}
     assert {s.precision for s in steps if s.test == "train"} == {"amp"}
-    # tier by tier, in the issue's order: first rows, the CUDA-graph probe, training, more models; no LLM rows yet
+    # tier by tier, in the issue's order: first rows, the CUDA-graph probe, training, more models, the LLM rows
     tiers = [s.tier for s in steps]
-    assert tiers == sorted(tiers, key=slice_plan.TIERS.index) and "llm" not in tiers
+    assert tiers == sorted(tiers, key=slice_plan.TIERS.index) and tiers[-1] == "llm"
     probe = [s for s in steps if s.tier == "probe"]
     assert [s.variant.name for s in probe] == [v.name for v in slice_plan.VARIANTS]
     assert {s.row for s in probe} == {("torchvision", "resnet18", "eval")}  # measured against resnet18's row
@@ -76,3 +76,22 @@ def test_models_from_the_command_line_keep_a_known_models_harness_and_run_anothe
     for bad in ("timm:x", "timm:x:0", ":x:3", ""):
         with pytest.raises(ValueError):
             slice_plan.parse_models(bad)
+
+
+def test_the_llm_rows_are_qwen3_then_llama_at_batch_1_ours_alone_in_one_sweep_each():
+    steps = [s for s in slice_plan.default_steps() if s.tier == "llm"]
+    assert [(s.model.name, s.what, s.batch_size, s.precision) for s in steps] == [
+        ("Qwen/Qwen3-0.6B", "llm", 1, "bf16"), ("meta-llama/Llama-3.2-1B", "llm", 1, "bf16")]
+    assert all(s.model.harness_suite is None for s in steps)  # the harness's LLM rows need the hub
+    # each estimate counts its generate calls and the compile: more than a forward row of the same compile
+    assert all(s.estimate_s > slice_plan.OURS_START_S + s.model.compile_s + 10 * slice_plan.LLM_GENERATE_S
+               for s in steps)
+    assert [m.name for m in slice_plan.parse_llm_models("google/gemma-2-2b, openai/whisper-tiny")] == [
+        "google/gemma-2-2b", "openai/whisper-tiny"]
+    assert slice_plan.parse_lengths("32:16") == (32, 16)
+    for bad in ("gpt-5", ""):
+        with pytest.raises(ValueError, match="--llm-models takes Qwen/Qwen3-0.6B"):
+            slice_plan.parse_llm_models(bad)
+    for bad in ("32", "0:16", "a:b", "32:-1"):
+        with pytest.raises(ValueError, match="expected PROMPT:NEW"):
+            slice_plan.parse_lengths(bad)

@@ -154,3 +154,38 @@ def test_a_run_in_progress_or_cut_off_reports_what_it_measured_and_where_it_stop
     assert json.loads((tmp_path / "gpu-slice.json").read_text())["cut_off"] == stopped["cut_off"]
     assert (tmp_path / "gpu-slice.md").read_text() == text
     assert not list(tmp_path.glob(".*.partial"))
+
+
+def llm_record(dynamo, generate_s, tokens_per_s, ttft_s, **extra):
+    """An LLM row's record of ours, as child/generation.py writes it (three timed generate calls)."""
+    metrics = {"warmup_time": [generate_s * 20, generate_s], "generate_time": [generate_s] * 3,
+               "total_time": [generate_s] * 3, "per_iter_time": [generate_s] * 3,
+               "decode_tokens_per_second": [tokens_per_s] * 3, "time_to_first_token": [ttft_s] * 3,
+               "compile_time": [generate_s * 19]}
+    experiment = {"accelerator": "cuda", "accelerator_model": "NVIDIA H100 80GB HBM3", "xla": None, "dynamo": dynamo,
+                  "test": "eval", "batch_size": 1, "precision": "bf16", "prompt_tokens": 128, "new_tokens": 128,
+                  "generation_compile": "forward" if dynamo else None,
+                  "compile_mode": "reduce-overhead" if dynamo else None}
+    return {"model": {"suite_name": "huggingface", "model_name": "Qwen/Qwen3-0.6B"}, "experiment": experiment,
+            "repeat": 3, "iterations_per_run": 1, "metrics": metrics, "timestamp": 100.0, "status": "ok",
+            "warmup": 2, "round": 0, **extra}
+
+
+def test_an_llm_row_puts_eager_beside_the_compiled_decode_step_with_both_speedups(tmp_path):
+    steps = slice_plan.default_steps(tiers=("llm",), llm=(slice_plan.QWEN3, slice_plan.LLAMA32))
+    path = report.llm_results(tmp_path)
+    path.parent.mkdir(parents=True)
+    path.write_text("".join(json.dumps(r) + "\n" for r in (
+        llm_record(None, 4.0, 32.0, 0.040),
+        llm_record("inductor", 1.0, 160.0, 0.050, accuracy="pass",
+                   generation_verify={"leading_tokens_match": 120, "new_tokens": 128, "logit_steps_judged": 2}))))
+    found = built(tmp_path, steps, outcomes(steps, **{steps[0].key: ("done", 90.0)}))
+    qwen, llama = found["llm"]
+    assert (qwen["speedup_generate"], qwen["speedup_decode"]) == (4.0, 5.0)  # eager time / compiled; rate / rate
+    assert qwen["compiled"]["compile_time"] == 19.0 and llama["eager"] is None and llama["state"] == "planned"
+    text = report.render(json.loads(json.dumps(found)))
+    assert "## LLM generation: eager / compiled" in text and "with CUDA graphs" in text
+    assert ("| Qwen/Qwen3-0.6B | 128+128 | bf16 | 40.0 / 50.0 | 32.0 / 160.0 | 4.000 / 1.000 | 4.00 | 5.00 | 19.0 | "
+            "pass (120/128 tokens as eager's) |") in text
+    assert "| meta-llama/Llama-3.2-1B | - | - | - / - | - / - | - / - | - | - | - | planned |" in text
+    assert found["rows"] == []  # no forward row from an LLM step
