@@ -17,6 +17,7 @@ harness's) and each run's peak memory, the static KV cache included.
 from __future__ import annotations
 
 import collections
+import functools
 import gc
 import statistics
 import time
@@ -98,26 +99,27 @@ class GenerateStep:
         return self.call(logits_processor=processors, **self.kwargs, **self.options)
 
 
-def token_clock(experiment, capacity: int):
-    """A fresh TokenClock for one generate call of at most `capacity` new tokens."""
+@functools.lru_cache(maxsize=None)
+def token_clock_class():
+    """The TokenClock class, made once per process: dynamo guards on a processor's type, so a class made per call
+    would fail its guards at every call and recompile (seconds a call) where it compiles the whole generate."""
     import torch
     from transformers import LogitsProcessor
-
-    on_gpu = experiment.accelerator == "cuda" and not experiment.xla
-    on_xla = bool(experiment.xla)
 
     class TokenClock(LogitsProcessor):
         """Notes when each new token's logits are ready (generate calls it once per new token): CUDA events on the
         GPU, the host's clock on the CPU; on PyTorch/XLA the host's clock after the device ran the step (lazy
         tensors are only traced until read). Dynamo never traces it (it must run, not be folded into a graph)."""
 
-        def __init__(self):
-            self.count = 0
-            self.events = [torch.cuda.Event(enable_timing=True) for _ in range(capacity + 1)] if on_gpu else None
+        def __init__(self, experiment, capacity: int):
+            self.experiment, self.capacity, self.count = experiment, capacity, 0
+            self.on_gpu = experiment.accelerator == "cuda" and not experiment.xla
+            self.on_xla = bool(experiment.xla)
+            self.events = [torch.cuda.Event(enable_timing=True) for _ in range(capacity + 1)] if self.on_gpu else None
             self.stamps = []
 
         def start(self) -> None:
-            if on_gpu:
+            if self.on_gpu:
                 self.events[0].record()
             else:
                 self.stamps = [time.perf_counter()]
@@ -125,24 +127,29 @@ def token_clock(experiment, capacity: int):
         @torch.compiler.disable
         def __call__(self, input_ids, scores):
             self.count += 1
-            if on_gpu:
-                if self.count <= capacity:
+            if self.on_gpu:
+                if self.count <= self.capacity:
                     self.events[self.count].record()
                 return scores
-            if on_xla:
-                backends.sync(experiment)
-                backends.wait(experiment)
+            if self.on_xla:
+                backends.sync(self.experiment)
+                backends.wait(self.experiment)
             self.stamps.append(time.perf_counter())
             return scores
 
         def seconds(self) -> list:
             """Each new token's time since start() (after the device finished: the caller synchronises)."""
-            if on_gpu:
-                marks = self.events[1:min(self.count, capacity) + 1]
+            if self.on_gpu:
+                marks = self.events[1:min(self.count, self.capacity) + 1]
                 return [self.events[0].elapsed_time(event) / 1e3 for event in marks]
             return [stamp - self.stamps[0] for stamp in self.stamps[1:]]
 
-    return TokenClock()
+    return TokenClock
+
+
+def token_clock(experiment, capacity: int):
+    """A fresh TokenClock for one generate call of at most `capacity` new tokens."""
+    return token_clock_class()(experiment, capacity)
 
 
 def percentile(values: list, fraction: float) -> float:

@@ -17,6 +17,7 @@ the record's `generation_verify` says how many leading new tokens match eager's.
 
 from __future__ import annotations
 
+import functools
 import logging
 from typing import Optional
 
@@ -32,22 +33,30 @@ log = logging.getLogger("benchmarks.child.generation_verify")
 LOGIT_STEPS = 2  # the prefill's logits (the first new token's) and the first decode step's (the second's)
 
 
-def logits_recorder(steps: int = LOGIT_STEPS):
-    """A logits processor that keeps (on the CPU, in float32) the scores of the first `steps` new tokens."""
+@functools.lru_cache(maxsize=None)
+def logits_recorder_class():
+    """The LogitsRecorder class, made once per process (dynamo guards on a processor's type: generation.py)."""
     import torch
     from transformers import LogitsProcessor
 
     class LogitsRecorder(LogitsProcessor):
-        def __init__(self):
-            self.kept = []
+        """Keeps (on the CPU, in float32) the scores of the first `steps` new tokens."""
+
+        def __init__(self, steps: int):
+            self.steps, self.kept = steps, []
 
         @torch.compiler.disable
         def __call__(self, input_ids, scores):
-            if len(self.kept) < steps:
+            if len(self.kept) < self.steps:
                 self.kept.append(scores.detach().to("cpu", torch.float32, copy=True))
             return scores
 
-    return LogitsRecorder()
+    return LogitsRecorder
+
+
+def logits_recorder(steps: int = LOGIT_STEPS):
+    """A logits processor that keeps (on the CPU, in float32) the scores of the first `steps` new tokens."""
+    return logits_recorder_class()(steps)
 
 
 def generated(step, new_tokens: int) -> tuple:
