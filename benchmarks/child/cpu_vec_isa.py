@@ -19,6 +19,7 @@ from typing import Optional
 
 from benchmarks.child import torch_internals
 from benchmarks.config import compile_options
+from benchmarks.plumbing import environment_variables
 
 SOURCE = "torch._inductor.cpu_vec_isa.valid_vec_isa_list"
 
@@ -29,19 +30,8 @@ def machine_cache(directory: Optional[str]):
     was given it, before a cold or warm cache of the config's own replaced it; None: Inductor's default), then put
     back as it was. The probe's test programs are kept there, as any Inductor run keeps them, so the next process
     skips their compile (about 4 of its 10 s here); a config's own compile still starts from its own cache."""
-    variable = compile_options.INDUCTOR_CACHE_VARIABLE
-    saved = os.environ.get(variable)
-    if directory is None:
-        os.environ.pop(variable, None)
-    else:
-        os.environ[variable] = directory
-    try:
+    with environment_variables.changed({compile_options.INDUCTOR_CACHE_VARIABLE: directory}):
         yield
-    finally:  # Inductor sets the variable to its default when it finds none: put back what was there
-        if saved is None:
-            os.environ.pop(variable, None)
-        else:
-            os.environ[variable] = saved
 
 
 def probe() -> None:

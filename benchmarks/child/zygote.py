@@ -30,7 +30,7 @@ import threading
 from typing import Optional
 
 from benchmarks.config.process_env import PARENT_PID_VARIABLE
-from benchmarks.plumbing import fork_protocol
+from benchmarks.plumbing import environment_variables, fork_protocol
 
 MAX_REQUEST_BYTES = 1 << 22
 REQUEST_SECONDS = 10.0  # a connection that sends no whole request within this is dropped
@@ -203,11 +203,7 @@ def become_child(job: ForkedJob) -> None:
     os.dup2(job.output_fd, 1)
     os.dup2(job.output_fd, 2)
     os.close(job.output_fd)
-    for name, value in job.request.get(fork_protocol.ENV, {}).items():
-        if value is None:
-            os.environ.pop(name, None)
-        else:
-            os.environ[name] = value
+    environment_variables.apply(job.request.get(fork_protocol.ENV, {}))
     os.environ[PARENT_PID_VARIABLE] = str(os.getppid())  # this child dies with the server that forked it
     cores = job.request.get(fork_protocol.CORES)
     if cores:
@@ -243,16 +239,8 @@ def cuda_asked_without_its_runtime():
     changes = {NVML_BASED_CUDA_CHECK: "1"}
     if not any(loadable(name) for name in NVIDIA_DRIVER_LIBRARIES):
         changes["CUDA_VISIBLE_DEVICES"] = ""
-    saved = {name: os.environ.get(name) for name in changes}
-    os.environ.update(changes)
-    try:
+    with environment_variables.changed(changes):
         yield
-    finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
 
 
 def loadable(library: str) -> bool:

@@ -28,7 +28,7 @@ import socket
 from typing import Optional
 
 from benchmarks.config.run_options import RunOptions
-from benchmarks.plumbing import disk_writes, machine_facts, output_paths, scratch_dirs
+from benchmarks.plumbing import disk_writes, environment_variables, machine_facts, output_paths, scratch_dirs
 from benchmarks.plumbing.cli_support import UsageError
 from benchmarks.plumbing.cpu_affinity import usable_cores
 from benchmarks.plumbing.safe_paths import inside
@@ -285,10 +285,7 @@ class RayExecutor:
                     self.options.artifacts_uri, self.sweep_id))
         self.ray.shutdown()
         if not self.address:  # the environment as it was before this executor
-            if self._saved_python_path is None:
-                os.environ.pop("PYTHONPATH", None)
-            else:
-                os.environ["PYTHONPATH"] = self._saved_python_path
+            environment_variables.apply({"PYTHONPATH": self._saved_python_path})
 
     def _tidy(self, ending: bool, wait: bool) -> None:
         """`ray_task.tidy_node` on every live node, as a task pinned there holding no CPU (a local instance: here):
