@@ -23,7 +23,7 @@ FORMATS = ("csv", "table", "png", "svg", "html")
 FORMAT_ALIASES = {"tab": "table"}  # this tool's name for the grid until issue 19
 METRICS = ("time", "compile", *generation_figures.GENERATION_FIGURES)
 # upstream aggregate.py's name for time; short names of the generate figures
-METRIC_ALIASES = {"exec": "time", "decode": "decode_tokens_per_second", "ttft": "time_to_first_token"}
+METRIC_ALIASES = {"exec": "time", **generation_figures.SHORT_NAMES}
 IMAGE_FORMATS = ("png", "svg")
 
 

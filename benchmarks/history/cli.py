@@ -12,9 +12,9 @@ import logging
 import os
 import sys
 
-from benchmarks.plumbing.cli_support import (LOG_LEVELS, BadNews, Parser, UsageError, choice_list, epilog, positive_int,
-                                             run_main, setup_logging, write_output)
-from benchmarks.results import selection
+from benchmarks.plumbing.cli_support import (LOG_LEVELS, BadNews, Parser, UsageError, choice, choice_list, epilog,
+                                             metavar, positive_int, run_main, setup_logging, write_output)
+from benchmarks.results import generation_figures, selection
 from benchmarks.results.change_words import HISTORY_DEFAULT_FAIL_ON, HISTORY_FAIL_ON
 
 log = logging.getLogger("benchmarks.history")
@@ -22,6 +22,8 @@ log = logging.getLogger("benchmarks.history")
 NOTHING = "no config in the database matches the selection"
 SHOW_FORMATS = ("table", "csv", "json", "png", "svg", "html")
 DETECT_FORMATS = ("table", "csv", "json", "html")
+TIME = "time"  # the metric word (results/metric_words.py): each run's per-iteration median
+DETECT_METRICS = (TIME, *generation_figures.GENERATION_FIGURES)
 
 
 def probability(text: str) -> float:
@@ -128,6 +130,13 @@ def build_parser() -> Parser:
     _selection_flags(detect)
     _detection_flags(detect)
     _output_flags(detect, DETECT_FORMATS)
+    detect.add_argument("--metric", type=choice(DETECT_METRICS, generation_figures.SHORT_NAMES), default=TIME,
+                        metavar=metavar(DETECT_METRICS),
+                        help="what a change is found in: time (each run's per-iteration median; a generate run's "
+                             "whole call), or a generate figure of the LLM rows, each run's median: "
+                             "decode_tokens_per_second (decode; a rate: judged by its inverse, so `slower` is fewer "
+                             "tokens per second), time_to_first_token (ttft), decode_per_token_time, "
+                             "decode_per_token_p90_time; configs without it are left out (default: %(default)s)")
     detect.add_argument("--fail-on", type=fail_on, default=None, metavar="LIST",
                         help="what makes the exit status 1: a comma list of " + ", ".join(HISTORY_FAIL_ON)
                              + ", or none (default: slower,new-failure,accuracy-failure)")
@@ -216,6 +225,12 @@ def _analysis(options) -> tuple:
         connection.close()
     if not found_series:
         raise BadNews(NOTHING)
+    metric = getattr(options, "metric", TIME)  # detect's: a generate figure instead of the time
+    if metric != TIME:
+        found_series = [series.on_figure(one, metric) for one in found_series
+                        if any(metric in point.figures for point in one.points)]
+        if not found_series:
+            raise BadNews(f"no selected config has {metric}: only the models run by generate (docs/generation.md)")
     settings = changes.Settings(alpha=options.alpha, permutations=options.permutations, min_size=options.min_runs,
                                 seed=options.seed)
     if settings.permutations + 1 < 1 / settings.alpha:
@@ -226,7 +241,10 @@ def _analysis(options) -> tuple:
     run_order = {run_id: place for place, (_, run_id) in enumerate(runs)}
     groups = changes.group(found_changes, run_order, found_series, settings)
     found_events = [e for one in found_series for e in events.series_events(one)]
-    method = (f"E-divisive means, alpha {settings.alpha:g} (about {100 * settings.alpha:g} false alarm(s) per 100 "
+    on = "" if metric == TIME else f"on {metric}" + (
+        " (a rate, judged by its inverse: slower is fewer per second), " if generation_figures.higher_is_better(metric)
+        else ", ")
+    method = (f"{on}E-divisive means, alpha {settings.alpha:g} (about {100 * settings.alpha:g} false alarm(s) per 100 "
               f"series without a change), {settings.permutations} permutations or more; a change needs "
               f"{detection.runs_needed(settings.alpha, settings.min_size)} runs or more, at least "
               f"{settings.min_size} on each side")

@@ -9,7 +9,7 @@ from datetime import datetime, timezone
 from typing import Optional
 
 from benchmarks.history import database, records_view
-from benchmarks.results import accuracy_status, records
+from benchmarks.results import accuracy_status, generation_figures, records
 from benchmarks.results.records import RecordStatus, VerificationCode
 
 
@@ -60,6 +60,19 @@ class Series:
     def measured(self) -> list:
         """The points with samples: the numeric series change points are found in."""
         return [point for point in self.points if point.processes]
+
+
+def on_figure(one: Series, metric: str) -> Series:
+    """The series measured by a generate figure instead of the per-iteration time (history detect --metric): each
+    run's figure is its one value, a rate by its inverse so that a larger value is still worse; a run without it is
+    not measured."""
+    points = []
+    for point in one.points:
+        value = point.figures.get(metric)
+        if value is not None and value > 0 and generation_figures.higher_is_better(metric):
+            value = 1 / value
+        points.append(dataclasses.replace(point, processes=[[value]] if value is not None and value > 0 else []))
+    return dataclasses.replace(one, points=points)
 
 
 def _point(rows: list) -> Point:

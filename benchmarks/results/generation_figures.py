@@ -15,6 +15,8 @@ GENERATION = {
 # The generate figures a speedup is also read on (aggregate.py's --metric), beyond the whole generate time (`time`).
 GENERATION_FIGURES = ("decode_tokens_per_second", "time_to_first_token", "decode_per_token_time",
                       "decode_per_token_p90_time")
+# Their short names on a command line (aggregate.py's and history.py detect's --metric).
+SHORT_NAMES = {"decode": "decode_tokens_per_second", "ttft": "time_to_first_token"}
 # Metrics where more is better: rates.
 HIGHER_IS_BETTER = frozenset({"decode_tokens_per_second", "tflops"})
 

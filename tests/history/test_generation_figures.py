@@ -161,3 +161,47 @@ def test_ingesting_again_stores_nothing_new(nightly):
                                                    "decode_per_token_p90_time", "decode_tokens_per_second",
                                                    "generate_time", "compile_time"}
     assert sum(1 for _, figures in before if figures is None) == 3  # the forward model's: null
+
+
+def decode_stepped(runs=30, step_at=17):
+    """Qwen3's nightly runs where decoding slows by 30 % from run `step_at` while its prefill gets faster by as much
+    time: the whole generate call (the time a forward model's history watches) stays as it was."""
+    out = []
+    for run in range(runs):
+        noise = 1 + 0.01 * ((run * 7) % 5 - 2) / 2  # within +-1 %, the same for every figure of a run
+        after = run >= step_at
+        per_token = (0.026 if after else 0.020) * noise
+        ttft = (1.0 - 15 * 0.006 if after else 1.0) * noise
+        record = generation_record(run)
+        total = [ttft + (NEW - 1) * per_token] * 3
+        record["metrics"].update(time_to_first_token=[ttft] * 3, decode_per_token_time=[per_token] * 3,
+                                 decode_per_token_p90_time=[per_token * 1.2] * 3,
+                                 decode_tokens_per_second=[1 / per_token] * 3, total_time=total,
+                                 per_iter_time=total, generate_time=total)
+        out += [record, forward_record(run)]
+    return out
+
+
+def test_detect_finds_a_decode_slowdown_the_whole_generate_time_hides(tmp_path):
+    db = tmp_path / "h.sqlite"
+    history("ingest", write(tmp_path / "r.jsonl", decode_stepped()), "--db", db, check_rc=0)
+    # on the time (the default), nothing moved
+    assert json.loads(history("detect", "--db", db, "--format", "json", check_rc=0).stdout)["changes"] == []
+    done = history("detect", "--db", db, "--format", "json", "--metric", "decode")
+    assert done.returncode == 1, done.stderr  # slower: --fail-on's default
+    [change] = json.loads(done.stdout)["changes"]
+    assert change["direction"] == "slower" and QWEN in change["config"]  # the forward model has no decode figure
+    assert (change["before"]["commit"], change["after"]["commit"]) == ("c16", "c17")
+    assert change["ratio"] == pytest.approx(1.3, rel=0.03)  # a rate by its inverse: 50 tokens/s to 38.5
+    text = history("detect", "--db", db, "--metric", "decode_tokens_per_second").stdout
+    assert "on decode_tokens_per_second (a rate, judged by its inverse" in text and "1 change(s) in 1 config(s)" in text
+    faster = json.loads(history("detect", "--db", db, "--format", "json", "--metric", "ttft", check_rc=0).stdout)
+    assert [c["direction"] for c in faster["changes"]] == ["faster"]
+
+
+def test_detect_on_a_figure_no_selected_config_has_is_bad_news(tmp_path):
+    db = tmp_path / "h.sqlite"
+    history("ingest", write(tmp_path / "r.jsonl", [forward_record(run) for run in range(3)]), "--db", db, check_rc=0)
+    done = history("detect", "--db", db, "--metric", "decode", check_rc=1)
+    assert "no selected config has decode_tokens_per_second" in done.stderr and "Traceback" not in done.stderr
+    assert history("detect", "--db", db, "--metric", "tokens", check_rc=2).stderr.count("\n") <= 2
