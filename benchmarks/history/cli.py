@@ -22,7 +22,9 @@ log = logging.getLogger("benchmarks.history")
 NOTHING = "no config in the database matches the selection"
 SHOW_FORMATS = ("table", "csv", "json", "png", "svg", "html")
 DETECT_FORMATS = ("table", "csv", "json", "html")
-TIME = "time"  # the metric word (results/metric_words.py): each run's per-iteration median
+# metric_words.TIME, the metric word for each run's per-iteration median: spelled here because metric_words imports
+# numpy (through Measurement), which --help never loads
+TIME = "time"
 DETECT_METRICS = (TIME, *generation_figures.GENERATION_FIGURES)
 
 

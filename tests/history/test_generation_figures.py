@@ -205,3 +205,10 @@ def test_detect_on_a_figure_no_selected_config_has_is_bad_news(tmp_path):
     done = history("detect", "--db", db, "--metric", "decode", check_rc=1)
     assert "no selected config has decode_tokens_per_second" in done.stderr and "Traceback" not in done.stderr
     assert history("detect", "--db", db, "--metric", "tokens", check_rc=2).stderr.count("\n") <= 2
+
+
+def test_detect_metric_words_are_metric_words():
+    from benchmarks.history import cli
+    from benchmarks.results import metric_words
+
+    assert cli.TIME == metric_words.TIME and cli.DETECT_METRICS[1:] == metric_words.GENERATION_FIGURES
