@@ -22,6 +22,7 @@ import sqlite3
 import statistics
 
 from benchmarks.plumbing.cli_support import UsageError
+from benchmarks.results import record_check
 
 SCHEMA_VERSION = 4
 
@@ -210,6 +211,11 @@ def fill_figures(connection: sqlite3.Connection, view) -> bool:
     return cursor.rowcount == 1
 
 
+# The runs a page or table can show: a timestamp a date can show (record_check's range). A database filled before
+# ingest refused the others (issue #52) may hold such a run: it is left out, not a crash of every later command.
+SHOWN_RUNS = (f"r.timestamp BETWEEN {record_check.FIRST_TIMESTAMP!r} AND {record_check.LAST_TIMESTAMP!r}")
+
+
 def configs(connection: sqlite3.Connection) -> list:
     """(id, key, labels dict) of every config."""
     rows = connection.execute(f"SELECT id, key, {', '.join(LABEL_COLUMNS)} FROM configs ORDER BY id").fetchall()
@@ -221,7 +227,7 @@ def measurements(connection: sqlite3.Connection, config: int) -> list:
     cursor = connection.execute(
         "SELECT r.id, r.timestamp, r.host, r.commit_sha, m.round, m.status, m.verification, m.accuracy, m.samples, "
         "m.compile_s, m.peak_memory, m.graph_breaks, m.figures FROM measurements m JOIN runs r ON r.id = m.run_id "
-        "WHERE m.config_id = ? ORDER BY r.timestamp, r.id, m.round", (config,))
+        f"WHERE m.config_id = ? AND {SHOWN_RUNS} ORDER BY r.timestamp, r.id, m.round", (config,))
     names = [d[0] for d in cursor.description]
     return [dict(zip(names, row)) for row in cursor.fetchall()]
 
