@@ -116,17 +116,45 @@ def writing(path: str):
 
 
 def connect(path: str, create: bool = True) -> sqlite3.Connection:
+    """The history database at `path`, upgraded to SCHEMA_VERSION. `create` (ingest): a new or empty file becomes
+    one. Anything else that is not a history database (another program's SQLite file, a results file) is a
+    DatabaseError and is left byte for byte as it was: nothing is written to it."""
     if not create and not os.path.exists(path):
         raise DatabaseError(f"no history database at {path} (make one with `history ingest RESULTS --db {path}`)")
     if create:
         os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    connection = None
     try:
         with writing(path):
             connection = sqlite3.connect(path)
+            foreign = _not_ours(connection, path, create)
+            if foreign:
+                raise DatabaseError(foreign)
             _upgrade(connection, path)
     except sqlite3.DatabaseError as exc:
+        if connection is not None:
+            connection.close()
         raise DatabaseError(f"{path} is not a history database ({exc})") from None
+    except DatabaseError:
+        connection.close()
+        raise
     return connection
+
+
+OWN_TABLES = frozenset({"runs", "configs", "measurements"})
+
+
+def _not_ours(connection: sqlite3.Connection, path: str, create: bool):
+    """Why the file is not a history database this command may use, or None: ours has our tables (and a version);
+    a file without any table is new (ingest's to make, never show's); one with other tables is another program's."""
+    tables = {row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    version = schema_version(connection)
+    if version > SCHEMA_VERSION or (version and OWN_TABLES <= tables):  # a newer one: _upgrade says so
+        return None
+    if not tables:
+        return None if create else (f"{path} holds no history yet (make it with `history ingest RESULTS --db {path}`)")
+    return (f"{path} is not a history database (its tables: {', '.join(sorted(tables)[:5])}"
+            f"{', ...' if len(tables) > 5 else ''}); nothing was written to it: name another --db")
 
 
 def schema_version(connection: sqlite3.Connection) -> int:

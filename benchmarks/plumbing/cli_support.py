@@ -165,9 +165,33 @@ def run_main(prog: str, body, log: logging.Logger) -> int:
         return EXIT_INTERNAL
 
 
-def write_output(data, path) -> None:
+def same_file(one: str, other: str) -> bool:
+    """Whether two paths name one file: the same device and inode (symlinks and hard links included), or, for a
+    path not there yet, the same real path."""
+    import os
+
+    try:
+        return os.path.samefile(one, other)
+    except OSError:
+        return os.path.realpath(one) == os.path.realpath(other)
+
+
+def refuse_overwrite(output, inputs, flag: str = "-o") -> None:
+    """UsageError (one line, exit 2) when the file a tool would write is one of the files it reads: a report
+    never replaces its own input (the analyzer's rule, every tool's: docs/command-line.md)."""
+    if not output or output == "-":
+        return
+    for path in inputs:
+        if same_file(output, path):
+            shown = "" if str(path) == str(output) else f" ({path})"
+            raise UsageError(f"{flag} {output} would overwrite one of its inputs{shown}; name another file")
+
+
+def write_output(data, path, inputs=()) -> None:
     """A report (text, or an image's bytes) to -o/--output's file, or to stdout for none or `-`; an image
-    never to a terminal. A file that can't be written is a UsageError."""
+    never to a terminal. A file that can't be written, or that is one of the tool's `inputs`
+    (refuse_overwrite), is a UsageError."""
+    refuse_overwrite(path, inputs)
     if path and path != "-":
         mode = "wb" if isinstance(data, bytes) else "w"
         try:

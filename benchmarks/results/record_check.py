@@ -51,8 +51,15 @@ def _number_problem(value, nan_ok: bool = False) -> Optional[str]:
         if math.isinf(value):
             return f"{value} (not finite)"
     if abs(value) > MAX_MAGNITUDE:
-        return f"{value:.3g} (beyond {MAX_MAGNITUDE:.3g})"
+        return f"{_shown(value)} (beyond {MAX_MAGNITUDE:.3g})"
     return None
+
+
+def _shown(value) -> str:
+    """A number in a few characters: an integer too large for a float (or for str) by its size."""
+    if isinstance(value, int) and abs(value) > 10 ** 300:
+        return f"an integer of {value.bit_length()} bits"
+    return f"{value:.3g}"
 
 
 def _numbers_problem(value, nan_ok: bool = False) -> Optional[str]:
@@ -64,7 +71,8 @@ def _numbers_problem(value, nan_ok: bool = False) -> Optional[str]:
         if kind is list or kind is dict:
             if depth >= MAX_DEPTH:
                 return f"nested deeper than {MAX_DEPTH}"
-            stack.extend((child, depth + 1) for child in (item.values() if kind is dict else item))
+            children = list(item.values() if kind is dict else item)
+            stack.extend((child, depth + 1) for child in reversed(children))  # the first bad number is named
         elif kind is int or kind is float:
             found = _number_problem(item, nan_ok)
             if found:
@@ -88,7 +96,7 @@ def count(value) -> Optional[str]:
     if isinstance(value, bool) or not isinstance(value, int):
         return f"is {value:g}, not a whole number" if isinstance(value, float) else f"is {_kind(value)}, not a whole number"
     if value < 0 or value > MAX_MAGNITUDE:
-        return f"is {value:.3g}, not a count"
+        return f"is {_shown(value)}, not a count"
     return None
 
 
