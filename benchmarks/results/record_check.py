@@ -59,24 +59,36 @@ def _shown(value) -> str:
     """A number in a few characters: an integer too large for a float (or for str) by its size."""
     if isinstance(value, int) and abs(value) > 10 ** 300:
         return f"an integer of {value.bit_length()} bits"
-    return f"{value:.3g}"
+    return f"{value:.6g}" if isinstance(value, float) or abs(value) > 10 ** 6 else str(value)
 
 
-def _numbers_problem(value, nan_ok: bool = False) -> Optional[str]:
-    """The first unusable number anywhere inside `value` (lists and objects, up to MAX_DEPTH), or too deep."""
-    stack = [(value, 0)]
-    while stack:
-        item, depth = stack.pop()
-        kind = type(item)
-        if kind is list or kind is dict:
-            if depth >= MAX_DEPTH:
-                return f"nested deeper than {MAX_DEPTH}"
-            children = list(item.values() if kind is dict else item)
-            stack.extend((child, depth + 1) for child in reversed(children))  # the first bad number is named
-        elif kind is int or kind is float:
-            found = _number_problem(item, nan_ok)
+def _numbers_problem(value, nan_ok: bool = False, depth: int = 0, samples: bool = False) -> Optional[str]:
+    """The first unusable number anywhere inside `value` (lists and objects, up to MAX_DEPTH), or too deep;
+    `samples`: a text that reads as a number counts as one (the statistics read "1e308" as a sample). A resume
+    reads millions of records: an ordinary number costs one comparison here."""
+    kind = type(value)
+    if kind is list or kind is dict:
+        if depth >= MAX_DEPTH:
+            return f"nested deeper than {MAX_DEPTH}"
+        for child in (value.values() if kind is dict else value):
+            child_kind = type(child)
+            if (child_kind is float or child_kind is int) and -MAX_MAGNITUDE <= child <= MAX_MAGNITUDE:  # NaN, inf fail
+                continue
+            if child is None or child_kind is bool or (child_kind is str and not samples):
+                continue
+            found = _numbers_problem(child, nan_ok, depth + 1, samples)
             if found:
                 return found
+        return None
+    if kind is int or kind is float:
+        return _number_problem(value, nan_ok)
+    if kind is str and samples:
+        try:
+            number = float(value)
+        except (ValueError, OverflowError):
+            return None  # text: each tool's "not a list of numbers"
+        found = _number_problem(number, nan_ok)
+        return f"{value[:20]!r}, read as {found}" if found else None
     return None
 
 
@@ -100,6 +112,17 @@ def count(value) -> Optional[str]:
     return None
 
 
+def texts(value) -> Optional[str]:
+    """A list of text (gpu_names)."""
+    if not isinstance(value, list):
+        return f"is {_kind(value)}, not a list"
+    return next((f"holds {_kind(item)}, not text" for item in value if not isinstance(item, str)), None)
+
+
+def listed(value) -> Optional[str]:
+    return None if isinstance(value, list) else f"is {_kind(value)}, not a list"
+
+
 def number(value) -> Optional[str]:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return f"is {_kind(value)}, not a number"
@@ -111,7 +134,7 @@ def timestamp(value) -> Optional[str]:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return f"is {_kind(value)}, not a number"
     if not FIRST_TIMESTAMP <= value <= LAST_TIMESTAMP:  # NaN too
-        return f"is {value:.6g}, not a time between the years 1970 and 9999"
+        return f"is {_shown(value)}, not a time between the years 1970 and 9999"
     return None
 
 
@@ -146,7 +169,7 @@ def metrics(value) -> Optional[str]:
     if error is not None and not isinstance(error, str):
         return f".error is {_kind(error)}, not text"
     for name, samples in value.items():
-        found = _numbers_problem(samples, nan_ok=True)
+        found = _numbers_problem(samples, nan_ok=True, samples=name != "error")
         if found:
             return f".{name} holds {found}"
     return None
@@ -155,8 +178,14 @@ def metrics(value) -> Optional[str]:
 MODEL_CHECKS = {"suite_name": text, "model_name": text}
 # The experiment keys every tool reads as text or as a number (DESIGN.md 3); our other keys are labels (text).
 EXPERIMENT_CHECKS = {"accelerator": text, "accelerator_model": text, "xla": text, "xla_flags": text, "dynamo": text,
-                     "test": text, "batch_size": count, "enable_functionalization": flag}
+                     "torch_xla2": text, "test": text, "batch_size": count, "enable_functionalization": flag}
 ERROR_CHECKS = {"type": text, "message": text, "phase": text, "log": text}
+# What the reports show of the machine (aggregate's facts, the analyzer's columns, history's run); the rest of
+# `environment` is the record's own, never read as anything but an object.
+ENVIRONMENT_CHECKS = {**{key: text for key in ("python", "torch", "torch_xla", "torchvision", "numpy", "cpu_model",
+                                               "hostname", "platform", "git_commit")},
+                      "cpu_count": count, "usable_cores": count, "gpu_names": texts,
+                      "executor": fields({"kind": text}), "noise": fields({"problems": listed})}
 
 # key -> its check, for a key present and not null. Grows with the record (issue #53).
 CHECKS = {
@@ -168,6 +197,7 @@ CHECKS = {
     "verification_code": text,
     "accuracy": text,
     "error": fields(ERROR_CHECKS),
+    "environment": fields(ENVIRONMENT_CHECKS),
     "repeat": count,
     "iterations_per_run": count,
     "warmup": count,

@@ -10,6 +10,7 @@ import dataclasses
 import json
 import logging
 import os
+import re
 import stat
 from typing import Iterator, Optional
 
@@ -167,9 +168,35 @@ def _loads(raw: bytes):
         return orjson.loads(raw)
     except orjson.JSONDecodeError:
         try:
-            return json.loads(raw)
+            value = json.loads(raw)
         except RecursionError:  # nested deeper than orjson reads (1024): no record, never a crash
             raise ValueError("nested too deeply") from None
+        if SURROGATE_BYTES.search(raw) and has_lone_surrogate(value):  # no page, table or database can hold that text
+            raise ValueError("text that is not Unicode (a lone surrogate)")
+        return value
+
+
+# A surrogate's escape, or its bytes (which Python's json decodes too): the line may hold a lone surrogate.
+SURROGATE_BYTES = re.compile(rb"\\u[dD][89a-fA-F]|\xed[\xa0-\xbf]")
+
+
+def has_lone_surrogate(value) -> bool:
+    """Whether a value read by Python's json holds text with a lone surrogate (orjson refuses those lines)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        kind = type(item)
+        if kind is str:
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                return True
+        elif kind is dict:
+            stack.extend(item)
+            stack.extend(item.values())
+        elif kind is list:
+            stack.extend(item)
+    return False
 
 
 _NOT_REGULAR = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
