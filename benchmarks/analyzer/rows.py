@@ -381,8 +381,7 @@ class RangeRows:
         if not is_record.all():
             for index in np.flatnonzero(~is_record & (status != LINE_BLANK)).tolist():
                 if index not in dropped:
-                    self.problems.add("not-record", index, "not a benchmark record (no model and experiment "
-                                      "objects); skipped")
+                    self.problems.add("not-record", index, "unusable record: no model or experiment; skipped")
         return np.flatnonzero(is_record)
 
     def _reduce(self, parsed: list, ids: list, outcome_values: list, unreadable: dict) -> "_Reduced":

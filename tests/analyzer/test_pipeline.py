@@ -215,7 +215,7 @@ def test_every_problem_is_reported_once_with_its_line_and_the_rest_is_read(tmp_p
         (6, "metric 'per_iter_time' is not a list of numbers (str)"),
         (6, "metric 'peak_rss_bytes' is not a list of numbers (a list with non-numbers)"),
         (7, "not a JSON object"),
-        (8, "not a benchmark record"),
+        (8, "unusable record: no model or experiment"),
         (9, "unusable record: metrics is text, not an object; skipped"),  # the shared validation (record_check)
         (10, "metric 'total_time' has null or NaN samples"),
         (12, "torn last line"),

@@ -2,7 +2,8 @@
 at every reader. A record whose timestamp no date can show, or whose samples no float arithmetic survives, is
 skipped with its reason by history ingest, aggregate, compare and the analyzer, and never breaks a later
 `history show` or `history site`; the stored fixtures are all accepted as before; a seeded fuzzer over valid
-records feeds the validation and every tool's reader, and none ends other than by its documented refusal."""
+records feeds the validation and every tool's reader, and none ends other than by its documented refusal.
+(record_check is imported in the tests that use it: run against a tree without it, each test fails on its own.)"""
 
 import copy
 import json
@@ -14,7 +15,7 @@ import pytest
 
 from helpers import GOLDEN, ROOT, call_tool
 
-from benchmarks.results import record_check, records
+from benchmarks.results import records
 
 FIXTURE = ROOT / "tests" / "fixtures" / "analyzer" / "ours.jsonl"
 
@@ -41,6 +42,7 @@ def one_line_error(result) -> str:
 
 def test_every_stored_results_file_is_accepted_as_before():
     """Every record of every results file kept in tests/ passes, but messy.jsonl's two lines written to be bad."""
+    from benchmarks.results import record_check
     refused = {}
     files = sorted(ROOT.glob("tests/**/*.jsonl"))
     assert len(files) >= 10 and GOLDEN / "ours_cpu.jsonl" in files
@@ -71,11 +73,13 @@ def test_every_stored_results_file_is_accepted_as_before():
     ({"error": {"log": {"href": "x"}}}, "error.log is an object, not text"),
 ])
 def test_a_bad_value_gives_its_reason(changes, reason):
+    from benchmarks.results import record_check
     assert reason in record_check.problem(good_record(**changes))
 
 
 def test_what_old_and_upstream_records_hold_is_accepted():
     """Missing keys, nulls, a NaN sample (not measured), text among samples, dict-valued metrics, unknown keys."""
+    from benchmarks.results import record_check
     minimal = {"model": {"model_name": "m"}, "experiment": {}}
     assert record_check.problem(minimal) is None
     assert record_check.problem(good_record(timestamp=None, status=None, error=None, metrics=None)) is None
@@ -206,6 +210,7 @@ def fuzzed_records(count: int, seed: int) -> list:
 
 
 def test_the_validation_survives_mutated_records():
+    from benchmarks.results import record_check
     for record in fuzzed_records(3000, seed=52):
         why = record_check.problem(record)  # never raises: a reason or None
         assert why is None or (isinstance(why, str) and "\n" not in why)
