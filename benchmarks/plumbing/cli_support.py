@@ -1,7 +1,7 @@
 """What the command lines share: the one UsageError, one-line argparse errors, number and size types,
 logging set-up, and the conventions of docs/command-line.md (exit statuses and the --help paragraph that
 states them, hidden aliases of old spellings, one way to end a tool's run, one way to write a report to
--o/--output)."""
+-o/--output, never over one of the tool's inputs)."""
 
 from __future__ import annotations
 
@@ -101,8 +101,8 @@ def epilog(ok: str, bad_news: str, examples=()) -> str:
     lines = ["exit status:",
              f"  0    {ok}",
              f"  1    bad news: {bad_news}",
-             "  2    bad usage or bad input: a bad flag or value, a missing, unreadable or invalid input file, "
-             "an error writing the output",
+             "  2    bad usage or bad input: a bad flag or value, a missing, unreadable or invalid input file (no "
+             "usable record, a FIFO), an output that would overwrite an input, an error writing the output",
              "  3    the tool failed: a bug, or a process killed from outside (--log-level=debug shows the traceback)",
              "  130  interrupted"]
     if examples:
