@@ -203,12 +203,12 @@ _NOT_REGULAR = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.
                 (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
 
 
-def not_regular(path: str, mode: int) -> Optional[str]:
-    """InputError's line for a results path whose (stat) `mode` is not a regular file's, else None."""
+def not_regular(path: str, mode: int, what: str = "a results file") -> Optional[str]:
+    """InputError's line for a path whose (stat) `mode` is not a regular file's (`what` it should be), else None."""
     for test, kind in _NOT_REGULAR:
         if test(mode):
-            return f"{path} is {kind}, not a results file"
-    return None if stat.S_ISREG(mode) else f"{path} is not a regular file, not a results file"
+            return f"{path} is {kind}, not {what}"
+    return None if stat.S_ISREG(mode) else f"{path} is not a regular file, not {what}"
 
 
 def open_results(path: str):
@@ -352,16 +352,16 @@ class ResultsWriter:
         self.close()
 
 
-def results_file_problem(path: str) -> Optional[str]:
-    """None if `path` is a regular file or nothing yet, else the one line that refuses it as a results file (a FIFO
-    or a device: reading it to resume would block, or never end)."""
+def results_file_problem(path: str, what: str = "a results file") -> Optional[str]:
+    """None if `path` is a regular file or nothing yet, else the one line that refuses it as `what` (a FIFO or a
+    device: reading it would block, or never end)."""
     try:
         mode = os.stat(path).st_mode
     except FileNotFoundError:
         return None
     except OSError as exc:
         return f"cannot read {path}: {exc.strerror}"
-    return not_regular(path, mode)
+    return not_regular(path, mode, what)
 
 
 def check_writable_dir(directory: str) -> Optional[str]:

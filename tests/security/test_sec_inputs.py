@@ -159,6 +159,17 @@ def test_a_fifo_as_a_results_file_is_refused_not_read(tmp_path, tool, extra):
     refused(call_with_deadline(fifo, tool, *args), str(fifo), "is a FIFO, not a results file")
 
 
+def test_a_fifo_as_the_analyzers_database_or_compares_expected_file_is_refused(tmp_path):
+    fifo = tmp_path / "pipe.csv"
+    os.mkfifo(fifo)
+    good = results_file(tmp_path / "good.jsonl")
+    refused(call_with_deadline(fifo, "result_analyzer.py", good, "-o", tmp_path / "r.csv", f"--database={fifo}"),
+            "--database", "is a FIFO, not a metric database")
+    refused(call_with_deadline(fifo, "compare.py", good, "--expected", fifo),
+            "--expected", "is a FIFO, not an expected-results file")
+    assert fifo.exists() and not os.path.isfile(fifo)  # the FIFO is the user's: not replaced by a report
+
+
 def test_a_fifo_found_in_a_directory_is_left_out(tmp_path):
     """A directory expands to its regular *.jsonl files only."""
     os.mkfifo(tmp_path / "pipe.jsonl")
