@@ -196,6 +196,15 @@ def test_the_sweep_refuses_a_fifo_as_its_results_file_before_blocking(tmp_path):
     refused(result, "results.jsonl is a FIFO, not a results file")
 
 
+@pytest.mark.integration  # the parent's probe child
+@pytest.mark.parametrize("basename", ["batch-size-search.jsonl", "batch_sizes.csv"])
+def test_find_batch_sizes_refuses_a_fifo_as_its_files(tmp_path, basename):
+    os.mkfifo(tmp_path / basename)
+    result = run_runner("--suite-name=files", f"--model-file={ROOT / 'tests' / 'fixtures' / 'batch_limit' / 'capped.py'}",
+                        "--find-batch-sizes", "--accelerator=cpu", f"--output-dirname={tmp_path}", timeout=120)
+    refused(result, f"{basename} is a FIFO, not a")
+
+
 # ---------------------------------------------------------------- a broken record in a resumed file
 
 
