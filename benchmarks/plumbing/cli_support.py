@@ -192,6 +192,8 @@ def write_output(data, path, inputs=()) -> None:
     never to a terminal. A file that can't be written, or that is one of the tool's `inputs`
     (refuse_overwrite), is a UsageError."""
     refuse_overwrite(path, inputs)
+    if isinstance(data, str) and not data.isascii():  # a lone surrogate read from a record: shown, never a crash
+        data = data.encode("utf-8", "backslashreplace").decode("utf-8")
     if path and path != "-":
         mode = "wb" if isinstance(data, bytes) else "w"
         try:

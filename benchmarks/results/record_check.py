@@ -70,11 +70,17 @@ def _numbers_problem(value, nan_ok: bool = False, depth: int = 0, samples: bool 
     if kind is list or kind is dict:
         if depth >= MAX_DEPTH:
             return f"nested deeper than {MAX_DEPTH}"
+        if kind is dict and not "".join(value).isascii() and any(map(_not_unicode, value)):  # keys are labels too
+            return NOT_UNICODE
         for child in (value.values() if kind is dict else value):
             child_kind = type(child)
             if (child_kind is float or child_kind is int) and -MAX_MAGNITUDE <= child <= MAX_MAGNITUDE:  # NaN, inf fail
                 continue
-            if child is None or child_kind is bool or (child_kind is str and not samples):
+            if child_kind is str and not samples:
+                if not child.isascii() and _not_unicode(child):
+                    return NOT_UNICODE
+                continue
+            if child is None or child_kind is bool:
                 continue
             found = _numbers_problem(child, nan_ok, depth + 1, samples)
             if found:
@@ -95,8 +101,24 @@ def _numbers_problem(value, nan_ok: bool = False, depth: int = 0, samples: bool 
 # ---------------------------------------------------------------- one check per kind of value
 
 
+def _not_unicode(value: str) -> bool:
+    """Text with a lone surrogate (Python's json reads one; no page, table or database can hold it)."""
+    if value.isascii():
+        return False
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+NOT_UNICODE = "text that is not Unicode (a lone surrogate)"
+
+
 def text(value) -> Optional[str]:
-    return None if isinstance(value, str) else f"is {_kind(value)}, not text"
+    if not isinstance(value, str):
+        return f"is {_kind(value)}, not text"
+    return f"is {NOT_UNICODE}" if _not_unicode(value) else None
 
 
 def flag(value) -> Optional[str]:
@@ -116,7 +138,7 @@ def texts(value) -> Optional[str]:
     """A list of text (gpu_names)."""
     if not isinstance(value, list):
         return f"is {_kind(value)}, not a list"
-    return next((f"holds {_kind(item)}, not text" for item in value if not isinstance(item, str)), None)
+    return next((f"holds {found[3:]}" for item in value if (found := text(item))), None)
 
 
 def listed(value) -> Optional[str]:
@@ -166,8 +188,9 @@ def metrics(value) -> Optional[str]:
     if not isinstance(value, dict):
         return f"is {_kind(value)}, not an object"
     error = value.get("error")
-    if error is not None and not isinstance(error, str):
-        return f".error is {_kind(error)}, not text"
+    found = text(error) if error is not None else None
+    if found:
+        return f".error {found}"
     for name, samples in value.items():
         found = _numbers_problem(samples, nan_ok=True, samples=name != "error")
         if found:

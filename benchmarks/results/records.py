@@ -168,15 +168,13 @@ def _loads(raw: bytes):
         return orjson.loads(raw)
     except orjson.JSONDecodeError:
         try:
-            value = json.loads(raw)
+            return json.loads(raw)
         except RecursionError:  # nested deeper than orjson reads (1024): no record, never a crash
             raise ValueError("nested too deeply") from None
-        if SURROGATE_BYTES.search(raw) and has_lone_surrogate(value):  # no page, table or database can hold that text
-            raise ValueError("text that is not Unicode (a lone surrogate)")
-        return value
 
 
-# A surrogate's escape, or its bytes (which Python's json decodes too): the line may hold a lone surrogate.
+# A surrogate's escape, or its bytes (which Python's json decodes too): the line may hold a lone surrogate (the
+# analyzer's reader skips a record with one where a row shows it; record_check refuses one in a text it checks).
 SURROGATE_BYTES = re.compile(rb"\\u[dD][89a-fA-F]|\xed[\xa0-\xbf]")
 
 
