@@ -8,7 +8,6 @@ import json
 import math
 import os
 import pty
-import re
 import struct
 import subprocess
 import sys
