@@ -70,7 +70,8 @@ def render(site, view, page_dir: str) -> str:
         source = g.source_of(newest, column)
         record = source if source and os.path.isfile(source) else None
         log = grid_module.log_path(config, source) if record else None
-        links = " ".join(filter(None, [f'<a href="../config/{config.id}.html">series</a>',
+        links = " ".join(filter(None, [page_links.anchor(page_links.file_href(f"../config/{config.id}.html", None),
+                                                         "series"),
                                        _link(log, page_dir, "log"), _link(record, page_dir, "record")]))
         rows.append(f'<tr data-config="{config.id}"' + (' class="newfail"' if new_failure else "") + ">"
                     + f'<td data-sort="{esc(config.name)}">{esc(config.name)}</td>' + status
