@@ -127,3 +127,23 @@ def test_a_damaged_state_file_is_ignored_not_obeyed(db, tmp_path, state):
     (out / STATE).write_text(json.dumps(state))
     site(db, out)
     assert (out / "index.html").is_file() and json.loads((out / STATE).read_text())["version"] == 1
+
+
+def test_a_cached_change_naming_runs_the_series_has_not_is_found_again(tmp_path):
+    """The state's change point cache is keyed by a series' values (anyone can compute a key): an entry naming a
+    run the series has not (row 999) is tested again, not trusted into an IndexError."""
+    nightly = tmp_path / "nightly"
+    for run in range(12):
+        (nightly / f"{run:02d}").mkdir(parents=True)
+        found = record("mlp", run)
+        found["metrics"]["per_iter_time"] = [v * (1.5 if run >= 6 else 1.0) for v in found["metrics"]["per_iter_time"]]
+        (nightly / f"{run:02d}" / "results.jsonl").write_text(json.dumps(found) + "\n")
+    db, out = tmp_path / "history.sqlite", tmp_path / "site"
+    call_tool("history.py", "ingest", nightly, "--db", db, check_rc=0)
+    site(db, out)
+    state = json.loads((out / STATE).read_text())
+    assert state["detections"]  # the series are long enough to be tested and cached
+    state["detections"] = {key: [[0, 999, 0.001, 2.0]] for key in state["detections"]}
+    (out / STATE).write_text(json.dumps(state))
+    assert "series tested for changes" in site(db, out).stdout
+    assert json.loads((out / STATE).read_text())["detections"] != state["detections"]
