@@ -56,7 +56,7 @@ def test_a_state_file_naming_files_outside_or_not_pages_removes_nothing_of_them(
         victim.write_text("the user's\n")
     state = json.loads((out / STATE).read_text())
     for listed in ("../victim.txt", str(tmp_path / "absolute_victim.txt"), "notes.txt", "config/mine.txt",
-                   "config/../../victim.txt", "config/1.html/../../../victim.txt"):
+                   "config/../../victim.txt", "config/1.html/../../../victim.txt", "assets/..", "assets/../.."):
         state["pages"][listed] = "0" * 64
     stale = out / "config" / "999.html"  # a page of an earlier build: removed, as before
     stale.write_text("old page")
@@ -66,7 +66,7 @@ def test_a_state_file_naming_files_outside_or_not_pages_removes_nothing_of_them(
     assert all(victim.read_text() == "the user's\n" for victim in victims)
     assert not stale.exists() and "1 removed" in result.stdout
     warnings = [line for line in result.stderr.splitlines() if "not a page of this site: left alone" in line]
-    assert len(warnings) == 6 and "'../victim.txt'" in result.stderr
+    assert len(warnings) == 8 and "'../victim.txt'" in result.stderr
     assert "../victim.txt" not in json.loads((out / STATE).read_text())["pages"]  # the next state is ours
 
 

@@ -29,7 +29,8 @@ STATE_VERSION = 1
 # The folders the site writes its pages in, and the names of what this writer makes: the only files a state
 # file's entry may remove.
 FOLDERS = ("assets", "suite", "config")
-_OUR_PAGE = re.compile(r"index\.html|(?:suite|config)/[A-Za-z0-9._=-]+\.html|assets/[A-Za-z0-9._=-]+")
+_NAME = r"[A-Za-z0-9_=-][A-Za-z0-9._=-]*"  # safe_name's characters, no leading dot (never `.` or `..`)
+_OUR_PAGE = re.compile(rf"index\.html|(?:suite|config)/{_NAME}\.html|assets/{_NAME}")
 
 
 def write_text(path: str, text: str) -> None:
