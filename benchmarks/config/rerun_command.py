@@ -2,7 +2,9 @@
 (the config as it was asked for, so the rerun's fingerprint is the original's) and the child's flags of the sweep
 (repeats, --verify, diagnostics, ...), into a fresh results directory of its own under the sweep's. Every record
 carries it (`rerun`); the end-of-sweep failure list, aggregate's page, compare's changes and history's config page
-show it. No torch."""
+show it. It is one shell line (cli_support.command_line: shlex-quoted, safe to paste whatever the model is named);
+a rerun that is a sweep selects its model alone, case and all (`exact_filter`), where its suite finds it
+(`location_flags`). No torch."""
 
 from __future__ import annotations
 
