@@ -1,7 +1,7 @@
 """What the command lines share: the one UsageError, one-line argparse errors, number and size types,
 logging set-up, and the conventions of docs/command-line.md (exit statuses and the --help paragraph that
 states them, hidden aliases of old spellings, one way to end a tool's run, one way to write a report to
--o/--output, never over one of the tool's inputs)."""
+-o/--output, never over one of the tool's inputs, one way to show a command line)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import difflib
 import logging
 import math
 import re
+import shlex
 import sys
 import textwrap
 
@@ -20,6 +21,21 @@ EXIT_BAD_NEWS = 1  # the answer is bad news: a regression, a failed config, noth
 EXIT_USAGE = 2  # bad usage or bad input: a bad flag, an unreadable or invalid input, an I/O error on output
 EXIT_INTERNAL = 3  # the tool itself failed (a bug, a worker killed): never mistaken for bad news
 EXIT_INTERRUPTED = 130
+
+
+def command_line(argv) -> str:
+    """`argv` as one line to paste into a POSIX shell (bash, zsh): each word quoted by shlex, so a model file named
+    `$(touch PWNED).py` is a name, never a command (subprocess.list2cmdline quotes for Windows, where `$(...)` in
+    double quotes still runs); shlex.split gives back `argv`. Every command line a tool prints or logs is this."""
+    return shlex.join(str(word) for word in argv)
+
+
+def shown(text) -> str:
+    """`text` (a model name, a message read from a file) as it goes into one line a person reads: as is when every
+    character prints, else Python's repr of it (a newline shown as \\n, a terminal escape as \\x1b), so a name
+    can't forge a log line of its own, break a table, or move the terminal's cursor."""
+    text = str(text)
+    return text if text.isprintable() else repr(text)
 
 
 class UsageError(Exception):

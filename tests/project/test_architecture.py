@@ -200,8 +200,8 @@ TEST_FOLDERS_OF_THEIR_OWN = {
                "conventions, the test helpers",
     "end_to_end": "whole sweeps and what crosses the tools: a real sweep, the first hour, a full disk, the GPU tier",
     "scripts": "the tools of scripts/",
-    "security": "hostile inputs (issue #52): crafted results, model files, symlinks, state files, every tool",
     "fixtures": "inputs the tests read",
+    "security": "untrusted input (issue #52): hostile results files, state files, symlinks; nothing runs or escapes",
 }
 
 
