@@ -5,15 +5,13 @@ skipped with its reason by history ingest, aggregate, compare and the analyzer, 
 records feeds the validation and every tool's reader, and none ends other than by its documented refusal.
 (record_check is imported in the tests that use it: run against a tree without it, each test fails on its own.)"""
 
-import copy
 import json
 import math
-import random
 import sqlite3
 
 import pytest
 
-from helpers import GOLDEN, ROOT, call_tool
+from helpers import GOLDEN, ROOT, call_main, call_tool, load_script
 
 from benchmarks.results import records
 
@@ -146,75 +144,16 @@ def test_aggregate_compare_and_the_analyzer_skip_such_records_with_the_reason(tm
         assert len((tmp_path / f"{reader}.csv").read_text().splitlines()) == 2  # the header and the good record
 
 
-# ---------------------------------------------------------------- the fuzzer
-
-
-HOSTILE_VALUES = [None, True, 0, -1, 1.5, float("nan"), float("inf"), float("-inf"), 1e308, -1e308, 1e300,
-                  2 ** 63, 2 ** 64, 10 ** 30, -(10 ** 400), "", "x", "1e308", "<script>", "\u0000", "\ud800x", [],
-                  [1, 2], [[1]], {}, {"a": 1}, {"total_time": [1]}, [None], [float("inf")], [1e308, 1e308]]
-
-
-def _hostile(rng):
-    return copy.deepcopy(rng.choice(HOSTILE_VALUES))  # a copy: a later change never reaches the table
-
-
-def _nested(rng, depth: int):
-    value = _hostile(rng)
-    for _ in range(depth):
-        value = [value] if rng.random() < 0.5 else {"k": value}
-    return value
-
-
-def _paths(value, prefix=()):
-    """Every (path to a value) inside a record, to pick one to mutate."""
-    yield prefix
-    if isinstance(value, dict):
-        for key, item in value.items():
-            yield from _paths(item, prefix + (key,))
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            yield from _paths(item, prefix + (index,))
-
-
-def mutate(record: dict, rng: random.Random) -> dict:
-    """One to three random changes to a copy of a valid record: a value replaced by a hostile one (wrong type,
-    NaN/inf/1e308, huge integers, deep nesting, a wrong container), a key dropped, or a value wrapped."""
-    record = copy.deepcopy(record)
-    for _ in range(rng.randint(1, 3)):
-        path = rng.choice(list(_paths(record))[1:])
-        parent = record
-        for step in path[:-1]:
-            parent = parent[step]
-        action = rng.random()
-        if action < 0.6:
-            parent[path[-1]] = _hostile(rng) if rng.random() < 0.8 else _nested(rng, rng.randint(1, 40))
-        elif action < 0.8 and isinstance(parent, dict):
-            del parent[path[-1]]
-        else:
-            parent[path[-1]] = [parent[path[-1]]]
-    return record
-
-
-def _dump(record: dict) -> str:
-    try:
-        return json.dumps(record)  # Python's json writes NaN and Infinity, as a results file may hold them
-    except (ValueError, RecursionError):
-        return "{}"
-
-
-def fuzzed_records(count: int, seed: int) -> list:
-    rng = random.Random(seed)
-    bases = [json.loads(line) for path in (FIXTURE, GOLDEN / "ours_cpu.jsonl", GOLDEN / "upstream_v100.jsonl")
-             for line in path.read_text().splitlines()[:6]]
-    return [mutate(rng.choice(bases), rng) for _ in range(count)]
+# ---------------------------------------------------------------- the fuzzer (scripts/fuzz_records.py)
 
 
 def test_the_validation_survives_mutated_records():
     from benchmarks.results import record_check
-    for record in fuzzed_records(3000, seed=52):
-        why = record_check.problem(record)  # never raises: a reason or None
-        assert why is None or (isinstance(why, str) and "\n" not in why)
-        if why is None:  # what it accepts, every tool can reason about: finite numbers, a showable time
+
+    fuzz = load_script("fuzz_records")
+    assert fuzz.check_validation(52, 3000) == []  # never raises: a reason of one line, or None
+    for record in fuzz.fuzzed_records(3000, 52):
+        if record_check.problem(record) is None:  # what it accepts, every tool can reason about
             stamp = record.get("timestamp")
             assert stamp is None or (isinstance(stamp, (int, float)) and 0 <= stamp < 253402300800)
             for samples in (record.get("metrics") or {}).values():
@@ -226,24 +165,18 @@ def test_the_validation_survives_mutated_records():
 def test_every_tool_reads_mutated_records_without_failing(tmp_path, seed):
     """aggregate's rows, history ingest (a new database) then show, detect and site, compare, and the analyzer
     with both readers, over one file of mutated records and good ones: each ends 0 or 1 (bad news), never 3."""
-    lines = [_dump(record) for record in fuzzed_records(250, seed)]
-    lines += [json.dumps(good_record(timestamp=1700000000.0 + 86400 * day)) for day in range(3)]
-    path = tmp_path / "fuzzed.jsonl"
-    path.write_text("\n".join(lines) + "\n")
+    fuzz = load_script("fuzz_records")
+    path = fuzz.write_file(tmp_path / "fuzzed.jsonl", seed)
     from benchmarks.aggregate import inputs
 
     assert inputs.load_rows([str(path)])  # the good records at least, placed
-    db = tmp_path / "h.sqlite"
-    runs = [("aggregate.py", path, "--accelerator=all", "--format=table"),
-            ("aggregate.py", path, "--accelerator=all", "--format=html", "-o", tmp_path / "a.html"),
-            ("compare.py", path, path),
-            ("result_analyzer.py", path, "-o", tmp_path / "p.csv", "--reader=python"),
-            ("result_analyzer.py", path, "-o", tmp_path / "c.csv"),
-            ("history.py", "ingest", path, "--db", db),
-            ("history.py", "show", "--db", db),
-            ("history.py", "detect", "--db", db, "--permutations=99", "--alpha=0.05"),
-            ("history.py", "site", "--db", db, "-o", tmp_path / "site", "--permutations=99", "--alpha=0.05")]
-    for tool, *args in runs:
-        result = call_tool(tool, *args)
-        assert result.returncode in (0, 1), (tool, args, result.stderr[-3000:])
+    for tool, argv in fuzz.tool_runs(path, tmp_path):
+        result = call_tool(tool, *argv)
+        assert result.returncode in (0, 1), (tool, argv, result.stderr[-3000:])
         assert "Traceback" not in result.stderr and "internal error" not in result.stderr, (tool, result.stderr[-2000:])
+
+
+def test_the_fuzz_script_runs_a_round_and_says_so(tmp_path):
+    result = call_main(load_script("fuzz_records").main, "--seconds=0.1", "--seed=7", name="fuzz_records.py")
+    assert result.returncode == 0, result.stderr
+    assert "1 round(s) of 250 mutated records, every tool clean" in result.stdout
