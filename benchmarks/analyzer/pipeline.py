@@ -310,6 +310,7 @@ def analyze(options: Options) -> Summary:
             refused = [(path, found.first()) for path, found in zip(options.inputs, problems) if found.first()]
             if refused:
                 path, (line, message) = refused[0]
+                message = message.removesuffix("; line skipped").removesuffix("; skipped")  # every tool's words
                 raise AnalyzeError(f"{path}: no usable record (first problem: line {line}: {message})"
                                    + ("" if len(options.inputs) == 1 else "; nor in any other input"))
             raise NoRecord(f"no records in {', '.join(options.inputs)}")
