@@ -203,7 +203,8 @@ def run(options: RunOptions) -> int:
             print(f"skip: {config.label()}: {reason}" if reason else command_line(single_config_argv(options, config)))
         print(f"# writes {file_path} and {attempts_path}")
         return 0
-    problem = records.check_writable_dir(options.output_dirname)
+    problem = (records.check_writable_dir(options.output_dirname) or records.results_file_problem(attempts_path)
+               or records.results_file_problem(file_path, "a batch-size file"))  # a FIFO: reading it would block
     if problem:
         raise UsageError(problem)
     earlier_rows = {}

@@ -219,6 +219,9 @@ def execute(options: RunOptions, plan: Plan, executor) -> int:
     if problem:
         raise UsageError(problem)
     results_path = output_paths.under(options.output_dirname, options.output_basename)
+    problem = records.results_file_problem(results_path)  # a FIFO: resume would block reading it
+    if problem:
+        raise UsageError(problem)
     lock = results_lock.ResultsLock(results_path, wait=options.wait, on_wait=lambda holder: print(
         f"waiting for the sweep writing {results_path} ({results_lock.describe(holder)}) to end", file=sys.stderr))
     try:
