@@ -1,0 +1,127 @@
+"""What an audit of issue #52's kinds found after its first slices (tests with real files, links and FIFOs):
+
+1. a record's stored `rerun` is shown only when it is the runner's command for that record
+   (rerun_command.trusted_rerun): compare's "rerun a changed config alone", aggregate's page and the runner's
+   end-of-sweep table never print `...; touch PWNED #` for a reader to paste;
+2. ... (each finding below has its own section)
+"""
+
+import json
+import os
+import shlex
+import subprocess
+
+import pytest
+
+from helpers import call_tool
+
+from benchmarks.config import rerun_command
+from benchmarks.config.experiment_config import ExperimentConfig
+from benchmarks.config.run_options import build_parser
+from benchmarks.runner import progress
+from benchmarks.suites import all_suites
+
+PWNED_RERUN = "experiment_runner.py --suite-name=dummy; touch {marker} #"
+
+
+def write_jsonl(path, found: list) -> str:
+    with open(path, "w") as handle:
+        for item in found:
+            handle.write(json.dumps(item) + "\n")
+    return str(path)
+
+
+def record(model="m0", status="ok", rerun=None, samples=(0.01,) * 10, dynamo=None) -> dict:
+    exp = {"accelerator": "cpu", "accelerator_model": "Some CPU", "xla": None, "xla_flags": None, "dynamo": dynamo,
+           "torch_xla2": None, "test": "eval", "batch_size": 8, "enable_functionalization": False}
+    out = {"model": {"suite_name": "dummy", "model_name": model}, "experiment": exp, "repeat": len(samples),
+           "iterations_per_run": 1, "timestamp": 1000.0, "verification_code": "VERIFIER_SKIPPED",
+           "metrics": {"warmup_time": [0.5], "total_time": list(samples), "per_iter_time": list(samples)},
+           "schema_version": 1, "status": status, "error": None, "warmup": 1, "round": 0,
+           "environment": {"hostname": "h"}}
+    if status != "ok":
+        out["error"] = {"type": "RuntimeError", "message": "boom", "phase": "run", "log": None}
+        out["metrics"] = {"error": "RuntimeError: boom"}
+    if rerun is not None:
+        out["rerun"] = rerun
+    return out
+
+
+def genuine_rerun(tmp_path, model_name="m0") -> str:
+    options = build_parser(all_suites()).options([f"--output-dirname={tmp_path}", "--repeat=3"])
+    return rerun_command.rerun_text(options, {"suite_name": "dummy", "model_name": model_name},
+                                    ExperimentConfig("cpu", None, None, "eval"))
+
+
+def pasted_runs_nothing(line: str, cwd, marker) -> None:
+    """`line` pasted into bash after printf (so only its expansions and a second command could run)."""
+    subprocess.run(["bash", "-c", "printf '%s\\0' " + line], cwd=cwd, capture_output=True, timeout=30)
+    assert not os.path.exists(marker), line
+
+
+# ------------------------------------------------------------------ 1: a stored rerun is shown only when trusted
+def hostile_reruns(marker) -> list:
+    return [PWNED_RERUN.format(marker=marker),
+            f"python experiment_runner.py --model-config='{{\"model_name\": \"m0\", \"suite_name\": \"dummy\"}}' "
+            f"&& touch {marker}",
+            f"touch {marker}",
+            f"python -c 'open(\"{marker}\", \"w\")' --model-config=x",
+            f"/bin/sh -c 'touch {marker}' experiment_runner.py",
+            "python experiment_runner.py --suite-name=dummy\n03:00:00 forged",
+            "python experiment_runner.py --filter='^(?-i:other)$'"]  # quoted, but another model
+
+
+def test_trusted_rerun_keeps_the_runners_own_command_and_refuses_any_other(tmp_path):
+    genuine = genuine_rerun(tmp_path)
+    assert rerun_command.trusted_rerun(record(rerun=genuine)) == genuine
+    for hostile in hostile_reruns(tmp_path / "PWNED"):
+        assert rerun_command.trusted_rerun(record(rerun=hostile)) is None, hostile
+    assert rerun_command.trusted_rerun(record(model="other", rerun=genuine)) is None  # another record's command
+    assert rerun_command.trusted_rerun({"rerun": genuine, "model": ["m0"]}) is None
+
+
+def test_compare_prints_no_pasteable_command_from_a_record(tmp_path):
+    marker = tmp_path / "PWNED"
+    ctl = write_jsonl(tmp_path / "ctl.jsonl", [record()])
+    trt = write_jsonl(tmp_path / "trt.jsonl", [record(status="error", rerun=PWNED_RERUN.format(marker=marker))])
+    done = call_tool("compare.py", ctl, trt)
+    assert "touch" not in done.stdout and "rerun a changed config alone" not in done.stdout, done.stdout
+    genuine = genuine_rerun(tmp_path)
+    trt = write_jsonl(tmp_path / "trt2.jsonl", [record(status="error", rerun=genuine)])
+    done = call_tool("compare.py", ctl, trt)
+    assert f"  {genuine}" in done.stdout.splitlines()  # the runner's own command is still shown
+    for line in done.stdout.splitlines():
+        pasted_runs_nothing(line, tmp_path, marker)
+
+
+def test_aggregates_page_shows_no_stored_command_but_the_runners(tmp_path):
+    marker = tmp_path / "PWNED"
+    results = tmp_path / "results"
+    results.mkdir()
+    genuine = genuine_rerun(tmp_path, "m1")
+    genuine = genuine.replace("\"dynamo\": null", "\"dynamo\": \"aot_eager\"")
+    write_jsonl(results / "results.jsonl", [
+        record(), record(model="m1"), record(model="m2"), record(model="m2", dynamo="aot_eager"),
+        record(status="error", dynamo="aot_eager", rerun=PWNED_RERUN.format(marker=marker)),
+        record(model="m1", status="error", dynamo="aot_eager", rerun=genuine)])
+    page = tmp_path / "page.html"
+    call_tool("aggregate.py", results / "results.jsonl", "--accelerator=cpu", f"--output={page}", check_rc=0)
+    text = page.read_text()
+    assert "touch" not in text
+    import html
+    assert html.escape(genuine, quote=False) in text or html.escape(genuine) in text
+
+
+def test_the_end_of_sweep_table_of_a_resumed_file_shows_no_stored_command(tmp_path):
+    marker = tmp_path / "PWNED"
+    failing = dict(record(status="error", rerun=PWNED_RERUN.format(marker=marker)), accuracy="fail_to_run")
+    options = build_parser(all_suites()).options([f"--output-dirname={tmp_path}"])
+    text = progress.end_of_sweep(str(tmp_path / "results.jsonl"), {"a": failing}, options,
+                                 {"ok": 0, "failed": 1, "skipped": 0}, 0, 1.0, "resume")
+    assert "touch" not in text, text
+    genuine = genuine_rerun(tmp_path)
+    failing["rerun"] = genuine
+    text = progress.end_of_sweep(str(tmp_path / "results.jsonl"), {"a": failing}, options,
+                                 {"ok": 0, "failed": 1, "skipped": 0}, 0, 1.0, "resume")
+    assert f"  {genuine}" in text.splitlines()
+    assert shlex.split(genuine)[-1].startswith("--output-dirname=")
