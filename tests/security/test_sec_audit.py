@@ -3,13 +3,16 @@
 1. a record's stored `rerun` is shown only when it is the runner's command for that record
    (rerun_command.trusted_rerun): compare's "rerun a changed config alone", aggregate's page and the runner's
    end-of-sweep table never print `...; touch PWNED #` for a reader to paste;
-2. ... (each finding below has its own section)
+2. the scripts suite's discovery log is not written through a link (its target, outside, is not touched), its
+   folder may not be a link out of the output directory, and a FIFO as its cache entry is not waited on;
+... (each finding below has its own section)
 """
 
 import json
 import os
 import shlex
 import subprocess
+import threading
 
 import pytest
 
@@ -125,3 +128,71 @@ def test_the_end_of_sweep_table_of_a_resumed_file_shows_no_stored_command(tmp_pa
                                  {"ok": 0, "failed": 1, "skipped": 0}, 0, 1.0, "resume")
     assert f"  {genuine}" in text.splitlines()
     assert shlex.split(genuine)[-1].startswith("--output-dirname=")
+
+
+def finishes(call, seconds: float = 10.0, fifo=None):
+    """call() in a thread: (done, its result or exception). A call still blocked past `seconds` (reading a FIFO) is
+    released by opening `fifo` for writing, so the test ends either way."""
+    out = {}
+
+    def target():
+        try:
+            out["value"] = call()
+        except BaseException as exc:  # noqa: B902 (the test inspects it)
+            out["value"] = exc
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+    thread.join(seconds)
+    done = not thread.is_alive()
+    if not done and fifo is not None:
+        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+        thread.join(seconds)
+    return done, out.get("value")
+
+
+# ------------------------------------------------------------------ 2: the scripts suite's discovery files
+SCRIPT = "print('no model here')\n"
+
+
+@pytest.mark.integration
+def test_the_discovery_log_is_not_written_through_a_link(tmp_path):
+    from benchmarks.plumbing.safe_paths import LinkRefused
+    from benchmarks.suites import script_discovery
+
+    script = tmp_path / "s.py"
+    script.write_text(SCRIPT)
+    out = tmp_path / "out"
+    victim = tmp_path / "victim.txt"
+    victim.write_text("the user's\n")
+    cache = script_discovery.cache_file(str(out), str(script), None)
+    os.makedirs(os.path.dirname(cache))
+    os.symlink(victim, cache[:-len(".json")] + ".log")
+    with pytest.raises(LinkRefused):
+        script_discovery.discover(str(script), None, str(out), 60)
+    assert victim.read_text() == "the user's\n"
+
+
+def test_the_discovery_folder_may_not_lead_out_of_the_output_directory(tmp_path):
+    from benchmarks.plumbing.safe_paths import PathEscapes
+    from benchmarks.suites import script_discovery
+
+    script = tmp_path / "s.py"
+    script.write_text(SCRIPT)
+    out, elsewhere = tmp_path / "out", tmp_path / "elsewhere"
+    out.mkdir()
+    elsewhere.mkdir()
+    os.symlink(elsewhere, out / script_discovery.CACHE_DIRNAME)
+    with pytest.raises(PathEscapes):
+        script_discovery.cache_file(str(out), str(script), None)
+
+
+def test_a_fifo_as_the_discovery_cache_entry_is_not_waited_on(tmp_path):
+    from benchmarks.suites import script_discovery
+
+    script = tmp_path / "s.py"
+    script.write_text(SCRIPT)
+    cache = script_discovery.cache_file(str(tmp_path / "out"), str(script), None)
+    os.makedirs(os.path.dirname(cache))
+    os.mkfifo(cache)
+    done, value = finishes(lambda: script_discovery.load_cached(cache, 60), fifo=cache)
+    assert done and value is None  # not cached: discovered again (the atomic write replaces the FIFO)
