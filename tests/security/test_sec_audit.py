@@ -5,6 +5,9 @@
    end-of-sweep table never print `...; touch PWNED #` for a reader to paste;
 2. the scripts suite's discovery log is not written through a link (its target, outside, is not touched), its
    folder may not be a link out of the output directory, and a FIFO as its cache entry is not waited on;
+3. a sweep's scratch root in the temp directory (`ptbench-cores-<uid>`) is used and collected only when it is a real
+   directory of this user that no one else may write: a link planted there does not lead collect_stale to delete
+   folders outside; a core's lock file is not opened through a link;
 ... (each finding below has its own section)
 """
 
@@ -196,3 +199,54 @@ def test_a_fifo_as_the_discovery_cache_entry_is_not_waited_on(tmp_path):
     os.mkfifo(cache)
     done, value = finishes(lambda: script_discovery.load_cached(cache, 60), fifo=cache)
     assert done and value is None  # not cached: discovered again (the atomic write replaces the FIFO)
+
+
+# ------------------------------------------------------------------ 3: the sweeps' scratch root in the temp folder
+def dead_pid() -> int:
+    child = subprocess.Popen(["true"])
+    child.wait()
+    return child.pid
+
+
+def test_a_link_planted_as_the_sweeps_scratch_root_deletes_nothing_outside(tmp_path, monkeypatch):
+    import socket
+    import tempfile
+
+    from benchmarks.plumbing import scratch_dirs
+
+    temp, victim = tmp_path / "tmp", tmp_path / "victims"
+    temp.mkdir()
+    precious = victim / f"{socket.gethostname()}-{dead_pid()}-1"  # named as a dead driver's sweep
+    precious.mkdir(parents=True)
+    (precious / "thesis.tex").write_text("years of work\n")
+    os.symlink(victim, temp / f"ptbench-cores-{os.getuid()}")
+    assert scratch_dirs.collect_stale(str(temp)) == []
+    assert (precious / "thesis.tex").read_text() == "years of work\n"
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))  # where the runner's tasks would put their locks
+    with pytest.raises(scratch_dirs.ScratchRefused, match="symbolic link"):
+        scratch_dirs.sweep_dir("cores", "sweep")
+
+
+def test_a_scratch_root_others_may_write_is_not_used(tmp_path, monkeypatch):
+    import tempfile
+
+    from benchmarks.plumbing import scratch_dirs
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    made = scratch_dirs.sweep_dir("cores", "sweep")
+    root = os.path.dirname(made)
+    assert os.stat(root).st_mode & 0o777 == 0o700  # ours alone when we make it
+    os.chmod(root, 0o777)
+    with pytest.raises(scratch_dirs.ScratchRefused, match="written by others"):
+        scratch_dirs.sweep_dir("cores", "sweep")
+
+
+def test_a_cores_lock_is_not_opened_through_a_link(tmp_path):
+    from benchmarks.plumbing.safe_paths import LinkRefused
+    from benchmarks.runner import node_cores
+
+    target = tmp_path / "created-outside"
+    os.symlink(target, tmp_path / "core-0.lock")
+    with pytest.raises(LinkRefused):
+        node_cores._try_take(str(tmp_path), 0)
+    assert not os.path.lexists(target)
