@@ -8,6 +8,8 @@
 3. a sweep's scratch root in the temp directory (`ptbench-cores-<uid>`) is used and collected only when it is a real
    directory of this user that no one else may write: a link planted there does not lead collect_stale to delete
    folders outside; a core's lock file is not opened through a link;
+4. `history site`'s state file nested 100,000 deep is a damaged state (a warning, the site rebuilt), not exit 3;
+   a FIFO there is refused with one line, not waited on;
 ... (each finding below has its own section)
 """
 
@@ -250,3 +252,52 @@ def test_a_cores_lock_is_not_opened_through_a_link(tmp_path):
     with pytest.raises(LinkRefused):
         node_cores._try_take(str(tmp_path), 0)
     assert not os.path.lexists(target)
+
+
+# ------------------------------------------------------------------ 4: history site's state file
+SITE_STATE = ".history-site.json"
+
+
+def history_record(model, run):
+    values = [0.01 * (1 + 0.001 * i) for i in range(5)]
+    return {"model": {"suite_name": "dummy", "model_name": model},
+            "experiment": {"accelerator": "cpu", "accelerator_model": "Test CPU", "xla": None, "xla_flags": None,
+                           "dynamo": None, "torch_xla2": None, "test": "eval", "batch_size": 8,
+                           "enable_functionalization": False},
+            "repeat": 5, "iterations_per_run": 1, "timestamp": 1.7e9 + run * 86400.0, "schema_version": 1,
+            "metrics": {"warmup_time": [0.03], "per_iter_time": values, "total_time": values},
+            "verification_code": "PASS", "accuracy": "pass", "status": "ok", "warmup": 1,
+            "environment": {"hostname": "ci", "git_commit": f"c{run:02d}", "torch": "2.9.1"}}
+
+
+@pytest.fixture(scope="module")
+def history_db(tmp_path_factory):
+    """A history of three nightly runs of two models."""
+    root = tmp_path_factory.mktemp("history")
+    for run in range(3):
+        night = root / "nightly" / f"{run:02d}"
+        night.mkdir(parents=True)
+        write_jsonl(night / "results.jsonl", [history_record(m, run) for m in ("mlp", "cnn")])
+    path = root / "history.sqlite"
+    call_tool("history.py", "ingest", root / "nightly", "--db", path, check_rc=0)
+    return path
+
+
+def test_a_state_file_nested_too_deep_is_a_damaged_state_rebuilt(history_db, tmp_path):
+    out = tmp_path / "site"
+    out.mkdir()
+    (out / SITE_STATE).write_text("[" * 100_000 + "]" * 100_000)
+    done = call_tool("history.py", "site", "--db", history_db, "-o", out)
+    assert done.returncode == 0, done.stderr
+    assert "not valid JSON" in done.stderr and (out / "index.html").is_file()
+    assert json.loads((out / SITE_STATE).read_text())["pages"]  # a state of its own again
+
+
+def test_a_fifo_as_the_state_file_is_refused_not_waited_on(history_db, tmp_path):
+    out = tmp_path / "site"
+    out.mkdir()
+    os.mkfifo(out / SITE_STATE)
+    done, result = finishes(lambda: call_tool("history.py", "site", "--db", history_db, "-o", out),
+                            fifo=out / SITE_STATE)
+    assert done, "history site waited on the FIFO"
+    assert result.returncode == 2 and "FIFO" in result.stderr and len(result.stderr.strip().splitlines()) == 1
