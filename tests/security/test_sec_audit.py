@@ -10,6 +10,8 @@
    folders outside; a core's lock file is not opened through a link;
 4. `history site`'s state file nested 100,000 deep is a damaged state (a warning, the site rebuilt), not exit 3;
    a FIFO there is refused with one line, not waited on;
+5. a terminal escape in a record (a model name, a host, a commit, an error) reaches no terminal: compare's table and
+   Markdown, `history show` and `history detect` show it as \x1b;
 ... (each finding below has its own section)
 """
 
@@ -301,3 +303,44 @@ def test_a_fifo_as_the_state_file_is_refused_not_waited_on(history_db, tmp_path)
                             fifo=out / SITE_STATE)
     assert done, "history site waited on the FIFO"
     assert result.returncode == 2 and "FIFO" in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
+# ------------------------------------------------------------------ 5: terminal escapes from records
+ESCAPES = "\x1b]0;PWNED\x07\x1b[2J\x1b[31m"
+
+
+def test_compares_table_shows_a_records_terminal_escapes_as_text(tmp_path):
+    name = "m" + ESCAPES
+    ctl = write_jsonl(tmp_path / "ctl.jsonl", [record(name)])
+    failing = record(name, status="error")
+    failing["error"]["message"] = "boom" + ESCAPES
+    trt = write_jsonl(tmp_path / "trt.jsonl", [failing])
+    for fmt in ("table", "md"):
+        done = call_tool("compare.py", ctl, trt, f"--format={fmt}")
+        assert done.returncode == 1, done.stderr
+        assert "\x1b" not in done.stdout and "\x07" not in done.stdout, (fmt, done.stdout)
+        assert "\\x1b" in done.stdout  # shown as text
+    assert "\x1b" not in done.stderr
+
+
+@pytest.fixture(scope="module")
+def hostile_history_db(tmp_path_factory):
+    """Three runs of a model whose name, host and commit carry terminal escapes."""
+    root = tmp_path_factory.mktemp("hostile_history")
+    for run in range(3):
+        night = root / "nightly" / f"{run:02d}"
+        night.mkdir(parents=True)
+        found = history_record("mlp" + ESCAPES, run)
+        found["environment"].update(hostname="ci" + ESCAPES, git_commit=f"c{run}" + ESCAPES)
+        write_jsonl(night / "results.jsonl", [found])
+    path = root / "history.sqlite"
+    call_tool("history.py", "ingest", root / "nightly", "--db", path, check_rc=0)
+    return path
+
+
+@pytest.mark.parametrize("command", ["show", "detect"])
+def test_history_shows_a_records_terminal_escapes_as_text(hostile_history_db, command):
+    done = call_tool("history.py", command, "--db", hostile_history_db)
+    assert done.returncode in (0, 1), done.stderr
+    assert "mlp" in done.stdout  # the config is listed...
+    assert "\x1b" not in done.stdout and "\x07" not in done.stdout  # ...its escapes as text
