@@ -12,6 +12,8 @@
    a FIFO there is refused with one line, not waited on;
 5. a terminal escape in a record (a model name, a host, a commit, an error) reaches no terminal: compare's table and
    Markdown, `history show` and `history detect` show it as \x1b;
+6. `history bisect`: a state.json nested too deep, or whose verdicts are not what it writes, is one line and exit 2
+   (was RecursionError / TypeError, exit 3); setup.log and runner.log are not written through links;
 ... (each finding below has its own section)
 """
 
@@ -344,3 +346,73 @@ def test_history_shows_a_records_terminal_escapes_as_text(hostile_history_db, co
     assert done.returncode in (0, 1), done.stderr
     assert "mlp" in done.stdout  # the config is listed...
     assert "\x1b" not in done.stdout and "\x07" not in done.stdout  # ...its escapes as text
+
+
+# ------------------------------------------------------------------ 6: history bisect's state and logs
+def git(repo, *args) -> str:
+    return subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, check=True).stdout.strip()
+
+
+@pytest.fixture(scope="module")
+def small_repo(tmp_path_factory):
+    path = tmp_path_factory.mktemp("user_repo")
+    git(path, "init", "-q", "-b", "main")
+    git(path, "config", "user.email", "t@example.com")
+    git(path, "config", "user.name", "t")
+    for index in range(3):
+        (path / "notes.txt").write_text(f"commit {index}\n")
+        git(path, "add", "-A")
+        git(path, "commit", "-q", "-m", f"commit {index}")
+    return path
+
+
+def bisect(repo, out, *setup):
+    commits = git(repo, "rev-list", "--reverse", "HEAD").split()
+    done = call_tool("history.py", "bisect", "--repo", repo, "--good", commits[0], "--bad", commits[-1], *setup,
+                     "--output-dirname", out, "--", "--suite-name=dummy", "--filter=^no-such-model$")
+    return commits, done
+
+
+def one_line_exit_2(done) -> None:
+    assert done.returncode == 2, (done.returncode, done.stderr)
+    assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize("damage", ["deep", "verdicts_list", "verdict_text", "not_a_dict"])
+def test_a_damaged_bisect_state_is_one_line_and_exit_2(small_repo, tmp_path, damage):
+    commits = git(small_repo, "rev-list", "--reverse", "HEAD").split()
+    state_path = tmp_path / "out" / "bisect" / "state.json"
+    state_path.parent.mkdir(parents=True)
+    good = {"repo": str(small_repo), "good": commits[0], "bad": commits[-1],
+            "runner_flags": ["--suite-name=dummy", "--filter=^no-such-model$"], "setup": "false", "verdicts": {}}
+    text = {"deep": "[" * 100_000 + "]" * 100_000,
+            "verdicts_list": json.dumps(dict(good, verdicts=[commits[1]])),
+            "verdict_text": json.dumps(dict(good, verdicts={commits[1]: "good"})),
+            "not_a_dict": "[1, 2]"}[damage]
+    state_path.write_text(text)
+    _, done = bisect(small_repo, tmp_path / "out", "--setup", "false")  # --setup false: no end builds, no sweep
+    one_line_exit_2(done)
+    assert "state.json" in done.stderr and state_path.read_text() == text  # named, and left as it was
+
+
+def test_bisects_setup_log_is_not_written_through_a_link(small_repo, tmp_path):
+    commits = git(small_repo, "rev-list", "--reverse", "HEAD").split()
+    runs = tmp_path / "out" / "bisect" / "runs" / commits[0][:12]
+    runs.mkdir(parents=True)
+    victim = tmp_path / "victim.txt"
+    victim.write_text("the user's\n")
+    os.symlink(victim, runs / "setup.log")
+    _, done = bisect(small_repo, tmp_path / "out", "--setup", "echo OVERWRITTEN")
+    one_line_exit_2(done)
+    assert victim.read_text() == "the user's\n"
+
+
+def test_bisects_runner_log_is_not_written_through_a_link(small_repo, tmp_path):
+    commits = git(small_repo, "rev-list", "--reverse", "HEAD").split()
+    runs = tmp_path / "out" / "bisect" / "runs" / commits[0][:12]
+    runs.mkdir(parents=True)
+    target = tmp_path / "created-outside.log"
+    os.symlink(target, runs / "runner.log")
+    _, done = bisect(small_repo, tmp_path / "out")
+    one_line_exit_2(done)
+    assert not os.path.lexists(target)
