@@ -14,6 +14,9 @@
    Markdown, `history show` and `history detect` show it as \x1b;
 6. `history bisect`: a state.json nested too deep, or whose verdicts are not what it writes, is one line and exit 2
    (was RecursionError / TypeError, exit 3); setup.log and runner.log are not written through links;
+7. a golden entry's manifest can't lead the child to read a file outside the entry (an absolute path, `..`), nor
+   block it on a FIFO; a tensor file whose structure is nested too deep is a damaged file (GoldenRefused), not a
+   RecursionError;
 ... (each finding below has its own section)
 """
 
@@ -416,3 +419,74 @@ def test_bisects_runner_log_is_not_written_through_a_link(small_repo, tmp_path):
     _, done = bisect(small_repo, tmp_path / "out")
     one_line_exit_2(done)
     assert not os.path.lexists(target)
+
+
+# ------------------------------------------------------------------ 7: golden entries
+def golden_entry(tmp_path):
+    """An entry folder with a real inputs file, and a valid tensor file outside it."""
+    import torch
+
+    from benchmarks.child import tensor_tree_file
+
+    entry = tmp_path / "golden" / "entry"
+    entry.mkdir(parents=True)
+    tensor_tree_file.save(((torch.ones(2),), {}), str(entry / "inputs.safetensors"))
+    tensor_tree_file.save(((torch.full((2,), 7.0),), {}), str(tmp_path / "outside.safetensors"))
+    return entry
+
+
+@pytest.mark.parametrize("named", ["absolute", "dotdot"])
+def test_a_golden_manifest_cannot_name_a_file_outside_its_entry(tmp_path, named):
+    from benchmarks.child import golden_store
+
+    entry = golden_entry(tmp_path)
+    outside = tmp_path / "outside.safetensors"
+    manifest = {"files": {"inputs": str(outside) if named == "absolute" else "../../outside.safetensors"}}
+    with pytest.raises(golden_store.GoldenRefused, match="a golden entry's inputs is inputs.safetensors"):
+        golden_store.read_tree(str(entry), manifest, "inputs")
+    assert golden_store.read_tree(str(entry), {"files": dict(golden_store.FILES)}, "inputs")  # its own: read
+
+
+@pytest.mark.process
+def test_a_fifo_as_a_golden_tensor_file_is_refused_not_waited_on(tmp_path):
+    """In a process of its own: safetensors opens a FIFO holding the interpreter's lock, so a thread can't time it."""
+    import sys
+
+    from helpers import ROOT
+
+    entry = golden_entry(tmp_path)
+    os.remove(entry / "inputs.safetensors")
+    os.mkfifo(entry / "inputs.safetensors")
+    code = ("import sys; from benchmarks.child import golden_store\n"
+            "try:\n    golden_store.read_tree(sys.argv[1], {}, 'inputs')\n"
+            "except golden_store.GoldenRefused as exc:\n    print('refused:', exc)\n")
+    try:
+        done = subprocess.run([sys.executable, "-c", code, str(entry)], capture_output=True, text=True, timeout=60,
+                              cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    except subprocess.TimeoutExpired:
+        pytest.fail("the child waited on the FIFO")
+    assert "refused:" in done.stdout and "not a regular file" in done.stdout, done.stdout + done.stderr
+
+
+def test_a_fifo_as_a_golden_manifest_is_refused_not_waited_on(tmp_path):
+    from benchmarks.child import golden_store
+
+    entry = golden_entry(tmp_path)
+    os.mkfifo(entry / golden_store.MANIFEST)
+    done, value = finishes(lambda: golden_store.read_manifest(str(entry), {}, None), fifo=entry / "manifest.json")
+    assert done, "the child waited on the FIFO"
+    assert isinstance(value, golden_store.GoldenRefused) and "FIFO" in str(value)
+
+
+@pytest.mark.parametrize("structure", ["deep", "bad_pairs"])
+def test_a_tensor_file_nested_too_deep_is_a_damaged_file(tmp_path, structure):
+    import torch
+    from safetensors.torch import save_file
+
+    from benchmarks.child import golden_store, tensor_tree_file
+
+    entry = golden_entry(tmp_path)
+    text = {"deep": '{"list": [' * 50_000 + "]}" * 50_000, "bad_pairs": '{"dict": [1, 2]}'}[structure]
+    save_file({"t": torch.ones(1)}, str(entry / "inputs.safetensors"), metadata={tensor_tree_file.STRUCTURE_KEY: text})
+    with pytest.raises(golden_store.GoldenRefused):
+        golden_store.read_tree(str(entry), {}, "inputs")
