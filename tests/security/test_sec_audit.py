@@ -17,6 +17,7 @@
 7. a golden entry's manifest can't lead the child to read a file outside the entry (an absolute path, `..`), nor
    block it on a FIFO; a tensor file whose structure is nested too deep is a damaged file (GoldenRefused), not a
    RecursionError;
+8. the analyzer's `{database}.lock` is not opened through a link (a dangling link's target was created);
 ... (each finding below has its own section)
 """
 
@@ -490,3 +491,18 @@ def test_a_tensor_file_nested_too_deep_is_a_damaged_file(tmp_path, structure):
     save_file({"t": torch.ones(1)}, str(entry / "inputs.safetensors"), metadata={tensor_tree_file.STRUCTURE_KEY: text})
     with pytest.raises(golden_store.GoldenRefused):
         golden_store.read_tree(str(entry), {}, "inputs")
+
+
+# ------------------------------------------------------------------ 8: the analyzer's database lock
+def test_the_analyzers_database_lock_is_not_opened_through_a_link(tmp_path):
+    from helpers import ROOT
+
+    out = tmp_path / "output"
+    out.mkdir()
+    (out / "ours.jsonl").write_bytes((ROOT / "tests" / "fixtures" / "analyzer" / "ours.jsonl").read_bytes())
+    database = tmp_path / "database.csv"
+    target = tmp_path / "created-outside"
+    os.symlink(target, f"{database}.lock")
+    done = call_tool("result_analyzer.py", f"--output-dirname={out}", f"--database={database}", "--timestamp=1.5")
+    one_line_exit_2(done)
+    assert "symbolic link" in done.stderr and not os.path.lexists(target) and not database.exists()
