@@ -11,16 +11,19 @@
 4. `history site`'s state file nested 100,000 deep is a damaged state (a warning, the site rebuilt), not exit 3;
    a FIFO there is refused with one line, not waited on;
 5. a terminal escape in a record (a model name, a host, a commit, an error) reaches no terminal: compare's table and
-   Markdown, `history show` and `history detect` show it as \x1b;
+   Markdown, `history show` and `history detect` show it as \\x1b;
 6. `history bisect`: a state.json nested too deep, or whose verdicts are not what it writes, is one line and exit 2
    (was RecursionError / TypeError, exit 3); setup.log and runner.log are not written through links;
 7. a golden entry's manifest can't lead the child to read a file outside the entry (an absolute path, `..`), nor
    block it on a FIFO; a tensor file whose structure is nested too deep is a damaged file (GoldenRefused), not a
    RecursionError;
-8. the analyzer's `{database}.lock` is not opened through a link (a dangling link's target was created);
-... (each finding below has its own section)
+8. the analyzer's `{database}.lock` is not opened through a link (a dangling link's target was created).
+
+Not changed: CSV cells that start with `=`, `+`, `-` or `@` (formula injection when a CSV is opened in a
+spreadsheet) are written as they are, since upstream tools read those values.
 """
 
+import html
 import json
 import os
 import shlex
@@ -124,7 +127,6 @@ def test_aggregates_page_shows_no_stored_command_but_the_runners(tmp_path):
     call_tool("aggregate.py", results / "results.jsonl", "--accelerator=cpu", f"--output={page}", check_rc=0)
     text = page.read_text()
     assert "touch" not in text
-    import html
     assert html.escape(genuine, quote=False) in text or html.escape(genuine) in text
 
 
@@ -251,14 +253,19 @@ def test_a_scratch_root_others_may_write_is_not_used(tmp_path, monkeypatch):
         scratch_dirs.sweep_dir("cores", "sweep")
 
 
-def test_a_cores_lock_is_not_opened_through_a_link(tmp_path):
+def test_a_cores_lock_is_not_opened_through_a_link(tmp_path, monkeypatch):
+    import tempfile
+
     from benchmarks.plumbing.safe_paths import LinkRefused
     from benchmarks.runner import node_cores
 
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    directory = node_cores.lock_dir("sweep")
+    os.makedirs(directory)
     target = tmp_path / "created-outside"
-    os.symlink(target, tmp_path / "core-0.lock")
+    os.symlink(target, os.path.join(directory, "core-0.lock"))
     with pytest.raises(LinkRefused):
-        node_cores._try_take(str(tmp_path), 0)
+        node_cores.take("sweep", 1, [0], deadline=0)
     assert not os.path.lexists(target)
 
 
