@@ -20,6 +20,7 @@ from typing import Optional
 
 from benchmarks.aggregate import dashboard, inputs, notes, reports
 from benchmarks.aggregate.analysis import Analysis, Options, prepare
+from benchmarks.config.rerun_command import trusted_rerun
 from benchmarks.results import accuracy_status, html_style, page_links, records
 from benchmarks.results.html_style import esc  # html_style: the look history's pages share
 
@@ -170,9 +171,11 @@ def _log_link(record: dict, results_dir: str, page_dir: str) -> str:
 
 
 def _rerun(record: dict) -> str:
-    """A failure's rerun command (the record's `rerun`: that config alone, in a directory of its own), folded."""
-    command = record.get("rerun")
-    if not isinstance(command, str) or not command:
+    """A failure's rerun command (the record's `rerun`: that config alone, in a directory of its own), folded; none
+    when the stored command is not the runner's for this record (rerun_command.trusted_rerun: a shared file's
+    `rerun` could say `...; touch PWNED`)."""
+    command = trusted_rerun(record)
+    if not command:
         return ""
     return f'<details class="rerun"><summary>rerun</summary><code>{esc(command)}</code></details>'
 

@@ -12,7 +12,7 @@ from typing import Optional
 
 from benchmarks.analyzer.cells import header_bytes
 from benchmarks.analyzer.columns import ENV_COLUMNS, order_columns
-from benchmarks.plumbing import disk_writes
+from benchmarks.plumbing import disk_writes, safe_paths
 from benchmarks.results import records
 
 
@@ -213,7 +213,11 @@ def append_to_database(path: str, report_csv: str, columns: list) -> str:
     old file or the new one, never half of one. A lock file serialises concurrent analyzers.
     """
     lock_path = f"{path}.lock"
-    with open(lock_path, "a") as lock:
+    try:  # not through a link: "a" would create a dangling link's target, wherever it points
+        lock = os.fdopen(safe_paths.open_no_follow(lock_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644), "a")
+    except safe_paths.LinkRefused:
+        raise AnalyzeError(f"--database {path}: its lock {lock_path} is a symbolic link; not followed") from None
+    with lock:
         try:
             import fcntl
 

@@ -8,6 +8,9 @@ One entry per (suite, model and its params, test, precision, requested batch siz
     inputs.safetensors     the inputs (args, kwargs)
     expected.safetensors   eval: the output; train: the loss and every gradient after `steps` steps
 A DIR that holds a manifest.json itself is one entry, used as it is (and refused for any other config).
+A golden folder may come from elsewhere, so what it says is checked, not obeyed: the manifest is read as a regular
+file (a FIFO would block the child), its `files` must name the files this store writes for each kind (never an
+absolute path or `..`), and each must be a regular file inside the entry's folder; anything else is GoldenRefused.
 """
 
 from __future__ import annotations
@@ -16,9 +19,11 @@ import contextlib
 import datetime
 import json
 import os
+import stat
 from typing import Optional
 
-from benchmarks.plumbing import disk_writes, machine_facts, output_paths
+from benchmarks.plumbing import disk_writes, machine_facts, output_paths, safe_reads
+from benchmarks.plumbing.safe_paths import PathEscapes, inside
 
 FORMAT = "ptbench-golden"
 FORMAT_VERSION = 1
@@ -90,11 +95,10 @@ def write_entry(directory: str, manifest: dict, trees: dict) -> None:
 def read_manifest(directory: str, model_config: dict, experiment) -> Optional[dict]:
     """The entry's manifest checked against the config; None when there is no entry; GoldenRefused otherwise."""
     path = os.path.join(directory, MANIFEST)
-    if not os.path.exists(path):
+    try:  # a regular file only (a FIFO would block), JSON not too deep (safe_reads: DamagedFile)
+        manifest = safe_reads.load_json(path)
+    except FileNotFoundError:
         return None
-    try:
-        with open(path, encoding="utf-8") as handle:
-            manifest = json.load(handle)
     except (OSError, ValueError) as exc:
         raise GoldenRefused(path, f"unreadable manifest ({exc})")
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
@@ -123,10 +127,19 @@ def read_tree(directory: str, manifest: dict, kind: str):
     """One of the entry's tensor files; GoldenRefused naming the file and why."""
     from benchmarks.child import tensor_tree_file
 
-    filename = (manifest.get("files") or {}).get(kind, FILES[kind])
-    path = os.path.join(directory, filename)
+    files = manifest.get("files")
+    filename = files.get(kind, FILES[kind]) if isinstance(files, dict) else FILES[kind]
+    path = os.path.join(directory, FILES[kind])
+    if filename != FILES[kind]:  # the store writes these names only: an absolute path or `..` leads elsewhere
+        raise GoldenRefused(os.path.join(directory, MANIFEST), f"it names {describe(filename)} as the entry's {kind}; "
+                                                              f"a golden entry's {kind} is {FILES[kind]}")
     try:
+        inside(directory, FILES[kind])
+        if not stat.S_ISREG(os.stat(path).st_mode):  # a FIFO would block the child
+            raise GoldenRefused(path, f"not a regular file (the entry's {kind})")
         return tensor_tree_file.load(path)
+    except PathEscapes as escape:
+        raise GoldenRefused(path, f"a link out of the entry's folder (to {escape.resolved})")
     except FileNotFoundError:
         raise GoldenRefused(path, f"missing (the manifest names it as the entry's {kind})")
     except tensor_tree_file.TreeFileError as exc:

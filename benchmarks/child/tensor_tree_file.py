@@ -92,4 +92,11 @@ def load(path: str) -> Any:
         structure = json.loads(metadata[STRUCTURE_KEY])
     except ValueError as exc:
         raise TreeFileError(f"its structure is not valid JSON ({exc})")
-    return decode(structure, tensors)
+    except RecursionError:  # a shared file's structure nested past what the parser takes: damaged, not a crash
+        raise TreeFileError("its structure is nested deeper than this runner reads")
+    try:
+        return decode(structure, tensors)
+    except RecursionError:
+        raise TreeFileError("its structure is nested deeper than this runner reads")
+    except (TypeError, ValueError) as exc:  # a body of the wrong shape (a dict's pairs that are not pairs)
+        raise TreeFileError(f"unexpected structure ({type(exc).__name__}: {str(exc)[:60]})")

@@ -74,8 +74,11 @@ def _memory_kinds(found: list) -> list:
 
 
 def _rerun(found: list):
-    """The newest record's command that reruns the config alone (`rerun`), or None (records from before it)."""
-    commands = [r.get("rerun") for r in found if isinstance(r.get("rerun"), str)]
+    """The newest record's command that reruns the config alone (`rerun`), or None (records from before it, or one
+    whose command is not the runner's for that record: rerun_command.trusted_rerun)."""
+    from benchmarks.config.rerun_command import trusted_rerun
+
+    commands = [command for command in map(trusted_rerun, found) if command]
     return commands[-1] if commands else None
 
 

@@ -10,6 +10,7 @@ import re
 
 from benchmarks.compare import metrics
 from benchmarks.config.experiment_config import backend_name, parse_none
+from benchmarks.plumbing.cli_support import shown
 from benchmarks.results.change_words import Word
 
 FORMATS = ("table", "csv", "json", "md")
@@ -71,7 +72,7 @@ def _rerun_lines(report) -> list:
         return []
     lines = ["", "rerun a changed config alone (its treatment record's `rerun`; every record carries one):"]
     for row in changed[:MAX_RERUNS]:
-        lines += [f"  # {config_label(row)}: {row['verdict']}", f"  {row['rerun']}"]
+        lines += [f"  # {shown(config_label(row))}: {row['verdict']}", f"  {row['rerun']}"]
     if len(changed) > MAX_RERUNS:
         lines.append(f"  ... and {len(changed) - MAX_RERUNS} more (--format=json or csv: a `rerun` per row)")
     return lines
@@ -91,7 +92,9 @@ def _summary_lines(report) -> list:
 
 
 def table(report, colour: bool) -> str:
-    header, rows = _header(report), [_cells(row) for row in report.rows]
+    # every cell from a record `shown`: a terminal escape or a newline in a name or an error is made visible (\x1b),
+    # never sent to the terminal or let start a line of its own
+    header, rows = _header(report), [[shown(cell) for cell in _cells(row)] for row in report.rows]
     widths = [max(len(str(r[i])) for r in [header] + rows) for i in range(len(header))]
 
     def line(cells: list, outcome: str = "") -> str:
@@ -108,13 +111,16 @@ def table(report, colour: bool) -> str:
 
 
 # What Markdown (GitHub's included) reads as markup inside a table cell: each is shown as itself, backslashed.
-# `<`, `>` and `&` become entities (no raw HTML from a record); a line break would end the table's row.
+# `<`, `>` and `&` become entities (no raw HTML from a record); a line break would end the table's row; another
+# control character (a terminal escape) is written as its \xNN escape.
 _MD_MARKUP = re.compile(r"([\\`*_\[\]|~])")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
 def md_text(text) -> str:
     """A record's text (a model name, a note, an error) as Markdown that shows it, never markup or a link."""
     text = html.escape(re.sub(r"\s+", " ", str(text)), quote=False)
+    text = _CONTROL.sub(lambda found: repr(found.group())[1:-1], text)
     return _MD_MARKUP.sub(r"\\\1", text)
 
 

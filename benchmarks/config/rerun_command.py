@@ -4,14 +4,19 @@
 carries it (`rerun`); the end-of-sweep failure list, aggregate's page, compare's changes and history's config page
 show it. It is one shell line (cli_support.command_line: shlex-quoted, safe to paste whatever the model is named);
 a rerun that is a sweep selects its model alone, case and all (`exact_filter`), where its suite finds it
-(`location_flags`). No torch."""
+(`location_flags`). A record read back is untrusted (a shared results file), so what the tools show of it is
+`trusted_rerun`: the stored command only when it is one that rerun_text could have written for that record (quoted as
+command_line quotes, Python starting experiment_runner.py, flags only, its own model), never `...; touch PWNED`.
+No torch."""
 
 from __future__ import annotations
 
 import json
 import os
 import re
+import shlex
 import sys
+from typing import Optional
 
 from benchmarks.config import axes, compile_options
 from benchmarks.plumbing import machine_facts
@@ -116,3 +121,53 @@ def rerun_text(options, model: dict, experiment) -> str:
     else:
         argv = single_config_argv(flags, model, experiment.to_dict())
     return command_line(argv + [f"--output-dirname={out}"])
+
+
+_PYTHON = re.compile(r"python[0-9.]*")
+_FLAG = re.compile(r"--[a-z][a-z0-9-]*(=.*)?", re.DOTALL)
+
+
+def _starts_the_runner(argv: list) -> int:
+    """How many words of `argv` start experiment_runner.py (entry_argv's two forms, any Python), 0 if they don't."""
+    if len(argv) >= 2 and _PYTHON.fullmatch(os.path.basename(argv[0])):
+        if os.path.basename(argv[1]) == "experiment_runner.py":
+            return 2
+        if argv[1:3] == ["-m", "benchmarks"]:
+            return 3
+    return 0
+
+
+def _names_its_model(flags: list, model: dict) -> bool:
+    """The command runs the record's own model: its --model-config names it, or (a warm start's sweep) its --filter
+    selects it alone."""
+    for flag in flags:
+        if flag.startswith("--model-config="):
+            try:
+                asked = json.loads(flag.split("=", 1)[1])
+            except (ValueError, RecursionError):
+                return False
+            return isinstance(asked, dict) and all(asked.get(k) == model.get(k) for k in ("suite_name", "model_name"))
+    return f"--filter={exact_filter(str(model.get('model_name')))}" in flags
+
+
+def trusted_rerun(record) -> Optional[str]:
+    """The record's `rerun` when it is a command the runner writes (rerun_text) for this record, else None: every
+    tool that shows a record's rerun shows this. A shared results file is untrusted, and a stored `rerun` of
+    `experiment_runner.py; touch PWNED #` would run `touch` when pasted, so the text must be exactly what
+    command_line gives for its words (nothing unquoted), those words Python starting experiment_runner.py followed by
+    long flags only, one printable line, and the model it runs the record's own."""
+    command = record.get("rerun") if isinstance(record, dict) else None
+    model = record.get("model") if isinstance(record, dict) else None
+    if not isinstance(command, str) or not command.isprintable() or not isinstance(model, dict):
+        return None  # a newline or a terminal escape: not one line to paste
+    try:
+        argv = shlex.split(command)
+    except ValueError:  # an unclosed quote
+        return None
+    start = _starts_the_runner(argv)
+    if not start or command_line(argv) != command:
+        return None
+    flags = argv[start:]
+    if not all(_FLAG.fullmatch(flag) for flag in flags) or not _names_its_model(flags, model):
+        return None
+    return command

@@ -7,13 +7,15 @@ processes and its outcomes, results/change_words.py): good when it is faster tha
 good one, bad when it is slower than the good end and not faster than the bad one. While neither, rounds are added
 (the runner resumes and runs only the new ones) up to --max-rounds; then the nearer end decides and the
 evidence says it was unsure. Each commit's finding (good, bad or skip, as git bisect says) goes to state.json as it
-is reached: a re-run resumes.
+is reached: a re-run resumes. The state is data to check, not to obey (the output folder may come from elsewhere): one
+that is not a regular file of JSON shaped as this module writes it (the ends, flags and setup of this bisection;
+verdicts good, bad or skip per commit) is refused with one line, exit 2; the logs and runs are not written through
+a link (safe_paths.open_no_follow, safe_paths.inside).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import json
 import logging
 import math
 import os
@@ -23,7 +25,8 @@ import sys
 from typing import Optional
 
 from benchmarks.history import git_checkout, records_view
-from benchmarks.plumbing import disk_writes
+from benchmarks.plumbing import disk_writes, safe_reads
+from benchmarks.plumbing.safe_paths import inside, open_no_follow
 from benchmarks.plumbing.machine_facts import PROJECT_ROOT
 from benchmarks.results import records
 from benchmarks.results.change_words import Word
@@ -55,6 +58,21 @@ class Finding:
     vs_good: Optional[float] = None
 
 
+def _valid_state(state) -> bool:
+    """Whether `state` is shaped as Bisection writes it: a dict whose verdicts map commits to findings."""
+    if not isinstance(state, dict) or not isinstance(state.get("verdicts"), dict):
+        return False
+    return all(isinstance(commit, str) and isinstance(found, dict) and found.get("verdict") in (GOOD, BAD, SKIP)
+               and isinstance(found.get("evidence", ""), (str, type(None)))
+               for commit, found in state["verdicts"].items())
+
+
+def _log_file(path: str, mode_flag: int):
+    """A log in the bisection's folder, opened for writing without following a link at its name (LinkRefused, an
+    OSError: one line), so a link planted there does not lead the setup's or the runner's output elsewhere."""
+    return os.fdopen(open_no_follow(path, os.O_WRONLY | os.O_CREAT | mode_flag, 0o644), "w", encoding="utf-8")
+
+
 class Bisection:
     def __init__(self, settings: Settings, say=print):
         self.settings = settings
@@ -69,10 +87,16 @@ class Bisection:
     def _load_state(self) -> dict:
         fresh = {"repo": os.path.abspath(self.settings.repo), "good": self.settings.good, "bad": self.settings.bad,
                  "runner_flags": self.settings.runner_flags, "setup": self.settings.setup, "verdicts": {}}
-        if not os.path.exists(self.state_path):
+        try:  # a regular file only (a FIFO would hang the bisection), not through a link, JSON not too deep
+            state = safe_reads.load_json(self.state_path, follow_links=False)
+        except FileNotFoundError:
             return fresh
-        with open(self.state_path, encoding="utf-8") as handle:
-            state = json.load(handle)
+        except (OSError, ValueError) as exc:
+            raise ValueError(f"{self.state_path} is not a bisection's state ({exc}): remove it or use another "
+                             "--output-dirname") from None
+        if not _valid_state(state):
+            raise ValueError(f"{self.state_path} is not a bisection's state (damaged: not the shape this tool "
+                             "writes): remove it or use another --output-dirname")
         if any(state.get(k) != fresh[k] for k in ("good", "bad", "runner_flags", "setup")):
             raise ValueError(f"{self.settings.directory} holds another bisection (other ends, flags or setup): "
                              "use another --output-dirname")
@@ -85,7 +109,10 @@ class Bisection:
     # ------------------------------------------------------------ running one commit
 
     def run_dir(self, commit: str) -> str:
-        return os.path.join(self.settings.directory, "runs", commit[:12])
+        """runs/<commit> in the bisection's directory; PathEscapes (a ValueError: one line) when a link leads out."""
+        relative = os.path.join("runs", commit[:12])
+        inside(self.settings.directory, relative)
+        return os.path.join(self.settings.directory, relative)
 
     def build(self, commit: str) -> Optional[str]:
         """Check `commit` out and run --setup there; None when it built, else why not."""
@@ -94,7 +121,7 @@ class Bisection:
             return None
         log_path = os.path.join(self.run_dir(commit), "setup.log")
         os.makedirs(os.path.dirname(log_path), exist_ok=True)
-        with open(log_path, "w", encoding="utf-8") as log_file:
+        with _log_file(log_path, os.O_TRUNC) as log_file:
             done = subprocess.run(self.settings.setup, shell=True, cwd=self.checkout_dir, stdout=log_file,
                                   stderr=subprocess.STDOUT, env={**os.environ, "HISTORY_COMMIT": commit})
         return None if done.returncode == 0 else f"--setup exited {done.returncode} (log: {log_path})"
@@ -106,7 +133,7 @@ class Bisection:
                    f"--output-dirname={self.run_dir(commit)}", f"--rounds={rounds}", "--log-level=warning"]
         log.info("%s: %s", commit[:12], shlex.join(command))
         os.makedirs(self.run_dir(commit), exist_ok=True)
-        with open(os.path.join(self.run_dir(commit), "runner.log"), "a", encoding="utf-8") as log_file:
+        with _log_file(os.path.join(self.run_dir(commit), "runner.log"), os.O_APPEND) as log_file:
             subprocess.run(command, cwd=self.checkout_dir, stdout=log_file, stderr=subprocess.STDOUT)
         results = os.path.join(self.run_dir(commit), "results.jsonl")
         found: dict = {}

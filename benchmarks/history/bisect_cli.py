@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import os
 
-from benchmarks.plumbing.cli_support import LOG_LEVELS, BadNews, UsageError, epilog, fraction, positive_int
+from benchmarks.plumbing import safe_paths
+from benchmarks.plumbing.cli_support import LOG_LEVELS, BadNews, UsageError, epilog, fraction, positive_int, shown
 
 # The runner flags bisect sets itself.
 OWN_RUNNER_FLAGS = ("--output-dirname", "--rounds", "--output-basename", "--no-resume")
@@ -80,7 +81,7 @@ def run(options) -> int:
     try:
         search = bisect.Bisection(settings)
         first_bad, candidates = search.run()
-    except (git_checkout.GitError, ValueError) as exc:
+    except (git_checkout.GitError, ValueError, safe_paths.LinkRefused) as exc:  # a damaged state, a planted link
         raise UsageError(str(exc)) from None
     except bisect.EndError as exc:
         raise BadNews(str(exc)) from None
@@ -89,5 +90,5 @@ def run(options) -> int:
                       + " ".join(c[:12] for c in candidates))
     evidence = search.state["verdicts"].get(first_bad, {}).get("evidence", "the bad end itself")
     print(f"first bad commit: {first_bad} {git_checkout.subject(options.repo, first_bad)}")
-    print(f"evidence: {evidence}")
+    print(f"evidence: {shown(evidence)}")
     return 0

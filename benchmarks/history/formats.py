@@ -12,6 +12,7 @@ import re
 from datetime import datetime, timezone
 from typing import Optional
 
+from benchmarks.plumbing.cli_support import shown as visible
 from benchmarks.results import accuracy_status, html_style, metric_words
 from benchmarks.results.change_words import Word
 from benchmarks.results.records import RecordStatus
@@ -83,7 +84,8 @@ def shortage_text(shortage) -> str:
 def _shortage_lines(shortage, limit: int = 20) -> list:
     lines = [shortage_text(shortage) + ":"]
     for one in shortage.series[:limit]:
-        lines.append(f"  {one.label}  [{one.labels['accelerator_model']}]: {len(one.measured())} measured run(s), "
+        lines.append(f"  {visible(one.label)}  [{visible(one.labels['accelerator_model'])}]: {len(one.measured())} "
+                     "measured run(s), "
                      f"smallest possible p-value {shortage.smallest_p(one):.3g}")
     if len(shortage.series) > limit:
         lines.append(f"  ... and {len(shortage.series) - limit} more (--format=json lists them all)")
@@ -164,21 +166,23 @@ def series_table(all_series: list, changes: list, shortage=None) -> str:
     """Per config, a line per run; the generation figures' columns only where a shown series has them, so a table of
     forward models is as it always was."""
     marks = _marks(changes)
-    shown = [f for f in GENERATION_COLUMNS if f.header] if has_figures(all_series) else []
+    figures = [f for f in GENERATION_COLUMNS if f.header] if has_figures(all_series) else []
     lines = []
     for one in all_series:
-        lines.append(f"{one.label}  [{one.labels['accelerator_model']}]")
+        # what a record said (a label, a commit, a host, a status) `visible`: a terminal escape or a newline from a
+        # shared results file is shown as \x1b or \n, never sent to the terminal
+        lines.append(f"{visible(one.label)}  [{visible(one.labels['accelerator_model'])}]")
         lines.append(f"  {'run (UTC)':19}  {'commit':10}  {'host':12}  {'median ms':>10}  {'compile s':>9}  "
-                     f"{'peak MiB':>8}  " + "".join(f"{f.header:>{_width(f)}}  " for f in shown) + "status")
+                     f"{'peak MiB':>8}  " + "".join(f"{f.header:>{_width(f)}}  " for f in figures) + "status")
         for point in one.points:
             change = marks.get((one.config_id, point.run_id))
-            lines.append(f"  {point.when():19}  {point.commit[:10]:10}  {point.host[:12]:12}  "
+            lines.append(f"  {point.when():19}  {visible(point.commit[:10]):10}  {visible(point.host[:12]):12}  "
                          f"{_number(point.median, 1e3, 5):>10}  {_number(point.compile_s):>9}  "
                          f"{_number(point.peak_memory, 1 / 2**20):>8}  "
-                         + "".join(f"{_number(f.of(point)):>{_width(f)}}  " for f in shown)
-                         + point.status + (f"   <- {change_text(change)}" if change else ""))
+                         + "".join(f"{_number(f.of(point)):>{_width(f)}}  " for f in figures)
+                         + visible(point.status) + (f"   <- {change_text(change)}" if change else ""))
         lines.append("")
-    if shown:
+    if figures:
         lines += figures_legend() + [""]
     if shortage is not None and shortage.series:
         lines += _shortage_lines(shortage) + [""]
@@ -186,7 +190,7 @@ def series_table(all_series: list, changes: list, shortage=None) -> str:
 
 
 def _run_text(point) -> str:
-    return point.run_text() + (f" ({point.host})" if point.host else "")
+    return visible(point.run_text()) + (f" ({visible(point.host)})" if point.host else "")
 
 
 def detect_text(changes: list, groups: list, found_events: list, method: str, n_series: int, shortage=None) -> str:
@@ -199,13 +203,13 @@ def detect_text(changes: list, groups: list, found_events: list, method: str, n_
                  else f"{len(found.changes)} config(s)")
         lines.append(f"\nchange group {found.number} ({scope}), first run after: {_run_text(first.after)}")
         for change in found.changes:
-            lines.append(f"  {change_text(change):40}  {change.series.label}")
+            lines.append(f"  {change_text(change):40}  {visible(change.series.label)}")
             lines.append(f"      last before {_run_text(change.before)}; first after {_run_text(change.after)}; "
                          f"p={change.p_value:.3f}")
     if found_events:
         lines.append("\nevents:")
         for event in found_events:
-            lines.append(f"  {event.kind:17} {event.series.label}: {event.detail}")
+            lines.append(f"  {event.kind:17} {visible(event.series.label)}: {visible(event.detail)}")
             lines.append(f"      last before {_run_text(event.before)}; first after {_run_text(event.after)}")
     return "\n".join(lines) + "\n"
 

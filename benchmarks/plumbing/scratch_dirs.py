@@ -11,6 +11,11 @@ Two shapes, both under `tempfile.gettempdir()`:
 A sweep removes its own at its end, and the launcher what a child that did not end well made for itself
 (`remove_owned_by`); `collect_stale` removes the dead ones a killed process left, at the start of the next
 sweep. A pid that was reused by another process keeps its directory (never removes a live one).
+
+A sweep's root sits at a name anyone on the machine can predict, so it is used (and its sweeps collected) only when
+it is a real directory of this user that no one else may write (`checked_root`: created 0o700; a symbolic link
+planted there, another user's folder or a group- or world-writable one is refused, `ScratchRefused`, and never
+listed for removal): a link at `ptbench-cores-<uid>` would otherwise lead collect_stale to delete folders outside.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from __future__ import annotations
 import os
 import shutil
 import socket
+import stat
 import tempfile
 
 from benchmarks.plumbing.safe_paths import safe_name
@@ -32,12 +38,44 @@ def owned_dir(kind: str) -> str:
     return tempfile.mkdtemp(prefix=f"{PREFIX}{kind}-{os.getpid()}-")
 
 
+class ScratchRefused(OSError):
+    """A sweep's scratch root that is not a real directory of this user's alone: not used."""
+
+
 def sweep_root(kind: str) -> str:
     return os.path.join(tempfile.gettempdir(), f"{PREFIX}{kind}-{os.getuid()}")
 
 
+def root_problem(path: str):
+    """None when `path` is a directory (not a link to one) owned by this user that no one else may write, else why
+    not (FileNotFoundError when there is nothing there)."""
+    found = os.lstat(path)
+    if stat.S_ISLNK(found.st_mode):
+        return "is a symbolic link"
+    if not stat.S_ISDIR(found.st_mode):
+        return "is not a directory"
+    if found.st_uid != os.getuid():
+        return f"belongs to uid {found.st_uid}, not to this user ({os.getuid()})"
+    if found.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        return "may be written by others (group or world writable)"
+    return None
+
+
+def checked_root(kind: str) -> str:
+    """The sweep root of `kind`, made (0o700) when missing; ScratchRefused when what is there is not ours alone."""
+    root = sweep_root(kind)
+    try:
+        os.mkdir(root, 0o700)
+    except FileExistsError:
+        pass
+    problem = root_problem(root)
+    if problem:
+        raise ScratchRefused(f"scratch directory {root} {problem}; remove it, or set TMPDIR to another folder")
+    return root
+
+
 def sweep_dir(kind: str, sweep_id: str) -> str:
-    return os.path.join(sweep_root(kind), safe_name(sweep_id))
+    return os.path.join(checked_root(kind), safe_name(sweep_id))
 
 
 def sweep_id_of(host: str, pid: int, timestamp) -> str:
@@ -85,6 +123,8 @@ def stale(root: str = None) -> list:
         for kind in SWEEP_KINDS:
             if name == f"{PREFIX}{kind}-{os.getuid()}":
                 try:
+                    if root_problem(path):  # a link planted there, another's folder: nothing in it is ours
+                        continue
                     sweeps = sorted(os.listdir(path))
                 except OSError:
                     continue

@@ -16,6 +16,7 @@ import time
 from typing import Optional
 
 from benchmarks.plumbing import scratch_dirs
+from benchmarks.plumbing.safe_paths import open_no_follow
 
 WAIT_SECONDS = 0.2  # how often a task looks again for free cores
 
@@ -38,7 +39,9 @@ class HeldCores:
 
 
 def _try_take(directory: str, core: int):
-    handle = open(os.path.join(directory, f"core-{core}.lock"), "a+")
+    # not through a link (docs/architecture.md, "Paths stay under the output directory"): LinkRefused instead
+    fd = open_no_follow(os.path.join(directory, f"core-{core}.lock"), os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o600)
+    handle = os.fdopen(fd, "a+")
     try:
         fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         return handle

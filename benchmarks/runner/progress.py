@@ -9,6 +9,7 @@ import os
 import statistics
 import sys
 
+from benchmarks.config.rerun_command import trusted_rerun
 from benchmarks.plumbing.cli_support import shown
 from benchmarks.results import accuracy_status, records
 from benchmarks.results.records import RecordStatus
@@ -102,9 +103,9 @@ def config_text(record: dict) -> str:
 
 def not_passing(latest: dict) -> list:
     """(config text, verdict, its record's rerun command or None) of the sweep's configs whose verdict is a failure
-    (accuracy_status.failed; a failed status always is), in order."""
-    found = [(config_text(r), accuracy_status.derive(r), records.record_status(r),
-              shown(r["rerun"]) if r.get("rerun") else None)
+    (accuracy_status.failed; a failed status always is), in order. A rerun is shown only when it is the runner's
+    command for that record (rerun_command.trusted_rerun): a resumed file's record may say anything."""
+    found = [(config_text(r), accuracy_status.derive(r), records.record_status(r), trusted_rerun(r))
              for r in latest.values()]
     return [(text, verdict, rerun) for text, verdict, status, rerun in found
             if accuracy_status.failed(verdict) or status in records.FAILED_STATUSES]

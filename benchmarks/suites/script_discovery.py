@@ -4,7 +4,9 @@ the installed torch's version).
 Parent side (no torch): the child (suites/script_capture.py) runs the script to its end in its own process
 group, with its output in a log file, and writes what it found as it goes; this module starts it, enforces
 --script-timeout on the script's own time (the child's torch import is not counted), and keeps the answer
-in <output dir>/script-discovery/ (docs/runner.md, "Scripts").
+in <output dir>/script-discovery/ (docs/runner.md, "Scripts"). That folder is the output directory's: it must
+resolve inside it (output_paths.under), its log is not written through a link (safe_paths.open_no_follow), and a
+cache entry that is not a regular file of JSON (a FIFO, a link's damaged target) is discovered again, never waited on.
 """
 
 from __future__ import annotations
@@ -19,7 +21,8 @@ import sys
 import time
 from typing import Optional
 
-from benchmarks.plumbing import machine_facts
+from benchmarks.plumbing import machine_facts, output_paths, safe_reads
+from benchmarks.plumbing.safe_paths import open_no_follow
 from benchmarks.suites import script_capture  # standard library only at import: torch is inside its functions
 
 CACHE_DIRNAME = "script-discovery"
@@ -70,16 +73,16 @@ def cache_key(path: str, script_args: Optional[str], torch_version: Optional[str
 
 def cache_file(output_dir: str, path: str, script_args: Optional[str]) -> str:
     stem = os.path.splitext(os.path.basename(path))[0]
-    return os.path.join(output_dir, CACHE_DIRNAME, f"{stem}-{cache_key(path, script_args)[:20]}.json")
+    # under(): PathEscapes when script-discovery/ is a link out of the output directory
+    return output_paths.under(output_dir, CACHE_DIRNAME, f"{stem}-{cache_key(path, script_args)[:20]}.json")
 
 
 def load_cached(cache: str, timeout: float) -> Optional[Discovery]:
     """The cached answer, unless unreadable, a crash (its cause may lie outside the script: a missing package,
     the memory, a Ctrl-C) or a timeout under a shorter --script-timeout than this one."""
     try:
-        with open(cache, encoding="utf-8") as handle:
-            found = Discovery(**json.load(handle), cached=True)
-    except (OSError, ValueError, TypeError):
+        found = Discovery(**safe_reads.load_json(cache, follow_links=False), cached=True)
+    except (OSError, ValueError, TypeError):  # a FIFO or a link there, damaged JSON: discovered again
         return None
     if found.status == CRASHED or (found.status == TIMEOUT and found.timeout_seconds < timeout):
         return None
@@ -110,10 +113,11 @@ def run_child(path: str, script_args: Optional[str], stem: str, timeout: float) 
     """Start the discovery child (its result file and log beside the cache entry) and wait for it: the script
     gets `timeout` seconds from its start; the whole process group is killed past it."""
     result, log = stem + ".partial.json", stem + ".log"
-    if os.path.exists(result):
+    if os.path.lexists(result):  # a link too (removed, not followed)
         os.remove(result)
     spec = json.dumps({"script": path, "script_args": script_args, "result": result})
-    with open(log, "wb") as out:
+    # not through a link at the log's path: LinkRefused, one line (its target, maybe the user's, is not written)
+    with os.fdopen(open_no_follow(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644), "wb") as out:
         child = subprocess.Popen([sys.executable, "-m", "benchmarks.suites.script_capture", spec], stdout=out,
                                  stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=child_env(),
                                  start_new_session=True)
@@ -130,7 +134,7 @@ def run_child(path: str, script_args: Optional[str], stem: str, timeout: float) 
             break
         time.sleep(POLL_SECONDS)
     state = read_state(result)
-    if os.path.exists(result):
+    if os.path.lexists(result):
         os.remove(result)
     found = Discovery(path, script_args, state.get("status", CRASHED), state.get("models", []),
                       state.get("message"), float(state.get("seconds") or 0.0), timeout, log)
@@ -160,10 +164,12 @@ def last_line(log: str) -> str:
 
 def read_state(result: str) -> dict:
     try:
-        with open(result, encoding="utf-8") as handle:
-            return json.load(handle)
-    except (OSError, ValueError):
-        return {"status": "running", "models": []}
+        state = safe_reads.load_json(result, follow_links=False)
+        if isinstance(state, dict):
+            return state
+    except (OSError, ValueError):  # not written yet, or not what the child writes (a link, a FIFO, damaged)
+        pass
+    return {"status": "running", "models": []}
 
 
 def kill_group(child: subprocess.Popen) -> None:

@@ -19,6 +19,7 @@ from typing import Optional
 
 from benchmarks.config.flags import PARENT, Group
 from benchmarks.plumbing.cli_support import UsageError, positive_float
+from benchmarks.plumbing.safe_paths import PathEscapes
 from benchmarks.suites import BenchmarkModel, Suite, model_config
 from benchmarks.suites import files, script_discovery
 
@@ -106,8 +107,8 @@ class ScriptsSuite(Suite):
             if key not in self.answers:  # once per process: --dry-run's lines say where listing's answer came from
                 try:
                     self.answers[key] = script_discovery.discover(path, args, output_dir, timeout)
-                except OSError as exc:
-                    raise UsageError(f"cannot discover the models of {path}: {exc}")
+                except (OSError, PathEscapes) as exc:  # a link in its folder: nothing written outside
+                    raise UsageError(f"cannot discover the models of {path}: {exc}") from None
             discovery = self.answers[key]
             found.append((label, labels, discovery))
         return found

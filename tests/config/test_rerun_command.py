@@ -29,12 +29,13 @@ def test_the_command_is_the_config_as_asked_with_the_sweeps_child_flags_in_a_dir
 
 def test_the_end_of_sweep_list_gives_the_failing_configs_rerun_commands(tmp_path):
     failing = {"model": MODEL, "experiment": ExperimentConfig("cpu", None, None, "eval").to_dict(), "status": "error",
-               "metrics": {}, "rerun": "python experiment_runner.py --model-config=...", "accuracy": "fail_to_run"}
+               "metrics": {}, "accuracy": "fail_to_run"}
     options = build_parser(all_suites()).options([f"--output-dirname={tmp_path}"])
+    failing["rerun"] = rerun_command.rerun_text(options, MODEL, ExperimentConfig("cpu", None, None, "eval"))
     text = progress.end_of_sweep(str(tmp_path / "results.jsonl"), {"a": failing}, options,
                                  {"ok": 0, "failed": 1, "skipped": 0}, 0, 1.0, "resume")
     assert "rerun one alone (each record's `rerun` holds its command):" in text
-    assert "  python experiment_runner.py --model-config=..." in text.splitlines()
+    assert "  " + failing["rerun"] in text.splitlines()
 
 
 def test_a_warm_start_reruns_as_the_sweep_of_that_one_config(tmp_path):

@@ -6,7 +6,9 @@ The site's folder is a jail. The state file is data, not orders (a site comes fr
 page it lists is removed only when its name is one this writer makes (index.html, suite/*.html, config/*.html,
 assets/<file>) and it resolves inside the site; any other entry is left alone with a warning. Every write
 resolves inside the site, symlinks included (the site's own folder may be a link the user named: it is resolved
-once), or the build stops with one line (UsageError, exit 2) before that write.
+once), or the build stops with one line (UsageError, exit 2) before that write. The state file is read as a regular
+file only (plumbing/safe_reads.py): a FIFO or a folder there stops the build with one line rather than hang it, and
+a state that is not JSON (nested past what the parser takes, too big) is a damaged one: warned of, and rebuilt.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import math
 import os
 import re
 
-from benchmarks.plumbing import disk_writes
+from benchmarks.plumbing import disk_writes, safe_reads
 from benchmarks.plumbing.cli_support import UsageError
 from benchmarks.plumbing.safe_paths import PathEscapes, inside
 
@@ -61,8 +63,12 @@ class SiteWriter:
             self._inside(folder)
         self.state_path = os.path.join(self.directory, STATE_FILE)
         try:
-            with open(self.state_path, encoding="utf-8") as found:
-                state = json.load(found)
+            state = safe_reads.load_json(self.state_path)
+        except safe_reads.NotRegularFile as exc:  # a FIFO would hang the build; a folder can't be replaced
+            raise UsageError(f"-o {self.given}: {exc}; remove it to build the site") from None
+        except safe_reads.DamagedFile as exc:
+            log.warning("%s; every page is written again", exc)
+            state = {}
         except (OSError, ValueError):
             state = {}  # no site yet, or a damaged state: everything is written again
         if not isinstance(state, dict) or state.get("version") != STATE_VERSION:
