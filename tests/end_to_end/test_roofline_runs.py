@@ -1,0 +1,68 @@
+"""The roofline of real configs (docs/roofline.md): a sweep of the dummy models (inference and training) and the
+microbench operators (matmul, and add: the memory-bound one) measures the machine's ceilings once into a fresh cache,
+and every record gets a fraction of its attainable ceiling strictly above 0 and at most 1, with the bound that its
+counts and the ceilings choose; a tiny LLM row gets its per-token figures. A fraction above 1 (a wrong count or
+ceiling) leaves the record without one, and fails here."""
+
+import json
+import os
+
+import pytest
+
+from helpers import read_jsonl, run_runner
+
+from benchmarks.plumbing import user_cache
+
+pytestmark = pytest.mark.integration
+
+CPU = ("--accelerator=cpu", "--xla=None", "--dynamo=None", "--repeat=3")
+
+
+def assert_consistent(record):
+    roofline = record["roofline"]
+    assert "why_not" not in roofline, (record["model"]["model_name"], roofline)
+    fraction = roofline["fraction_of_attainable"]
+    assert 0 < fraction <= 1
+    ceilings = record["environment"]["ceilings"]
+    peak = ceilings["flops_per_second"][roofline["dtype"]]
+    compute, memory = roofline["flops_per_iteration"] / peak, roofline["bytes_per_iteration"] / roofline[
+        "peak_bytes_per_second"]
+    assert roofline["bound"] == ("compute" if compute >= memory else "memory")
+    assert roofline["attainable_flops_per_second"] <= peak
+    assert 0 <= roofline["count_seconds"] < 1  # the counting's own time, outside the timed runs
+    metrics = record["metrics"]
+    assert len(metrics["fraction_of_attainable"]) == len(metrics["per_iter_time"])
+    assert all(0 < value <= 1 for value in metrics["fraction_of_attainable"])
+
+
+def test_dummy_models_and_microbench_operators_stay_under_their_ceilings(tmp_path):
+    env = dict(os.environ, **{user_cache.CACHE_ENV: str(tmp_path / "cache")})
+    run_runner("--suite-name=dummy", *CPU, "--test=eval", "--test=train", f"--output-dirname={tmp_path / 'dummy'}",
+               env=env)
+    run_runner("--suite-name=microbench", *CPU, "--test=eval", "--op=matmul", "--op=add", "--shapes=32x32x32",
+               "--shapes=128x128x128", f"--output-dirname={tmp_path / 'micro'}", env=env)
+    records = read_jsonl(tmp_path / "dummy" / "results.jsonl") + read_jsonl(tmp_path / "micro" / "results.jsonl")
+    assert len(records) == 10 and all(r["status"] == "ok" for r in records)
+    for record in records:
+        assert_consistent(record)
+    bounds = {r["model"]["model_name"]: r["roofline"]["bound"] for r in records}
+    assert bounds["add-float32-128x128x128"] == "memory" and bounds["matmul-float32-128x128x128"] == "compute"
+    # measured once, by the first child, into the cache; every later child read it
+    cached = [r["environment"]["ceilings"]["cached"] for r in records]
+    assert cached.count(False) == 1 and len(list((tmp_path / "cache").glob("ceilings-*.json"))) == 1
+
+
+def test_a_generate_run_gets_figures_per_decoded_token(tmp_path):
+    small = json.dumps({"num_hidden_layers": 2})
+    run_runner("--suite-name=huggingface", *CPU, "--test=eval", "--repeat=1", "--warmup=1", "-k", "Qwen3",
+               f"--model-params={small}", "--prompt-tokens=4", "--new-tokens=3", f"--output-dirname={tmp_path}",
+               timeout=1200)
+    [record] = read_jsonl(tmp_path / "results.jsonl")
+    roofline = record["roofline"]
+    assert record["status"] == "ok" and "why_not" not in roofline, roofline
+    assert roofline["decode_position"] == 4 + 3 / 2
+    detail = roofline["bytes_detail"]
+    assert roofline["bytes_per_token"] == detail["weights"] + detail["kv_cache"] and detail["kv_cache"] > 0
+    assert roofline["bound"] == "memory" and 0 < roofline["fraction_of_attainable"] <= 1
+    assert roofline["achieved_bytes_per_second"] == pytest.approx(
+        roofline["bytes_per_token"] * sorted(record["metrics"]["decode_tokens_per_second"])[0])
