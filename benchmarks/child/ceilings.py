@@ -11,8 +11,8 @@ read again from the cache each iteration, not from memory).
 
 Cached as JSON under the user cache directory (plumbing/user_cache.py), one file per key: torch's version, the device
 (CPU model, or GPU name), the thread count, the dtypes measured and this module's METHOD; anything that can change
-the answer gives another file. A config that beat a cached ceiling removes the file (forget): the next child measures
-again."""
+the answer gives another file. A config that beat a ceiling (a ceiling cached on a busier machine) has them measured
+again at once, after its timed runs, each figure kept at the better of the two (remeasured)."""
 
 from __future__ import annotations
 
@@ -95,24 +95,57 @@ def for_config(experiment) -> dict:
         cached = read(path)
         if cached is not None:
             return {**cached, "cached": True}
-        try:
-            measured = {**facts, **measure(device), "load_average": list(os.getloadavg()),
-                        "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
-        finally:  # its arrays are not the config's memory: the caching allocator emptied, the peak forgotten
-            if device == "cuda":
-                torch.cuda.empty_cache()
-                torch.cuda.reset_peak_memory_stats()
-            device_memory.forget_peak_rss()
-        if path:
-            try:
-                os.makedirs(os.path.dirname(path), exist_ok=True)
-                disk_writes.write_json(path, measured)
-            except OSError as exc:  # a read-only home is no reason to fail the config
-                log.debug("ceilings not cached (%s)", exc)
-        return {**measured, "cached": False, "path": path}
+        return {**measured_and_kept(device, facts, path, None), "cached": False}
     except Exception as exc:  # noqa: BLE001 - a ceiling that can't be measured costs the roofline, never the config
         log.warning("ceilings not measured: %s: %s", type(exc).__name__, exc)
         return {"why_not": f"the ceilings could not be measured ({type(exc).__name__}: {exc})"}
+
+
+def remeasured(experiment, beaten: dict) -> Optional[dict]:
+    """A config beat `beaten` (measured on a busier machine, most likely): the ceilings measured again now, outside
+    the timed runs, each figure the better of the two (a ceiling is the best the machine was seen to do), and cached
+    so; None where they can't be."""
+    device = device_of(experiment)
+    if device is None:
+        return None
+    try:
+        facts = key_facts(device)
+        return {**measured_and_kept(device, facts, cache_path(facts), beaten), "cached": False, "remeasured": True}
+    except Exception as exc:  # noqa: BLE001 - as for_config
+        log.warning("ceilings not measured again: %s: %s", type(exc).__name__, exc)
+        return None
+
+
+def measured_and_kept(device: str, facts: dict, path: Optional[str], before: Optional[dict]) -> dict:
+    """The ceilings measured now (the better of them and `before`'s, figure by figure), written to `path`."""
+    try:
+        measured = {**facts, **measure(device), "load_average": list(os.getloadavg()),
+                    "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    finally:  # its arrays are not the config's memory: the caching allocator emptied, the peak forgotten
+        if device == "cuda":
+            torch.cuda.empty_cache()
+            torch.cuda.reset_peak_memory_stats()
+        device_memory.forget_peak_rss()
+    if before:
+        measured = best_of(before, measured)
+    if path:
+        try:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            disk_writes.write_json(path, {k: v for k, v in measured.items() if k not in ("cached", "path", "remeasured")})
+        except OSError as exc:  # a read-only home is no reason to fail the config
+            log.debug("ceilings not cached (%s)", exc)
+    return {**measured, "path": path}
+
+
+def best_of(before: dict, now: dict) -> dict:
+    """`now`, each ceiling the higher of its value and `before`'s."""
+    out = dict(now)
+    out["flops_per_second"] = {dtype: max(value, (before.get("flops_per_second") or {}).get(dtype) or 0.0)
+                               for dtype, value in now["flops_per_second"].items()}
+    for key in ("bytes_per_second", "cache_bytes_per_second"):
+        if now.get(key) is not None or before.get(key) is not None:
+            out[key] = max(now.get(key) or 0.0, before.get(key) or 0.0)
+    return out
 
 
 def read(path: Optional[str]) -> Optional[dict]:
@@ -124,16 +157,6 @@ def read(path: Optional[str]) -> Optional[dict]:
     except (OSError, ValueError):
         return None
     return {**facts, "path": path} if isinstance(facts, dict) and facts.get("flops_per_second") else None
-
-
-def forget(ceilings: dict) -> None:
-    """A config beat these ceilings: they were measured too low (a busy machine); the next child measures again."""
-    path = ceilings.get("path")
-    if path and os.path.basename(path).startswith("ceilings-"):
-        try:
-            os.unlink(path)
-        except OSError:
-            pass
 
 
 def measure(device: str) -> dict:

@@ -218,6 +218,15 @@ def roofline(run) -> dict:
     dtype = roofline_figures.ceiling_dtype(config_dtype(run.bm, experiment), experiment.accelerator,
                                            torch.get_float32_matmul_precision())
     out = roofline_figures.figures(work["flops"], work["bytes"], seconds, ceilings, dtype)
+    if out.get(roofline_figures.WHY_NOT, "").startswith(roofline_figures.ABOVE_ONE) and ceilings:
+        from benchmarks.child import ceilings as machine_ceilings
+
+        # beaten: the ceilings were measured on a busier machine; measured again now (outside the timed runs), the
+        # better of the two kept. Still beaten: the counts are wrong, or the bytes stay in a cache: no fraction.
+        again = machine_ceilings.remeasured(experiment, ceilings)
+        if again is not None:
+            record["environment"]["ceilings"] = again
+            out = roofline_figures.figures(work["flops"], work["bytes"], seconds, again, dtype)
     per = "token" if run.bm.generation is not None else "iteration"
     named = {f"flops_per_{per}": work["flops"], f"bytes_per_{per}": work["bytes"], "bytes_detail": work["bytes_detail"],
              "how": work["how"]}
@@ -226,10 +235,6 @@ def roofline(run) -> dict:
     per_repeat = out.pop("per_repeat", None)
     if per_repeat:  # each timed run's figures, as metrics (compare and the analyzer read them by name)
         metrics.update(per_repeat)
-    if out.get(roofline_figures.WHY_NOT, "").startswith("a fraction above 1") and ceilings:
-        from benchmarks.child import ceilings as ceiling_cache
-
-        ceiling_cache.forget(ceilings)  # a ceiling a config beat is no ceiling: the next child measures again
     return {**named, **out, "count_seconds": round(time.perf_counter() - start, 4)}
 
 
