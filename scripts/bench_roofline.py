@@ -22,6 +22,9 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.results.records import RecordStatus  # noqa: E402  (the project's root on the path first)
 FLOORS = {"matmul": 0.7, "add": 0.6}
 
 
@@ -67,7 +70,7 @@ def main() -> int:
             ceilings_shown = True
         roofline = record.get("roofline") or {}
         name = record["model"]["model_name"]
-        if record["status"] != "ok" or "fraction_of_attainable" not in roofline:
+        if record["status"] != RecordStatus.OK or "fraction_of_attainable" not in roofline:
             why = roofline.get("why_not") or (record.get("error") or {}).get("message")
             print(f"{name}: no fraction ({record['status']}: {why})")
             status = 2
