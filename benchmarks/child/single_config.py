@@ -210,8 +210,8 @@ class ConfigRun:
         isa = cpu_vec_isa.probe_for_config(self.experiment, self.cache.machine_dir)  # the machine's: not compile_time
         if isa:
             self.record["diagnostics"]["cpu_vec_isa"] = isa
-        # the machine's ceilings (cached, else measured now: before any model exists, never in a timed run)
-        self.record["environment"]["ceilings"] = ceilings.for_config(self.experiment)
+        if not self.options.diagnostics.no_roofline:  # the machine's ceilings (cached, else measured now: before any
+            self.record["environment"]["ceilings"] = ceilings.for_config(self.experiment)  # model exists, never timed)
         self.hooks = config_hooks.for_config(self.options, self.experiment)
         for hook in self.hooks:  # a golden entry saved (phase reference) before any model of the config is built
             hook.setup(self)
@@ -351,6 +351,8 @@ class ConfigRun:
         inside them), set against the machine's ceilings (child/work_count.py, docs/roofline.md)."""
         from benchmarks.child import work_count
 
+        if self.options.diagnostics.no_roofline:
+            return
         try:
             self.record["roofline"] = work_count.roofline(self)
         except Exception as exc:  # noqa: BLE001 - a count that fails costs the roofline, never the config's record

@@ -66,3 +66,14 @@ def test_a_generate_run_gets_figures_per_decoded_token(tmp_path):
     assert roofline["bound"] == "memory" and 0 < roofline["fraction_of_attainable"] <= 1
     assert roofline["achieved_bytes_per_second"] == pytest.approx(
         roofline["bytes_per_token"] * sorted(record["metrics"]["decode_tokens_per_second"])[0])
+
+
+def test_no_roofline_leaves_it_out_and_keeps_the_fingerprint(tmp_path):
+    args = ("--suite-name=dummy", "-k", "^mlp$", *CPU, "--test=eval", f"--output-dirname={tmp_path}")
+    run_runner(*args, "--no-roofline")
+    [record] = read_jsonl(tmp_path / "results.jsonl")
+    assert "roofline" not in record and "ceilings" not in record["environment"]
+    assert "fraction_of_attainable" not in record["metrics"]
+    again = run_runner(*args)  # the same config with the roofline on: already done (the flag is no part of the config)
+    assert "1 already done" in again.stdout + again.stderr
+    assert len(read_jsonl(tmp_path / "results.jsonl")) == 1
