@@ -113,6 +113,9 @@ def count_iteration(bm, experiment, module, args: tuple, kwargs: dict, optimizer
         raise CannotCount("XLA configs: FlopCounterMode does not see lazy tensors' operations")
     if experiment.quantization:
         raise CannotCount("quantized (TorchAO) configs: no integer ceilings are measured")
+    if experiment.dynamic not in (None, "static"):
+        raise CannotCount(f"--dynamic={experiment.dynamic}: the timed iterations cycle through batch sizes, the count "
+                          "is of one")
     inputs = nbytes(tensors_in((args, kwargs)))
     detail = {"weights": weights_bytes(module), "inputs": inputs}
     train = experiment.test == "train"
