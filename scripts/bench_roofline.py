@@ -4,8 +4,9 @@ microbench matmul (compute-bound) against the FLOP ceiling, and the microbench a
 than the last-level cache) against the bandwidth ceiling; each one's fraction of its ceiling, checked against a stated
 floor in the exit status (0: both reach it, 1: one does not, 2: a config failed or had no fraction).
 
-The ceilings are measured afresh into a cache of this run's own (the first child measures them), so that the
-kernels and their ceilings see the same machine; --cached-ceilings uses the user's cache instead.
+The ceilings are the user's cached ones (measured by the first child on this machine, each figure raised since to the
+best any remeasurement saw: the machine's best, which a ceiling is); --fresh-ceilings measures them afresh into a
+cache of this run's own (on a busy machine such ceilings are low, and the kernels beat them: no fraction).
 
 Floors: matmul >= 0.7 of the FLOP ceiling, add >= 0.6 of the bandwidth ceiling. The ceilings are the best of 3 runs
 of the same library kernels (a GEMM, an add and a copy into arrays allocated once); a config's fraction is its median
@@ -49,11 +50,11 @@ def main() -> int:
     parser.add_argument("--add-shape", default="512x512x512", help="M*K*N elements per array (default 512 MiB in float32)")
     parser.add_argument("--dtype", default="float32", choices=("float32", "bfloat16"))
     parser.add_argument("--repeat", type=int, default=10)
-    parser.add_argument("--cached-ceilings", action="store_true", help="the user's cached ceilings, not fresh ones")
+    parser.add_argument("--fresh-ceilings", action="store_true", help="ceilings measured afresh, not the user's cached ones")
     args = parser.parse_args()
     out = Path(tempfile.mkdtemp(prefix="bench-roofline-"))
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
-    if not args.cached_ceilings:
+    if args.fresh_ceilings:
         env["BENCHMARKS_PROBE_CACHE"] = str(out / "cache")
     status = 0
     ceilings_shown = False
