@@ -118,9 +118,11 @@ def remeasured(experiment, beaten: dict) -> Optional[dict]:
 
 def measured_and_kept(device: str, facts: dict, path: Optional[str], before: Optional[dict]) -> dict:
     """The ceilings measured now (the better of them and `before`'s, figure by figure), written to `path`."""
+    start = time.perf_counter()
     try:
         measured = {**facts, **measure(device), "load_average": list(os.getloadavg()),
-                    "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+                    "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                    "seconds": round(time.perf_counter() - start, 3)}
     finally:  # its arrays are not the config's memory: the caching allocator emptied, the peak forgotten
         if device == "cuda":
             torch.cuda.empty_cache()
