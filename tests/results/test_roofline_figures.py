@@ -43,11 +43,14 @@ def test_bytes_that_fit_in_the_last_level_cache_read_against_the_cache_ceiling()
 
 def test_a_fraction_above_one_is_refused_with_why():
     out = rf.figures(1e12, 1e6, [0.001], CEILINGS, "float32")  # 1000 TFLOP/s on a 0.1 TFLOP/s ceiling
-    assert rf.FRACTION not in out and "per_repeat" not in out
+    assert rf.FRACTION not in out and rf.FRACTION not in out["per_repeat"]
     assert out["why_not"].startswith("a fraction above 1")
-    # one timed run above the ceiling is enough: the ceiling is wrong for all of them
+    assert out[rf.BEATEN] == 10000  # the child measures the ceilings again on this mark
+    # one timed run above the ceiling under a median below it: the median's fraction, no run's
     out = rf.figures(1e9, 1e6, [0.1, 0.1, 0.001], CEILINGS, "float32")
-    assert rf.FRACTION not in out and out["why_not"].startswith("a fraction above 1")
+    assert out[rf.FRACTION] == pytest.approx(0.1) and out[rf.BEATEN] == pytest.approx(10)
+    assert rf.FRACTION not in out["per_repeat"] and out["per_repeat_why_not"].startswith("a timed run's fraction")
+    assert len(out["per_repeat"][rf.ACHIEVED_FLOPS]) == 3
 
 
 def test_no_ceiling_no_fraction_and_why():
