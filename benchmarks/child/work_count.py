@@ -1,5 +1,6 @@
 """Every config's work, counted after its timed runs and outside them: FLOPs by torch's FlopCounterMode over one eager
-iteration on the config's module and example inputs, and the compulsory bytes of an iteration; for a generate run,
+iteration on the config's module and example inputs (run on fake tensors: shapes and FLOPs without the arithmetic;
+for real where fake tensors can't run it), and the compulsory bytes of an iteration; for a generate run,
 the FLOPs and bytes of one decoded token. Then the record's `roofline` (results/roofline_figures.py) against the
 machine's ceilings (environment.ceilings). docs/roofline.md says what is counted. Child only: imports torch.
 
@@ -51,7 +52,8 @@ def tensors_in(tree, seen: Optional[set] = None) -> list:
         if depth > 20:
             return
         if isinstance(value, torch.Tensor):
-            key = (value.untyped_storage().data_ptr(), value.nbytes) if value.device.type != "meta" else id(value)
+            key = id(value) if is_fake(value) or value.device.type == "meta" else (
+                value.untyped_storage().data_ptr(), value.nbytes)
             if key not in seen:
                 seen.add(key)
                 found.append(value)
@@ -79,14 +81,37 @@ def weights_bytes(module) -> int:
     return nbytes(tensors_in(list(module.parameters()) + list(module.buffers())))
 
 
-def counted_flops(fn) -> tuple:
-    """(FLOPs counted over fn(), its result)."""
+def is_fake(tensor) -> bool:
+    from torch._subclasses.fake_tensor import FakeTensor
+
+    return isinstance(tensor, FakeTensor)
+
+
+def counted_flops(fn, fake: bool) -> tuple:
+    """(FLOPs counted over fn(), its result). `fake`: under FakeTensorMode, the real weights and inputs read as fake
+    tensors: every shape and FLOP as in a real run, no arithmetic done (resnet18's training step here: 0.26 s, not
+    1.9 s), no buffer changed."""
     from torch.utils.flop_counter import FlopCounterMode
 
     counter = FlopCounterMode(display=False)
-    with counter:
-        result = fn()
+    if fake:
+        from torch._subclasses.fake_tensor import FakeTensorMode
+
+        with FakeTensorMode(allow_non_fake_inputs=True), counter:
+            result = fn()
+    else:
+        with counter:
+            result = fn()
     return int(counter.get_total_flops()), result
+
+
+def counted_iteration(fn) -> tuple:
+    """(FLOPs, output, how it ran) of one iteration: on fake tensors, or, where the model can't run on them (a
+    custom operator without a fake implementation, data-dependent shapes), for real."""
+    try:
+        return (*counted_flops(fn, fake=True), "fake tensors")
+    except Exception:  # noqa: BLE001 - whatever fake tensors can't run, the real iteration may
+        return (*counted_flops(fn, fake=False), "a real eager iteration")
 
 
 @contextlib.contextmanager
@@ -121,7 +146,7 @@ def count_iteration(bm, experiment, module, args: tuple, kwargs: dict, optimizer
     train = experiment.test == "train"
     with state_kept(module, experiment):
         try:
-            flops, outputs = counted_flops(lambda: eager_iteration(bm, experiment, module, args, kwargs, train))
+            flops, outputs, ran = counted_iteration(lambda: eager_iteration(bm, experiment, module, args, kwargs, train))
         except Exception as exc:  # noqa: BLE001 - a model the counter can't run gets no roofline, not a failure
             raise CannotCount(f"counting FLOPs raised {type(exc).__name__}: {str(exc).strip()[:200]}") from None
         detail["outputs"] = nbytes(tensors_in(outputs))
@@ -139,7 +164,7 @@ def count_iteration(bm, experiment, module, args: tuple, kwargs: dict, optimizer
     suite_flops = (bm.info or {}).get("flops")
     if isinstance(suite_flops, (int, float)) and suite_flops > 0:  # microbench: the operator's own exact count
         flops, how = int(suite_flops), HOW_SUITE
-    return {"flops": flops, "bytes": sum(detail.values()), "bytes_detail": detail, "how": how}
+    return {"flops": flops, "bytes": sum(detail.values()), "bytes_detail": detail, "how": f"{how}; counted on {ran}"}
 
 
 def eager_iteration(bm, experiment, module, args, kwargs, train: bool):

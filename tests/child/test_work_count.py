@@ -144,3 +144,25 @@ def test_a_config_that_beats_its_ceilings_has_them_measured_again_and_its_fracti
     assert record["environment"]["ceilings"]["remeasured"] is True
     assert 0 < roofline["fraction_of_attainable"] <= 1, roofline
     assert record["metrics"]["fraction_of_attainable"] == [roofline["fraction_of_attainable"]] * 3
+
+
+class ReadsAValue(torch.nn.Module):
+    """A model fake tensors can't run: it reads a tensor's value."""
+
+    def __init__(self):
+        super().__init__()
+        self.linear = torch.nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.linear(x) * float(x.sum().item())
+
+
+def test_the_count_runs_on_fake_tensors_and_for_real_where_they_cant():
+    exp = experiment("train")
+    bm, module, args, kwargs = built("dummy", "cnn", exp)
+    module.train()
+    assert work_count.count_iteration(bm, exp, module, args, kwargs)["how"].endswith("counted on fake tensors")
+    exp = experiment()
+    bm = BenchmarkModel(module=ReadsAValue(), example_inputs=(torch.ones(2, 4),), batch_size=2)
+    work = work_count.count_iteration(bm, exp, bm.module, (torch.ones(2, 4),), {})
+    assert work["how"].endswith("counted on a real eager iteration") and work["flops"] == 2 * 2 * 4 * 4

@@ -52,7 +52,9 @@ def test_dummy_models_and_microbench_operators_stay_under_their_ceilings(tmp_pat
     for record in records:
         assert_consistent(record)
     bounds = {r["model"]["model_name"]: r["roofline"]["bound"] for r in records}
-    assert bounds["add-float32-128x128x128"] == "memory" and bounds["matmul-float32-64x64x64"] == "compute"
+    # an add's 1/12 FLOP per byte is memory-bound on any machine (whether a small matmul is depends on the measured
+    # ratio of the ceilings; assert_consistent checked every bound against it)
+    assert bounds["add-float32-128x128x128"] == "memory"
     # measured once, by the first child, into the cache; every later child read it (or, having beaten ceilings that a
     # busy machine made low, measured them again)
     measured = [r for r in records if not r["environment"]["ceilings"]["cached"]
