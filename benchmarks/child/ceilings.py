@@ -37,12 +37,15 @@ GEMM_SIZES = (512, 1024, 2048, 4096, 8192, 16384)
 GEMM_BUDGET_SECONDS = 0.5  # per dtype: the next size is tried while its 3 runs would fit
 RUNS = 3
 REMEASURE_RUNS = 8  # a config beat the ceilings: they are measured again with more runs (rarely: worth the time)
-CACHE_ARRAY_BYTES = (256 * 1024, 1024 * 1024, 4 * 1024 * 1024)  # per array: working sets inside the caches
+# per array: working sets inside the caches, from the first level's to the last's (a config whose bytes sit in a faster
+# level than any measured could beat the cache ceiling)
+CACHE_ARRAY_BYTES = (16 * 1024, 64 * 1024, 256 * 1024, 1024 * 1024, 4 * 1024 * 1024)
+CACHE_RUNS = 25  # per size (a few microseconds each); a remeasurement's: REMEASURE_RUNS times as many
 MIN_STREAM_BYTES = 64 * 2**20  # per array, over the last-level cache
 HOW = ("FLOP/s: best of 3 square GEMMs (2·n³ FLOPs) of the largest n in 512..16384 whose runs fit {budget} s per dtype "
        "(tf32: float32 with matmul precision high); bandwidth: best of 3 runs of c = a + b and c.copy_(a), bytes read + "
        "written (3n and 2n elements), arrays of {stream} MiB each (last-level cache {llc} MiB): bytes_per_second; "
-       "the same over arrays of 256 KiB to 4 MiB: cache_bytes_per_second; {threads} threads, torch's own kernels")
+       "the same over arrays of 16 KiB to 4 MiB: cache_bytes_per_second; {threads} threads, torch's own kernels")
 
 
 def device_of(experiment) -> Optional[str]:
@@ -171,7 +174,8 @@ def measure(device: str, runs: int = RUNS) -> dict:
     stream = stream_array_bytes(device, llc)
     in_cache = [size for size in CACHE_ARRAY_BYTES if size * 3 <= llc]  # an add's three arrays inside the cache
     return {"flops_per_second": flops, "bytes_per_second": streaming_bytes_per_second(device, stream, sync, runs),
-            "cache_bytes_per_second": max((streaming_bytes_per_second(device, size, sync, runs=20)
+            "cache_bytes_per_second": max((streaming_bytes_per_second(device, size, sync,
+                                                                      CACHE_RUNS * (1 if runs == RUNS else runs))
                                            for size in in_cache), default=None),
             "last_level_cache_bytes": llc, "stream_array_bytes": stream,
             "how": HOW.format(budget=GEMM_BUDGET_SECONDS, stream=stream // 2**20, llc=llc // 2**20,
