@@ -9,7 +9,8 @@ Compulsory bytes, per iteration:
          forward's output tensors;
   train: the same, + each gradient written once by backward; with an optimizer step, each gradient read once, each
          parameter written once, and the optimizer's state tensors read and written once each.
-Per decoded token (generate): the weights once + the KV cache read at the mean decode position (prompt + new/2:
+Per decoded token (generate): the weights once (an input embedding table not tied to the output layer left out: a
+token reads one row of it) + the KV cache read at the mean decode position (prompt + new/2:
 2 × layers × kv heads × head dim × position × batch × itemsize); FLOPs: 2 × the Linear layers' weights + the
 attention's 4 × layers × heads × head dim × position, times the batch."""
 
@@ -208,9 +209,20 @@ def count_token(bm, experiment, module) -> dict:
     itemsize = next(module.parameters()).element_size()
     flops = batch * (2 * linear + 4 * layers * heads * head_dim * position)
     kv = 2 * layers * kv_heads * head_dim * position * batch * itemsize
-    weights = weights_bytes(module)
+    weights = weights_bytes(module) - lookup_table_bytes(module)
     return {"flops": flops, "bytes": weights + kv, "bytes_detail": {"weights": weights, "kv_cache": kv},
             "position": position, "how": HOW_GENERATE}
+
+
+def lookup_table_bytes(module) -> int:
+    """The input embedding table's bytes where no Linear layer shares it: a decode step reads one row of it per
+    token, not the table (tied to the output layer, it is read whole, as that layer's weight)."""
+    embeddings = getattr(module, "get_input_embeddings", lambda: None)()
+    table = getattr(embeddings, "weight", None)
+    if not isinstance(table, torch.Tensor):
+        return 0
+    shared = {m.weight.untyped_storage().data_ptr() for m in module.modules() if isinstance(m, torch.nn.Linear)}
+    return 0 if table.untyped_storage().data_ptr() in shared else int(table.nbytes)
 
 
 def nbytes_free_numel(weights) -> int:

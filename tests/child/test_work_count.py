@@ -166,3 +166,20 @@ def test_the_count_runs_on_fake_tensors_and_for_real_where_they_cant():
     bm = BenchmarkModel(module=ReadsAValue(), example_inputs=(torch.ones(2, 4),), batch_size=2)
     work = work_count.count_iteration(bm, exp, bm.module, (torch.ones(2, 4),), {})
     assert work["how"].endswith("counted on a real eager iteration") and work["flops"] == 2 * 2 * 4 * 4
+
+
+class TinyLM(torch.nn.Module):
+    def __init__(self, tied: bool):
+        super().__init__()
+        self.embed = torch.nn.Embedding(100, 8)
+        self.head = torch.nn.Linear(8, 100, bias=False)
+        if tied:
+            self.head.weight = self.embed.weight
+
+    def get_input_embeddings(self):
+        return self.embed
+
+
+def test_a_decode_step_reads_an_untied_embedding_table_by_the_row():
+    assert work_count.lookup_table_bytes(TinyLM(tied=False)) == 100 * 8 * 4  # left out of the weights read
+    assert work_count.lookup_table_bytes(TinyLM(tied=True)) == 0  # read whole, as the output layer's weight
