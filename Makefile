@@ -266,5 +266,12 @@ FUZZ_SEED ?= 12
 fuzz-scanner: env
 	$(PY) scripts/fuzz_scanner.py --seconds $(FUZZ_SECONDS) --seed $(FUZZ_SEED)
 
+# The shared record validation and every tool's reader fed mutated records (scripts/fuzz_records.py, #52): exit 1 on a
+# tool that ends any other way than refusing a record or saying there is nothing to report; the file kept under
+# output/fuzz-records/. `make test` runs a few rounds (tests/security/test_sec_records.py).
+.PHONY: fuzz-records
+fuzz-records: env
+	$(PY) scripts/fuzz_records.py --seconds $(FUZZ_SECONDS) --seed $(FUZZ_SEED)
+
 clean:
 	rm -rf output .pytest_cache

@@ -22,6 +22,7 @@ import argparse
 import json
 import os
 import re
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -42,7 +43,7 @@ class Refused(Exception):
 
 
 def run(*argv, capture=False) -> str:
-    print("+", " ".join(map(str, argv)), flush=True)
+    print("+", shlex.join(map(str, argv)), flush=True)
     done = subprocess.run([str(a) for a in argv], text=True, stdout=subprocess.PIPE if capture else None)
     if done.returncode:
         raise SystemExit(f"make_venv: {' '.join(map(str, argv[:4]))} ... failed (exit {done.returncode})")

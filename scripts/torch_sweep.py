@@ -26,6 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.plumbing.cli_support import command_line  # noqa: E402
 from benchmarks.results.accuracy_status import AccuracyStatus  # noqa: E402
 from benchmarks.results.records import RecordStatus  # noqa: E402
 
@@ -39,7 +40,7 @@ SWEEPS = {
 
 
 def tool(*argv, ok=(0,)) -> subprocess.CompletedProcess:
-    print("+", " ".join(map(str, argv)), flush=True)
+    print("+", command_line([sys.executable, *argv]), flush=True)
     done = subprocess.run([sys.executable, *map(str, argv)], cwd=ROOT, text=True, capture_output=True)
     if done.returncode not in ok:
         sys.stdout.write(done.stdout)

@@ -13,7 +13,7 @@ import os
 import sys
 
 from benchmarks.plumbing.cli_support import (EXIT_BAD_NEWS, LOG_LEVELS, Parser, UsageError, choice, epilog, metavar,
-                                             non_negative_int, run_main, write_output)
+                                             non_negative_int, refuse_overwrite, run_main, write_output)
 from benchmarks.results import generation_figures, selection
 
 log = logging.getLogger("benchmarks.aggregate")
@@ -149,7 +149,7 @@ def output_format(options) -> str:
 
 
 def write(data, options) -> None:
-    write_output(data, options.output)
+    write_output(data, options.output, options.input_paths)
     if options.output:
         log.info("wrote %s", options.output)
 
@@ -157,8 +157,10 @@ def write(data, options) -> None:
 def run(options) -> int:
     from benchmarks.aggregate import analysis, inputs, reports, text_formats
 
+    options.input_paths = inputs.expand_inputs(options.input_file)
+    refuse_overwrite(options.output, options.input_paths)  # before the work: the report never replaces an input
     if options.list_accelerators:
-        rows = inputs.load_rows(inputs.expand_inputs(options.input_file))
+        rows = inputs.load_rows(options.input_paths)
         write(inputs.list_accelerators(rows), options)
         return 0
     fmt = output_format(options)

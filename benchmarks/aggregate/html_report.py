@@ -20,7 +20,7 @@ from typing import Optional
 
 from benchmarks.aggregate import dashboard, inputs, notes, reports, roofline_report
 from benchmarks.aggregate.analysis import Analysis, Options, prepare
-from benchmarks.results import accuracy_status, html_style, records
+from benchmarks.results import accuracy_status, html_style, page_links, records
 from benchmarks.results.html_style import esc  # html_style: the look history's pages share
 
 
@@ -163,9 +163,10 @@ def _log_link(record: dict, results_dir: str, page_dir: str) -> str:
     log = (record.get("error") or {}).get("log")
     if not isinstance(log, str) or not log:
         return ""
-    path = log if os.path.isabs(log) else os.path.join(results_dir, log)
-    href = os.path.relpath(path, page_dir) if page_dir else path
-    return f' <a href="{esc(href)}">log</a>'
+    href = page_links.record_file_href(log, results_dir, page_dir)
+    if href is None:  # not a path inside the results folder (a scheme, `/`, `..`): its text, never a link
+        return f' <span class="msg">log: {esc(log)}</span>'
+    return f' {page_links.anchor(href, "log")}'
 
 
 def _rerun(record: dict) -> str:

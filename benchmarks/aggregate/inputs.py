@@ -11,7 +11,7 @@ from datetime import datetime, timezone
 from typing import Optional
 
 from benchmarks.plumbing.cli_support import UsageError
-from benchmarks.results import records
+from benchmarks.results import record_check, records
 from benchmarks.results.measurement import Measurement
 from benchmarks.results.selection import Selection
 
@@ -140,18 +140,17 @@ class Row:
 
 
 def record_row(record: dict) -> tuple:
-    """(Row, None) for a record aggregate can place, or (None, why not)."""
+    """(Row, None) for a record aggregate can place, or (None, why not): the shared validation's reason
+    (benchmarks/results/record_check.py: types, finite numbers, a timestamp a date can show), or what aggregate
+    needs beyond it."""
+    refused = record_check.problem(record)
+    if refused:
+        return None, refused
     m = Measurement(record)
-    if not m.placeable:
-        return None, "no model or experiment"
     if not m.model_name:
         return None, "no model name"
     if m.timestamp is None:
         return None, "no timestamp"
-    try:
-        utc_text(m.timestamp)
-    except (OverflowError, OSError, ValueError):
-        return None, "timestamp out of range"
     if not m.test:
         return None, "no test"
     return Row(timestamp=m.timestamp, accelerator=m.accelerator, accelerator_model=m.accelerator_model,

@@ -13,7 +13,8 @@ import sys
 import time
 
 from benchmarks.plumbing.cli_support import (EXIT_INTERNAL, LOG_LEVELS, BadNews, Parser, UsageError, add_hidden_alias,
-                                             choice, epilog, metavar, positive_int, run_main, setup_logging, timestamp)
+                                             choice, epilog, metavar, positive_int, refuse_overwrite, run_main,
+                                             setup_logging, timestamp)
 from benchmarks.results import records
 
 log = logging.getLogger("benchmarks.analyzer.pipeline")
@@ -107,6 +108,7 @@ def write_oss_benchmark(options, parser) -> int:
 
     from benchmarks.analyzer import oss_benchmark
 
+    refuse_overwrite(output_path(options), options.input_files, "the report")
     found = oss_benchmark.read_all(options.input_files)
     if not found:
         raise BadNews(f"no record in {', '.join(options.input_files)}")
@@ -194,8 +196,8 @@ def pipeline_options(options, output: str):
         jobs=options.jobs or pipeline.default_jobs(),
         reader=options.reader,
     )
-    if os.path.abspath(run.output) in map(os.path.abspath, run.inputs):
-        raise UsageError(f"the report {run.output} would overwrite one of its inputs")
+    refuse_overwrite(run.output, run.inputs, "the report")
+    refuse_overwrite(run.database, run.inputs, "--database")
     return run
 
 

@@ -303,14 +303,17 @@ def analyze(options: Options) -> Summary:
         for path, found in zip(options.inputs, problems):
             for level, text in found.lines(path):
                 log.log(level, "%s", text)
-        for path, count in zip(options.inputs, rows):
+        for path, count, found in zip(options.inputs, rows, problems):
             if not count and len(options.inputs) > 1:
-                log.warning("%s: no valid record", path)
-        if not all_columns:
-            names = ", ".join(options.inputs)
-            invalid = any(len(found) for found in problems)
-            raise (AnalyzeError if invalid else NoRecord)(f"no valid record in {names}"
-                                                          + ("" if len(options.inputs) == 1 else " (any of them)"))
+                log.warning("%s: no usable record", path)
+        if not all_columns:  # every tool's words (docs/command-line.md): bad input, or (empty files) nothing to report
+            refused = [(path, found.first()) for path, found in zip(options.inputs, problems) if found.first()]
+            if refused:
+                path, (line, message) = refused[0]
+                message = message.removesuffix("; line skipped").removesuffix("; skipped")  # every tool's words
+                raise AnalyzeError(f"{path}: no usable record (first problem: line {line}: {message})"
+                                   + ("" if len(options.inputs) == 1 else "; nor in any other input"))
+            raise NoRecord(f"no records in {', '.join(options.inputs)}")
         columns = report.finish(all_columns, spools) if want_csv else order_columns(all_columns)
         disk_writes.publish(temp_output, options.output)
         if report_csv == temp_output:

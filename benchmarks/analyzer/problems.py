@@ -57,5 +57,10 @@ class Problems:
             out.append((level, text))
         return out
 
+    def first(self):
+        """(line, message) of the first warning by line (the one a refused file names), or None."""
+        warnings = [(entry[1][0], entry[0]) for entry in self.found.values() if entry[3] >= logging.WARNING]
+        return min(warnings, key=lambda item: item[0]) if warnings else None
+
     def __len__(self) -> int:
         return sum(entry[2] for entry in self.found.values() if entry[3] >= logging.WARNING)

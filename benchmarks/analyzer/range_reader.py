@@ -15,7 +15,6 @@ import itertools
 import json
 import logging
 import math
-import re
 from operator import itemgetter
 from typing import Optional
 
@@ -25,7 +24,7 @@ import orjson
 from benchmarks.analyzer import compiled_reader
 from benchmarks.analyzer.columns import RECORD_VALUE_COLUMNS, ROUND_COLUMN
 from benchmarks.analyzer.problems import Problems
-from benchmarks.results import stats
+from benchmarks.results import records, stats
 
 # The top-level keys a row needs: the compiled reader hands back each one's raw text, the Python reader its value.
 TOP_KEYS = ("model", "experiment", "metrics", "timestamp", "repeat", "iterations_per_run", "status", "error",
@@ -39,8 +38,6 @@ K_DYNAMO_STATS = K_ROUND + 1  # dynamo's statistics: their columns where some re
 LINE_SLOW, LINE_BLANK = 1, 2  # a line's status: the compiled reader left it to orjson; it is blank
 _FLATTEN_DEPTH = 4
 _LIST_ONLY = {list}
-# A surrogate's escape, or its bytes (which Python's json decodes too): the text may hold a lone surrogate.
-_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]|\xed[\xa0-\xbf]")
 
 
 @dataclasses.dataclass
@@ -83,26 +80,6 @@ def _flatten(prefix: str, value: dict, out: dict, depth: int = 0) -> None:
             out[name] = item
         elif kind is int:
             out[name] = stats.to_double(item)  # as the scanner reads it: infinite beyond the doubles
-
-
-def _lone_surrogate(value) -> bool:
-    """Whether a value parsed by Python's json holds text with a lone surrogate (orjson refuses it; no report
-    can be written with it)."""
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        kind = type(item)
-        if kind is str:
-            try:
-                item.encode("utf-8")
-            except UnicodeEncodeError:
-                return True
-        elif kind is dict:
-            stack.extend(item)
-            stack.extend(item.values())
-        elif kind is list:
-            stack.extend(item)
-    return False
 
 
 def _text_key(value) -> Optional[bytes]:
@@ -189,7 +166,8 @@ def _read_slow_lines(data, offsets, lines: list, parsed: list, ids: list, proble
             problems.add("not-object", index, "not a JSON object; line skipped")
             dropped.add(index)
             continue
-        if lenient and _SURROGATE.search(raw) and _lone_surrogate(list(map(record.get, TOP_KEYS))):
+        if lenient and records.SURROGATE_BYTES.search(raw) and records.has_lone_surrogate(
+                list(map(record.get, TOP_KEYS))):
             problems.add("not-unicode", index, "text that is not Unicode (a lone surrogate); record skipped")
             dropped.add(index)
             continue

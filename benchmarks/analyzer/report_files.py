@@ -13,6 +13,7 @@ from typing import Optional
 from benchmarks.analyzer.cells import header_bytes
 from benchmarks.analyzer.columns import ENV_COLUMNS, order_columns
 from benchmarks.plumbing import disk_writes
+from benchmarks.results import records
 
 
 class AnalyzeError(Exception):
@@ -182,8 +183,9 @@ class OrderedReport:
 
 def check_database(path: str) -> Optional[list]:
     """The header of an existing database, None for a new (or empty) one; AnalyzeError if it is not one."""
-    if os.path.isdir(path):
-        raise AnalyzeError(f"--database {path} is a directory")
+    refused = records.results_file_problem(path, "a metric database")  # a FIFO would block, a device never end
+    if refused:
+        raise AnalyzeError(f"--database {refused}")
     if not os.path.exists(path) or not os.path.getsize(path):
         return None
     try:

@@ -21,7 +21,7 @@ from benchmarks.analyzer.range_reader import (K_ARTIFACTS, K_DYNAMO_STATS, K_ENV
                                               K_ITERATIONS, K_METRICS, K_MODEL, K_OUTPUTS, K_RECORD_VALUES, K_REL_ERROR, K_REPEAT,
                                               K_ROUND, K_STATUS, K_TIMESTAMP, K_VERIFICATION, K_WARMUP, LINE_BLANK,
                                               RangeRead)
-from benchmarks.results import accuracy_status, dynamo_stats, records, stats
+from benchmarks.results import accuracy_status, dynamo_stats, record_check, records, stats
 
 # Upstream's analyzer drops one sample from mean/std of records without a warm-up (ours have one).
 SKIP_WITHOUT_WARMUP = 1
@@ -90,14 +90,13 @@ class OutcomeRow(NamedTuple):
 
 class OutcomeEntry(NamedTuple):
     """A distinct outcome: its row's values; the CSV text of repeat and iterations_per_run, of outputs_file ..
-    verification_code, of warmup; the error message; whether `metrics` was something other than an object."""
+    verification_code, of warmup; the error message."""
 
     row: Optional[OutcomeRow]
     run_text: bytes
     segment_text: bytes
     warmup_text: bytes
     message: Optional[str]
-    odd_metrics: bool = False
 
 
 _NO_OUTCOME = OutcomeEntry(None, b"", b"", b"", None)
@@ -145,8 +144,7 @@ _NO_DYNAMO_STATS = _values_entry((None,) * len(DYNAMO_COLUMNS))
 def _outcome_entry(values: list, hide_errors: bool) -> OutcomeEntry:
     """The outcome of the values of _OUTCOME_FIELDS (`metrics` as _metrics_outcomes represents it)."""
     repeat, iterations, outputs_file, artifacts, status, error, verification, warmup, metrics = values
-    odd_metrics = metrics is not None and type(metrics) is not dict
-    if type(metrics) is not dict:
+    if type(metrics) is not dict:  # null (another type: the record is refused, _outcome_problem)
         metrics = {}
     if status not in _STATUSES:
         status = records.record_status({"status": status, "metrics": metrics})
@@ -159,11 +157,30 @@ def _outcome_entry(values: list, hide_errors: bool) -> OutcomeEntry:
     if outputs_file is None and artifacts and type(artifacts) is dict:
         outputs_file = artifacts.get("output")
     row = OutcomeRow(repeat, iterations, outputs_file, status, error_type, phase, verification, warmup)
-    return OutcomeEntry(row, cells(row[:2]).encode(), cells(row[2:7]).encode(), cell(warmup).encode(), message,
-                        odd_metrics)
+    return OutcomeEntry(row, cells(row[:2]).encode(), cells(row[2:7]).encode(), cell(warmup).encode(), message)
 
 
 _NO_ERROR = object()
+
+
+class UnusableRecord(ValueError):
+    """A value the shared validation refuses (benchmarks/results/record_check.py): its record is skipped."""
+
+
+_OUTCOME_NAMES = tuple(range_reader.TOP_KEYS[k] for k in _OUTCOME_FIELDS)
+
+
+def _outcome_problem(values: list) -> Optional[str]:
+    """The shared validation of an outcome's values (_OUTCOME_FIELDS). Of `metrics`, an outcome holds one record's
+    value for all records alike in its type and error text: only those two are checked here (the samples are the
+    statistics' to report, metric by metric)."""
+    for name, value in zip(_OUTCOME_NAMES, values):
+        if name == "metrics":
+            value = {"error": value.get("error")} if type(value) is dict else value
+        refused = record_check.key_problem(name, value)
+        if refused:
+            return refused
+    return None
 
 
 def _metrics_outcomes(values: list) -> tuple:
@@ -186,6 +203,31 @@ def _metrics_outcomes(values: list) -> tuple:
             representatives.append(value)
         of_value[position] = found
     return representatives, of_value
+
+
+def _unusable_metrics(parsed: list, ids: list, compiled_metrics: tuple) -> dict:
+    """line -> why the shared validation (record_check.metrics) refuses the line's `metrics`: a sample infinite or
+    beyond record_check.MAX_MAGNITUDE (a mean over it overflows), in the compiled reader's arrays or in an object
+    the Python reader read (the compiled reader's lines keep there what is not a numeric array)."""
+    found = {}
+    line_ids = ids[K_METRICS]
+    for index, value in enumerate(parsed[K_METRICS]):
+        why = record_check.key_problem("metrics", value) if type(value) is dict else None
+        if why:
+            for line in np.flatnonzero(line_ids == index).tolist():
+                found.setdefault(line, why)
+    names, m_line, m_name, m_start, _, values = compiled_metrics
+    if names and m_line:
+        values = np.frombuffer(values, dtype=np.float64)
+        with np.errstate(invalid="ignore"):
+            bad = np.flatnonzero(np.isinf(values) | (np.abs(values) > record_check.MAX_MAGNITUDE))
+        if bad.size:  # each bad sample's entry: the last that starts at or before it (entries are in file order)
+            entry = np.searchsorted(np.frombuffer(m_start, dtype=np.intp), bad, side="right") - 1
+            lines, metric = np.frombuffer(m_line, dtype=np.intp), np.frombuffer(m_name, dtype=np.int64)
+            for position, at in zip(bad.tolist(), entry.tolist()):
+                found.setdefault(int(lines[at]), record_check.key_problem(
+                    "metrics", {names[int(metric[at])]: [float(values[position])]}))
+    return found
 
 
 def _outcome_combinations(parsed: list, ids: list) -> tuple:
@@ -288,7 +330,8 @@ class RangeRows:
         self.blocks = {}  # (metric, samples per record) -> [(rows, 2-D samples)]
         self.flat = {}  # a dict-valued metric's column -> (rows, values)
         self.aliases = {}  # metric -> the metric whose samples it has in every row
-        if not self._select_records(read.n_lines, read.status, read.values, read.ids, read.dropped):
+        if not self._select_records(read.n_lines, read.status, read.values, read.ids, read.dropped,
+                                    read.compiled_metrics):
             return
         samples = range_reader.read_samples(read, self.lines, self.values[K_METRICS], self.ids[K_METRICS],
                                             problems)
@@ -297,14 +340,21 @@ class RangeRows:
             self.skips[samples.timed_warmup] = 0
         self._alias_equal_metrics()
 
-    def _select_records(self, n_lines: int, status: np.ndarray, parsed: list, ids: list, dropped: set) -> list:
-        """The lines that are records (a model and an experiment object), with what their rows need per
-        distinct value; returns their lines."""
+    def _select_records(self, n_lines: int, status: np.ndarray, parsed: list, ids: list, dropped: set,
+                        compiled_metrics: tuple) -> list:
+        """The lines that are records (a model and an experiment object, and metrics the shared validation
+        accepts), with what their rows need per distinct value; returns their lines."""
         present = [line_ids >= 0 for line_ids in ids]
         for column, line_ids in zip(parsed, ids):  # the last value of each key: absent
             line_ids[line_ids < 0] = len(column)
             column.append(None)
         rows = self._record_lines(status, parsed, ids, dropped)
+        refused = _unusable_metrics(parsed, ids, compiled_metrics)
+        refused = {line: why for line, why in refused.items() if line in set(rows.tolist())} if refused else {}
+        if refused:
+            for line, why in sorted(refused.items()):
+                self.problems.add("unusable-metrics", line, f"unusable record: {why}; skipped")
+            rows = rows[~np.isin(rows, list(refused))]
         if not len(rows):
             return []
         if len(rows) < n_lines:
@@ -331,8 +381,7 @@ class RangeRows:
         if not is_record.all():
             for index in np.flatnonzero(~is_record & (status != LINE_BLANK)).tolist():
                 if index not in dropped:
-                    self.problems.add("not-record", index, "not a benchmark record (no model and experiment "
-                                      "objects); skipped")
+                    self.problems.add("not-record", index, "unusable record: no model or experiment; skipped")
         return np.flatnonzero(is_record)
 
     def _reduce(self, parsed: list, ids: list, outcome_values: list, unreadable: dict) -> "_Reduced":
@@ -340,12 +389,16 @@ class RangeRows:
         `unreadable[(key, index)]` (key -1: an outcome) says why."""
         check_json = self.check_json
 
-        def entries(k: int, make, values: list, used: np.ndarray, shown=None) -> list:
+        def entries(k: int, make, values: list, used: np.ndarray, shown=None, check=None) -> list:
             """make(value) of each used value; shown(entry): what a JSON line shows of it, when it must be
-            written as JSON too (orjson refuses integers beyond 64 bits, which Python's json reads)."""
+            written as JSON too (orjson refuses integers beyond 64 bits, which Python's json reads); check(index):
+            why the shared validation refuses the records that hold that value (benchmarks/results/record_check.py)."""
             out = [None] * len(values)
             for index in np.flatnonzero(used).tolist():
                 try:
+                    refused = check(index) if check is not None else None
+                    if refused:
+                        raise UnusableRecord(refused)
                     entry = make(values[index])
                     if shown is not None and check_json:
                         orjson.dumps(shown(entry))
@@ -357,10 +410,12 @@ class RangeRows:
         def of_key(k: int, make, shown) -> list:
             used = np.zeros(len(parsed[k]), dtype=bool)
             used[ids[k]] = True
-            values = parsed[k]
+            values = read = parsed[k]
+            name = range_reader.TOP_KEYS[k]
+            check = lambda index: record_check.key_problem(name, read[index])  # noqa: E731 (as read: no fallback)
             if k == K_TIMESTAMP:
                 values = [self.fallback_timestamp if value is None else value for value in values]
-            return entries(k, make, values, used, shown)
+            return entries(k, make, values, used, shown, check)
 
         values_shown = attrgetter("values")
         return _Reduced(
@@ -369,17 +424,23 @@ class RangeRows:
             environments=of_key(K_ENVIRONMENT, _environment_entry, values_shown),
             dynamo=of_key(K_DYNAMO_STATS, _dynamo_stats_entry, values_shown),
             outcomes=entries(-1, lambda values: _outcome_entry(values, self.hide_errors), outcome_values,
-                             np.ones(len(outcome_values), dtype=bool), lambda entry: (tuple(entry.row), entry.message)),
+                             np.ones(len(outcome_values), dtype=bool), lambda entry: (tuple(entry.row), entry.message),
+                             lambda index: _outcome_problem(outcome_values[index])),
             plain={k: of_key(k, _plain_entry, attrgetter("value")) for k in _PLAIN_KEYS})
 
     def _drop_unreadable(self, selection: "_Selection", unreadable: dict) -> "_Selection":
-        """The rows whose record has a value that could not be reduced, skipped (each reported)."""
+        """The rows whose record has a value that could not be reduced, or that the shared validation refuses,
+        skipped (each reported)."""
         keep = np.ones(len(selection.rows), dtype=bool)
         for (k, index), exc in sorted(unreadable.items(), key=lambda item: item[0]):
             hit = (selection.outcome_ids if k < 0 else selection.ids[k]) == index
+            if isinstance(exc, UnusableRecord):  # every tool's words (records.usable_records)
+                key, message = ("unusable", str(exc)), f"unusable record: {exc}; skipped"
+            else:
+                key = ("unreadable", type(exc).__name__)
+                message = f"record skipped: {type(exc).__name__}: {records.short_message(str(exc))}"
             for position in np.flatnonzero(hit & keep).tolist():
-                self.problems.add(("unreadable", type(exc).__name__), int(selection.rows[position]), f"record skipped: "
-                                  f"{type(exc).__name__}: {records.short_message(str(exc))}")
+                self.problems.add(key, int(selection.rows[position]), message)
             keep &= ~hit
         return _Selection(selection.rows[keep], [line_ids[keep] for line_ids in selection.ids],
                           [flags[keep] for flags in selection.present], selection.outcome_ids[keep])
@@ -405,16 +466,12 @@ class RangeRows:
         self.skips = _warmup_skips(parsed, selection)
 
     def _count_statuses(self) -> None:
-        """Rows per status; rows whose `metrics` is not an object are reported."""
+        """Rows per status."""
         counts = np.bincount(self.outcome_ids, minlength=len(self.outcomes))
-        for combination, (entry, count) in enumerate(zip(self.outcomes, counts.tolist())):
+        for entry, count in zip(self.outcomes, counts.tolist()):
             if not count or entry is None:
                 continue
             self.statuses[entry.row.status] = self.statuses.get(entry.row.status, 0) + count
-            if entry.odd_metrics:
-                for position in np.flatnonzero(self.outcome_ids == combination).tolist():
-                    self.problems.add("metrics-type", self.lines[position],
-                                      "`metrics` is not an object; the row has no statistics")
 
     def _derive_accuracy(self) -> None:
         """Rows whose record has no known accuracy status (older records) show the one Measurement.accuracy

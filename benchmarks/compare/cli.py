@@ -14,7 +14,8 @@ import sys
 
 from benchmarks.compare.outcomes import DEFAULT_GATE_LIMIT
 from benchmarks.plumbing.cli_support import (LOG_LEVELS, BadNews, Parser, UsageError, choice, fraction, epilog, metavar,
-                                             non_negative_int, positive_int, run_main, setup_logging, timestamp)
+                                             non_negative_int, positive_int, refuse_overwrite, run_main, setup_logging,
+                                             timestamp)
 from benchmarks.results import selection
 from benchmarks.results.change_words import COMPARE_DEFAULT_FAIL_ON, Word
 
@@ -154,6 +155,10 @@ def run(options) -> int:
             raise UsageError("name a TREATMENT results file, or pair two axis values of CONTROL with --pair")
         options.treatment = options.control
     sides, runs, chosen = {}, {}, selection.Selection.of(options)
+    # The report never replaces an input (checked before the work).
+    read = matching.input_files([options.control], "control") + matching.input_files([options.treatment], "treatment")
+    refuse_overwrite(options.output, read)
+    refuse_overwrite(options.plot, read, "--plot")
     for side in ("control", "treatment"):
         found = matching.read_side([getattr(options, side)], side)
         picked = runs[side] = matching.pick_run(found, side, getattr(options, f"{side}_timestamp"), options.latest)
@@ -208,6 +213,7 @@ def check_expected(options) -> int:
     if options.expected and options.write_expected:
         raise UsageError("--expected checks the file, --write-expected writes it: give one of them")
     # The newest run unless --control-timestamp names one: a results file that sweeps append to holds many.
+    refuse_overwrite(options.write_expected, matching.input_files([options.control], "results"), "--write-expected")
     found = matching.pick_run(matching.read_side([options.control], "results"), "control",
                               options.control_timestamp, True)
     found = selection.Selection.of(options).select(found, view=Measurement)

@@ -18,6 +18,7 @@ from typing import Optional
 
 from benchmarks.compare import gates
 from benchmarks.plumbing.cli_support import UsageError
+from benchmarks.results.records import results_file_problem
 from benchmarks.results.measurement import Measurement
 
 REQUIRED = ("model", "config", "accuracy")
@@ -98,6 +99,9 @@ def _columns(path: str, header: list) -> tuple:
 
 def read(path: str) -> ExpectedFile:
     """The file's expectations; UsageError (one line) for a file that is missing or not one."""
+    refused = results_file_problem(path, "an expected-results file")  # a FIFO would block the read
+    if refused:
+        raise UsageError(f"--expected {refused}")
     try:
         with open(path, encoding="utf-8", newline="") as handle:
             rows = list(csv.reader(handle))

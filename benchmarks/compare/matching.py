@@ -29,12 +29,17 @@ def config_key(record: dict) -> Optional[str]:
     return key + "|cudagraphs" if key is not None and m.cudagraphs else key
 
 
-def read_side(paths: list, side: str) -> list:
-    """Every record of the files that `paths` names; bad lines reported and skipped."""
+def input_files(paths: list, side: str) -> list:
+    """The results files that `paths` names (UsageError, naming the side, when one names none)."""
     try:
-        files = records.expand_input_paths(paths, recursive=True)
+        return records.expand_input_paths(paths, recursive=True)
     except records.InputError as exc:
         raise UsageError(f"{side}: {exc}") from None
+
+
+def read_side(paths: list, side: str) -> list:
+    """Every record of the files that `paths` names; bad lines reported and skipped."""
+    files = input_files(paths, side)
     try:
         return records.read_results_files(files, side)
     except records.InputError as exc:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import csv
+import html
 import io
 import json
+import re
 
 from benchmarks.compare import metrics
 from benchmarks.config.experiment_config import backend_name, parse_none
@@ -105,18 +107,38 @@ def table(report, colour: bool) -> str:
     return "\n".join(out + _summary_lines(report) + _rerun_lines(report)) + "\n"
 
 
+# What Markdown (GitHub's included) reads as markup inside a table cell: each is shown as itself, backslashed.
+# `<`, `>` and `&` become entities (no raw HTML from a record); a line break would end the table's row.
+_MD_MARKUP = re.compile(r"([\\`*_\[\]|~])")
+
+
+def md_text(text) -> str:
+    """A record's text (a model name, a note, an error) as Markdown that shows it, never markup or a link."""
+    text = html.escape(re.sub(r"\s+", " ", str(text)), quote=False)
+    return _MD_MARKUP.sub(r"\\\1", text)
+
+
+def _fence(lines: list) -> str:
+    """A code fence longer than any run of backticks in `lines` (a record's rerun can't close it early)."""
+    longest = max((len(run) for line in lines for run in re.findall("`+", line)), default=0)
+    return "`" * max(3, longest + 1)
+
+
 def markdown(report) -> str:
     header, rows = _header(report), [_cells(row) for row in report.rows]
-    escape = lambda text: str(text).replace("|", "\\|")  # noqa: E731
-    out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    out = ["| " + " | ".join(map(md_text, header)) + " |", "|" + "---|" * len(header)]
     for cells in rows:
+        cells = [md_text(cell) for cell in cells]
         cells[0] = f"**{cells[0]}**" if cells[0] in (Word.SLOWER, Word.NEW_FAILURE) else cells[0]
-        out.append("| " + " | ".join(map(escape, cells)) + " |")
+        out.append("| " + " | ".join(cells) + " |")
     out.append("")
     out += [line + "  " for line in _summary_lines(report)]
     reruns = _rerun_lines(report)
     if reruns:
-        out += ["", reruns[1], "", "```"] + [line.strip() for line in reruns[2:]] + ["```"]
+        # One line each (a newline in a record can't forge a line), in a fence no record's backticks can close.
+        commands = [" ".join(line.strip().splitlines()) for line in reruns[2:]]
+        fence = _fence(commands)
+        out += ["", reruns[1], "", fence] + commands + [fence]
     return "\n".join(out) + "\n"
 
 

@@ -13,7 +13,8 @@ import os
 import sys
 
 from benchmarks.plumbing.cli_support import (LOG_LEVELS, BadNews, Parser, UsageError, choice, choice_list, epilog,
-                                             metavar, positive_int, run_main, setup_logging, write_output)
+                                             metavar, positive_int, refuse_overwrite, run_main, setup_logging,
+                                             write_output)
 from benchmarks.results import generation_figures, selection
 from benchmarks.results.change_words import HISTORY_DEFAULT_FAIL_ON, HISTORY_FAIL_ON
 
@@ -185,7 +186,7 @@ def output_format(options) -> str:
 
 
 def write(data, options) -> None:
-    write_output(data, options.output)
+    write_output(data, options.output, [database_path(options)])  # -o never replaces the database it read
 
 
 def run_ingest(options) -> int:
@@ -196,6 +197,7 @@ def run_ingest(options) -> int:
         files = records.expand_input_paths(options.results, recursive=True)
     except records.InputError as exc:
         raise UsageError(str(exc)) from None
+    refuse_overwrite(database_path(options), files, "--db")
     connection = database.connect(database_path(options))
     try:
         with database.writing(database_path(options)):  # a full disk: one line naming the file, exit 2
@@ -218,6 +220,7 @@ def _analysis(options) -> tuple:
 
     if options.min_runs < 2:
         raise UsageError("--min-runs must be at least 2")
+    refuse_overwrite(options.output, [database_path(options)])  # before the work, as write() would at its end
     connection = database.connect(database_path(options), create=False)
     try:
         chosen = selection.Selection.of(options).select(database.configs(connection),

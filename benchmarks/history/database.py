@@ -22,6 +22,7 @@ import sqlite3
 import statistics
 
 from benchmarks.plumbing.cli_support import UsageError
+from benchmarks.results import record_check
 
 SCHEMA_VERSION = 4
 
@@ -115,17 +116,45 @@ def writing(path: str):
 
 
 def connect(path: str, create: bool = True) -> sqlite3.Connection:
+    """The history database at `path`, upgraded to SCHEMA_VERSION. `create` (ingest): a new or empty file becomes
+    one. Anything else that is not a history database (another program's SQLite file, a results file) is a
+    DatabaseError and is left byte for byte as it was: nothing is written to it."""
     if not create and not os.path.exists(path):
         raise DatabaseError(f"no history database at {path} (make one with `history ingest RESULTS --db {path}`)")
     if create:
         os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    connection = None
     try:
         with writing(path):
             connection = sqlite3.connect(path)
+            foreign = _not_ours(connection, path, create)
+            if foreign:
+                raise DatabaseError(foreign)
             _upgrade(connection, path)
     except sqlite3.DatabaseError as exc:
+        if connection is not None:
+            connection.close()
         raise DatabaseError(f"{path} is not a history database ({exc})") from None
+    except DatabaseError:
+        connection.close()
+        raise
     return connection
+
+
+OWN_TABLES = frozenset({"runs", "configs", "measurements"})
+
+
+def _not_ours(connection: sqlite3.Connection, path: str, create: bool):
+    """Why the file is not a history database this command may use, or None: ours has our tables (and a version);
+    a file without any table is new (ingest's to make, never show's); one with other tables is another program's."""
+    tables = {row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    version = schema_version(connection)
+    if version > SCHEMA_VERSION or (version and OWN_TABLES <= tables):  # a newer one: _upgrade says so
+        return None
+    if not tables:
+        return None if create else (f"{path} holds no history yet (make it with `history ingest RESULTS --db {path}`)")
+    return (f"{path} is not a history database (its tables: {', '.join(sorted(tables)[:5])}"
+            f"{', ...' if len(tables) > 5 else ''}); nothing was written to it: name another --db")
 
 
 def schema_version(connection: sqlite3.Connection) -> int:
@@ -210,6 +239,11 @@ def fill_figures(connection: sqlite3.Connection, view) -> bool:
     return cursor.rowcount == 1
 
 
+# The runs a page or table can show: a timestamp a date can show (record_check's range). A database filled before
+# ingest refused the others (issue #52) may hold such a run: it is left out, not a crash of every later command.
+SHOWN_RUNS = (f"r.timestamp BETWEEN {record_check.FIRST_TIMESTAMP!r} AND {record_check.LAST_TIMESTAMP!r}")
+
+
 def configs(connection: sqlite3.Connection) -> list:
     """(id, key, labels dict) of every config."""
     rows = connection.execute(f"SELECT id, key, {', '.join(LABEL_COLUMNS)} FROM configs ORDER BY id").fetchall()
@@ -221,7 +255,7 @@ def measurements(connection: sqlite3.Connection, config: int) -> list:
     cursor = connection.execute(
         "SELECT r.id, r.timestamp, r.host, r.commit_sha, m.round, m.status, m.verification, m.accuracy, m.samples, "
         "m.compile_s, m.peak_memory, m.graph_breaks, m.figures FROM measurements m JOIN runs r ON r.id = m.run_id "
-        "WHERE m.config_id = ? ORDER BY r.timestamp, r.id, m.round", (config,))
+        f"WHERE m.config_id = ? AND {SHOWN_RUNS} ORDER BY r.timestamp, r.id, m.round", (config,))
     names = [d[0] for d in cursor.description]
     return [dict(zip(names, row)) for row in cursor.fetchall()]
 

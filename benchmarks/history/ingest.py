@@ -4,8 +4,10 @@ A record is stored once however often its file is ingested (its digest is unique
 another --commit than the one it was stored with is an InputError (a record belongs to one run of one commit:
 no silent skip, no silent rewrite of history). Only a row stored before schema 4, which kept no generation figures,
 gains them when its file is ingested again. A bad or torn line is reported and skipped
-(records.iter_records), as is a record that can't be placed (no model, no timestamp); a file with lines but
-not one JSON object is not a results file (an InputError).
+(records.iter_records), as is a record the shared validation refuses (benchmarks/results/record_check.py: a
+timestamp no date can show, an infinite or huge sample, a value of the wrong type: stored, it would break every
+later `show` and `site`) or one that can't be placed (no timestamp); each is counted and reported. A file with
+lines but not one usable record is an InputError ("<path>: no usable record (first problem: ...)").
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from datetime import datetime, timezone
 from typing import Optional
 
 from benchmarks.history import database, records_view
-from benchmarks.results import records
+from benchmarks.results import record_check, records
 
 log = logging.getLogger("benchmarks.history")
 
@@ -50,16 +52,19 @@ def ingest(connection, files: list, commit: Optional[str] = None) -> IngestRepor
     report = IngestReport()
     for path in files:
         problems: list = []
+        skipped: list = []  # records read but refused
         source = os.path.abspath(path)
-        read = 0
+        read = usable = 0
         try:
             with connection:
                 for number, record in records.iter_records(path, problems):
                     read += 1
-                    found, why = records_view.view(record, commit)
+                    why = record_check.problem(record)
+                    found, why = (None, why) if why else records_view.view(record, commit)
                     if found is None:
-                        report.problems.append(f"{path}:{number}: skipped record: {why}")
+                        skipped.append(records.ReadProblem(path, number, f"unusable record: {why}"))
                         continue
+                    usable += 1
                     stored = database.stored_run(connection, found.digest)
                     if stored is not None and commit and stored[2] != commit:
                         raise records.InputError(_recommit(f"{path}:{number}", stored, commit))
@@ -70,9 +75,10 @@ def ingest(connection, files: list, commit: Optional[str] = None) -> IngestRepor
                         report.filled += database.fill_figures(connection, found)
         except OSError as exc:
             raise records.InputError(f"cannot read {path}: {exc.strerror or exc}") from None
-        if problems and not read:  # lines, but not one JSON object: not a results file (as every tool says)
-            raise records.InputError(f"{path} is not a JSON-lines results file ({problems[0]})")
+        if (problems or skipped) and not usable:  # lines, but not one usable record: as every tool says
+            first = min(problems + skipped, key=lambda problem: problem.line)
+            raise records.InputError(records.no_usable_record(path, first))
         report.records += read
-        report.problems.extend(f"skipped {problem}" for problem in problems)
+        report.problems.extend(f"skipped {p}" for p in sorted(problems + skipped, key=lambda p: p.line))
         report.files += 1
     return report

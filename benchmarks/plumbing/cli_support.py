@@ -1,7 +1,7 @@
 """What the command lines share: the one UsageError, one-line argparse errors, number and size types,
 logging set-up, and the conventions of docs/command-line.md (exit statuses and the --help paragraph that
 states them, hidden aliases of old spellings, one way to end a tool's run, one way to write a report to
--o/--output)."""
+-o/--output, never over one of the tool's inputs, one way to show a command line)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import difflib
 import logging
 import math
 import re
+import shlex
 import sys
 import textwrap
 
@@ -20,6 +21,21 @@ EXIT_BAD_NEWS = 1  # the answer is bad news: a regression, a failed config, noth
 EXIT_USAGE = 2  # bad usage or bad input: a bad flag, an unreadable or invalid input, an I/O error on output
 EXIT_INTERNAL = 3  # the tool itself failed (a bug, a worker killed): never mistaken for bad news
 EXIT_INTERRUPTED = 130
+
+
+def command_line(argv) -> str:
+    """`argv` as one line to paste into a POSIX shell (bash, zsh): each word quoted by shlex, so a model file named
+    `$(touch PWNED).py` is a name, never a command (subprocess.list2cmdline quotes for Windows, where `$(...)` in
+    double quotes still runs); shlex.split gives back `argv`. Every command line a tool prints or logs is this."""
+    return shlex.join(str(word) for word in argv)
+
+
+def shown(text) -> str:
+    """`text` (a model name, a message read from a file) as it goes into one line a person reads: as is when every
+    character prints, else Python's repr of it (a newline shown as \\n, a terminal escape as \\x1b), so a name
+    can't forge a log line of its own, break a table, or move the terminal's cursor."""
+    text = str(text)
+    return text if text.isprintable() else repr(text)
 
 
 class UsageError(Exception):
@@ -101,8 +117,8 @@ def epilog(ok: str, bad_news: str, examples=()) -> str:
     lines = ["exit status:",
              f"  0    {ok}",
              f"  1    bad news: {bad_news}",
-             "  2    bad usage or bad input: a bad flag or value, a missing, unreadable or invalid input file, "
-             "an error writing the output",
+             "  2    bad usage or bad input: a bad flag or value, a missing, unreadable or invalid input file (no "
+             "usable record, a FIFO), an output that would overwrite an input, an error writing the output",
              "  3    the tool failed: a bug, or a process killed from outside (--log-level=debug shows the traceback)",
              "  130  interrupted"]
     if examples:
@@ -165,9 +181,35 @@ def run_main(prog: str, body, log: logging.Logger) -> int:
         return EXIT_INTERNAL
 
 
-def write_output(data, path) -> None:
+def same_file(one: str, other: str) -> bool:
+    """Whether two paths name one file: the same device and inode (symlinks and hard links included), or, for a
+    path not there yet, the same real path."""
+    import os
+
+    try:
+        return os.path.samefile(one, other)
+    except OSError:
+        return os.path.realpath(one) == os.path.realpath(other)
+
+
+def refuse_overwrite(output, inputs, flag: str = "-o") -> None:
+    """UsageError (one line, exit 2) when the file a tool would write is one of the files it reads: a report
+    never replaces its own input (the analyzer's rule, every tool's: docs/command-line.md)."""
+    if not output or output == "-":
+        return
+    for path in inputs:
+        if same_file(output, path):
+            shown = "" if str(path) == str(output) else f" ({path})"
+            raise UsageError(f"{flag} {output} would overwrite one of its inputs{shown}; name another file")
+
+
+def write_output(data, path, inputs=()) -> None:
     """A report (text, or an image's bytes) to -o/--output's file, or to stdout for none or `-`; an image
-    never to a terminal. A file that can't be written is a UsageError."""
+    never to a terminal. A file that can't be written, or that is one of the tool's `inputs`
+    (refuse_overwrite), is a UsageError."""
+    refuse_overwrite(path, inputs)
+    if isinstance(data, str) and not data.isascii():  # a lone surrogate read from a record: shown, never a crash
+        data = data.encode("utf-8", "backslashreplace").decode("utf-8")
     if path and path != "-":
         mode = "wb" if isinstance(data, bytes) else "w"
         try:

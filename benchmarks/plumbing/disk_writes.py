@@ -24,6 +24,8 @@ import os
 import secrets
 from typing import Iterator, Optional
 
+from benchmarks.plumbing import safe_paths
+
 # What a disk says when it can't take more (EIO: what NFS and failing disks say, often for the same cause).
 DISK_FULL_ERRNOS = (errno.ENOSPC, errno.EDQUOT, errno.EIO)
 FAULT_VARIABLE = "PTBENCH_WRITE_FAULT"
@@ -118,9 +120,10 @@ def write_all(fd: int, data: bytes, path: str) -> None:
 
 def append_bytes(path: str, data: bytes) -> None:
     """Append `data` to `path` (created if need be), whole or not at all: a refused append is cut back off and is
-    WriteFailed naming `path` (a log's lines, the parent's part of it)."""
+    WriteFailed naming `path` (a log's lines, the parent's part of it). A symbolic link at `path` is not followed:
+    WriteFailed saying so (nothing is written where it points, and a dangling one's target is not created)."""
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
+        fd = safe_paths.open_no_follow(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
     except OSError as exc:
         raise WriteFailed.of(path, exc) from None
     try:

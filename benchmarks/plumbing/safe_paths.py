@@ -2,11 +2,16 @@
 "Paths stay under the output directory").
 
 `safe_name` turns any text (a model name, a config slug) into one path component: no separator, no `..`,
-never empty, never hidden, the same text always giving the same name. `inside` is the check every writer
-makes before it writes: the resolved path, or `PathEscapes` naming the root and the path that left it."""
+never empty, never hidden, the same text always giving the same name, and two different texts two different names
+(a name that had to change ends with a hash of the original, so `ä` and `ö` don't share a log). `inside` is the
+check every writer makes before it writes: the resolved path, or `PathEscapes` naming the root and the path that
+left it. `open_no_follow` opens a file the runner writes (a lock, a log) without following a symbolic link at its
+last component: a link there, even one pointing inside, is refused (`LinkRefused`), so nothing of the user's is
+written through it."""
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import re
@@ -28,18 +33,41 @@ class PathEscapes(ValueError):
         self.resolved = resolved
 
 
+class LinkRefused(OSError):
+    """A file the runner would write is a symbolic link: it is not followed (ELOOP, as O_NOFOLLOW says)."""
+
+    def __init__(self, path: str):
+        super().__init__(errno.ELOOP, "a symbolic link; the runner writes through no link (docs/runner.md, "
+                         "\"Paths stay under the output directory\")", path)
+
+
 def safe_name(text: str) -> str:
-    """One path component made from `text`: [A-Za-z0-9._=-] only, no `..`, no leading dot, never empty."""
-    name = _UNSAFE.sub("_", str(text))
+    """One path component made from `text`: [A-Za-z0-9._=-] only, no `..`, no leading dot, never empty, at most
+    MAX_NAME long. A text that is already such a name is kept as it is; any other (a character replaced, the name
+    cut) ends with `-` and 8 hex digits of its SHA-1, so that two texts never share a name (`ä`, `ö` -> `_-961fa22f`,
+    `_-cce6ff74`; `a b` -> `a_b-7dbde935` beside `a_b`)."""
+    text = str(text)
+    name = _UNSAFE.sub("_", text)
     name = _DOTS.sub(lambda dots: "_" * len(dots.group()), name)
     if name.startswith("."):
         name = "_" + name[1:]
     if not name:
         name = "_"
-    if len(name) > MAX_NAME:
-        digest = hashlib.sha1(str(text).encode("utf-8", "surrogatepass")).hexdigest()[:8]
-        name = name[:MAX_NAME - len(digest) - 1] + "-" + digest
-    return name
+    if name == text and len(name) <= MAX_NAME:
+        return name
+    digest = hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+    return name[:MAX_NAME - len(digest) - 1] + "-" + digest
+
+
+def open_no_follow(path: str, flags: int, mode: int = 0o666) -> int:
+    """os.open(path, flags | O_NOFOLLOW): a descriptor of the file itself, never of what a link at `path` points
+    to (a dangling link's target is not created either); LinkRefused when `path` is a link."""
+    try:
+        return os.open(path, flags | os.O_NOFOLLOW, mode)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP and os.path.islink(path):
+            raise LinkRefused(path) from None
+        raise
 
 
 def short_hash(text: str) -> str:

@@ -2,6 +2,7 @@
 embed, so that a report and a history read alike. Self-contained: no font or file is fetched."""
 
 import html
+import json
 import os
 
 STYLE = """
@@ -31,6 +32,18 @@ def head(title: str) -> str:
 def esc(value) -> str:
     """Text (None: empty) made safe inside HTML, quotes included."""
     return html.escape("" if value is None else str(value), quote=True)
+
+
+# What a text inside a <script> must not hold as itself: `<` (`</script>`, and `<!--` with `<script`, which swallows
+# the rest of the page into the script), `>` and `&` with it, and the two line separators old JavaScript ends a
+# string at. Each becomes its \uXXXX escape, which JSON and JavaScript read back as the same character.
+_SCRIPT_UNSAFE = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
+
+
+def script_json(value) -> str:
+    """`value` as JSON (no NaN) safe to place inside a <script> element: the one way a page inlines data."""
+    text = json.dumps(value, separators=(",", ":"), allow_nan=False)
+    return text.translate(str.maketrans(_SCRIPT_UNSAFE))
 
 
 def table_script() -> str:

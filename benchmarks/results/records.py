@@ -10,6 +10,8 @@ import dataclasses
 import json
 import logging
 import os
+import re
+import stat
 from typing import Iterator, Optional
 
 from benchmarks.config import axes, experiment_config
@@ -165,12 +167,67 @@ def _loads(raw: bytes):
     try:
         return orjson.loads(raw)
     except orjson.JSONDecodeError:
-        return json.loads(raw)
+        try:
+            return json.loads(raw)
+        except RecursionError:  # nested deeper than orjson reads (1024): no record, never a crash
+            raise ValueError("nested too deeply") from None
+
+
+# A surrogate's escape, or its bytes (which Python's json decodes too): the line may hold a lone surrogate (the
+# analyzer's reader skips a record with one where a row shows it; record_check refuses one in a text it checks).
+SURROGATE_BYTES = re.compile(rb"\\u[dD][89a-fA-F]|\xed[\xa0-\xbf]")
+
+
+def has_lone_surrogate(value) -> bool:
+    """Whether a value read by Python's json holds text with a lone surrogate (orjson refuses those lines)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        kind = type(item)
+        if kind is str:
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                return True
+        elif kind is dict:
+            stack.extend(item)
+            stack.extend(item.values())
+        elif kind is list:
+            stack.extend(item)
+    return False
+
+
+_NOT_REGULAR = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
+                (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
+def not_regular(path: str, mode: int, what: str = "a results file") -> Optional[str]:
+    """InputError's line for a path whose (stat) `mode` is not a regular file's (`what` it should be), else None."""
+    for test, kind in _NOT_REGULAR:
+        if test(mode):
+            return f"{path} is {kind}, not {what}"
+    return None if stat.S_ISREG(mode) else f"{path} is not a regular file, not {what}"
+
+
+def open_results(path: str):
+    """The results file at `path`, opened to read, if it is a regular file; InputError for anything else. A FIFO
+    or a device would block the reader, or never end: it is opened without blocking and refused unread."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        refused = not_regular(path, os.fstat(fd).st_mode)
+        if refused:
+            raise InputError(refused)
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 def iter_records(path: str, problems: Optional[list] = None) -> Iterator[tuple]:
-    """Yield (line_number, record) for every valid JSON object line; note every other line."""
-    with open(path, "rb") as handle:
+    """Yield (line_number, record) for every valid JSON object line; note every other line. A path that is no
+    regular file (a FIFO, a device) is an InputError."""
+    with open_results(path) as handle:
         for number, raw in enumerate(handle, start=1):
             if not raw.strip():
                 continue
@@ -195,12 +252,24 @@ def read_records(path: str, warn: bool = True) -> list:
 
 def stream_records(path: str, warn: bool = True) -> Iterator[dict]:
     """read_records one record at a time, for a reader that keeps little of each (a file may hold millions);
-    the skipped lines are logged at the end."""
+    the skipped lines, and the records the shared validation refuses (record_check.py), are logged at the end."""
     problems: list = []
-    yield from (record for _, record in iter_records(path, problems))
+    yield from usable_records(path, iter_records(path, problems), problems)
     if warn:
         for problem in problems:
             log.warning("skipped %s", problem)
+
+
+def usable_records(path: str, numbered: Iterator[tuple], problems: list) -> Iterator[dict]:
+    """The records of (line number, record) pairs that record_check accepts; each refused one is a ReadProblem."""
+    from benchmarks.results import record_check
+
+    for number, record in numbered:
+        refused = record_check.problem(record)
+        if refused:
+            problems.append(ReadProblem(path, number, f"unusable record: {refused}"))
+        else:
+            yield record
 
 
 class ResultsWriter:
@@ -213,10 +282,15 @@ class ResultsWriter:
         self.path = path
         directory = os.path.dirname(os.path.abspath(path))
         os.makedirs(directory, exist_ok=True)
-        try:
-            self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:  # without blocking: a FIFO would wait for a reader here (it is refused below)
+            self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK, 0o644)
         except OSError as exc:
             raise disk_writes.WriteFailed.of(path, exc) from None
+        refused = not_regular(path, os.fstat(self._fd).st_mode)
+        if refused:
+            os.close(self._fd)
+            raise InputError(refused)
+        os.set_blocking(self._fd, True)
         self._unsynced = False
         # A torn last line (a writer killed mid-write) must not swallow the next record.
         size = os.fstat(self._fd).st_size
@@ -274,6 +348,18 @@ class ResultsWriter:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def results_file_problem(path: str, what: str = "a results file") -> Optional[str]:
+    """None if `path` is a regular file or nothing yet, else the one line that refuses it as `what` (a FIFO or a
+    device: reading it would block, or never end)."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return f"cannot read {path}: {exc.strerror}"
+    return not_regular(path, mode, what)
 
 
 def check_writable_dir(directory: str) -> Optional[str]:
@@ -360,6 +446,9 @@ def expand_input_paths(paths: list, recursive: bool = False, skip_basename: Opti
             if not matches:
                 raise InputError(f"no *.jsonl results file in {arg}")
         elif os.path.exists(arg):
+            refused = not_regular(arg, os.stat(arg).st_mode)  # a FIFO or device: read, it blocks or never ends
+            if refused:
+                raise InputError(refused)
             matches = [arg]
         elif any(char in arg for char in "*?["):
             matches = sorted(p for p in glob.glob(arg, recursive=True) if os.path.isfile(p))
@@ -377,21 +466,28 @@ def expand_input_paths(paths: list, recursive: bool = False, skip_basename: Opti
 
 
 def read_results_files(files: list, label: str = "") -> list:
-    """Every record of every file, in order. Bad lines are logged and skipped; a file that can't be read, or
-    that has lines but no JSON object line at all (not a results file), is an InputError."""
+    """Every usable record of every file, in order. Bad lines and records the shared validation refuses
+    (record_check.py) are logged and skipped; a file that can't be read, or that has lines but no usable record
+    at all, is an InputError ("<path>: no usable record (first problem: ...)"). An empty file holds no records
+    (logged): the caller says whether that leaves anything to report."""
     prefix = f"{label}: " if label else ""
     out = []
     for path in files:
         problems: list = []
         try:
-            found = [record for _, record in iter_records(path, problems)]
+            found = list(usable_records(path, iter_records(path, problems), problems))
         except OSError as exc:
             raise InputError(f"{prefix}cannot read {path}: {exc.strerror or exc}") from None
         if problems and not found:
-            raise InputError(f"{prefix}{path} is not a JSON-lines results file ({problems[0]})")
+            raise InputError(no_usable_record(path, problems[0], prefix))
         for problem in problems:
             log.warning("%sskipped %s", prefix, problem)
         if not found:
             log.warning("%s%s holds no records", prefix, path)
         out.extend(found)
     return out
+
+
+def no_usable_record(path: str, first: "ReadProblem", prefix: str = "") -> str:
+    """The one line of every tool for a file with lines but not one usable record (docs/command-line.md, exit 2)."""
+    return f"{prefix}{path}: no usable record (first problem: line {first.line}: {first.message})"

@@ -21,7 +21,6 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
-import shlex
 import sys
 from typing import Optional
 
@@ -29,7 +28,7 @@ from benchmarks.config import batch_size_file, pure_wall_time
 from benchmarks.config.experiment_config import ExperimentConfig
 from benchmarks.config.run_options import RunOptions
 from benchmarks.plumbing import machine_facts, output_paths
-from benchmarks.plumbing.cli_support import EXIT_BAD_NEWS, UsageError
+from benchmarks.plumbing.cli_support import EXIT_BAD_NEWS, UsageError, command_line, shown
 from benchmarks.results import records
 from benchmarks.results.records import RecordStatus
 from benchmarks.runner import matrix, noise, progress, results_lock
@@ -164,19 +163,20 @@ def attempts_of(suite, options: RunOptions, experiment, searches: list) -> list:
 
 
 def result_lines(searches: list, path: str) -> list:
-    width = max([len(s.model["model_name"]) for s in searches] + [5])
+    names = {id(s): shown(s.model["model_name"]) for s in searches}  # a newline in a name can't break the table
+    width = max([len(name) for name in names.values()] + [5])
     lines = [f"{'model':<{width}}  {'batch':>5}  attempts (size: status)"]
     for s in searches:
-        shown = "skip" if s.skipped else str(s.found)
+        found = "skip" if s.skipped else str(s.found)
         tried = ", ".join(f"{size}: {status}" for size, status, _ in s.attempts)
-        lines.append(f"{s.model['model_name']:<{width}}  {shown:>5}  {tried}")
+        lines.append(f"{names[id(s)]:<{width}}  {found:>5}  {tried}")
     for s in searches:
         if s.skipped:
-            lines.append(f"{s.model['model_name']}: skipped, no row: {s.skipped}")
+            lines.append(f"{names[id(s)]}: skipped, no row: {s.skipped}")
         elif s.found == batch_size_file.NONE_RAN:
             last = s.attempts[-1][2] if s.attempts else ""
-            lines.append(f"{s.model['model_name']}: no size ran, down to 1 ({batch_size_file.NONE_RAN} in the file)"
-                         f"{': ' + last if last else ''}")
+            lines.append(f"{names[id(s)]}: no size ran, down to 1 ({batch_size_file.NONE_RAN} in the file)"
+                         f"{': ' + shown(last) if last else ''}")
     lines.append(f"batch sizes: {path} (a sweep takes them with --batch-size-file={path})")
     return lines
 
@@ -200,10 +200,11 @@ def run(options: RunOptions) -> int:
     if options.dry_run:
         print(f"# --find-batch-sizes: {len(models)} model(s), {rule}; the first attempts:")
         for config, reason in attempts_of(suite, options, experiment, searches):
-            print(f"skip: {config.label()}: {reason}" if reason else shlex.join(single_config_argv(options, config)))
+            print(f"skip: {config.label()}: {reason}" if reason else command_line(single_config_argv(options, config)))
         print(f"# writes {file_path} and {attempts_path}")
         return 0
-    problem = records.check_writable_dir(options.output_dirname)
+    problem = (records.check_writable_dir(options.output_dirname) or records.results_file_problem(attempts_path)
+               or records.results_file_problem(file_path, "a batch-size file"))  # a FIFO: reading it would block
     if problem:
         raise UsageError(problem)
     earlier_rows = {}

@@ -28,7 +28,7 @@ from typing import Callable, Optional
 from benchmarks.config import allocator, compile_options
 from benchmarks.config.process_env import PARENT_PID_VARIABLE, child_environment
 from benchmarks.config.run_options import RunOptions
-from benchmarks.plumbing import disk_writes, fork_protocol, machine_facts, scratch_dirs
+from benchmarks.plumbing import disk_writes, fork_protocol, machine_facts, safe_paths, scratch_dirs
 from benchmarks.runner import launcher
 from benchmarks.suites import SUITES
 
@@ -227,7 +227,9 @@ class ForkServer(ServerClient):
                     f"--parent-pid={os.getpid()}", f"--socket-path={self.path}", f"--log={log_path}"] + [
                         f"--entry={word}" for word in spec.entry[1:]] + [
                         f"--preload={name}" for name in PRELOAD[spec.kind] + tuple(preloads)]
-            with open(log_path, "ab") as server_log:
+            # not through a link: a dangling logs/fork-server-*.log link would create its target outside
+            log_fd = safe_paths.open_no_follow(log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+            with os.fdopen(log_fd, "ab") as server_log:
                 self.process = subprocess.Popen(argv, env=dict(spec.env), stdin=subprocess.DEVNULL, stdout=server_log,
                                                 stderr=subprocess.STDOUT, pass_fds=(listener.fileno(),),
                                                 start_new_session=True)

@@ -22,7 +22,7 @@ from typing import Callable, Optional
 import psutil
 
 from benchmarks.config.process_env import PARENT_PID_VARIABLE, STACKS_SIGNAL
-from benchmarks.plumbing import disk_writes, scratch_dirs
+from benchmarks.plumbing import cli_support, disk_writes, safe_paths, scratch_dirs
 from benchmarks.runner import lock_waits, warm_start
 
 log = logging.getLogger("benchmarks.runner.launcher")
@@ -176,7 +176,7 @@ def run_one(request: ChildRequest, start: Callable = spawn) -> ChildResult:
     record_fd)` starts it and returns its handle (`spawn`, or a fork server's)."""
     log_offset = open_log(request)
     read_fd, write_fd = os.pipe()
-    with open(request.log_path, "ab") as log_file:
+    with os.fdopen(safe_paths.open_no_follow(request.log_path, os.O_WRONLY | os.O_APPEND), "ab") as log_file:
         child, echo_fd = start_child(request, start, log_file, read_fd, write_fd)
         started = time.monotonic()  # the child exists from here (a fork server's own start is not its time)
         cpu_affinity = cores_it_had(pin(child.pid, request.cpu_affinity), request.cpu_affinity, child.launch)
@@ -219,7 +219,7 @@ def open_log(request: ChildRequest) -> int:
         os.makedirs(os.path.dirname(request.log_path), exist_ok=True)
     except OSError as exc:
         raise disk_writes.WriteFailed.of(request.log_path, exc) from None
-    disk_writes.append_bytes(request.log_path, f"$ {subprocess.list2cmdline(request.argv)}\n".encode())
+    disk_writes.append_bytes(request.log_path, f"$ {cli_support.command_line(request.argv)}\n".encode())
     return os.path.getsize(request.log_path)
 
 

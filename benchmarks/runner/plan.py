@@ -23,7 +23,7 @@ from benchmarks.config import axes, batch_size_file, compile_options, experiment
 from benchmarks.config.experiment_config import EXPORT_BACKENDS
 from benchmarks.config.run_options import RunOptions
 from benchmarks.plumbing import machine_facts
-from benchmarks.plumbing.cli_support import UsageError, close_matches, unknown_name
+from benchmarks.plumbing.cli_support import UsageError, close_matches, shown, unknown_name
 from benchmarks.results import records
 from benchmarks.runner import matrix
 from benchmarks.runner.capabilities import probe_capabilities
@@ -53,7 +53,7 @@ class Config:
         return dataclasses.replace(self, round=0) if self.round else self
 
     def label(self) -> str:
-        label = f"{self.model['model_name']} {self.experiment.slug()}"
+        label = f"{shown(self.model['model_name'])} {self.experiment.slug()}"
         return f"{label} round {self.round}" if self.round else label
 
 

@@ -1,5 +1,6 @@
 """What the sweep shows a person: a progress bar with counts, a line per finished config, and the
-end-of-sweep table (median per-iteration time per backend and speedup over eager)."""
+end-of-sweep table (median per-iteration time per backend and speedup over eager). Every name and message taken from
+a record is `shown` (a newline or a terminal escape made visible): one record never forges a line of its own."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import os
 import statistics
 import sys
 
+from benchmarks.plumbing.cli_support import shown
 from benchmarks.results import accuracy_status, records
 from benchmarks.results.records import RecordStatus
 
@@ -50,7 +52,7 @@ class Progress:
         """Show which configs are running now (one for a serial sweep, up to --jobs otherwise)."""
         if not self.bar:
             return
-        names = [f"{c.model['model_name']} {c.experiment.backend}" for c in configs]
+        names = [f"{shown(c.model['model_name'])} {c.experiment.backend}" for c in configs]
         label = names[0] if len(names) == 1 else f"{len(names)} running: " + ", ".join(names[:3]) + (
             ", ..." if len(names) > 3 else "")
         if label != self._label:
@@ -66,13 +68,13 @@ class Progress:
             what = f"{verdict if accuracy_status.failed(verdict) else 'ok'}, median " \
                    f"{float('nan') if ms is None else ms:.3f} ms/iter"
             why = verdict_detail(record, verdict)
-            what += f" ({why})" if why else ""
+            what += f" ({shown(why)})" if why else ""
         else:
             error = record.get("error") or {}
-            what = f"{status} in {error.get('phase')}: {error.get('message')}"
+            what = f"{status} in {error.get('phase')}: {shown(error.get('message'))}"
         if record.get("verify"):
             code, message = record.get("verification_code"), record.get("verification_message")
-            what += f"; upstream's verification_code {code}" + (f" ({message})" if message and status == RecordStatus.OK
+            what += f"; upstream's verification_code {code}" + (f" ({shown(message)})" if message and status == RecordStatus.OK
                                                                 else "")
         log.info("[%d/%d] %s: %s", index, self.total, config.label(), what)
         if self.bar:
@@ -94,14 +96,15 @@ def config_text(record: dict) -> str:
     from benchmarks.config.experiment_config import ExperimentConfig
 
     experiment = ExperimentConfig.from_dict(dict(record["experiment"], batch_size=record.get("requested_batch_size")))
-    text = f"{(record.get('model') or {}).get('model_name')} {experiment.slug()}"
+    text = f"{shown((record.get('model') or {}).get('model_name'))} {experiment.slug()}"
     return f"{text} round {record['round']}" if record.get("round") else text
 
 
 def not_passing(latest: dict) -> list:
     """(config text, verdict, its record's rerun command or None) of the sweep's configs whose verdict is a failure
     (accuracy_status.failed; a failed status always is), in order."""
-    found = [(config_text(r), accuracy_status.derive(r), records.record_status(r), r.get("rerun"))
+    found = [(config_text(r), accuracy_status.derive(r), records.record_status(r),
+              shown(r["rerun"]) if r.get("rerun") else None)
              for r in latest.values()]
     return [(text, verdict, rerun) for text, verdict, status, rerun in found
             if accuracy_status.failed(verdict) or status in records.FAILED_STATUSES]
@@ -155,13 +158,13 @@ def speedup_table(sweep_records: list) -> str:
         return ""
     rows = []
     for (model, accelerator, test, batch), cells in groups.items():
-        row = [model, accelerator, test, batch if batch is not None else "-"]
+        row = [shown(model), shown(accelerator), shown(test), shown(batch) if batch is not None else "-"]
         for backend in backends:
             m = cells.get(backend)
             if m is None:
                 row.append("")
             elif m.record["status"] != RecordStatus.OK:
-                row.append(m.record["status"])
+                row.append(shown(m.record["status"]))
             else:
                 ms = _median_ms(m.record)
                 cell = f"{ms:.3f}"
@@ -177,7 +180,7 @@ def speedup_table(sweep_records: list) -> str:
                     cell += f" ({eager_ms / ms:.2f}x)"
                 row.append(cell)
         rows.append(row)
-    header = ["model", "accel", "test", "batch"] + [f"{b} ms" for b in backends]
+    header = ["model", "accel", "test", "batch"] + [f"{shown(b)} ms" for b in backends]
     text = table(rows, header)
     if any(against_eager.paired_speedup([m]) for m in views):
         text += ("\n(Nx paired, low-high: --speedup=paired, the median of eager/backend over pairs of alternating runs "

@@ -28,7 +28,7 @@ import socket
 from typing import Optional
 
 from benchmarks.config.run_options import RunOptions
-from benchmarks.plumbing import disk_writes, environment_variables, machine_facts, output_paths, scratch_dirs
+from benchmarks.plumbing import cli_support, disk_writes, environment_variables, machine_facts, output_paths, scratch_dirs
 from benchmarks.plumbing.cli_support import UsageError
 from benchmarks.plumbing.cpu_affinity import usable_cores
 from benchmarks.plumbing.safe_paths import inside
@@ -242,7 +242,7 @@ class RayExecutor:
             why = f"the Ray worker running this config was lost ({type(exc).__name__}{': ' + text if text else ''})"
             infrastructure = not isinstance(exc, (self.ray.exceptions.RayTaskError,
                                                   self.ray.exceptions.TaskCancelledError))
-            disk_writes.append_bytes(log_path, f"$ {' '.join(job.request.argv)}\n[ray] {why}\n".encode())
+            disk_writes.append_bytes(log_path, f"$ {cli_support.command_line(job.request.argv)}\n[ray] {why}\n".encode())
             if infrastructure and attempt < RETRIES:
                 log.warning("%s: %s; running it once more", job.config.label(), why)
                 disk_writes.append_bytes(log_path, b"[ray] running it once more\n")
@@ -339,6 +339,5 @@ class RayExecutor:
                 path = inside(self.options.output_dirname,
                               os.path.join("logs", f"{name[:-len('.log')]}-node-{node_id[:8]}.log"))
                 os.makedirs(os.path.dirname(path), exist_ok=True)
-                with open(path, "ab") as handle:
-                    handle.write(data)
+                disk_writes.append_bytes(path, data)  # a link there is not followed (WriteFailed says so)
         self._node_servers = None

@@ -20,6 +20,8 @@ import sys
 import time
 from typing import Callable, Optional
 
+from benchmarks.plumbing import safe_paths
+
 log = logging.getLogger("benchmarks.runner.results_lock")
 
 SUFFIX = ".lock"
@@ -54,7 +56,7 @@ def this_parent() -> dict:
 
 def _read_holder(path: str) -> Optional[dict]:
     try:
-        with open(path, encoding="utf-8", errors="replace") as handle:
+        with os.fdopen(safe_paths.open_no_follow(path, os.O_RDONLY), encoding="utf-8", errors="replace") as handle:
             return _parse(handle.read())
     except OSError:
         return None
@@ -96,7 +98,9 @@ class ResultsLock:
 
     def _try_lock(self) -> Optional[int]:
         """The locked descriptor of the file now at self.path, or None while another parent holds it."""
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        # not through a link: its target (a file of the user's, maybe outside the output directory) would be
+        # emptied and given the holder's JSON; LinkRefused instead (the sweep's one line, exit 2)
+        fd = safe_paths.open_no_follow(self.path, os.O_RDWR | os.O_CREAT, 0o644)
         try:
             fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as exc:

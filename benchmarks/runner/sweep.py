@@ -11,7 +11,6 @@ import collections
 import contextlib
 import logging
 import os
-import shlex
 import sys
 import time
 
@@ -19,7 +18,7 @@ from benchmarks.config import rerun_command
 from benchmarks.config.process_env import child_environment
 from benchmarks.config.run_options import RunOptions
 from benchmarks.plumbing import disk_writes, machine_facts, output_paths, scratch_dirs
-from benchmarks.plumbing.cli_support import EXIT_BAD_NEWS, UsageError
+from benchmarks.plumbing.cli_support import EXIT_BAD_NEWS, UsageError, command_line
 from benchmarks.plumbing.cpu_affinity import parse_cores, requested_cores, usable_cores
 from benchmarks.results import records
 from benchmarks.runner import fork_server, launcher, noise, progress, results_lock, warm_start
@@ -87,7 +86,7 @@ def print_dry_run(options: RunOptions, plan: Plan, executor, suite) -> None:
         print(f"# {line}", file=out)
     print(f"# {len(plan.configs)} config(s) to run; each line is its exact single-config command", file=out)
     for config in plan.configs:
-        print(shlex.join(single_config_argv(options, config)), file=out)
+        print(command_line(single_config_argv(options, config)), file=out)
         if warm_start.is_pair(config.experiment):
             print(f"# {warm_start.DRY_RUN_NOTE}", file=out)
     if plan.skipped:
@@ -119,7 +118,7 @@ def typed_command() -> list:
 
 def resume_command(options: RunOptions) -> str:
     argv = [a for a in sys.argv[1:] if a != "--no-resume" and not a.startswith("--timestamp")]
-    return shlex.join(typed_command() + argv + [f"--timestamp={options.timestamp}"])
+    return command_line(typed_command() + argv + [f"--timestamp={options.timestamp}"])
 
 
 class SweepRun:
@@ -220,6 +219,9 @@ def execute(options: RunOptions, plan: Plan, executor) -> int:
     if problem:
         raise UsageError(problem)
     results_path = output_paths.under(options.output_dirname, options.output_basename)
+    problem = records.results_file_problem(results_path)  # a FIFO: resume would block reading it
+    if problem:
+        raise UsageError(problem)
     lock = results_lock.ResultsLock(results_path, wait=options.wait, on_wait=lambda holder: print(
         f"waiting for the sweep writing {results_path} ({results_lock.describe(holder)}) to end", file=sys.stderr))
     try:

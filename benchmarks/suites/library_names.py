@@ -11,15 +11,20 @@ import sys
 
 from benchmarks.plumbing.cli_support import UsageError, close_matches
 
-# A -k pattern that is a plain name (optionally anchored): letters, digits, _ . - only.
+# A -k pattern that is a plain name (optionally anchored): letters, digits, _ . - only; or a rerun's exact name
+# (config/rerun_command.exact_filter: ^(?-i:NAME)$, its dots escaped).
 PLAIN_NAME = re.compile(r"\^?([A-Za-z0-9_.\-]+)\$?")
+EXACT_NAME = re.compile(r"\^\(\?-i:((?:[A-Za-z0-9_\-]|\\\.)+)\)\$")
 LIST_TIMEOUT = 300.0
 
 
 def plain_name(pattern: str):
     """The name a -k pattern spells out, or None for a real regex."""
     match = PLAIN_NAME.fullmatch(pattern)
-    return match.group(1) if match else None
+    if match:
+        return match.group(1)
+    match = EXACT_NAME.fullmatch(pattern)
+    return match.group(1).replace("\\.", ".") if match else None
 
 
 def names_from_child(code: str, what: str) -> list:

@@ -14,7 +14,7 @@ import pytest
 from helpers import GOLDEN, ROOT, load_script
 
 from benchmarks.analyzer import pipeline
-from benchmarks.results import dynamo_stats
+from benchmarks.results import dynamo_stats, record_check
 from benchmarks.results.measurement import Measurement
 
 pytestmark = pytest.mark.usefixtures("analyzer_reader")  # each test with each reader
@@ -31,14 +31,15 @@ def fuzz_corpus(path: Path) -> Path:
 
 
 def placed_records(path: Path) -> list:
-    """The lines the analyzer makes rows of: JSON objects with a model and an experiment object."""
+    """The lines the analyzer makes rows of: JSON objects the shared validation accepts (record_check.py: a model
+    and an experiment object, values of the right types)."""
     out = []
     for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
         try:
             value = json.loads(line)
         except ValueError:
             continue
-        if isinstance(value, dict) and isinstance(value.get("model"), dict) and isinstance(value.get("experiment"), dict):
+        if record_check.problem(value) is None:
             out.append(value)
     return out
 

@@ -215,20 +215,19 @@ def test_every_problem_is_reported_once_with_its_line_and_the_rest_is_read(tmp_p
         (6, "metric 'per_iter_time' is not a list of numbers (str)"),
         (6, "metric 'peak_rss_bytes' is not a list of numbers (a list with non-numbers)"),
         (7, "not a JSON object"),
-        (8, "not a benchmark record"),
-        (9, "`metrics` is not an object"),
+        (8, "unusable record: no model or experiment"),
+        (9, "unusable record: metrics is text, not an object; skipped"),  # the shared validation (record_check)
         (10, "metric 'total_time' has null or NaN samples"),
         (12, "torn last line"),
     ]
     assert len(reported) == len(expected), reported
     for message, (line, text) in zip(reported, expected):
         assert message.startswith(f"{path}:{line}: ") and text in message, message
-    # The blank line 2 is not a problem; the 7 records are all reported on.
-    assert summary.records == 7 and summary.problems == 11  # warnings; the dict note is information
+    # The blank line 2 is not a problem; the 6 usable records are all reported on.
+    assert summary.records == 6 and summary.problems == 11  # warnings; the dict note is information
     _, rows = read_csv(tmp_path / "report.csv")
-    assert [r["model_name"] for r in rows] == ["good", "null_list", "counters", "text", "metrics_text", "nan",
-                                               "null_again"]
-    good, null_list, counters, text, metrics_text, nan, null_again = rows
+    assert [r["model_name"] for r in rows] == ["good", "null_list", "counters", "text", "nan", "null_again"]
+    good, null_list, counters, text, nan, null_again = rows
     assert float(good["median_total_time"]) == 3.0  # the rest of the file around the bad lines was read
     assert null_list["median_total_time"] == "" and float(null_list["median_per_iter_time"]) == 1.5
     assert float(counters["dynamo_counters.stats.calls_captured"]) == 4.0
@@ -236,14 +235,13 @@ def test_every_problem_is_reported_once_with_its_line_and_the_rest_is_read(tmp_p
     assert not any(name.startswith("dynamo_counters.inductor") for name in counters)  # text leaves are left out
     assert text["median_total_time"] == "" and "min_peak_rss_bytes" not in text  # no record had one
     assert float(text["mean_xla_CompileTime_number"]) == 7.0  # a bare number is one sample
-    assert cells(metrics_text).keys() <= set(pipeline.FIXED_COLUMNS)
     assert float(nan["timestamp"]) == FALLBACK_TIMESTAMP and nan["min_total_time"] == ""
 
 
 def test_a_file_without_any_valid_record_is_an_error(tmp_path):
     path = tmp_path / "bad.jsonl"
     path.write_text('not json\n[1]\n{"a": 1}\n\n{"model": {"model_na')
-    with pytest.raises(pipeline.AnalyzeError, match="no valid record in"):
+    with pytest.raises(pipeline.AnalyzeError, match=r"bad.jsonl: no usable record \(first problem: line 1: invalid JSON"):
         run(tmp_path, path)
     assert not (tmp_path / "report.csv").exists()
     assert [p.name for p in tmp_path.iterdir()] == ["bad.jsonl"]  # no spool or temporary file left behind
@@ -280,7 +278,7 @@ def test_chunks_and_worker_processes_change_nothing(tmp_path, caplog):
     many = run(tmp_path, combined, output=str(tmp_path / "many.csv"), jobs=2, chunk_bytes=256)
     assert [r.getMessage() for r in caplog.records] == serial_problems
     assert (tmp_path / "one.csv").read_bytes() == (tmp_path / "many.csv").read_bytes()
-    assert one.records == many.records == 7 + 6 + 2 + 8 + 7
+    assert one.records == many.records == 7 + 6 + 2 + 8 + 6  # messy: one record refused (metrics is text)
     assert any(":35: torn last line" in message for message in serial_problems)  # 7 + 6 + 2 + 8 lines before messy
 
 
@@ -325,17 +323,24 @@ def test_column_order_is_the_documented_one_for_any_set_of_names():
         "a.b", "my_note", "hostname"]
 
 
-def test_lists_and_objects_where_scalars_belong_are_shown_as_json(tmp_path):
-    record = json.loads((FIXTURES / "ours.jsonl").read_text().splitlines()[0])
-    record["experiment"]["xla_flags"] = ["--xla_a=1", "--xla_b=2"]
-    record["model"]["model_name"] = {"name": "mlp"}
-    record["environment"]["torch"] = None
+def test_lists_and_objects_where_text_belongs_are_refused_with_the_reason(tmp_path, caplog):
+    """The shared validation (benchmarks/results/record_check.py): a model name or an XLA_FLAGS that is no text
+    makes the record unusable, in the analyzer as in every tool; the record beside it is reported."""
+    good = json.loads((FIXTURES / "ours.jsonl").read_text().splitlines()[0])
+    good["environment"]["torch"] = None
+    flags = json.loads(json.dumps(good))
+    flags["experiment"]["xla_flags"] = ["--xla_a=1", "--xla_b=2"]
+    name = json.loads(json.dumps(good))
+    name["model"]["model_name"] = {"name": "mlp"}
     path = tmp_path / "r.jsonl"
-    path.write_text(json.dumps(record) + "\n")
+    path.write_text("".join(json.dumps(record) + "\n" for record in (flags, name, good)))
+    caplog.set_level(logging.WARNING, logger="benchmarks.analyzer.pipeline")
     run(tmp_path, path)
     _, (row,) = read_csv(tmp_path / "report.csv")
-    assert row["xla_flags"] == '["--xla_a=1","--xla_b=2"]' and row["model_name"] == '{"name":"mlp"}'
     assert row["torch_version"] == "" and float(row["median_total_time"]) == 2.5
+    reported = [r.getMessage() for r in caplog.records]
+    assert f"{path}:1: unusable record: experiment.xla_flags is a list, not text; skipped" in reported
+    assert f"{path}:2: unusable record: model.model_name is an object, not text; skipped" in reported
 
 
 def test_per_iteration_times_equal_to_totals_in_some_records_only(tmp_path):

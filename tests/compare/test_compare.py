@@ -402,7 +402,7 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path):
     not_jsonl.write_text("hello\n")
     assert "no such file" in one_line_error(call_tool("compare.py", good, tmp_path / "missing.jsonl"))
     assert "matches no" in one_line_error(call_tool("compare.py", good, str(tmp_path / "nothing*.jsonl")))
-    assert "not a JSON-lines results file" in one_line_error(call_tool("compare.py", good, not_jsonl))
+    assert ": no usable record (first problem: line 1: invalid JSON" in one_line_error(call_tool("compare.py", good, not_jsonl))
     assert "--confidence" in one_line_error(call_tool("compare.py", good, good, "--confidence=2"))
     unreadable = tmp_path / "locked.jsonl"
     unreadable.write_text(json.dumps(record()) + "\n")

@@ -43,7 +43,7 @@ def test_a_warm_start_reruns_as_the_sweep_of_that_one_config(tmp_path):
     experiment = ExperimentConfig("cpu", None, "inductor", "eval", compile_cache="warm-start", channels_last=True)
     argv = shlex.split(rerun_command.rerun_text(options, model, experiment))
     assert not [a for a in argv if a.startswith(("--model-config", "--experiment-config"))]  # two processes: a sweep
-    assert argv[2:] == ["--suite-name=torchvision", "--filter=^resnet18$", "--accelerator=cpu", "--xla=None",
+    assert argv[2:] == ["--suite-name=torchvision", "--filter=^(?-i:resnet18)$", "--accelerator=cpu", "--xla=None",
                         "--dynamo=inductor", "--test=eval", '--model-params={"image_size": 64}',
                         "--compile-cache=warm-start", "--channels-last", "--repeat=2",
                         f"--output-dirname={tmp_path}/rerun/resnet18/{experiment.slug()}"]

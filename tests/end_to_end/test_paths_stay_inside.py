@@ -7,6 +7,7 @@ import os
 
 import pytest
 
+from benchmarks.plumbing.safe_paths import safe_name
 from helpers import XLA, read_jsonl, run_runner
 
 pytestmark = pytest.mark.integration  # real children, torch and torch_xla
@@ -50,7 +51,7 @@ def test_a_hand_written_model_config_named_dot_dot_writes_only_under_the_output_
     assert record["status"] == "ok" and record["model"]["model_name"] == ".."
     assert {"output", "trace", "pytorch-profile"} <= set(record["artifacts"])
     assert_listed_paths_exist_inside(record, out)
-    assert all(path.startswith("__" + os.sep) for path in files_under(out) if path != "results.jsonl")
+    assert all(path.startswith(safe_name("..") + os.sep) for path in files_under(out) if path != "results.jsonl")
 
 
 def test_a_model_file_named_dot_dot_dot_py_keeps_logs_artifacts_and_xla_dumps_inside(tmp_path):
@@ -71,5 +72,6 @@ def test_a_model_file_named_dot_dot_dot_py_keeps_logs_artifacts_and_xla_dumps_in
         xla = next(r for r in records if r["experiment"]["xla"])
         assert {"output", "trace", "hlo", "dump"} <= set(xla["artifacts"])
     written = files_under(out)
-    assert any(path.startswith(os.path.join("logs", "___py") + os.sep) for path in written)  # the logs
-    assert all(path.startswith(("___py" + os.sep, "logs" + os.sep)) for path in written if path != "results.jsonl")
+    folder = safe_name("...py")  # the model is named `...py` (a stem of dots only): `___py` and its hash
+    assert any(path.startswith(os.path.join("logs", folder) + os.sep) for path in written)  # the logs
+    assert all(path.startswith((folder + os.sep, "logs" + os.sep)) for path in written if path != "results.jsonl")

@@ -20,9 +20,15 @@ import numpy as np
 import pytest
 
 from benchmarks.history import cli, detection
+from benchmarks.plumbing.safe_paths import safe_name
 from helpers import ROOT, call_tool
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+# A suite line's page and row are named by safe_name of its key: the machine's name has a space (or parentheses),
+# so the name ends with its hash (two machines that differ only there get pages of their own).
+INDUCTOR_LINE = safe_name("dummy-inductor-eval-Test CPU")
+EAGER_LINE = safe_name("dummy-eager-eval-Test CPU")
+UPSTREAM_LINE = safe_name("torchbench-inductor-eval-Intel(R) Xeon(R) Processor")
 RUNS, STEP_AT, SLOWER = 16, 10, 1.30
 MODELS = {"mlp": 0.010, "cnn": 0.020, "tiny": 0.004}
 INDUCTOR_FACTOR = {"mlp": 0.5, "cnn": 0.8, "tiny": 0.6}
@@ -108,7 +114,7 @@ def attr(tag: str, name: str) -> str:
 def test_the_summary_has_the_dashboard_numbers_and_the_planted_changes(site):
     root, out, records, _ = site
     html = (out / "index.html").read_text()
-    inductor = cells(html, "data-line", "dummy-inductor-eval-Test_CPU")
+    inductor = cells(html, "data-line", INDUCTOR_LINE)
     by_metric = {attr(tag, "data-metric"): tag for tag, _ in inductor if "data-metric" in tag}
     # Pass rate: cnn fails in the newest run.
     assert float(attr(by_metric["pass_rate"], "data-newest")) == pytest.approx(200 / 3, abs=1e-3)
@@ -127,7 +133,7 @@ def test_the_summary_has_the_dashboard_numbers_and_the_planted_changes(site):
                                for m in ("mlp", "tiny"))
     assert float(attr(by_metric["compile_latency"], "data-newest")) == pytest.approx(latency, rel=1e-6)
     assert float(attr(by_metric["peak_memory"], "data-newest")) == pytest.approx(100)
-    eager = {attr(tag, "data-metric"): tag for tag, _ in cells(html, "data-line", "dummy-eager-eval-Test_CPU")
+    eager = {attr(tag, "data-metric"): tag for tag, _ in cells(html, "data-line", EAGER_LINE)
              if "data-metric" in tag}
     assert float(attr(eager["pass_rate"], "data-newest")) == 100 and "unsure" in eager["pass_rate"]
     charts = json.loads(re.search(r"window.SITE_CHARTS=(.*?);</script>", html, re.S).group(1))
@@ -137,7 +143,7 @@ def test_the_summary_has_the_dashboard_numbers_and_the_planted_changes(site):
 
 def test_the_suite_page_marks_the_pass_to_fail_and_the_regression(site):
     root, out, records, _ = site
-    html = (out / "suite" / "dummy-inductor-eval-Test_CPU.html").read_text()
+    html = (out / "suite" / f"{INDUCTOR_LINE}.html").read_text()
     assert re.search(r'<td id="new-failures">1</td>', html)
     cnn = re.search(r'<tr data-config="\d+" class="newfail">(.*?)</tr>', html, re.S).group(1)
     assert "cnn bs=8" in cnn and 'data-status-newest="error"' in cnn and 'data-status-baseline="pass"' in cnn
@@ -157,7 +163,7 @@ def test_the_suite_page_marks_the_pass_to_fail_and_the_regression(site):
 
 def test_the_config_page_names_the_change_its_commits_and_the_bisect_command(site):
     root, out, records, _ = site
-    suite = (out / "suite" / "dummy-inductor-eval-Test_CPU.html").read_text()
+    suite = (out / "suite" / f"{INDUCTOR_LINE}.html").read_text()
     mlp_id = re.search(r'<tr data-config="(\d+)"><td data-sort="mlp bs=8">', suite).group(1)
     html = (out / "config" / f"{mlp_id}.html").read_text()
     changes = re.findall(r'<h3 class="change" data-after="([^"]+)">[^:]+:\d+: ([0-9.]+)x time \((\w+)\)', html)
@@ -167,7 +173,7 @@ def test_the_config_page_names_the_change_its_commits_and_the_bisect_command(sit
     command = unescape(re.search(r'<pre class="cmd bisect">(.*?)</pre>', html, re.S).group(1))
     assert command.startswith(f"history.py bisect --repo PATH/TO/YOUR/REPO --good c{STEP_AT - 1:02d} "
                               f"--bad c{STEP_AT:02d} ")
-    assert "-- --suite-name=dummy '--filter=^mlp$' --accelerator=cpu --xla=None --dynamo=inductor --test=eval " \
+    assert "-- --suite-name=dummy '--filter=^(?-i:mlp)$' --accelerator=cpu --xla=None --dynamo=inductor --test=eval " \
            "--batch-size=8" in command
     # The runs around the change: three before, three after, the last before and first after named.
     assert html.count("<td>last before</td>") == 1 and html.count("<td>first after</td>") == 1
@@ -332,7 +338,7 @@ def test_a_site_of_upstream_records(tmp_path):
     assert history("site", "--db", db, "-o", out) == 0
     html = (out / "index.html").read_text()
     inductor = {attr(tag, "data-metric"): tag for tag, _ in
-                cells(html, "data-line", "torchbench-inductor-eval-Intel_R_Xeon_R_Processor")
+                cells(html, "data-line", UPSTREAM_LINE)
                 if "data-metric" in tag}
     # Upstream's warm-up rule: the first sample is left out: eager median(2, 4, 6) / Inductor median(1, 2, 3).
     assert float(attr(inductor["speedup"], "data-newest")) == pytest.approx(2.0)
@@ -396,12 +402,12 @@ def test_in_a_real_browser_the_three_pages_render_sort_and_link(site):
             page.goto((out / "index.html").as_uri())
             drawn(page)
             assert page.locator(".chart canvas").count() == 5  # one trend chart per number (one suite)
-            row = page.locator('tr[data-line="dummy-inductor-eval-Test_CPU"]')
+            row = page.locator(f'tr[data-line="{INDUCTOR_LINE}"]')
             assert row.locator('td[data-metric="pass_rate"]').inner_text().startswith("67%")
             page.fill("#filter", "inductor")
             assert page.locator("#summary tbody tr:visible").count() == 1
             row.locator("a").first.click()
-            page.wait_for_url("**/suite/dummy-inductor-eval-Test_CPU.html")
+            page.wait_for_url(f"**/suite/{INDUCTOR_LINE}.html")
             first_cells = "#models tbody td:first-child"
             models = lambda: [t.split(" ")[0] for t in page.locator(first_cells).all_inner_texts()]  # noqa
             page.click("#models thead th:nth-child(3)")  # speedup, ascending
@@ -433,7 +439,7 @@ def test_in_a_real_browser_a_site_of_upstream_records(tmp_path):
         try:
             page.goto((tmp_path / "site" / "index.html").as_uri())
             drawn(page)
-            text = page.locator('tr[data-line="torchbench-inductor-eval-Intel_R_Xeon_R_Processor"] '
+            text = page.locator(f'tr[data-line="{UPSTREAM_LINE}"] '
                                 'td[data-metric="speedup"]').inner_text()
             assert text.startswith("2.00x")
         finally:

@@ -201,6 +201,7 @@ TEST_FOLDERS_OF_THEIR_OWN = {
     "end_to_end": "whole sweeps and what crosses the tools: a real sweep, the first hour, a full disk, the GPU tier",
     "scripts": "the tools of scripts/",
     "fixtures": "inputs the tests read",
+    "security": "untrusted input (issue #52): hostile results files, state files, symlinks; nothing runs or escapes",
 }
 
 

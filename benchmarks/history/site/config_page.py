@@ -7,8 +7,6 @@ attainable (docs/roofline.md) charts it too."""
 
 from __future__ import annotations
 
-import shlex
-
 import numpy as np
 
 from benchmarks.config import rerun_command
@@ -16,6 +14,8 @@ from benchmarks.history.formats import GENERATION_COLUMNS
 from benchmarks.history.site import dashboard_numbers as numbers
 from benchmarks.history.site import grid as grid_module
 from benchmarks.history.site import page, suite_page
+from benchmarks.plumbing.cli_support import command_line
+from benchmarks.plumbing.safe_paths import safe_name
 from benchmarks.results import roofline_figures
 from benchmarks.results.change_words import Word
 from benchmarks.results.html_style import esc
@@ -32,14 +32,16 @@ def runner_flags(config) -> list:
 
 
 def rerun_sweep(config) -> str:
-    """The sweep of this one config, into a directory of its own: what a reader runs to see it again."""
-    flags = runner_flags(config) + [f"--output-dirname=rerun/{config.labels['model']}"]
-    return "experiment_runner.py " + " ".join(shlex.quote(flag) for flag in flags)
+    """The sweep of this one config, into a directory of its own: what a reader runs to see it again (its model
+    alone, case and all; the files and scripts suites' --search-dir a placeholder to fill in, as the record keeps
+    no path; its folder under rerun/ named as the runner names a model's, so no name leads it elsewhere)."""
+    flags = runner_flags(config) + [f"--output-dirname=rerun/{safe_name(config.labels['model'])}"]
+    return command_line(["experiment_runner.py"] + flags)
 
 
 def bisect_command(config, good: str, bad: str) -> str:
-    return ("history.py bisect --repo PATH/TO/YOUR/REPO --good " + shlex.quote(good) + " --bad " + shlex.quote(bad)
-            + " --setup 'pip install -e .' -- " + " ".join(shlex.quote(flag) for flag in runner_flags(config)))
+    return (command_line(["history.py", "bisect", "--repo", "PATH/TO/YOUR/REPO", "--good", good, "--bad", bad,
+                          "--setup", "pip install -e ."]) + " -- " + command_line(runner_flags(config)))
 
 
 def _run_row(g, row: int, column: int, speedup: np.ndarray, mark: str = "") -> str:

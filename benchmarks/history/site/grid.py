@@ -113,7 +113,7 @@ def load(connection) -> Grid:
     from benchmarks.history import database
 
     runs = [Run(*row) for row in connection.execute(
-        "SELECT id, timestamp, host, commit_sha, torch FROM runs ORDER BY timestamp, id")]
+        f"SELECT id, timestamp, host, commit_sha, torch FROM runs r WHERE {database.SHOWN_RUNS} ORDER BY timestamp, id")]
     row_of = {run.id: row for row, run in enumerate(runs)}
     configs = [_config(column, config_id, key, labels)
                for column, (config_id, key, labels) in enumerate(database.configs(connection))]
@@ -124,7 +124,8 @@ def load(connection) -> Grid:
             c.eager = eager.get(c.baseline_key)
     shape = (len(runs), len(configs))
     rows = connection.execute("SELECT run_id, config_id, status, accuracy, verification, median_s, compile_s, "
-                              "peak_memory, graph_breaks, source, figures FROM measurements").fetchall()
+                              "peak_memory, graph_breaks, source, figures FROM measurements m JOIN runs r ON "
+                              f"r.id = m.run_id WHERE {database.SHOWN_RUNS}").fetchall()
     columns = list(zip(*rows)) or [()] * 11
     del rows
     r = np.fromiter((row_of[x] for x in columns[0]), np.int64, len(columns[0]))

@@ -3,13 +3,12 @@ few additions, a chart's data for site.js, numbers as the tables show them, a ch
 
 from __future__ import annotations
 
-import json
 import math
 from typing import Optional
 
 import numpy as np
 
-from benchmarks.results.html_style import STYLE, esc
+from benchmarks.results.html_style import STYLE, esc, script_json
 
 SITE_STYLE = """
 td.worse{background:#fde7e7;color:#9b1c14}td.better{background:#e6f4ea;color:#14591f}td .delta{font-size:.85em}
@@ -25,8 +24,7 @@ gap:0 1.5em}
 def shell(title: str, body: str, depth: int, charts: Optional[list] = None) -> str:
     """A whole page; `depth`: how many directories below the site's root it is (for the assets' paths)."""
     up = "../" * depth
-    data = ("<script>window.SITE_CHARTS=" + json.dumps(charts, separators=(",", ":"), allow_nan=False)
-            .replace("</", "<\\/") + ";</script>\n") if charts else ""
+    data = f"<script>window.SITE_CHARTS={script_json(charts)};</script>\n" if charts else ""
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
             f"<title>{esc(title)}</title><link rel=\"stylesheet\" href=\"{up}assets/uPlot.min.css\">"

@@ -12,6 +12,7 @@ import numpy as np
 from benchmarks.history.site import dashboard_numbers as numbers
 from benchmarks.history.site import grid as grid_module
 from benchmarks.history.site import page, significance
+from benchmarks.results import page_links
 from benchmarks.results.accuracy_status import AccuracyStatus
 from benchmarks.results.html_style import esc
 from benchmarks.results.records import RecordStatus
@@ -38,7 +39,8 @@ def is_new_failure(g, baseline, newest, column) -> bool:
 
 
 def _link(path, page_dir: str, text: str) -> str:
-    return f'<a href="{esc(os.path.relpath(path, page_dir))}">{text}</a>' if path else ""
+    """A link to a file found on disk (a run's log or results file, named by the database): page_links' href."""
+    return page_links.anchor(page_links.file_href(path, page_dir), text) if path else ""
 
 
 def render(site, view, page_dir: str) -> str:
@@ -68,7 +70,8 @@ def render(site, view, page_dir: str) -> str:
         source = g.source_of(newest, column)
         record = source if source and os.path.isfile(source) else None
         log = grid_module.log_path(config, source) if record else None
-        links = " ".join(filter(None, [f'<a href="../config/{config.id}.html">series</a>',
+        links = " ".join(filter(None, [page_links.anchor(page_links.file_href(f"../config/{config.id}.html", None),
+                                                         "series"),
                                        _link(log, page_dir, "log"), _link(record, page_dir, "record")]))
         rows.append(f'<tr data-config="{config.id}"' + (' class="newfail"' if new_failure else "") + ">"
                     + f'<td data-sort="{esc(config.name)}">{esc(config.name)}</td>' + status

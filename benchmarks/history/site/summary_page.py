@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from benchmarks.history.site import dashboard_numbers as numbers
 from benchmarks.history.site import page
+from benchmarks.results import page_links
 from benchmarks.results.html_style import esc
 
 FORMATS = {"pass_rate": "{:.0f}%", "speedup": "{:.2f}x", "compile_latency": "{:.2f}", "compression": "{:.2f}x",
@@ -34,8 +35,9 @@ def render(site, lines: list) -> str:
         line = view.line
         if view.newest is None:
             continue
-        cells = [f'<td><a href="suite/{esc(line.slug)}.html">{esc(line.suite)}</a></td>',
-                 f'<td><a href="suite/{esc(line.slug)}.html">{esc(line.backend)}</a></td>',
+        line_page = page_links.file_href(f"suite/{line.slug}.html", None)  # a slug is safe_name's: checked anyway
+        cells = [f"<td>{page_links.anchor(line_page, esc(line.suite))}</td>",
+                 f"<td>{page_links.anchor(line_page, esc(line.backend))}</td>",
                  f"<td>{esc(line.test)}</td>", f"<td>{esc(line.machine)}</td>",
                  f'<td class="num">{len(line.columns)}</td>',
                  _runs_cell(g, view)]

@@ -1,18 +1,36 @@
 """Writing the site incrementally: a page whose text is what the last build wrote is left alone, and a page the
 last build wrote that this one doesn't (a config no longer in the database) is removed. The state (each
 page's digest, and the change points found per series: significance.py's cache) is a JSON file in the site.
+
+The site's folder is a jail. The state file is data, not orders (a site comes from a cache or a colleague): a
+page it lists is removed only when its name is one this writer makes (index.html, suite/*.html, config/*.html,
+assets/<file>) and it resolves inside the site; any other entry is left alone with a warning. Every write
+resolves inside the site, symlinks included (the site's own folder may be a link the user named: it is resolved
+once), or the build stops with one line (UsageError, exit 2) before that write.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import logging
+import math
 import os
+import re
 
 from benchmarks.plumbing import disk_writes
+from benchmarks.plumbing.cli_support import UsageError
+from benchmarks.plumbing.safe_paths import PathEscapes, inside
+
+log = logging.getLogger(__name__)
 
 STATE_FILE = ".history-site.json"
 STATE_VERSION = 1
+# The folders the site writes its pages in, and the names of what this writer makes: the only files a state
+# file's entry may remove.
+FOLDERS = ("assets", "suite", "config")
+_NAME = r"[A-Za-z0-9_=-][A-Za-z0-9._=-]*"  # safe_name's characters, no leading dot (never `.` or `..`)
+_OUR_PAGE = re.compile(rf"index\.html|(?:suite|config)/{_NAME}\.html|assets/{_NAME}")
 
 
 def write_text(path: str, text: str) -> None:
@@ -21,26 +39,52 @@ def write_text(path: str, text: str) -> None:
     disk_writes.write_text(path, text)
 
 
+def _is_shift(item) -> bool:
+    """A cached change point as significance.Detector stores it: [before row, after row, p-value, ratio]."""
+    return (isinstance(item, list) and len(item) == 4 and all(type(v) is int for v in item[:2])
+            and all(type(v) in (int, float) and math.isfinite(v) for v in item[2:]))
+
+
+def _valid_detections(cache) -> dict:
+    """The state's change point cache, less any entry not shaped as the detector writes it (tested again)."""
+    if not isinstance(cache, dict):
+        return {}
+    return {key: found for key, found in cache.items()
+            if isinstance(found, list) and all(_is_shift(item) for item in found)}
+
+
 class SiteWriter:
     def __init__(self, directory: str):
-        self.directory = directory
-        self.state_path = os.path.join(directory, STATE_FILE)
+        self.given = directory
+        self.directory = os.path.realpath(directory)  # the site's own folder may be a link: resolved once
+        for folder in FOLDERS + (STATE_FILE,):  # a page folder that leads out stops the build before any write
+            self._inside(folder)
+        self.state_path = os.path.join(self.directory, STATE_FILE)
         try:
             with open(self.state_path, encoding="utf-8") as found:
                 state = json.load(found)
-            if state.get("version") != STATE_VERSION:
-                state = {}
         except (OSError, ValueError):
             state = {}  # no site yet, or a damaged state: everything is written again
-        self.old_pages = state.get("pages", {})
+        if not isinstance(state, dict) or state.get("version") != STATE_VERSION:
+            state = {}
+        pages, detections = state.get("pages"), state.get("detections")
+        self.old_pages = {k: v for k, v in pages.items() if isinstance(v, str)} if isinstance(pages, dict) else {}
         self.pages: dict = {}
-        self.detections = state.get("detections", {})
+        self.detections = _valid_detections(detections)
         self.written = self.unchanged = self.removed = 0
+
+    def _inside(self, relative: str) -> str:
+        """The resolved path of `relative` in the site, or UsageError (one line) where it would lead outside."""
+        try:
+            return inside(self.directory, relative)
+        except PathEscapes as escape:
+            raise UsageError(f"-o {self.given}: {relative} leads outside the site (to {escape.resolved}); "
+                             "nothing is written there") from None
 
     def write(self, relative: str, text: str) -> None:
         digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
         self.pages[relative] = digest
-        path = os.path.join(self.directory, relative)
+        path = self._inside(relative)
         if self.old_pages.get(relative) == digest and os.path.isfile(path):
             self.unchanged += 1
             return
@@ -48,13 +92,26 @@ class SiteWriter:
         self.written += 1
 
     def finish(self, detections: dict) -> None:
-        for relative in set(self.old_pages) - set(self.pages):
-            path = os.path.join(self.directory, relative)
-            if os.path.isfile(path):
+        for relative in sorted(set(self.old_pages) - set(self.pages)):
+            path = self._removable(relative)
+            if path and os.path.isfile(path):
                 os.remove(path)
                 self.removed += 1
-        write_text(self.state_path, json.dumps({"version": STATE_VERSION, "pages": self.pages,
-                                                "detections": detections}, separators=(",", ":")))
+        write_text(self._inside(STATE_FILE), json.dumps({"version": STATE_VERSION, "pages": self.pages,
+                                                         "detections": detections}, separators=(",", ":")))
+
+    def _removable(self, relative: str):
+        """The path of a page the last build wrote and this one did not, or None (with a warning) where the state
+        file names something that is not one of the site's pages or that leads outside."""
+        if _OUR_PAGE.fullmatch(relative):
+            try:
+                inside(self.directory, relative)
+                return os.path.join(self.directory, relative)  # a link itself is removed, never what it names
+            except PathEscapes:
+                pass
+        log.warning("%s lists %r, not a page of this site: left alone", os.path.join(self.given, STATE_FILE),
+                    relative)
+        return None
 
     def summary(self) -> str:
         return (f"{self.written} page(s) written, {self.unchanged} unchanged"

@@ -1,0 +1,257 @@
+"""One validation of a record, at the door of every reader: `problem(record)` is None for a record the tools can
+use, else the one-line reason it is unusable (history ingest, the runner's resume, aggregate, compare and the
+analyzer skip such a record with that reason; docs/architecture.md, "The record").
+
+A results file is untrusted input (a CI artifact, a teammate's file): a value of the wrong type, a number no
+float arithmetic survives (inf, 1e308: its sum overflows) or a timestamp no date can show would otherwise reach
+code that trusts the record, and break a report, or a history database for good.
+
+Tolerant of what old and upstream PyTorch/XLA records legitimately hold: a key may be missing or null (each
+tool says what it needs beyond this, e.g. aggregate's "no timestamp"); a metric may be null, a bare number, an
+object of counters, or hold text or NaN among its samples (an old run's way to say "not measured": each tool
+reports such a metric as having no data, the record stays). Unknown keys are never looked at.
+
+CHECKS is a table, key -> check(value) -> reason or None, that grows with the record (issue #53 turns it into
+the record's declared schema): a check runs only when its key is present and not null.
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime, timezone
+from typing import Callable, Optional
+
+# Numbers beyond this are no measurement, count or size (2**63: a 64-bit counter's end): past it, sums of a few
+# samples overflow, SQLite keeps no integer and orjson writes none.
+MAX_MAGNITUDE = 2.0 ** 63
+# Containers nested deeper than this inside a checked key are refused (a record's deepest, dynamo's per-phase
+# counters in metrics, is 4): deeper is someone's attempt at the recursion limit.
+MAX_DEPTH = 16
+# A timestamp a date can show: 1970-01-01 .. 9999-12-31 UTC (datetime's last year).
+FIRST_TIMESTAMP = 0.0
+LAST_TIMESTAMP = datetime(9999, 12, 31, 23, 59, 59, tzinfo=timezone.utc).timestamp()
+
+Check = Callable[[object], Optional[str]]
+
+
+def _kind(value) -> str:
+    """What a JSON value is, in the user's words."""
+    if value is None:
+        return "null"
+    return {bool: "true/false", int: "a number", float: "a number", str: "text", list: "a list",
+            dict: "an object"}.get(type(value), type(value).__name__)
+
+
+def _number_problem(value, nan_ok: bool = False) -> Optional[str]:
+    """Why `value` (a number) is no usable number: infinite, NaN (unless `nan_ok`: a sample not measured) or
+    beyond MAX_MAGNITUDE."""
+    if isinstance(value, float):
+        if math.isnan(value):
+            return None if nan_ok else "NaN"
+        if math.isinf(value):
+            return f"{value} (not finite)"
+    if abs(value) > MAX_MAGNITUDE:
+        return f"{_shown(value)} (beyond {MAX_MAGNITUDE:.3g})"
+    return None
+
+
+def _shown(value) -> str:
+    """A number in a few characters: an integer too large for a float (or for str) by its size."""
+    if isinstance(value, int) and abs(value) > 10 ** 300:
+        return f"an integer of {value.bit_length()} bits"
+    return f"{value:.6g}" if isinstance(value, float) or abs(value) > 10 ** 6 else str(value)
+
+
+def _numbers_problem(value, nan_ok: bool = False, depth: int = 0, samples: bool = False) -> Optional[str]:
+    """The first unusable number anywhere inside `value` (lists and objects, up to MAX_DEPTH), or too deep;
+    `samples`: a text that reads as a number counts as one (the statistics read "1e308" as a sample). A resume
+    reads millions of records: an ordinary number costs one comparison here."""
+    kind = type(value)
+    if kind is list or kind is dict:
+        if depth >= MAX_DEPTH:
+            return f"nested deeper than {MAX_DEPTH}"
+        if kind is dict and not "".join(value).isascii() and any(map(_not_unicode, value)):  # keys are labels too
+            return NOT_UNICODE
+        for child in (value.values() if kind is dict else value):
+            child_kind = type(child)
+            if (child_kind is float or child_kind is int) and -MAX_MAGNITUDE <= child <= MAX_MAGNITUDE:  # NaN, inf fail
+                continue
+            if child_kind is str and not samples:
+                if not child.isascii() and _not_unicode(child):
+                    return NOT_UNICODE
+                continue
+            if child is None or child_kind is bool:
+                continue
+            found = _numbers_problem(child, nan_ok, depth + 1, samples)
+            if found:
+                return found
+        return None
+    if kind is int or kind is float:
+        return _number_problem(value, nan_ok)
+    if kind is str and samples:
+        try:
+            number = float(value)
+        except (ValueError, OverflowError):
+            return None  # text: each tool's "not a list of numbers"
+        found = _number_problem(number, nan_ok)
+        return f"{value[:20]!r}, read as {found}" if found else None
+    return None
+
+
+# ---------------------------------------------------------------- one check per kind of value
+
+
+def _not_unicode(value: str) -> bool:
+    """Text with a lone surrogate (Python's json reads one; no page, table or database can hold it)."""
+    if value.isascii():
+        return False
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+NOT_UNICODE = "text that is not Unicode (a lone surrogate)"
+
+
+def text(value) -> Optional[str]:
+    if not isinstance(value, str):
+        return f"is {_kind(value)}, not text"
+    return f"is {NOT_UNICODE}" if _not_unicode(value) else None
+
+
+def flag(value) -> Optional[str]:
+    return None if isinstance(value, bool) else f"is {_kind(value)}, not true/false"
+
+
+def count(value) -> Optional[str]:
+    """A whole number >= 0 (repeat, warm-up runs, a round's index, a batch size)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        return f"is {value:g}, not a whole number" if isinstance(value, float) else f"is {_kind(value)}, not a whole number"
+    if value < 0 or value > MAX_MAGNITUDE:
+        return f"is {_shown(value)}, not a count"
+    return None
+
+
+def texts(value) -> Optional[str]:
+    """A list of text (gpu_names)."""
+    if not isinstance(value, list):
+        return f"is {_kind(value)}, not a list"
+    return next((f"holds {found[3:]}" for item in value if (found := text(item))), None)
+
+
+def listed(value) -> Optional[str]:
+    return None if isinstance(value, list) else f"is {_kind(value)}, not a list"
+
+
+def number(value) -> Optional[str]:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return f"is {_kind(value)}, not a number"
+    found = _number_problem(value)
+    return f"is {found}" if found else None
+
+
+def timestamp(value) -> Optional[str]:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return f"is {_kind(value)}, not a number"
+    if not FIRST_TIMESTAMP <= value <= LAST_TIMESTAMP:  # NaN too
+        return f"is {_shown(value)}, not a time between the years 1970 and 9999"
+    return None
+
+
+def fields(checks: dict, numbers: bool = False) -> Check:
+    """An object whose keys in `checks` (present and not null) pass their checks; with `numbers`, every number
+    anywhere in it is usable too."""
+
+    def check(value) -> Optional[str]:
+        if not isinstance(value, dict):
+            return f"is {_kind(value)}, not an object"
+        for key, inner in checks.items():
+            item = value.get(key)
+            if item is not None:
+                found = inner(item)
+                if found:
+                    return f".{key} {found}"
+        if numbers:
+            found = _numbers_problem(value)
+            if found:
+                return f"holds {found}"
+        return None
+
+    return check
+
+
+def metrics(value) -> Optional[str]:
+    """An object of metric -> samples (upstream's analyzer reads each as a numeric array): the error text is text;
+    a NaN sample is one not measured; an infinite or huge one is refused (a mean over it overflows)."""
+    if not isinstance(value, dict):
+        return f"is {_kind(value)}, not an object"
+    error = value.get("error")
+    found = text(error) if error is not None else None
+    if found:
+        return f".error {found}"
+    for name, samples in value.items():
+        found = _numbers_problem(samples, nan_ok=True, samples=name != "error")
+        if found:
+            return f".{name} holds {found}"
+    return None
+
+
+MODEL_CHECKS = {"suite_name": text, "model_name": text}
+# The experiment keys every tool reads as text or as a number (DESIGN.md 3); our other keys are labels (text).
+EXPERIMENT_CHECKS = {"accelerator": text, "accelerator_model": text, "xla": text, "xla_flags": text, "dynamo": text,
+                     "torch_xla2": text, "test": text, "batch_size": count, "enable_functionalization": flag}
+ERROR_CHECKS = {"type": text, "message": text, "phase": text, "log": text}
+# What the reports show of the machine (aggregate's facts, the analyzer's columns, history's run); the rest of
+# `environment` is the record's own, never read as anything but an object.
+ENVIRONMENT_CHECKS = {**{key: text for key in ("python", "torch", "torch_xla", "torchvision", "numpy", "cpu_model",
+                                               "hostname", "platform", "git_commit")},
+                      "cpu_count": count, "usable_cores": count, "gpu_names": texts,
+                      "executor": fields({"kind": text}), "noise": fields({"problems": listed})}
+
+# key -> its check, for a key present and not null. Grows with the record (issue #53).
+CHECKS = {
+    "model": fields(MODEL_CHECKS, numbers=True),
+    "experiment": fields(EXPERIMENT_CHECKS, numbers=True),
+    "metrics": metrics,
+    "timestamp": timestamp,
+    "status": text,
+    "verification_code": text,
+    "accuracy": text,
+    "error": fields(ERROR_CHECKS),
+    "environment": fields(ENVIRONMENT_CHECKS),
+    "repeat": count,
+    "iterations_per_run": count,
+    "warmup": count,
+    "round": count,
+    "requested_batch_size": count,
+    "verify": flag,
+    "run_seconds": number,
+}
+# Keys a record must have: without them it names nothing to place (every tool's "no model or experiment").
+REQUIRED = ("model", "experiment")
+
+
+def key_problem(key: str, value) -> Optional[str]:
+    """The reason one key's value makes its record unusable (None: fine, or a key no check is about)."""
+    check = CHECKS.get(key)
+    if check is None or value is None:
+        return None
+    found = check(value)
+    if not found:
+        return None
+    return f"{key}{found}" if found.startswith(".") else f"{key} {found}"
+
+
+def problem(record) -> Optional[str]:
+    """None for a usable record, else why it is not (one line, to be shown after the file and line)."""
+    if not isinstance(record, dict):
+        return "not a JSON object"
+    if any(not isinstance(record.get(key), dict) for key in REQUIRED):
+        return "no model or experiment"
+    for key, value in record.items():
+        found = key_problem(key, value) if key in CHECKS else None
+        if found:
+            return found
+    return None
