@@ -10,7 +10,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 OUT ?= output/bench
 
-.PHONY: all env native-libs browser bench bench-torchvision test test-fast test-slow env-torch-latest test-torch-latest test-gpu gpu-check gpu-slice gpu-harness gpu-wheels test-golden bench-overhead bench-analyzer bench-parallel bench-scale bench-compare bench-history bench-site bench-dashboard bench-allocator bench-profiles bench-llm soak parity clean
+.PHONY: all env native-libs browser bench bench-torchvision test test-fast test-slow env-torch-latest test-torch-latest test-gpu gpu-check gpu-slice gpu-harness gpu-wheels test-golden bench-overhead bench-analyzer bench-parallel bench-scale bench-compare bench-history bench-site bench-dashboard bench-allocator bench-profiles bench-llm bench-roofline soak parity clean
 
 all: env
 
@@ -191,6 +191,11 @@ bench-parallel: env
 # transformers' generate on the same configuration, alternating: the ratio (target: within 15 %).
 bench-llm: env
 	$(PY) scripts/bench_llm.py
+
+# The microbench matmul and add (eager, this CPU) against the machine's ceilings, measured afresh: each one's fraction
+# of its ceiling, floors matmul 0.7 and add 0.6 checked in the exit status (docs/roofline.md).
+bench-roofline: env
+	$(PY) scripts/bench_roofline.py
 
 # result_analyzer.py on synthetic results files of 10k, 20k and 1M records: records/s and peak memory.
 bench-analyzer: env

@@ -18,7 +18,7 @@ import re
 from datetime import datetime, timezone
 from typing import Optional
 
-from benchmarks.aggregate import dashboard, inputs, notes, reports
+from benchmarks.aggregate import dashboard, inputs, notes, reports, roofline_report
 from benchmarks.aggregate.analysis import Analysis, Options, prepare
 from benchmarks.config.rerun_command import trusted_rerun
 from benchmarks.results import accuracy_status, html_style, page_links, records
@@ -278,6 +278,7 @@ def render(options: Options, page_path: Optional[str], fig_width: float, fig_hei
         # Its per-backend notes name the same newest run as the geomeans' do: said once.
         *said.html([note.replace("(newest run", "(run") for note in latest.notes]),
         _models_section(analysis, results_dir, page_dir),
+        roofline_report.section(analysis, lambda table: _svg(table, fig_width, fig_height)),
     ]
     return (html_style.head(esc(title)) + "\n".join(body)
             + f"\n<script>{html_style.table_script()}</script>\n</body></html>\n")

@@ -57,7 +57,7 @@ def render(table, fmt: str, fig_width: float, fig_height: float) -> bytes:
     else:
         ax = fig.add_subplot()
         {"timeseries": _timeseries, "percentiles": _percentiles, "sorted": _sorted,
-         "grouped": _grouped}[plot["kind"]](ax, plot)
+         "grouped": _grouped, "roofline": _roofline}[plot["kind"]](ax, plot)
         ax.set_title(table.title, fontsize=10)
         ax.grid(True, which="major", alpha=0.3)
         if ax.get_legend_handles_labels()[0]:
@@ -205,3 +205,32 @@ def _dashboard(fig, plot: dict) -> None:
             ax.set_xlabel("Run (UTC)")
     if axes[0].get_legend_handles_labels()[0]:
         axes[0].legend(fontsize=7, loc="best")
+
+
+def _roofline(ax, plot) -> None:
+    """The roofline (aggregate/roofline_report.py): log-log, each backend's points (x FLOPs per byte, y achieved
+    FLOP/s), the bandwidth ceilings (the memory's, the caches') up to each dtype's FLOP ceiling."""
+    import numpy as np
+
+    xs = [x for points in plot["points"].values() for x, _, _ in points]
+    low, high = min(xs + [1.0]) / 4, max(xs + [1.0]) * 4
+    peaks = {dtype: peak for dtype, peak in plot["flops"].items() if peak}
+    grid = np.logspace(np.log10(low), np.log10(high), 200)
+    for name, bandwidth, style in (("memory", plot.get("bytes_per_second"), "-"),
+                                   ("caches", plot.get("cache_bytes_per_second"), ":")):
+        if bandwidth:
+            ax.plot(grid, np.minimum(grid * bandwidth, max(peaks.values())), style, color="0.3", linewidth=1,
+                    label=f"{name} {bandwidth / 1e9:.3g} GB/s")
+    for dtype, peak in sorted(peaks.items(), key=lambda item: item[1]):
+        ax.axhline(peak, color="0.55", linestyle="--", linewidth=0.8)
+        ax.annotate(f"{dtype} {peak / 1e9:.4g} GFLOP/s", (high, peak), fontsize=7, ha="right", va="bottom",
+                    color="0.35")
+    for backend, points in plot["points"].items():
+        ax.scatter([x for x, _, _ in points], [y for _, y, _ in points], s=18, label=backend, zorder=3)
+        for x, y, name in points:
+            ax.annotate(name, (x, y), fontsize=6, xytext=(3, 3), textcoords="offset points")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlim(low, high)
+    ax.set_xlabel("arithmetic intensity (FLOPs per byte)")
+    ax.set_ylabel("achieved FLOP/s")

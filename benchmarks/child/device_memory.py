@@ -58,6 +58,12 @@ def _reset_peak_rss() -> bool:
         return False
 
 
+def forget_peak_rss() -> bool:
+    """The process's peak resident set reset to what it holds now (child/ceilings.py: its arrays, freed, are not the
+    config's); False where this kernel can't."""
+    return _reset_peak_rss()
+
+
 def _allocator_release(libc) -> Optional[str]:
     """Ask whichever C allocator this process runs under (glibc's, or jemalloc or tcmalloc preloaded: the
     symbols are looked up in the process, not in a library named here) to give its free pages back; the

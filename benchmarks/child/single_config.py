@@ -17,7 +17,7 @@ import threading
 import time
 from typing import Optional
 
-from benchmarks.child import allocator_in_effect, compile_settings, config_hooks, cpu_setup, cpu_vec_isa, \
+from benchmarks.child import allocator_in_effect, ceilings, compile_settings, config_hooks, cpu_setup, cpu_vec_isa, \
     cuda_setup, device_memory, diagnostics, gpu_telemetry, precise_timing, torch_internals
 from benchmarks.config import experiment_config, rerun_command
 from benchmarks.config.process_env import PARENT_PID_VARIABLE, STACKS_SIGNAL, child_environment
@@ -210,6 +210,8 @@ class ConfigRun:
         isa = cpu_vec_isa.probe_for_config(self.experiment, self.cache.machine_dir)  # the machine's: not compile_time
         if isa:
             self.record["diagnostics"]["cpu_vec_isa"] = isa
+        if not self.options.diagnostics.no_roofline:  # the machine's ceilings (cached, else measured now: before any
+            self.record["environment"]["ceilings"] = ceilings.for_config(self.experiment)  # model exists, never timed)
         self.hooks = config_hooks.for_config(self.options, self.experiment)
         for hook in self.hooks:  # a golden entry saved (phase reference) before any model of the config is built
             hook.setup(self)
@@ -344,6 +346,19 @@ class ConfigRun:
         if self.bm.info.get("flops"):  # FLOPs of one iteration (microbench): throughput per repeat
             metrics["tflops"] = precise_timing.tflops(self.bm.info["flops"], metrics["per_iter_time"])
 
+    def count_work(self) -> None:
+        """The record's `roofline`: the config's work counted by one eager iteration after the timed runs (never
+        inside them), set against the machine's ceilings (child/work_count.py, docs/roofline.md)."""
+        from benchmarks.child import work_count
+
+        if self.options.diagnostics.no_roofline:
+            return
+        try:
+            self.record["roofline"] = work_count.roofline(self)
+        except Exception as exc:  # noqa: BLE001 - a count that fails costs the roofline, never the config's record
+            log.warning("roofline not counted", exc_info=True)
+            self.record["roofline"] = {"why_not": f"counting failed ({type(exc).__name__}: {str(exc)[:200]})"}
+
     def check(self) -> None:
         """After timing, which they never hide: the hooks' checks (their failures are statuses, not the config's)."""
         for hook in self.hooks:
@@ -398,6 +413,7 @@ def run_config(options: RunOptions, model_config: dict, experiment, channel: Cha
             run.load()
             run.compile()
             run.measure()
+            run.count_work()
             run.check()
     except ModelSkipped as exc:
         run.skipped(exc)

@@ -22,6 +22,10 @@ from benchmarks.results.measurement import Measurement
 KINDS = ("time", "compile", "memory", "paired")
 # A rate's unit, shown inverted (metric_words.HIGHER_IS_BETTER).
 RATE_UNITS = {"decode_tokens_per_second": "token", "tflops": "TFLOP"}
+# A rate whose inverse reads better in a unit of its own (results/roofline_figures.py): the fraction of attainable by
+# the time taken over the time the roofline allows; achieved FLOP/s by milliseconds per GFLOP.
+RATE_INVERSES = {"fraction_of_attainable": ("x the roofline's time", 1.0), "achieved_flops_per_second":
+                 ("ms per GFLOP", 1e12)}
 UNITS = {"time": ("ms", 1e3), "compile": ("s", 1.0), "memory": ("MiB", 1 / 2**20), "paired": ("x eager", 1.0)}
 
 
@@ -29,6 +33,8 @@ def unit(metric: str) -> tuple:
     """(unit text, factor from the record's unit) for showing a metric's medians."""
     if metric in UNITS:
         return UNITS[metric]
+    if metric in RATE_INVERSES:
+        return RATE_INVERSES[metric]
     if metric_words.higher_is_better(metric):  # compared by its inverse: time per unit of the rate
         return ("ms per " + RATE_UNITS.get(metric, "unit"), 1e3)
     if metric.endswith("bytes"):

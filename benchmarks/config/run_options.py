@@ -114,6 +114,8 @@ class DiagnosticsOptions:
         "beside the loss (slower)")
     disable_tf32: bool = DIAGNOSTICS.switch(CHILD, "no TF32: float32 matmuls (and cuDNN convolutions) at full "
         "precision (highest)")
+    no_roofline: bool = DIAGNOSTICS.switch(CHILD, "no roofline: neither the machine's ceilings measured or read nor the "
+        "config's work counted (an extra eager iteration after the timed runs; docs/roofline.md)")
 
 
 def file_path(text: str) -> str:

@@ -98,8 +98,8 @@ def _marks(changes: list) -> dict:
 
 
 def has_figures(all_series: list) -> bool:
-    """Whether any run of these series has generation figures."""
-    return any(point.figures for one in all_series for point in one.points)
+    """Whether any run of these series has generation figures (a roofline fraction alone is not one)."""
+    return any(f.of(point) is not None for one in all_series for point in one.points for f in GENERATION_COLUMNS)
 
 
 def series_rows(all_series: list, changes: list) -> list:

@@ -14,7 +14,7 @@ import json
 from typing import Optional
 
 from benchmarks.compare import metrics
-from benchmarks.results import metric_words
+from benchmarks.results import metric_words, roofline_figures
 from benchmarks.results.measurement import Measurement
 
 
@@ -73,8 +73,8 @@ class RecordView:
     graph_breaks: Optional[int]
     digest: str  # the record's identity: ingesting it again stores nothing
     torch: str = ""  # the torch it ran (environment.torch): its run's
-    # A generate run's figures (metric_words.generation_figures): {metric: median over its timed runs}; None for a
-    # record without them (a forward model, a failure)
+    # A generate run's figures (metric_words.generation_figures): {metric: median over its timed runs}, and any
+    # record's roofline fraction_of_attainable; None for a record without them (a failure, an older record)
     figures: Optional[dict] = None
 
 
@@ -99,6 +99,9 @@ def view(record: dict, commit: Optional[str] = None) -> tuple:
         compile_s, _ = metric_words.compile_seconds(m)  # the first run, compilation included, as compare's
         peak = m.peak_memory()  # the largest of metric_words.memory_samples: the device's peak, else the host's
         figures = metric_words.generation_figures(m)
+        fraction = roofline_figures.fraction_of(record)  # the roofline's (docs/roofline.md): the config page's line
+        if fraction is not None:
+            figures = {**(figures or {}), roofline_figures.FRACTION: fraction}
     digest = hashlib.sha256(json.dumps(record, sort_keys=True, default=str).encode()).hexdigest()
     return RecordView(
         timestamp=m.timestamp, host=_text(environment.get("hostname")),

@@ -18,7 +18,9 @@ GENERATION_FIGURES = ("decode_tokens_per_second", "time_to_first_token", "decode
 # Their short names on a command line (aggregate.py's and history.py detect's --metric).
 SHORT_NAMES = {"decode": "decode_tokens_per_second", "ttft": "time_to_first_token"}
 # Metrics where more is better: rates.
-HIGHER_IS_BETTER = frozenset({"decode_tokens_per_second", "tflops"})
+# fraction_of_attainable, achieved_flops_per_second: the roofline's per-run figures (results/roofline_figures.py).
+HIGHER_IS_BETTER = frozenset({"decode_tokens_per_second", "tflops", "fraction_of_attainable",
+                              "achieved_flops_per_second"})
 
 
 def higher_is_better(metric: str) -> bool:

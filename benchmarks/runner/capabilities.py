@@ -23,13 +23,13 @@ import time
 from typing import Optional
 
 from benchmarks.plumbing import disk_writes, machine_facts, torch_support
+from benchmarks.plumbing.user_cache import CACHE_ENV, cache_dir  # noqa: F401  (the probe's cache: shared with the ceilings)
 from benchmarks.plumbing.cli_support import UsageError
 from benchmarks.results import records
 from benchmarks.runner import matrix
 
 log = logging.getLogger("benchmarks.runner.capabilities")
 
-CACHE_ENV = "BENCHMARKS_PROBE_CACHE"
 DEVICE_VARIABLES = ("CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "PJRT_DEVICE", "XLA_FLAGS", "TPU_ACCELERATOR_TYPE",
                     "TPU_VISIBLE_CHIPS", "TPU_PROCESS_BOUNDS", "TPU_CHIPS_PER_PROCESS_BOUNDS", "LD_LIBRARY_PATH")
 DEVICE_FILES = ("/dev/nvidia*", "/dev/accel*", "/dev/vfio/*")
@@ -75,17 +75,6 @@ def cache_key(argv: list, environ: Optional[dict] = None) -> str:
         "device_files": sorted(path for pattern in DEVICE_FILES for path in glob.glob(pattern)),
     }
     return hashlib.sha256(json.dumps(facts, sort_keys=True, default=str).encode()).hexdigest()[:32]
-
-
-def cache_dir(environ: Optional[dict] = None) -> Optional[str]:
-    environ = os.environ if environ is None else environ
-    chosen = environ.get(CACHE_ENV)
-    if chosen == "off":
-        return None
-    if chosen:
-        return chosen
-    base = environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "ptbench-matrix")
 
 
 def _read_cache(path: str) -> Optional[dict]:

@@ -3,7 +3,8 @@
 Each (operator, dtype, shape) is one model, named like `matmul-float32-1024x1024x1024`, so the runner's
 matrix, isolation, records, resume, analyzer and aggregate apply unchanged. The dtype is also an
 experiment key (`--dtype` is a matrix axis): a model is paired only with experiments of its own dtype.
-Records carry the operation's FLOP count in `model_info` and `metrics.tflops` per repeat.
+Records carry the operation's FLOP count and its exact bytes (each element read or written once) in `model_info`, and
+`metrics.tflops` per repeat; `add` is the memory-bound operator beside matmul (docs/roofline.md).
 
 Adding an operator: a builder in microbench_ops.py and one `OPS` entry here (its FLOP count).
 This module does not import torch.
@@ -25,14 +26,21 @@ from benchmarks.suites import BenchmarkModel, ModelSkipped, Suite, model_config
 class Op:
     description: str
     flops: Callable[[int, int, int], int]  # (M, K, N) -> floating-point operations per call
+    elements: Callable[[int, int, int], int]  # (M, K, N) -> elements read + written per call, each once
 
 
 OPS = {
-    "matmul": Op("A (MxK) @ B (KxN)", lambda m, k, n: 2 * m * k * n),
+    "matmul": Op("A (MxK) @ B (KxN)", lambda m, k, n: 2 * m * k * n, lambda m, k, n: m * k + k * n + m * n),
     # bias add and relu: one operation each per output element.
-    "linear_relu": Op("relu(x (MxK) @ W.T (KxN) + bias (N))", lambda m, k, n: 2 * m * k * n + 2 * m * n),
+    "linear_relu": Op("relu(x (MxK) @ W.T (KxN) + bias (N))", lambda m, k, n: 2 * m * k * n + 2 * m * n,
+                      lambda m, k, n: m * k + k * n + n + m * n),
+    # memory-bound: one addition per element, two arrays read and one written (into an output made once, as
+    # STREAM's kernels write theirs: the output's allocation is not timed)
+    "add": Op("a + b, elementwise over M*K*N elements, into an output allocated once", lambda m, k, n: m * k * n,
+              lambda m, k, n: 3 * m * k * n),
 }
 DTYPES = ("float32", "bfloat16", "float16")
+ITEMSIZE = {"float32": 4, "bfloat16": 2, "float16": 2}
 DEFAULT_OP = "matmul"
 DEFAULT_DTYPE = "float32"
 DEFAULT_SHAPES = "pow2:256:2048"
@@ -207,7 +215,8 @@ class MicrobenchSuite(Suite):
             raise ModelSkipped(reason)
         module, inputs = microbench_ops.build(op, dtype, shape, device)
         m, k, n = shape
-        info = {"op": op, "dtype": dtype, "shape": {"M": m, "K": k, "N": n}, "flops": OPS[op].flops(m, k, n)}
+        info = {"op": op, "dtype": dtype, "shape": {"M": m, "K": k, "N": n}, "flops": OPS[op].flops(m, k, n),
+                "bytes": OPS[op].elements(m, k, n) * ITEMSIZE[dtype]}
         return BenchmarkModel(module=module, example_inputs=inputs, batch_size=None, info=info,
                               tolerance=tolerances.mean_rel_error(self.name, dtype))
 

@@ -106,6 +106,10 @@ def test_a_model_pairs_only_with_experiments_of_its_dtype():
 def test_flop_counts():
     assert microbench.OPS["matmul"].flops(64, 128, 256) == 2 * 64 * 128 * 256
     assert microbench.OPS["linear_relu"].flops(64, 128, 256) == 2 * 64 * 128 * 256 + 2 * 64 * 256
+    # the memory-bound operator: one addition per element, two arrays read and one written
+    assert microbench.OPS["add"].flops(4, 8, 16) == 4 * 8 * 16
+    assert microbench.OPS["add"].elements(4, 8, 16) == 3 * 4 * 8 * 16
+    assert microbench.parse_model_name("add-bfloat16-4x8x16") == ("add", "bfloat16", (4, 8, 16))
 
 
 def test_dtype_support_is_decided_from_facts():
@@ -149,7 +153,8 @@ def test_records_carry_flops_and_tflops_per_repeat(sweep):
     for record in records:
         m, k, n = (int(x) for x in record["model"]["model_name"].rsplit("-", 1)[1].split("x"))
         info = record["model_info"]
-        assert info == {"op": "matmul", "dtype": "float32", "shape": {"M": m, "K": k, "N": n}, "flops": 2 * m * k * n}
+        assert info == {"op": "matmul", "dtype": "float32", "shape": {"M": m, "K": k, "N": n}, "flops": 2 * m * k * n,
+                        "bytes": 4 * (m * k + k * n + m * n)}  # A and B read, C written, each once
         metrics = record["metrics"]
         assert len(metrics["tflops"]) == 2
         for tflops, seconds in zip(metrics["tflops"], metrics["per_iter_time"]):

@@ -2,7 +2,8 @@
 run with history's change points marked; for each change, the runs around it, the commits between the runs
 before and after, and the `history bisect` command line that finds the commit; its pass/fail transitions. A model run
 by generate also shows its generation figures (time to first token, decode time per token, decode tokens per second,
-where more is better) over the runs, charted and in a table of its newest runs."""
+where more is better) over the runs, charted and in a table of its newest runs; a config with a roofline fraction of
+attainable (docs/roofline.md) charts it too."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from benchmarks.history.site import grid as grid_module
 from benchmarks.history.site import page, suite_page
 from benchmarks.plumbing.cli_support import command_line
 from benchmarks.plumbing.safe_paths import safe_name
+from benchmarks.results import roofline_figures
 from benchmarks.results.change_words import Word
 from benchmarks.results.html_style import esc
 
@@ -118,6 +120,16 @@ def _figure_charts(figures: list, name: str, x: list, run_texts: list) -> list:
     return charts
 
 
+def roofline_chart(g, column: int, name: str, x: list, run_texts: list) -> list:
+    """The config's fraction of its roofline's attainable over the runs (docs/roofline.md), where it has one."""
+    values = g.figures.get(roofline_figures.FRACTION)
+    if values is None or not np.isfinite(values[:, column]).any():
+        return []
+    return [{"id": "chart-roofline", "title": "Fraction of the roofline's attainable (more is better)", "x": x,
+             "runs": run_texts, "series": [{"label": name, "values": page.values_list(values[:, column], digits=4),
+                                            "marks": []}]}]
+
+
 def _figures_table(g, figures: list) -> str:
     """The newest runs that have the figures, newest first."""
     rows = [r for r in range(len(g.runs)) if any(np.isfinite(values[r]) for _, values in figures)][-NEWEST_FIGURES:]
@@ -145,6 +157,7 @@ def render(site, config) -> str:
                                    "marks": [s.after for s in shifts]}]})
     figures = generation_figures(g, column)
     charts += _figure_charts(figures, config.name, x, run_texts)
+    charts += roofline_chart(g, column, config.name, x, run_texts)
     labels = dict(config.labels)
     facts = "".join(f"<tr><td>{esc(name)}</td><td>{esc(value)}</td></tr>" for name, value in labels.items() if value)
     transitions = _transitions(g, column)
