@@ -29,7 +29,7 @@ def assert_consistent(record):
         "peak_bytes_per_second"]
     assert roofline["bound"] == ("compute" if compute >= memory else "memory")
     assert roofline["attainable_flops_per_second"] <= peak
-    assert 0 <= roofline["count_seconds"] < 1  # the counting's own time, outside the timed runs
+    assert roofline["count_seconds"] >= 0  # the counting's own time, outside the timed runs (its cost: make bench-roofline)
     metrics = record["metrics"]
     assert len(metrics["achieved_flops_per_second"]) == len(metrics["per_iter_time"])
     if "per_repeat_why_not" not in roofline:  # else a lucky run beat the ceilings: no run's fraction is given
