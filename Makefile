@@ -188,7 +188,8 @@ bench-parallel: env
 	$(PY) scripts/bench_parallel.py
 
 # Qwen3-0.6B's eager decode tokens/s on this CPU (32 prompt + 16 new tokens), ours beside a plain loop calling
-# transformers' generate on the same configuration, alternating: the ratio (target: within 15 %).
+# transformers' generate on the same configuration, in interleaved pairs of processes: the median pair ratio with an
+# order-statistic interval and the load average (target: within 5 %; docs/generation.md).
 bench-llm: env
 	$(PY) scripts/bench_llm.py
 

@@ -57,7 +57,7 @@ def method_notes(analysis: Analysis) -> list:
         rate = metric_words.higher_is_better(options.metric)
         notes.append(f"Figure: {options.metric}, the {options.estimator} of each generate run's (records of models "
                      "run by generate; others are left out)"
-                     + ("; a rate, so speedup = backend rate / base rate (more tokens per second is better)."
+                     + ("; a rate, so speedup = backend rate / base rate (more is better)."
                         if rate else "; speedup = base / backend (less is better)."))
     else:
         skip = (f"first {options.skip_samples} samples skipped" if options.skip_samples is not None

@@ -161,16 +161,45 @@ def percentile(values: list, fraction: float) -> float:
     return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
 
 
-def token_figures(token_seconds: list) -> dict:
-    """One run's figures from each new token's time since the call: time to first token; each later token's decode
-    time (median, 90th percentile) and decode tokens per second (none with a single new token)."""
+def token_figures(token_seconds: list, total: Optional[float] = None) -> dict:
+    """One run's figures from each new token's time since the call (and the whole call's time, `total`): time to
+    first token; the inter-token latencies (each later token's time after the one before: the decode steps) as
+    their median and 90th percentile (the original figures), their mean, 95th and 99th percentiles, population
+    standard deviation and coefficient of variation (stdev / mean, as optimum-benchmark's per-token statistics);
+    decode tokens per second over the span from the first token to the last; and vLLM's TPOT, (total - TTFT) /
+    (n - 1), where the whole call is given. A single new token has no decode figure."""
     figures = {"time_to_first_token": token_seconds[0]}
     steps = [later - earlier for earlier, later in zip(token_seconds, token_seconds[1:])]
-    if steps:
-        figures["decode_per_token_time"] = statistics.median(steps)
-        figures["decode_per_token_p90_time"] = percentile(steps, 0.9)
-        figures["decode_tokens_per_second"] = len(steps) / (token_seconds[-1] - token_seconds[0])
+    if not steps:
+        return figures
+    mean = statistics.fmean(steps)
+    stdev = statistics.pstdev(steps)
+    figures.update({
+        "decode_per_token_time": statistics.median(steps),
+        "decode_per_token_p90_time": percentile(steps, 0.9),
+        "decode_tokens_per_second": len(steps) / (token_seconds[-1] - token_seconds[0]),
+        "inter_token_latency_mean": mean,
+        "inter_token_latency_p50": percentile(steps, 0.5),
+        "inter_token_latency_p90": percentile(steps, 0.9),
+        "inter_token_latency_p95": percentile(steps, 0.95),
+        "inter_token_latency_p99": percentile(steps, 0.99),
+        "inter_token_latency_stdev": stdev,
+        "inter_token_latency_cv": stdev / mean if mean > 0 else float("nan"),
+    })
+    if total is not None:
+        figures["time_per_output_token"] = (total - token_seconds[0]) / len(steps)
     return figures
+
+
+# The percentiles of the time to first token over a record's timed calls (one value each: a record's, not a run's).
+TTFT_PERCENTILES = {"time_to_first_token_p50": 0.5, "time_to_first_token_p90": 0.9, "time_to_first_token_p95": 0.95,
+                    "time_to_first_token_p99": 0.99}
+
+
+def across_runs(ttfts: list) -> dict:
+    """The time to first token's percentiles over the timed calls (vLLM's and MLPerf's TTFT percentiles), each a
+    one-value list as compile_time is (a metric's values stay a list of numbers)."""
+    return {name: [percentile(ttfts, fraction)] for name, fraction in TTFT_PERCENTILES.items()} if ttfts else {}
 
 
 class TokenCountError(RuntimeError):
@@ -196,10 +225,12 @@ def timed_generate(step: Callable, experiment, generation) -> tuple:
 def measure(step: Callable, bm, experiment, repeat: int, warmup: int,
             on_phase: Callable[[str], None] = lambda phase: None, memory=None) -> dict:
     """Warm-up generate calls (metrics.warmup_time; the first compiles), then `repeat` timed ones, each clocked per
-    token; the figures of each (lists per run) and compile_time (the first call beyond a steady one)."""
+    token: (the metrics: the figures of each run (lists per run), the time to first token's percentiles over the runs
+    and compile_time (the first call beyond a steady one); each timed call's token times since the call)."""
     import torch
 
     generation, metrics = bm.generation, collections.defaultdict(list)
+    raw = []  # each timed call's token times: the record's generation.token_seconds (nested: not a metric)
     gc.collect()
     try:
         on_phase("compile")
@@ -215,7 +246,8 @@ def measure(step: Callable, bm, experiment, repeat: int, warmup: int,
             if memory is not None:
                 metrics["peak_memory_bytes"].append(memory.end_run())
             del output
-            for name, value in token_figures(token_seconds).items():
+            raw.append(token_seconds)
+            for name, value in token_figures(token_seconds, total).items():
                 metrics[name].append(value)
             for name in ("generate_time", "total_time", "per_iter_time"):
                 metrics[name].append(total)
@@ -226,7 +258,8 @@ def measure(step: Callable, bm, experiment, repeat: int, warmup: int,
         raise generation.out_of_memory(exc, bm.batch_size) from None
     if metrics["warmup_time"] and metrics["generate_time"]:
         metrics["compile_time"] = [metrics["warmup_time"][0] - statistics.median(metrics["generate_time"])]
-    return dict(metrics)
+    metrics.update(across_runs(metrics.get("time_to_first_token") or []))
+    return dict(metrics), raw
 
 
 def facts(bm, experiment) -> dict:

@@ -314,9 +314,12 @@ class ConfigRun:
         for hook in self.hooks:
             hook.before_timing(self)
         self.record["iterations_per_run"] = 1
-        self.record["metrics"] = generation.measure(self.step, self.bm, self.experiment, self.options.repeat,
-                                                    self.options.warmup, self.channel.set_phase, self.memory)
-        self.record["generation"] = generation.facts(self.bm, self.experiment)
+        self.record["metrics"], token_seconds = generation.measure(
+            self.step, self.bm, self.experiment, self.options.repeat, self.options.warmup, self.channel.set_phase,
+            self.memory)
+        # the raw per-token times, nested (a metric's values are a list of numbers): one list per timed call
+        self.record["generation"] = {**generation.facts(self.bm, self.experiment), "token_seconds": [
+            [round(t, 9) for t in call] for call in token_seconds]}
         for hook in self.hooks:
             hook.after_timing(self)
         self.record_timings()
@@ -360,9 +363,19 @@ class ConfigRun:
             self.record["roofline"] = {"why_not": f"counting failed ({type(exc).__name__}: {str(exc)[:200]})"}
 
     def check(self) -> None:
-        """After timing, which they never hide: the hooks' checks (their failures are statuses, not the config's)."""
+        """After timing, which they never hide: the hooks' checks (their failures are statuses, not the config's).
+        First a generate run's decode bandwidth, from the roofline counted after its timed runs."""
+        self.add_decode_bandwidth()
         for hook in self.hooks:
             hook.check(self)
+
+    def add_decode_bandwidth(self) -> None:
+        """A generate run's decode bytes/s and its fraction of the bandwidth ceiling (results/decode_bandwidth.py),
+        each run's, among its metrics: only where the record's roofline and ceilings give them."""
+        from benchmarks.results import decode_bandwidth
+
+        if self.bm is not None and self.bm.generation is not None:
+            self.record["metrics"].update(decode_bandwidth.figures(self.record))
 
     def skipped(self, exc: ModelSkipped) -> None:
         log.info("skipped: %s", exc)

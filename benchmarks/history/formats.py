@@ -57,7 +57,26 @@ GENERATION_COLUMNS = (
            "their 90th percentile"),
     Figure("decode_tokens_per_s", "decode_tokens_per_second", 1.0, "tokens/s", "Decode tokens per second",
            "decode tokens per second"),
+    # vLLM's and optimum-benchmark's per-token figures (docs/generation.md), in the CSV and JSON and on the config
+    # page's table; the text table keeps the four above.
+    Figure("tpot_ms", "time_per_output_token", 1e3, None, "TPOT (ms)",
+           "time per output token: (the whole call - time to first token) / (new tokens - 1)"),
+    *(Figure(f"itl_{stat}_ms", f"inter_token_latency_{stat}", 1e3, None, f"Inter-token latency, {stat} (ms)",
+             f"the {stat} of the times between consecutive new tokens") for stat in ("mean", "p50", "p90", "p95", "p99",
+                                                                                       "stdev")),
+    Figure("itl_cv_pct", "inter_token_latency_cv", 100.0, None, "Inter-token latency, CV (%)",
+           "the inter-token latencies' stdev / mean"),
+    *(Figure(f"ttft_{stat}_ms", f"time_to_first_token_{stat}", 1e3, None, f"Time to first token, {stat} (ms)",
+             f"the {stat} of the time to first token over the record's timed calls") for stat in ("p50", "p90", "p95",
+                                                                                                 "p99")),
+    Figure("decode_gb_per_s", "decode_bytes_per_second", 1e-9, None, "Decode GB/s",
+           "bytes per decoded token x decode tokens per second (gpt-fast's GB/s)"),
+    Figure("decode_bandwidth_pct", "decode_bandwidth_fraction", 100.0, None, "Decode bandwidth (% of the ceiling)",
+           "decode GB/s over the machine's measured memory bandwidth"),
 )
+# The figures the config page charts (the others are in its table).
+CHARTED = ("time_to_first_token", "decode_per_token_time", "decode_per_token_p90_time", "decode_tokens_per_second",
+           "time_per_output_token", "inter_token_latency_cv", "decode_bytes_per_second")
 # Fixed: a forward model's rows leave the generation columns empty (each figure is the median over a record's timed
 # runs, then over the run's rounds).
 SERIES_COLUMNS = ("suite", "model", "backend", "test", "precision", "accelerator_model", "batch_size", "timestamp",

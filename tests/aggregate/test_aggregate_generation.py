@@ -16,7 +16,12 @@ def generation_record(dynamo, generate_s, tokens_per_s, ttft_s, model=QWEN, time
     """A generate run's record: the whole call is also total_time and per_iter_time (the harness's number)."""
     metrics = {"warmup_time": [generate_s[0] * 5], "generate_time": generate_s, "total_time": generate_s,
                "per_iter_time": generate_s, "decode_tokens_per_second": tokens_per_s, "time_to_first_token": ttft_s,
-               "decode_per_token_time": [1 / rate for rate in tokens_per_s]}
+               "decode_per_token_time": [1 / rate for rate in tokens_per_s],
+               # the per-token figures (TPOT, inter-token latency, decode bandwidth) follow the decode rate
+               "time_per_output_token": [1 / rate for rate in tokens_per_s],
+               "inter_token_latency_p99": [1.5 / rate for rate in tokens_per_s],
+               "inter_token_latency_cv": [0.02 * rate for rate in tokens_per_s],
+               "decode_bytes_per_second": [2.4e9 * rate for rate in tokens_per_s]}
     experiment = {"accelerator": "cpu", "accelerator_model": "CPU", "xla": None, "xla_flags": None, "dynamo": dynamo,
                   "torch_xla2": None, "test": "eval", "batch_size": 1, "enable_functionalization": False,
                   "prompt_tokens": 32, "new_tokens": 16, "generation_compile": "generate" if dynamo else None}
@@ -28,7 +33,8 @@ def generation_record(dynamo, generate_s, tokens_per_s, ttft_s, model=QWEN, time
 def forward_record(dynamo, seconds):
     """A forward model's record of the same run: no generate figures."""
     record = generation_record(dynamo, seconds, [1.0], [1.0], model="BertForMaskedLM")
-    for key in ("decode_tokens_per_second", "time_to_first_token", "decode_per_token_time", "generate_time"):
+    for key in ("decode_tokens_per_second", "time_to_first_token", "decode_per_token_time", "generate_time",
+                "time_per_output_token", "inter_token_latency_p99", "inter_token_latency_cv", "decode_bytes_per_second"):
         del record["metrics"][key]
     for key in ("prompt_tokens", "new_tokens", "generation_compile"):
         record["experiment"][key] = None
@@ -65,6 +71,11 @@ RECORDS = [
     ("decode_tokens_per_second", 2.0),  # a rate: inductor's tokens/s over eager's
     ("decode", 2.0),  # its short name
     ("ttft", 0.8),  # a time: eager's over inductor's
+    ("time_per_output_token", 2.0),  # vLLM's TPOT, a time
+    ("tpot", 2.0),  # its short name
+    ("inter_token_latency_p99", 2.0),
+    ("inter_token_latency_cv", 0.5),  # less is steadier: eager's 0.1 over inductor's 0.2
+    ("decode_bytes_per_second", 2.0),  # a rate: gpt-fast's GB/s, inductor's over eager's
 ])
 def test_the_speedup_is_read_on_the_figure_asked(tmp_path, metric, expected):
     found, _ = speedups(tmp_path, RECORDS, f"--metric={metric}")

@@ -34,6 +34,40 @@ def test_a_runs_figures_from_each_new_tokens_time_since_the_call():
     assert generation.token_figures([0.25]) == {"time_to_first_token": 0.25}  # one new token: no decode step
 
 
+def test_the_per_token_figures_as_vllm_and_optimum_benchmark_report_them():
+    """TPOT = (E2E - TTFT) / (n - 1); the inter-token latencies' mean, percentiles (linear, as numpy), population
+    stdev and CV; worked by hand."""
+    figures = generation.token_figures([0.5, 0.6, 0.8, 0.9, 1.4], total=1.5)  # steps 0.1, 0.2, 0.1, 0.5
+    assert figures["time_per_output_token"] == pytest.approx((1.5 - 0.5) / 4)
+    assert figures["inter_token_latency_mean"] == pytest.approx(0.9 / 4)
+    # sorted steps 0.1, 0.1, 0.2, 0.5: the q-quantile sits at position 3q
+    assert figures["inter_token_latency_p50"] == pytest.approx(0.15) == figures["decode_per_token_time"]
+    assert figures["inter_token_latency_p90"] == pytest.approx(0.2 + 0.7 * 0.3) == figures["decode_per_token_p90_time"]
+    assert figures["inter_token_latency_p95"] == pytest.approx(0.2 + 0.85 * 0.3)
+    assert figures["inter_token_latency_p99"] == pytest.approx(0.2 + 0.97 * 0.3)
+    # deviations from 0.225: -0.125, -0.025, -0.125, 0.275; squares sum to 0.1075, over 4
+    assert figures["inter_token_latency_stdev"] == pytest.approx((0.1075 / 4) ** 0.5)
+    assert figures["inter_token_latency_cv"] == pytest.approx((0.1075 / 4) ** 0.5 / 0.225)
+
+    steady = generation.token_figures([0.5, 0.6, 0.9, 1.0, 1.3], total=1.7)  # steps 0.1, 0.3, 0.1, 0.3
+    assert steady["inter_token_latency_stdev"] == pytest.approx(0.1)
+    assert steady["inter_token_latency_cv"] == pytest.approx(0.5)
+    assert steady["time_per_output_token"] == pytest.approx(0.3)  # 1.2 s after the first token, 4 tokens
+    assert steady["decode_tokens_per_second"] == pytest.approx(4 / 0.8)  # the span from the first to the last token
+
+    assert "time_per_output_token" not in generation.token_figures([0.5, 0.6])  # without the whole call, no TPOT
+    assert generation.token_figures([0.25], total=0.3) == {"time_to_first_token": 0.25}
+
+
+def test_the_time_to_first_tokens_percentiles_over_the_timed_calls():
+    found = generation.across_runs([0.4, 0.1, 0.3, 0.2])  # sorted 0.1 .. 0.4: the q-quantile at position 3q
+    assert found == {"time_to_first_token_p50": [pytest.approx(0.25)], "time_to_first_token_p90": [pytest.approx(0.37)],
+                     "time_to_first_token_p95": [pytest.approx(0.385)],
+                     "time_to_first_token_p99": [pytest.approx(0.397)]}
+    assert generation.across_runs([0.7]) == {name: [0.7] for name in generation.TTFT_PERCENTILES}
+    assert generation.across_runs([]) == {}
+
+
 def test_percentile_interpolates_as_numpy_does():
     import numpy as np
 

@@ -8,6 +8,7 @@ import pytest
 
 from helpers import read_jsonl, run_runner
 
+from benchmarks.child import generation
 from benchmarks.suites import huggingface_llm
 
 pytestmark = pytest.mark.integration
@@ -30,6 +31,26 @@ def assert_generated(record, prompt, new):
     assert 0 < metrics["time_to_first_token"][0] < metrics["generate_time"][0]
     assert (facts["prompt_tokens"], facts["new_tokens"], facts["generated_tokens"]) == (prompt, new, new)
     assert record["iterations_per_run"] == 1 and facts["batch_size"] == 1
+    assert_token_times(record, new)
+
+
+def assert_token_times(record, new):
+    """The raw per-token times (generation.token_seconds, one list per timed call) are in the record, and the
+    summaries in its metrics are theirs: TTFT, the decode rate, the inter-token latencies, TPOT, TTFT's percentiles."""
+    metrics, calls = record["metrics"], record["generation"]["token_seconds"]
+    assert len(calls) == len(metrics["generate_time"]) == record["repeat"]
+    for index, times in enumerate(calls):
+        assert len(times) == new and times == sorted(times) and 0 < times[0] and times[-1] < metrics["generate_time"][index]
+        steps = [b - a for a, b in zip(times, times[1:])]
+        assert metrics["time_to_first_token"][index] == pytest.approx(times[0], abs=1e-8)
+        assert metrics["decode_tokens_per_second"][index] == pytest.approx((new - 1) / (times[-1] - times[0]), rel=1e-6)
+        assert metrics["inter_token_latency_mean"][index] == pytest.approx(sum(steps) / len(steps), abs=1e-8)
+        assert metrics["inter_token_latency_p99"][index] == pytest.approx(generation.percentile(steps, 0.99), abs=1e-8)
+        assert min(steps) - 1e-8 <= metrics["inter_token_latency_p50"][index] <= max(steps) + 1e-8
+        assert metrics["time_per_output_token"][index] == pytest.approx(
+            (metrics["generate_time"][index] - times[0]) / (new - 1), abs=1e-8)
+    assert metrics["time_to_first_token_p50"] == [pytest.approx(generation.percentile(metrics["time_to_first_token"],
+                                                                                      0.5))]
 
 
 GPT_OSS = "openai/gpt-oss-20b"

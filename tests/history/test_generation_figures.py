@@ -212,3 +212,48 @@ def test_detect_metric_words_are_metric_words():
     from benchmarks.results import metric_words
 
     assert cli.TIME == metric_words.TIME and cli.DETECT_METRICS[1:] == metric_words.GENERATION_FIGURES
+
+
+def per_token_record(run, level=1.0):
+    """A generate record with vLLM's and optimum-benchmark's per-token figures (child/generation.py) and the decode
+    bandwidth (results/decode_bandwidth.py), each run's, three runs."""
+    record = generation_record(run, level=level)
+    itl = {"mean": 0.021, "p50": 0.020, "p90": 0.025, "p95": 0.027, "p99": 0.030, "stdev": 0.004}
+    record["metrics"].update({f"inter_token_latency_{stat}": [level * v] * 3 for stat, v in itl.items()})
+    record["metrics"].update(time_per_output_token=[level * 0.022] * 3, inter_token_latency_cv=[0.19, 0.2, 0.21],
+                             time_to_first_token_p50=[level * 0.12], time_to_first_token_p99=[level * 0.1298],
+                             decode_bytes_per_second=[2.4e9 / (level * 0.021)] * 3,
+                             decode_bandwidth_fraction=[0.4 / level] * 3)
+    return record
+
+
+def test_the_per_token_figures_by_name_in_show_with_their_units_and_directions(tmp_path):
+    db = tmp_path / "h.sqlite"
+    records = [per_token_record(run) for run in range(3)]
+    history("ingest", write(tmp_path / "r.jsonl", records), "--db", db, check_rc=0)
+    wanted = {"tpot_ms": 22.0, "itl_mean_ms": 21.0, "itl_p50_ms": 20.0, "itl_p90_ms": 25.0, "itl_p95_ms": 27.0,
+              "itl_p99_ms": 30.0, "itl_stdev_ms": 4.0, "itl_cv_pct": 20.0, "ttft_p50_ms": 120.0, "ttft_p99_ms": 129.8,
+              "decode_gb_per_s": 2.4 / 0.021, "decode_bandwidth_pct": 40.0}
+    rows = list(csv.DictReader(io.StringIO(history("show", "--db", db, "--format=csv", check_rc=0).stdout)))
+    assert len(rows) == 3
+    for column, value in wanted.items():
+        assert float(rows[0][column]) == pytest.approx(value, rel=1e-5), column
+    assert rows[0]["ttft_p90_ms"] == ""  # a figure the record lacks is empty, not made up
+    shown = json.loads(history("show", "--db", db, "--format=json", check_rc=0).stdout)
+    run = shown["configs"][0]["runs"][0]
+    for column, value in wanted.items():
+        assert run[column] == pytest.approx(value, rel=1e-5), column
+    directions = shown["directions"]
+    assert {directions[c] for c in ("tpot_ms", "itl_p99_ms", "itl_cv_pct", "ttft_p99_ms")} == {"lower is better"}
+    assert directions["decode_gb_per_s"] == directions["decode_bandwidth_pct"] == "higher is better"
+
+
+def test_detect_on_tpot_and_on_the_decode_bandwidth(tmp_path):
+    records = [per_token_record(run, level=1.3 if run >= 17 else 1.0) for run in range(30)]
+    db = tmp_path / "h.sqlite"
+    history("ingest", write(tmp_path / "r.jsonl", records), "--db", db, check_rc=0)
+    for metric in ("tpot", "time_per_output_token", "decode_bytes_per_second"):
+        done = history("detect", "--db", db, "--format", "json", "--metric", metric)
+        [change] = json.loads(done.stdout)["changes"]
+        assert change["direction"] == "slower" and change["ratio"] == pytest.approx(1.3, rel=0.03), metric
+        assert (change["before"]["commit"], change["after"]["commit"]) == ("c16", "c17")

@@ -13,3 +13,14 @@ def test_the_plain_loops_decode_rate_is_the_extra_tokens_over_the_extra_time():
     # 16 new tokens take 2.0 s, one takes 0.5 s: 15 decode steps in 1.5 s
     assert bench.plain_rate([2.0, 2.2, 1.9], [0.5, 0.6, 0.4], 16) == pytest.approx(10.0)
     assert bench.MODEL in huggingface_llm.NAMES
+
+
+def test_the_ratios_interval_is_the_order_statistics_that_hold_the_median():
+    bench = load_script("bench_llm")
+    # 6 pairs: only the extremes reach 90 % (1 - 2/64 = 96.9 %; the next pair in holds it 1 - 2 * 7/64 = 78 %)
+    low, high, held = bench.median_interval([0.97, 0.91, 1.02, 0.95, 0.99, 0.96])
+    assert (low, high) == (0.91, 1.02) and held == pytest.approx(1 - 2 / 64)
+    # 10 pairs: the second from each end holds it 1 - 2 * 11/1024 = 97.9 %, the third 1 - 2 * 56/1024 = 89 %
+    low, high, held = bench.median_interval([float(v) for v in range(10)])
+    assert (low, high) == (1.0, 8.0) and held == pytest.approx(1 - 2 * 11 / 1024)
+    assert bench.median_interval([0.9, 1.1]) == (0.9, 1.1, pytest.approx(0.5))  # too few pairs: said, not hidden

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from benchmarks.config import rerun_command
-from benchmarks.history.formats import GENERATION_COLUMNS
+from benchmarks.history.formats import CHARTED, GENERATION_COLUMNS
 from benchmarks.history.site import dashboard_numbers as numbers
 from benchmarks.history.site import grid as grid_module
 from benchmarks.history.site import page, suite_page
@@ -108,7 +108,7 @@ def _figure_charts(figures: list, name: str, x: list, run_texts: list) -> list:
     by_metric = {figure.metric: (figure, values) for figure, values in figures}
     charts = []
     for figure, values in figures:
-        if figure.metric == "decode_per_token_p90_time":
+        if figure.metric == "decode_per_token_p90_time" or figure.metric not in CHARTED:
             continue
         series = [{"label": name, "values": page.values_list(values, digits=6), "marks": []}]
         if figure.metric == "decode_per_token_time" and "decode_per_token_p90_time" in by_metric:
