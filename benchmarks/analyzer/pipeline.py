@@ -90,11 +90,13 @@ def _read_range(task: ChunkTask, problems: Problems) -> tuple:
     the page cache in place (one copy of every byte less)."""
     if task.end <= task.start:
         read = read_range(b"", task.compiled, problems)
-    else:
-        with open(task.path, "rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
-            with memoryview(mapped)[task.start:task.end] as data:
-                read = read_range(data, task.compiled, problems)
-    return read.n_lines, RangeRows(read, problems, task.hide_errors, task.fallback_timestamp, task.want_jsonl)
+        return read.n_lines, RangeRows(read, problems, task.hide_errors, task.fallback_timestamp, task.want_jsonl)
+    with open(task.path, "rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
+        with memoryview(mapped)[task.start:task.end] as data:
+            read = read_range(data, task.compiled, problems)
+            # the rows are made while the range is mapped: a refused line's reason reads the line again (line_text)
+            return read.n_lines, RangeRows(read, problems, task.hide_errors, task.fallback_timestamp,
+                                           task.want_jsonl)
 
 
 def process_chunk(task: ChunkTask) -> ChunkResult:

@@ -16,7 +16,7 @@ import json
 import logging
 import math
 from operator import itemgetter
-from typing import Optional
+from typing import Callable, Optional
 
 import numpy as np
 import orjson
@@ -49,6 +49,7 @@ class RangeRead:
     ids: list  # per key: per line, the index of its value, -1 where absent (int32)
     dropped: set  # the lines that are no JSON object (each reported, but blank lines)
     compiled_metrics: tuple  # the compiled reader's numeric metrics: (names, line, name, start, count, values)
+    line_text: Optional[Callable[[int], bytes]] = None  # a line's own bytes (a refused line's reason, read again)
 
 
 @dataclasses.dataclass
@@ -127,7 +128,8 @@ def read_range(data, compiled: bool, problems: Problems) -> RangeRead:
         parsed.append(column)
         ids.append(line_ids)
     dropped = _read_slow_lines(data, offsets, sorted(slow), parsed, ids, problems)
-    return RangeRead(len(offsets) - 1, status, parsed, ids, dropped, (names, m_line, m_name, m_start, m_count, values))
+    return RangeRead(len(offsets) - 1, status, parsed, ids, dropped, (names, m_line, m_name, m_start, m_count, values),
+                     lambda line: bytes(data[int(offsets[line]):int(offsets[line + 1])]))
 
 
 def _read_slow_lines(data, offsets, lines: list, parsed: list, ids: list, problems: Problems) -> set:

@@ -4,6 +4,7 @@ metric computed a column at a time for all rows at once, and the rows as CSV or 
 
 from __future__ import annotations
 
+import json
 import re
 from operator import attrgetter
 from typing import Any, NamedTuple, Optional
@@ -205,7 +206,7 @@ def _metrics_outcomes(values: list) -> tuple:
     return representatives, of_value
 
 
-def _unusable_metrics(parsed: list, ids: list, compiled_metrics: tuple) -> dict:
+def _unusable_metrics(parsed: list, ids: list, compiled_metrics: tuple, line_text=None) -> dict:
     """line -> why the shared validation (record_check.metrics) refuses the line's `metrics`: a sample infinite or
     beyond record_check.MAX_MAGNITUDE (a mean over it overflows), in the compiled reader's arrays or in an object
     the Python reader read (the compiled reader's lines keep there what is not a numeric array)."""
@@ -216,18 +217,37 @@ def _unusable_metrics(parsed: list, ids: list, compiled_metrics: tuple) -> dict:
         if why:
             for line in np.flatnonzero(line_ids == index).tolist():
                 found.setdefault(line, why)
-    names, m_line, m_name, m_start, _, values = compiled_metrics
+    names, m_line, m_name, m_start, m_count, values = compiled_metrics
     if names and m_line:
         values = np.frombuffer(values, dtype=np.float64)
         with np.errstate(invalid="ignore"):
-            bad = np.flatnonzero(np.isinf(values) | (np.abs(values) > record_check.MAX_MAGNITUDE))
-        if bad.size:  # each bad sample's entry: the last that starts at or before it (entries are in file order)
-            entry = np.searchsorted(np.frombuffer(m_start, dtype=np.intp), bad, side="right") - 1
+            bad = np.isinf(values) | (np.abs(values) > record_check.MAX_MAGNITUDE)
+        if bad.any():
+            # Entries may share their samples (the reader stores equal arrays once), so an entry's samples are its
+            # own range, not what lies between its start and the next entry's. Entries are in file order: a line's
+            # first bad entry, and its first bad sample, are the ones the Python reader's check names.
+            start, count = np.frombuffer(m_start, dtype=np.intp), np.frombuffer(m_count, dtype=np.intp)
+            bad_before = np.concatenate(([0], np.cumsum(bad)))
             lines, metric = np.frombuffer(m_line, dtype=np.intp), np.frombuffer(m_name, dtype=np.int64)
-            for position, at in zip(bad.tolist(), entry.tolist()):
-                found.setdefault(int(lines[at]), record_check.key_problem(
-                    "metrics", {names[int(metric[at])]: [float(values[position])]}))
+            for at in np.flatnonzero(bad_before[start + count] > bad_before[start]).tolist():
+                line = int(lines[at])
+                if line not in found:
+                    found[line] = _line_metrics_problem(line_text, line) or record_check.key_problem(
+                        "metrics", {names[int(metric[at])]: [float(values[int(start[at]) + int(np.argmax(
+                            bad[start[at]:start[at] + count[at]]))])]})
     return found
+
+
+def _line_metrics_problem(line_text, line: int) -> Optional[str]:
+    """The shared check of a line's `metrics` as the Python reader reads it (a huge integer is an integer there, not
+    the compiled reader's inf), so both readers give a refused line the same reason; None where it can't be read."""
+    if line_text is None:
+        return None
+    try:
+        record = json.loads(line_text(line))
+    except (ValueError, RecursionError):
+        return None
+    return record_check.key_problem("metrics", record.get("metrics")) if isinstance(record, dict) else None
 
 
 def _outcome_combinations(parsed: list, ids: list) -> tuple:
@@ -331,7 +351,7 @@ class RangeRows:
         self.flat = {}  # a dict-valued metric's column -> (rows, values)
         self.aliases = {}  # metric -> the metric whose samples it has in every row
         if not self._select_records(read.n_lines, read.status, read.values, read.ids, read.dropped,
-                                    read.compiled_metrics):
+                                    read.compiled_metrics, read.line_text):
             return
         samples = range_reader.read_samples(read, self.lines, self.values[K_METRICS], self.ids[K_METRICS],
                                             problems)
@@ -341,7 +361,7 @@ class RangeRows:
         self._alias_equal_metrics()
 
     def _select_records(self, n_lines: int, status: np.ndarray, parsed: list, ids: list, dropped: set,
-                        compiled_metrics: tuple) -> list:
+                        compiled_metrics: tuple, line_text=None) -> list:
         """The lines that are records (a model and an experiment object, and metrics the shared validation
         accepts), with what their rows need per distinct value; returns their lines."""
         present = [line_ids >= 0 for line_ids in ids]
@@ -349,7 +369,7 @@ class RangeRows:
             line_ids[line_ids < 0] = len(column)
             column.append(None)
         rows = self._record_lines(status, parsed, ids, dropped)
-        refused = _unusable_metrics(parsed, ids, compiled_metrics)
+        refused = _unusable_metrics(parsed, ids, compiled_metrics, line_text)
         refused = {line: why for line, why in refused.items() if line in set(rows.tolist())} if refused else {}
         if refused:
             for line, why in sorted(refused.items()):
