@@ -131,7 +131,9 @@ class GpuTelemetry:
         if self.absent or not self._start:
             return {}
         counters, start = self._counters(), self._start
-        figures = self._energy(start["energy"], (counters["energy"](), time.perf_counter()), iterations, tokens)
+        # the energy counter first: the nearest to the run (its figures follow the others in the record)
+        energy = self._energy(start["energy"], (counters["energy"](), time.perf_counter()), iterations, tokens)
+        figures = {}
         clock = self._mean_clock_since(start["since_us"])
         figures[SM_CLOCK] = clock if clock is not None else counters["sm clock"]()
         power = counters["power"]()
@@ -155,6 +157,7 @@ class GpuTelemetry:
             self.throttled_runs += 1
             self.reasons_seen.update(limits)
         self._start = {}
+        figures.update(energy)
         return {name: float(value) for name, value in figures.items() if value is not None}
 
     def _energy(self, start: tuple, end: tuple, iterations: Optional[int], tokens: Optional[int]) -> dict:
