@@ -223,10 +223,12 @@ def timed_generate(step: Callable, experiment, generation) -> tuple:
 
 
 def measure(step: Callable, bm, experiment, repeat: int, warmup: int,
-            on_phase: Callable[[str], None] = lambda phase: None, memory=None) -> dict:
+            on_phase: Callable[[str], None] = lambda phase: None, memory=None, gpu=None) -> dict:
     """Warm-up generate calls (metrics.warmup_time; the first compiles), then `repeat` timed ones, each clocked per
     token: (the metrics: the figures of each run (lists per run), the time to first token's percentiles over the runs
-    and compile_time (the first call beyond a steady one); each timed call's token times since the call)."""
+    and compile_time (the first call beyond a steady one); each timed call's token times since the call).
+    `memory` (a device_memory.PeakMemory) gives each call's peak memory; `gpu` (a gpu_telemetry.GpuTelemetry) its
+    GPU figures, energy per new token among them (metrics.gpu_*)."""
     import torch
 
     generation, metrics = bm.generation, collections.defaultdict(list)
@@ -242,7 +244,12 @@ def measure(step: Callable, bm, experiment, repeat: int, warmup: int,
         for _ in range(repeat):
             if memory is not None:
                 memory.start_run()
+            if gpu is not None:
+                gpu.start_run()
             total, token_seconds, output = timed_generate(step, experiment, generation)
+            if gpu is not None:
+                for name, value in gpu.end_run(tokens=generation.new_tokens).items():
+                    metrics[name].append(value)
             if memory is not None:
                 metrics["peak_memory_bytes"].append(memory.end_run())
             del output

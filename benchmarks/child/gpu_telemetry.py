@@ -11,6 +11,14 @@ warning says when a timed run throttled.
 No thread runs beside the timed loop: the driver samples and counts by itself, and this module reads before and
 after each run. A launch-bound loop (the GPU waiting on the CPU) would lose GIL time to a sampling thread.
 Every reading may be unsupported on a given GPU or driver: it is then left out and named, never an error.
+
+Energy (Volta and later): NVML's total-energy counter (millijoules since the driver loaded) is read at the start
+and end of each timed run, each reading with a perf_counter time: the run's joules are the counter's difference,
+its mean watts that over the window's seconds, and per iteration (or per new token of a generate call) the joules
+over the run's count. The counter moves in steps tens of milliseconds apart, so a run's figure is within one step
+of the truth; a run over which it did not move (the window shorter than its resolution) gets no figure, never
+0 J, and the record's `gpu_telemetry` says in how many runs, as it does for a run whose mean would exceed the
+card's enforced power limit (a step that landed inside a window shorter than it: 3,600 W on a 700 W card).
 """
 
 from __future__ import annotations
@@ -24,6 +32,11 @@ from typing import Callable, Optional
 SM_CLOCK, POWER, TEMPERATURE, THROTTLED = ("gpu_sm_clock_mhz", "gpu_power_watts", "gpu_temperature_c",
                                           "gpu_throttled_seconds")
 METRICS = (SM_CLOCK, POWER, TEMPERATURE, THROTTLED)
+# From the total-energy counter, per timed run where it moved: joules, mean watts, joules per iteration (a
+# measured_loop run) or per new token (a generate call: per step of the batch, as decode_tokens_per_second counts)
+ENERGY, MEAN_WATTS, ENERGY_PER_ITERATION, ENERGY_PER_TOKEN = (
+    "gpu_energy_joules", "gpu_mean_watts", "gpu_energy_joules_per_iteration", "gpu_energy_joules_per_token")
+ENERGY_METRICS = (ENERGY, MEAN_WATTS, ENERGY_PER_ITERATION, ENERGY_PER_TOKEN)
 # NVML's violation counters that mean "held below its clocks", by the words the warning uses
 LIMIT_POLICIES = {"power cap": "NVML_PERF_POLICY_POWER", "thermal limit": "NVML_PERF_POLICY_THERMAL"}
 # The instantaneous reasons that mean throttling (not idle, application clocks, display or sync boost)
@@ -45,6 +58,8 @@ class GpuTelemetry:
         self.reasons_seen: set = set()
         self.throttled_runs = 0
         self.runs = 0
+        self.energy_unmoved = 0  # timed runs over which the energy counter did not move: no figure
+        self.energy_over_limit = 0  # timed runs whose mean watts would exceed the power limit: no figure
         self._start: dict = {}
         if nvml is not None and absent is None:
             self.unsupported = [name for name, read in self._counters().items() if read() is None]
@@ -70,6 +85,9 @@ class GpuTelemetry:
                 return cls(nvml=nvml, absent="which GPU this config ran on is not known to NVML").closed()
             device = {"name": _text(_ask(nvml.nvmlDeviceGetName, handle)), "uuid": uuid,
                       "max_sm_clock_mhz": _ask(nvml.nvmlDeviceGetMaxClockInfo, handle, nvml.NVML_CLOCK_SM)}
+            limit_mw = _ask(getattr(nvml, "nvmlDeviceGetEnforcedPowerLimit", None), handle)
+            if limit_mw:
+                device["power_limit_watts"] = limit_mw / 1e3
         except Exception as exc:
             return cls(nvml=nvml, absent=f"NVML does not know the config's GPU ({exc})").closed()
         return cls(nvml=nvml, handle=handle, device=device)
@@ -90,7 +108,8 @@ class GpuTelemetry:
 
     def _counters(self) -> dict:
         nvml, handle = self.nvml, self.handle
-        counters = {"power": lambda: _ask(nvml.nvmlDeviceGetPowerUsage, handle)}  # mW
+        counters = {"power": lambda: _ask(nvml.nvmlDeviceGetPowerUsage, handle),  # mW
+                    "energy": lambda: _ask(nvml.nvmlDeviceGetTotalEnergyConsumption, handle)}  # mJ, since load
         for words, policy in LIMIT_POLICIES.items():
             counters[words] = (lambda p=getattr(nvml, policy, None):
                                _violation_ns(nvml, handle, p) if p is not None else None)
@@ -104,12 +123,16 @@ class GpuTelemetry:
         counters = self._counters()
         self._start = {name: counters[name]() for name in LIMIT_POLICIES}
         self._start["since_us"] = int(time.time() * 1e6)  # NVML's sample timestamps: microseconds of the epoch
+        self._start["energy"] = counters["energy"](), time.perf_counter()  # last: the nearest to the run
 
-    def end_run(self) -> dict:
-        """This run's figures: metric name -> value (only those this GPU gives)."""
+    def end_run(self, iterations: Optional[int] = None, tokens: Optional[int] = None) -> dict:
+        """This run's figures: metric name -> value (only those this GPU gives). `iterations` (a measured_loop
+        run's) or `tokens` (a generate call's new tokens) divide the run's energy."""
         if self.absent or not self._start:
             return {}
         counters, start = self._counters(), self._start
+        # the energy counter first: the nearest to the run (its figures follow the others in the record)
+        energy = self._energy(start["energy"], (counters["energy"](), time.perf_counter()), iterations, tokens)
         figures = {}
         clock = self._mean_clock_since(start["since_us"])
         figures[SM_CLOCK] = clock if clock is not None else counters["sm clock"]()
@@ -134,7 +157,29 @@ class GpuTelemetry:
             self.throttled_runs += 1
             self.reasons_seen.update(limits)
         self._start = {}
+        figures.update(energy)
         return {name: float(value) for name, value in figures.items() if value is not None}
+
+    def _energy(self, start: tuple, end: tuple, iterations: Optional[int], tokens: Optional[int]) -> dict:
+        """The run's energy figures from the counter's (millijoules, perf_counter seconds) at its start and end;
+        none (counted) where the counter did not move, or moved by more than the card may draw in the window."""
+        (before, started), (after, ended) = start, end
+        if before is None or after is None:
+            return {}
+        joules, seconds = (after - before) / 1e3, ended - started
+        if joules <= 0 or seconds <= 0:
+            self.energy_unmoved += 1
+            return {}
+        watts = joules / seconds
+        if watts > self.device.get("power_limit_watts", float("inf")):
+            self.energy_over_limit += 1
+            return {}
+        figures = {ENERGY: joules, MEAN_WATTS: watts}
+        if iterations:
+            figures[ENERGY_PER_ITERATION] = joules / iterations
+        if tokens:
+            figures[ENERGY_PER_TOKEN] = joules / tokens
+        return figures
 
     def _mean_clock_since(self, since_us: int) -> Optional[float]:
         nvml = self.nvml
@@ -159,8 +204,24 @@ class GpuTelemetry:
         """The record's `gpu_telemetry`."""
         if self.absent:
             return {"absent": self.absent}
-        return dict(self.device, source="nvml", timed_runs=self.runs, throttled_runs=self.throttled_runs,
-                    throttle_reasons=sorted(self.reasons_seen), unsupported=self.unsupported)
+        summary = dict(self.device, source="nvml", timed_runs=self.runs, throttled_runs=self.throttled_runs,
+                       throttle_reasons=sorted(self.reasons_seen), unsupported=self.unsupported)
+        note = self.energy_note()
+        if note:
+            summary["energy"] = note
+        return summary
+
+    def energy_note(self) -> Optional[str]:
+        """Why some timed runs have no energy figure (None when all have one, or the counter is unsupported)."""
+        parts = []
+        if self.energy_unmoved:
+            parts.append(f"the counter did not move in {self.energy_unmoved} of {self.runs} timed runs (each run "
+                         "shorter than its resolution)")
+        if self.energy_over_limit:
+            parts.append(f"in {self.energy_over_limit} of {self.runs} timed runs it moved by more than the card's "
+                         f"{self.device['power_limit_watts']:.0f} W limit allows (one step inside a run shorter "
+                         "than it)")
+        return f"energy: {'; '.join(parts)}: no figure for those" if parts else None
 
     def warning(self, metrics: dict) -> Optional[str]:
         """One line when a timed run was held back by a limit (the record's `warnings`)."""

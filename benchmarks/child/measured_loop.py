@@ -234,8 +234,9 @@ def measure(step: Callable, experiment, repeat: int, iterations: int, warmup: in
     `memory`, if given (a device_memory.PeakMemory), gives each timed run's peak: metrics.peak_memory_bytes.
     Each timed run also gives the process's resident set after it (metrics.process_rss_bytes).
     Each timed run's minor page faults (getrusage, the whole process) per iteration: metrics.minor_faults_per_iter.
-    `gpu`, if given (a gpu_telemetry.GpuTelemetry), gives each timed run's GPU clock, power, temperature and
-    throttled seconds (metrics.gpu_*), read before and after the run.
+    `gpu`, if given (a gpu_telemetry.GpuTelemetry), gives each timed run's GPU clock, power, temperature,
+    throttled seconds and energy (joules, mean watts, joules per iteration) (metrics.gpu_*), read before and after
+    the run.
     """
     loop = MeasuredLoop(step, experiment, iterations, timed or timed_run, on_phase or no_phase, around_repeat,
                         after_repeat, memory, eager, gpu, profiled_repeat)
@@ -343,7 +344,7 @@ class MeasuredLoop:
     def end_telemetry(self) -> None:
         """The GPU's figures (metrics.gpu_*), then the run's peak memory (metrics.peak_memory_bytes)."""
         if self.gpu is not None:
-            self.add(self.gpu.end_run())
+            self.add(self.gpu.end_run(iterations=self.iterations))
         if self.memory is not None:
             self.add({"peak_memory_bytes": self.memory.end_run()})
 

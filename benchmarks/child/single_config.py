@@ -316,7 +316,7 @@ class ConfigRun:
         self.record["iterations_per_run"] = 1
         self.record["metrics"], token_seconds = generation.measure(
             self.step, self.bm, self.experiment, self.options.repeat, self.options.warmup, self.channel.set_phase,
-            self.memory)
+            self.memory, self.gpu)
         # the raw per-token times, nested (a metric's values are a list of numbers): one list per timed call
         self.record["generation"] = {**generation.facts(self.bm, self.experiment), "token_seconds": [
             [round(t, 9) for t in call] for call in token_seconds]}

@@ -26,9 +26,9 @@ class Trailed:
         self.trail.append(f"{self.what} start")
         super().start_run()
 
-    def end_run(self):
+    def end_run(self, **counts):  # the GPU's: the run's iterations, which divide its energy
         self.trail.append(f"{self.what} end")
-        return super().end_run()
+        return super().end_run(**counts)
 
 
 class TrailedMemory(Trailed, device_memory.PeakMemory):

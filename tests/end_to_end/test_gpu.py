@@ -58,6 +58,12 @@ def test_every_record_has_nvml_facts_and_its_timed_runs_telemetry(default_sweep)
         assert len(clocks) == 3 and all(0 < clock <= telemetry["max_sm_clock_mhz"] * 1.05 for clock in clocks)
         if "gpu_power_watts" in record["metrics"]:
             assert all(watts > 0 for watts in record["metrics"]["gpu_power_watts"])
+        if "energy" not in telemetry["unsupported"]:  # a figure for each run the counter moved in, else said why
+            joules = record["metrics"].get("gpu_energy_joules", [])
+            assert all(energy > 0 for energy in joules)
+            assert len(joules) == 3 or telemetry["energy"].startswith("energy: "), telemetry
+            limit = telemetry.get("power_limit_watts", float("inf"))
+            assert all(0 < watts <= limit for watts in record["metrics"].get("gpu_mean_watts", []))
         warned = any(line.startswith("gpu: throttled") for line in record.get("warnings", []))
         assert warned == (telemetry["throttled_runs"] > 0)
 
