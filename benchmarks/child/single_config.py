@@ -17,7 +17,7 @@ import threading
 import time
 from typing import Optional
 
-from benchmarks.child import allocator_in_effect, ceilings, compile_settings, config_hooks, cpu_setup, cpu_vec_isa, \
+from benchmarks.child import allocator_in_effect, compile_settings, config_hooks, cpu_setup, cpu_vec_isa, \
     cuda_setup, device_memory, diagnostics, gpu_telemetry, precise_timing, torch_internals
 from benchmarks.config import experiment_config, rerun_command
 from benchmarks.config.process_env import PARENT_PID_VARIABLE, STACKS_SIGNAL, child_environment
@@ -211,7 +211,9 @@ class ConfigRun:
         if isa:
             self.record["diagnostics"]["cpu_vec_isa"] = isa
         if not self.options.diagnostics.no_roofline:  # the machine's ceilings (cached, else measured now: before any
-            self.record["environment"]["ceilings"] = ceilings.for_config(self.experiment)  # model exists, never timed)
+            from benchmarks.child import ceilings  # model exists, never timed); it imports torch: only once setup runs
+
+            self.record["environment"]["ceilings"] = ceilings.for_config(self.experiment)
         self.hooks = config_hooks.for_config(self.options, self.experiment)
         for hook in self.hooks:  # a golden entry saved (phase reference) before any model of the config is built
             hook.setup(self)

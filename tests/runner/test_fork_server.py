@@ -112,6 +112,11 @@ def without_timings(record: dict) -> dict:
                                 for name, value in record["dynamo_stats"].items()}
     if kept.get("error"):
         kept["error"] = dict(kept["error"], log=None)
+    if kept.get("roofline"):  # the counts are the config's; the rates, fractions and the count's time are timings
+        kept["roofline"] = {k: v for k, v in record["roofline"].items()
+                            if k in ("flops_per_iteration", "bytes_per_iteration", "bytes_detail", "arithmetic_intensity",
+                                     "dtype", "how", "why_not")}
+        kept["metrics"].pop("fraction_of_attainable", None)  # left out where a lucky run beat the ceilings
     return kept
 
 
