@@ -89,10 +89,9 @@ bench-torchvision: env
 
 # Test files run in parallel, one file per worker (module-scoped sweeps run once); TEST_WORKERS=0 runs serially.
 # `make test` runs both tiers (after 20 s of the compiled reader under sanitizers, make fuzz-scanner's check);
-# `make test-fast` only the unit tier (no sweep, no benchmark child, no compile; the tools called in process):
-# 1021 tests in 48-55 s and about 52 CPU-seconds on this 2-core machine shared at load 3.5-4 (2026-11-28; 82-87 s
-# and 86 CPU-s before #45). With PYTHONDONTWRITEBYTECODE set, pytest rewrites every test file's asserts again in each
-# worker at each run: about 3 CPU-s a worker.
+# `make test-fast` only the unit tier (no sweep, no benchmark child, no compile; the tools called in process): pytest
+# prints its count and time (how long it takes belongs in the closing notes, measured, not here). With
+# PYTHONDONTWRITEBYTECODE set, pytest rewrites every test file's asserts again in each worker at each run.
 TEST_WORKERS ?= 2
 test: env browser
 	$(PY) scripts/fuzz_scanner.py --seconds 20 --seed $(FUZZ_SEED)

@@ -3,8 +3,10 @@
 
 The cache key holds everything that could change the answer: the interpreter, the versions, install paths
 and modification times of torch, torch_xla and torchvision, the probe's own source, the variables that
-choose devices (CUDA_VISIBLE_DEVICES, PJRT_DEVICE, TPU_*, ...) and the device files present (/dev/nvidia*,
-/dev/accel*, /dev/vfio/*), and the question asked. A stale entry can't hide a device or a backend change:
+choose devices (CUDA_VISIBLE_DEVICES, PJRT_DEVICE, TPU_*, ...), PYTHONPATH (where a backend may be imported from),
+the dynamo backends installed as entry points (`torch_dynamo_backends`: name, target, distribution and version) when
+the question is about backends, the device files present (/dev/nvidia*, /dev/accel*, /dev/vfio/*), and the question
+asked. A stale entry can't hide a device or a backend change:
 any of those changing gives another key. BENCHMARKS_PROBE_CACHE names the cache directory (default
 $XDG_CACHE_HOME/ptbench-matrix, else ~/.cache/ptbench-matrix); "off" disables the cache.
 """
@@ -64,6 +66,19 @@ def _package_stamp(name: str) -> list:
     return [name, folder, stamp]
 
 
+def backend_plugins() -> list:
+    """The dynamo backends installed as `torch_dynamo_backends` entry points (torch lists them beside its own), each
+    with its distribution's version, read from the installed metadata without importing anything: a plugin
+    installed, removed or upgraded after an answer was cached gives another key."""
+    import importlib.metadata
+
+    found = []
+    for entry in importlib.metadata.entry_points(group="torch_dynamo_backends"):
+        dist = getattr(entry, "dist", None)
+        found.append([entry.name, entry.value, getattr(dist, "name", None), getattr(dist, "version", None)])
+    return sorted(found, key=lambda item: [str(part) for part in item])
+
+
 def cache_key(argv: list, environ: Optional[dict] = None) -> str:
     environ = os.environ if environ is None else environ
     facts = {
@@ -71,7 +86,8 @@ def cache_key(argv: list, environ: Optional[dict] = None) -> str:
         "python": sys.executable,
         "packages": [_package_stamp(name) for name in ("torch", "torch_xla", "torchvision")],
         "probe": _package_stamp("benchmarks.runner.probe"),
-        "variables": {name: environ.get(name) for name in DEVICE_VARIABLES},
+        "variables": {name: environ.get(name) for name in DEVICE_VARIABLES + ("PYTHONPATH",)},
+        "backend_plugins": backend_plugins() if "--dynamo" in argv else None,
         "device_files": sorted(path for pattern in DEVICE_FILES for path in glob.glob(pattern)),
     }
     return hashlib.sha256(json.dumps(facts, sort_keys=True, default=str).encode()).hexdigest()[:32]
