@@ -331,3 +331,27 @@ def apply_update(path, output: str) -> None:
             lines.remove(line[1:])
     lines += [line[1:] for line in block if line.startswith("+")]
     path.write_text("\n".join(lines) + "\n")
+
+
+def nightly_record(model: str, run: int) -> dict:
+    """An ok eager record of `model` in nightly run `run` (a day apart, its own commit): history's fixtures."""
+    values = [0.01 * (1 + 0.001 * i) for i in range(5)]
+    return {"model": {"suite_name": "dummy", "model_name": model},
+            "experiment": {"accelerator": "cpu", "accelerator_model": "Test CPU", "xla": None, "xla_flags": None,
+                           "dynamo": None, "torch_xla2": None, "test": "eval", "batch_size": 8,
+                           "enable_functionalization": False},
+            "repeat": 5, "iterations_per_run": 1, "timestamp": 1.7e9 + run * 86400.0, "schema_version": 1,
+            "metrics": {"warmup_time": [0.03], "per_iter_time": values, "total_time": values},
+            "verification_code": "PASS", "accuracy": "pass", "status": "ok", "warmup": 1,
+            "environment": {"hostname": "ci", "git_commit": f"c{run:02d}", "torch": "2.9.1"}}
+
+
+def nightly_history(root, runs: int = 3, models=("mlp", "cnn")) -> Path:
+    """A history database under `root`, ingested from `runs` nightly results files of `models`; its path."""
+    for run in range(runs):
+        night = Path(root) / "nightly" / f"{run:02d}"
+        night.mkdir(parents=True)
+        (night / "results.jsonl").write_text("".join(json.dumps(nightly_record(m, run)) + "\n" for m in models))
+    path = Path(root) / "history.sqlite"
+    call_tool("history.py", "ingest", Path(root) / "nightly", "--db", path, check_rc=0)
+    return path

@@ -4,7 +4,6 @@ metric computed a column at a time for all rows at once, and the rows as CSV or 
 
 from __future__ import annotations
 
-import json
 import re
 from operator import attrgetter
 from typing import Any, NamedTuple, Optional
@@ -12,7 +11,7 @@ from typing import Any, NamedTuple, Optional
 import numpy as np
 import orjson
 
-from benchmarks.analyzer import range_reader
+from benchmarks.analyzer import range_reader, refusals
 from benchmarks.analyzer.cells import cell, cells, combinations, join_rows, numbers_piece, statistics_cells
 from benchmarks.analyzer.columns import (DYNAMO_COLUMNS, ENV_COLUMNS, ENV_KEYS, EXPERIMENT_PREFIX, OUR_COLUMNS,
                                          RECORD_VALUE_COLUMNS, ROUND_COLUMN, STATISTICS, UPSTREAM_COLUMNS,
@@ -34,6 +33,7 @@ _EXCEPTION_LINE = re.compile(r"^((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Excepti
 # What a row's outcome depends on (everything but the relative error, which differs per record).
 _OUTCOME_FIELDS = (K_REPEAT, K_ITERATIONS, K_OUTPUTS, K_ARTIFACTS, K_STATUS, K_ERROR, K_VERIFICATION,
                    K_WARMUP, K_METRICS)
+_OUTCOME_NAMES = tuple(range_reader.TOP_KEYS[k] for k in _OUTCOME_FIELDS)  # their record keys
 _MODEL_KEYS = UPSTREAM_COLUMNS[1:3]  # suite_name, model_name
 _EXPERIMENT_KEYS = UPSTREAM_COLUMNS[3:11]  # accelerator .. batch_size
 _RUN_KEYS = UPSTREAM_COLUMNS[11:13]  # repeat, iterations_per_run
@@ -145,7 +145,7 @@ _NO_DYNAMO_STATS = _values_entry((None,) * len(DYNAMO_COLUMNS))
 def _outcome_entry(values: list, hide_errors: bool) -> OutcomeEntry:
     """The outcome of the values of _OUTCOME_FIELDS (`metrics` as _metrics_outcomes represents it)."""
     repeat, iterations, outputs_file, artifacts, status, error, verification, warmup, metrics = values
-    if type(metrics) is not dict:  # null (another type: the record is refused, _outcome_problem)
+    if type(metrics) is not dict:  # null (another type: the record is refused, refusals.outcome_problem)
         metrics = {}
     if status not in _STATUSES:
         status = records.record_status({"status": status, "metrics": metrics})
@@ -162,26 +162,6 @@ def _outcome_entry(values: list, hide_errors: bool) -> OutcomeEntry:
 
 
 _NO_ERROR = object()
-
-
-class UnusableRecord(ValueError):
-    """A value the shared validation refuses (benchmarks/results/record_check.py): its record is skipped."""
-
-
-_OUTCOME_NAMES = tuple(range_reader.TOP_KEYS[k] for k in _OUTCOME_FIELDS)
-
-
-def _outcome_problem(values: list) -> Optional[str]:
-    """The shared validation of an outcome's values (_OUTCOME_FIELDS). Of `metrics`, an outcome holds one record's
-    value for all records alike in its type and error text: only those two are checked here (the samples are the
-    statistics' to report, metric by metric)."""
-    for name, value in zip(_OUTCOME_NAMES, values):
-        if name == "metrics":
-            value = {"error": value.get("error")} if type(value) is dict else value
-        refused = record_check.key_problem(name, value)
-        if refused:
-            return refused
-    return None
 
 
 def _metrics_outcomes(values: list) -> tuple:
@@ -204,50 +184,6 @@ def _metrics_outcomes(values: list) -> tuple:
             representatives.append(value)
         of_value[position] = found
     return representatives, of_value
-
-
-def _unusable_metrics(parsed: list, ids: list, compiled_metrics: tuple, line_text=None) -> dict:
-    """line -> why the shared validation (record_check.metrics) refuses the line's `metrics`: a sample infinite or
-    beyond record_check.MAX_MAGNITUDE (a mean over it overflows), in the compiled reader's arrays or in an object
-    the Python reader read (the compiled reader's lines keep there what is not a numeric array)."""
-    found = {}
-    line_ids = ids[K_METRICS]
-    for index, value in enumerate(parsed[K_METRICS]):
-        why = record_check.key_problem("metrics", value) if type(value) is dict else None
-        if why:
-            for line in np.flatnonzero(line_ids == index).tolist():
-                found.setdefault(line, why)
-    names, m_line, m_name, m_start, m_count, values = compiled_metrics
-    if names and m_line:
-        values = np.frombuffer(values, dtype=np.float64)
-        with np.errstate(invalid="ignore"):
-            bad = np.isinf(values) | (np.abs(values) > record_check.MAX_MAGNITUDE)
-        if bad.any():
-            # Entries may share their samples (the reader stores equal arrays once), so an entry's samples are its
-            # own range, not what lies between its start and the next entry's. Entries are in file order: a line's
-            # first bad entry, and its first bad sample, are the ones the Python reader's check names.
-            start, count = np.frombuffer(m_start, dtype=np.intp), np.frombuffer(m_count, dtype=np.intp)
-            bad_before = np.concatenate(([0], np.cumsum(bad)))
-            lines, metric = np.frombuffer(m_line, dtype=np.intp), np.frombuffer(m_name, dtype=np.int64)
-            for at in np.flatnonzero(bad_before[start + count] > bad_before[start]).tolist():
-                line = int(lines[at])
-                if line not in found:
-                    found[line] = _line_metrics_problem(line_text, line) or record_check.key_problem(
-                        "metrics", {names[int(metric[at])]: [float(values[int(start[at]) + int(np.argmax(
-                            bad[start[at]:start[at] + count[at]]))])]})
-    return found
-
-
-def _line_metrics_problem(line_text, line: int) -> Optional[str]:
-    """The shared check of a line's `metrics` as the Python reader reads it (a huge integer is an integer there, not
-    the compiled reader's inf), so both readers give a refused line the same reason; None where it can't be read."""
-    if line_text is None:
-        return None
-    try:
-        record = json.loads(line_text(line))
-    except (ValueError, RecursionError):
-        return None
-    return record_check.key_problem("metrics", record.get("metrics")) if isinstance(record, dict) else None
 
 
 def _outcome_combinations(parsed: list, ids: list) -> tuple:
@@ -369,7 +305,7 @@ class RangeRows:
             line_ids[line_ids < 0] = len(column)
             column.append(None)
         rows = self._record_lines(status, parsed, ids, dropped)
-        refused = _unusable_metrics(parsed, ids, compiled_metrics, line_text)
+        refused = refusals.unusable_metrics(parsed[K_METRICS], ids[K_METRICS], compiled_metrics, line_text)
         refused = {line: why for line, why in refused.items() if line in set(rows.tolist())} if refused else {}
         if refused:
             for line, why in sorted(refused.items()):
@@ -418,7 +354,7 @@ class RangeRows:
                 try:
                     refused = check(index) if check is not None else None
                     if refused:
-                        raise UnusableRecord(refused)
+                        raise refusals.UnusableRecord(refused)
                     entry = make(values[index])
                     if shown is not None and check_json:
                         orjson.dumps(shown(entry))
@@ -445,7 +381,7 @@ class RangeRows:
             dynamo=of_key(K_DYNAMO_STATS, _dynamo_stats_entry, values_shown),
             outcomes=entries(-1, lambda values: _outcome_entry(values, self.hide_errors), outcome_values,
                              np.ones(len(outcome_values), dtype=bool), lambda entry: (tuple(entry.row), entry.message),
-                             lambda index: _outcome_problem(outcome_values[index])),
+                             lambda index: refusals.outcome_problem(_OUTCOME_NAMES, outcome_values[index])),
             plain={k: of_key(k, _plain_entry, attrgetter("value")) for k in _PLAIN_KEYS})
 
     def _drop_unreadable(self, selection: "_Selection", unreadable: dict) -> "_Selection":
@@ -454,7 +390,7 @@ class RangeRows:
         keep = np.ones(len(selection.rows), dtype=bool)
         for (k, index), exc in sorted(unreadable.items(), key=lambda item: item[0]):
             hit = (selection.outcome_ids if k < 0 else selection.ids[k]) == index
-            if isinstance(exc, UnusableRecord):  # every tool's words (records.usable_records)
+            if isinstance(exc, refusals.UnusableRecord):  # every tool's words (records.usable_records)
                 key, message = ("unusable", str(exc)), f"unusable record: {exc}; skipped"
             else:
                 key = ("unreadable", type(exc).__name__)

@@ -32,7 +32,7 @@ import threading
 
 import pytest
 
-from helpers import call_tool
+from helpers import call_tool, nightly_history, nightly_record
 
 from benchmarks.config import rerun_command
 from benchmarks.config.experiment_config import ExperimentConfig
@@ -273,29 +273,10 @@ def test_a_cores_lock_is_not_opened_through_a_link(tmp_path, monkeypatch):
 SITE_STATE = ".history-site.json"
 
 
-def history_record(model, run):
-    values = [0.01 * (1 + 0.001 * i) for i in range(5)]
-    return {"model": {"suite_name": "dummy", "model_name": model},
-            "experiment": {"accelerator": "cpu", "accelerator_model": "Test CPU", "xla": None, "xla_flags": None,
-                           "dynamo": None, "torch_xla2": None, "test": "eval", "batch_size": 8,
-                           "enable_functionalization": False},
-            "repeat": 5, "iterations_per_run": 1, "timestamp": 1.7e9 + run * 86400.0, "schema_version": 1,
-            "metrics": {"warmup_time": [0.03], "per_iter_time": values, "total_time": values},
-            "verification_code": "PASS", "accuracy": "pass", "status": "ok", "warmup": 1,
-            "environment": {"hostname": "ci", "git_commit": f"c{run:02d}", "torch": "2.9.1"}}
-
-
 @pytest.fixture(scope="module")
 def history_db(tmp_path_factory):
     """A history of three nightly runs of two models."""
-    root = tmp_path_factory.mktemp("history")
-    for run in range(3):
-        night = root / "nightly" / f"{run:02d}"
-        night.mkdir(parents=True)
-        write_jsonl(night / "results.jsonl", [history_record(m, run) for m in ("mlp", "cnn")])
-    path = root / "history.sqlite"
-    call_tool("history.py", "ingest", root / "nightly", "--db", path, check_rc=0)
-    return path
+    return nightly_history(tmp_path_factory.mktemp("history"))
 
 
 def test_a_state_file_nested_too_deep_is_a_damaged_state_rebuilt(history_db, tmp_path):
@@ -343,7 +324,7 @@ def hostile_history_db(tmp_path_factory):
     for run in range(3):
         night = root / "nightly" / f"{run:02d}"
         night.mkdir(parents=True)
-        found = history_record("mlp" + ESCAPES, run)
+        found = nightly_record("mlp" + ESCAPES, run)
         found["environment"].update(hostname="ci" + ESCAPES, git_commit=f"c{run}" + ESCAPES)
         write_jsonl(night / "results.jsonl", [found])
     path = root / "history.sqlite"

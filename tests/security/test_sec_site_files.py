@@ -9,34 +9,15 @@ import os
 
 import pytest
 
-from helpers import call_tool
+from helpers import call_tool, nightly_history, nightly_record
 
 STATE = ".history-site.json"
-
-
-def record(model, run):
-    values = [0.01 * (1 + 0.001 * i) for i in range(5)]
-    return {"model": {"suite_name": "dummy", "model_name": model},
-            "experiment": {"accelerator": "cpu", "accelerator_model": "Test CPU", "xla": None, "xla_flags": None,
-                           "dynamo": None, "torch_xla2": None, "test": "eval", "batch_size": 8,
-                           "enable_functionalization": False},
-            "repeat": 5, "iterations_per_run": 1, "timestamp": 1.7e9 + run * 86400.0, "schema_version": 1,
-            "metrics": {"warmup_time": [0.03], "per_iter_time": values, "total_time": values},
-            "verification_code": "PASS", "accuracy": "pass", "status": "ok", "warmup": 1,
-            "environment": {"hostname": "ci", "git_commit": f"c{run:02d}", "torch": "2.9.1"}}
 
 
 @pytest.fixture(scope="module")
 def db(tmp_path_factory):
     """A history of three nightly runs of two models."""
-    root = tmp_path_factory.mktemp("history")
-    for run in range(3):
-        night = root / "nightly" / f"{run:02d}"
-        night.mkdir(parents=True)
-        (night / "results.jsonl").write_text("".join(json.dumps(record(m, run)) + "\n" for m in ("mlp", "cnn")))
-    path = root / "history.sqlite"
-    call_tool("history.py", "ingest", root / "nightly", "--db", path, check_rc=0)
-    return path
+    return nightly_history(tmp_path_factory.mktemp("history"))
 
 
 def site(db, out, check_rc=0):
@@ -135,7 +116,7 @@ def test_a_cached_change_naming_runs_the_series_has_not_is_found_again(tmp_path)
     nightly = tmp_path / "nightly"
     for run in range(12):
         (nightly / f"{run:02d}").mkdir(parents=True)
-        found = record("mlp", run)
+        found = nightly_record("mlp", run)
         found["metrics"]["per_iter_time"] = [v * (1.5 if run >= 6 else 1.0) for v in found["metrics"]["per_iter_time"]]
         (nightly / f"{run:02d}" / "results.jsonl").write_text(json.dumps(found) + "\n")
     db, out = tmp_path / "history.sqlite", tmp_path / "site"
