@@ -265,3 +265,35 @@ def test_compare_markdown_shows_hostile_names_as_text(tmp_path):
     # so no fence; one that is shown is fenced longer than any run of backticks in it.
     assert not fences or (len(fences) == 2 and fences[0] == fences[1] and len(fences[0]) > 3)
     assert "\n# forged" not in text
+
+
+def roofline_record(model: str, **roofline) -> dict:
+    """An ok record with a roofline and the machine's ceilings, as a sweep writes them (docs/roofline.md)."""
+    found = {"flops_per_iteration": 2.4e9, "bytes_per_iteration": 4.7e7, "dtype": "float32",
+             "achieved_flops_per_second": 1.5e11, "arithmetic_intensity": 50.3, "bound": "compute",
+             "fraction_of_attainable": 0.38, "how": "counted"}
+    found.update(roofline)
+    return {"model": {"suite_name": "dummy", "model_name": model},
+            "experiment": {"accelerator": "cpu", "accelerator_model": "Test CPU", "xla": None, "dynamo": None,
+                           "test": "eval", "batch_size": 8},
+            "repeat": 3, "iterations_per_run": 1, "timestamp": 1.7e9, "status": "ok", "warmup": 1,
+            "metrics": {"warmup_time": [0.1], "per_iter_time": [0.015] * 3, "total_time": [0.015] * 3},
+            "roofline": found, "environment": {"ceilings": {"flops_per_second": {"float32": 4e11},
+                                                            "bytes_per_second": 3e10}}}
+
+
+def test_aggregates_roofline_section_shows_hostile_names_and_values_as_text(tmp_path):
+    """The roofline table and plot (aggregate/roofline_report.py) take model names and every roofline value from the
+    record: markup stays text, and a value of the wrong type costs its cell, never the page."""
+    records = [roofline_record("<script>alert(1)</script>", bound="<img src=x onerror=alert(2)>",
+                               why_not="</td><script>alert(3)</script>"),
+               roofline_record("m2", arithmetic_intensity="<b>x</b>", fraction_of_attainable="1e400",
+                               achieved_flops_per_second=[1]),
+               dict(roofline_record("m3"), roofline=["<script>"])]
+    results = tmp_path / "results.jsonl"
+    results.write_text("".join(json.dumps(record) + "\n" for record in records))
+    page = tmp_path / "page.html"
+    call_tool("aggregate.py", results, "--accelerator=cpu", "--format=html", "-o", page, check_rc=0)
+    text = page.read_text()
+    assert "Roofline" in text and "&lt;script&gt;alert(1)&lt;/script&gt;" in text  # shown, as text
+    assert "<script>alert" not in text and "<img src=x" not in text and "<b>x</b>" not in text
