@@ -43,6 +43,9 @@ def pytest_collection_modifyitems(config, items):
 
 
 def pytest_configure(config):
+    # A record that breaks its declared schema (benchmarks/results/record_schema.py) fails loudly in the tests, in
+    # every process they start (the environment is inherited); a user's sweep writes it with a warning.
+    os.environ["BENCHMARKS_STRICT_RECORDS"] = "1"
     for name, (_, text) in helpers.NEEDS.items():
         config.addinivalue_line("markers", f"{name}: {text}")
     # The tests press Ctrl-C (SIGINT) on the sweeps they start. A suite started in the background by a non-interactive

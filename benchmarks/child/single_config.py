@@ -25,7 +25,7 @@ from benchmarks.config.run_options import RunOptions
 from benchmarks.plumbing import disk_writes, machine_facts, output_paths, torch_support
 from benchmarks.plumbing.cli_support import EXIT_USAGE, UsageError
 from benchmarks.plumbing.cpu_affinity import pin_self
-from benchmarks.results import accuracy_status, page_faults, records
+from benchmarks.results import accuracy_status, page_faults, record_check, records
 from benchmarks.results.records import RecordStatus, VerificationCode
 from benchmarks.suites import ModelSkipped, load_suite, suite_names
 
@@ -518,7 +518,7 @@ def main(options: RunOptions) -> int:
     record["rerun"] = rerun_command.rerun_text(options, model_config, experiment)  # a sweep's parent writes its own
     path = output_paths.under(options.output_dirname, options.output_basename)
     with records.ResultsWriter(path) as writer:
-        writer.append(record)
+        writer.append(record_check.written(record, log))  # the writer's check, as a sweep's parent does
     metrics = record["metrics"]
     if record["status"] == RecordStatus.OK:
         per_iter = sorted(metrics["per_iter_time"])[len(metrics["per_iter_time"]) // 2]

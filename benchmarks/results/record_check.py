@@ -11,15 +11,25 @@ tool says what it needs beyond this, e.g. aggregate's "no timestamp"); a metric 
 object of counters, or hold text or NaN among its samples (an old run's way to say "not measured": each tool
 reports such a metric as having no data, the record stays). Unknown keys are never looked at.
 
-CHECKS is a table, key -> check(value) -> reason or None, that grows with the record (issue #53 turns it into
-the record's declared schema): a check runs only when its key is present and not null.
+The writer's check (`written`, where the parent and a config run by hand write a record) is stricter: every
+top-level key declared, every declared key of its type, and a record the readers take; in a user's sweep a
+problem is a warning in the record's `warnings` and the log (the record is written all the same), with
+BENCHMARKS_STRICT_RECORDS=1 (the tests) it raises RecordSchemaError.
+
+The keys checked, and how, are the record's declared schema (record_schema.py: the keys declared `door`, by
+their type): CHECKS, key -> check(value) -> reason or None, is built from it; a check runs only when its key is
+present and not null.
 """
 
 from __future__ import annotations
 
 import math
+import os
 from datetime import datetime, timezone
 from typing import Callable, Optional
+
+from benchmarks.plumbing import record_key
+from benchmarks.results import record_schema
 
 # Numbers beyond this are no measurement, count or size (2**63: a 64-bit counter's end): past it, sums of a few
 # samples overflow, SQLite keeps no integer and orjson writes none.
@@ -198,37 +208,19 @@ def metrics(value) -> Optional[str]:
     return None
 
 
-MODEL_CHECKS = {"suite_name": text, "model_name": text}
-# The experiment keys every tool reads as text or as a number (DESIGN.md 3); our other keys are labels (text).
-EXPERIMENT_CHECKS = {"accelerator": text, "accelerator_model": text, "xla": text, "xla_flags": text, "dynamo": text,
-                     "torch_xla2": text, "test": text, "batch_size": count, "enable_functionalization": flag}
-ERROR_CHECKS = {"type": text, "message": text, "phase": text, "log": text}
-# What the reports show of the machine (aggregate's facts, the analyzer's columns, history's run); the rest of
-# `environment` is the record's own, never read as anything but an object.
-ENVIRONMENT_CHECKS = {**{key: text for key in ("python", "torch", "torch_xla", "torchvision", "numpy", "cpu_model",
-                                               "hostname", "platform", "git_commit")},
-                      "cpu_count": count, "usable_cores": count, "gpu_names": texts,
-                      "executor": fields({"kind": text}), "noise": fields({"problems": listed})}
+def door_check(key) -> Check:
+    """The check every reader applies to a declared key (record_schema.py, `door`): its type's, and for an object
+    the checks of its own door keys (and, with `numbers`, every number inside it usable)."""
+    if key.type == "object":
+        return fields({inner.name: door_check(inner) for inner in key.fields if inner.door}, numbers=key.numbers)
+    return TYPE_CHECKS[key.type]
 
-# key -> its check, for a key present and not null. Grows with the record (issue #53).
-CHECKS = {
-    "model": fields(MODEL_CHECKS, numbers=True),
-    "experiment": fields(EXPERIMENT_CHECKS, numbers=True),
-    "metrics": metrics,
-    "timestamp": timestamp,
-    "status": text,
-    "verification_code": text,
-    "accuracy": text,
-    "error": fields(ERROR_CHECKS),
-    "environment": fields(ENVIRONMENT_CHECKS),
-    "repeat": count,
-    "iterations_per_run": count,
-    "warmup": count,
-    "round": count,
-    "requested_batch_size": count,
-    "verify": flag,
-    "run_seconds": number,
-}
+
+TYPE_CHECKS = {"text": text, "flag": flag, "count": count, "number": number, "timestamp": timestamp,
+               "texts": texts, "list": listed, "metrics": metrics}
+
+# key -> its check, for a key present and not null: the schema's keys declared `door`.
+CHECKS = {key.name: door_check(key) for key in record_schema.SCHEMA if key.door}
 # Keys a record must have: without them it names nothing to place (every tool's "no model or experiment").
 REQUIRED = ("model", "experiment")
 
@@ -255,3 +247,72 @@ def problem(record) -> Optional[str]:
         if found:
             return found
     return None
+
+
+# ---------------------------------------------------------------- the writer's check
+
+# 1 in the environment: a record that breaks the schema raises instead of being written with a warning
+# (tests/conftest.py sets it for every test and every process the tests start).
+STRICT_ENV = "BENCHMARKS_STRICT_RECORDS"
+
+
+class RecordSchemaError(ValueError):
+    """A record its writer was about to write breaks the schema (strict mode)."""
+
+
+_IS = {
+    "text": lambda v: isinstance(v, str),
+    "flag": lambda v: isinstance(v, bool),
+    "count": lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0,
+    "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+    "timestamp": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+    "texts": lambda v: isinstance(v, list) and all(isinstance(item, str) for item in v),
+    "list": lambda v: isinstance(v, list),
+    "object": lambda v: isinstance(v, dict),
+    "metrics": lambda v: isinstance(v, dict),
+    "any": lambda v: True,
+}
+
+
+def _typed(key, value, path: str, found: list) -> None:
+    if value is None:
+        return
+    if not any(_IS[kind](value) for kind in key.types()):
+        wanted = " or ".join(record_key.TYPES[kind] for kind in key.types())
+        found.append(f"{path} is {type(value).__name__}, not {wanted}")
+        return
+    if key.fields and isinstance(value, dict):
+        for inner in key.fields:
+            _typed(inner, value.get(inner.name), f"{path}.{inner.name}", found)
+
+
+def writer_problems(record: dict) -> list:
+    """What breaks the schema in a record about to be written: a record the readers refuse, an undeclared
+    top-level key, a declared key of the wrong type. Empty for a good record."""
+    refused = problem(record)
+    found = [f"every reader refuses it: {refused}"] if refused else []
+    for name, value in record.items():
+        key = record_schema.BY_NAME.get(name)
+        if key is None:
+            found.append(f"{name} is not declared (benchmarks/results/record_schema.py)")
+        else:
+            _typed(key, value, name, found)
+    return found
+
+
+def strict() -> bool:
+    return os.environ.get(STRICT_ENV) == "1"
+
+
+def written(record: dict, log) -> dict:
+    """`record` as it will be written: in strict mode a schema problem raises RecordSchemaError; otherwise it is
+    logged and kept in the record's `warnings` (a user's sweep never loses a record)."""
+    found = writer_problems(record)
+    if found:
+        line = "record schema: " + "; ".join(found)
+        if strict():
+            raise RecordSchemaError(line)
+        log.warning("%s", line)
+        if isinstance(record.setdefault("warnings", []), list):  # a mistyped `warnings` is kept as it is
+            record["warnings"].append(line)
+    return record

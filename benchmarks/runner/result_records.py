@@ -22,43 +22,54 @@ def hung_in(where: Optional[str]) -> str:
     return f", in {where} (every thread's stack is in its log)" if where else ""
 
 
-def failure_record(config, options: RunOptions, result: launcher.ChildResult, log_path: str, env_facts: dict) -> dict:
+def parent_record(config, options: RunOptions, env_facts: dict, status: RecordStatus, error_type: str, message: str,
+                  phase: str, log_path: Optional[str] = None,
+                  verification_code: VerificationCode = VerificationCode.VERIFIER_DIDNT_RUN) -> dict:
+    """A record the parent builds for a config whose child handed none back (or never ran): built as the child
+    builds its own (records.config_record), marked failed, and its accuracy settled: the one place the parent
+    builds and settles a record (a child's record comes settled)."""
     record = records.config_record(config.model, config.experiment, options, env_facts)
+    records.mark_failed(record, status, error_type, message, phase, log_path, verification_code)
+    accuracy_status.settle(record)
+    return record
+
+
+def failure_record(config, options: RunOptions, result: launcher.ChildResult, log_path: str, env_facts: dict) -> dict:
     rel_log = output_paths.relative(log_path, options.output_dirname)
+
+    def failed(status, error_type, message, phase=result.last_phase):
+        return parent_record(config, options, env_facts, status, error_type, message, phase, rel_log)
     if result.timed_out:
-        record = records.mark_failed(record, RecordStatus.TIMEOUT, "Timeout",
-                                     f"timed out after {options.subprocess_timeout:g} s in phase {result.last_phase}"
-                                     f"{hung_in(result.hung_in)}{lock_waits.describe(result.lock_waits)}",
-                                     result.last_phase, rel_log)
+        record = failed(RecordStatus.TIMEOUT, "Timeout",
+                        f"timed out after {options.subprocess_timeout:g} s in phase {result.last_phase}"
+                        f"{hung_in(result.hung_in)}{lock_waits.describe(result.lock_waits)}")
         if result.lock_waits:  # another process kept it waiting: the timeout may be that one's
             record["error"]["lock_waits"] = result.lock_waits
         return record
     if result.out_of_memory:
         limit = options.subprocess_memory_limit / 2**30
-        return records.mark_failed(record, RecordStatus.OOM, "MemoryLimitExceeded",
-                                   f"resident memory of the process tree passed the limit of {limit:.2f} GiB "
-                                   f"(reached {result.peak_tree_rss / 2**30:.2f} GiB)", result.last_phase, rel_log)
+        return failed(RecordStatus.OOM, "MemoryLimitExceeded",
+                      f"resident memory of the process tree passed the limit of {limit:.2f} GiB "
+                      f"(reached {result.peak_tree_rss / 2**30:.2f} GiB)")
     if result.start_error:
-        return records.mark_failed(record, RecordStatus.CRASH, "NotStarted", result.start_error, "setup", rel_log)
+        return failed(RecordStatus.CRASH, "NotStarted", result.start_error, "setup")
     if result.lost:  # the executor lost the child with its host (a Ray worker or node died)
-        return records.mark_failed(record, RecordStatus.CRASH, "ExecutorLost", result.lost, result.last_phase,
-                                   rel_log)
+        return failed(RecordStatus.CRASH, "ExecutorLost", result.lost)
     signal_name = result.signal_name()
     if signal_name:
         why = {"SIGKILL": " (killed from outside, possibly by the kernel's out-of-memory killer)"}.get(signal_name, "")
-        return records.mark_failed(record, RecordStatus.CRASH, signal_name,
-                                   f"killed by {signal_name}{why} in phase {result.last_phase}", result.last_phase,
-                                   rel_log)
+        return failed(RecordStatus.CRASH, signal_name, f"killed by {signal_name}{why} in phase {result.last_phase}")
     tail = launcher.log_tail(log_path)
     message = f"exited with status {result.returncode} without handing back a record"
     if tail and result.returncode:
         message += f"; last output: {tail}"
-    return records.mark_failed(record, RecordStatus.CRASH, "NoRecord", message, result.last_phase, rel_log)
+    return failed(RecordStatus.CRASH, "NoRecord", message)
 
 
 def child_record(config, options: RunOptions, result: launcher.ChildResult, log_path: str, env_facts: dict,
                  executor_facts: Optional[dict] = None) -> dict:
-    """The record of a config whose child ended (or was lost): its own, or a failure record."""
+    """The record of a config whose child ended (or was lost): its own (built and settled by the child), or a
+    failure record (built and settled by parent_record); the sweep's facts added to either."""
     if result.record is None:
         record = failure_record(config, options, result, log_path, env_facts)
         record["artifacts"].update(xla_dump_env.env_artifacts(options, config.model, config.experiment))  # XLA dumps
@@ -82,7 +93,6 @@ def child_record(config, options: RunOptions, result: launcher.ChildResult, log_
         record["environment"]["launch_reason"] = reason
     if result.warm_start is not None:  # a warm start's pair: both children's first runs
         record["warm_start"] = result.warm_start
-    accuracy_status.settle(record)  # the child's own, or its failure's
     return with_rerun(with_precision_reason(record, config), config, options)
 
 
@@ -101,10 +111,8 @@ def with_rerun(record: dict, config, options: RunOptions) -> dict:
 
 
 def skip_record(config, options: RunOptions, reason: str, env_facts: dict) -> dict:
-    record = records.config_record(config.model, config.experiment, options, env_facts)
-    records.mark_failed(record, RecordStatus.SKIP, "Unsupported", reason, "setup",
-                        verification_code=VerificationCode.VERIFIER_SKIPPED)
-    accuracy_status.settle(record)
+    record = parent_record(config, options, env_facts, RecordStatus.SKIP, "Unsupported", reason, "setup",
+                           verification_code=VerificationCode.VERIFIER_SKIPPED)
     return with_rerun(with_precision_reason(record, config), config, options)
 
 

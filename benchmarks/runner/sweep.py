@@ -20,7 +20,7 @@ from benchmarks.config.run_options import RunOptions
 from benchmarks.plumbing import disk_writes, machine_facts, output_paths, scratch_dirs
 from benchmarks.plumbing.cli_support import EXIT_BAD_NEWS, UsageError, command_line
 from benchmarks.plumbing.cpu_affinity import parse_cores, requested_cores, usable_cores
-from benchmarks.results import records
+from benchmarks.results import record_check, records
 from benchmarks.runner import fork_server, launcher, noise, progress, results_lock, warm_start
 from benchmarks.runner.executor import Job, LocalExecutor
 from benchmarks.runner.job_resources import Needs, ResourceError, ResourcePool
@@ -133,6 +133,7 @@ class SweepRun:
         self.beside = 0  # records timed while other children ran
 
     def write(self, config, record: dict) -> None:
+        record_check.written(record, log)  # the writer's check: a schema problem is a warning (strict: raises)
         self.writer.append(record, sync=False)  # run() syncs once per batch: an fsync per record caps the rate
         status = record["status"]
         self.counts["ok" if status == records.RecordStatus.OK else "skipped" if status == records.RecordStatus.SKIP

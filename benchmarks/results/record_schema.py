@@ -1,0 +1,261 @@
+"""The record declared in code: every key a record can hold (SCHEMA), its type, who writes it and what it means;
+the nested keys of the sections readers rely on are declared inside their key (`fields`).
+
+Three users, one declaration:
+- every reader's check at the door (results/record_check.py `problem`) is built from the keys declared `door`;
+- the writer checks each record it writes against every declared key (results/record_check.py `written`);
+- docs/record-schema.md, the table of keys, is generated from it: `python -m benchmarks.results.record_schema
+  --markdown` prints it, `--write-docs` writes it (tests/results/test_record_schema.py holds them equal).
+
+Sections (model, experiment, metrics, environment, ...) are open: a key not declared inside one is kept
+(upstream's and old records hold more); the top level is closed.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Optional
+
+from benchmarks.plumbing.record_key import CORE, PARENT, TYPES, UPSTREAM, RecordKey, feature
+
+def K(name, type_, writer, meaning, *fields, door=False, numbers=False) -> RecordKey:
+    return RecordKey(name, type_, writer, meaning, tuple(fields), door, numbers)
+
+
+def _samples(name, writer, meaning) -> RecordKey:
+    """A metric: one sample per run (a list)."""
+    return K(name, "list", writer, meaning)
+
+
+MODEL = K("model", "object", CORE, "what ran: the suite's model config",
+          K("suite_name", "text", CORE, "the suite (dummy, torchvision, ...)", door=True),
+          K("model_name", "text", CORE, "the model's name in its suite", door=True),
+          door=True, numbers=True)
+
+# Upstream's nine keys, in its order, then ours (config/experiment_config.py OWN_KEYS): each written by its axis.
+EXPERIMENT = K(
+    "experiment", "object", CORE, "the experiment config as it ran (ExperimentConfig.to_dict); part of the fingerprint",
+    K("accelerator", "text", CORE, "cpu, cuda or tpu", door=True),
+    K("accelerator_model", "text", CORE, "the device's model name (not in the fingerprint)", door=True),
+    K("xla", "text", CORE, "PJRT, or null without XLA", door=True),
+    K("xla_flags", "text", CORE, "XLA_FLAGS the child ran with", door=True),
+    K("dynamo", "text", CORE, "the dynamo backend, null for eager", door=True),
+    K("torch_xla2", "text", CORE, "upstream's torch_xla2 mode", door=True),
+    K("test", "text", CORE, "eval or train", door=True),
+    K("batch_size", "count", CORE, "the batch size that ran", door=True),
+    K("enable_functionalization", "flag", CORE, "upstream's XLA functionalization", door=True),
+    K("quantization", "text", feature("quantization"), "the quantization recipe (null: none)"),
+    K("precision", "text", feature("precision"), "the precision that ran (absent: fp32)"),
+    K("dynamic", "text", feature("dynamic"), "dynamic shapes: static, batch or all (absent: static)"),
+    K("compile_mode", "text", feature("compile_mode"), "torch.compile's mode (null without dynamo)"),
+    K("inductor_config", "text", feature("inductor_config"), "Inductor options set, KEY=VALUE (null: none)"),
+    K("compile_cache", "text", feature("compile_cache"), "cold or warm compile caches (null without dynamo)"),
+    K("train_step", "text", feature("train_step"), "harness or forward_loss (null for eval; absent: forward_loss)"),
+    K("speedup", "text", feature("speedup"), "isolated, or paired: eager timed in the backend's child"),
+    K("allocator", "text", feature("allocator"), "the child's C allocator policy (absent: glibc)"),
+    K("cpu_profile", "text", feature("cpu_profile"), "the dashboard's CPU profile (null: none)"),
+    K("cuda_profile", "text", feature("cuda_profile"), "the dashboard's CUDA profile (null: none)"),
+    K("channels_last", "flag", feature("channels_last"), "model and 4-D inputs in channels_last"),
+    K("matmul_precision", "text", feature("matmul_precision"), "torch.set_float32_matmul_precision's value"),
+    K("deterministic", "flag", feature("deterministic"), "deterministic algorithms, two runs compared"),
+    K("batch_invariant", "flag", feature("batch_invariant"), "the batch-invariance check"),
+    K("aot_precompile", "flag", feature("aot_precompile"), "the step compiled ahead of time and loaded"),
+    K("prompt_tokens", "count", feature("prompt_tokens"), "an LLM row's prompt length"),
+    K("new_tokens", "count", feature("new_tokens"), "an LLM row's generated tokens"),
+    K("generation_compile", "text", feature("generation_compile"), "what a compiled LLM row compiles"),
+    door=True, numbers=True)
+
+METRICS = K(
+    "metrics", "metrics", CORE, "metric name -> per-run samples (upstream's); on failure also `error`",
+    K("error", "text", CORE, "the failure in one line (upstream's), `SKIP: ...` for a skip"),
+    _samples("warmup_time", CORE, "seconds of each warm-up run (the first compiles)"),
+    _samples("total_time", CORE, "seconds of each timed run"),
+    _samples("per_iter_time", CORE, "seconds per iteration of each timed run"),
+    _samples("trace_total_time", UPSTREAM, "upstream's trace time per run"),
+    _samples("trace_per_iter_time", UPSTREAM, "upstream's trace time per iteration"),
+    _samples("peak_rss_bytes", CORE, "the process's peak resident set per timed run"),
+    _samples("peak_memory_bytes", CORE, "the device's peak memory per timed run (which figure: memory_kind)"),
+    _samples("process_rss_bytes", CORE, "the process's resident set after each timed run"),
+    _samples("minor_faults_per_iter", CORE, "minor page faults per iteration, per timed run"),
+    _samples("gpu_sm_clock_mhz", CORE, "CUDA: SM clock per timed run (NVML)"),
+    _samples("gpu_power_watts", CORE, "CUDA: power per timed run"),
+    _samples("gpu_temperature_c", CORE, "CUDA: temperature per timed run"),
+    _samples("gpu_throttled_seconds", CORE, "CUDA: seconds held back by a limit per timed run"),
+    _samples("gpu_energy_joules", CORE, "CUDA: energy per timed run"),
+    _samples("gpu_mean_watts", CORE, "CUDA: mean power per timed run"),
+    _samples("gpu_energy_joules_per_iteration", CORE, "CUDA: energy per iteration"),
+    _samples("gpu_energy_joules_per_token", feature("generation"), "CUDA LLM rows: energy per generated token"),
+    _samples("eager_warmup_time", feature("speedup"), "paired: eager's warm-up runs in the backend's child"),
+    _samples("eager_total_time", feature("speedup"), "paired: eager's timed runs"),
+    _samples("eager_per_iter_time", feature("speedup"), "paired: eager's seconds per iteration"),
+    _samples("fraction_of_attainable", CORE, "roofline: achieved / attainable FLOP/s per timed run"),
+    _samples("achieved_flops_per_second", CORE, "roofline: FLOP/s per timed run"),
+    _samples("aot_precompile_load_time", feature("aot_precompile"), "seconds to load the precompiled step"),
+    _samples("tflops", CORE, "microbench: TFLOP/s per timed run"),
+    _samples("total_cpu_time_s", feature("profile_cuda_cpu"), "profiled repeats: CPU seconds per run"),
+    _samples("per_iter_cpu_time_s", feature("profile_cuda_cpu"), "profiled repeats: CPU seconds per iteration"),
+    _samples("total_cuda_time_s", feature("profile_cuda_cpu"), "profiled repeats: CUDA seconds per run"),
+    _samples("per_iter_cuda_time_s", feature("profile_cuda_cpu"), "profiled repeats: CUDA seconds per iteration"),
+    _samples("profiled_total_time", feature("profile_cuda_cpu"), "seconds of each profiled run"),
+    _samples("profiled_per_iter_time", feature("profile_cuda_cpu"), "seconds per iteration of each profiled run"),
+    _samples("generate_time", feature("generation"), "LLM rows: seconds of each generate call"),
+    _samples("time_to_first_token", feature("generation"), "LLM rows: seconds to the first token"),
+    _samples("compile_time", feature("generation"), "LLM rows: first call minus a steady one"),
+    _samples("decode_per_token_time", feature("generation"), "LLM rows: seconds per decoded token"),
+    _samples("decode_tokens_per_second", feature("generation"), "LLM rows: decoded tokens per second"),
+    _samples("decode_bytes_per_second", feature("generation"), "LLM rows: weights read per second while decoding"),
+    _samples("decode_bandwidth_fraction", feature("generation"), "LLM rows: of the machine's bandwidth"),
+    K("dynamo_counters", "object", UPSTREAM, "upstream's dynamo counters"),
+    door=True)
+
+ERROR = K("error", "object", CORE, "the failure: null for a record that ran",
+          K("type", "text", CORE, "the exception's or failure's type", door=True),
+          K("message", "text", CORE, "one line", door=True),
+          K("phase", "text", CORE, "setup, load, reference, compile, measure, check, ...", door=True),
+          K("log", "text", PARENT, "the child's log, relative to the output directory", door=True),
+          K("lock_waits", "list", PARENT, "a timeout's file locks waited on, and their holders"),
+          door=True)
+
+ENVIRONMENT = K(
+    "environment", "object", CORE, "the machine and software the config ran on",
+    *(K(name, "text", CORE, f"the {name.replace('_', ' ')}", door=True)
+      for name in ("python", "torch", "torch_xla", "torchvision", "numpy", "cpu_model", "hostname", "platform",
+                   "git_commit")),
+    K("cpu_count", "count", CORE, "the machine's CPUs", door=True),
+    K("usable_cores", "count", CORE, "the cores this process may use", door=True),
+    K("gpu_names", "texts", CORE, "the GPUs' names", door=True),
+    K("executor", "object", PARENT, "how the config ran: kind, jobs, host, cores, GPUs, children beside it (Ray: node)",
+      K("kind", "text", PARENT, "local or ray", door=True), door=True),
+    K("noise", "object", PARENT, "the sweep's noise facts",
+      K("problems", "list", PARENT, "what may disturb timings", door=True), door=True),
+    K("launch", "text", PARENT, "fork or spawn: how the child started (null: a skip the parent wrote)"),
+    K("launch_reason", "text", PARENT, "why a config its fork server could have forked was spawned"),
+    K("cpu_affinity", "list", CORE, "the cores the child ran on"),
+    K("allocator", "object", CORE, "the C allocator policy in force"),
+    K("cpu_profile", "object", feature("cpu_profile"), "the dashboard CPU profile's pieces in force"),
+    K("cuda_profile", "object", feature("cuda_profile"), "the dashboard CUDA profile's pieces in force"),
+    K("ceilings", "object", CORE, "the machine's peak FLOP/s per dtype and bandwidths (docs/roofline.md)"),
+    door=True)
+
+ACCURACY_FIGURES = (
+    K("accuracy_reference", "text", feature("verify"), "fp64, cosine or mean_rel_error: the rule that judged it"),
+    K("accuracy_tolerance", "number", feature("verify"), "the tolerance applied"),
+    K("accuracy_rmse", "number", feature("verify"), "the config's RMSE against the reference"),
+    K("accuracy_eager_rmse", "number", feature("verify"), "eager's RMSE against the reference"),
+    K("accuracy_message", "text", feature("verify"), "the judgement in one line"),
+    K("accuracy_reason", "text", feature("verify"), "which rule and why, or why none judged it"),
+)
+VERIFICATION_FIGURES = (
+    K("verification_message", "text", feature("verify"), "upstream's verifier message"),
+    K("verification_tolerance", "number", feature("verify"), "upstream's tolerance"),
+    K("verification_cosine_similarity", "number", feature("verify"), "cosine similarity to the reference"),
+    K("verification_max_abs_error", "number", feature("verify"), "largest absolute difference"),
+    K("verification_mean_rel_error", "number", feature("verify"), "mean relative error"),
+)
+
+# Every top-level key, in the order a record holds them (records.new_record's, then as written).
+SCHEMA = (
+    MODEL,
+    EXPERIMENT,
+    K("repeat", "count", CORE, "timed runs", door=True),
+    K("iterations_per_run", "count", CORE, "iterations in each timed run", door=True),
+    METRICS,
+    K("timestamp", "timestamp", CORE, "the sweep's start, shared by its records", door=True),
+    K("verification_code", "text", CORE, "upstream's verdict (PASS, FAIL, VERIFIER_SKIPPED, ...)", door=True),
+    K("outputs_file", "text", UPSTREAM, "upstream's saved outputs (never written here)"),
+    K("accuracy", "text", CORE, "the one verdict: the harness's status or the golden check's (\"Accuracy\")",
+      door=True),
+    K("schema_version", "count", CORE, "1; changes only when a key changes meaning"),
+    K("status", "text", CORE, "ok, error, timeout, crash, oom or skip", door=True),
+    ERROR,
+    K("warmup", "count", CORE, "warm-up runs", door=True),
+    K("requested_batch_size", "count", CORE, "the batch size asked for (null: the model's)", door=True),
+    K("verify", "flag", CORE, "--verify was asked", door=True),
+    K("golden_request", "object", feature("golden"), "the golden flags set (part of the fingerprint)"),
+    *ACCURACY_FIGURES,
+    *VERIFICATION_FIGURES,
+    K("diagnostics", "object", CORE, "what the diagnostic flags collected (profiles, counters, matmul precision)"),
+    K("artifacts", "object", CORE, "files written beside the record, by kind, relative to the output directory"),
+    ENVIRONMENT,
+    K("precision_reason", "text", PARENT, "why the precision that ran is not the one asked for (\"Precision\")"),
+    K("cudagraphs", "flag", feature("cuda_profile"), "CUDA Inductor configs: whether Inductor captured CUDA graphs"),
+    K("cudagraphs_reason", "text", feature("cuda_profile"), "why a profile's model runs without CUDA graphs"),
+    K("cudagraph_skips", "count", feature("cuda_profile"), "graphs Inductor ran without CUDA graphs"),
+    K("model_info", "object", CORE, "the suite's facts about what ran (BenchmarkModel.info)"),
+    K("compile_cache_fill_seconds", "number", feature("compile_cache"), "warm: seconds the cache took to fill"),
+    K("memory_kind", "text", CORE, "which figure metrics.peak_memory_bytes is"),
+    K("gpu_telemetry", "object", CORE, "CUDA: NVML's device facts and throttling over the timed runs"),
+    K("generation", "object", feature("generation"), "LLM rows: tokens, the decode loop, per-token seconds"),
+    K("dynamo_stats", "object", CORE, "dynamo configs: graphs, breaks and their reasons, recompiles, compile seconds"),
+    K("roofline", "object", CORE, "work counted, achieved rates, the attainable ceiling, bound, or why_not"),
+    K("paired_speedup", "object", feature("speedup"), "paired: per-pair ratios, median, interval"),
+    K("dynamic_shapes", "object", feature("dynamic"), "the batch sizes that ran under --dynamic"),
+    K("export", "object", feature("export"), "export backends: passed, reason, strict, seconds"),
+    K("aot_precompile", "object", feature("aot_precompile"), "the precompiled step: passed, seconds"),
+    K("memory_format", "object", feature("channels_last"), "what --channels-last converted"),
+    K("determinism", "object", feature("deterministic"), "what ran, the two runs' figures, the operator without a "
+                                                         "deterministic kernel"),
+    K("batch_invariance", "object", feature("batch_invariant"), "the batch sizes compared and the first that "
+                                                                "differed"),
+    K("generation_verify", "object", feature("generation"), "LLM rows under --verify: the tokens compared"),
+    K("golden", "object", feature("golden"), "--save-golden/--golden: status, path, figures, the entry's machine"),
+    K("absent", "object", CORE, "features this torch's private APIs could not give, each with why"),
+    K("warnings", "texts", CORE, "one-line warnings about how the config was measured (absent: none)"),
+    K("warm_start", "object", PARENT, "a warm start: both children's first runs and the saving"),
+    K("run_seconds", "number", PARENT, "the child's wall time (null: a skip the parent wrote)", door=True),
+    K("round", "count", PARENT, "0-based, --rounds", door=True),
+    K("rerun", "text", PARENT, "the command that reruns this config alone"),
+)
+BY_NAME = {key.name: key for key in SCHEMA}
+
+
+# ---------------------------------------------------------------- the docs' table
+
+DOCS_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs", "record-schema.md")
+DOCS_HEAD = """# The record's keys
+
+Generated from `benchmarks/results/record_schema.py` by `python -m benchmarks.results.record_schema --write-docs`
+(tests/results/test_record_schema.py holds this file equal to it): edit the schema, not this file. The rules
+(versioning, the fingerprint, the validation at the door) are docs/architecture.md's "The record".
+
+Every key a record can hold, in the order a record holds them; a nested key `a.b` is key `b` of the object `a`.
+Any key may be missing or null in a record read (old and upstream records). *checked*: every reader refuses a
+record whose value there is present, not null and not of its type (benchmarks/results/record_check.py).
+*written by*: `core` (the child, for every config that runs), `parent` (the sweep's runner), `feature:<name>` (the
+axis or flag of that name), `upstream` (PyTorch/XLA's tools; read here, never written).
+
+"""
+
+
+def _rows(key: RecordKey, prefix: str = ""):
+    checked = ", checked" if key.door else ""
+    kinds = " or ".join(TYPES[kind] for kind in key.types())
+    yield f"| `{prefix}{key.name}` | {kinds}{checked} | {key.writer} | {key.meaning} |"
+    for inner in key.fields:
+        yield from _rows(inner, f"{prefix}{key.name}.")
+
+
+def markdown() -> str:
+    """docs/record-schema.md: the table of every declared key."""
+    lines = ["| key | type | written by | meaning |", "|---|---|---|---|"]
+    for key in SCHEMA:
+        lines.extend(_rows(key))
+    return DOCS_HEAD + "\n".join(lines) + "\n"
+
+
+def main(argv: Optional[list] = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if args == ["--markdown"]:
+        sys.stdout.write(markdown())
+        return 0
+    if args == ["--write-docs"]:
+        with open(os.path.normpath(DOCS_PATH), "w", encoding="utf-8") as handle:
+            handle.write(markdown())
+        return 0
+    sys.stderr.write("usage: python -m benchmarks.results.record_schema --markdown | --write-docs\n")
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
