@@ -198,7 +198,8 @@ def _without_golden(record: dict) -> str:
 def settle(record: dict, judged: Optional[str] = None) -> str:
     """The one place a record's `accuracy` is written: `judged`, the status --verify decided for it (child/verify.py
     `Verifier.finish`), else the rule `derive` (a status a child already wrote is kept); then the golden check
-    folded in (`with_golden`). The child settles its record last, the parent the records it writes (crash, timeout,
-    oom, skip) and the child records it takes in; a key already placed keeps its position."""
+    folded in (`with_golden`). Whoever builds a record settles it, once: the child its own, last; the parent the
+    records it builds (crash, timeout, oom, skip: runner/result_records.parent_record); a key already placed keeps
+    its position."""
     record["accuracy"] = with_golden(judged if judged in STATUSES else derive(record), record)
     return record["accuracy"]

@@ -28,7 +28,7 @@ import os
 from datetime import datetime, timezone
 from typing import Callable, Optional
 
-from benchmarks.plumbing import record_key
+from benchmarks.config import record_key
 from benchmarks.results import record_schema
 
 # Numbers beyond this are no measurement, count or size (2**63: a 64-bit counter's end): past it, sums of a few

@@ -17,7 +17,7 @@ import os
 import sys
 from typing import Optional
 
-from benchmarks.plumbing.record_key import CORE, PARENT, TYPES, UPSTREAM, RecordKey, feature
+from benchmarks.config.record_key import CORE, PARENT, TYPES, UPSTREAM, RecordKey, feature
 
 def K(name, type_, writer, meaning, *fields, door=False, numbers=False) -> RecordKey:
     return RecordKey(name, type_, writer, meaning, tuple(fields), door, numbers)
@@ -178,7 +178,8 @@ SCHEMA = (
     K("diagnostics", "object", CORE, "what the diagnostic flags collected (profiles, counters, matmul precision)"),
     K("artifacts", "object", CORE, "files written beside the record, by kind, relative to the output directory"),
     ENVIRONMENT,
-    K("precision_reason", "text", PARENT, "why the precision that ran is not the one asked for (\"Precision\")"),
+    K("precision_reason", "text", PARENT, "why the precision that ran is not the one asked for (the plan's; a config "
+                                           "by hand: the child's)"),
     K("cudagraphs", "flag", feature("cuda_profile"), "CUDA Inductor configs: whether Inductor captured CUDA graphs"),
     K("cudagraphs_reason", "text", feature("cuda_profile"), "why a profile's model runs without CUDA graphs"),
     K("cudagraph_skips", "count", feature("cuda_profile"), "graphs Inductor ran without CUDA graphs"),

@@ -376,7 +376,7 @@ def check_writable_dir(directory: str) -> Optional[str]:
 def new_record(model: dict, experiment: dict, *, repeat: int, iterations_per_run: int, warmup: int,
                timestamp: float, verify: bool, requested_batch_size: Optional[int], environment: dict,
                golden: Optional[dict] = None) -> dict:
-    """A record in the documented key order (docs/architecture.md, "The record"): upstream's keys first, then ours.
+    """A record in the declared key order (results/record_schema.py): upstream's keys first, then ours.
     `golden`: golden_request's (the key only when a golden flag is set, so other records stay as they were)."""
     record = {
         "model": model,

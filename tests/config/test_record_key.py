@@ -1,8 +1,8 @@
-"""One record key's declaration (benchmarks/plumbing/record_key.py): a type and a writer it knows."""
+"""One record key's declaration (benchmarks/config/record_key.py): a type and a writer it knows."""
 
 import pytest
 
-from benchmarks.plumbing.record_key import RecordKey, feature
+from benchmarks.config.record_key import RecordKey, feature
 
 
 def test_a_key_declares_its_type_and_writer():

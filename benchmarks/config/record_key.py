@@ -1,6 +1,6 @@
 """The declaration of one key of a record (docs/architecture.md, "The record"): its name, its JSON type, who writes
 it and what it means. benchmarks/results/record_schema.py declares every key with it; a feature (config layer)
-declares the keys it writes with the same type. Torch-free and import-free, so any layer may use it.
+declares the keys it writes with the same type. Torch-free and import-free: config and every layer above it may use it.
 
 `type` is one of TYPES, or several joined by "|" ("text|object"). `door`: every reader checks the key when it is
 present and not null (benchmarks/results/record_check.py), with `numbers` every number anywhere inside it too;
