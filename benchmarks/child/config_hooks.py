@@ -1,5 +1,6 @@
-"""What only some configs add to the child's run (single_config.ConfigRun): --save-golden, --golden, --verify,
---speedup=paired, --dynamic and the export backends, each a `Hook` that joins the run's phases, as diagnostics
+"""What only some configs add to the child's run (single_config.ConfigRun): the axes' hooks (each feature's child
+half, features/<feature>/child.py's `hook_for`), --save-golden, --golden, --verify and the export backends, each a
+`Hook` that joins the run's phases, as diagnostics
 join its timed runs (child/diagnostics.py). `for_config` lists a config's hooks; the run calls each phase's
 method on every hook, in that order. Importing this module is cheap (torch is imported where a hook needs it).
 """
@@ -8,11 +9,12 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import importlib.util
 import logging
 from typing import Optional, Union
 
-from benchmarks.child import dynamic_shapes, golden, verify
-from benchmarks.config import axes, experiment_config, paired_speedup
+from benchmarks.child import golden, verify
+from benchmarks.config import axes, experiment_config
 from benchmarks.results import accuracy_status
 from benchmarks.results.accuracy_status import AccuracyStatus
 
@@ -147,39 +149,6 @@ class Verify(Hook):
         return self.verifier.finish(record) if self.verifier is not None else None
 
 
-class PairedSpeedup(Hook):
-    """--speedup=paired: eager's step on the same module and example inputs, timed just before each timed run of
-    the config's (measured_loop.measure), and the record's paired_speedup."""
-
-    def before_timing(self, run) -> None:
-        from benchmarks.child import measured_loop
-
-        run.eager_step = measured_loop.make_step(run.bm, run.experiment.with_(dynamo=None), run.module, run.args,
-                                                 run.kwargs)
-
-    def after_timing(self, run) -> None:
-        metrics = run.record["metrics"]
-        run.record["paired_speedup"] = paired_speedup.summarize(metrics["eager_per_iter_time"],
-                                                                metrics["per_iter_time"])
-
-
-class DynamicBatch(Hook):
-    """--dynamic: each step's inputs cycle through batch sizes (the batch dimension marked dynamic under `batch`,
-    unbacked under `unbacked`); the checks run at the example batch, and the record says which sizes ran."""
-
-    def __init__(self):
-        self.varying: Optional[dynamic_shapes.VaryingBatch] = None  # the last step's: the timed one's
-
-    def step_inputs(self, run, inputs):
-        self.varying = dynamic_shapes.VaryingBatch(run.args, run.kwargs, run.bm.batch_size,
-                                                   dynamic_shapes.MARKS.get(run.experiment.dynamic))
-        return self.varying
-
-    def check(self, run) -> None:
-        run.record["dynamic_shapes"] = self.varying.summary()
-        self.varying.stop()  # --verify and --golden check at the example batch
-
-
 class Export(Hook):
     """--dynamo=export / export_nonstrict / aot_inductor: the steps call the exported program (or AOTInductor's
     package) instead of the module (child/exporting.py); the record's `export` says how it went."""
@@ -190,27 +159,23 @@ class Export(Hook):
         run.exported = exporting.prepare(run.experiment, run.module, run.args, run.kwargs, run.diag.files, run.record)
 
 
-def dynamic_batch(value: str, experiment) -> Optional[Hook]:
-    """The `dynamic` axis's hook (config/axes.py): static shapes ask nothing of the run."""
-    return DynamicBatch() if value != experiment_config.DEFAULT_DYNAMIC else None
-
-
-def paired_speedup_hook(value: str, experiment) -> Optional[Hook]:
-    """The `speedup` axis's hook (config/axes.py): an isolated config asks nothing of the run."""
-    return PairedSpeedup() if value == paired_speedup.PAIRED else None
+def feature_child(feature: str):
+    """A feature's child half, benchmarks/features/<feature>/child.py (the convention of benchmarks/features/), or
+    None where the feature has none."""
+    name = f"benchmarks.features.{feature}.child"
+    return importlib.import_module(name) if importlib.util.find_spec(name) is not None else None
 
 
 def axis_hooks(experiment) -> list:
-    """The hooks the experiment's axes declare (each Axis's `child`: "module:function" under benchmarks/child/, given
-    the config's value and the experiment), in the table's order; an axis whose value asks nothing gives none."""
+    """The hooks the experiment's axes ask for, in the table's order: each feature's child half's
+    `hook_for(value, experiment)` (features/<feature>/child.py, where it defines one), given the config's value of
+    the feature's axis; an axis whose value asks nothing gives none."""
     hooks = []
     for axis in axes.AXES:
-        if axis.child:
-            module, _, name = axis.child.partition(":")
-            hook = getattr(importlib.import_module(f"benchmarks.child.{module}"), name)(getattr(experiment, axis.key),
-                                                                                       experiment)
-            if hook is not None:
-                hooks.append(hook)
+        hook_for = getattr(feature_child(axis.feature), "hook_for", None)
+        hook = hook_for(getattr(experiment, axis.key), experiment) if hook_for else None
+        if hook is not None:
+            hooks.append(hook)
     return hooks
 
 

@@ -23,7 +23,8 @@ from typing import Optional
 
 from benchmarks.child import config_hooks
 from benchmarks.child.eager_comparison import compare, verification_code
-from benchmarks.config import accuracy_rule, precision, tolerances
+from benchmarks.config import accuracy_rule, tolerances
+from benchmarks.features import precision
 from benchmarks.results import accuracy_status
 from benchmarks.results.accuracy_status import AccuracyStatus
 from benchmarks.results.records import RecordStatus, VerificationCode
@@ -85,7 +86,8 @@ def fp64_logits(run, eager, first_tokens, steps: int) -> tuple:
     model's fp64 reference (child/verify.py)."""
     import torch
 
-    from benchmarks.child import backends, precision_cast, verify
+    from benchmarks.child import backends, verify
+    from benchmarks.features.precision import child as precision_child
 
     plain = eager.with_(precision=precision.DEFAULT, quantization=None)
     bm = module = None
@@ -94,7 +96,7 @@ def fp64_logits(run, eager, first_tokens, steps: int) -> tuple:
         bm.module = bm.module.to(torch.float64)
         device = backends.target_device(plain)
         module = backends.module_on(bm, device)
-        kwargs = precision_cast.cast_tree(dict(bm.example_kwargs), torch.float64)
+        kwargs = precision_child.cast_tree(dict(bm.example_kwargs), torch.float64)
         kwargs = backends.move(with_tokens(kwargs, first_tokens[:, :steps - 1]), device)
         with torch.no_grad():
             logits = module(**kwargs, use_cache=False).logits
