@@ -11,7 +11,7 @@ import dataclasses
 import importlib
 import importlib.util
 import logging
-from typing import Optional, Union
+from typing import Any, Callable, Optional, Protocol, Union
 
 from benchmarks.child import golden, verify
 from benchmarks.config import axes, experiment_config
@@ -19,6 +19,35 @@ from benchmarks.results import accuracy_status
 from benchmarks.results.accuracy_status import AccuracyStatus
 
 log = logging.getLogger("benchmarks.child.config_hooks")
+
+
+class HookRun(Protocol):
+    """What a hook may read of the config's run it is handed (single_config.ConfigRun), each with its meaning; of
+    these it may set only MAY_SET. A hook adds its own keys to `record` (tests/child/test_config_hooks.py holds every
+    hook, here and in each feature's child half, to this)."""
+
+    options: Any  # the child's RunOptions (config/run_options.py): the flags, read only
+    model_config: dict  # the model's row: suite_name, model_name and the suite's own keys
+    experiment: Any  # the config as it runs (ExperimentConfig), resolved in setup; its batch size from load on
+    record: dict  # the record being written: a hook adds its own keys (its figures under record["metrics"])
+    channel: Any  # the parent's channel: set_phase(name) before work that can fail (a crash names the phase)
+    diag: Any  # the config's diagnostics (child/diagnostics.py): .files names and keeps its artifacts
+    memory: Any  # the peak-memory counter (child/device_memory.py): leave_out(bytes) that are not the config's
+    bm: Any  # the config's built model (suites.BenchmarkModel), from load on
+    module: Any  # the config's module on its device, from load on
+    args: tuple  # the example positional inputs on the device, from load on
+    kwargs: dict  # the example keyword inputs on the device, from load on
+    step: Any  # the timed step (measured_loop's), from compile on
+    exported: Any  # may set (compile): what the steps call instead of the module (export, AOT precompile)
+    eager_step: Any  # may set (before_timing): eager's step, timed beside the config's (--speedup=paired)
+    new_model: Callable  # new_model(experiment): the suite's model as built, before any hook's `built`
+    build: Callable  # build(experiment): a model as the hooks give it (the config's, --verify's eager ones)
+    example_step: Callable  # example_step(): the config's step made again on the example inputs
+    release_model: Callable  # release_model(): let the config's model, steps and inputs go (after a failure)
+
+
+# The attributes of HookRun a hook may set; every other one it only reads.
+MAY_SET = ("exported", "eager_step")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -42,34 +71,34 @@ def deciding(decided: list) -> Optional[Verdict]:
 
 
 class Hook:
-    """A part of a config's run; each method is called at its point of the run (`run`: the ConfigRun), the
-    defaults do nothing. A hook that raises fails the config in the phase it was called in, as the run's own
+    """A part of a config's run; each method is called at its point of the run (`run`: the ConfigRun, seen through
+    HookRun: what a hook may read, and the two it may set), the defaults do nothing. A hook that raises fails the config in the phase it was called in, as the run's own
     code would."""
 
-    def setup(self, run) -> None:
+    def setup(self, run: HookRun) -> None:
         """Last in the setup phase, before any of the config's models is built."""
 
     def built(self, bm):
         """Every model built for the config (its own, --verify's eager ones): the model to use."""
         return bm
 
-    def compile(self, run) -> None:
+    def compile(self, run: HookRun) -> None:
         """The compile phase, before the config's step is made."""
 
-    def step_inputs(self, run, inputs):
+    def step_inputs(self, run: HookRun, inputs):
         """Each step made (the timed one is the last): its input source (None: the example inputs)."""
         return inputs
 
-    def before_timing(self, run) -> None:
+    def before_timing(self, run: HookRun) -> None:
         """After the warm cache is filled, before the warm-up and timed runs."""
 
-    def after_timing(self, run) -> None:
+    def after_timing(self, run: HookRun) -> None:
         """Right after the timed runs, before the run writes their figures."""
 
-    def check(self, run) -> None:
+    def check(self, run: HookRun) -> None:
         """After the timed runs and their figures: the checks, which never hide them."""
 
-    def after_failure(self, run) -> None:
+    def after_failure(self, run: HookRun) -> None:
         """The config failed (not skipped, its device still usable): what can still run for the record."""
 
     def finish(self, record: dict) -> Union[str, Verdict, None]:
@@ -84,7 +113,7 @@ class GoldenSave(Hook):
     def __init__(self, root: str):
         self.root = root
 
-    def setup(self, run) -> None:
+    def setup(self, run: HookRun) -> None:
         run.channel.set_phase("reference")  # eager runs: a crash here is eager's (accuracy_status.derive)
         run.record["golden"] = golden.save(self.root, run.model_config, run.experiment, run.new_model)
 
@@ -97,17 +126,17 @@ class GoldenCheck(Hook):
         self.options = options  # GoldenOptions
         self.checker: Optional[golden.GoldenCheck] = None  # from setup on
 
-    def setup(self, run) -> None:
+    def setup(self, run: HookRun) -> None:
         self.checker = golden.GoldenCheck(self.options.check_dir, run.model_config, run.experiment, self.options.atol,
                                           self.options.rtol)
 
     def built(self, bm):
         return self.checker.apply(bm) if self.checker else bm
 
-    def before_timing(self, run) -> None:
+    def before_timing(self, run: HookRun) -> None:
         self.checker.before_timing(run.experiment, run.step)
 
-    def check(self, run) -> None:
+    def check(self, run: HookRun) -> None:
         run.channel.set_phase("verify")
         self.checker.check(run.experiment, run.module, run.step)
 
@@ -125,19 +154,19 @@ class Verify(Hook):
         self.options = options  # VerifyOptions
         self.verifier: Optional[verify.Verifier] = None  # from setup on
 
-    def setup(self, run) -> None:
+    def setup(self, run: HookRun) -> None:
         self.verifier = verify.Verifier(self.options, run.build, run.channel.set_phase,
                                         suite=run.model_config["suite_name"], model=run.model_config["model_name"])
 
-    def before_timing(self, run) -> None:
+    def before_timing(self, run: HookRun) -> None:
         self.verifier.before_timing(run.experiment, run.module, run.step)
         run.memory.leave_out(self.verifier.kept_bytes())  # its references and copies are not the config's memory
 
-    def check(self, run) -> None:
+    def check(self, run: HookRun) -> None:
         self.verifier.compute_reference(run.experiment)
         self.verifier.check(run.experiment, run.module, run.step, fresh_step=run.example_step)
 
-    def after_failure(self, run) -> None:
+    def after_failure(self, run: HookRun) -> None:
         if self.verifier is None or self.verifier.referenced:
             return
         # eager's own failure or disagreement still comes first in the accuracy status (the harness runs eager
@@ -153,7 +182,7 @@ class Export(Hook):
     """--dynamo=export / export_nonstrict / aot_inductor: the steps call the exported program (or AOTInductor's
     package) instead of the module (child/exporting.py); the record's `export` says how it went."""
 
-    def compile(self, run) -> None:
+    def compile(self, run: HookRun) -> None:
         from benchmarks.child import exporting
 
         run.exported = exporting.prepare(run.experiment, run.module, run.args, run.kwargs, run.diag.files, run.record)

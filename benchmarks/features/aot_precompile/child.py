@@ -13,7 +13,7 @@ import time
 from typing import Optional
 
 from benchmarks.child import torch_internals
-from benchmarks.child.config_hooks import Hook
+from benchmarks.child.config_hooks import Hook, HookRun
 from benchmarks.features import aot_precompile
 from benchmarks.suites import ModelSkipped
 
@@ -35,11 +35,11 @@ class AotPrecompile(Hook):
     def __init__(self):
         self.load_seconds: Optional[float] = None
 
-    def compile(self, run) -> None:
+    def compile(self, run: HookRun) -> None:
         run.exported, self.load_seconds = precompile(run.experiment, run.bm, run.module, run.args, run.kwargs,
                                                      run.diag.files, run.record)
 
-    def after_timing(self, run) -> None:
+    def after_timing(self, run: HookRun) -> None:
         run.record["metrics"][aot_precompile.LOAD_TIME] = [self.load_seconds]
 
 

@@ -15,7 +15,7 @@ from typing import Optional
 from benchmarks.child import bitwise, torch_internals
 from benchmarks.features.compile_options import child as compile_options_child
 from benchmarks.features.dynamic import child as dynamic_child
-from benchmarks.child.config_hooks import Hook, Verdict
+from benchmarks.child.config_hooks import Hook, HookRun, Verdict
 from benchmarks.child.output_tree import Pairs, leaves
 from benchmarks.features import batch_invariant, compile_options
 from benchmarks.results.accuracy_status import AccuracyStatus
@@ -59,10 +59,10 @@ class BatchInvariance(Hook):
         self.state: dict = {}  # the record's `batch_invariance`
         self.differences: dict = {}  # batch size -> bitwise.Difference, in the order checked
 
-    def setup(self, run) -> None:
+    def setup(self, run: HookRun) -> None:
         self.state["inductor_batch_invariant"] = inductor_batch_invariant(run.experiment)
 
-    def check(self, run) -> None:
+    def check(self, run: HookRun) -> None:
         """The forward at N, then at N/2, ..., 1: each sample's output against its own at N."""
         batch_size = run.bm.batch_size
         self.state.update(batch_size=batch_size, batch_sizes=batch_invariant.batch_sizes(batch_size))
@@ -83,7 +83,7 @@ class BatchInvariance(Hook):
             self.differences[size] = against_full(full, forward.at(size), size)
         log.info("--batch-invariant: %s", self.message() or "every smaller batch bitwise equal")
 
-    def _cannot_check(self, run) -> Optional[str]:
+    def _cannot_check(self, run: HookRun) -> Optional[str]:
         if run.experiment.test != "eval":
             return "an accuracy mode of inference (--test=eval)"
         if not self.state["batch_sizes"]:
@@ -124,7 +124,7 @@ class BatchInvariance(Hook):
 class _Forward:
     """The config's eval step (compiled as it was timed) on the example inputs cut to a batch size."""
 
-    def __init__(self, run):
+    def __init__(self, run: HookRun):
         from benchmarks.child import measured_loop
 
         self.run, self.inputs = run, (run.args, run.kwargs)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Optional
 
 from benchmarks.child import tensor_layout
-from benchmarks.child.config_hooks import Hook
+from benchmarks.child.config_hooks import Hook, HookRun
 
 
 class LayoutLost(RuntimeError):
@@ -91,13 +91,13 @@ class ChannelsLast(Hook):
         self.inputs = len(four_d((bm.example_inputs, bm.example_kwargs)))
         return bm
 
-    def step_inputs(self, run, inputs):
+    def step_inputs(self, run: HookRun, inputs):
         if inputs is None:  # the example inputs: checked once before timing, nothing added to the timed loop
             return None
         self.source = CheckedInputs(inputs)
         return self.source
 
-    def before_timing(self, run) -> None:
+    def before_timing(self, run: HookRun) -> None:
         check([(f"parameter {name}", p) for name, p in run.module.named_parameters() if p.dim() == 4], "module")
         check(four_d((run.args, run.kwargs)), "example input")
 

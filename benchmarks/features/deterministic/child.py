@@ -20,7 +20,7 @@ from typing import Optional
 
 from benchmarks.child import bitwise, torch_internals
 from benchmarks.features.compile_options import child as compile_options_child
-from benchmarks.child.config_hooks import Hook, Verdict
+from benchmarks.child.config_hooks import Hook, HookRun, Verdict
 from benchmarks.features import compile_options, deterministic
 from benchmarks.results.accuracy_status import AccuracyStatus
 from benchmarks.results.records import RecordStatus
@@ -56,7 +56,7 @@ class DeterministicMode(Hook):
         self.state: dict = {}  # the record's `determinism`
         self.difference: Optional[bitwise.Difference] = None  # the check's, once it ran
 
-    def setup(self, run) -> None:
+    def setup(self, run: HookRun) -> None:
         import torch
 
         if run.experiment.accelerator == "cuda":
@@ -70,7 +70,7 @@ class DeterministicMode(Hook):
             "inductor_deterministic": inductor_deterministic(run.experiment),
         }
 
-    def check(self, run) -> None:
+    def check(self, run: HookRun) -> None:
         """The config's step twice, from the same seed, inputs and weights: are the outputs bitwise equal?"""
         from benchmarks.child import backends, measured_loop
         from benchmarks.child.verify_outputs import collect, root_name
@@ -91,7 +91,7 @@ class DeterministicMode(Hook):
         log.info("--deterministic: %s", "two runs bitwise equal" if self.difference.identical
                  else "two runs differ: " + self.difference.describe())
 
-    def after_failure(self, run) -> None:
+    def after_failure(self, run: HookRun) -> None:
         error = run.record.get("error") or {}
         operator = operator_without_implementation(error.get("message"))
         if operator:

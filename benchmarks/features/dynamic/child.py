@@ -8,7 +8,7 @@ import inspect
 from typing import Optional
 
 from benchmarks.child import torch_internals
-from benchmarks.child.config_hooks import Hook
+from benchmarks.child.config_hooks import Hook, HookRun
 from benchmarks.features.dynamic import DEFAULT_DYNAMIC
 
 # How each --dynamic value marks the batch dimension: backed (torch._dynamo.mark_dynamic: dynamo knows its value and
@@ -142,11 +142,11 @@ class DynamicBatch(Hook):
     def __init__(self):
         self.varying: Optional[VaryingBatch] = None  # the last step's: the timed one's
 
-    def step_inputs(self, run, inputs):
+    def step_inputs(self, run: HookRun, inputs):
         self.varying = VaryingBatch(run.args, run.kwargs, run.bm.batch_size, MARKS.get(run.experiment.dynamic))
         return self.varying
 
-    def check(self, run) -> None:
+    def check(self, run: HookRun) -> None:
         run.record["dynamic_shapes"] = self.varying.summary()
         self.varying.stop()  # --verify and --golden check at the example batch
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from benchmarks.child.config_hooks import Hook
+from benchmarks.child.config_hooks import Hook, HookRun
 from benchmarks.features import cuda_profile
 
 
@@ -18,7 +18,7 @@ class MatmulPrecision(Hook):
     def __init__(self, asked: Optional[str]):
         self.asked = asked
 
-    def setup(self, run) -> None:
+    def setup(self, run: HookRun) -> None:
         from benchmarks.child import backends
 
         run.record["diagnostics"]["matmul_precision"] = backends.set_matmul_precision(

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from benchmarks.child.config_hooks import Hook
+from benchmarks.child.config_hooks import Hook, HookRun
 from benchmarks.features import speedup
 
 
@@ -13,13 +13,13 @@ class PairedSpeedup(Hook):
     """--speedup=paired: eager's step on the same module and example inputs, timed just before each timed run of
     the config's (measured_loop.measure), and the record's paired_speedup."""
 
-    def before_timing(self, run) -> None:
+    def before_timing(self, run: HookRun) -> None:
         from benchmarks.child import measured_loop
 
         run.eager_step = measured_loop.make_step(run.bm, run.experiment.with_(dynamo=None), run.module, run.args,
                                                  run.kwargs)
 
-    def after_timing(self, run) -> None:
+    def after_timing(self, run: HookRun) -> None:
         metrics = run.record["metrics"]
         run.record["paired_speedup"] = speedup.summarize(metrics["eager_per_iter_time"], metrics["per_iter_time"])
 
