@@ -25,7 +25,7 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from benchmarks.config import allocator
+from benchmarks.features import allocator
 from benchmarks.results import records
 from benchmarks.results.measurement import Measurement  # noqa: E402
 

@@ -38,7 +38,7 @@ SCRIPTS = Path(__file__).resolve().parent
 ROOT = SCRIPTS.parent
 sys.path[:0] = [str(SCRIPTS), str(ROOT)]
 
-from benchmarks.config import cuda_profile  # noqa: E402  (no torch: the profile's rules)
+from benchmarks.features import cuda_profile  # noqa: E402  (no torch: the profile's rules
 
 # What the runner, the tier and this check import beyond the standard library and torch: module -> its wheel's
 # project name (`make gpu-wheels` downloads these for the lent machine's Python).
@@ -346,7 +346,7 @@ def read_records(path: Path) -> list:
 
 def plain_flags(model: Model, config: str, accelerator: str) -> list:
     """The plain loop's flags for a config: its backend's, and on CUDA the setup ours runs under the profile: TF32,
-    and cuDNN's autotuner for the models the dashboard runs with it (config/cuda_profile.py)."""
+    and cuDNN's autotuner for the models the dashboard runs with it (features/cuda_profile/__init__.py)."""
     flags = list(CONFIGS[config][1])
     if accelerator == "cuda":
         flags.append("--tf32")

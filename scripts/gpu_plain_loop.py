@@ -19,7 +19,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from benchmarks.config import precision as precisions
+from benchmarks.features import precision as precisions
 
 
 def parse(argv):
@@ -31,7 +31,7 @@ def parse(argv):
     parser.add_argument("--backend", choices=("eager", "inductor"), default="eager")
     parser.add_argument("--cudagraphs", action="store_true", help="Inductor with CUDA graphs (triton.cudagraphs)")
     parser.add_argument("--precision", choices=sorted(precisions.PRECISIONS), default="fp32",
-                        help="our precision names: the dtypes they mean on the device (config/precision.py)")
+                        help="our precision names: the dtypes they mean on the device (features/precision/__init__.py)")
     parser.add_argument("--tf32", action="store_true", help="TF32 for float32 matmuls and cuDNN")
     parser.add_argument("--cudnn-benchmark", action="store_true", help="torch.backends.cudnn.benchmark = True")
     parser.add_argument("--device", choices=("cuda", "cpu"), default="cuda", help="cpu: the script's own test")

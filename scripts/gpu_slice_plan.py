@@ -23,7 +23,7 @@ import dataclasses
 from typing import Optional
 
 TESTS = ("eval", "train")
-# The dashboard's precisions (config/cuda_profile.py PRECISIONS: --bfloat16 inference, --amp training); a copy,
+# The dashboard's precisions (features/cuda_profile/__init__.py PRECISIONS: --bfloat16 inference, --amp training); a copy,
 # so that planning imports nothing of the library.
 PRECISIONS = {"eval": "bf16", "train": "amp"}
 TIERS = ("first", "probe", "train", "more", "llm")

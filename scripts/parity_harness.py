@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 from typing import Optional
 
-from benchmarks.config import allocator
+from benchmarks.features import allocator
 
 # Where each layout keeps the harness, relative to the checkout.
 LAYOUTS = (("torchbench", Path("userbenchmark/dynamo/dynamobench")), ("pytorch", Path("benchmarks/dynamo")))
@@ -222,7 +222,7 @@ def environment(harness: Harness, scratch: Path, extra_paths: list, base: Option
     """The harness's environment: the scratch directory first on PYTHONPATH, then TorchBench's checkout (its
     `torchbenchmark` package) and the harness's directory; `extra_paths` (scipy, tabulate) appended to sys.path by
     the sitecustomize shim; the hub offline (fail at once, not after retries); no bytecode written; the C allocator
-    policy our children run under (`allocator_policy`, config/allocator.py; `system`: as inherited), so that the
+    policy our children run under (`allocator_policy`, features/allocator/__init__.py; `system`: as inherited), so that the
     two tools' times don't differ by their processes' allocation history."""
     env = dict(os.environ if base is None else base)
     allocator.apply(env, allocator_policy)

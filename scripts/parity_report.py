@@ -26,7 +26,7 @@ ROOT = os.path.dirname(SCRIPTS)
 sys.path[:0] = [SCRIPTS, ROOT]
 
 import parity_harness  # noqa: E402
-from benchmarks.config import allocator
+from benchmarks.features import allocator
 from benchmarks.plumbing import cpu_affinity
 import parity_table  # noqa: E402
 from parity_table import Spec  # noqa: E402

@@ -17,7 +17,7 @@ import statistics
 from typing import Optional
 
 from benchmarks.aggregate.analysis import Analysis
-from benchmarks.config import compile_options
+from benchmarks.features import compile_options
 from benchmarks.results import accuracy_status, against_eager
 from benchmarks.results.accuracy_status import AccuracyStatus
 from benchmarks.results.measurement import AXIS_DEFAULTS

@@ -8,7 +8,7 @@ import random
 import numpy as np
 import torch
 
-from benchmarks.child import compile_settings
+from benchmarks.features.compile_options import child as compile_options_child
 
 SEED = 1337
 
@@ -66,12 +66,12 @@ def seed_everything(experiment) -> None:
 def compile_fn(fn, experiment, fullgraph: bool = False):
     if experiment.dynamo is None:
         return fn
-    compile_settings.apply_inductor_config(experiment)
+    compile_options_child.apply_inductor_config(experiment)
     # --dynamic=all: every dimension symbolic from the first compile; otherwise dynamo's default (static,
     # then automatic dynamic on a recompile; --dynamic=batch marks the batch dimension on the inputs).
     dynamic = True if experiment.dynamic == "all" else None
     return torch.compile(fn, backend=experiment.dynamo, fullgraph=fullgraph,
-                         mode=compile_settings.compile_mode(experiment), dynamic=dynamic)
+                         mode=compile_options_child.compile_mode(experiment), dynamic=dynamic)
 
 
 def sync(experiment) -> None:

@@ -1,6 +1,6 @@
 """Are two outputs bitwise equal, and if not, where is the largest difference? (child only; torch is imported by the
-functions). --deterministic's two runs (child/deterministic_mode.py) and --batch-invariant's batch sizes
-(child/batch_invariance.py) both ask it of CPU trees (output_tree.to_cpu's), whose leaves are named by output_tree's
+functions). --deterministic's two runs (features/deterministic/child.py) and --batch-invariant's batch sizes
+(features/batch_invariant/child.py) both ask it of CPU trees (output_tree.to_cpu's), whose leaves are named by output_tree's
 one path syntax. Bitwise: every element's bits, so -0.0 and 0.0 differ (by 0) and NaN equals only the same NaN."""
 
 from __future__ import annotations

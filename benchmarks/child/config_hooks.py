@@ -1,5 +1,6 @@
-"""What only some configs add to the child's run (single_config.ConfigRun): --save-golden, --golden, --verify,
---speedup=paired, --dynamic and the export backends, each a `Hook` that joins the run's phases, as diagnostics
+"""What only some configs add to the child's run (single_config.ConfigRun): the axes' hooks (each feature's child
+half, features/<feature>/child.py's `hook_for`), --save-golden, --golden, --verify and the export backends, each a
+`Hook` that joins the run's phases, as diagnostics
 join its timed runs (child/diagnostics.py). `for_config` lists a config's hooks; the run calls each phase's
 method on every hook, in that order. Importing this module is cheap (torch is imported where a hook needs it).
 """
@@ -8,15 +9,45 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import importlib.util
 import logging
-from typing import Optional, Union
+from typing import Any, Callable, Optional, Protocol, Union
 
-from benchmarks.child import dynamic_shapes, golden, verify
-from benchmarks.config import axes, experiment_config, paired_speedup
+from benchmarks.child import golden, verify
+from benchmarks.config import axes, experiment_config
 from benchmarks.results import accuracy_status
 from benchmarks.results.accuracy_status import AccuracyStatus
 
 log = logging.getLogger("benchmarks.child.config_hooks")
+
+
+class HookRun(Protocol):
+    """What a hook may read of the config's run it is handed (single_config.ConfigRun), each with its meaning; of
+    these it may set only MAY_SET. A hook adds its own keys to `record` (tests/child/test_config_hooks.py holds every
+    hook, here and in each feature's child half, to this)."""
+
+    options: Any  # the child's RunOptions (config/run_options.py): the flags, read only
+    model_config: dict  # the model's row: suite_name, model_name and the suite's own keys
+    experiment: Any  # the config as it runs (ExperimentConfig), resolved in setup; its batch size from load on
+    record: dict  # the record being written: a hook adds its own keys (its figures under record["metrics"])
+    channel: Any  # the parent's channel: set_phase(name) before work that can fail (a crash names the phase)
+    diag: Any  # the config's diagnostics (child/diagnostics.py): .files names and keeps its artifacts
+    memory: Any  # the peak-memory counter (child/device_memory.py): leave_out(bytes) that are not the config's
+    bm: Any  # the config's built model (suites.BenchmarkModel), from load on
+    module: Any  # the config's module on its device, from load on
+    args: tuple  # the example positional inputs on the device, from load on
+    kwargs: dict  # the example keyword inputs on the device, from load on
+    step: Any  # the timed step (measured_loop's), from compile on
+    exported: Any  # may set (compile): what the steps call instead of the module (export, AOT precompile)
+    eager_step: Any  # may set (before_timing): eager's step, timed beside the config's (--speedup=paired)
+    new_model: Callable  # new_model(experiment): the suite's model as built, before any hook's `built`
+    build: Callable  # build(experiment): a model as the hooks give it (the config's, --verify's eager ones)
+    example_step: Callable  # example_step(): the config's step made again on the example inputs
+    release_model: Callable  # release_model(): let the config's model, steps and inputs go (after a failure)
+
+
+# The attributes of HookRun a hook may set; every other one it only reads.
+MAY_SET = ("exported", "eager_step")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -40,34 +71,34 @@ def deciding(decided: list) -> Optional[Verdict]:
 
 
 class Hook:
-    """A part of a config's run; each method is called at its point of the run (`run`: the ConfigRun), the
-    defaults do nothing. A hook that raises fails the config in the phase it was called in, as the run's own
+    """A part of a config's run; each method is called at its point of the run (`run`: the ConfigRun, seen through
+    HookRun: what a hook may read, and the two it may set), the defaults do nothing. A hook that raises fails the config in the phase it was called in, as the run's own
     code would."""
 
-    def setup(self, run) -> None:
+    def setup(self, run: HookRun) -> None:
         """Last in the setup phase, before any of the config's models is built."""
 
     def built(self, bm):
         """Every model built for the config (its own, --verify's eager ones): the model to use."""
         return bm
 
-    def compile(self, run) -> None:
+    def compile(self, run: HookRun) -> None:
         """The compile phase, before the config's step is made."""
 
-    def step_inputs(self, run, inputs):
+    def step_inputs(self, run: HookRun, inputs):
         """Each step made (the timed one is the last): its input source (None: the example inputs)."""
         return inputs
 
-    def before_timing(self, run) -> None:
+    def before_timing(self, run: HookRun) -> None:
         """After the warm cache is filled, before the warm-up and timed runs."""
 
-    def after_timing(self, run) -> None:
+    def after_timing(self, run: HookRun) -> None:
         """Right after the timed runs, before the run writes their figures."""
 
-    def check(self, run) -> None:
+    def check(self, run: HookRun) -> None:
         """After the timed runs and their figures: the checks, which never hide them."""
 
-    def after_failure(self, run) -> None:
+    def after_failure(self, run: HookRun) -> None:
         """The config failed (not skipped, its device still usable): what can still run for the record."""
 
     def finish(self, record: dict) -> Union[str, Verdict, None]:
@@ -82,7 +113,7 @@ class GoldenSave(Hook):
     def __init__(self, root: str):
         self.root = root
 
-    def setup(self, run) -> None:
+    def setup(self, run: HookRun) -> None:
         run.channel.set_phase("reference")  # eager runs: a crash here is eager's (accuracy_status.derive)
         run.record["golden"] = golden.save(self.root, run.model_config, run.experiment, run.new_model)
 
@@ -95,17 +126,17 @@ class GoldenCheck(Hook):
         self.options = options  # GoldenOptions
         self.checker: Optional[golden.GoldenCheck] = None  # from setup on
 
-    def setup(self, run) -> None:
+    def setup(self, run: HookRun) -> None:
         self.checker = golden.GoldenCheck(self.options.check_dir, run.model_config, run.experiment, self.options.atol,
                                           self.options.rtol)
 
     def built(self, bm):
         return self.checker.apply(bm) if self.checker else bm
 
-    def before_timing(self, run) -> None:
+    def before_timing(self, run: HookRun) -> None:
         self.checker.before_timing(run.experiment, run.step)
 
-    def check(self, run) -> None:
+    def check(self, run: HookRun) -> None:
         run.channel.set_phase("verify")
         self.checker.check(run.experiment, run.module, run.step)
 
@@ -123,19 +154,19 @@ class Verify(Hook):
         self.options = options  # VerifyOptions
         self.verifier: Optional[verify.Verifier] = None  # from setup on
 
-    def setup(self, run) -> None:
+    def setup(self, run: HookRun) -> None:
         self.verifier = verify.Verifier(self.options, run.build, run.channel.set_phase,
                                         suite=run.model_config["suite_name"], model=run.model_config["model_name"])
 
-    def before_timing(self, run) -> None:
+    def before_timing(self, run: HookRun) -> None:
         self.verifier.before_timing(run.experiment, run.module, run.step)
         run.memory.leave_out(self.verifier.kept_bytes())  # its references and copies are not the config's memory
 
-    def check(self, run) -> None:
+    def check(self, run: HookRun) -> None:
         self.verifier.compute_reference(run.experiment)
         self.verifier.check(run.experiment, run.module, run.step, fresh_step=run.example_step)
 
-    def after_failure(self, run) -> None:
+    def after_failure(self, run: HookRun) -> None:
         if self.verifier is None or self.verifier.referenced:
             return
         # eager's own failure or disagreement still comes first in the accuracy status (the harness runs eager
@@ -147,70 +178,33 @@ class Verify(Hook):
         return self.verifier.finish(record) if self.verifier is not None else None
 
 
-class PairedSpeedup(Hook):
-    """--speedup=paired: eager's step on the same module and example inputs, timed just before each timed run of
-    the config's (measured_loop.measure), and the record's paired_speedup."""
-
-    def before_timing(self, run) -> None:
-        from benchmarks.child import measured_loop
-
-        run.eager_step = measured_loop.make_step(run.bm, run.experiment.with_(dynamo=None), run.module, run.args,
-                                                 run.kwargs)
-
-    def after_timing(self, run) -> None:
-        metrics = run.record["metrics"]
-        run.record["paired_speedup"] = paired_speedup.summarize(metrics["eager_per_iter_time"],
-                                                                metrics["per_iter_time"])
-
-
-class DynamicBatch(Hook):
-    """--dynamic: each step's inputs cycle through batch sizes (the batch dimension marked dynamic under `batch`,
-    unbacked under `unbacked`); the checks run at the example batch, and the record says which sizes ran."""
-
-    def __init__(self):
-        self.varying: Optional[dynamic_shapes.VaryingBatch] = None  # the last step's: the timed one's
-
-    def step_inputs(self, run, inputs):
-        self.varying = dynamic_shapes.VaryingBatch(run.args, run.kwargs, run.bm.batch_size,
-                                                   dynamic_shapes.MARKS.get(run.experiment.dynamic))
-        return self.varying
-
-    def check(self, run) -> None:
-        run.record["dynamic_shapes"] = self.varying.summary()
-        self.varying.stop()  # --verify and --golden check at the example batch
-
-
 class Export(Hook):
     """--dynamo=export / export_nonstrict / aot_inductor: the steps call the exported program (or AOTInductor's
     package) instead of the module (child/exporting.py); the record's `export` says how it went."""
 
-    def compile(self, run) -> None:
+    def compile(self, run: HookRun) -> None:
         from benchmarks.child import exporting
 
         run.exported = exporting.prepare(run.experiment, run.module, run.args, run.kwargs, run.diag.files, run.record)
 
 
-def dynamic_batch(value: str, experiment) -> Optional[Hook]:
-    """The `dynamic` axis's hook (config/axes.py): static shapes ask nothing of the run."""
-    return DynamicBatch() if value != experiment_config.DEFAULT_DYNAMIC else None
-
-
-def paired_speedup_hook(value: str, experiment) -> Optional[Hook]:
-    """The `speedup` axis's hook (config/axes.py): an isolated config asks nothing of the run."""
-    return PairedSpeedup() if value == paired_speedup.PAIRED else None
+def feature_child(feature: str):
+    """A feature's child half, benchmarks/features/<feature>/child.py (the convention of benchmarks/features/), or
+    None where the feature has none."""
+    name = f"benchmarks.features.{feature}.child"
+    return importlib.import_module(name) if importlib.util.find_spec(name) is not None else None
 
 
 def axis_hooks(experiment) -> list:
-    """The hooks the experiment's axes declare (each Axis's `child`: "module:function" under benchmarks/child/, given
-    the config's value and the experiment), in the table's order; an axis whose value asks nothing gives none."""
+    """The hooks the experiment's axes ask for, in the table's order: each feature's child half's
+    `hook_for(value, experiment)` (features/<feature>/child.py, where it defines one), given the config's value of
+    the feature's axis; an axis whose value asks nothing gives none."""
     hooks = []
     for axis in axes.AXES:
-        if axis.child:
-            module, _, name = axis.child.partition(":")
-            hook = getattr(importlib.import_module(f"benchmarks.child.{module}"), name)(getattr(experiment, axis.key),
-                                                                                       experiment)
-            if hook is not None:
-                hooks.append(hook)
+        hook_for = getattr(feature_child(axis.feature), "hook_for", None)
+        hook = hook_for(getattr(experiment, axis.key), experiment) if hook_for else None
+        if hook is not None:
+            hooks.append(hook)
     return hooks
 
 

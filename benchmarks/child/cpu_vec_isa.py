@@ -18,7 +18,7 @@ import time
 from typing import Optional
 
 from benchmarks.child import torch_internals
-from benchmarks.config import compile_options
+from benchmarks.features import compile_options
 from benchmarks.plumbing import environment_variables
 
 SOURCE = "torch._inductor.cpu_vec_isa.valid_vec_isa_list"

@@ -102,7 +102,7 @@ class Diagnostics:
 
     def setup(self) -> None:
         """Before the model is built: stale files of an earlier run go, servers start (the matmul precision is its
-        axis's hook's: child/matmul_setup.py)."""
+        axis's hook's: features/matmul_precision/child.py)."""
         xla_dumps.remove_stale_dumps(self.options, self.model_config, self.experiment)
         if self.dynamo_counters:
             self.dynamo_counters.clear()

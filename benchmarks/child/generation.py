@@ -23,8 +23,10 @@ import statistics
 import time
 from typing import Callable, Optional
 
-from benchmarks.child import backends, compile_settings, device_memory, precision_cast
-from benchmarks.config import generation_options
+from benchmarks.child import backends, device_memory
+from benchmarks.features.compile_options import child as compile_options_child
+from benchmarks.features.precision import child as precision_child
+from benchmarks.features import generation_options
 
 # What each `generation_compile` value compiles, for the record.
 COMPILED = {
@@ -81,15 +83,15 @@ class GenerateStep:
         every device: transformers would compile on GPUs only)."""
         from transformers import CompileConfig
 
-        compile_settings.apply_inductor_config(self.experiment)
+        compile_options_child.apply_inductor_config(self.experiment)
         compile_config = CompileConfig(backend=self.experiment.dynamo,
-                                       mode=compile_settings.compile_mode(self.experiment) or "default",
+                                       mode=compile_options_child.compile_mode(self.experiment) or "default",
                                        dynamic=True if self.experiment.dynamic == "all" else None)
         compile_config._compile_all_devices = True
         config.compile_config = compile_config
 
     def _generate(self, logits_processor=None, **kwargs):
-        with precision_cast.autocast(self.experiment):
+        with precision_child.autocast(self.experiment):
             return self.module.generate(**kwargs, logits_processor=logits_processor)
 
     def __call__(self, clock=None):

@@ -22,8 +22,10 @@ import logging
 from typing import Optional
 
 from benchmarks.child import config_hooks
+from benchmarks.child.config_hooks import HookRun
 from benchmarks.child.eager_comparison import compare, verification_code
-from benchmarks.config import accuracy_rule, precision, tolerances
+from benchmarks.config import accuracy_rule, tolerances
+from benchmarks.features import precision
 from benchmarks.results import accuracy_status
 from benchmarks.results.accuracy_status import AccuracyStatus
 from benchmarks.results.records import RecordStatus, VerificationCode
@@ -79,13 +81,14 @@ def with_tokens(kwargs: dict, tokens) -> dict:
     return found
 
 
-def fp64_logits(run, eager, first_tokens, steps: int) -> tuple:
+def fp64_logits(run: HookRun, eager, first_tokens, steps: int) -> tuple:
     """(the logits of the first `steps` new tokens from an fp64 model given eager's first tokens, None), or (None, why
     it can't run in fp64). The model is built as eager's at fp32 without quantization, then cast, as for every
     model's fp64 reference (child/verify.py)."""
     import torch
 
-    from benchmarks.child import backends, precision_cast, verify
+    from benchmarks.child import backends, verify
+    from benchmarks.features.precision import child as precision_child
 
     plain = eager.with_(precision=precision.DEFAULT, quantization=None)
     bm = module = None
@@ -94,7 +97,7 @@ def fp64_logits(run, eager, first_tokens, steps: int) -> tuple:
         bm.module = bm.module.to(torch.float64)
         device = backends.target_device(plain)
         module = backends.module_on(bm, device)
-        kwargs = precision_cast.cast_tree(dict(bm.example_kwargs), torch.float64)
+        kwargs = precision_child.cast_tree(dict(bm.example_kwargs), torch.float64)
         kwargs = backends.move(with_tokens(kwargs, first_tokens[:, :steps - 1]), device)
         with torch.no_grad():
             logits = module(**kwargs, use_cache=False).logits
@@ -139,7 +142,7 @@ class GenerationVerify(config_hooks.Hook):
         self.rule = self.judgement = None  # a reduced precision's: the harness's rule and its verdict against fp64
         self.fp64_problem: Optional[str] = None  # why that precision had no fp64 reference
 
-    def check(self, run) -> None:
+    def check(self, run: HookRun) -> None:
         from benchmarks.child import backends, generation, verify
 
         run.channel.set_phase("verify")
@@ -183,7 +186,7 @@ class GenerationVerify(config_hooks.Hook):
         log.info("verification %s: mean relative error %s over %d step(s) of logits; %d of %d leading tokens match "
                  "eager's", self.code, self.comparison.mean_rel_error, steps, matched, new_tokens)
 
-    def _judge_by_fp64(self, run, eager, reference_ids, result: list, reference: list) -> None:
+    def _judge_by_fp64(self, run: HookRun, eager, reference_ids, result: list, reference: list) -> None:
         """A reduced precision's verdict: the harness's rule against the fp64 model's logits (self.judgement), or
         the mean relative error where the model can't run in fp64 (self.fp64_problem says why)."""
         from benchmarks.child import accuracy_check

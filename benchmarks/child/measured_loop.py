@@ -13,7 +13,8 @@ from typing import Any, Callable, Optional
 
 import torch
 
-from benchmarks.child import backends, device_memory, precision_cast
+from benchmarks.child import backends, device_memory
+from benchmarks.features.precision import child as precision_child
 
 
 def reduce_to_scalar(output) -> torch.Tensor:
@@ -80,7 +81,7 @@ def harness_train_step(bm, experiment, module, args: tuple, kwargs: dict, fullgr
         cloned = clone_inputs([*a, *k.values()])
         a, k = tuple(cloned[:len(a)]), dict(zip(k, cloned[len(a):]))
         zero_grad()
-        with precision_cast.autocast(experiment):
+        with precision_child.autocast(experiment):
             output = module(*a, **k)
             loss = loss_fn(output)
         loss.backward()
@@ -125,7 +126,7 @@ def make_eval_step(bm, experiment, module, args: tuple, kwargs: dict, fullgraph:
     module.eval()
 
     def forward(*a, **k):
-        with precision_cast.autocast(experiment):
+        with precision_child.autocast(experiment):
             return module(*a, **k)
 
     compiled = exported or backends.compile_fn(forward, experiment, fullgraph)
@@ -148,13 +149,13 @@ def make_train_step(bm, experiment, module, args: tuple, kwargs: dict, fullgraph
     loss_fn = bm.loss_fn or reduce_to_scalar
 
     def forward_loss(*a, **k):
-        with precision_cast.autocast(experiment):
+        with precision_child.autocast(experiment):
             output = module(*a, **k)
             return (loss_fn(output), output) if full_output else loss_fn(output)
 
     compiled = backends.compile_fn(forward_loss, experiment, fullgraph)
     optimizer = (bm.optimizer_fn or default_optimizer)(module.parameters())
-    scaler = precision_cast.grad_scaler(experiment)  # float16 autocast: the loss scaled, the step unscaled
+    scaler = precision_child.grad_scaler(experiment)  # float16 autocast: the loss scaled, the step unscaled
 
     def train_step():
         optimizer.zero_grad(set_to_none=True)

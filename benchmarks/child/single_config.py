@@ -17,8 +17,12 @@ import threading
 import time
 from typing import Optional
 
-from benchmarks.child import allocator_in_effect, compile_settings, config_hooks, cpu_setup, cpu_vec_isa, \
-    cuda_setup, device_memory, diagnostics, gpu_telemetry, precise_timing, torch_internals
+from benchmarks.child import config_hooks, cpu_vec_isa, device_memory, diagnostics, gpu_telemetry, precise_timing, \
+    torch_internals
+from benchmarks.features.allocator import child as allocator_child
+from benchmarks.features.compile_options import child as compile_options_child
+from benchmarks.features.cpu_profile import child as cpu_profile_child
+from benchmarks.features.cuda_profile import child as cuda_profile_child
 from benchmarks.config import experiment_config, rerun_command
 from benchmarks.config.process_env import PARENT_PID_VARIABLE, STACKS_SIGNAL, child_environment
 from benchmarks.config.run_options import RunOptions
@@ -148,7 +152,8 @@ def resolve_accelerator_model(experiment) -> str:
 def build_model(suite, model_config: dict, experiment, parsed_flags):
     """The suite's model for `experiment` on its plain accelerator, built under fixed seeds, cast to the
     experiment's precision, quantized with its TorchAO recipe if it has one."""
-    from benchmarks.child import backends, precision_cast
+    from benchmarks.child import backends
+    from benchmarks.features.precision import child as precision_child
 
     backends.seed_everything(experiment)
     device = backends.base_device(experiment)
@@ -156,11 +161,11 @@ def build_model(suite, model_config: dict, experiment, parsed_flags):
         bm = suite.build(model_config, experiment, device, parsed_flags)
     except NotImplementedError as exc:
         raise ModelSkipped(str(exc) or f"{model_config['model_name']} does not implement {experiment.test}")
-    precision_cast.apply_cast(bm, experiment)  # bf16/fp16; before the recipe, which quantizes the cast weights
+    precision_child.apply_cast(bm, experiment)  # bf16/fp16; before the recipe, which quantizes the cast weights
     if experiment.quantization:  # before the backend sees it; --verify's eager reference is quantized alike
-        from benchmarks.child import quantize
+        from benchmarks.features.quantization import child as quantization_child
 
-        quantize.apply(bm, experiment.quantization, device)
+        quantization_child.apply(bm, experiment.quantization, device)
     return bm
 
 
@@ -176,12 +181,12 @@ class ConfigRun:
         self.options, self.model_config, self.channel = options, model_config, channel
         self.experiment = experiment  # as it is resolved: the record's `experiment` is written from it once (settle)
         self.record = records.config_record(model_config, experiment, options, machine_facts.collect())
-        self.cache = compile_settings.CompileCache(experiment)  # before torch is imported: Inductor reads it once
+        self.cache = compile_options_child.CompileCache(experiment)  # before torch is imported: Inductor reads it once
         self.hooks: list = []  # registered at the end of setup (config_hooks.for_config)
         self.suite = self.diag = self.memory = self.gpu = None
         self.bm = self.module = self.args = self.kwargs = self.step = None  # from load and compile on
         self.exported = None  # export: what the steps call instead of the module (config_hooks.Export)
-        self.eager_step = None  # --speedup=paired: eager's step, timed beside the config's (config_hooks.PairedSpeedup)
+        self.eager_step = None  # --speedup=paired: eager's step, timed beside the config's (features/speedup/child.py)
 
     def setup(self) -> bool:
         """The experiment as it will run (accelerator model, precision, training step), diagnostics, CUDA graphs, the
@@ -206,7 +211,7 @@ class ConfigRun:
             train_step=suite.train_step_for(model_config, self.experiment)))
         self.diag = diagnostics.Diagnostics(self.options, model_config, self.experiment, self.record)
         self.diag.setup()  # paths from the config as requested
-        self.record.update(cuda_setup.apply(model_config, self.experiment))  # CUDA graphs, before anything compiles
+        self.record.update(cuda_profile_child.apply(model_config, self.experiment))  # CUDA graphs, before anything compiles
         isa = cpu_vec_isa.probe_for_config(self.experiment, self.cache.machine_dir)  # the machine's: not compile_time
         if isa:
             self.record["diagnostics"]["cpu_vec_isa"] = isa
@@ -339,13 +344,13 @@ class ConfigRun:
                                                              metrics.get("per_iter_time")))
         self.diag.finish(metrics)
         if experiment.dynamo:
-            record["dynamo_stats"] = compile_settings.dynamo_stats()
+            record["dynamo_stats"] = compile_options_child.dynamo_stats()
         if record.get("cudagraphs"):
-            record["cudagraph_skips"] = cuda_setup.cudagraph_skips()
+            record["cudagraph_skips"] = cuda_profile_child.cudagraph_skips()
             if record["cudagraph_skips"]:
                 add_warning(record, f"cudagraphs: Inductor ran {record['cudagraph_skips']} graph(s) without CUDA "
                                     "graphs (its log says why): their launches are timed one by one")
-        profile = cuda_setup.describe(experiment, record)
+        profile = cuda_profile_child.describe(experiment, record)
         if profile is not None:
             record["environment"]["cuda_profile"] = profile
         if self.bm.info.get("flops"):  # FLOPs of one iteration (microbench): throughput per repeat
@@ -477,12 +482,12 @@ def main(options: RunOptions) -> int:
     wanted = child_environment(experiment, options, dict(os.environ), model_config)
     if not launched_by_parent:  # a config by hand: its allocator policy acts only from a process's start
         problem = (torch_support.environment_problem()  # the sweep's parent checked it for its children
-                   or compile_settings.warm_start_problem(experiment))  # two processes, which a sweep starts
+                   or compile_options_child.warm_start_problem(experiment))  # two processes, which a sweep starts
         if problem:
             raise UsageError(problem)
-        allocator_in_effect.restart_under_policy(wanted)
+        allocator_child.restart_under_policy(wanted)
     cpu_affinity = pin_self(options.noise)  # before any thread starts (--cpu-affinity; also by hand)
-    numa = cpu_setup.bind_memory(experiment)  # --cpu-profile=dashboard: numactl's --membind, before the model
+    numa = cpu_profile_child.bind_memory(experiment)  # --cpu-profile=dashboard: numactl's --membind, before the model
     if launched_by_parent:
         die_with_parent()
         faulthandler.register(STACKS_SIGNAL, all_threads=True)  # a timeout's last word, into its log (launcher)
@@ -502,11 +507,11 @@ def main(options: RunOptions) -> int:
             return EXIT_USAGE
         raise disk_writes.from_description({**refused, "path": refused["path"] or "this process's output"}) from None
     record["environment"]["cpu_affinity"] = cpu_affinity
-    record["environment"]["allocator"] = allocator_in_effect.describe(experiment.allocator, wanted)
+    record["environment"]["allocator"] = allocator_child.describe(experiment.allocator, wanted)
     if not record["environment"]["allocator"]["applied"]:
         add_warning(record, f"allocator: the policy {experiment.allocator} is not in force: "
                             f"{record['environment']['allocator']['problem']}")
-    profile = cpu_setup.describe(experiment, wanted, numa, record["environment"]["allocator"])
+    profile = cpu_profile_child.describe(experiment, wanted, numa, record["environment"]["allocator"])
     if profile is not None:
         record["environment"]["cpu_profile"] = profile
         if profile["missing"]:

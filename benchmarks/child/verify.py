@@ -150,11 +150,11 @@ class Verifier:
         from benchmarks.child import backends, measured_loop
 
         if dtype is not None:
-            from benchmarks.child import precision_cast
+            from benchmarks.features.precision import child as precision_child
 
             bm.module = bm.module.to(dtype)
-            bm.example_inputs = precision_cast.cast_tree(tuple(bm.example_inputs), dtype)
-            bm.example_kwargs = precision_cast.cast_tree(dict(bm.example_kwargs), dtype)
+            bm.example_inputs = precision_child.cast_tree(tuple(bm.example_inputs), dtype)
+            bm.example_kwargs = precision_child.cast_tree(dict(bm.example_kwargs), dtype)
         module = backends.module_on(bm, backends.target_device(experiment))
         args = backends.move(tuple(bm.example_inputs), backends.target_device(experiment))
         kwargs = backends.move(dict(bm.example_kwargs), backends.target_device(experiment))
@@ -288,7 +288,7 @@ class Verifier:
         """The fp64 reference on the CPU, or None (and why) when the model can't run in float64."""
         import torch
 
-        from benchmarks.config import precision
+        from benchmarks.features import precision
 
         plain = eager.with_(precision=precision.DEFAULT, quantization=None)
         try:
@@ -502,7 +502,7 @@ def eager_failure_status(run: int, exc: BaseException) -> str:
 def force_max_multiplier(rule, experiment) -> bool:
     """same()'s force_max_multiplier, as the harness sets it: freezing, bfloat16, and Inductor folded a
     convolution with a binary op (its counter, since the child cleared the counters at setup)."""
-    from benchmarks.config import precision
+    from benchmarks.features import precision
 
     if not rule.freezing or precision.cast_dtype(experiment.precision) != "bfloat16":
         return False

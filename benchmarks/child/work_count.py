@@ -22,8 +22,8 @@ from typing import Optional
 
 import torch
 
-from benchmarks.child import precision_cast
-from benchmarks.config import precision as precisions
+from benchmarks.features.precision import child as precision_child
+from benchmarks.features import precision as precisions
 from benchmarks.results import roofline_figures
 
 HOW_EVAL = ("FLOPs: torch.utils.flop_counter.FlopCounterMode over one eager forward on the example inputs (matmul, "
@@ -173,7 +173,7 @@ def eager_iteration(bm, experiment, module, args, kwargs, train: bool):
     the forward's output."""
     if not train:
         grad_mode = torch.enable_grad if bm.eval_needs_grad else torch.no_grad
-        with grad_mode(), precision_cast.autocast(experiment):
+        with grad_mode(), precision_child.autocast(experiment):
             return module(*args, **kwargs)
     from benchmarks.child import measured_loop
 
@@ -183,7 +183,7 @@ def eager_iteration(bm, experiment, module, args, kwargs, train: bool):
         loss_fn = bm.harness_loss or reduce_to_scalar_loss
     else:
         loss_fn = bm.loss_fn or measured_loop.reduce_to_scalar
-    with precision_cast.autocast(experiment):
+    with precision_child.autocast(experiment):
         output = module(*args, **kwargs)
         loss = loss_fn(output)
     loss.backward()

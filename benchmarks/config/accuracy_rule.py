@@ -23,7 +23,7 @@ import functools
 import os
 from typing import Optional
 
-from benchmarks.config import precision as precisions
+from benchmarks.features import precision as precisions
 from benchmarks.config import tolerances
 
 DATA_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "harness_accuracy.yaml")
@@ -163,7 +163,7 @@ def rule(suite: str, model: str, precision: Optional[str], test: str, accelerato
 
 def for_experiment(suite: str, model: str, experiment, override: Optional[float] = None) -> Rule:
     """`rule` for an ExperimentConfig: freezing is Inductor's (eval only, as the harness's --freezing)."""
-    from benchmarks.config import compile_options
+    from benchmarks.features import compile_options
 
     settings = compile_options.settings_of(getattr(experiment, "inductor_config", None))
     freezing = experiment.dynamo == "inductor" and experiment.test == "eval" and settings.get("freezing") is True

@@ -6,7 +6,7 @@ from __future__ import annotations
 import signal
 from typing import Optional
 
-from benchmarks.config import allocator, cpu_profile
+from benchmarks.features import allocator, cpu_profile
 from benchmarks.plumbing import xla_dump_env
 from benchmarks.plumbing.cpu_affinity import requested_cores, usable_cores
 

@@ -18,7 +18,8 @@ import shlex
 import sys
 from typing import Optional
 
-from benchmarks.config import axes, compile_options
+from benchmarks.config import axes
+from benchmarks.features import compile_options
 from benchmarks.plumbing import machine_facts
 from benchmarks.plumbing.cli_support import command_line
 from benchmarks.plumbing.safe_paths import safe_name

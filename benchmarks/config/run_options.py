@@ -17,7 +17,8 @@ import os
 import time
 from typing import Any, Optional
 
-from benchmarks.config import compile_options, experiment_config, tolerances
+from benchmarks.config import experiment_config, tolerances
+from benchmarks.features import compile_options
 from benchmarks.config.axes import AXES
 from benchmarks.config.flags import BOTH, CHILD, PARENT, SUITE_NAMES, Group, add_flags, child_args, field_flags, \
     from_namespace

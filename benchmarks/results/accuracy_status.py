@@ -47,10 +47,10 @@ class AccuracyStatus(StrEnum):
     FAIL_GOLDEN = "fail_golden"
     NO_GOLDEN = "no_golden"
     BAD_GOLDEN = "bad_golden"
-    # --deterministic's own check (child/deterministic_mode.py): two runs of the config's step from the same seed and
+    # --deterministic's own check (features/deterministic/child.py): two runs of the config's step from the same seed and
     # weights gave outputs that are not bitwise equal. Ours: the harness checks no output in that mode.
     FAIL_NONDETERMINISTIC = "fail_nondeterministic"
-    # --batch-invariant (child/batch_invariance.py): a sample's output at a smaller batch is not bitwise equal to the
+    # --batch-invariant (features/batch_invariant/child.py): a sample's output at a smaller batch is not bitwise equal to the
     # same sample's at the config's batch (the harness's batch-invariance accuracy mode, in a status of its own).
     FAIL_BATCH_INVARIANCE = "fail_batch_invariance"
 

@@ -11,7 +11,8 @@ import json
 import statistics
 from typing import Iterable, Optional
 
-from benchmarks.config import compile_options, generation_options, paired_speedup as paired
+from benchmarks.features import speedup as paired
+from benchmarks.features import compile_options, generation_options
 from benchmarks.results.measurement import Measurement
 
 # The eager baseline's backend name (Measurement.base_backend).

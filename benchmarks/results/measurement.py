@@ -17,7 +17,8 @@ from typing import Optional
 
 import numpy as np
 
-from benchmarks.config import aot_precompile, cuda_profile, experiment_config
+from benchmarks.config import experiment_config
+from benchmarks.features import aot_precompile, cuda_profile
 from benchmarks.config.axes import AXES, at_default, label_text
 from benchmarks.results import accuracy_status, records, stats
 

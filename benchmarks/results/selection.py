@@ -16,7 +16,7 @@ from typing import Optional
 
 from benchmarks.config import axes as config_axes
 from benchmarks.config import tiers
-from benchmarks.config.axes import flag_type
+from benchmarks.config.axis import flag_type
 from benchmarks.plumbing.cli_support import UsageError
 
 # --test takes upstream aggregate's names and the record's own.

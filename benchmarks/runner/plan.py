@@ -18,8 +18,8 @@ import sys
 import time
 from typing import Optional
 
-from benchmarks.config import axes, batch_size_file, compile_options, experiment_config, precision, pure_wall_time, \
-    rerun_command
+from benchmarks.config import axes, batch_size_file, experiment_config, pure_wall_time, rerun_command
+from benchmarks.features import compile_options, precision
 from benchmarks.config.experiment_config import EXPORT_BACKENDS
 from benchmarks.config.run_options import RunOptions
 from benchmarks.plumbing import machine_facts

@@ -19,7 +19,7 @@ import os
 import shutil
 from typing import Callable, Optional
 
-from benchmarks.config import compile_options
+from benchmarks.features import compile_options
 from benchmarks.config.process_env import WARM_START_VARIABLE
 from benchmarks.plumbing import disk_writes, scratch_dirs
 from benchmarks.results import dynamo_stats, metric_words

@@ -13,7 +13,8 @@ import dataclasses
 import importlib
 from typing import Any, Callable, Optional
 
-from benchmarks.config import experiment_config, generation_options, precision, tiers
+from benchmarks.config import experiment_config, tiers
+from benchmarks.features import generation_options, precision
 
 # Suite name -> module. Modules are imported lazily, and none imports torch at import time.
 SUITES = {

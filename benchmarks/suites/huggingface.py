@@ -28,7 +28,8 @@ import importlib.util
 import os
 from typing import Optional
 
-from benchmarks.config import experiment_config, generation_options, tolerances
+from benchmarks.config import experiment_config, tolerances
+from benchmarks.features import generation_options
 from benchmarks.plumbing.cli_support import UsageError
 from benchmarks.suites import BenchmarkModel, ModelSkipped, Suite, huggingface_llm, model_config
 from benchmarks.suites.huggingface_inputs import decoder_rule, make_inputs, sequence_length

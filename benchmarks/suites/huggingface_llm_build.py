@@ -10,7 +10,8 @@ import dataclasses
 import os
 from typing import Optional
 
-from benchmarks.config import precision, tolerances
+from benchmarks.config import tolerances
+from benchmarks.features import precision
 from benchmarks.suites import BenchmarkModel, Generation, ModelSkipped
 from benchmarks.suites.huggingface_llm import ARCHITECTURES, AUDIO_SCALE, AUDIO_SECONDS, LAYER_FIELDS, SAMPLING_RATE, \
     SPEECH_TO_TEXT, length_problem, lengths
@@ -170,13 +171,14 @@ def end_token(config) -> int:
 
 def unsupported(experiment) -> Optional[str]:
     """What of the experiment a generate run does not do (a skip names it), or None."""
-    from benchmarks.config import experiment_config, paired_speedup
+    from benchmarks.config import experiment_config
+    from benchmarks.features import speedup
 
     if experiment.test != "eval":
         return "training (eval only)"
     if experiment.dynamo in experiment_config.EXPORT_BACKENDS:
         return f"an exported program ({experiment.dynamo})"
-    if experiment.speedup == paired_speedup.PAIRED:
+    if experiment.speedup == speedup.PAIRED:
         return "paired with eager (--speedup=paired): the speedups of two isolated runs are in aggregate.py"
     if experiment.dynamic != experiment_config.DEFAULT_DYNAMIC and experiment.dynamic != "all":
         return f"--dynamic={experiment.dynamic} (its batch is fixed)"

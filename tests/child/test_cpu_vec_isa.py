@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from benchmarks.config import compile_options
+from benchmarks.features import compile_options
 from benchmarks.config.experiment_config import ExperimentConfig
 from helpers import PYTHON, ROOT
 

@@ -100,11 +100,12 @@ def test_unbacked_marks_take_what_this_torchs_mark_unbacked_takes_and_name_what_
 
     import torch
 
-    from benchmarks.child import dynamic_shapes, torch_internals
+    from benchmarks.child import torch_internals
+    from benchmarks.features.dynamic import child as dynamic_child
 
     monkeypatch.setattr(torch_internals, "ABSENT", {})
     taken = set(inspect.signature(torch._dynamo.decorators.mark_unbacked).parameters)
-    found = dynamic_shapes.unbacked_arguments(16)
+    found = dynamic_child.unbacked_arguments(16)
     assert found == {k: v for k, v in {"hint_override": 16, "shape_id": "batch"}.items() if k in taken}
     lacking = [name for name in ("hint_override", "shape_id") if name not in taken]  # torch 2.9: both
     reason = torch_internals.absent() and torch_internals.absent().get("unbacked_arguments")
@@ -120,8 +121,8 @@ def test_unbacked_marks_take_what_this_torchs_mark_unbacked_takes_and_name_what_
 
     monkeypatch.setattr(torch._dynamo.decorators, "mark_unbacked", newer)
     monkeypatch.setattr(torch_internals, "ABSENT", {})
-    source = dynamic_shapes.VaryingBatch((torch.randn(16, 4), torch.randn(3)), {"mask": torch.ones(16)}, 16,
-                                         dynamic_shapes.UNBACKED)
+    source = dynamic_child.VaryingBatch((torch.randn(16, 4), torch.randn(3)), {"mask": torch.ones(16)}, 16,
+                                         dynamic_child.UNBACKED)
     assert torch_internals.absent() is None
     assert sorted(calls) == sorted([((size, 4), 0, 16, "batch") for size in (16, 13, 19)]
                                    + [((size,), 0, 16, "batch") for size in (16, 13, 19)])
@@ -130,25 +131,25 @@ def test_unbacked_marks_take_what_this_torchs_mark_unbacked_takes_and_name_what_
 
 
 def test_batch_cycle_varies_by_a_fifth_and_never_runs_one_row():
-    from benchmarks.child import dynamic_shapes
+    from benchmarks.features.dynamic import child as dynamic_child
 
-    assert dynamic_shapes.batch_cycle(16) == [16, 13, 19]
-    assert dynamic_shapes.batch_cycle(2) == [2]
-    assert all(size >= 2 for size in dynamic_shapes.batch_cycle(3))
+    assert dynamic_child.batch_cycle(16) == [16, 13, 19]
+    assert dynamic_child.batch_cycle(2) == [2]
+    assert all(size >= 2 for size in dynamic_child.batch_cycle(3))
 
 
 def test_resized_inputs_keep_other_dimensions_and_leaves():
     import torch
 
-    from benchmarks.child import dynamic_shapes
+    from benchmarks.features.dynamic import child as dynamic_child
 
     x = torch.arange(8.0).reshape(4, 2)
     tree = (x, {"mask": torch.ones(4, 3), "scale": torch.tensor(2.0), "n": 4, "other": torch.ones(5)})
-    bigger = dynamic_shapes.resized(tree, 4, 6)
+    bigger = dynamic_child.resized(tree, 4, 6)
     assert bigger[0].shape == (6, 2) and torch.equal(bigger[0][4:], x[:2])
     assert bigger[1]["mask"].shape == (6, 3) and bigger[1]["scale"].dim() == 0 and bigger[1]["n"] == 4
     assert bigger[1]["other"].shape == (5,)
-    assert dynamic_shapes.resized(tree, 4, 3)[0].shape == (3, 2)
+    assert dynamic_child.resized(tree, 4, 3)[0].shape == (3, 2)
 
 
 @pytest.mark.integration
@@ -156,19 +157,20 @@ def test_varying_batch_counts_recompiles_in_process():
     # Without a dynamic mark, dynamo recompiles at the second size (then goes automatically dynamic).
     import torch
 
-    from benchmarks.child import compile_settings, dynamic_shapes
+    from benchmarks.features.compile_options import child as compile_options_child
+    from benchmarks.features.dynamic import child as dynamic_child
 
     torch._dynamo.reset()
     module = torch.nn.Linear(4, 2)
     compiled = torch.compile(module, backend="eager")
-    source = dynamic_shapes.VaryingBatch((torch.randn(16, 4),), {}, 16, mark=None)
+    source = dynamic_child.VaryingBatch((torch.randn(16, 4),), {}, 16, mark=None)
     for _ in range(6):
         args, kwargs = source()
         assert compiled(*args, **kwargs).shape[0] == args[0].shape[0]
     summary = source.summary()
     assert summary["batch_sizes"] == [16, 13, 19]
     assert summary["iterations_by_batch_size"] == {"13": 2, "16": 2, "19": 2}
-    assert compile_settings.dynamo_stats()["recompiles"] >= 1  # the record's count of them
+    assert compile_options_child.dynamo_stats()["recompiles"] >= 1  # the record's count of them
     source.stop()
     assert source()[0][0].shape[0] == 16
 

@@ -7,7 +7,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from benchmarks.child import dynamic_shapes, golden, inputs_outputs, tensor_layout  # noqa: E402
+from benchmarks.child import golden, inputs_outputs, tensor_layout  # noqa: E402
+from benchmarks.features.dynamic import child as dynamic_child
 
 
 def channels_last(*shape, dtype=torch.float32):
@@ -39,11 +40,11 @@ def test_randomized_inputs_stay_channels_last_with_the_values_drawn_as_before():
 def test_resized_batches_stay_channels_last_with_the_templates_rows():
     template = channels_last(4, 3, 2, 2)
     for rows in (2, 5, 9):
-        [grown] = dynamic_shapes.resized([template], 4, rows)
+        [grown] = dynamic_child.resized([template], 4, rows)
         assert grown.shape[0] == rows and tensor_layout.is_channels_last(grown)
         assert torch.equal(grown, template.repeat(3, 1, 1, 1)[:rows])
     contiguous = torch.randn(4, 8)
-    assert dynamic_shapes.resized(contiguous, 4, 5).is_contiguous()
+    assert dynamic_child.resized(contiguous, 4, 5).is_contiguous()
 
 
 def test_golden_inputs_take_the_built_inputs_layout():

@@ -120,7 +120,8 @@ def test_a_torch_without_inductors_cuda_graph_knob_runs_without_graphs_and_says_
     import torch._dynamo.utils
     import torch._inductor
 
-    from benchmarks.child import cuda_setup, torch_internals
+    from benchmarks.child import torch_internals
+    from benchmarks.features.cuda_profile import child as cuda_profile_child
     from benchmarks.config.experiment_config import ExperimentConfig
 
     monkeypatch.setattr(torch_internals, "ABSENT", {})
@@ -129,9 +130,9 @@ def test_a_torch_without_inductors_cuda_graph_knob_runs_without_graphs_and_says_
     monkeypatch.setitem(sys.modules, "torch._inductor.config", moved)
     profiled = ExperimentConfig("cuda", None, "inductor", "eval", precision="bf16", compile_mode="default",
                                 compile_cache="cold", cuda_profile="dashboard")
-    assert cuda_setup.apply({"suite_name": "torchvision", "model_name": "resnet18"}, profiled) == {"cudagraphs": False}
+    assert cuda_profile_child.apply({"suite_name": "torchvision", "model_name": "resnet18"}, profiled) == {"cudagraphs": False}
     monkeypatch.delattr(torch._dynamo.utils, "counters")
-    assert cuda_setup.cudagraph_skips() is None
+    assert cuda_profile_child.cudagraph_skips() is None
     absent = torch_internals.absent()
     assert set(absent) == {"cudagraphs", "cudagraph_skips"}
     assert "torch._inductor.config.triton.cudagraphs could not be read (AttributeError" in absent["cudagraphs"]

@@ -8,6 +8,7 @@ import dataclasses
 import pytest
 
 from benchmarks.config import axes, experiment_config
+from benchmarks.config.axis import ONE_PER_SWEEP
 from benchmarks.config.experiment_config import ConfigError, ExperimentConfig
 from benchmarks.config.flags import PARENT
 from benchmarks.config.run_options import MATRIX, AxisOptions, RunOptions, build_parser
@@ -62,7 +63,7 @@ def test_each_axis_is_one_flag_of_the_matrix_section():
     for axis in axes.AXES:
         flag = declared[axis.flag]
         assert (flag.dest, flag.help, flag.group, flag.consumer) == (axis.key, axis.help, MATRIX.title, PARENT)
-        assert flag.repeatable == (axis.kind != axes.ONE_PER_SWEEP or bool(axis.repeatable_flag))
+        assert flag.repeatable == (axis.kind != ONE_PER_SWEEP or bool(axis.repeatable_flag))
         assert (flag.choices, flag.type, flag.metavar, flag.bare) == (axis.choices, axis.type, axis.metavar,
                                                                       axis.flag_bare)
     parsed = build_parser(all_suites()).options([f"{axes.BY_KEY[k].flag}={flag_text(v)}" for k, v in SAMPLES.items()])

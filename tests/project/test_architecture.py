@@ -65,8 +65,27 @@ def test_a_circle_through_a_function_level_import_is_found(tmp_path):
     raise AssertionError("the planted circle was not found")
 
 
-# The shared layers, bottom up: each imports only itself and those below it, never a tool.
+# The shared layers, bottom up: each imports only itself and those below it, never a tool. The features'
+# declarations (benchmarks/features/<name>/__init__.py) are of the config layer: config/axes.py gathers them.
 SHARED = ("benchmarks.plumbing", "benchmarks.config", "benchmarks.results")
+FEATURES = "benchmarks.features"
+
+
+def is_feature_child(module: str) -> bool:
+    """A feature's child half (benchmarks.features.<name>.child): child-layer code beside its declaration."""
+    parts = module.split(".")
+    return len(parts) == 4 and module.startswith(FEATURES + ".") and parts[3] == "child"
+
+
+def is_feature_declaration(module: str) -> bool:
+    return (module == FEATURES or module.startswith(FEATURES + ".")) and not is_feature_child(module)
+
+
+def _shared_layer(name: str) -> int:
+    """The shared layer a module (or an import target) is of, or -1 for none (a tool, a feature's child half)."""
+    if is_feature_declaration(name):
+        return SHARED.index("benchmarks.config")
+    return next((level for level, layer in enumerate(SHARED) if name == layer or name.startswith(layer + ".")), -1)
 
 
 def test_a_shared_layer_imports_no_tool_nor_a_layer_above_it_and_no_tool_imports_a_cli_module():
@@ -74,10 +93,9 @@ def test_a_shared_layer_imports_no_tool_nor_a_layer_above_it_and_no_tool_imports
     for module, targets in graph.items():
         if module == "benchmarks.__main__":  # an entry point (python -m benchmarks), like experiment_runner.py
             continue
-        for level, layer in enumerate(SHARED):
-            if module.startswith(layer + "."):
-                below = SHARED[: level + 1]
-                assert all(t.startswith(below) for t in targets), (module, targets, below)
+        level = _shared_layer(module)
+        if level >= 0:
+            assert all(0 <= _shared_layer(t) <= level for t in targets), (module, targets, SHARED[: level + 1])
         clis = {t for t in targets if t.endswith(".cli") and t.rpartition(".")[0] != module.rpartition(".")[0]}
         assert not clis, f"{module} imports another tool's command line {clis}"
 
@@ -100,17 +118,22 @@ def _outside(targets, *allowed) -> set:
 # (benchmarks/__main__.py) knows both.
 ALLOWED_IMPORTS = {
     "benchmarks.plumbing": ("benchmarks.plumbing",),
-    "benchmarks.config": ("benchmarks.config", "benchmarks.plumbing"),
-    "benchmarks.results": ("benchmarks.results", "benchmarks.config", "benchmarks.plumbing"),
+    # the features' declarations are of the config layer (config/axes.py gathers them); their child halves are
+    # held apart below (test_a_feature_is_a_config_layer_declaration_and_a_child_layer_child_half)
+    "benchmarks.config": ("benchmarks.config", "benchmarks.plumbing", FEATURES),
+    "benchmarks.results": ("benchmarks.results", "benchmarks.config", "benchmarks.plumbing", FEATURES),
     # a suite builds models: it reads the config, never a record
-    "benchmarks.suites": ("benchmarks.suites", "benchmarks.config", "benchmarks.plumbing", "benchmarks.child.backends"),
-    "benchmarks.runner": ("benchmarks.runner", *SHARED, "benchmarks.suites"),
-    "benchmarks.child": ("benchmarks.child", *SHARED, "benchmarks.suites"),
-    "benchmarks.analyzer": ("benchmarks.analyzer", *SHARED),
-    "benchmarks.aggregate": ("benchmarks.aggregate", *SHARED),
-    "benchmarks.compare": ("benchmarks.compare", *SHARED),
+    "benchmarks.suites": ("benchmarks.suites", "benchmarks.config", "benchmarks.plumbing", "benchmarks.child.backends",
+                          FEATURES),
+    "benchmarks.runner": ("benchmarks.runner", *SHARED, FEATURES, "benchmarks.suites"),
+    "benchmarks.child": ("benchmarks.child", *SHARED, FEATURES, "benchmarks.suites"),
+    # a declaration: plumbing, config and other declarations; a child half: what the child's own modules may
+    "benchmarks.features": ("benchmarks.child", *SHARED, FEATURES, "benchmarks.suites"),
+    "benchmarks.analyzer": ("benchmarks.analyzer", *SHARED, FEATURES),
+    "benchmarks.aggregate": ("benchmarks.aggregate", *SHARED, FEATURES),
+    "benchmarks.compare": ("benchmarks.compare", *SHARED, FEATURES),
     # history reuses compare's pairing and statistics (never its cli: see the test below)
-    "benchmarks.history": ("benchmarks.history", *SHARED, "benchmarks.compare"),
+    "benchmarks.history": ("benchmarks.history", *SHARED, FEATURES, "benchmarks.compare"),
 }
 
 
@@ -126,9 +149,37 @@ def test_every_tool_folder_imports_only_what_the_layout_allows():
 def test_the_parent_never_imports_the_child_nor_the_child_the_parent():
     graph = import_graph()
     for module, targets in _imports_of("benchmarks.runner", graph).items():
-        assert not {t for t in targets if t.startswith("benchmarks.child")}, (module, targets)
-    for module, targets in _imports_of("benchmarks.child", graph).items():
+        assert not {t for t in targets if t.startswith("benchmarks.child") or is_feature_child(t)}, (module, targets)
+    children = {m: t for m, t in graph.items() if m.startswith("benchmarks.child.") or is_feature_child(m)}
+    for module, targets in children.items():
         assert not {t for t in targets if t.startswith("benchmarks.runner")}, (module, targets)
+
+
+def test_a_feature_is_a_config_layer_declaration_and_a_child_layer_child_half():
+    """benchmarks/features/<name>/ (docs/architecture.md, "Adding a matrix axis"): its declaration imports only
+    plumbing, config and other declarations, never torch (the parent plans with it); its child half imports torch
+    inside its functions only; only the child (benchmarks/child/ and the features' child halves) imports a child
+    half, so no runner, config, results or reporting module does."""
+    graph = import_graph()
+    features = [p for p in (LIBRARY / "features").iterdir() if (p / "__init__.py").exists()]
+    assert features, "no feature found"
+    for module, targets in graph.items():
+        if is_feature_declaration(module):
+            assert all(t.startswith(("benchmarks.plumbing", "benchmarks.config")) or is_feature_declaration(t)
+                       for t in targets), (module, targets)
+        if not (module.startswith("benchmarks.child.") or is_feature_child(module)):
+            assert not {t for t in targets if is_feature_child(t)}, f"{module} imports a feature's child half"
+    for path in (LIBRARY / "features").rglob("*.py"):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        everywhere = [n for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))]
+        top = [n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))]
+        torch = {n.lineno for n in (top if path.name == "child.py" else everywhere)
+                 if any(name.split(".")[0] == "torch" for name in _imported_names(n))}
+        assert not torch, f"{path.relative_to(ROOT)} imports torch at lines {sorted(torch)}"
+
+
+def _imported_names(node) -> list:
+    return [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
 
 
 def test_the_layout_rule_catches_a_function_level_import_of_the_child(tmp_path):
@@ -146,15 +197,15 @@ def test_few_modules_at_the_top_of_the_library():
     top = sorted(p.name for p in LIBRARY.glob("*.py"))
     assert top == ["__main__.py"], top
     assert {p.name for p in LIBRARY.iterdir() if p.is_dir() and not p.name.startswith("__")} >= {
-        "plumbing", "config", "results", "runner", "child", "suites", "analyzer", "aggregate"}
+        "plumbing", "config", "results", "runner", "child", "suites", "analyzer", "aggregate", "features"}
 
 
 def test_no_module_name_stands_in_two_folders():
     """A module's name says which one it is without its folder (no `precision as precisions` aliases); only each
-    tool's cli.py and the packages' __init__.py repeat."""
+    tool's cli.py, the packages' __init__.py and each feature's child half (features/<name>/child.py) repeat."""
     folders = collections.defaultdict(list)
     for path in LIBRARY.rglob("*.py"):
-        if path.name not in ("cli.py", "__init__.py"):
+        if path.name not in ("cli.py", "__init__.py") and not is_feature_child(module_name(path, LIBRARY.parent)):
             folders[path.name].append(str(path.parent.relative_to(ROOT)))
     assert not {name: where for name, where in folders.items() if len(where) > 1}
 

@@ -47,7 +47,7 @@ def test_a_clone_without_the_compiled_reader_skips_what_needs_it_and_says_why(tm
         shutil.copytree(ROOT / folder, clone / folder, ignore=left_out)
     shutil.copy(ROOT / "pyproject.toml", clone)
     chosen = ["tests/analyzer/test_report_files.py", "tests/analyzer/test_compiled_reader.py",
-              "tests/config/test_compile_options.py::test_analyzer_has_a_column_per_compile_key",
+              "tests/features/test_compile_options.py::test_analyzer_has_a_column_per_compile_key",
               "tests/scripts/test_fuzz_scanner.py::test_the_two_real_readers_agree_on_a_damaged_input"]
     report = tmp_path / "report.xml"
     result = subprocess.run([PYTHON, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist",

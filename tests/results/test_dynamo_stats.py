@@ -1,4 +1,4 @@
-"""dynamo_stats' graph-break reasons and compile seconds by phase (results/dynamo_stats.py, child/compile_settings.py):
+"""dynamo_stats' graph-break reasons and compile seconds by phase (results/dynamo_stats.py, features/compile_options/child.py):
 the rule that keeps the list short and the analyzer's cell (fast), then a real sweep of faults/graph_break under
 aot_eager (eval, train, and eval from a warm cache) and the analyzer's columns of its records."""
 
@@ -52,12 +52,13 @@ def test_a_torch_without_the_lists_costs_their_keys_never_the_record(monkeypatch
     child)."""
     import torch._dynamo.utils
 
-    from benchmarks.child import compile_settings, torch_internals
+    from benchmarks.child import torch_internals
+    from benchmarks.features.compile_options import child as compile_options_child
 
     monkeypatch.setattr(torch_internals, "ABSENT", {})
     monkeypatch.delattr(torch._dynamo.utils, "graph_break_reasons")
     monkeypatch.delattr(torch._dynamo.utils, "calculate_time_spent")
-    found = compile_settings.dynamo_stats()
+    found = compile_options_child.dynamo_stats()
     assert set(found) == {"calls_captured", "graphs", "graph_breaks", "unique_graph_breaks", "fallbacks_to_eager",
                           "recompiles", "compile_seconds_by_function"}
     absent = torch_internals.absent()

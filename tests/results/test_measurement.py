@@ -181,7 +181,7 @@ def test_no_tool_computes_samples_per_iteration_or_compile_time_outside_the_view
     found, read = [], set()
     for path in sorted((ROOT / "benchmarks").rglob("*.py")):
         relative = path.relative_to(ROOT / "benchmarks").as_posix()
-        if relative in ALLOWED or relative.startswith("child/"):
+        if relative in ALLOWED or relative.startswith("child/") or relative.endswith("/child.py"):  # the child's
             continue
         read.add(relative.partition("/")[0])
         found += violations(path.read_text(encoding="utf-8"), relative)

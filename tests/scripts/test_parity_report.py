@@ -236,7 +236,7 @@ def test_the_harness_is_found_in_either_layout_or_beside_the_project(tmp_path):
 
 
 def test_the_harness_runs_under_our_childrens_allocator_policy_unless_told_otherwise(tmp_path):
-    from benchmarks.config import allocator
+    from benchmarks.features import allocator
 
     found = harness.harness_at(fake_harness(tmp_path / "tb" / "userbenchmark" / "dynamo" / "dynamobench").parents[2])
     inherited = {"PATH": "/usr/bin:/bin", "MALLOC_MMAP_THRESHOLD_": "4096"}

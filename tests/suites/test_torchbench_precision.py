@@ -12,7 +12,8 @@ import pytest
 from helpers import ROOT, call_runner, read_jsonl, run_runner
 from test_torchbench import COMMON
 
-from benchmarks.config import experiment_config, precision
+from benchmarks.config import experiment_config
+from benchmarks.features import precision
 from benchmarks.suites import load_suite, torchbench_precision
 
 QAT = "resnet50_quantized_qat"

@@ -1,0 +1,50 @@
+"""--aot-precompile (the dynamo harness's, pytorch#164906): an Inductor config's forward compiled ahead of time into
+an artifact (`torch.compile(...).forward.aot_compile`), saved, loaded again after dynamo is reset, and timed as
+loaded (docs/runner.md, "AOT precompile"). Which configs it is for and the rules that drop the others; no torch."""
+
+from __future__ import annotations
+
+from benchmarks.features import compile_options
+from benchmarks.config.axis import Axis, SWITCH
+
+# The record's metric: the seconds torch.compiler.load_compiled_function took (one per process).
+LOAD_TIME = "aot_precompile_load_time"
+
+
+def for_config(value: bool, experiment) -> bool:
+    """On for Inductor configs only: aot_compile keeps what Inductor's compile produced (its bundled AOTAutograd
+    artifact); other dynamo backends' results don't serialize, and eager or lazy configs compile nothing."""
+    return bool(value) and experiment.dynamo in compile_options.INDUCTOR_BACKENDS
+
+
+SUPPORT_RULES = [
+    (
+        "aot-precompile-eval-only",
+        lambda e, c: e.aot_precompile and e.test != "eval",
+        lambda e, c: "--aot-precompile compiles the model's forward ahead of time (the harness's times inference): "
+                     "eval only",
+    ),
+    (
+        "aot-precompile-static-shapes",
+        lambda e, c: e.aot_precompile and e.dynamic not in (None, "static"),
+        lambda e, c: f"--aot-precompile keeps no shape guards in its artifact (as the harness's): static shapes "
+                     f"only, not dynamic {e.dynamic}",
+    ),
+    (
+        "aot-precompile-default-mode",
+        lambda e, c: e.aot_precompile and e.compile_mode not in (None, compile_options.DEFAULT_MODE),
+        lambda e, c: f"--aot-precompile compiles as the harness's does, its guard filter in torch.compile's options, "
+                     f"which takes a mode or options, not both: compile mode default only, not {e.compile_mode}",
+    ),
+]
+
+
+AXES = (
+    Axis(
+        "aot_precompile",
+        "Inductor configs' forward compiled ahead of time, saved, loaded in the same child and timed as loaded (the "
+        "dynamo harness's --aot-precompile): --aot-precompile alone is on, --aot-precompile=on --aot-precompile=off "
+        "sweeps both (default: off); eval, static shapes, the default compile mode; the record's aot_precompile and "
+        "metric aot_precompile_load_time; experiment key `aot_precompile`",
+        kind=SWITCH, for_config=for_config, support_rules=SUPPORT_RULES),
+)

@@ -1,0 +1,189 @@
+"""torch.compile's knobs as experiment keys (docs/architecture.md, "Compile modes, Inductor options, compile
+cache"): `compile_mode` (an axis), `inductor_config` (KEY=VALUE settings, one per sweep), `compile_cache` (an
+axis). Their names, parsing and support rules; pure Python, no torch (the probe knows Inductor's names)."""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Optional
+from benchmarks.config.axis import Axis, ONE_PER_SWEEP, flag_type
+from benchmarks.plumbing.safe_paths import short_hash
+
+KEYS = ("compile_mode", "inductor_config", "compile_cache")
+MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
+# The mode that is CUDA graphs (max-autotune captures them only on CUDA, so it runs elsewhere too).
+CUDA_GRAPH_MODES = ("reduce-overhead",)
+# cold: a fresh, empty cache per child; warm: the config compiles once untimed first; shared: the machine's;
+# warm-start: two children in turn on one cache directory, the second a fresh process on what the first one left
+# (the dynamo harness's --warm-start-latency: runner/warm_start.py).
+WARM_START = "warm-start"
+WARM_START_HALVES = ("cold", "warm")  # a warm start's two children, in the order they run
+CACHES = ("cold", "warm", "shared", WARM_START)
+DEFAULT_MODE, DEFAULT_CACHE = "default", "cold"
+# The variables Inductor and Triton read their cache directories from (before they first compile).
+INDUCTOR_CACHE_VARIABLE, TRITON_CACHE_VARIABLE = "TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR"
+CACHE_VARIABLES = (INDUCTOR_CACHE_VARIABLE, TRITON_CACHE_VARIABLE)
+
+
+def cache_environment(root: str) -> dict:
+    """The cache variables of a compile cache under `root`: Inductor's (its FX graph and AOTAutograd caches, the
+    compiled kernels) and Triton's, side by side."""
+    return {INDUCTOR_CACHE_VARIABLE: os.path.join(root, "inductor"), TRITON_CACHE_VARIABLE: os.path.join(root, "triton")}
+# The dashboard's named shorthands for Inductor settings.
+SHORTHANDS = {"freezing": ("freezing", "True"), "cpp_wrapper": ("cpp_wrapper", "True")}
+# Backends that take torch.compile's mode and read Inductor's config.
+INDUCTOR_BACKENDS = ("inductor",)
+
+
+def generates_cpu_code(experiment) -> bool:
+    """Inductor (inductor, aot_inductor) compiling for the CPU, not for XLA's devices: the configs whose process
+    probes the CPU's vector instruction sets first (child/cpu_vec_isa.py)."""
+    return experiment.accelerator == "cpu" and not experiment.xla and "inductor" in (experiment.dynamo or "")
+
+
+def choice(name: str, allowed: tuple, value) -> Optional[str]:
+    if value is None:
+        return None
+    if value not in allowed:
+        raise ValueError(f"{name} must be one of {', '.join(allowed)}, not {value!r}")
+    return value
+
+
+def parse_setting(text: str) -> tuple:
+    """`KEY=VALUE` -> (key, value as JSON-ish text); ValueError with one line otherwise."""
+    key, sep, value = text.partition("=")
+    key, value = key.strip(), value.strip()
+    if not sep or not key or not value:
+        raise ValueError(f"--inductor-config wants KEY=VALUE, not {text!r}")
+    return key, value
+
+
+def python_value(text: str):
+    """An Inductor setting's value as typed on the command line: True/False, a number, else the string."""
+    lowered = text.lower()
+    if lowered in ("true", "false"):
+        return lowered == "true"
+    if lowered in ("none", "null"):
+        return None
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def config_text(settings) -> Optional[str]:
+    """The experiment key's canonical text: `key=value` pairs sorted by key, comma-joined (None for none).
+    A later setting of a key wins."""
+    merged = dict(settings)
+    return ",".join(f"{k}={merged[k]}" for k in sorted(merged)) or None
+
+
+def settings_of(text: Optional[str]) -> dict:
+    """The experiment key's text -> {key: Python value}."""
+    if not text:
+        return {}
+    return dict((k, python_value(v)) for k, v in (parse_setting(part) for part in text.split(",")))
+
+
+def check_settings(settings: dict, known: dict) -> Optional[str]:
+    """One line naming the first unknown key or badly typed value ({name: type name} from the probe), else None."""
+    for key, value in settings.items():
+        if key not in known:
+            return f"--inductor-config: Inductor has no setting {key!r}"
+        expected, actual = known[key], type(python_value(str(value))).__name__
+        if expected in ("bool", "int", "float") and actual != expected and not (expected == "float" and actual == "int"):
+            return f"--inductor-config: {key} wants a {expected}, not {value!r}"
+    return None
+
+
+def parse_mode(value) -> Optional[str]:
+    """An experiment's `compile_mode` (null without dynamo), or ValueError."""
+    return choice("compile_mode", MODES, value)
+
+
+def parse_cache(value) -> Optional[str]:
+    """An experiment's `compile_cache` (null without dynamo), or ValueError."""
+    return choice("compile_cache", CACHES, value)
+
+
+def parse_config(text) -> Optional[str]:
+    """An experiment's `inductor_config` text (null for none), checked, or ValueError."""
+    if text is not None:
+        if not isinstance(text, str):
+            raise ValueError(f"inductor_config must be KEY=VALUE text or null, not {text!r}")
+        settings_of(text)
+    return text
+
+
+def for_dynamo(value, experiment):
+    """A compile key's value for this config: none without dynamo (an eager or lazy-tensor config is not
+    compiled: one eager config, whatever the modes)."""
+    return value if experiment.dynamo is not None else None
+
+
+def for_inductor(value, experiment):
+    """The Inductor config's value for this config: on Inductor only."""
+    return value if experiment.dynamo in INDUCTOR_BACKENDS else None
+
+
+def _mode_needs_inductor(e) -> bool:
+    return e.compile_mode not in (None, "default") and e.dynamo not in INDUCTOR_BACKENDS
+
+
+def _freezing_in_training(e) -> bool:
+    return bool(settings_of(e.inductor_config).get("freezing")) and e.test == "train"
+
+
+# (name, cannot_run(experiment, capabilities), reason): the axes' table (config/axes.py) adds them to
+# runner/matrix.py's, the mode's and the Inductor config's.
+MODE_RULES = [
+    (
+        "compile-mode-needs-inductor",
+        lambda e, c: _mode_needs_inductor(e),
+        lambda e, c: f"compile mode {e.compile_mode} is Inductor's; dynamo backend {e.dynamo} takes no mode",
+    ),
+    (
+        "cuda-graph-mode-needs-cuda",
+        lambda e, c: e.compile_mode in CUDA_GRAPH_MODES and e.accelerator != "cuda",
+        lambda e, c: f"compile mode {e.compile_mode} captures CUDA graphs, which need a CUDA device "
+        f"(max-autotune and max-autotune-no-cudagraphs run on {e.accelerator})",
+    ),
+]
+CONFIG_RULES = [
+    (
+        "freezing-eval-only",
+        lambda e, c: _freezing_in_training(e),
+        lambda e, c: "Inductor's freezing folds the weights into constants: inference (test eval) only",
+    ),
+]
+
+
+AXES = (
+    Axis(
+        "compile_mode",
+        "torch.compile's mode for Inductor: " + ", ".join(MODES) + " (default: default; "
+        "reduce-overhead is CUDA graphs: CUDA only); experiment key `compile_mode`",
+        parse=parse_mode, default=DEFAULT_MODE, choices=MODES,
+        sweep_default=(DEFAULT_MODE,), for_config=for_dynamo,
+        support_rules=MODE_RULES, slug="compile_mode-{}", example="max-autotune"),
+    Axis(
+        "inductor_config",
+        "an Inductor setting for every Inductor config (repeatable; part of the config): "
+        "torch._inductor.config.KEY = VALUE; experiment key `inductor_config`",
+        parse=parse_config, kind=ONE_PER_SWEEP, repeatable_flag=True,
+        type=flag_type(parse_setting), metavar="KEY=VALUE",
+        from_options=lambda options: options.inductor_config_text, for_config=for_inductor,
+        support_rules=CONFIG_RULES, slug=lambda text: "inductor_config-" + short_hash(text),
+        example="freezing=True"),
+    Axis(
+        "compile_cache",
+        "Inductor's and Triton's caches: cold (default: an empty cache per child), warm (the config compiles once "
+        "untimed first; the recorded compile is the warm one), shared (the machine's), warm-start (the dynamo "
+        "harness's --warm-start-latency: a first child compiles into an empty cache directory, then a second, fresh "
+        "process compiles from what it left; the record is the second's, with both compile times in `warm_start`); "
+        "experiment key `compile_cache`",
+        parse=parse_cache, default=DEFAULT_CACHE, choices=CACHES,
+        sweep_default=(DEFAULT_CACHE,), for_config=for_dynamo,
+        slug="compile_cache-{}", example="warm"),
+)

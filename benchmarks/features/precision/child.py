@@ -1,0 +1,54 @@
+"""The experiment's precision applied to a model (docs/architecture.md, "Precision"): the cast of the model
+and its floating-point inputs, the autocast context of each step, and the grad scaler of float16 autocast
+training. Child only: torch inside the functions. Which dtype each precision means is features/precision/__init__.py's.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+from benchmarks.child import backends
+from benchmarks.features import precision
+
+
+def cast_tree(tree, dtype):
+    """Every floating-point tensor of a nested structure cast to `dtype`; integer and boolean tensors (indices,
+    masks) kept."""
+    return backends.map_tensors(tree, lambda tensor: tensor.to(dtype) if tensor.is_floating_point() else tensor)
+
+
+def apply_cast(bm, experiment) -> None:
+    """bf16/fp16: the built model's floating-point parameters and buffers, and its example inputs, in place."""
+    import torch
+
+    name = precision.cast_dtype(experiment.precision)
+    if name is None:
+        return
+    dtype = getattr(torch, name)
+    bm.module = bm.module.to(dtype)
+    bm.example_inputs = cast_tree(tuple(bm.example_inputs), dtype)
+    bm.example_kwargs = cast_tree(dict(bm.example_kwargs), dtype)
+
+
+def device_type(experiment) -> str:
+    """autocast's and the grad scaler's device type: the tensors' device (xla for XLA configs)."""
+    return "xla" if experiment.xla else ("cuda" if experiment.accelerator == "cuda" else "cpu")
+
+
+def autocast(experiment):
+    """A fresh context manager for one step: autocast for the amp precisions, else nothing."""
+    import torch
+
+    name = precision.autocast_dtype(experiment.precision, experiment.accelerator)
+    if name is None:
+        return contextlib.nullcontext()
+    return torch.autocast(device_type(experiment), dtype=getattr(torch, name))
+
+
+def grad_scaler(experiment):
+    """The grad scaler of a float16 autocast training step, or None."""
+    import torch
+
+    if not precision.needs_grad_scaler(experiment.precision, experiment.accelerator, experiment.test):
+        return None
+    return torch.amp.GradScaler(device_type(experiment))

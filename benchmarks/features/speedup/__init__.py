@@ -1,0 +1,111 @@
+"""--speedup=paired: a backend's child also times eager, alternating with the backend in one process (the dynamo
+harness's order), so the speedup is a ratio per pair of neighbouring runs that saw the same machine and process.
+The experiment key `speedup` (isolated, the default, or paired), which configs can be paired and why not, and the
+record's `paired_speedup` summary: the median of the per-pair ratios with a distribution-free interval. The child
+writes the summary; the readers (results/measurement.py, results/against_eager.py) pool it over processes with the
+same functions. docs/architecture.md, "Paired speedup". Pure Python, no torch.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from typing import Optional, Sequence
+from benchmarks.config.axis import Axis
+
+ISOLATED = "isolated"
+PAIRED = "paired"
+CHOICES = (ISOLATED, PAIRED)
+DEFAULT = ISOLATED
+# What the record's `paired_speedup.method` says: eager run, then backend run, `pairs` times in one process.
+METHOD = "alternating eager/backend runs in one process"
+INTERVAL_METHOD = "order statistics of the pair ratios (binomial, distribution-free)"
+CONFIDENCE = 0.95
+
+
+def for_config(value: str, experiment) -> str:
+    """The value a config of this backend carries: eager (no dynamo, no XLA) is never paired, so a --speedup=paired
+    sweep keeps one eager config, the one an isolated sweep has (same fingerprint: it resumes)."""
+    return value if experiment.dynamo is not None or experiment.xla else DEFAULT
+
+
+def _xla_reason(e, c) -> str:
+    return ("--speedup=paired times eager beside the backend on the same module and inputs; an XLA config's module "
+            "and inputs live on the XLA device and its eager baseline on the plain one (a second copy, and the XLA "
+            "runtime's threads running beside eager's runs): use the isolated default")
+
+
+SUPPORT_RULES = [
+    ("paired-not-with-xla", lambda e, c: e.speedup == PAIRED and bool(e.xla or e.torch_xla2), _xla_reason),
+]
+
+
+def parse(value) -> str:
+    """An experiment's `speedup` value (a record without it: isolated), or ValueError."""
+    value = value or DEFAULT
+    if value not in CHOICES:
+        raise ValueError(f"speedup must be one of {', '.join(CHOICES)}, not {value!r}")
+    return value
+
+
+def median_interval(values: Sequence[float], confidence: float = CONFIDENCE) -> tuple:
+    """(low, high, coverage): the interval of the median from order statistics, the narrowest symmetric pair
+    x(k), x(n+1-k) whose coverage 1 - 2 P(Binomial(n, 1/2) < k) is at least `confidence`; with too few values for
+    that (n < 6 at 95%), the smallest and largest, and their lower coverage 1 - 2^(1-n). No resampling: the same
+    values always give the same interval."""
+    ordered = sorted(values)
+    n = len(ordered)
+    if n == 0:
+        raise ValueError("no values")
+    below = [math.comb(n, i) / 2.0 ** n for i in range(n + 1)]  # P(B = i), B ~ Binomial(n, 1/2)
+    best_k, best_tail = 1, below[0]
+    for k in range(2, (n + 1) // 2 + 1):  # x(k), x(n+1-k) misses the median with probability 2 P(B <= k - 1)
+        tail = sum(below[:k])
+        if 1 - 2 * tail < confidence:
+            break
+        best_k, best_tail = k, tail
+    return ordered[best_k - 1], ordered[n - best_k], 1 - 2 * best_tail
+
+
+def summarize(eager: Sequence[float], backend: Sequence[float]) -> Optional[dict]:
+    """The record's `paired_speedup` from the two series of one process (per-iteration seconds, pair i being eager
+    run i then backend run i), or None without a positive pair."""
+    pairs = [(e, b) for e, b in zip(eager, backend) if e > 0 and b > 0 and math.isfinite(e) and math.isfinite(b)]
+    if not pairs:
+        return None
+    ratios = [e / b for e, b in pairs]
+    low, high, coverage = median_interval(ratios)
+    eager_median = statistics.median(e for e, _ in pairs)
+    backend_median = statistics.median(b for _, b in pairs)
+    return {
+        "method": METHOD,
+        "pairs": len(pairs),
+        "ratios": ratios,
+        "median": statistics.median(ratios),
+        "interval": {"low": low, "high": high, "confidence": coverage, "method": INTERVAL_METHOD},
+        "ratio_of_medians": eager_median / backend_median,  # the harness's statistic: median eager / median compiled
+        "eager_median": eager_median,
+        "backend_median": backend_median,
+    }
+
+
+def pooled(ratios_of_processes: Sequence[Sequence[float]]) -> Optional[dict]:
+    """A config's paired speedup over its processes (--rounds): the median and interval of every pair's ratio."""
+    ratios = [r for process in ratios_of_processes for r in process if r > 0 and math.isfinite(r)]
+    if not ratios:
+        return None
+    low, high, coverage = median_interval(ratios)
+    return {"median": statistics.median(ratios), "low": low, "high": high, "confidence": coverage,
+            "pairs": len(ratios), "processes": len(ratios_of_processes)}
+
+
+AXES = (
+    Axis(
+        "speedup",
+        "isolated (default: each config in its own child; a speedup divides two processes' medians) or paired (a "
+        "backend's child also times eager on the same module and inputs, alternating eager and backend runs as the "
+        "dynamo harness does: the record's paired_speedup, per-pair ratios with an interval; not for XLA); experiment "
+        "key `speedup`",
+        parse=parse, default=DEFAULT, choices=CHOICES,
+        for_config=for_config, support_rules=SUPPORT_RULES, example="paired"),
+)
