@@ -30,6 +30,16 @@ def test_the_tests_run_in_strict_mode():
     assert os.environ.get(record_check.STRICT_ENV) == "1" and record_check.strict()
 
 
+@pytest.mark.process  # what a process the tests start inherits
+def test_a_process_the_tests_start_is_strict_too():
+    import subprocess
+    import sys
+
+    found = subprocess.run([sys.executable, "-c", "from benchmarks.results import record_check; "
+                            "print(record_check.strict())"], capture_output=True, text=True, cwd=ROOT, check=True)
+    assert found.stdout.strip() == "True"
+
+
 def test_every_stored_record_of_our_writer_breaks_nothing():
     found = [(r["model"]["model_name"], record_check.writer_problems(r)) for r in stored_records()]
     assert len(found) > 100 and [f for f in found if f[1]] == []
