@@ -15,7 +15,7 @@ from typing import Optional
 from benchmarks.child import bitwise, compile_settings, dynamic_shapes, torch_internals
 from benchmarks.child.config_hooks import Hook, Verdict
 from benchmarks.child.output_tree import Pairs, leaves
-from benchmarks.config import batch_invariant, compile_options
+from benchmarks.config import backend_registry, batch_invariant
 from benchmarks.results.accuracy_status import AccuracyStatus
 from benchmarks.results.records import RecordStatus
 
@@ -32,7 +32,7 @@ def hook_for(value: bool, experiment) -> Optional[Hook]:
 def inductor_batch_invariant(experiment) -> Optional[bool]:
     """Inductor's `batch_invariant` setting turned on for a CUDA Inductor config: True; None elsewhere, or where this
     torch has no such setting (marked absent, with why)."""
-    if experiment.dynamo not in compile_options.INDUCTOR_BACKENDS or experiment.accelerator != "cuda":
+    if not backend_registry.uses_inductor(experiment.dynamo) or experiment.accelerator != "cuda":
         return None
     return compile_settings.turn_on(torch_internals.INDUCTOR_BATCH_INVARIANT, "batch_invariant")
 

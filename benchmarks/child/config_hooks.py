@@ -12,7 +12,7 @@ import logging
 from typing import Optional, Union
 
 from benchmarks.child import dynamic_shapes, golden, verify
-from benchmarks.config import axes, experiment_config, paired_speedup
+from benchmarks.config import axes, backend_registry, experiment_config, paired_speedup
 from benchmarks.results import accuracy_status
 from benchmarks.results.accuracy_status import AccuracyStatus
 
@@ -222,7 +222,7 @@ def for_config(options, experiment) -> list:
     hooks = axis_hooks(experiment)
     if options.golden.save_dir:
         hooks.append(GoldenSave(options.golden.save_dir))
-    if experiment.dynamo in experiment_config.EXPORT_BACKENDS:
+    if backend_registry.exports(experiment.dynamo):
         hooks.append(Export())
     if options.verify.enabled:
         hooks.append(Verify(options.verify))

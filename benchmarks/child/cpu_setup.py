@@ -19,7 +19,7 @@ import re
 from typing import Optional
 
 from benchmarks.child.allocator_in_effect import mapped_libraries, start_environment
-from benchmarks.config import allocator, compile_options, cpu_profile
+from benchmarks.config import allocator, backend_registry, compile_options, cpu_profile
 from benchmarks.config.process_env import allocator_environment
 from benchmarks.plumbing.cpu_affinity import format_cores, parse_cores
 
@@ -108,7 +108,7 @@ def describe(experiment, wanted: dict, numa: Optional[dict], allocator_record: d
                        f"{threads['torch_threads']}, the child has {cores} core(s)")
     if numa is not None and not numa["ok"]:
         missing.append(numa.get("missing") or "numactl: memory not bound")
-    applies = experiment.test == "eval" and experiment.dynamo in compile_options.INDUCTOR_BACKENDS
+    applies = experiment.test == "eval" and backend_registry.uses_inductor(experiment.dynamo)
     frozen = bool(compile_options.settings_of(experiment.inductor_config).get("freezing"))
     if applies and not frozen:
         missing.append("freezing: this Inductor inference config does not freeze (inductor_config lacks freezing=True)")

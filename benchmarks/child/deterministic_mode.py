@@ -20,7 +20,7 @@ from typing import Optional
 
 from benchmarks.child import bitwise, compile_settings, torch_internals
 from benchmarks.child.config_hooks import Hook, Verdict
-from benchmarks.config import compile_options, deterministic
+from benchmarks.config import backend_registry, deterministic
 from benchmarks.results.accuracy_status import AccuracyStatus
 from benchmarks.results.records import RecordStatus
 
@@ -45,7 +45,7 @@ def operator_without_implementation(message: str) -> Optional[str]:
 def inductor_deterministic(experiment) -> Optional[bool]:
     """Inductor's `deterministic` setting turned on for an Inductor config: True; None off Inductor, or where this
     torch has no such setting (marked absent, with why)."""
-    if experiment.dynamo not in compile_options.INDUCTOR_BACKENDS:
+    if not backend_registry.uses_inductor(experiment.dynamo):
         return None
     return compile_settings.turn_on(torch_internals.INDUCTOR_DETERMINISTIC, "deterministic")
 

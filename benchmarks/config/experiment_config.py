@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Optional
 
-from benchmarks.config import axes
+from benchmarks.config import axes, backend_registry
 from benchmarks.config.axes import DEFAULT_DYNAMIC, DEFAULT_TRAIN_STEP, DYNAMIC_CHOICES, HARNESS_TRAIN_STEP, \
     TRAIN_STEPS  # noqa: F401 (the dynamic and train_step axes' names, read through this module too)
 from benchmarks.plumbing.safe_paths import safe_name, short_hash
@@ -31,12 +31,9 @@ REQUIRED_EXPERIMENT_KEYS = ("accelerator", "xla", "dynamo", "test")
 ACCELERATORS = ("cpu", "cuda", "tpu")
 XLA_CHOICES = (None, "PJRT")
 TESTS = ("eval", "train")
-XLA_DYNAMO_BACKENDS = ("openxla", "openxla_eval")
 # Our keys whose default is not null: at it, a key is left out of the fingerprint and the labels (old records
 # lack it and ran it). From the axes' table; measurement.py and records.py read it.
 AXIS_DEFAULTS = {axis.key: axis.default for axis in axes.AXES if axis.default is not None}
-# --dynamo values that are no dynamo backend: torch.export (strict or not), and AOTInductor's package.
-EXPORT_BACKENDS = ("export", "export_nonstrict", "aot_inductor")
 
 
 class ConfigError(ValueError):
@@ -145,7 +142,7 @@ class ExperimentConfig:
     @property
     def exported(self) -> bool:
         """A config whose step calls an exported program (torch.export, AOTInductor's package), not dynamo's."""
-        return self.dynamo in EXPORT_BACKENDS
+        return backend_registry.exports(self.dynamo)
 
     def slug(self) -> str:
         """A short, deterministic, file-name-safe name (no randomized hashes)."""
