@@ -355,3 +355,14 @@ def nightly_history(root, runs: int = 3, models=("mlp", "cnn")) -> Path:
     path = Path(root) / "history.sqlite"
     call_tool("history.py", "ingest", Path(root) / "nightly", "--db", path, check_rc=0)
     return path
+
+
+def install_plugin(where):
+    """A user's dynamo backend plugin, a real distribution on `where`: a module with a backend, and its metadata
+    naming the entry point (tests/runner/test_backend_plugins.py, tests/config/test_backend_registry.py)."""
+    (where / "tiny_backend_plugin.py").write_text("def tiny_plugin_backend(gm, example_inputs):\n"
+                                                   "    return gm.forward\n")
+    info = where / "tiny_backend_plugin-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: tiny-backend-plugin\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text("[torch_dynamo_backends]\ntiny_plugin = tiny_backend_plugin:tiny_plugin_backend\n")

@@ -21,16 +21,12 @@ from benchmarks.aggregate.inputs import CANONICAL_ORDER, NoData, check_backends,
     select_accelerator
 from benchmarks.config import axes
 from benchmarks.plumbing.cli_support import UsageError, unknown_name
-from benchmarks.results import against_eager, measurement, metric_words, records, stats
+from benchmarks.results import against_eager, measurement, metric_catalog, metric_words, records, stats
 from benchmarks.results.selection import TESTS, Selection
 
 log = logging.getLogger("benchmarks.aggregate")
 
 REPORTS = ("speedup", "histogram", "latest", "latest_grouped", "dashboard")
-# exec: the time per iteration (a generate run's: the whole call, the harness's); compile: the first run; or a
-# generate figure by name (metric_words.GENERATION_FIGURES), a rate by its inverse so that a speedup is still
-# baseline / backend: on decode tokens per second, backend rate / baseline rate.
-METRICS = ("exec", "compile", *metric_words.GENERATION_FIGURES)
 ESTIMATORS = ("median", "mean")
 BASELINES = ("oldest", "latest")
 # What --across may name: the axes a config shares with its baseline (precision, quantization, ...), never
@@ -80,7 +76,7 @@ def datapoint_samples(m: measurement.Measurement, options: Options) -> tuple:
     if options.metric == metric_words.COMPILE:
         value, why = metric_words.compile_seconds(m)
         return (None, why) if value is None else (np.array([value]), None)
-    if options.metric in metric_words.GENERATION_FIGURES:
+    if options.metric in metric_catalog.speedup_metrics():
         return metric_words.named_samples(m, options.metric, options.warmup)
     return metric_words.time_samples(m, options.warmup)
 
@@ -159,8 +155,12 @@ class Analysis:
 
 def prepare(options: Options) -> Analysis:
     """Read, select and compute every (run, backend) cell: the common ground of every report."""
+    # --metric: exec, the time per iteration (a generate run's: the whole call, the harness's); compile, the first run;
+    # or a metric by name (results/metric_catalog.py's `speedup` ones, read when asked: a metric declared since counts),
+    # a rate by its inverse so that a speedup is still baseline / backend: backend rate / baseline rate.
+    metrics = ("exec", "compile", *metric_catalog.speedup_metrics())
     for name, value, choices in (("test", options.test, TESTS), ("report", options.report, REPORTS),
-                                 ("metric", options.metric, METRICS), ("estimator", options.estimator, ESTIMATORS),
+                                 ("metric", options.metric, metrics), ("estimator", options.estimator, ESTIMATORS),
                                  ("baseline", options.baseline, BASELINES)):
         if value not in choices:
             raise UsageError(f"--{name} must be one of {', '.join(choices)}, not {value!r}")

@@ -6,7 +6,7 @@ from __future__ import annotations
 from benchmarks.aggregate.analysis import WARMUP, Analysis, Cell
 from benchmarks.aggregate.inputs import backend_title, utc_text
 from benchmarks.config import axes
-from benchmarks.results import metric_words
+from benchmarks.results import metric_catalog
 from benchmarks.results.accuracy_status import AccuracyStatus
 
 # Reasons a model is left out of a backend's numbers, in the order the notes list them.
@@ -53,10 +53,12 @@ def method_notes(analysis: Analysis) -> list:
     if options.metric == "compile":
         notes.append("Time: compile = the first run, compilation included (our first warm-up run; records without "
                      "warm-up: their first sample), as in compare.py and history.py.")
-    elif options.metric in metric_words.GENERATION_FIGURES:
-        rate = metric_words.higher_is_better(options.metric)
-        notes.append(f"Figure: {options.metric}, the {options.estimator} of each generate run's (records of models "
-                     "run by generate; others are left out)"
+    elif options.metric in metric_catalog.speedup_metrics():
+        declared = metric_catalog.get(options.metric)
+        rate = declared.higher_is_better
+        whose = ("generate run's (records of models run by generate; others are left out)" if declared.generation
+                 else f"record's ({declared.meaning}; records without it are left out)")
+        notes.append(f"Figure: {options.metric}, the {options.estimator} of each {whose}"
                      + ("; a rate, so speedup = backend rate / base rate (more is better)."
                         if rate else "; speedup = base / backend (less is better)."))
     else:

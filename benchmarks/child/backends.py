@@ -1,5 +1,6 @@
 """Where a config runs and how it is compiled and synced: eager, any dynamo backend, PyTorch/XLA
-lazy tensors (PJRT) and PyTorch/XLA with a dynamo backend (openxla). Child only: imports torch."""
+lazy tensors (PJRT) and PyTorch/XLA with a dynamo backend (openxla). Child only: imports torch. Which torch.compile
+backend a --dynamo value compiles with is its declaration's (config/backend_registry.py)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import random
 import numpy as np
 import torch
 
+from benchmarks.config import backend_registry
 from benchmarks.features.compile_options import child as compile_options_child
 
 SEED = 1337
@@ -70,7 +72,7 @@ def compile_fn(fn, experiment, fullgraph: bool = False):
     # --dynamic=all: every dimension symbolic from the first compile; otherwise dynamo's default (static,
     # then automatic dynamic on a recompile; --dynamic=batch marks the batch dimension on the inputs).
     dynamic = True if experiment.dynamic == "all" else None
-    return torch.compile(fn, backend=experiment.dynamo, fullgraph=fullgraph,
+    return torch.compile(fn, backend=backend_registry.get(experiment.dynamo).torch_name, fullgraph=fullgraph,
                          mode=compile_options_child.compile_mode(experiment), dynamic=dynamic)
 
 

@@ -14,7 +14,7 @@ import logging
 from typing import Any, Callable, Optional, Protocol, Union
 
 from benchmarks.child import golden, verify
-from benchmarks.config import axes, experiment_config
+from benchmarks.config import axes, backend_registry
 from benchmarks.results import accuracy_status
 from benchmarks.results.accuracy_status import AccuracyStatus
 
@@ -216,7 +216,7 @@ def for_config(options, experiment) -> list:
     hooks = axis_hooks(experiment)
     if options.golden.save_dir:
         hooks.append(GoldenSave(options.golden.save_dir))
-    if experiment.dynamo in experiment_config.EXPORT_BACKENDS:
+    if backend_registry.exports(experiment.dynamo):
         hooks.append(Export())
     if options.verify.enabled:
         hooks.append(Verify(options.verify))

@@ -5,9 +5,9 @@ tool (compare skips upstream records' first sample for `time`, as result_analyze
 paired   the backend's time relative to eager's in the same pair of alternating runs (--speedup=paired records:
          backend / eager per pair, the inverse of the pair's speedup), so above 1 the speedup over eager fell; it
          cancels what changed the machine between the two sides, which slows eager as much
-NAME     any other metric of the records, by name, steady state as for time; a rate (more is better:
-         metric_words.HIGHER_IS_BETTER, e.g. decode_tokens_per_second) by its inverse, so that above 1 is worse as
-         for every other metric, shown as time per unit
+NAME     any other metric of the records, by name, steady state as for time; a rate (more is better, as its
+         declaration in results/metric_catalog.py says, e.g. decode_tokens_per_second) by its inverse, so that above
+         1 is worse as for every other metric, shown as time per unit (the declaration's `per`, or its `inverse`)
 """
 
 from __future__ import annotations
@@ -16,30 +16,26 @@ from typing import Optional
 
 import numpy as np
 
-from benchmarks.results import measurement, metric_words
+from benchmarks.results import measurement, metric_catalog, metric_words
 from benchmarks.results.measurement import Measurement
 
 KINDS = ("time", "compile", "memory", "paired")
-# A rate's unit, shown inverted (metric_words.HIGHER_IS_BETTER).
-RATE_UNITS = {"decode_tokens_per_second": "token", "tflops": "TFLOP"}
-# A rate whose inverse reads better in a unit of its own (results/roofline_figures.py): the fraction of attainable by
-# the time taken over the time the roofline allows; achieved FLOP/s by milliseconds per GFLOP.
-RATE_INVERSES = {"fraction_of_attainable": ("x the roofline's time", 1.0), "achieved_flops_per_second":
-                 ("ms per GFLOP", 1e12)}
 UNITS = {"time": ("ms", 1e3), "compile": ("s", 1.0), "memory": ("MiB", 1 / 2**20), "paired": ("x eager", 1.0)}
 
 
 def unit(metric: str) -> tuple:
-    """(unit text, factor from the record's unit) for showing a metric's medians."""
+    """(unit text, factor from the record's unit) for showing a metric's medians: a metric word's, else its
+    declaration's (results/metric_catalog.py): a rate by its inverse, a time in ms, bytes in MiB."""
     if metric in UNITS:
         return UNITS[metric]
-    if metric in RATE_INVERSES:
-        return RATE_INVERSES[metric]
-    if metric_words.higher_is_better(metric):  # compared by its inverse: time per unit of the rate
-        return ("ms per " + RATE_UNITS.get(metric, "unit"), 1e3)
-    if metric.endswith("bytes"):
+    declared = metric_catalog.get(metric)
+    if declared is None:
+        return ("", 1.0)
+    if declared.higher_is_better:  # compared by its inverse: time per unit of the rate
+        return declared.inverse or ("ms per " + (declared.per or "unit"), 1e3)
+    if declared.kind == metric_catalog.BYTES:
         return UNITS["memory"]
-    return ("ms", 1e3) if metric.endswith("time") or metric.endswith("_s") else ("", 1.0)
+    return ("ms", 1e3) if declared.unit == "s" else ("", 1.0)
 
 
 def metric_samples(m: Measurement, metric: str, skip: Optional[int] = None) -> tuple:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Optional
 
-from benchmarks.config import axes
+from benchmarks.config import axes, backend_registry
 from benchmarks.features.dynamic import DEFAULT_DYNAMIC, DYNAMIC_CHOICES  # noqa: F401 (read through this module too)
 from benchmarks.features.train_step import DEFAULT_TRAIN_STEP, HARNESS_TRAIN_STEP, \
     TRAIN_STEPS  # noqa: F401 (the train_step axis's names, read through this module too)
@@ -32,12 +32,9 @@ REQUIRED_EXPERIMENT_KEYS = ("accelerator", "xla", "dynamo", "test")
 ACCELERATORS = ("cpu", "cuda", "tpu")
 XLA_CHOICES = (None, "PJRT")
 TESTS = ("eval", "train")
-XLA_DYNAMO_BACKENDS = ("openxla", "openxla_eval")
 # Our keys whose default is not null: at it, a key is left out of the fingerprint and the labels (old records
 # lack it and ran it). From the axes' table; measurement.py and records.py read it.
 AXIS_DEFAULTS = {axis.key: axis.default for axis in axes.AXES if axis.default is not None}
-# --dynamo values that are no dynamo backend: torch.export (strict or not), and AOTInductor's package.
-EXPORT_BACKENDS = ("export", "export_nonstrict", "aot_inductor")
 
 
 class ConfigError(ValueError):
@@ -146,7 +143,7 @@ class ExperimentConfig:
     @property
     def exported(self) -> bool:
         """A config whose step calls an exported program (torch.export, AOTInductor's package), not dynamo's."""
-        return self.dynamo in EXPORT_BACKENDS
+        return backend_registry.exports(self.dynamo)
 
     def slug(self) -> str:
         """A short, deterministic, file-name-safe name (no randomized hashes)."""

@@ -15,7 +15,7 @@ import sys
 from benchmarks.plumbing.cli_support import (LOG_LEVELS, BadNews, Parser, UsageError, choice, choice_list, epilog,
                                              metavar, positive_int, refuse_overwrite, run_main, setup_logging,
                                              write_output)
-from benchmarks.results import generation_figures, selection
+from benchmarks.results import metric_catalog, selection
 from benchmarks.results.change_words import HISTORY_DEFAULT_FAIL_ON, HISTORY_FAIL_ON
 
 log = logging.getLogger("benchmarks.history")
@@ -26,7 +26,7 @@ DETECT_FORMATS = ("table", "csv", "json", "html")
 # metric_words.TIME, the metric word for each run's per-iteration median: spelled here because metric_words imports
 # numpy (through Measurement), which --help never loads
 TIME = "time"
-DETECT_METRICS = (TIME, *generation_figures.GENERATION_FIGURES)
+DETECT_METRICS = (TIME, *metric_catalog.speedup_metrics())
 
 
 def probability(text: str) -> float:
@@ -133,7 +133,7 @@ def build_parser() -> Parser:
     _selection_flags(detect)
     _detection_flags(detect)
     _output_flags(detect, DETECT_FORMATS)
-    detect.add_argument("--metric", type=choice(DETECT_METRICS, generation_figures.SHORT_NAMES), default=TIME,
+    detect.add_argument("--metric", type=choice(DETECT_METRICS, metric_catalog.short_names()), default=TIME,
                         metavar=metavar(DETECT_METRICS),
                         help="what a change is found in: time (each run's per-iteration median; a generate run's "
                              "whole call), or a generate figure of the LLM rows, each run's median: "
@@ -247,7 +247,7 @@ def _analysis(options) -> tuple:
     groups = changes.group(found_changes, run_order, found_series, settings)
     found_events = [e for one in found_series for e in events.series_events(one)]
     on = "" if metric == TIME else f"on {metric}" + (
-        " (a rate, judged by its inverse: slower is fewer per second), " if generation_figures.higher_is_better(metric)
+        " (a rate, judged by its inverse: slower is fewer per second), " if metric_catalog.higher_is_better(metric)
         else ", ")
     method = (f"{on}E-divisive means, alpha {settings.alpha:g} (about {100 * settings.alpha:g} false alarm(s) per 100 "
               f"series without a change), {settings.permutations} permutations or more; a change needs "

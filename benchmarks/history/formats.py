@@ -13,14 +13,14 @@ from datetime import datetime, timezone
 from typing import Optional
 
 from benchmarks.plumbing.cli_support import shown as visible
-from benchmarks.results import accuracy_status, html_style, metric_words
+from benchmarks.results import accuracy_status, html_style, metric_catalog
 from benchmarks.results.change_words import Word
 from benchmarks.results.records import RecordStatus
 
 
 @dataclasses.dataclass(frozen=True)
 class Figure:
-    """A generate run's figure as show names it (metric_words.GENERATION; its direction: HIGHER_IS_BETTER)."""
+    """A generate run's figure as show names it (its declaration, unit and direction: results/metric_catalog.py)."""
 
     column: str  # the CSV's and JSON's name, with its unit
     metric: str  # the record's metric
@@ -31,21 +31,17 @@ class Figure:
 
     @property
     def direction(self) -> str:
-        return direction(self.metric)
+        return metric_catalog.direction(self.metric)
 
     @property
     def page_title(self) -> str:
         """The title with "(higher is better)" where more is (a rate): a page's column or chart."""
-        return self.title + (" (higher is better)" if metric_words.higher_is_better(self.metric) else "")
+        return self.title + (" (higher is better)" if metric_catalog.higher_is_better(self.metric) else "")
 
     def of(self, point) -> Optional[float]:
         """The figure of a series.Point in this unit, or None."""
         value = point.figures.get(self.metric)
         return None if value is None else value * self.factor
-
-
-def direction(metric: str) -> str:
-    return "higher is better" if metric_words.higher_is_better(metric) else "lower is better"
 
 
 GENERATION_COLUMNS = (
@@ -158,7 +154,8 @@ def series_json(all_series: list, changes: list) -> str:
                                                                 "ci": list(change.ci), "p_value": change.p_value},
                          **{f.column: f.of(point) for f in GENERATION_COLUMNS}})
         configs.append({"config": one.label, "labels": one.labels, "runs": runs})
-    directions = {"median_ms": direction("time"), "compile_s": direction("compile"), "peak_mib": direction("memory"),
+    directions = {"median_ms": metric_catalog.direction("time"), "compile_s": metric_catalog.direction("compile"),
+                  "peak_mib": metric_catalog.direction("memory"),
                   **{f.column: f.direction for f in GENERATION_COLUMNS}}
     return json.dumps({"configs": configs, "directions": directions}, indent=2) + "\n"
 

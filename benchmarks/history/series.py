@@ -9,7 +9,7 @@ from datetime import datetime, timezone
 from typing import Optional
 
 from benchmarks.history import database, records_view
-from benchmarks.results import accuracy_status, generation_figures, records
+from benchmarks.results import accuracy_status, metric_catalog, records
 from benchmarks.results.records import RecordStatus, VerificationCode
 
 
@@ -69,7 +69,7 @@ def on_figure(one: Series, metric: str) -> Series:
     points = []
     for point in one.points:
         value = point.figures.get(metric)
-        if value is not None and value > 0 and generation_figures.higher_is_better(metric):
+        if value is not None and value > 0 and metric_catalog.higher_is_better(metric):
             value = 1 / value
         points.append(dataclasses.replace(point, processes=[[value]] if value is not None and value > 0 else []))
     return dataclasses.replace(one, points=points)

@@ -11,21 +11,17 @@ compile  the first run's time, compilation included (seconds): our first warm-up
 memory   the peak memory of each timed run (bytes): the device's (`peak_memory_bytes`, of the record's
          `memory_kind`), else, for older records, the host's resident set (`peak_rss_bytes`)
 
-Beside them, metrics any tool reads by their own name (GENERATION: a generate run's figures, child/generation.py;
-docs/generation.md), each with its direction: for most, less is better (a time); for a rate (`HIGHER_IS_BETTER`:
-decode tokens per second, TFLOP/s) more is. compare.py judges a rate by its inverse, so that above 1 is worse for
-every metric.
+Beside them, metrics any tool reads by their own name (a generate run's figures, child/generation.py;
+docs/generation.md), each declared once with its unit and direction in results/metric_catalog.py: for most, less is
+better (a time); for a rate (decode tokens per second, TFLOP/s) more is. compare.py judges a rate by its inverse, so
+that above 1 is worse for every metric.
 """
 
 from __future__ import annotations
 
 from typing import Optional
 
-from benchmarks.results import measurement
-# A generate run's figures by name and which way is better: in a module without imports, so a tool's --help lists
-# them; every tool reads them here.
-from benchmarks.results.generation_figures import GENERATION, GENERATION_FIGURES, HIGHER_IS_BETTER, \
-    higher_is_better  # noqa: F401 (re-exported)
+from benchmarks.results import measurement, metric_catalog
 from benchmarks.results.measurement import Measurement
 
 TIME, COMPILE, MEMORY = "time", "compile", "memory"
@@ -45,13 +41,13 @@ def named_samples(m: Measurement, metric: str, policy: measurement.WarmupPolicy)
     values = values[np.isfinite(values) & (values > 0)]
     if not len(values):
         return None, f"no positive finite sample of {metric}"
-    return (1.0 / values if higher_is_better(metric) else values), None
+    return (1.0 / values if metric_catalog.higher_is_better(metric) else values), None
 
 
 def generation_figures(m: Measurement) -> Optional[dict]:
-    """{metric: its median over the timed runs} of the GENERATION metrics the record has (seconds, or tokens per
-    second: HIGHER_IS_BETTER says which way is better), or None for a record with none (not run by generate)."""
-    figures = {name: m.median(name) for name in GENERATION}
+    """{metric: its median over the timed runs} of a generate run's figures the record has (seconds, or tokens per
+    second: metric_catalog says which way is better), or None for a record with none (not run by generate)."""
+    figures = {name: m.median(name) for name in metric_catalog.generation_metrics()}
     figures = {name: value for name, value in figures.items() if value is not None}
     return figures or None
 

@@ -1,11 +1,11 @@
 """What torch can do here, as the parent learns it without importing torch: one probe child
 (`python -m benchmarks.runner.probe`), asked only what the configs need, its answer cached per environment.
 
-The cache key holds everything that could change the answer: the interpreter, the versions, install paths
+The cache key holds everything that could change the answer: the interpreter (its path and version), the versions, install paths
 and modification times of torch, torch_xla and torchvision, the probe's own source, the variables that
 choose devices (CUDA_VISIBLE_DEVICES, PJRT_DEVICE, TPU_*, ...), PYTHONPATH (where a backend may be imported from),
-the dynamo backends installed as entry points (`torch_dynamo_backends`: name, target, distribution and version) when
-the question is about backends, the device files present (/dev/nvidia*, /dev/accel*, /dev/vfio/*), and the question
+the dynamo backends installed as entry points (`torch_dynamo_backends`: name, target, distribution and version, as
+config/backend_registry.plugins lists them) when the question is about backends, the device files present (/dev/nvidia*, /dev/accel*, /dev/vfio/*), and the question
 asked. A stale entry can't hide a device or a backend change:
 any of those changing gives another key. BENCHMARKS_PROBE_CACHE names the cache directory (default
 $XDG_CACHE_HOME/ptbench-matrix, else ~/.cache/ptbench-matrix); "off" disables the cache.
@@ -24,6 +24,7 @@ import sys
 import time
 from typing import Optional
 
+from benchmarks.config import backend_registry
 from benchmarks.plumbing import disk_writes, machine_facts, torch_support
 from benchmarks.plumbing.user_cache import CACHE_ENV, cache_dir  # noqa: F401  (the probe's cache: shared with the ceilings)
 from benchmarks.plumbing.cli_support import UsageError
@@ -66,28 +67,15 @@ def _package_stamp(name: str) -> list:
     return [name, folder, stamp]
 
 
-def backend_plugins() -> list:
-    """The dynamo backends installed as `torch_dynamo_backends` entry points (torch lists them beside its own), each
-    with its distribution's version, read from the installed metadata without importing anything: a plugin
-    installed, removed or upgraded after an answer was cached gives another key."""
-    import importlib.metadata
-
-    found = []
-    for entry in importlib.metadata.entry_points(group="torch_dynamo_backends"):
-        dist = getattr(entry, "dist", None)
-        found.append([entry.name, entry.value, getattr(dist, "name", None), getattr(dist, "version", None)])
-    return sorted(found, key=lambda item: [str(part) for part in item])
-
-
 def cache_key(argv: list, environ: Optional[dict] = None) -> str:
     environ = os.environ if environ is None else environ
     facts = {
         "argv": argv[1:],
-        "python": sys.executable,
+        "python": [sys.executable, sys.version, sys.implementation.cache_tag],
         "packages": [_package_stamp(name) for name in ("torch", "torch_xla", "torchvision")],
         "probe": _package_stamp("benchmarks.runner.probe"),
         "variables": {name: environ.get(name) for name in DEVICE_VARIABLES + ("PYTHONPATH",)},
-        "backend_plugins": backend_plugins() if "--dynamo" in argv else None,
+        "backend_plugins": backend_registry.plugins() if "--dynamo" in argv else None,  # one installed after: a new key
         "device_files": sorted(path for pattern in DEVICE_FILES for path in glob.glob(pattern)),
     }
     return hashlib.sha256(json.dumps(facts, sort_keys=True, default=str).encode()).hexdigest()[:32]

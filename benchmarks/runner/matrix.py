@@ -1,7 +1,8 @@
 """The experiment matrix: flag expansion and the support rules (one table, one reason per rule).
 
 Pure Python: the parent imports this without torch. What must be learned from torch (registered
-dynamo backends, XLA devices, CUDA) arrives as a `Capabilities` value from one probe child.
+dynamo backends, XLA devices, CUDA) arrives as a `Capabilities` value from one probe child; what each --dynamo
+backend needs (its devices, an export's eval only) is its declaration in config/backend_registry.py.
 """
 
 from __future__ import annotations
@@ -11,8 +12,8 @@ import itertools
 import json
 from typing import Iterable, Optional
 
-from benchmarks.config import axes
-from benchmarks.config.experiment_config import DEFAULT_DYNAMIC, EXPORT_BACKENDS, XLA_DYNAMO_BACKENDS, ExperimentConfig
+from benchmarks.config import axes, backend_registry as backends
+from benchmarks.config.experiment_config import DEFAULT_DYNAMIC, ExperimentConfig
 
 
 @dataclasses.dataclass(frozen=True)
@@ -61,33 +62,33 @@ SUPPORT_RULES: list = [
     ),
     (
         "inductor-not-with-xla",
-        lambda e, c: e.dynamo == "inductor" and bool(e.xla),
-        lambda e, c: "inductor compiles for native devices, not XLA tensors (use --xla=None)",
+        lambda e, c: backends.runs_on(e.dynamo) == backends.NATIVE_ONLY and not backends.exports(e.dynamo) and bool(e.xla),
+        lambda e, c: f"{e.dynamo} compiles for native devices, not XLA tensors (use --xla=None)",
     ),
     (
         "openxla-needs-xla",
-        lambda e, c: e.dynamo in XLA_DYNAMO_BACKENDS and not e.xla,
+        lambda e, c: backends.runs_on(e.dynamo) == backends.XLA_ONLY and not e.xla,
         lambda e, c: f"dynamo backend {e.dynamo} runs on XLA devices only (add --xla=PJRT)",
     ),
     (
         "export-not-with-xla",
-        lambda e, c: e.dynamo in EXPORT_BACKENDS and bool(e.xla),
+        lambda e, c: backends.exports(e.dynamo) and bool(e.xla),
         lambda e, c: f"--dynamo={e.dynamo} exports for native devices, not XLA tensors (use --xla=None)",
     ),
     (
         "export-eval-only",
-        lambda e, c: e.dynamo in EXPORT_BACKENDS and e.test != "eval",
+        lambda e, c: backends.exports(e.dynamo) and e.test != "eval",
         lambda e, c: f"--dynamo={e.dynamo} measures inference only (the dashboard's export and aot_inductor)",
     ),
     (
         "dynamic-needs-dynamo",
-        lambda e, c: e.dynamic != DEFAULT_DYNAMIC and (e.dynamo is None or e.dynamo in EXPORT_BACKENDS),
+        lambda e, c: e.dynamic != DEFAULT_DYNAMIC and (e.dynamo is None or backends.exports(e.dynamo)),
         lambda e, c: f"--dynamic={e.dynamic} marks shapes for torch.compile; "
                      f"{'eager and lazy tensors compile nothing' if e.dynamo is None else 'exports here are static'}",
     ),
     (
         "dynamo-backend-registered",
-        lambda e, c: e.dynamo is not None and e.dynamo not in EXPORT_BACKENDS and e.dynamo not in c.dynamo_backends,
+        lambda e, c: e.dynamo is not None and not backends.available(e.dynamo, c.dynamo_backends),
         lambda e, c: f"dynamo backend {e.dynamo!r} is not registered (torch._dynamo.list_backends)",
     ),
     (

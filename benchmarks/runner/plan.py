@@ -18,9 +18,8 @@ import sys
 import time
 from typing import Optional
 
-from benchmarks.config import axes, batch_size_file, experiment_config, pure_wall_time, rerun_command
+from benchmarks.config import axes, backend_registry, batch_size_file, experiment_config, pure_wall_time, rerun_command
 from benchmarks.features import compile_options, precision
-from benchmarks.config.experiment_config import EXPORT_BACKENDS
 from benchmarks.config.run_options import RunOptions
 from benchmarks.plumbing import machine_facts
 from benchmarks.plumbing.cli_support import UsageError, close_matches, shown, unknown_name
@@ -148,10 +147,10 @@ def check_dynamo_backends(experiments: list, caps: matrix.Capabilities, options:
     known = set(caps.dynamo_backends)
     if not known:
         return experiments
-    unknown = sorted({e.dynamo for e in experiments if e.dynamo is not None and e.dynamo not in EXPORT_BACKENDS
-                      and e.dynamo not in known})
+    unknown = sorted({e.dynamo for e in experiments
+                      if e.dynamo is not None and not backend_registry.available(e.dynamo, known)})
     for name in unknown:
-        refuse_or_warn(unknown_name("--dynamo backend", name, sorted(known | set(EXPORT_BACKENDS))), options)
+        refuse_or_warn(unknown_name("--dynamo backend", name, backend_registry.known(known)), options)
     return [e for e in experiments if e.dynamo not in unknown]
 
 

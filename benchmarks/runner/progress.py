@@ -11,7 +11,7 @@ import sys
 
 from benchmarks.config.rerun_command import trusted_rerun
 from benchmarks.plumbing.cli_support import shown
-from benchmarks.results import accuracy_status, records
+from benchmarks.results import accuracy_status, metric_catalog, records
 from benchmarks.results.records import RecordStatus
 
 log = logging.getLogger("benchmarks.runner.sweep")
@@ -119,11 +119,15 @@ def _median_ms(record: dict):
     return None if values is None else float(statistics.median(values.tolist())) * 1e3
 
 
-def _median_tflops(record: dict):
-    values = (record.get("metrics") or {}).get("tflops")  # microbench: the operation's FLOPs per second
-    if not isinstance(values, list) or not values:
-        return None
-    return statistics.median(values)
+def _progress_figures(record: dict) -> str:
+    """The medians of the record's metrics declared `progress` (results/metric_catalog.py: microbench's TFLOP/s),
+    each with its unit: " 1.23 TFLOP/s"."""
+    text = ""
+    for name in metric_catalog.progress_metrics():
+        values = (record.get("metrics") or {}).get(name)
+        if isinstance(values, list) and values:
+            text += f" {statistics.median(values):.3g} {metric_catalog.get(name).unit}"
+    return text
 
 
 def table(rows: list, header: list) -> str:
@@ -169,9 +173,7 @@ def speedup_table(sweep_records: list) -> str:
             else:
                 ms = _median_ms(m.record)
                 cell = f"{ms:.3f}"
-                tflops = _median_tflops(m.record)
-                if tflops is not None:
-                    cell += f" {tflops:.3g} TFLOP/s"
+                cell += _progress_figures(m.record)
                 paired = against_eager.paired_speedup([m])
                 eager = eager_of.find(m) if m.base_backend != against_eager.EAGER else None
                 eager_ms = _median_ms(eager) if eager and eager["status"] == RecordStatus.OK else None

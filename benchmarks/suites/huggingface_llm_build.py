@@ -10,7 +10,7 @@ import dataclasses
 import os
 from typing import Optional
 
-from benchmarks.config import tolerances
+from benchmarks.config import backend_registry, tolerances
 from benchmarks.features import precision
 from benchmarks.suites import BenchmarkModel, Generation, ModelSkipped
 from benchmarks.suites.huggingface_llm import ARCHITECTURES, AUDIO_SCALE, AUDIO_SECONDS, LAYER_FIELDS, SAMPLING_RATE, \
@@ -176,7 +176,7 @@ def unsupported(experiment) -> Optional[str]:
 
     if experiment.test != "eval":
         return "training (eval only)"
-    if experiment.dynamo in experiment_config.EXPORT_BACKENDS:
+    if backend_registry.exports(experiment.dynamo):
         return f"an exported program ({experiment.dynamo})"
     if experiment.speedup == speedup.PAIRED:
         return "paired with eager (--speedup=paired): the speedups of two isolated runs are in aggregate.py"

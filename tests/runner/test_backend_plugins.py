@@ -1,24 +1,15 @@
 """A dynamo backend installed as a `torch_dynamo_backends` entry point (a user's plugin) is seen by the sweep even
-after the probe's answer was cached without it: the cache key holds the installed backend plugins and PYTHONPATH
-(runner/capabilities.py). Before, the stale answer refused the plugin as "unknown; no close match"."""
+after the probe's answer was cached without it: the cache key holds the installed backend plugins, PYTHONPATH and the
+interpreter (runner/capabilities.py). Before, the stale answer refused the plugin as "unknown; no close match"."""
 
 import os
 
 import pytest
 
-from helpers import run_runner
+from helpers import install_plugin, run_runner
 
+from benchmarks.config import backend_registry
 from benchmarks.runner import capabilities
-
-
-def install_plugin(where):
-    """A real distribution on `where`: a module with a backend, and its metadata naming the entry point."""
-    (where / "tiny_backend_plugin.py").write_text("def tiny_plugin_backend(gm, example_inputs):\n"
-                                                   "    return gm.forward\n")
-    info = where / "tiny_backend_plugin-1.0.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: tiny-backend-plugin\nVersion: 1.0\n")
-    (info / "entry_points.txt").write_text("[torch_dynamo_backends]\ntiny_plugin = tiny_backend_plugin:tiny_plugin_backend\n")
 
 
 @pytest.mark.integration
@@ -46,5 +37,16 @@ def test_the_cache_key_names_installed_backend_plugins_and_pythonpath(tmp_path, 
     install_plugin(tmp_path)
     monkeypatch.syspath_prepend(str(tmp_path))  # importlib.metadata reads sys.path, as the probe child will
     assert ["tiny_plugin", "tiny_backend_plugin:tiny_plugin_backend", "tiny-backend-plugin", "1.0"] in \
-        capabilities.backend_plugins()
+        backend_registry.plugins()
     assert key != capabilities.cache_key(argv, base)
+
+
+def test_the_cache_key_names_the_interpreter(monkeypatch):
+    """Another Python at the same path (a virtual environment rebuilt on a newer one) is asked again."""
+    argv = ["python", "-m", "benchmarks.runner.probe", "--dynamo"]
+    key = capabilities.cache_key(argv, {})
+    monkeypatch.setattr(capabilities.sys, "version", "3.99.0 (a rebuilt interpreter)")
+    assert key != capabilities.cache_key(argv, {})
+    monkeypatch.undo()
+    monkeypatch.setattr(capabilities.sys, "executable", "/elsewhere/bin/python")
+    assert key != capabilities.cache_key(argv, {})

@@ -4,6 +4,7 @@ loaded (docs/runner.md, "AOT precompile"). Which configs it is for and the rules
 
 from __future__ import annotations
 
+from benchmarks.config import backend_registry
 from benchmarks.features import compile_options
 from benchmarks.config.axis import Axis, SWITCH
 
@@ -14,7 +15,7 @@ LOAD_TIME = "aot_precompile_load_time"
 def for_config(value: bool, experiment) -> bool:
     """On for Inductor configs only: aot_compile keeps what Inductor's compile produced (its bundled AOTAutograd
     artifact); other dynamo backends' results don't serialize, and eager or lazy configs compile nothing."""
-    return bool(value) and experiment.dynamo in compile_options.INDUCTOR_BACKENDS
+    return bool(value) and backend_registry.uses_inductor(experiment.dynamo)
 
 
 SUPPORT_RULES = [

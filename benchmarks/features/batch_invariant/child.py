@@ -17,7 +17,8 @@ from benchmarks.features.compile_options import child as compile_options_child
 from benchmarks.features.dynamic import child as dynamic_child
 from benchmarks.child.config_hooks import Hook, HookRun, Verdict
 from benchmarks.child.output_tree import Pairs, leaves
-from benchmarks.features import batch_invariant, compile_options
+from benchmarks.config import backend_registry
+from benchmarks.features import batch_invariant
 from benchmarks.results.accuracy_status import AccuracyStatus
 from benchmarks.results.records import RecordStatus
 
@@ -34,7 +35,7 @@ def hook_for(value: bool, experiment) -> Optional[Hook]:
 def inductor_batch_invariant(experiment) -> Optional[bool]:
     """Inductor's `batch_invariant` setting turned on for a CUDA Inductor config: True; None elsewhere, or where this
     torch has no such setting (marked absent, with why)."""
-    if experiment.dynamo not in compile_options.INDUCTOR_BACKENDS or experiment.accelerator != "cuda":
+    if not backend_registry.uses_inductor(experiment.dynamo) or experiment.accelerator != "cuda":
         return None
     return compile_options_child.turn_on(torch_internals.INDUCTOR_BATCH_INVARIANT, "batch_invariant")
 

@@ -10,6 +10,8 @@ from typing import Optional
 from benchmarks.config.axis import Axis, ONE_PER_SWEEP, flag_type
 from benchmarks.plumbing.safe_paths import short_hash
 
+from benchmarks.config import backend_registry
+
 KEYS = ("compile_mode", "inductor_config", "compile_cache")
 MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
 # The mode that is CUDA graphs (max-autotune captures them only on CUDA, so it runs elsewhere too).
@@ -32,14 +34,12 @@ def cache_environment(root: str) -> dict:
     return {INDUCTOR_CACHE_VARIABLE: os.path.join(root, "inductor"), TRITON_CACHE_VARIABLE: os.path.join(root, "triton")}
 # The dashboard's named shorthands for Inductor settings.
 SHORTHANDS = {"freezing": ("freezing", "True"), "cpp_wrapper": ("cpp_wrapper", "True")}
-# Backends that take torch.compile's mode and read Inductor's config.
-INDUCTOR_BACKENDS = ("inductor",)
 
 
 def generates_cpu_code(experiment) -> bool:
     """Inductor (inductor, aot_inductor) compiling for the CPU, not for XLA's devices: the configs whose process
     probes the CPU's vector instruction sets first (child/cpu_vec_isa.py)."""
-    return experiment.accelerator == "cpu" and not experiment.xla and "inductor" in (experiment.dynamo or "")
+    return experiment.accelerator == "cpu" and not experiment.xla and backend_registry.generates_code(experiment.dynamo)
 
 
 def choice(name: str, allowed: tuple, value) -> Optional[str]:
@@ -124,11 +124,11 @@ def for_dynamo(value, experiment):
 
 def for_inductor(value, experiment):
     """The Inductor config's value for this config: on Inductor only."""
-    return value if experiment.dynamo in INDUCTOR_BACKENDS else None
+    return value if backend_registry.uses_inductor(experiment.dynamo) else None
 
 
 def _mode_needs_inductor(e) -> bool:
-    return e.compile_mode not in (None, "default") and e.dynamo not in INDUCTOR_BACKENDS
+    return e.compile_mode not in (None, "default") and not backend_registry.uses_inductor(e.dynamo)
 
 
 def _freezing_in_training(e) -> bool:

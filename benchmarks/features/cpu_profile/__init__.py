@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Optional
 
+from benchmarks.config import backend_registry
 from benchmarks.features import allocator, compile_options
 from benchmarks.config.axis import Axis, ONE_PER_SWEEP
 
@@ -53,7 +54,7 @@ def settle(experiment):
     """The config as the profile runs it: the dashboard's inference on Inductor freezes (freezing=True added to
     the config's Inductor settings; training keeps its own, freezing being inference-only)."""
     if experiment.cpu_profile != DASHBOARD or experiment.test != "eval" \
-            or experiment.dynamo not in compile_options.INDUCTOR_BACKENDS:
+            or not backend_registry.uses_inductor(experiment.dynamo):
         return experiment
     settings = compile_options.settings_of(experiment.inductor_config)
     pairs = [(k, str(v)) for k, v in settings.items()] + [compile_options.SHORTHANDS["freezing"]]

@@ -18,6 +18,7 @@ import os
 import re
 from typing import Optional
 
+from benchmarks.config import backend_registry
 from benchmarks.features.allocator.child import mapped_libraries, start_environment
 from benchmarks.features import allocator, compile_options, cpu_profile
 from benchmarks.config.process_env import allocator_environment
@@ -108,7 +109,7 @@ def describe(experiment, wanted: dict, numa: Optional[dict], allocator_record: d
                        f"{threads['torch_threads']}, the child has {cores} core(s)")
     if numa is not None and not numa["ok"]:
         missing.append(numa.get("missing") or "numactl: memory not bound")
-    applies = experiment.test == "eval" and experiment.dynamo in compile_options.INDUCTOR_BACKENDS
+    applies = experiment.test == "eval" and backend_registry.uses_inductor(experiment.dynamo)
     frozen = bool(compile_options.settings_of(experiment.inductor_config).get("freezing"))
     if applies and not frozen:
         missing.append("freezing: this Inductor inference config does not freeze (inductor_config lacks freezing=True)")

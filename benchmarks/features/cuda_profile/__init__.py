@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Optional
 
+from benchmarks.config import backend_registry
 from benchmarks.features import compile_options
 from benchmarks.config.axis import Axis, ONE_PER_SWEEP
 
@@ -107,7 +108,7 @@ def cudagraphs(model: dict, experiment: dict) -> bool:
     them on (triton.cudagraphs=True), or under the dashboard profile (but for the models it lists). Plain
     `--dynamo=inductor` is torch.compile's default: no CUDA graphs (the dashboard's "default" rows)."""
     if experiment.get("accelerator") != "cuda" or experiment.get("xla") or \
-            experiment.get("dynamo") not in compile_options.INDUCTOR_BACKENDS:
+            not backend_registry.uses_inductor(experiment.get("dynamo")):
         return False
     try:
         settings = compile_options.settings_of(experiment.get("inductor_config"))

@@ -8,6 +8,7 @@ import logging
 from typing import Optional
 
 from benchmarks.child import torch_internals
+from benchmarks.config import backend_registry
 from benchmarks.features import compile_options, cuda_profile, precision
 
 log = logging.getLogger(__name__)
@@ -15,7 +16,7 @@ log = logging.getLogger(__name__)
 
 def uses_inductor_on_cuda(experiment) -> bool:
     return (experiment.accelerator == "cuda" and not experiment.xla
-            and experiment.dynamo in compile_options.INDUCTOR_BACKENDS)
+            and backend_registry.uses_inductor(experiment.dynamo))
 
 
 def apply(model_config: dict, experiment) -> dict:

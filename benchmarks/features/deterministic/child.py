@@ -18,10 +18,11 @@ import os
 import re
 from typing import Optional
 
+from benchmarks.config import backend_registry
 from benchmarks.child import bitwise, torch_internals
 from benchmarks.features.compile_options import child as compile_options_child
 from benchmarks.child.config_hooks import Hook, HookRun, Verdict
-from benchmarks.features import compile_options, deterministic
+from benchmarks.features import deterministic
 from benchmarks.results.accuracy_status import AccuracyStatus
 from benchmarks.results.records import RecordStatus
 
@@ -46,7 +47,7 @@ def operator_without_implementation(message: str) -> Optional[str]:
 def inductor_deterministic(experiment) -> Optional[bool]:
     """Inductor's `deterministic` setting turned on for an Inductor config: True; None off Inductor, or where this
     torch has no such setting (marked absent, with why)."""
-    if experiment.dynamo not in compile_options.INDUCTOR_BACKENDS:
+    if not backend_registry.uses_inductor(experiment.dynamo):
         return None
     return compile_options_child.turn_on(torch_internals.INDUCTOR_DETERMINISTIC, "deterministic")
 

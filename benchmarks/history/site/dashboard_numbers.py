@@ -22,9 +22,7 @@ from benchmarks.history.site import grid as grid_module
 METRICS = ("pass_rate", "speedup", "compile_latency", "compression", "peak_memory")
 TITLES = {"pass_rate": "Pass rate", "speedup": "Geomean speedup", "compile_latency": "Compile latency (s)",
           "compression": "Compression ratio", "peak_memory": "Peak memory (MiB)"}
-# Which way is better, for colouring a change.
-HIGHER_IS_BETTER = {"pass_rate": True, "speedup": True, "compile_latency": False, "compression": True,
-                    "peak_memory": False}
+# Which way is better, for colouring a change: each figure's declaration (results/metric_catalog.py).
 
 
 @dataclasses.dataclass

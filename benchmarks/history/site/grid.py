@@ -80,8 +80,8 @@ class Grid:
     failures: dict  # (row, column) -> the failed status text (error, timeout, ...) or accuracy status
     source_names: list  # the results files the records came from
     source: np.ndarray  # (runs, configs) int32: index into source_names of a record of the cell, -1: none
-    # A generate run's figures (metric_words.GENERATION): metric -> (runs, configs), nan: none; only the metrics
-    # some record has
+    # A generate run's figures (metric_catalog.generation_metrics()): metric -> (runs, configs), nan: none; only the
+    # metrics some record has
     figures: dict = dataclasses.field(default_factory=dict)
 
     def source_of(self, row: int, column: int) -> Optional[str]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from benchmarks.history.site import dashboard_numbers as numbers
 from benchmarks.history.site import page
-from benchmarks.results import page_links
+from benchmarks.results import metric_catalog, page_links
 from benchmarks.results.html_style import esc
 
 FORMATS = {"pass_rate": "{:.0f}%", "speedup": "{:.2f}x", "compile_latency": "{:.2f}", "compression": "{:.2f}x",
@@ -46,7 +46,7 @@ def render(site, lines: list) -> str:
             newest = values[view.newest]
             baseline = values[view.baseline] if view.baseline is not None else None
             shift = view.significant.get(metric)
-            cells.append(page.change_cell(baseline, newest, shift, numbers.HIGHER_IS_BETTER[metric],
+            cells.append(page.change_cell(baseline, newest, shift, metric_catalog.higher_is_better(metric),
                                           _text(metric, newest), ratio=metric != "pass_rate",
                                           extra=f' data-metric="{metric}"', exact=metric == "pass_rate"))
         rows.append(f'<tr data-line="{esc(line.slug)}">' + "".join(cells) + "</tr>")
