@@ -165,7 +165,8 @@ def feature_rows() -> list:
 def test_the_docs_list_every_feature_and_axis_as_the_table_has_them():
     text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
     table = text.split("<!-- features table: tests/features/test_feature_recipe.py -->\n", 1)[1].split("\n\n", 1)[0]
-    assert table.splitlines()[2:] == feature_rows(), "docs/architecture.md's features table: regenerate it"
+    rows = feature_rows()
+    assert table.splitlines()[2:] == rows, "docs/architecture.md's features table should read:\n" + "\n".join(rows)
 
 
 def test_a_feature_with_a_hook_declares_one_axis():
