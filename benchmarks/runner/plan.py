@@ -19,9 +19,9 @@ import time
 from typing import Optional
 
 from benchmarks.config import axes, batch_size_file, experiment_config, pure_wall_time, rerun_command
-from benchmarks.features import compile_options, precision
 from benchmarks.config.experiment_config import EXPORT_BACKENDS
 from benchmarks.config.run_options import RunOptions
+from benchmarks.features import compile_options, precision
 from benchmarks.plumbing import machine_facts
 from benchmarks.plumbing.cli_support import UsageError, close_matches, shown, unknown_name
 from benchmarks.results import records

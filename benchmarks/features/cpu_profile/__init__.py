@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Optional
 
-from benchmarks.features import allocator, compile_options
 from benchmarks.config.axis import Axis, ONE_PER_SWEEP
+from benchmarks.features import allocator, compile_options
 
 KEY = "cpu_profile"
 DASHBOARD = "dashboard"

@@ -18,9 +18,9 @@ import os
 import re
 from typing import Optional
 
-from benchmarks.features.allocator.child import mapped_libraries, start_environment
-from benchmarks.features import allocator, compile_options, cpu_profile
 from benchmarks.config.process_env import allocator_environment
+from benchmarks.features import allocator, compile_options, cpu_profile
+from benchmarks.features.allocator.child import mapped_libraries, start_environment
 from benchmarks.plumbing.cpu_affinity import format_cores, parse_cores
 
 

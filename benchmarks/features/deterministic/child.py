@@ -19,9 +19,9 @@ import re
 from typing import Optional
 
 from benchmarks.child import bitwise, torch_internals
-from benchmarks.features.compile_options import child as compile_options_child
 from benchmarks.child.config_hooks import Hook, HookRun, Verdict
 from benchmarks.features import compile_options, deterministic
+from benchmarks.features.compile_options import child as compile_options_child
 from benchmarks.results.accuracy_status import AccuracyStatus
 from benchmarks.results.records import RecordStatus
 
