@@ -24,9 +24,9 @@ import time
 from typing import Callable, Optional
 
 from benchmarks.child import backends, device_memory
+from benchmarks.features import generation_options
 from benchmarks.features.compile_options import child as compile_options_child
 from benchmarks.features.precision import child as precision_child
-from benchmarks.features import generation_options
 
 # What each `generation_compile` value compiles, for the record.
 COMPILED = {

@@ -19,13 +19,13 @@ from typing import Optional
 
 from benchmarks.child import config_hooks, cpu_vec_isa, device_memory, diagnostics, gpu_telemetry, precise_timing, \
     torch_internals
+from benchmarks.config import experiment_config, rerun_command
+from benchmarks.config.process_env import PARENT_PID_VARIABLE, STACKS_SIGNAL, child_environment
+from benchmarks.config.run_options import RunOptions
 from benchmarks.features.allocator import child as allocator_child
 from benchmarks.features.compile_options import child as compile_options_child
 from benchmarks.features.cpu_profile import child as cpu_profile_child
 from benchmarks.features.cuda_profile import child as cuda_profile_child
-from benchmarks.config import experiment_config, rerun_command
-from benchmarks.config.process_env import PARENT_PID_VARIABLE, STACKS_SIGNAL, child_environment
-from benchmarks.config.run_options import RunOptions
 from benchmarks.plumbing import disk_writes, machine_facts, output_paths, torch_support
 from benchmarks.plumbing.cli_support import EXIT_USAGE, UsageError
 from benchmarks.plumbing.cpu_affinity import pin_self

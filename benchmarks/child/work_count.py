@@ -22,8 +22,8 @@ from typing import Optional
 
 import torch
 
-from benchmarks.features.precision import child as precision_child
 from benchmarks.features import precision as precisions
+from benchmarks.features.precision import child as precision_child
 from benchmarks.results import roofline_figures
 
 HOW_EVAL = ("FLOPs: torch.utils.flop_counter.FlopCounterMode over one eager forward on the example inputs (matmul, "

@@ -23,8 +23,8 @@ import functools
 import os
 from typing import Optional
 
-from benchmarks.features import precision as precisions
 from benchmarks.config import tolerances
+from benchmarks.features import precision as precisions
 
 DATA_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "harness_accuracy.yaml")
 TORCHBENCH, HUGGINGFACE, TIMM = "torchbench", "huggingface", "timm"

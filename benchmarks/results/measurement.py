@@ -18,8 +18,8 @@ from typing import Optional
 import numpy as np
 
 from benchmarks.config import experiment_config
-from benchmarks.features import aot_precompile, cuda_profile
 from benchmarks.config.axes import AXES, at_default, label_text
+from benchmarks.features import aot_precompile, cuda_profile
 from benchmarks.results import accuracy_status, records, stats
 
 TOTAL_TIME, PER_ITER_TIME, WARMUP_TIME = "total_time", "per_iter_time", "warmup_time"

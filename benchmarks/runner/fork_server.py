@@ -25,9 +25,9 @@ import sys
 import threading
 from typing import Callable, Optional
 
-from benchmarks.features import allocator, compile_options
 from benchmarks.config.process_env import PARENT_PID_VARIABLE, child_environment
 from benchmarks.config.run_options import RunOptions
+from benchmarks.features import allocator, compile_options
 from benchmarks.plumbing import disk_writes, fork_protocol, machine_facts, safe_paths, scratch_dirs
 from benchmarks.runner import launcher
 from benchmarks.suites import SUITES

@@ -19,8 +19,8 @@ import time
 from typing import Optional
 
 from benchmarks.config import axes, backend_registry, batch_size_file, experiment_config, pure_wall_time, rerun_command
-from benchmarks.features import compile_options, precision
 from benchmarks.config.run_options import RunOptions
+from benchmarks.features import compile_options, precision
 from benchmarks.plumbing import machine_facts
 from benchmarks.plumbing.cli_support import UsageError, close_matches, shown, unknown_name
 from benchmarks.results import records

@@ -19,8 +19,8 @@ import os
 import shutil
 from typing import Callable, Optional
 
-from benchmarks.features import compile_options
 from benchmarks.config.process_env import WARM_START_VARIABLE
+from benchmarks.features import compile_options
 from benchmarks.plumbing import disk_writes, scratch_dirs
 from benchmarks.results import dynamo_stats, metric_words
 from benchmarks.results.measurement import Measurement

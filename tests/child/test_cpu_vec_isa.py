@@ -8,8 +8,8 @@ import subprocess
 
 import pytest
 
-from benchmarks.features import compile_options
 from benchmarks.config.experiment_config import ExperimentConfig
+from benchmarks.features import compile_options
 from helpers import PYTHON, ROOT
 
 

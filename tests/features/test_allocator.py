@@ -9,10 +9,10 @@ import os
 
 import pytest
 
-from benchmarks.features import allocator
 from benchmarks.config.experiment_config import ExperimentConfig
 from benchmarks.config.process_env import child_environment
 from benchmarks.config.run_options import RunOptions
+from benchmarks.features import allocator
 from benchmarks.results.records import fingerprint
 from benchmarks.runner import fork_server
 from helpers import PYTHON, ROOT, read_jsonl, run_runner

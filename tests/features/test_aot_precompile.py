@@ -3,8 +3,8 @@ run, each with its reason."""
 
 import pytest
 
-from benchmarks.features import aot_precompile
 from benchmarks.config.experiment_config import ExperimentConfig
+from benchmarks.features import aot_precompile
 
 INDUCTOR = ExperimentConfig("cpu", None, "inductor", "eval", compile_mode="default", aot_precompile=True)
 

@@ -3,9 +3,9 @@ labels as records without the key had them, the label `inductor[batch-invariant]
 drops of train and exported configs with their reasons (no torch)."""
 
 from benchmarks.config import axes
-from benchmarks.features import batch_invariant
 from benchmarks.config.experiment_config import ExperimentConfig
 from benchmarks.config.run_options import build_parser
+from benchmarks.features import batch_invariant
 from benchmarks.results import records
 from benchmarks.results.measurement import Measurement
 from benchmarks.runner import matrix

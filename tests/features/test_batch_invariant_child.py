@@ -13,9 +13,9 @@ from helpers import records_by_slug, run_runner, run_tool
 torch = pytest.importorskip("torch")
 
 from benchmarks.child import measured_loop, torch_internals  # noqa: E402
-from benchmarks.features.batch_invariant import child as batch_invariant_child
 from benchmarks.child.config_hooks import Verdict  # noqa: E402
 from benchmarks.config.experiment_config import ExperimentConfig  # noqa: E402
+from benchmarks.features.batch_invariant import child as batch_invariant_child
 from benchmarks.results.accuracy_status import AccuracyStatus  # noqa: E402
 from benchmarks.suites import BenchmarkModel, faults_models  # noqa: E402
 

@@ -11,11 +11,11 @@ from helpers import records_by_slug, run_runner
 torch = pytest.importorskip("torch")
 
 from benchmarks.child import tensor_layout  # noqa: E402
-from benchmarks.features.channels_last import child as channels_last_child
 from benchmarks.child.config_hooks import axis_hooks, feature_child, for_config  # noqa: E402
 from benchmarks.config import axes  # noqa: E402
 from benchmarks.config.experiment_config import ExperimentConfig  # noqa: E402
 from benchmarks.config.run_options import RunOptions  # noqa: E402
+from benchmarks.features.channels_last import child as channels_last_child
 from benchmarks.suites import BenchmarkModel  # noqa: E402
 
 

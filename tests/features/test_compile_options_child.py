@@ -1,8 +1,8 @@
 """features/compile_options/child.py: which process may run a warm-start config (one of the pair's two children, named by
 its launcher, or none by hand); the other caches need nothing of the environment."""
 
-from benchmarks.features.compile_options import child as compile_options_child
 from benchmarks.config.experiment_config import ExperimentConfig
+from benchmarks.features.compile_options import child as compile_options_child
 
 WARM_START = ExperimentConfig("cpu", None, "inductor", "eval", compile_cache="warm-start")
 CACHES = {"TORCHINDUCTOR_CACHE_DIR": "/tmp/x/inductor", "TRITON_CACHE_DIR": "/tmp/x/triton"}

@@ -7,8 +7,8 @@ import os
 
 import pytest
 
-from benchmarks.features import allocator, cpu_profile
 from benchmarks.config.experiment_config import ExperimentConfig
+from benchmarks.features import allocator, cpu_profile
 from helpers import call_runner, read_jsonl, run_runner
 
 MLP = ["--suite-name=dummy", "-k", "^mlp$", "--accelerator=cpu", "--xla=None", "--test=eval", "--repeat=2",

@@ -10,8 +10,8 @@ import json
 
 import pytest
 
-from benchmarks.features import cuda_profile
 from benchmarks.config.experiment_config import ExperimentConfig
+from benchmarks.features import cuda_profile
 from benchmarks.results import records
 from benchmarks.results.measurement import Measurement
 from benchmarks.runner import matrix, progress

@@ -15,9 +15,9 @@ from helpers import records_by_slug, run_runner, run_tool
 torch = pytest.importorskip("torch")
 
 from benchmarks.child import bitwise, measured_loop, torch_internals  # noqa: E402
-from benchmarks.features.deterministic import child as deterministic_child
 from benchmarks.child.config_hooks import Verdict, deciding  # noqa: E402
 from benchmarks.config.experiment_config import ExperimentConfig  # noqa: E402
+from benchmarks.features.deterministic import child as deterministic_child
 from benchmarks.results.accuracy_status import AccuracyStatus  # noqa: E402
 from benchmarks.suites import BenchmarkModel, faults_models  # noqa: E402
 

@@ -8,8 +8,8 @@ import types
 import pytest
 import torch
 
-from benchmarks.features.quantization import child as quantization_child
 from benchmarks.features import quantization
+from benchmarks.features.quantization import child as quantization_child
 from benchmarks.suites import ModelSkipped
 
 RECIPES = ("int8dq", "int8wo", "int4wo-128", "float8dq-row", "float8dq-tensor", "float8wo")

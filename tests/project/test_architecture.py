@@ -232,10 +232,15 @@ def test_every_import_of_the_library_names_a_module_of_this_tree():
 
 
 def test_every_package_and_its_data_is_installed():
-    """pyproject.toml names every package folder, and its package data every file that is not Python."""
+    """pyproject.toml's package discovery finds every package folder (a new feature's too), and its package data
+    names every file that is not Python."""
+    from setuptools import find_namespace_packages
+
     setuptools = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]
     packages = {module_name(path, LIBRARY.parent) for path in LIBRARY.rglob("__init__.py")} | {"benchmarks"}
-    assert set(setuptools["packages"]) == packages
+    find = setuptools["packages"]["find"]
+    found = set(find_namespace_packages(where=str(ROOT), include=find["include"], exclude=find.get("exclude", ())))
+    assert packages <= found and not {p for p in found if "__pycache__" in p}, packages - found
     patterns = setuptools["package-data"]["benchmarks"]
     data = {path for path in LIBRARY.rglob("*") if path.is_file() and path.suffix not in (".py", ".pyc", ".c", ".so")
             and "__pycache__" not in path.parts}

@@ -13,8 +13,8 @@ import os
 import sys
 from typing import Optional
 
-from benchmarks.features import allocator
 from benchmarks.config.process_env import allocator_environment
+from benchmarks.features import allocator
 
 # Set in the environment of a config by hand restarted under its policy: never restarted twice.
 RESTARTED_VARIABLE = "BENCHMARKS_ALLOCATOR_RESTARTED"

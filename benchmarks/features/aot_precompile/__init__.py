@@ -5,8 +5,8 @@ loaded (docs/runner.md, "AOT precompile"). Which configs it is for and the rules
 from __future__ import annotations
 
 from benchmarks.config import backend_registry
-from benchmarks.features import compile_options
 from benchmarks.config.axis import Axis, SWITCH
+from benchmarks.features import compile_options
 
 # The record's metric: the seconds torch.compiler.load_compiled_function took (one per process).
 LOAD_TIME = "aot_precompile_load_time"

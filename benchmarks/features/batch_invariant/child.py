@@ -13,12 +13,12 @@ import logging
 from typing import Optional
 
 from benchmarks.child import bitwise, torch_internals
-from benchmarks.features.compile_options import child as compile_options_child
-from benchmarks.features.dynamic import child as dynamic_child
 from benchmarks.child.config_hooks import Hook, HookRun, Verdict
 from benchmarks.child.output_tree import Pairs, leaves
 from benchmarks.config import backend_registry
 from benchmarks.features import batch_invariant
+from benchmarks.features.compile_options import child as compile_options_child
+from benchmarks.features.dynamic import child as dynamic_child
 from benchmarks.results.accuracy_status import AccuracyStatus
 from benchmarks.results.records import RecordStatus
 

@@ -11,8 +11,8 @@ import time
 from typing import Callable, Optional
 
 from benchmarks.child import torch_internals
-from benchmarks.features import compile_options
 from benchmarks.config.process_env import WARM_START_VARIABLE
+from benchmarks.features import compile_options
 from benchmarks.plumbing import scratch_dirs
 from benchmarks.results import dynamo_stats as stats_shape
 

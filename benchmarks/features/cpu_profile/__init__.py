@@ -13,8 +13,8 @@ from __future__ import annotations
 from typing import Optional
 
 from benchmarks.config import backend_registry
-from benchmarks.features import allocator, compile_options
 from benchmarks.config.axis import Axis, ONE_PER_SWEEP
+from benchmarks.features import allocator, compile_options
 
 KEY = "cpu_profile"
 DASHBOARD = "dashboard"

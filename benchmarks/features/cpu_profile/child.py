@@ -19,9 +19,9 @@ import re
 from typing import Optional
 
 from benchmarks.config import backend_registry
-from benchmarks.features.allocator.child import mapped_libraries, start_environment
-from benchmarks.features import allocator, compile_options, cpu_profile
 from benchmarks.config.process_env import allocator_environment
+from benchmarks.features import allocator, compile_options, cpu_profile
+from benchmarks.features.allocator.child import mapped_libraries, start_environment
 from benchmarks.plumbing.cpu_affinity import format_cores, parse_cores
 
 

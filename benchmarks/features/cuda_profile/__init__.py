@@ -16,8 +16,8 @@ from __future__ import annotations
 from typing import Optional
 
 from benchmarks.config import backend_registry
-from benchmarks.features import compile_options
 from benchmarks.config.axis import Axis, ONE_PER_SWEEP
+from benchmarks.features import compile_options
 
 KEY = "cuda_profile"
 DASHBOARD = "dashboard"

@@ -18,11 +18,11 @@ import os
 import re
 from typing import Optional
 
-from benchmarks.config import backend_registry
 from benchmarks.child import bitwise, torch_internals
-from benchmarks.features.compile_options import child as compile_options_child
 from benchmarks.child.config_hooks import Hook, HookRun, Verdict
+from benchmarks.config import backend_registry
 from benchmarks.features import deterministic
+from benchmarks.features.compile_options import child as compile_options_child
 from benchmarks.results.accuracy_status import AccuracyStatus
 from benchmarks.results.records import RecordStatus
 

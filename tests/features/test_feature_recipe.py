@@ -1,0 +1,179 @@
+"""The recipe of docs/architecture.md, "Adding a matrix axis": a new axis is one feature folder (its declaration,
+and its child half where it does something in the child) plus its tests, with no edit anywhere else. Two throwaway
+features, a switch and a valued axis, are written OUTSIDE the checkout (a temporary folder that a sitecustomize
+adds to benchmarks.features' path in every process started with it on PYTHONPATH: the tools, and the children a
+sweep starts); the tools must show them in their flags, the labels, the fingerprint, the slug and the selection
+flags, and the valued axis's child hook must run in a real sweep and change the record. Nothing is written into the
+repository, so nothing is to undo there."""
+
+import json
+import os
+import subprocess
+
+import pytest
+from helpers import PYTHON, ROOT, read_jsonl, run_runner
+
+from benchmarks import features
+from benchmarks.config import axes
+
+SWITCH_FEATURE = '''"""A throwaway switch (tests/features/test_feature_recipe.py)."""
+from benchmarks.config.axis import SWITCH, Axis
+
+AXES = (Axis("throwaway_switch", "a throwaway switch of the recipe test", kind=SWITCH),)
+'''
+VALUED_FEATURE = '''"""A throwaway valued axis (tests/features/test_feature_recipe.py): a positive count, null by default."""
+from benchmarks.config.axis import Axis, flag_type
+
+
+def parse(value):
+    if value is None:
+        return None
+    number = int(value)
+    if number < 1:
+        raise ValueError(f"throwaway_level must be a positive integer, not {value!r}")
+    return number
+
+
+AXES = (Axis("throwaway_level", "a throwaway valued axis of the recipe test", parse=parse, type=flag_type(parse),
+             metavar="N", label="level{}", slug="level{}", example=3),)
+'''
+VALUED_CHILD = '''"""The throwaway valued axis in the child: its hook writes what it saw into the record."""
+from benchmarks.child.config_hooks import Hook, HookRun
+
+
+class Seen(Hook):
+    def __init__(self, value):
+        self.value = value
+
+    def setup(self, run: HookRun) -> None:
+        import torch
+
+        run.record["throwaway_level_seen"] = {"value": self.value, "torch": torch.__version__ is not None}
+
+
+def hook_for(value, experiment):
+    return Seen(value) if value else None
+'''
+# What the tools show of the two axes, printed as one JSON object by a process that has them.
+PROBE = '''
+import contextlib, io, json
+from benchmarks import __main__ as runner
+from benchmarks.aggregate import cli as aggregate_cli
+from benchmarks.compare import cli as compare_cli
+from benchmarks.config import axes
+from benchmarks.config.experiment_config import ExperimentConfig
+from benchmarks.history import cli as history_cli
+from benchmarks.results import records
+from benchmarks.results.measurement import Measurement
+
+
+def printed(main, *args):
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+        try:
+            main(list(args))
+        except SystemExit:
+            pass
+    return out.getvalue()
+
+
+model = {"model_name": "mlp", "suite_name": "dummy"}
+plain = ExperimentConfig("cpu", None, None, "eval")
+both = plain.with_(throwaway_switch=True, throwaway_level=3)
+record = {"model": model, "experiment": both.to_dict(), "metrics": {"per_iter_time": [1.0]}, "status": "ok"}
+print(json.dumps({
+    "keys": list(axes.KEYS),
+    "runner_help": printed(runner.main, "--help-all"),
+    "dry_run": printed(runner.main, "--suite-name=dummy", "-k", "^mlp$", "--accelerator=cpu", "--xla=None",
+                       "--dynamo=None", "--test=eval", "--throwaway-switch", "--throwaway-level=3", "--dry-run"),
+    "fingerprints": [records.fingerprint(model, e.to_dict(), None, False) for e in (plain, both)],
+    "slug": both.slug(),
+    "label": Measurement(record).backend_label(),
+    "selection_help": {name: printed(cli.main, *args, "--help") for name, cli, args in
+                       (("aggregate", aggregate_cli, ()), ("compare", compare_cli, ()),
+                        ("history", history_cli, ("show",)))},
+}))
+'''
+
+
+@pytest.fixture
+def throwaway(tmp_path):
+    """A folder of two throwaway features and a sitecustomize that puts it on benchmarks.features' path; the
+    environment that makes every process see them."""
+    extra = tmp_path / "features"
+    for name, files in (("throwaway_switch", {"__init__.py": SWITCH_FEATURE}),
+                        ("throwaway_level", {"__init__.py": VALUED_FEATURE, "child.py": VALUED_CHILD})):
+        (extra / name).mkdir(parents=True)
+        for file, text in files.items():
+            (extra / name / file).write_text(text, encoding="utf-8")
+    boot = tmp_path / "boot"
+    boot.mkdir()
+    (boot / "sitecustomize.py").write_text(
+        f"import benchmarks.features\nbenchmarks.features.__path__.append({str(extra)!r})\n", encoding="utf-8")
+    path = os.pathsep.join([str(boot), str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])
+    return dict(os.environ, PYTHONPATH=path)
+
+
+@pytest.mark.process
+def test_a_throwaway_feature_folder_is_an_axis_in_every_tool(throwaway):
+    found = subprocess.run([PYTHON, "-c", PROBE], capture_output=True, text=True, cwd=ROOT, env=throwaway, timeout=300)
+    assert found.returncode == 0, found.stderr
+    shown = json.loads(found.stdout)
+    new = sorted([*axes.KEYS[len(features.HISTORICAL_ORDER):], "throwaway_level", "throwaway_switch"])
+    assert shown["keys"] == [*features.HISTORICAL_ORDER, *new]  # after the historical ones, by key
+    assert "--throwaway-switch" in shown["runner_help"] and "--throwaway-level" in shown["runner_help"]
+    assert '"throwaway_switch": true' in shown["dry_run"] and '"throwaway_level": 3' in shown["dry_run"]
+    plain, both = shown["fingerprints"]
+    assert plain != both and "throwaway" in both and "throwaway" not in plain  # at their defaults: the old text
+    assert shown["slug"].endswith("-level3-throwaway-switch")
+    assert shown["label"] == "eager[level3,throwaway-switch]"
+    for tool, text in shown["selection_help"].items():
+        assert "--throwaway-switch" in text and "--throwaway-level" in text, tool
+
+
+def test_the_discovery_orders_new_features_after_the_historical_ones_by_key():
+    assert axes.KEYS[: len(features.HISTORICAL_ORDER)] == features.HISTORICAL_ORDER
+    assert all(axis.feature in features.names() for axis in axes.AXES)
+
+
+@pytest.mark.integration
+def test_a_throwaway_features_child_hook_runs_in_a_real_sweep(throwaway, tmp_path):
+    out = tmp_path / "out"
+    run_runner("--suite-name=dummy", "-k", "^mlp$", "--accelerator=cpu", "--xla=None", "--dynamo=None",
+               "--test=eval", "--throwaway-level=3", "--throwaway-level=1", "--repeat=1", "--iterations-per-run=1",
+               f"--output-dirname={out}", env=throwaway, check_rc=0)
+    seen = {r["experiment"]["throwaway_level"]: r.get("throwaway_level_seen") for r in read_jsonl(out / "results.jsonl")}
+    assert seen == {3: {"value": 3, "torch": True}, 1: {"value": 1, "torch": True}}
+
+
+def feature_rows() -> list:
+    """docs/architecture.md's table of the features (Experiment axes), as the discovery finds them: each feature's
+    keys in the table's order, features in the order of their first key, and whether it has a child half (a hook)."""
+    from benchmarks.child.config_hooks import feature_child
+
+    rows, seen = [], []
+    for axis in axes.AXES:
+        if axis.feature in seen:
+            continue
+        seen.append(axis.feature)
+        keys = ", ".join(f"`{a.key}`" for a in axes.AXES if a.feature == axis.feature)
+        child = feature_child(axis.feature)
+        half = "no" if child is None else ("a hook" if hasattr(child, "hook_for") else "yes")
+        rows.append(f"| `{axis.feature}` | {keys} | {half} |")
+    return rows
+
+
+def test_the_docs_list_every_feature_and_axis_as_the_table_has_them():
+    text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    table = text.split("<!-- features table: tests/features/test_feature_recipe.py -->\n", 1)[1].split("\n\n", 1)[0]
+    rows = feature_rows()
+    assert table.splitlines()[2:] == rows, "docs/architecture.md's features table should read:\n" + "\n".join(rows)
+
+
+def test_a_feature_with_a_hook_declares_one_axis():
+    from benchmarks.child.config_hooks import feature_child
+
+    for name in features.names():
+        child = feature_child(name)
+        if child is not None and hasattr(child, "hook_for"):
+            assert len(features.declaration(name).AXES) == 1, name
