@@ -12,9 +12,10 @@ from __future__ import annotations
 import logging
 from typing import Optional
 
-from benchmarks.child import bitwise, compile_settings, dynamic_shapes, torch_internals
+from benchmarks.child import compile_settings, dynamic_shapes, torch_internals
+from benchmarks.child.accuracy import bitwise
+from benchmarks.child.accuracy.output_tree import Pairs, leaves
 from benchmarks.child.config_hooks import Hook, Verdict
-from benchmarks.child.output_tree import Pairs, leaves
 from benchmarks.config import batch_invariant, compile_options
 from benchmarks.results.accuracy_status import AccuracyStatus
 from benchmarks.results.records import RecordStatus
@@ -132,7 +133,7 @@ class _Forward:
     def at(self, size: int):
         """The output on the first `size` rows of every batched input, on the CPU."""
         from benchmarks.child import backends, measured_loop
-        from benchmarks.child.output_tree import to_cpu
+        from benchmarks.child.accuracy.output_tree import to_cpu
 
         full = self.run.bm.batch_size
         self.inputs = (dynamic_shapes.resized(self.run.args, full, size), dynamic_shapes.resized(self.run.kwargs, full,

@@ -11,7 +11,8 @@ import importlib
 import logging
 from typing import Optional, Union
 
-from benchmarks.child import dynamic_shapes, golden, verify
+from benchmarks.child import dynamic_shapes
+from benchmarks.child.accuracy import golden, verify
 from benchmarks.config import axes, experiment_config, paired_speedup
 from benchmarks.results import accuracy_status
 from benchmarks.results.accuracy_status import AccuracyStatus
@@ -116,7 +117,7 @@ class GoldenCheck(Hook):
 
 
 class Verify(Hook):
-    """--verify (child/verify.py): its eager references run after timing, so nothing of them is in the config's
+    """--verify (child/accuracy/verify.py): its eager references run after timing, so nothing of them is in the config's
     figures; its failures are verification codes and accuracy statuses, never the config's failure."""
 
     def __init__(self, options):

@@ -18,7 +18,8 @@ import os
 import re
 from typing import Optional
 
-from benchmarks.child import bitwise, compile_settings, torch_internals
+from benchmarks.child import compile_settings, torch_internals
+from benchmarks.child.accuracy import bitwise
 from benchmarks.child.config_hooks import Hook, Verdict
 from benchmarks.config import compile_options, deterministic
 from benchmarks.results.accuracy_status import AccuracyStatus
@@ -72,7 +73,7 @@ class DeterministicMode(Hook):
     def check(self, run) -> None:
         """The config's step twice, from the same seed, inputs and weights: are the outputs bitwise equal?"""
         from benchmarks.child import backends, measured_loop
-        from benchmarks.child.verify_outputs import collect, root_name
+        from benchmarks.child.accuracy.verify_outputs import collect, root_name
 
         run.channel.set_phase("verify")
         weights = _snapshot(run.module) if run.experiment.test == "train" else None

@@ -7,7 +7,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from benchmarks.child import dynamic_shapes, golden, inputs_outputs, tensor_layout  # noqa: E402
+from benchmarks.child import dynamic_shapes, inputs_outputs, tensor_layout  # noqa: E402
+from benchmarks.child.accuracy import golden
 
 
 def channels_last(*shape, dtype=torch.float32):
