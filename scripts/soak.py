@@ -91,7 +91,7 @@ def local_targets(parent_pid: int) -> dict:
         direct = parent.children()
     except psutil.Error:
         return {"servers": [], "children": []}
-    servers = [p for p in direct if "benchmarks.child.zygote" in cmdline(p)]
+    servers = [p for p in direct if "benchmarks.fork_server.zygote" in cmdline(p)]
     children = [p for p in direct if "--model-config" in cmdline(p)]
     for server in servers:
         try:
@@ -111,8 +111,8 @@ def ray_targets(driver_pid: int) -> dict:
         if f"-{driver_pid}-" not in line or "ptbench-ray-" not in line:
             continue
         try:
-            if "--model-config" in line or ("benchmarks.child.zygote" in line
-                                            and "benchmarks.child.zygote" in cmdline(proc.parent())):
+            if "--model-config" in line or ("benchmarks.fork_server.zygote" in line
+                                            and "benchmarks.fork_server.zygote" in cmdline(proc.parent())):
                 children.append(proc)
         except psutil.Error:
             continue

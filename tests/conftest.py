@@ -62,7 +62,8 @@ def pytest_runtest_setup(item):
     """A test marked with what it needs (helpers.NEEDS) is skipped, with the reason, where that can't be had.
     Before a module's first test (and its fixtures), what the tests before it left is collected and what is alive
     then (torch, pandas, every module imported) is frozen out of the garbage collector's reach, as the fork server
-    freezes its preloads (child/zygote.py): the child's code collects before timing and after each eager reference,
+    freezes its preloads (fork_server/zygote.py): the child's code collects before timing and after each eager
+    reference,
     and a full collection of a test process's heap took 0.2 s, nearly 40 of them 7 s of the unit tier. What a test
     creates is still collected by those calls, which is what they are for."""
     global _frozen_for

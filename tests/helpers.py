@@ -216,7 +216,7 @@ def by_model(records: list) -> dict:
 
 
 def forked_configs(server) -> list:
-    """A fork server's children that are configs' children: each leads its own session (child/zygote.become_child
+    """A fork server's children that are configs' children: each leads its own session (fork_server/zygote.become_child
     calls setsid first), unlike the probe child the server forks once at its start to check CUDA in its forks."""
     import psutil
 
@@ -257,7 +257,7 @@ def wait_for(predicate, timeout=120, what="it"):
 
 def ray_children(driver_pid: int) -> list:
     """The running children of a Ray sweep whose driver is `driver_pid`, on any node of this machine (each writes
-    under a scratch directory named after its driver's host and pid: runner/ray_task.py): spawned ones (their
+    under a scratch directory named after its driver's host and pid: runner/ray/task.py): spawned ones (their
     own command line), and forked ones (their node's fork server's command line, whose log is in that scratch
     directory; the server itself is left out: a child's parent is a server)."""
     import psutil
@@ -269,7 +269,7 @@ def ray_children(driver_pid: int) -> list:
             if "ptbench-ray-" not in command:
                 continue
             if "--model-config" in command or (
-                    "benchmarks.child.zygote" in command and "benchmarks.child.zygote" in " ".join(process.parent().cmdline())):
+                    "benchmarks.fork_server.zygote" in command and "benchmarks.fork_server.zygote" in " ".join(process.parent().cmdline())):
                 found.append(process)
         except (psutil.Error, AttributeError):  # gone meanwhile, or its parent is
             continue

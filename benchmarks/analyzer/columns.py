@@ -15,7 +15,8 @@ UPSTREAM_COLUMNS = (
     "outputs_file",
 )
 OUR_COLUMNS = ("status", "error_type", "error_phase", "verification_code", "verification_mean_rel_error", "warmup")
-# --verify's other figures (benchmarks/child/verify.py), after ours: mean_rel_error alone does not say how far off.
+# --verify's other figures (benchmarks/child/accuracy/verify.py), after ours: mean_rel_error alone does not say how far
+# off.
 VERIFICATION_COLUMNS = ("verification_max_abs_error", "verification_cosine_similarity", "verification_tolerance",
                         "verification_message")
 # The harness's accuracy status (every record since it existed: docs/architecture.md, "Accuracy") and --verify's

@@ -1,2 +1,3 @@
-"""One config in one process: backends and sync, the measured loop, precise timing, --verify and the
-diagnostics. The only part that imports torch and torch_xla (docs/architecture.md)."""
+"""One config in one process: backends and sync, the measured loop, precise timing, the diagnostics, and --verify's
+and --golden's checks (accuracy/). With the fork server's zygote (fork_server/zygote.py), the only part that imports
+torch and torch_xla (docs/architecture.md)."""

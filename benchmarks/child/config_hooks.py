@@ -13,7 +13,7 @@ import importlib.util
 import logging
 from typing import Any, Callable, Optional, Protocol, Union
 
-from benchmarks.child import golden, verify
+from benchmarks.child.accuracy import golden, verify
 from benchmarks.config import axes, backend_registry
 from benchmarks.results import accuracy_status
 from benchmarks.results.accuracy_status import AccuracyStatus
@@ -147,7 +147,7 @@ class GoldenCheck(Hook):
 
 
 class Verify(Hook):
-    """--verify (child/verify.py): its eager references run after timing, so nothing of them is in the config's
+    """--verify (child/accuracy/verify.py): its eager references run after timing, so nothing of them is in the config's
     figures; its failures are verification codes and accuracy statuses, never the config's failure."""
 
     def __init__(self, options):

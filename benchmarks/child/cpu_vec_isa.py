@@ -4,7 +4,7 @@ The first time Inductor generates CPU code in a process it compiles, then loads 
 program per instruction set the CPU claims (AVX-512, AVX2): about 10 s on a 2-core machine with an empty cache, 6 s
 with a warm one. That is a fact of the machine, not of the model, and the dynamo harness pays it once per process for
 all its models. A cold-cache config here ran in its own process, so every CPU Inductor config's compile_time carried
-it. Now a fork server probes once for all its children (runner/fork_server.preloads_for), and a spawned child probes
+it. Now a fork server probes once for all its children (fork_server/client.preloads_for), and a spawned child probes
 in its setup phase; either way compile_time is the model's compile. The record's diagnostics.cpu_vec_isa says what
 was found, where it was probed and what the probe cost (docs/runner.md, "Compile modes, Inductor settings and the
 compile cache")."""

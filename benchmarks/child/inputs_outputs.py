@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchmarks.child import output_tree, tensor_layout
+from benchmarks.child import tensor_layout
+from benchmarks.child.accuracy import output_tree
 
 
 def save_output(files, index: int, output: Any) -> None:

@@ -201,14 +201,10 @@ class ConfigRun:
             return False
         model_config = self.model_config
         suite = self.suite = load_suite(model_config["suite_name"])
-        # The precision and training step that run (the plan resolved them, and the parent adds the precision's
-        # reason; a config by hand may leave them to the suite, and then the child says why).
-        precision_reason = suite.precision_reason(model_config, self.experiment)
-        if precision_reason:
-            self.record["precision_reason"] = precision_reason
-        self.experiment = suite.experiment_for(model_config, self.experiment.with_(
-            precision=suite.precision_for(model_config, self.experiment),
-            train_step=suite.train_step_for(model_config, self.experiment)))
+        if self.options.record_fd is None:  # by hand: resolved as the plan resolves a sweep's child's, given it so
+            self.experiment, precision_reason = suite.resolve(model_config, self.experiment)
+            if precision_reason:  # a sweep's parent adds it to its child's record (runner/result_records.py)
+                self.record["precision_reason"] = precision_reason
         self.diag = diagnostics.Diagnostics(self.options, model_config, self.experiment, self.record)
         self.diag.setup()  # paths from the config as requested
         self.record.update(cuda_profile_child.apply(model_config, self.experiment))  # CUDA graphs, before anything compiles
@@ -245,7 +241,7 @@ class ConfigRun:
         self.channel.set_phase("load")
         bm = self.bm = self.build(self.experiment)
         if bm.generation is not None:  # --verify judges a generate run by its logits and tokens
-            from benchmarks.child import generation_verify
+            from benchmarks.child.accuracy import generation_verify
 
             self.hooks = generation_verify.replace_verify(self.hooks)
         self.experiment = self.experiment.with_(batch_size=bm.batch_size)
@@ -475,26 +471,35 @@ def parse_single_config(options: RunOptions) -> tuple:
     return model, experiment
 
 
+def environment_by_hand(options: RunOptions, model_config: dict, experiment) -> dict:
+    """A config by hand: the environment a sweep's parent would compose for it (process_env.child_environment),
+    after the checks that parent makes; this process restarted under it when its allocator policy needs a fresh
+    start (it acts only from a process's start). UsageError when the config can't run by hand."""
+    problem = (torch_support.environment_problem()  # the sweep's parent checked it for its children
+               or compile_options_child.warm_start_problem(experiment))  # two processes, which a sweep starts
+    if problem:
+        raise UsageError(problem)
+    wanted = child_environment(experiment, options, dict(os.environ), model_config)
+    allocator_child.restart_under_policy(wanted)
+    return wanted
+
+
 def main(options: RunOptions) -> int:
     """One config in this process, from the flags (UsageError: bad --model-config/--experiment-config)."""
     model_config, experiment = parse_single_config(options)
     launched_by_parent = options.record_fd is not None
-    wanted = child_environment(experiment, options, dict(os.environ), model_config)
-    if not launched_by_parent:  # a config by hand: its allocator policy acts only from a process's start
-        problem = (torch_support.environment_problem()  # the sweep's parent checked it for its children
-                   or compile_options_child.warm_start_problem(experiment))  # two processes, which a sweep starts
-        if problem:
-            raise UsageError(problem)
-        allocator_child.restart_under_policy(wanted)
+    # The config's environment: a sweep's child started in the one its parent composed for it (runner/sweep.py's
+    # make_job); a config by hand composes the same for itself.
+    wanted = dict(os.environ) if launched_by_parent else environment_by_hand(options, model_config, experiment)
     cpu_affinity = pin_self(options.noise)  # before any thread starts (--cpu-affinity; also by hand)
     numa = cpu_profile_child.bind_memory(experiment)  # --cpu-profile=dashboard: numactl's --membind, before the model
     if launched_by_parent:
         die_with_parent()
         faulthandler.register(STACKS_SIGNAL, all_threads=True)  # a timeout's last word, into its log (launcher)
-    # A hand-run config gets the same environment the parent would compose (before torch is imported).
-    for key, value in wanted.items():
-        if os.environ.get(key) != value:
-            os.environ[key] = value
+    else:  # a hand-run config takes the environment the parent would compose (before torch is imported)
+        for key, value in wanted.items():
+            if os.environ.get(key) != value:
+                os.environ[key] = value
     channel = Channel(options.record_fd)
     try:
         record = run_config(options, model_config, experiment, channel)
@@ -506,6 +511,16 @@ def main(options: RunOptions) -> int:
             channel.send_write_failed(refused)
             return EXIT_USAGE
         raise disk_writes.from_description({**refused, "path": refused["path"] or "this process's output"}) from None
+    describe_environment(record, experiment, wanted, cpu_affinity, numa)
+    if launched_by_parent:
+        channel.send_record(record)
+        return 0
+    return append_by_hand(options, model_config, experiment, record)
+
+
+def describe_environment(record: dict, experiment, wanted: dict, cpu_affinity, numa) -> None:
+    """The record's environment as this process ran: its cores, its allocator and CPU profile against `wanted`
+    (the environment the config composes), a warning for each that is not in force."""
     record["environment"]["cpu_affinity"] = cpu_affinity
     record["environment"]["allocator"] = allocator_child.describe(experiment.allocator, wanted)
     if not record["environment"]["allocator"]["applied"]:
@@ -517,9 +532,11 @@ def main(options: RunOptions) -> int:
         if profile["missing"]:
             add_warning(record, f"cpu profile {profile['name']}: not as the dashboard runs: "
                                 + "; ".join(profile["missing"]))
-    if launched_by_parent:
-        channel.send_record(record)
-        return 0
+
+
+def append_by_hand(options: RunOptions, model_config: dict, experiment, record: dict) -> int:
+    """A config by hand: its record (with the command that reruns it) appended to the results file, one line
+    said; the exit status (1: it failed, or its accuracy check did)."""
     record["rerun"] = rerun_command.rerun_text(options, model_config, experiment)  # a sweep's parent writes its own
     path = output_paths.under(options.output_dirname, options.output_basename)
     with records.ResultsWriter(path) as writer:

@@ -1,5 +1,6 @@
-"""The environment of one config's child process, composed per config (a pure function): by the parent when
-it launches the child, by a config run by hand for itself."""
+"""The environment of one config's child process, composed per config (a pure function) in one place: by the
+parent once per config when it launches the child (runner/sweep.make_job; the child takes what it was given), or
+by a config run by hand for itself (child/single_config.py); and the one a fork server starts under."""
 
 from __future__ import annotations
 
@@ -49,6 +50,13 @@ def child_environment(experiment, options, base_env: dict, model_config: Optiona
     else:
         allocator.apply(env, experiment.allocator)
     return env
+
+
+def server_environment(experiment, options, base_env: dict) -> dict:
+    """The environment a fork server for `experiment`'s kind starts under: a child's without what is the config's
+    own (its XLA_FLAGS, the diagnostics' paths), so that configs that differ only there share a server
+    (fork_server/client.server_spec)."""
+    return child_environment(experiment.with_(xla_flags=None), options, base_env)
 
 
 def allocator_environment(env: dict) -> dict:

@@ -42,7 +42,8 @@ class AccuracyStatus(StrEnum):
     TIMEOUT = "timeout"
     SKIPPED = "skipped"  # a decision, not a failure: counted in a pass rate's denominator only where asked
     NOT_CHECKED = "not_checked"  # ran, but without --verify: no judgement either way
-    # --golden's failures (child/golden.py writes them in the record's `golden`): the result is outside the stored
+    # --golden's failures (child/accuracy/golden.py writes them in the record's `golden`): the result is outside the
+    # stored
     # one's tolerance; the entry is missing; the entry is unreadable or another config's. Ours, not the harness's.
     FAIL_GOLDEN = "fail_golden"
     NO_GOLDEN = "no_golden"
@@ -56,7 +57,7 @@ class AccuracyStatus(StrEnum):
 
 
 class GoldenStatus(StrEnum):
-    """The golden check's own status (the record's `golden.status`, child/golden.py): its failures are accuracy
+    """The golden check's own status (the record's `golden.status`, child/accuracy/golden.py): its failures are accuracy
     statuses too (`with_golden`); a save is `saved`, a check that never ran `not_checked`."""
 
     PASS = AccuracyStatus.PASS.value
@@ -124,7 +125,7 @@ def became_failing(before, after) -> bool:
 
 
 def golden_status(record: dict):
-    """The golden check's status in the record's `golden` (child/golden.py), or None without a check."""
+    """The golden check's status in the record's `golden` (child/accuracy/golden.py), or None without a check."""
     golden = record.get("golden")
     return golden.get("status") if isinstance(golden, dict) else None
 
@@ -196,7 +197,8 @@ def _without_golden(record: dict) -> str:
 
 
 def settle(record: dict, judged: Optional[str] = None) -> str:
-    """The one place a record's `accuracy` is written: `judged`, the status --verify decided for it (child/verify.py
+    """The one place a record's `accuracy` is written: `judged`, the status --verify decided for it
+    (child/accuracy/verify.py
     `Verifier.finish`), else the rule `derive` (a status a child already wrote is kept); then the golden check
     folded in (`with_golden`). Whoever builds a record settles it, once: the child its own, last; the parent the
     records it builds (crash, timeout, oom, skip: runner/result_records.parent_record); a key already placed keeps

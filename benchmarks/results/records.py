@@ -41,7 +41,7 @@ FAILED_STATUSES = (RecordStatus.ERROR, RecordStatus.TIMEOUT, RecordStatus.CRASH,
 
 class VerificationCode(StrEnum):
     """Upstream PyTorch/XLA's `verification_code`, as upstream names it: --verify's comparison with eager in
-    upstream's terms (child/eager_comparison.py), kept for upstream's tools; our verdict is `accuracy`."""
+    upstream's terms (child/accuracy/eager_comparison.py), kept for upstream's tools; our verdict is `accuracy`."""
 
     PASS = "PASS"
     FAIL = "FAIL"

@@ -43,7 +43,7 @@ class LocalExecutor:
 
     def __init__(self, pool: ResourcePool, confine: bool, servers=None):
         self.pool = pool
-        self.servers = servers  # fork_server.ForkServers (--launch=fork), or None: every child spawned
+        self.servers = servers  # fork_server.client.ForkServers (--launch=fork), or None: every child spawned
         self.jobs = len(pool.groups)
         self.confine = confine  # pin each child to its cores and size its threads to them (--jobs > 1)
         self.host = socket.gethostname()

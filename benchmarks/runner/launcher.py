@@ -38,7 +38,7 @@ class ChildRequest:
     echo: Optional[Callable[[str], None]] = None  # where to stream output too (--print-subprocess)
     cpu_affinity: Optional[list] = None  # cores to pin the child to (--cpu-affinity, or its --jobs grant)
     on_start: Optional[Callable[[int], None]] = None  # told the child's pid (= its process group) once started
-    fork: Optional[object] = None  # the fork server that may start it (fork_server.ServerSpec); None: spawn it
+    fork: Optional[object] = None  # the fork server that may start it (fork_server.client.ServerSpec); None: spawn it
     shared_compile_cache: bool = False  # --compile-cache=shared: its Inductor cache (and locks) are the machine's
     uses_cuda: bool = False  # a CUDA config: a fork server whose forks can't use CUDA refuses it (it is spawned)
     warm_start: bool = False  # --compile-cache=warm-start: two children in turn on one cache (runner/warm_start.py)
@@ -339,7 +339,7 @@ def where_it_hung(log_path: str, offset: int = 0) -> Optional[str]:
 def cores_it_had(read: Optional[list], requested: Optional[list], launch: str) -> Optional[list]:
     """The cores a child ran on: as read after pinning it, or, when it ended before it could be read (a forked
     config that crashes at once), the ones asked for if its fork server set them in the child before anything
-    ran (benchmarks/child/zygote.py); a spawned child that quick was never pinned, so it stays unknown."""
+    ran (benchmarks/fork_server/zygote.py); a spawned child that quick was never pinned, so it stays unknown."""
     if read is None and launch == "fork" and requested:
         return sorted(requested)
     return read

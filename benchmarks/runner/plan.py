@@ -194,9 +194,7 @@ def check_inductor_settings(experiments: list, caps: matrix.Capabilities) -> Non
 def model_config(suite, options: RunOptions, model: dict, experiment, golden=None) -> tuple:
     """(Config, skip reason or None) of one model and experiment: the precision and training step the suite runs it
     in, and why the suite (or the precision) can't run it."""
-    why = suite.precision_reason(model, experiment)
-    experiment = suite.experiment_for(model, experiment.with_(
-        precision=suite.precision_for(model, experiment), train_step=suite.train_step_for(model, experiment)))
+    experiment, why = suite.resolve(model, experiment)
     config = Config(model, experiment, options.verify.enabled, golden=golden, precision_reason=why)
     reason = precision.unsupported_reason(experiment) or suite.skip_reason(model, experiment, options.parsed_flags)
     return config, reason

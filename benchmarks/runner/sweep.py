@@ -17,11 +17,12 @@ import time
 from benchmarks.config import rerun_command
 from benchmarks.config.process_env import child_environment
 from benchmarks.config.run_options import RunOptions
+from benchmarks.fork_server import client
 from benchmarks.plumbing import disk_writes, machine_facts, output_paths, scratch_dirs
 from benchmarks.plumbing.cli_support import EXIT_BAD_NEWS, UsageError, command_line
 from benchmarks.plumbing.cpu_affinity import parse_cores, requested_cores, usable_cores
 from benchmarks.results import record_check, records
-from benchmarks.runner import fork_server, launcher, noise, progress, results_lock, warm_start
+from benchmarks.runner import launcher, noise, progress, results_lock, warm_start
 from benchmarks.runner.executor import Job, LocalExecutor
 from benchmarks.runner.job_resources import Needs, ResourceError, ResourcePool
 from benchmarks.runner.plan import (Plan, back_up, in_model_order, load_earlier, longest_first, make_plan,
@@ -38,9 +39,9 @@ def make_executor(options: RunOptions, plan: Plan):
     """The executor the flags ask for, checked but not started (`start()`: Ray is started or joined there); a
     request this machine can't meet is a UsageError."""
     if options.executor == "ray":
-        from benchmarks.runner import ray_executor
+        from benchmarks.runner.ray import cluster_executor
 
-        return ray_executor.RayExecutor(options, fork_server.preloads_for(plan.kept))
+        return cluster_executor.RayExecutor(options, client.preloads_for(plan.kept))
     cores = parse_cores(options.noise.cpu_affinity) if options.noise.cpu_affinity else usable_cores()
     gpus = list(range(len(plan.capabilities.cuda_devices)))
     per_job = options.cores_per_job
@@ -53,9 +54,9 @@ def make_executor(options: RunOptions, plan: Plan):
     except ResourceError as exc:
         raise UsageError(str(exc)) from None
     servers = None
-    if options.launch == "fork" and fork_server.available():
-        servers = fork_server.ForkServers(os.path.join(options.output_dirname, "logs"),
-                                          fork_server.preloads_for(plan.kept))
+    if options.launch == "fork" and client.available():
+        servers = client.ForkServers(os.path.join(options.output_dirname, "logs"),
+                                     client.preloads_for(plan.kept))
     return LocalExecutor(pool, confine=jobs > 1 or per_job is not None, servers=servers)
 
 
@@ -71,7 +72,7 @@ def make_job(key: int, options: RunOptions, config, echo) -> Job:
         memory_limit=options.subprocess_memory_limit,
         echo=echo,
         cpu_affinity=requested_cores(options.noise),
-        fork=fork_server.server_spec(config.experiment, options, env, argv, rerun_command.entry_argv())
+        fork=client.server_spec(config.experiment, options, env, argv, rerun_command.entry_argv())
         if options.launch == "fork" and not pair else None,
         shared_compile_cache=config.experiment.compile_cache == "shared",
         uses_cuda=config.experiment.accelerator == "cuda",

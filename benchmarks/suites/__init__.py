@@ -125,6 +125,19 @@ class Suite:
         """Why this model cannot run this experiment (the parent writes a skip record), or None."""
         return None
 
+    def resolve(self, model_config: dict, experiment) -> tuple:
+        """(the experiment as this model runs it, why its precision is not the one asked for or the suite's default,
+        or None): the precision, the training step and the keys only some models take (`precision_for`,
+        `train_step_for`, `experiment_for`, `precision_reason`), resolved in this one place. The plan resolves every
+        config of a sweep here (runner/plan.model_config) and its child is given the result; a config run by hand
+        resolves itself here (child/single_config.py). Parent side, no torch; idempotent: a resolved config resolves
+        to itself. A suite overrides the parts, not this."""
+        why = self.precision_reason(model_config, experiment)
+        resolved = self.experiment_for(model_config, experiment.with_(
+            precision=self.precision_for(model_config, experiment),
+            train_step=self.train_step_for(model_config, experiment)))
+        return resolved, why
+
     def precision_for(self, model_config: dict, experiment) -> str:
         """The precision this model runs for `experiment` (whose precision is None for the suite's default):
         a suite may have a default of its own, and models that can't run a precision (docs/architecture.md,
@@ -133,7 +146,7 @@ class Suite:
 
     def train_step_for(self, model_config: dict, experiment) -> Optional[str]:
         """The training step this model runs for `experiment` (whose train_step is None for the suite's default):
-        None for eval (docs/runner.md, "Training step"). Parent side, no torch; idempotent (the child asks again)."""
+        None for eval (docs/runner.md, "Training step"). Parent side, no torch; idempotent (`resolve`)."""
         if experiment.test != "train":
             return None
         return experiment.train_step or self.default_train_step
@@ -141,7 +154,7 @@ class Suite:
     def experiment_for(self, model_config: dict, experiment):
         """The experiment as this model runs it, for the keys only some models use (the LLM rows' lengths and what
         they compile: set to their values there, null elsewhere); UsageError (exit 2) for a value the model can't
-        take. Parent side, no torch; idempotent (the child asks again). Default: those keys null."""
+        take. Parent side, no torch; idempotent (`resolve`). Default: those keys null."""
         return experiment.with_(**dict.fromkeys(generation_options.KEYS))
 
     def precision_reason(self, model_config: dict, experiment) -> Optional[str]:

@@ -115,9 +115,9 @@ def test_cpu_memory_is_the_peak_above_what_the_process_held_before_the_model(fau
 
 
 def judge(result, eager, fp64, tol=1e-4, root="output"):
-    from benchmarks.child import accuracy_check
+    from benchmarks.child.accuracy import check
 
-    return accuracy_check.judge(result, eager, fp64, tol, root)
+    return check.judge(result, eager, fp64, tol, root)
 
 
 def test_allclose_to_eager_passes_and_the_rmse_figures_are_kept():
@@ -133,7 +133,7 @@ def test_allclose_to_eager_passes_and_the_rmse_figures_are_kept():
 def test_rmse_rule_multiplier_two_for_float32_three_for_bf16():
     import torch
 
-    from benchmarks.child import accuracy_check
+    from benchmarks.child.accuracy import check
 
     generator = torch.Generator().manual_seed(0)
     fp64 = torch.randn(4000, generator=generator, dtype=torch.float64)
@@ -143,11 +143,11 @@ def test_rmse_rule_multiplier_two_for_float32_three_for_bf16():
     verdict = judge(worse.float(), eager.float(), fp64)
     assert not verdict.passed and "RMSE to fp64" in verdict.failures[0] and "2 x eager's" in verdict.failures[0]
     # ... and in bfloat16 the multiplier is 3.
-    assert accuracy_check.multiplier(worse.bfloat16(), eager.bfloat16(), 4000, 1e-4) == 3.0
+    assert check.multiplier(worse.bfloat16(), eager.bfloat16(), 4000, 1e-4) == 3.0
     # Small tensors, 1x1 maps and loose tolerances take 3 too.
-    assert accuracy_check.multiplier(worse.float()[:999], eager.float()[:999], 999, 1e-4) == 3.0
-    assert accuracy_check.multiplier(torch.zeros(4, 1000, 1, 1), torch.zeros(4, 1000, 1, 1), 4000, 1e-4) == 3.0
-    assert accuracy_check.multiplier(worse.float(), eager.float(), 4000, 2e-2) == 3.0
+    assert check.multiplier(worse.float()[:999], eager.float()[:999], 999, 1e-4) == 3.0
+    assert check.multiplier(torch.zeros(4, 1000, 1, 1), torch.zeros(4, 1000, 1, 1), 4000, 1e-4) == 3.0
+    assert check.multiplier(worse.float(), eager.float(), 4000, 2e-2) == 3.0
     assert judge(worse.float(), eager.float(), fp64, tol=2e-2).passed is True
     # Better than eager always passes.
     assert judge(fp64.float(), eager.float(), fp64).passed
@@ -156,7 +156,7 @@ def test_rmse_rule_multiplier_two_for_float32_three_for_bf16():
 def test_upstreams_check_passes_a_result_the_fp64_rule_fails():
     import torch
 
-    from benchmarks.child import eager_comparison
+    from benchmarks.child.accuracy import eager_comparison
     from benchmarks.config import tolerances
 
     generator = torch.Generator().manual_seed(0)

@@ -1,5 +1,6 @@
 """Inductor's probe of the CPU's vector instruction sets, once per process and outside compile_time
-(child/cpu_vec_isa.py). Where each launch probes is checked by tests/runner/test_fork_server.py's forked-against-spawned
+(child/cpu_vec_isa.py). Where each launch probes is checked by tests/fork_server/test_fork_server.py's
+forked-against-spawned
 sweep; here, what the fork server's probe leaves behind, and which configs need it."""
 
 import getpass

@@ -89,7 +89,7 @@ def test_an_out_of_memory_names_the_batch_and_the_lengths():
 def test_leading_matches_and_the_logit_steps_judged():
     import torch
 
-    from benchmarks.child import generation_verify
+    from benchmarks.child.accuracy import generation_verify
 
     eager = torch.tensor([[5, 6, 7, 8], [1, 2, 3, 4]])
     assert generation_verify.leading_matches(eager, eager.clone()) == 4
@@ -110,7 +110,7 @@ def test_an_out_of_memory_of_a_generate_run_is_an_oom_record():
 @pytest.mark.integration  # dynamo traces (its eager backend: no Inductor)
 @pytest.mark.parametrize("make", [
     lambda experiment: generation.token_clock(experiment, 4),
-    lambda experiment: __import__("benchmarks.child.generation_verify", fromlist=["_"]).logits_recorder(),
+    lambda experiment: __import__("benchmarks.child.accuracy.generation_verify", fromlist=["_"]).logits_recorder(),
 ], ids=["token clock", "logits recorder"])
 def test_a_fresh_processor_each_generate_call_does_not_recompile_a_compiled_generate(make):
     """Dynamo guards on a logits processor's type: a class made per call recompiled the harness's whole generate at

@@ -1,9 +1,10 @@
-"""child/generation_verify.py's pieces that need no model: the fp64 reference's inputs (eager's first tokens appended
+"""child/accuracy/generation_verify.py's pieces that need no model: the fp64 reference's inputs (eager's first tokens
+appended
 to what the decoder reads) and the logits generate masks, left out on every side before the harness's rule judges."""
 
 import torch
 
-from benchmarks.child import generation_verify
+from benchmarks.child.accuracy import generation_verify
 
 
 def test_eager_first_tokens_extend_the_prompt_and_its_mask_or_an_encoder_decoders_decoder_inputs():

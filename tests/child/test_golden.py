@@ -9,7 +9,7 @@ import pytest
 
 from helpers import XLA, call_runner, read_jsonl, run_runner
 
-from benchmarks.child import golden, golden_store, tensor_tree_file
+from benchmarks.child.accuracy import golden, golden_store, tensor_tree_file
 from benchmarks.config import experiment_config
 from benchmarks.results.accuracy_status import GoldenStatus
 

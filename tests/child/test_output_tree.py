@@ -1,4 +1,5 @@
-"""One output tree (child/output_tree.py): the CPU copy, the plain form for files, one path syntax and the pairing,
+"""One output tree (child/accuracy/output_tree.py): the CPU copy, the plain form for files, one path syntax and the
+pairing,
 as --verify, the harness's judgement and the golden check all read them (in process, real tensors)."""
 
 import collections
@@ -8,7 +9,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from benchmarks.child import accuracy_check, eager_comparison, golden, output_tree  # noqa: E402
+from benchmarks.child.accuracy import check, eager_comparison, golden, output_tree  # noqa: E402
 
 Pair = collections.namedtuple("Pair", "left right")
 
@@ -55,7 +56,7 @@ def test_one_path_syntax_names_a_tensor_alike_in_every_check():
     assert set(output_tree.leaves(output_tree.to_cpu(ref), "output")) >= {where, "output['x'][0]"}
     upstream = eager_comparison.compare(output_tree.to_cpu(ref), output_tree.to_cpu(out))
     assert upstream.mismatches == [] and upstream.mean_rel_error > 0  # a numeric difference, not a structure one
-    harness = accuracy_check.judge(output_tree.to_cpu(out), output_tree.to_cpu(ref), None, 1e-4)
+    harness = check.judge(output_tree.to_cpu(out), output_tree.to_cpu(ref), None, 1e-4)
     assert not harness.passed and harness.failures[0].startswith(where)
     stored = golden.compare(golden.cpu_copy(ref), golden.cpu_copy(out), 1e-4, 1e-3)
     assert stored.status()[0] == "fail_golden" and stored.outside == 6
@@ -69,5 +70,5 @@ def test_lists_and_tuples_are_both_sequences_for_every_check():
     as_tuple, as_list = output_tree.to_cpu((t, 1)), output_tree.to_cpu([t, 1])
     assert isinstance(as_tuple, tuple) and isinstance(as_list, list)
     assert eager_comparison.compare(as_tuple, as_list).identical
-    assert accuracy_check.judge(as_list, as_tuple, None, 1e-4).passed
+    assert check.judge(as_list, as_tuple, None, 1e-4).passed
     assert golden.compare(golden.cpu_copy((t, 1)), golden.cpu_copy([t, 1]), 0.0, 0.0).status() == ("pass", None)

@@ -7,8 +7,9 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from benchmarks.child import golden, inputs_outputs, tensor_layout  # noqa: E402
-from benchmarks.features.dynamic import child as dynamic_child
+from benchmarks.child import inputs_outputs, tensor_layout  # noqa: E402
+from benchmarks.child.accuracy import golden  # noqa: E402
+from benchmarks.features.dynamic import child as dynamic_child  # noqa: E402
 
 
 def channels_last(*shape, dtype=torch.float32):

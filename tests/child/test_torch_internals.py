@@ -77,7 +77,7 @@ def test_a_fork_servers_child_without_inductors_compile_thread_rule_runs_and_say
     costs the compile-thread setting (absent, with why), not the child."""
     code = ("import torch._inductor.config as config\n"
             "vars(config).pop(\"decide_compile_threads\")\n"
-            "from benchmarks.child import torch_internals, zygote\n"
+            "from benchmarks.child import torch_internals\nfrom benchmarks.fork_server import zygote\n"
             "zygote.apply_runtime_settings(threads_changed=False)\n"
             "print(json.dumps(torch_internals.absent()))\n")
     done = subprocess.run([PYTHON, "-c", "import json\n" + code], capture_output=True, text=True, cwd=ROOT,

@@ -236,7 +236,7 @@ def test_bad_verify_flags_are_one_line_and_exit_2():
 def test_compare_figures_on_real_tensors():
     import torch
 
-    from benchmarks.child import eager_comparison, output_tree, verify, verify_outputs
+    from benchmarks.child.accuracy import eager_comparison, output_tree, verify, verify_outputs
 
     ref = {"a": torch.tensor([1.0, -2.0, 0.0, 4.0]), "b": (torch.tensor([[10.0]]), 3, "x")}
     out = {"a": torch.tensor([1.5, -2.0, 0.0, 4.0]), "b": (torch.tensor([[9.0]]), 3, "x")}
@@ -268,7 +268,7 @@ def test_compare_figures_on_real_tensors():
 def test_boolean_masks_are_compared_by_overlap_but_eager_runs_must_match_exactly():
     import torch
 
-    from benchmarks.child import eager_comparison
+    from benchmarks.child.accuracy import eager_comparison
 
     mask = torch.zeros(10000, dtype=torch.bool)
     mask[:5000] = True
@@ -290,7 +290,7 @@ def test_boolean_masks_are_compared_by_overlap_but_eager_runs_must_match_exactly
 def test_structure_mismatches_say_where():
     import torch
 
-    from benchmarks.child import eager_comparison, output_tree, verify, verify_outputs
+    from benchmarks.child.accuracy import eager_comparison, output_tree, verify, verify_outputs
 
     Pair = collections.namedtuple("Pair", "left right")
 
@@ -326,7 +326,7 @@ def test_structure_mismatches_say_where():
 def test_to_cpu_tree_copies_so_no_view_keeps_a_model_alive():
     import torch
 
-    from benchmarks.child import eager_comparison, output_tree, verify, verify_outputs
+    from benchmarks.child.accuracy import eager_comparison, output_tree, verify, verify_outputs
 
     weight = torch.nn.Parameter(torch.ones(4))
     copied = output_tree.to_cpu({"view": weight[:2]})
@@ -352,7 +352,8 @@ def options(**overrides):
 def test_eager_reference_is_on_the_cpu_and_its_models_are_freed():
     import torch
 
-    from benchmarks.child import single_config, eager_comparison, verify, verify_outputs
+    from benchmarks.child import single_config
+    from benchmarks.child.accuracy import eager_comparison, verify, verify_outputs
     from benchmarks.suites import load_suite
 
     built, phases = [], []
@@ -381,7 +382,8 @@ def run_declared_random(tolerance, **flags):
     `flags`: VerifyOptions (the --verify flags)."""
     import torch
 
-    from benchmarks.child import measured_loop, eager_comparison, verify, verify_outputs
+    from benchmarks.child import measured_loop
+    from benchmarks.child.accuracy import eager_comparison, verify, verify_outputs
     from benchmarks.suites import BenchmarkModel
     from benchmarks.suites.faults_models import RandomOutput
 
@@ -426,7 +428,7 @@ def test_each_rule_has_its_own_override_flag():
 
 
 def test_an_eager_reference_the_suite_skips_is_not_a_failure():
-    from benchmarks.child import eager_comparison, output_tree, verify, verify_outputs
+    from benchmarks.child.accuracy import eager_comparison, output_tree, verify, verify_outputs
     from benchmarks.suites import ModelSkipped
 
     def build(experiment):
@@ -443,7 +445,8 @@ def test_an_eager_reference_the_suite_skips_is_not_a_failure():
 def test_train_result_is_the_same_with_collect_full_output():
     import torch
 
-    from benchmarks.child import backends, measured_loop, eager_comparison, verify, verify_outputs
+    from benchmarks.child import backends, measured_loop
+    from benchmarks.child.accuracy import eager_comparison, verify, verify_outputs
     from benchmarks.suites import load_suite
 
     experiment = eval_experiment("train")

@@ -111,7 +111,7 @@ def test_freezing_is_inductors_inference_only(dynamo, test, freezing):
 def test_an_eager_run_that_raises_gets_the_harness_status_of_that_run():
     import torch
 
-    from benchmarks.child.verify import eager_failure_status
+    from benchmarks.child.accuracy.verify import eager_failure_status
 
     assert eager_failure_status(0, RuntimeError("x")) == "eager_fail_to_run"  # the model could not be built
     assert eager_failure_status(1, RuntimeError("x")) == "eager_1st_run_fail"
@@ -192,8 +192,8 @@ def test_every_verify_record_says_which_rule_judged_it_or_why_none_did(ruled):
 def test_question_answering_outputs_are_judged_by_their_loss_alone():
     import torch
 
-    from benchmarks.child.accuracy_check import judge
-    from benchmarks.child.eager_comparison import Node
+    from benchmarks.child.accuracy.check import judge
+    from benchmarks.child.accuracy.eager_comparison import Node
 
     def output(loss, logits):
         return Node("QuestionAnsweringModelOutput", {"loss": torch.tensor(loss), "start_logits": logits})
@@ -210,22 +210,22 @@ def test_question_answering_outputs_are_judged_by_their_loss_alone():
 def test_larger_and_forced_multipliers_and_cosine_by_the_rule():
     import torch
 
-    from benchmarks.child import accuracy_check
+    from benchmarks.child.accuracy import check
 
     small, medium = torch.zeros(10), torch.zeros(500)
-    assert accuracy_check.multiplier(small, small, 10, 1e-4) == 3.0
-    assert accuracy_check.multiplier(small, small, 10, 1e-4, larger_for_small=True) == 10.0
-    assert accuracy_check.multiplier(medium, medium, 500, 1e-4, larger_for_small=True) == 8.0
-    assert accuracy_check.multiplier(torch.zeros(5000), torch.zeros(5000), 5000, 1e-4, force_max=True) == 10.0
+    assert check.multiplier(small, small, 10, 1e-4) == 3.0
+    assert check.multiplier(small, small, 10, 1e-4, larger_for_small=True) == 10.0
+    assert check.multiplier(medium, medium, 500, 1e-4, larger_for_small=True) == 8.0
+    assert check.multiplier(torch.zeros(5000), torch.zeros(5000), 5000, 1e-4, force_max=True) == 10.0
     generator = torch.Generator().manual_seed(0)
     fp64 = torch.randn(400, generator=generator, dtype=torch.float64)
     eager = fp64 + 1e-3 * torch.randn(400, generator=generator, dtype=torch.float64)
     worse = fp64 + 5e-3 * torch.randn(400, generator=generator, dtype=torch.float64)  # ~5x eager's error
-    assert not accuracy_check.judge(worse.float(), eager.float(), fp64, 1e-4).passed  # multiplier 3
-    assert accuracy_check.judge(worse.float(), eager.float(), fp64, 1e-4,
-                                options=accuracy_check.Options(larger_for_small=True)).passed  # 8
-    by_cosine = accuracy_check.judge(worse.float(), eager.float(), fp64, 1e-4,
-                                     options=accuracy_check.Options(cosine=True))
+    assert not check.judge(worse.float(), eager.float(), fp64, 1e-4).passed  # multiplier 3
+    assert check.judge(worse.float(), eager.float(), fp64, 1e-4,
+                       options=check.Options(larger_for_small=True)).passed  # 8
+    by_cosine = check.judge(worse.float(), eager.float(), fp64, 1e-4,
+                            options=check.Options(cosine=True))
     assert by_cosine.passed and by_cosine.reference == "cosine" and by_cosine.rmse is None
 
 

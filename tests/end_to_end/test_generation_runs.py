@@ -1,4 +1,5 @@
-"""The LLM rows run by generate, for real (child/generation.py, child/generation_verify.py): every architecture at
+"""The LLM rows run by generate, for real (child/generation.py, child/accuracy/generation_verify.py): every
+architecture at
 full width with 2 layers generates a few tokens eagerly, and under Inductor with eager as --verify's reference (all
 seven in the slow tier, `make test-slow`; whisper and gpt-oss in `make test`); the full-depth
 Qwen3-0.6B at 32 prompt and 16 new tokens; the harness's whole generate under dynamo; the figures, facts and verdicts

@@ -81,11 +81,12 @@ def test_a_torchao_that_does_not_load_makes_quantized_configs_skips_saying_why(t
 def test_a_module_the_fork_server_cannot_preload_is_left_to_its_children_and_it_serves(tmp_path):
     """A preload that fails (a package built for another torch, say) is not the server's to die of: its log says
     which and why, and it forks children as ever (each imports what it needs itself, failing or not)."""
-    from benchmarks.runner import fork_server, launcher
+    from benchmarks.fork_server import client
+    from benchmarks.runner import launcher
 
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
-    spec = fork_server.ServerSpec("torch", tuple(sorted(env.items())), (PYTHON, "-m", "benchmarks"))
-    server = fork_server.ForkServer(spec, str(tmp_path / "server.log"), preloads=("benchmarks.no_such_module",))
+    spec = client.ServerSpec("torch", tuple(sorted(env.items())), (PYTHON, "-m", "benchmarks"))
+    server = client.ForkServer(spec, str(tmp_path / "server.log"), preloads=("benchmarks.no_such_module",))
     read_end, write_end = os.pipe()
     try:
         with open(tmp_path / "child.log", "wb") as output:

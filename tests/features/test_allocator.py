@@ -13,8 +13,8 @@ from benchmarks.config.experiment_config import ExperimentConfig
 from benchmarks.config.process_env import child_environment
 from benchmarks.config.run_options import RunOptions
 from benchmarks.features import allocator
+from benchmarks.fork_server import client
 from benchmarks.results.records import fingerprint
-from benchmarks.runner import fork_server
 from helpers import PYTHON, ROOT, read_jsonl, run_runner
 
 ENTRY = [PYTHON, str(ROOT / "experiment_runner.py")]
@@ -67,7 +67,7 @@ def test_configs_of_different_policies_get_different_fork_servers_started_under_
     for name in ("glibc", "system"):
         experiment = ExperimentConfig("cpu", None, None, "eval", allocator=name)
         env = child_environment(experiment, RunOptions(), dict(os.environ), {"suite_name": "dummy", "model_name": "mlp"})
-        specs[name] = fork_server.server_spec(experiment, RunOptions(), env, ENTRY + ["--repeat=1"], ENTRY)
+        specs[name] = client.server_spec(experiment, RunOptions(), env, ENTRY + ["--repeat=1"], ENTRY)
     assert specs["glibc"] is not None and specs["system"] is not None and specs["glibc"] != specs["system"]
     glibc_env = dict(specs["glibc"].env)  # what the server process is started with (ForkServer: env=spec.env)
     assert {k: glibc_env.get(k) for k in allocator.GLIBC_VARIABLES} == allocator.GLIBC_VARIABLES

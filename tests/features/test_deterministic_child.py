@@ -1,4 +1,4 @@
-"""--deterministic in the child (features/deterministic/child.py), its bitwise comparison (child/bitwise.py) and how the
+"""--deterministic in the child (features/deterministic/child.py), its bitwise comparison (child/accuracy/bitwise.py) and how the
 hooks' verdicts make the record's one (config_hooks.deciding): the hook turns torch's deterministic algorithms on
 and says so in the record, Inductor's `deterministic` setting is set or named absent, two runs of a model whose output
 changes every call fail naming the largest difference while a deterministic one passes (training from the same
@@ -14,7 +14,8 @@ from helpers import records_by_slug, run_runner, run_tool
 
 torch = pytest.importorskip("torch")
 
-from benchmarks.child import bitwise, measured_loop, torch_internals  # noqa: E402
+from benchmarks.child import measured_loop, torch_internals  # noqa: E402
+from benchmarks.child.accuracy import bitwise  # noqa: E402
 from benchmarks.child.config_hooks import Verdict, deciding  # noqa: E402
 from benchmarks.config.experiment_config import ExperimentConfig  # noqa: E402
 from benchmarks.features.deterministic import child as deterministic_child

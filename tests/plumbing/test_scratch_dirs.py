@@ -12,7 +12,7 @@ import psutil
 import pytest
 
 from benchmarks.plumbing import scratch_dirs
-from benchmarks.runner import artifact_shipping
+from benchmarks.runner.ray import artifact_shipping
 from helpers import PYTHON, ROOT, forked_configs, read_jsonl, run_runner, wait_for
 
 

@@ -113,6 +113,12 @@ def _outside(targets, *allowed) -> set:
             and (t not in packages or t == "benchmarks.suites")}
 
 
+# The fork server's parent half: what the runner may use of benchmarks/fork_server/ (the zygote is its child half).
+FORK_SERVER_PARENT_HALF = ("benchmarks.fork_server.client", "benchmarks.fork_server.node_servers",
+                           "benchmarks.fork_server.protocol")
+FORK_SERVER_CHILD_HALF = "benchmarks.fork_server.zygote"
+
+
 # What each tool folder may import from the library (docs/architecture.md, "Layout"). The runner is the
 # parent and the child its single-config process: neither imports the other; only the entry point
 # (benchmarks/__main__.py) knows both.
@@ -125,10 +131,14 @@ ALLOWED_IMPORTS = {
     # a suite builds models: it reads the config, never a record
     "benchmarks.suites": ("benchmarks.suites", "benchmarks.config", "benchmarks.plumbing", "benchmarks.child.backends",
                           FEATURES),
-    "benchmarks.runner": ("benchmarks.runner", *SHARED, FEATURES, "benchmarks.suites"),
+    "benchmarks.runner": ("benchmarks.runner", *SHARED, FEATURES, "benchmarks.suites", *FORK_SERVER_PARENT_HALF),
     "benchmarks.child": ("benchmarks.child", *SHARED, FEATURES, "benchmarks.suites"),
     # a declaration: plumbing, config and other declarations; a child half: what the child's own modules may
     "benchmarks.features": ("benchmarks.child", *SHARED, FEATURES, "benchmarks.suites"),
+    # the fork server, one package of two halves (their own rule below): the parent's runs children through the
+    # runner's launcher; the child's (the zygote) reads torch through the child's guard
+    "benchmarks.fork_server": ("benchmarks.fork_server", *SHARED, FEATURES, "benchmarks.suites",
+                               "benchmarks.runner.launcher", "benchmarks.child.torch_internals"),
     "benchmarks.analyzer": ("benchmarks.analyzer", *SHARED, FEATURES),
     "benchmarks.aggregate": ("benchmarks.aggregate", *SHARED, FEATURES),
     "benchmarks.compare": ("benchmarks.compare", *SHARED, FEATURES),
@@ -180,6 +190,28 @@ def test_a_feature_is_a_config_layer_declaration_and_a_child_layer_child_half():
 
 def _imported_names(node) -> list:
     return [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+
+
+def test_the_fork_server_halves_keep_to_their_sides():
+    """benchmarks/fork_server/: the parent's half (every module but the zygote) imports nothing of the child, and
+    nothing of the parent (runner/, the parent's half) imports the zygote, which the parent starts by name
+    (`python -m`); the zygote imports no runner nor the parent's half, only the messages they share; the runner
+    may use the parent's half, the child may not (it would be the runner's)."""
+    graph = import_graph()
+    parent = {m: t for m, t in _imports_of("benchmarks.fork_server", graph).items() if m != FORK_SERVER_CHILD_HALF}
+    assert set(parent) == set(FORK_SERVER_PARENT_HALF) and FORK_SERVER_CHILD_HALF in graph
+    for module, targets in {**parent, **_imports_of("benchmarks.runner", graph)}.items():
+        assert not {t for t in targets if t.startswith("benchmarks.child") or t == FORK_SERVER_CHILD_HALF}, module
+    for module in parent:
+        path = LIBRARY.parent / (module.replace(".", "/") + ".py")
+        names = {alias.name for node in source_nodes(path) if isinstance(node, ast.Import) for alias in node.names}
+        names |= {node.module for node in source_nodes(path) if isinstance(node, ast.ImportFrom) and node.module}
+        assert not {n for n in names if n.split(".")[0] in ("torch", "torch_xla")}, f"{module} imports torch"
+    zygote = graph[FORK_SERVER_CHILD_HALF]
+    shared = "benchmarks.fork_server.protocol"  # the messages: both halves name them
+    assert not {t for t in zygote if t.startswith("benchmarks.runner") or (t in parent and t != shared)}, zygote
+    for module, targets in _imports_of("benchmarks.child", graph).items():
+        assert not {t for t in targets if t.startswith("benchmarks.fork_server")}, (module, targets)
 
 
 def test_the_layout_rule_catches_a_function_level_import_of_the_child(tmp_path):

@@ -145,7 +145,7 @@ PROGRESS = re.compile(r"\[\d+/\d+\] (\S+) cpu-(\S+?)-eval\S*: (\S+?)[,: ]")
 def runs(tmp_path_factory):
     """A golden saved; a sweep that passes (eager, aot_eager; --verify and --golden); the golden perturbed by 1 %
     and the faults armed (the same configs: the environment arms them); the same sweep again; then every tool."""
-    from benchmarks.child import tensor_tree_file
+    from benchmarks.child.accuracy import tensor_tree_file
 
     root = tmp_path_factory.mktemp("verdict")
     store, base, mine = root / "store", root / "base", root / "mine"

@@ -10,8 +10,8 @@ import textwrap
 import pytest
 
 from benchmarks.plumbing.safe_paths import PathEscapes, inside
-from benchmarks.runner import artifact_shipping, node_cores, ray_join
 from benchmarks.runner.job_resources import ResourceError, split_cores
+from benchmarks.runner.ray import artifact_shipping, join, node_cores
 from helpers import ROOT, call_runner, usable_cores, wait_for
 
 
@@ -30,7 +30,7 @@ def test_tasks_of_a_sweep_hold_disjoint_cores_and_a_killed_holder_frees_them(swe
     first.release()
     holder = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
         import time
-        from benchmarks.runner import node_cores
+        from benchmarks.runner.ray import node_cores
         held = node_cores.take({sweep_id!r}, 2, [0, 1, 2, 3])
         print(held.cores, flush=True)
         time.sleep(600)
@@ -98,27 +98,27 @@ def test_a_shipped_file_that_can_not_be_written_is_left_behind_and_the_others_la
 
 def test_only_a_plain_host_and_port_is_checked_before_ray_joins():
     for address in ("auto", "ray://127.0.0.1:10001", "127.0.0.1"):  # Ray's to understand
-        ray_join.check_reachable(address)
+        join.check_reachable(address)
     import socket
 
     with socket.socket(socket.AF_INET6) as probe:  # a free IPv6 port: nothing answers there
         probe.bind(("::1", 0))
         port = probe.getsockname()[1]
-    with pytest.raises(ray_join.UsageError, match=r"cannot reach the Ray cluster at \[::1\]:\d+: Connection refused"):
-        ray_join.check_reachable(f"[::1]:{port}")
+    with pytest.raises(join.UsageError, match=r"cannot reach the Ray cluster at \[::1\]:\d+: Connection refused"):
+        join.check_reachable(f"[::1]:{port}")
 
 
 def test_a_cluster_token_is_found_where_ray_looks_for_it(tmp_path):
     home = tmp_path / "home"
     environ = {"HOME": str(home)}
-    assert ray_join.token_source(environ) is None and ray_join.ask_for_token_mode(environ) is None
+    assert join.token_source(environ) is None and join.ask_for_token_mode(environ) is None
     assert "RAY_AUTH_MODE" not in environ
     (home / ".ray").mkdir(parents=True)
     (home / ".ray" / "auth_token").write_text("a" * 32)
-    assert ray_join.ask_for_token_mode(environ) == str(home / ".ray" / "auth_token")
+    assert join.ask_for_token_mode(environ) == str(home / ".ray" / "auth_token")
     assert environ["RAY_AUTH_MODE"] == "token"
     explicit = {"RAY_AUTH_TOKEN": "b" * 32, "RAY_AUTH_MODE": "disabled"}
-    assert ray_join.ask_for_token_mode(explicit) == "$RAY_AUTH_TOKEN" and explicit["RAY_AUTH_MODE"] == "disabled"
+    assert join.ask_for_token_mode(explicit) == "$RAY_AUTH_TOKEN" and explicit["RAY_AUTH_MODE"] == "disabled"
 
 
 def test_cores_per_job_sets_the_size_of_each_group():

@@ -107,7 +107,7 @@ def test_a_stale_cluster_file_does_not_stop_a_sweep_starting_its_own_ray(tmp_pat
 
 
 # The simulated cluster runs without token authentication; a driver on a machine where a token exists would ask
-# for token mode (runner/ray_join.py), in which Ray starts its tasks but none of its actors (the nodes' fork servers).
+# for token mode (runner/ray/join.py), in which Ray starts its tasks but none of its actors (the nodes' fork servers).
 CLUSTER_ENV = dict(os.environ, RAY_AUTH_MODE="disabled")
 
 
@@ -184,7 +184,7 @@ def test_a_killed_driver_leaves_no_child_on_any_node(cluster, tmp_path):
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=CLUSTER_ENV)
     children = wait_for(lambda: len(ray_children(driver.pid)) == 2 and ray_children(driver.pid), timeout=180,
                         what="a child on each node")
-    assert all("benchmarks.child.zygote" in " ".join(c.cmdline()) for c in children)  # forked by each node's server
+    assert all("benchmarks.fork_server.zygote" in " ".join(c.cmdline()) for c in children)  # forked by each node's server
     driver.send_signal(signal.SIGKILL)
     driver.wait()
     wait_for(lambda: not ray_children(driver.pid), timeout=60, what="every child to be gone")

@@ -257,7 +257,7 @@ def test_a_cores_lock_is_not_opened_through_a_link(tmp_path, monkeypatch):
     import tempfile
 
     from benchmarks.plumbing.safe_paths import LinkRefused
-    from benchmarks.runner import node_cores
+    from benchmarks.runner.ray import node_cores
 
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     directory = node_cores.lock_dir("sweep")
@@ -415,7 +415,7 @@ def golden_entry(tmp_path):
     """An entry folder with a real inputs file, and a valid tensor file outside it."""
     import torch
 
-    from benchmarks.child import tensor_tree_file
+    from benchmarks.child.accuracy import tensor_tree_file
 
     entry = tmp_path / "golden" / "entry"
     entry.mkdir(parents=True)
@@ -426,7 +426,7 @@ def golden_entry(tmp_path):
 
 @pytest.mark.parametrize("named", ["absolute", "dotdot"])
 def test_a_golden_manifest_cannot_name_a_file_outside_its_entry(tmp_path, named):
-    from benchmarks.child import golden_store
+    from benchmarks.child.accuracy import golden_store
 
     entry = golden_entry(tmp_path)
     outside = tmp_path / "outside.safetensors"
@@ -446,7 +446,7 @@ def test_a_fifo_as_a_golden_tensor_file_is_refused_not_waited_on(tmp_path):
     entry = golden_entry(tmp_path)
     os.remove(entry / "inputs.safetensors")
     os.mkfifo(entry / "inputs.safetensors")
-    code = ("import sys; from benchmarks.child import golden_store\n"
+    code = ("import sys; from benchmarks.child.accuracy import golden_store\n"
             "try:\n    golden_store.read_tree(sys.argv[1], {}, 'inputs')\n"
             "except golden_store.GoldenRefused as exc:\n    print('refused:', exc)\n")
     try:
@@ -458,7 +458,7 @@ def test_a_fifo_as_a_golden_tensor_file_is_refused_not_waited_on(tmp_path):
 
 
 def test_a_fifo_as_a_golden_manifest_is_refused_not_waited_on(tmp_path):
-    from benchmarks.child import golden_store
+    from benchmarks.child.accuracy import golden_store
 
     entry = golden_entry(tmp_path)
     os.mkfifo(entry / golden_store.MANIFEST)
@@ -472,7 +472,7 @@ def test_a_tensor_file_nested_too_deep_is_a_damaged_file(tmp_path, structure):
     import torch
     from safetensors.torch import save_file
 
-    from benchmarks.child import golden_store, tensor_tree_file
+    from benchmarks.child.accuracy import golden_store, tensor_tree_file
 
     entry = golden_entry(tmp_path)
     text = {"deep": '{"list": [' * 50_000 + "]}" * 50_000, "bad_pairs": '{"dict": [1, 2]}'}[structure]

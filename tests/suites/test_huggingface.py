@@ -88,7 +88,7 @@ def test_llm_rows_carry_their_lengths_and_what_they_compile_and_no_other_config_
     qwen = suite.experiment_for({"model_name": "Qwen/Qwen3-0.6B"}, inductor)
     assert (qwen.prompt_tokens, qwen.new_tokens, qwen.generation_compile) == (1000, 2000, "generate")
     asked = inductor.with_(prompt_tokens=32, new_tokens=16, generation_compile="forward")
-    assert suite.experiment_for({"model_name": "Qwen/Qwen3-0.6B"}, asked) == asked  # idempotent: the child asks again
+    assert suite.experiment_for({"model_name": "Qwen/Qwen3-0.6B"}, asked) == asked  # idempotent (Suite.resolve)
     eager = suite.experiment_for({"model_name": "openai/whisper-tiny"}, asked.with_(dynamo=None))
     assert (eager.prompt_tokens, eager.new_tokens, eager.generation_compile) == (None, 16, None)  # its prompt is audio
     bert = suite.experiment_for({"model_name": "BertForMaskedLM"}, asked)
@@ -234,7 +234,7 @@ TINY_BART = ('{"encoder_layers": 1, "decoder_layers": 1, "d_model": 16, "encoder
 @pytest.mark.integration
 @pytest.mark.requires_loadable_torchvision
 def test_bart_runs_on_the_labels_as_its_decoder_inputs_and_the_record_says_so(tmp_path):
-    from benchmarks.child import golden_store, tensor_tree_file
+    from benchmarks.child.accuracy import golden_store, tensor_tree_file
 
     store = tmp_path / "golden"
     run_runner("--suite-name=huggingface", "-k", "^BartForConditionalGeneration$", "--accelerator=cpu", "--xla=None",

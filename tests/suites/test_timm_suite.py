@@ -127,7 +127,7 @@ def test_images_are_the_harness_recipe_whatever_seed_the_process_holds():
 @pytest.mark.integration
 @pytest.mark.requires_torchvision
 def test_the_record_and_the_stored_inputs_show_the_size_that_ran(tmp_path):
-    from benchmarks.child import golden_store, tensor_tree_file
+    from benchmarks.child.accuracy import golden_store, tensor_tree_file
 
     store = tmp_path / "golden"
     run_runner("--suite-name=timm", "-k", SIZED, "--accelerator=cpu", "--xla=None", "--dynamo=None", "--test=eval",

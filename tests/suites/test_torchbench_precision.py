@@ -85,6 +85,20 @@ def test_the_suite_gives_the_reason_only_where_the_precision_differs():
     assert other.precision_reason({"suite_name": "dummy", "model_name": "mlp"}, exp()) is None
 
 
+def test_one_resolution_gives_the_experiment_and_the_reason_and_resolves_to_itself():
+    """Suite.resolve, the one resolution the plan and a config by hand share: the precision and its reason, the
+    training step; the resolved config resolves to itself, with no reason (its child is given it resolved)."""
+    suite = load_suite("torchbench")
+    qat = {"suite_name": "torchbench", "model_name": QAT}
+    resolved, why = suite.resolve(qat, exp())
+    assert resolved.precision == "fp32" and "can't run" in why and resolved.train_step is None
+    assert suite.resolve(qat, resolved) == (resolved, None)
+    train, _ = suite.resolve(qat, exp(test="train"))
+    assert train.train_step == suite.default_train_step and suite.resolve(qat, train) == (train, None)
+    dummy = load_suite("dummy")
+    assert dummy.resolve({"suite_name": "dummy", "model_name": "mlp"}, exp()) == (exp(precision="fp32"), None)
+
+
 @pytest.fixture(scope="module")
 def checkout(tmp_path_factory):
     root = tmp_path_factory.mktemp("tb_checkout")

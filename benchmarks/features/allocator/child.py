@@ -4,7 +4,7 @@ record's `environment.allocator`, and a config by hand restarted under its polic
 
 glibc reads its MALLOC_*_ thresholds, and the dynamic loader LD_PRELOAD, when a process starts; what counts is the
 environment the process was started with (/proc/self/environ), not os.environ. A forked child's is its fork
-server's, which was started under the policy (runner/fork_server.py keys servers by it).
+server's, which was started under the policy (fork_server/client.py keys servers by it).
 """
 
 from __future__ import annotations

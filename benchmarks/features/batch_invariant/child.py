@@ -12,9 +12,10 @@ from __future__ import annotations
 import logging
 from typing import Optional
 
-from benchmarks.child import bitwise, torch_internals
+from benchmarks.child import torch_internals
+from benchmarks.child.accuracy import bitwise
+from benchmarks.child.accuracy.output_tree import Pairs, leaves
 from benchmarks.child.config_hooks import Hook, HookRun, Verdict
-from benchmarks.child.output_tree import Pairs, leaves
 from benchmarks.config import backend_registry
 from benchmarks.features import batch_invariant
 from benchmarks.features.compile_options import child as compile_options_child
@@ -135,7 +136,7 @@ class _Forward:
     def at(self, size: int):
         """The output on the first `size` rows of every batched input, on the CPU."""
         from benchmarks.child import backends, measured_loop
-        from benchmarks.child.output_tree import to_cpu
+        from benchmarks.child.accuracy.output_tree import to_cpu
 
         full = self.run.bm.batch_size
         self.inputs = (dynamic_child.resized(self.run.args, full, size), dynamic_child.resized(self.run.kwargs, full,

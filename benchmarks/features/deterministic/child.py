@@ -18,7 +18,8 @@ import os
 import re
 from typing import Optional
 
-from benchmarks.child import bitwise, torch_internals
+from benchmarks.child import torch_internals
+from benchmarks.child.accuracy import bitwise
 from benchmarks.child.config_hooks import Hook, HookRun, Verdict
 from benchmarks.config import backend_registry
 from benchmarks.features import deterministic
@@ -74,7 +75,7 @@ class DeterministicMode(Hook):
     def check(self, run: HookRun) -> None:
         """The config's step twice, from the same seed, inputs and weights: are the outputs bitwise equal?"""
         from benchmarks.child import backends, measured_loop
-        from benchmarks.child.verify_outputs import collect, root_name
+        from benchmarks.child.accuracy.verify_outputs import collect, root_name
 
         run.channel.set_phase("verify")
         weights = _snapshot(run.module) if run.experiment.test == "train" else None

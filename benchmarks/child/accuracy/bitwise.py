@@ -9,7 +9,7 @@ import dataclasses
 import math
 from typing import Any, Optional
 
-from benchmarks.child.output_tree import Pairs, pairs
+from benchmarks.child.accuracy.output_tree import Pairs, pairs
 
 
 @dataclasses.dataclass

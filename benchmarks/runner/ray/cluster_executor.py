@@ -2,9 +2,9 @@
 
 One Ray task per config declares what it needs (--cores-per-job CPUs, num_gpus for CUDA configs, a `TPU`
 resource for TPU configs) and runs the same single-config child command through the same launcher as a
-local run, on the node Ray picks (`ray_task.run_on_node`: its cores pinned, its files shipped home), so
+local run, on the node Ray picks (`task.run_on_node`: its cores pinned, its files shipped home), so
 isolation, timeout, memory limit, process-group kill and the pipe hand-back are one code. With --launch=fork
-each node forks its children from its own fork servers (`node_fork_servers`: one actor per node, owned by this
+each node forks its children from its own fork servers (`fork_server.node_servers`: one actor per node, owned by this
 driver, started when the first forkable config is submitted). The task returns the
 child's result, its log and its files; the parent (the driver) writes them where a local run puts them and
 appends the record: it stays the only writer. --jobs caps the tasks in flight.
@@ -15,8 +15,8 @@ wrote its node in Ray's key-value store as it started), and its record says so
 (`environment.executor.retries`, `lost_on`); a second loss is a `crash` record (`ExecutorLost`). A
 config whose own child crashed is not retried: the child's end is an ordinary result. Ctrl-C cancels every
 task. When the sweep ends, a small task on every live node removes the sweep's scratch there and what dead
-sweeps left (`ray_task.tidy_node`), and the driver the sweep's empty directories under --artifacts-uri.
-How to join a cluster: `ray_join` (token, stale files). Every node needs the same environment and model
+sweeps left (`task.tidy_node`), and the driver the sweep's empty directories under --artifacts-uri.
+How to join a cluster: `ray.join` (token, stale files). Every node needs the same environment and model
 sources at the same paths (docs/parallel.md).
 """
 
@@ -28,14 +28,16 @@ import socket
 from typing import Optional
 
 from benchmarks.config.run_options import RunOptions
+from benchmarks.fork_server import client, node_servers
 from benchmarks.plumbing import cli_support, disk_writes, environment_variables, machine_facts, output_paths, scratch_dirs
 from benchmarks.plumbing.cli_support import UsageError
 from benchmarks.plumbing.cpu_affinity import usable_cores
 from benchmarks.plumbing.safe_paths import inside
-from benchmarks.runner import artifact_shipping, fork_server, launcher, node_fork_servers, ray_join, ray_task
+from benchmarks.runner import launcher
 from benchmarks.runner.executor import Finished, Job
+from benchmarks.runner.ray import artifact_shipping, join, task
 
-log = logging.getLogger("benchmarks.runner.ray_executor")
+log = logging.getLogger("benchmarks.runner.ray.cluster_executor")
 
 RETRIES = 1  # runs more of a config whose task the infrastructure lost
 TIDY_SECONDS = 30.0  # how long the driver waits for the nodes to remove the sweep's scratch
@@ -47,22 +49,22 @@ class RayExecutor:
     def __init__(self, options: RunOptions, fork_preloads: tuple = ()):
         self.address = options.ray_address or os.environ.get("RAY_ADDRESS") or None
         if self.address:
-            ray_join.check_reachable(self.address)
+            join.check_reachable(self.address)
         problem = options.artifacts_uri and artifact_shipping.check_uri(options.artifacts_uri)
         if problem:
             raise UsageError(problem)
-        token = ray_join.ask_for_token_mode() if self.address else None  # before Ray reads its config
+        token = join.ask_for_token_mode() if self.address else None  # before Ray reads its config
         try:
             import ray
         except ImportError:
             raise UsageError("--executor=ray needs Ray: pip install -e '.[ray]' (make env installs it)") from None
         self.ray = ray
-        self.fork = options.launch == "fork" and fork_server.available()
+        self.fork = options.launch == "fork" and client.available()
         self.fork_preloads = tuple(fork_preloads)
         self._node_servers: Optional[dict] = None  # node id -> its fork servers' actor, once a config may fork
         self._starting: dict = {}  # actor readiness ref -> node id, until the actor has started (or failed to)
         self.token_source = token
-        self.token = token if os.environ.get(ray_join.AUTH_MODE) == "token" else None
+        self.token = token if os.environ.get(join.AUTH_MODE) == "token" else None
         self._saved_python_path = None
         self.sweep_id = None
         # object ref -> (job, running beside at start, attempt, cause of the last loss, the node it was lost on)
@@ -85,8 +87,8 @@ class RayExecutor:
             # The CPUs this process may run on (taskset, a cgroup's cpuset), not the machine's: a Ray of its own
             # runs no more tasks at once than there are cores to run them.
             where = {"num_cpus": len(usable_cores())}
-        ray_join.init(ray, self.address, self.token_source, **where)
-        self.remote = ray.remote(max_retries=0)(ray_task.run_on_node)
+        join.init(ray, self.address, self.token_source, **where)
+        self.remote = ray.remote(max_retries=0)(task.run_on_node)
         resources = ray.cluster_resources()
         self.cluster = {"CPU": int(resources.get("CPU", 0)), "GPU": int(resources.get("GPU", 0)),
                         "TPU": int(resources.get("TPU", 0))}
@@ -130,7 +132,7 @@ class RayExecutor:
     def _serve_node(self, node_id: str) -> None:
         """Start `node_id`'s fork servers' actor, if it has none yet."""
         if node_id and node_id not in self._node_servers:
-            actor = node_fork_servers.start(self.ray, self.sweep_id, node_id, self.fork_preloads)
+            actor = node_servers.start(self.ray, self.sweep_id, node_id, self.fork_preloads)
             self._node_servers[node_id] = actor
             if actor is not None:
                 self._starting[actor.__ray_ready__.remote()] = node_id
@@ -169,7 +171,7 @@ class RayExecutor:
     def _submit(self, job: Job, beside_at_start: int, attempt: int, cause: Optional[str],
                 avoid: Optional[str] = None) -> None:
         base = os.environ
-        spec = ray_task.TaskSpec(
+        spec = task.TaskSpec(
             argv=job.request.argv, env_changes={k: v for k, v in job.request.env.items() if base.get(k) != v},
             env_removed=[k for k in base if k not in job.request.env], timeout=job.request.timeout,
             memory_limit=job.request.memory_limit, cores=self.cores_per_job, sweep_id=self.sweep_id,
@@ -202,10 +204,10 @@ class RayExecutor:
         note is removed from the store."""
         from ray.experimental import internal_kv
 
-        key = ray_task.where_key(self.sweep_id, attempt_id)
+        key = task.where_key(self.sweep_id, attempt_id)
         try:
-            node = internal_kv._internal_kv_get(key, namespace=ray_task.WHERE_NAMESPACE)
-            internal_kv._internal_kv_del(key, namespace=ray_task.WHERE_NAMESPACE)
+            node = internal_kv._internal_kv_get(key, namespace=task.WHERE_NAMESPACE)
+            internal_kv._internal_kv_del(key, namespace=task.WHERE_NAMESPACE)
         except Exception as exc:  # the GCS is away: the retry goes wherever Ray finds room
             log.debug("where did %s run: %s", attempt_id, exc)
             return None
@@ -288,15 +290,15 @@ class RayExecutor:
             environment_variables.apply({"PYTHONPATH": self._saved_python_path})
 
     def _tidy(self, ending: bool, wait: bool) -> None:
-        """`ray_task.tidy_node` on every live node, as a task pinned there holding no CPU (a local instance: here):
+        """`task.tidy_node` on every live node, as a task pinned there holding no CPU (a local instance: here):
         the sweep's scratch when it is `ending`, what dead sweeps left in any case; `wait`: up to TIDY_SECONDS."""
         if not self.address:  # a local instance: its one node is this machine
-            for path in ray_task.tidy_node(self.sweep_id, ending):
+            for path in task.tidy_node(self.sweep_id, ending):
                 log.debug("removed scratch %s", path)
             return
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-        tidy = self.ray.remote(max_retries=0, num_cpus=0)(ray_task.tidy_node)
+        tidy = self.ray.remote(max_retries=0, num_cpus=0)(task.tidy_node)
         refs = []
         for node in self.ray.nodes():
             if node.get("Alive"):
@@ -319,7 +321,7 @@ class RayExecutor:
 
             try:  # the where-keys of tasks this sweep never collected (cancelled ones)
                 internal_kv._internal_kv_del(f"{self.sweep_id}/", del_by_prefix=True,
-                                             namespace=ray_task.WHERE_NAMESPACE)
+                                             namespace=task.WHERE_NAMESPACE)
             except Exception as exc:
                 log.debug("where-keys: %s", exc)
 
@@ -329,7 +331,7 @@ class RayExecutor:
             if actor is None:
                 continue
             try:
-                closed = self.ray.get(actor.close.remote(), timeout=node_fork_servers.CLOSE_SECONDS)
+                closed = self.ray.get(actor.close.remote(), timeout=node_servers.CLOSE_SECONDS)
             except Exception as exc:  # the node is gone, or the actor with it: its servers died with it
                 log.debug("fork servers of node %s: %s", node_id, exc)
                 continue

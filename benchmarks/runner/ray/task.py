@@ -8,7 +8,7 @@
 - A driver that is gone (killed): Ray ends the job's workers; the child dies with its worker
   (single_config.die_with_parent) and a watcher here kills its process group as soon as the job is over.
 - Where it runs: the task writes its node's id in Ray's key-value store first (`WHERE_NAMESPACE`), so the
-  driver can send a retry of a task whose worker died elsewhere (ray_executor).
+  driver can send a retry of a task whose worker died elsewhere (ray.cluster_executor).
 - Scratch: the task's output scratch keeps its log beside it until the task has packed its files, so a
   scratch with a log is a task that never finished; `tidy_node` (a task of its own on every node at the
   sweep's end) removes those, the sweep's core locks and empty directories, and what dead sweeps left.
@@ -23,8 +23,10 @@ import socket
 import tempfile
 import threading
 
+from benchmarks.fork_server import client, node_servers
 from benchmarks.plumbing import scratch_dirs
-from benchmarks.runner import artifact_shipping, fork_server, launcher, node_cores, node_fork_servers
+from benchmarks.runner import launcher
+from benchmarks.runner.ray import artifact_shipping, node_cores
 
 DRIVER_CHECK_SECONDS = 1.0
 WHERE_NAMESPACE = "ptbench-where"  # Ray's key-value store: "<sweep id>/<attempt id>" -> the node that ran it
@@ -90,12 +92,12 @@ def _watch_driver(ray, pid_box: dict, done: threading.Event) -> None:
 
 def _run_child(ray, spec: TaskSpec, request: launcher.ChildRequest, node_id: str) -> launcher.ChildResult:
     """Forked from this node's fork server when the config may fork and the node has its servers, else spawned."""
-    actor = node_fork_servers.lookup(ray, spec.sweep_id, node_id) if spec.fork else None
+    actor = node_servers.lookup(ray, spec.sweep_id, node_id) if spec.fork else None
     if actor is None:
         return launcher.run_child(request)
     kind, entry = spec.fork
-    server = fork_server.ServerSpec(kind, tuple(sorted(fork_server.before_import(request.env).items())), tuple(entry))
-    return node_fork_servers.run_child(ray, actor, dataclasses.replace(request, fork=server))
+    server = client.ServerSpec(kind, tuple(sorted(client.before_import(request.env).items())), tuple(entry))
+    return node_servers.run_child(ray, actor, dataclasses.replace(request, fork=server))
 
 
 def run_on_node(spec: TaskSpec) -> dict:
@@ -115,7 +117,7 @@ def run_on_node(spec: TaskSpec) -> dict:
         result = launcher.ChildResult(record=None, returncode=None, start_error=(
             f"--cores-per-job {spec.cores} is more than the {len(usable)} core(s) of node {node['node_ip']}"))
         return dict(node, result=dataclasses.asdict(result), log=b"", shipment={})
-    scratch_parent = node_fork_servers.node_scratch(spec.sweep_id)
+    scratch_parent = node_servers.node_scratch(spec.sweep_id)
     os.makedirs(scratch_parent, exist_ok=True)
     scratch = tempfile.mkdtemp(prefix="out-", dir=scratch_parent)
     pid_box, done = {}, threading.Event()
@@ -156,7 +158,7 @@ def tidy_node(sweep_id: str, ending: bool) -> list:
     if os.path.isdir(locks):
         shutil.rmtree(locks, ignore_errors=True)
         removed.append(locks)
-    scratch = node_fork_servers.node_scratch(sweep_id)
+    scratch = node_servers.node_scratch(sweep_id)
     if os.path.isdir(scratch):
         import ray
 
@@ -167,8 +169,8 @@ def tidy_node(sweep_id: str, ending: bool) -> list:
                 shutil.rmtree(path[:-len(".log")], ignore_errors=True)
                 os.remove(path)
                 removed.append(path[:-len(".log")])
-            elif (name.startswith(node_fork_servers.SERVERS_DIR)
-                  and not any(n.startswith(name[len(node_fork_servers.SERVERS_DIR):]) for n in alive)):
+            elif (name.startswith(node_servers.SERVERS_DIR)
+                  and not any(n.startswith(name[len(node_servers.SERVERS_DIR):]) for n in alive)):
                 # the servers of a node that left the cluster (nodes may share a machine): their actor died
                 # with the node, so their logs can't come home
                 shutil.rmtree(path, ignore_errors=True)

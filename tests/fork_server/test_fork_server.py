@@ -13,7 +13,7 @@ import pytest
 from benchmarks.config.experiment_config import ExperimentConfig
 from benchmarks.config.process_env import child_environment
 from benchmarks.config.run_options import DiagnosticsOptions, RunOptions
-from benchmarks.runner import fork_server
+from benchmarks.fork_server import client
 from helpers import PYTHON, ROOT, XLA, by_model, call_runner, forked_configs, processes_mentioning, read_jsonl, run_runner, \
     wait_for
 
@@ -26,7 +26,7 @@ ENTRY = [PYTHON, str(ROOT / "experiment_runner.py")]
 def spec_of(experiment, options=RunOptions(), extra_env=None):
     env = child_environment(experiment, options, dict(os.environ), {"suite_name": "dummy", "model_name": "mlp"})
     env.update(extra_env or {})
-    return fork_server.server_spec(experiment, options, env, ENTRY + ["--repeat=1"], ENTRY)
+    return client.server_spec(experiment, options, env, ENTRY + ["--repeat=1"], ENTRY)
 
 
 # ---------------------------------------------------------------- which configs fork (fast)
@@ -49,19 +49,19 @@ def test_configs_whose_environment_acts_before_import_torch_are_spawned():
     assert spec_of(ExperimentConfig("cpu", None, None, "eval"), extra_env={"LD_PRELOAD": "libx.so"}) is None
     experiment = ExperimentConfig("cpu", None, None, "eval")
     env = child_environment(experiment, RunOptions(), dict(os.environ))
-    assert fork_server.server_spec(experiment, RunOptions(), env, ["python", "other.py"], ENTRY) is None
+    assert client.server_spec(experiment, RunOptions(), env, ["python", "other.py"], ENTRY) is None
 
 
 def test_a_server_preloads_dynamo_and_inductor_only_when_its_sweep_needs_them():
     eval_eager, train_eager = ExperimentConfig("cpu", None, None, "eval"), ExperimentConfig("cpu", None, None, "train")
-    assert fork_server.preloads_for([eval_eager]) == ()
-    assert fork_server.preloads_for([eval_eager, train_eager]) == (fork_server.DYNAMO,)
-    assert fork_server.preloads_for([ExperimentConfig("cpu", "PJRT", "openxla", "eval")]) == (fork_server.DYNAMO,)
+    assert client.preloads_for([eval_eager]) == ()
+    assert client.preloads_for([eval_eager, train_eager]) == (client.DYNAMO,)
+    assert client.preloads_for([ExperimentConfig("cpu", "PJRT", "openxla", "eval")]) == (client.DYNAMO,)
     for backend in ("inductor", "aot_inductor"):  # on the CPU, the server probes the CPU for Inductor's code too
-        assert fork_server.preloads_for([eval_eager, ExperimentConfig("cpu", None, backend, "eval")]) == (
-            fork_server.DYNAMO, fork_server.INDUCTOR, fork_server.CPU_VEC_ISA_PROBE)
-        assert fork_server.preloads_for([ExperimentConfig("cuda", None, backend, "eval")]) == (
-            fork_server.DYNAMO, fork_server.INDUCTOR)
+        assert client.preloads_for([eval_eager, ExperimentConfig("cpu", None, backend, "eval")]) == (
+            client.DYNAMO, client.INDUCTOR, client.CPU_VEC_ISA_PROBE)
+        assert client.preloads_for([ExperimentConfig("cuda", None, backend, "eval")]) == (
+            client.DYNAMO, client.INDUCTOR)
 
 
 def test_a_bad_launch_value_is_one_line_and_exit_2(tmp_path):
@@ -77,7 +77,7 @@ def test_a_forked_child_ends_as_an_interpreter_would_without_tearing_its_modules
     the one asked for."""
     script = f"""
 import atexit, concurrent.futures, os, sys, threading, time, weakref
-from benchmarks.child import zygote
+from benchmarks.fork_server import zygote
 class Gone: pass
 dead = weakref.proxy(Gone())  # a weak proxy whose object is gone (Inductor's leave such): isinstance raises on it
 pid = os.fork()
@@ -161,7 +161,7 @@ def test_faults_in_forked_children_leave_the_server_and_the_sweep_intact(tmp_pat
 
 
 def fork_server_of(runner_pid: int):
-    for process in processes_mentioning("benchmarks.child.zygote"):
+    for process in processes_mentioning("benchmarks.fork_server.zygote"):
         if f"--parent-pid={runner_pid}" in process.cmdline():
             return process
     return None
@@ -252,16 +252,16 @@ CUDA_PROBE = ROOT / "tests" / "fixtures" / "fork_probe" / "cuda_fork_probe.py"
 
 def probe_server(tmp_path, kind: str, preloads: tuple, extra_env=None):
     """A real fork server of `kind` with the sweep's `preloads`, whose children run the CUDA probe entry point."""
-    env = fork_server.before_import(dict(os.environ, **(extra_env or {})))
+    env = client.before_import(dict(os.environ, **(extra_env or {})))
     if kind == "xla":
         env["PJRT_DEVICE"] = "CPU"
-    spec = fork_server.ServerSpec(kind, tuple(sorted(env.items())), (PYTHON, str(CUDA_PROBE)))
+    spec = client.ServerSpec(kind, tuple(sorted(env.items())), (PYTHON, str(CUDA_PROBE)))
     name = f"{kind}-{'-'.join(p.rsplit('.', 1)[-1] for p in preloads) or 'plain'}"
-    return fork_server.ForkServer(spec, str(tmp_path / f"server-{name}.log"), preloads), name, preloads
+    return client.ForkServer(spec, str(tmp_path / f"server-{name}.log"), preloads), name, preloads
 
 
 def forked_on(server, request):
-    return fork_server.run_forked(request, lambda spec, replacing: server, server)
+    return client.run_forked(request, lambda spec, replacing: server, server)
 
 
 def probe_request(tmp_path, name: str, uses_cuda: bool = True):
@@ -275,10 +275,10 @@ def probe_request(tmp_path, name: str, uses_cuda: bool = True):
 def test_a_child_forked_after_every_preload_the_sweeps_use_may_still_use_cuda(tmp_path):
     # Inductor's import asks torch.cuda.is_available(); asked of the CUDA runtime, that marks every later fork
     # bad ("Cannot re-initialize CUDA in forked subprocess"), even on a machine without a GPU.
-    preload_sets = {fork_server.preloads_for([ExperimentConfig("cpu", None, dynamo, test)])
+    preload_sets = {client.preloads_for([ExperimentConfig("cpu", None, dynamo, test)])
                     for dynamo, test in [(None, "eval"), (None, "train"), ("inductor", "eval")]}
-    assert preload_sets == {(), (fork_server.DYNAMO,),
-                            (fork_server.DYNAMO, fork_server.INDUCTOR, fork_server.CPU_VEC_ISA_PROBE)}
+    assert preload_sets == {(), (client.DYNAMO,),
+                            (client.DYNAMO, client.INDUCTOR, client.CPU_VEC_ISA_PROBE)}
     kinds = ("torch", "xla") if XLA else ("torch",)  # an XLA server only where torch-xla runs beside this torch
     servers = [probe_server(tmp_path, kind, preloads) for kind in kinds for preloads in sorted(preload_sets)]
     try:
@@ -289,7 +289,7 @@ def test_a_child_forked_after_every_preload_the_sweeps_use_may_still_use_cuda(tm
             # what the server imported is what the child finds; the variables set for the imports are put back
             modules = {name.partition(":")[0] for name in preloads}  # "module:function": the module, then its call
             assert set(result.record["preloaded"]) >= modules | ({"torch_xla"} if server.spec.kind == "xla" else set())
-            assert result.record["isa_probed"] == (fork_server.CPU_VEC_ISA_PROBE in preloads)
+            assert result.record["isa_probed"] == (client.CPU_VEC_ISA_PROBE in preloads)
             assert result.record["nvml_check"] == os.environ.get("PYTORCH_NVML_BASED_CUDA_CHECK")
             assert result.record["visible"] == os.environ.get("CUDA_VISIBLE_DEVICES")
     finally:

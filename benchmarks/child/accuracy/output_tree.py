@@ -1,6 +1,6 @@
 """A model's output as every check sees it (child only; torch is imported by the functions): a detached CPU copy of
 any output (`to_cpu`), its plain form for files (`plain`), its leaves named by one path syntax (`leaves`) and two
-trees' leaves paired (`pairs`). --verify's comparison (eager_comparison), the harness's judgement (accuracy_check),
+trees' leaves paired (`pairs`). --verify's comparison (eager_comparison), the harness's judgement (accuracy.check),
 the golden check (golden) and --save-output (inputs_outputs) all read outputs through it, so one tensor has one name
 in every message and every check copies namedtuples, Hugging Face outputs, sparse tensors and unknown leaves alike.
 

@@ -1,6 +1,6 @@
 """--launch=fork: the sweep's fork servers, and which configs they may start (docs/architecture.md, "Launch").
 
-A fork server (`child/zygote.py`) has imported torch (a second one also torch_xla) under the environment its
+A fork server (`fork_server/zygote.py`) has imported torch (a second one also torch_xla) under the environment its
 configs share, and forks one child per config, which skips the interpreter start and `import torch`. The
 launcher watches a forked child as it watches a spawned one (timeout, memory limit, group kill, the record
 pipe, the log); the server reports its pid and its exit status over a Unix socket.
@@ -25,16 +25,17 @@ import sys
 import threading
 from typing import Callable, Optional
 
-from benchmarks.config.process_env import PARENT_PID_VARIABLE, child_environment
+from benchmarks.config.process_env import PARENT_PID_VARIABLE, server_environment
 from benchmarks.config.run_options import RunOptions
 from benchmarks.features import allocator, compile_options
-from benchmarks.plumbing import disk_writes, fork_protocol, machine_facts, safe_paths, scratch_dirs
+from benchmarks.fork_server import protocol
+from benchmarks.plumbing import disk_writes, machine_facts, safe_paths, scratch_dirs
 from benchmarks.runner import launcher
 from benchmarks.suites import SUITES
 
-log = logging.getLogger("benchmarks.runner.fork_server")
+log = logging.getLogger("benchmarks.fork_server.client")
 
-# Variables a forked child sets for itself (child/zygote.py applies what they mean: threads, compile threads).
+# Variables a forked child sets for itself (fork_server/zygote.py applies what they mean: threads, compile threads).
 AFTER_FORK = frozenset({"OMP_NUM_THREADS", "MKL_NUM_THREADS", "TORCHINDUCTOR_COMPILE_THREADS",
                         "CUDA_VISIBLE_DEVICES", PARENT_PID_VARIABLE})
 UNIX_PATH_MAX = 107  # bytes of a Unix socket path (sun_path, less its NUL)
@@ -53,7 +54,7 @@ DYNAMO, INDUCTOR = "torch._dynamo", "torch._inductor.compile_fx"
 CPU_VEC_ISA_PROBE = "benchmarks.child.cpu_vec_isa:probe"  # Inductor's probe of the CPU, run by the server
 # How a server starts: the project first on its import path (a clone run from another directory, not installed, finds
 # its package as the spawned child's script does), nothing added to its environment (its forks' is their twins').
-ZYGOTE_BOOT = "import runpy, sys; sys.path.insert(0, {root!r}); runpy.run_module('benchmarks.child.zygote', " \
+ZYGOTE_BOOT = "import runpy, sys; sys.path.insert(0, {root!r}); runpy.run_module('benchmarks.fork_server.zygote', " \
               "run_name='__main__', alter_sys=True)"
 
 
@@ -112,7 +113,7 @@ def server_spec(experiment, options: RunOptions, env: dict, argv: list, entry: l
     None when it must be spawned: its environment differs from its kind's shared one before `import torch`.
     The shared environment holds the config's allocator policy (LD_PRELOAD, glibc's thresholds), which acts only
     from a process's start: configs of different policies get different servers, each started under its own."""
-    shared = child_environment(experiment.with_(xla_flags=None), options, dict(os.environ))
+    shared = server_environment(experiment, options, dict(os.environ))
     if before_import(env) != before_import(shared) or argv[:len(entry)] != list(entry):
         return None
     return ServerSpec("xla" if experiment.xla else "torch", tuple(sorted(before_import(shared).items())),
@@ -158,7 +159,7 @@ class Forked:
             self.lost = f"the fork server died while it ran this config ({exc})"
             self.conn.close()
             return True
-        self.returncode = int(message[fork_protocol.RETURNCODE])
+        self.returncode = int(message[protocol.RETURNCODE])
         self.conn.close()
         return True
 
@@ -189,8 +190,8 @@ class ServerClient:
         shared = dict(self.spec.env)
         changes = {name: env.get(name) for name in set(env) | set(shared) | AFTER_FORK
                    if after_fork(name) and env.get(name) != shared.get(name)}
-        message = {fork_protocol.ARGS: request.argv[len(self.spec.entry):], fork_protocol.ENV: changes,
-                   fork_protocol.CORES: request.cpu_affinity, fork_protocol.CUDA: request.uses_cuda}
+        message = {protocol.ARGS: request.argv[len(self.spec.entry):], protocol.ENV: changes,
+                   protocol.CORES: request.cpu_affinity, protocol.CUDA: request.uses_cuda}
         conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             conn.settimeout(SERVER_START_SECONDS)  # the first request waits for the server's imports
@@ -199,10 +200,10 @@ class ServerClient:
             socket.send_fds(conn, [json.dumps(message).encode() + b"\n"], [output_fd, record_fd])
             child = Forked(conn)
             first = child.next_message()
-            if fork_protocol.REFUSED in first:
+            if protocol.REFUSED in first:
                 conn.close()
-                raise ForkRefused(str(first[fork_protocol.REFUSED]))
-            child.pid = int(first[fork_protocol.PID])
+                raise ForkRefused(str(first[protocol.REFUSED]))
+            child.pid = int(first[protocol.PID])
             return child
         except (OSError, ValueError, KeyError, ServerLost) as exc:
             conn.close()

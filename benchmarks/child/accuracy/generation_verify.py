@@ -22,15 +22,15 @@ import logging
 from typing import Optional
 
 from benchmarks.child import config_hooks
+from benchmarks.child.accuracy.eager_comparison import compare, verification_code
 from benchmarks.child.config_hooks import HookRun
-from benchmarks.child.eager_comparison import compare, verification_code
 from benchmarks.config import accuracy_rule, tolerances
 from benchmarks.features import precision
 from benchmarks.results import accuracy_status
 from benchmarks.results.accuracy_status import AccuracyStatus
 from benchmarks.results.records import RecordStatus, VerificationCode
 
-log = logging.getLogger("benchmarks.child.generation_verify")
+log = logging.getLogger("benchmarks.child.accuracy.generation_verify")
 
 LOGIT_STEPS = 2  # the prefill's logits (the first new token's) and the first decode step's (the second's)
 
@@ -84,10 +84,11 @@ def with_tokens(kwargs: dict, tokens) -> dict:
 def fp64_logits(run: HookRun, eager, first_tokens, steps: int) -> tuple:
     """(the logits of the first `steps` new tokens from an fp64 model given eager's first tokens, None), or (None, why
     it can't run in fp64). The model is built as eager's at fp32 without quantization, then cast, as for every
-    model's fp64 reference (child/verify.py)."""
+    model's fp64 reference (child/accuracy/verify.py)."""
     import torch
 
-    from benchmarks.child import backends, verify
+    from benchmarks.child import backends
+    from benchmarks.child.accuracy import verify
     from benchmarks.features.precision import child as precision_child
 
     plain = eager.with_(precision=precision.DEFAULT, quantization=None)
@@ -143,7 +144,8 @@ class GenerationVerify(config_hooks.Hook):
         self.fp64_problem: Optional[str] = None  # why that precision had no fp64 reference
 
     def check(self, run: HookRun) -> None:
-        from benchmarks.child import backends, generation, verify
+        from benchmarks.child import backends, generation
+        from benchmarks.child.accuracy import verify
 
         run.channel.set_phase("verify")
         new_tokens = run.bm.generation.new_tokens
@@ -189,7 +191,7 @@ class GenerationVerify(config_hooks.Hook):
     def _judge_by_fp64(self, run: HookRun, eager, reference_ids, result: list, reference: list) -> None:
         """A reduced precision's verdict: the harness's rule against the fp64 model's logits (self.judgement), or
         the mean relative error where the model can't run in fp64 (self.fp64_problem says why)."""
-        from benchmarks.child import accuracy_check
+        from benchmarks.child.accuracy import check
 
         run.channel.set_phase("reference")
         found, self.fp64_problem = fp64_logits(run, eager, reference_ids, len(result))
@@ -199,14 +201,14 @@ class GenerationVerify(config_hooks.Hook):
         self.rule = accuracy_rule.for_experiment(run.model_config["suite_name"], run.model_config["model_name"],
                                                  run.experiment, self.options.accuracy_tolerance)
         result, reference, found = unmasked(result, reference, found)
-        self.judgement = accuracy_check.judge(result, reference, found, self.rule.tolerance, "logits",
-                                              accuracy_check.Options(larger_for_small=self.rule.larger_multiplier))
+        self.judgement = check.judge(result, reference, found, self.rule.tolerance, "logits",
+                                     check.Options(larger_for_small=self.rule.larger_multiplier))
         log.info("accuracy by the harness's rule against fp64 logits: passed %s (RMSE %s, eager's %s, tolerance %g)",
                  self.judgement.passed, self.judgement.rmse, self.judgement.eager_rmse, self.rule.tolerance)
 
     def finish(self, record: dict) -> Optional[str]:
         """The verification keys after verification_code, `generation_verify`, and the accuracy status decided."""
-        from benchmarks.child import verify
+        from benchmarks.child.accuracy import verify
 
         ok = record.get("status") == RecordStatus.OK
         if not ok:

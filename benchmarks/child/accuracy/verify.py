@@ -20,7 +20,7 @@ In the child, with --verify (see `Verifier`; docs/architecture.md, "Accuracy"):
 3. the config's weights (and optimizer state) are put back as they were before timing, the same
    iterations run again (each side's from a reset seed; a compiled harness step by a step of its own, compiled
    with Inductor's fallback_random so that dropout draws eager's numbers, as the harness checks), and the
-   result, moved to the CPU, is judged (child/accuracy_check.py: `accuracy`, `accuracy_*` figures,
+   result, moved to the CPU, is judged (child/accuracy/check.py: `accuracy`, `accuracy_*` figures,
    `accuracy_reason` saying which rule) and compared with eager at the run's precision (upstream's
    verification_code and the verification_* figures below, which keep their meaning).
 
@@ -52,9 +52,10 @@ import gc
 import logging
 from typing import Any, Callable, Optional
 
-from benchmarks.child import accuracy_check, torch_internals
-from benchmarks.child.eager_comparison import Comparison, compare, verification_code
-from benchmarks.child.verify_outputs import collect, iterations_for, root_name, tensor_bytes, \
+from benchmarks.child import torch_internals
+from benchmarks.child.accuracy import check
+from benchmarks.child.accuracy.eager_comparison import Comparison, compare, verification_code
+from benchmarks.child.accuracy.verify_outputs import collect, iterations_for, root_name, tensor_bytes, \
     uses_fallback_random, fallback_random
 from benchmarks.config import accuracy_rule, tolerances
 from benchmarks.results import accuracy_status, records
@@ -62,7 +63,7 @@ from benchmarks.results.accuracy_status import AccuracyStatus
 from benchmarks.results.records import RecordStatus, VerificationCode
 from benchmarks.suites import ModelSkipped
 
-log = logging.getLogger("benchmarks.child.verify")
+log = logging.getLogger("benchmarks.child.accuracy.verify")
 
 # Record keys, placed right after upstream's `verification_code`.
 FIGURE_KEYS = ("verification_mean_rel_error", "verification_max_abs_error", "verification_cosine_similarity",
@@ -116,7 +117,7 @@ class Judging:
     fp64_problem: Optional[str] = None  # why there is no fp64 reference
     status: Optional[str] = None
     reason: Optional[str] = None  # accuracy_reason, when decided before the check
-    judgement: Optional[accuracy_check.Judgement] = None
+    judgement: Optional[check.Judgement] = None
     force_max: bool = False  # whether the judgement used same()'s force_max_multiplier
 
 
@@ -369,10 +370,10 @@ class Verifier:
         """The config's result judged by the harness's rule against eager's and the fp64 reference."""
         judging, kept = self.judging, self.kept
         rule = judging.rule
-        options = accuracy_check.Options(cosine=rule.cosine, larger_for_small=rule.larger_multiplier,
-                                         force_max=force_max_multiplier(rule, experiment))
-        judging.judgement = accuracy_check.judge(result, kept.reference, kept.fp64, judging.tolerance,
-                                                 root_name(experiment), options)
+        options = check.Options(cosine=rule.cosine, larger_for_small=rule.larger_multiplier,
+                                force_max=force_max_multiplier(rule, experiment))
+        judging.judgement = check.judge(result, kept.reference, kept.fp64, judging.tolerance,
+                                        root_name(experiment), options)
         judging.force_max = options.force_max
 
     def _log_check(self) -> None:
@@ -432,7 +433,7 @@ class Verifier:
     def _judged(self, judgement) -> tuple:
         """(status, reason) of a config judged by the harness's rule, its lists applied."""
         rule = self.judging.rule
-        if judgement.reference == accuracy_check.FP64:
+        if judgement.reference == check.FP64:
             reason = f"the harness's rule against the fp64 reference, tolerance {rule.tolerance:g} ({rule.tolerance_from})"
         elif rule.cosine:
             reason = f"the harness lists it under cosine ({rule.cosine_from}), tolerance {rule.tolerance:g}"
@@ -440,9 +441,9 @@ class Verifier:
             reason = (f"fp64 reference failed ({self.judging.fp64_problem}): cosine similarity, as the harness "
                       "falls back")
         if judgement.masks:
-            reason += (f"; boolean masks by overlap, IoU >= {accuracy_check.MASK_IOU:g} (the harness's rule, "
-                       f"pytorch#171927): {', '.join(judgement.masks[:accuracy_check.MAX_LISTED])}"
-                       + (" ..." if len(judgement.masks) > accuracy_check.MAX_LISTED else ""))
+            reason += (f"; boolean masks by overlap, IoU >= {check.MASK_IOU:g} (the harness's rule, "
+                       f"pytorch#171927): {', '.join(judgement.masks[:check.MAX_LISTED])}"
+                       + (" ..." if len(judgement.masks) > check.MAX_LISTED else ""))
         if rule.larger_multiplier:
             reason += f"; larger multipliers for small tensors ({rule.larger_multiplier_from})"
         if self.judging.force_max:

@@ -2,7 +2,7 @@
 
 A Ray task can't keep a fork server: its worker may be killed (a cancelled task) or reused for anything, and two
 tasks on one node run in two workers. So the driver starts, on each node, one small actor that owns the node's
-servers for this sweep (`NodeForkServers`: a `fork_server.ForkServers`, so the servers are its children and die
+servers for this sweep (`NodeForkServers`: a `client.ForkServers`, so the servers are its children and die
 with it). The actor is pinned to its node, holds no CPU, is named after the sweep and the node, and is owned by
 the driver: when the driver ends (or is killed) Ray ends the actor, its servers end with it and their children
 with them. A task looks up its node's actor by name, asks it for the socket of the server its config needs
@@ -17,10 +17,10 @@ import logging
 import os
 from typing import Optional
 
+from benchmarks.fork_server import client
 from benchmarks.plumbing import scratch_dirs
-from benchmarks.runner import fork_server
 
-log = logging.getLogger("benchmarks.runner.node_fork_servers")
+log = logging.getLogger("benchmarks.fork_server.node_servers")
 
 SERVERS_DIR = "fork-servers-"  # + a node id's first 8 digits: a node's servers' directory in the sweep's scratch
 CLOSE_SECONDS = 30.0  # how long the driver waits for a node to stop its servers and send their logs home
@@ -42,12 +42,12 @@ class NodeForkServers:
         # The node's own directory in the sweep's: nodes may share a machine (and so a /tmp).
         self.scratch = os.path.join(node_scratch(sweep_id), f"{SERVERS_DIR}{node_id[:8]}")
         os.makedirs(self.scratch, exist_ok=True)
-        self.servers = fork_server.ForkServers(self.scratch, preloads)
+        self.servers = client.ForkServers(self.scratch, preloads)
 
-    def address(self, spec: fork_server.ServerSpec, replacing: Optional[str] = None) -> str:
+    def address(self, spec: client.ServerSpec, replacing: Optional[str] = None) -> str:
         """The socket of the server for `spec` (started now if there is none, or if it is the one at `replacing`,
         which a task saw die)."""
-        lost = fork_server.ServerClient(spec, replacing) if replacing else None
+        lost = client.ServerClient(spec, replacing) if replacing else None
         return self.servers.server(spec, lost).path
 
     def close(self) -> dict:
@@ -99,12 +99,12 @@ def run_child(ray, actor, request):
         try:
             path = ray.get(actor.address.remote(spec, replacing.path if replacing else None))
         except ray.exceptions.RayError as exc:
-            raise fork_server.ServerLost(f"this node's fork servers are gone ({type(exc).__name__})") from None
-        return fork_server.ServerClient(spec, path)
+            raise client.ServerLost(f"this node's fork servers are gone ({type(exc).__name__})") from None
+        return client.ServerClient(spec, path)
 
     try:
         first = server_for(request.fork, None)
-    except fork_server.ServerLost as exc:
+    except client.ServerLost as exc:
         log.warning("%s: the child is spawned", exc)
         return launcher.run_child(request)
-    return fork_server.run_forked(request, server_for, first)
+    return client.run_forked(request, server_for, first)

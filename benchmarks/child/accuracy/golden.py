@@ -3,7 +3,7 @@ stored ones and check its result against the stored result (docs/runner.md, "Gol
 
 Save: the eager model (the config's precision and quantization, no dynamo, no XLA), built as the config's is, runs
 `STEPS[test]` iterations from a fixed seed; its starting weights, its inputs and its result (eval: the output;
-train: the loss and every gradient of the last step) are written as an entry (child/golden_store.py).
+train: the loss and every gradient of the last step) are written as an entry (child/accuracy/golden_store.py).
 Check: the config's model is given the entry's weights and inputs right after it is built (so the timing runs on
 them too, and --verify's eager reference starts from them alike); after timing, the weights (and optimizer state)
 are put back, the same steps run on the config's backend, and the result is compared element by element:
@@ -20,12 +20,13 @@ import math
 import os
 from typing import Any, Optional
 
-from benchmarks.child import golden_store, output_tree, tensor_layout
+from benchmarks.child import tensor_layout
+from benchmarks.child.accuracy import golden_store, output_tree
 from benchmarks.config import tolerances
 from benchmarks.plumbing import disk_writes
 from benchmarks.results.accuracy_status import GoldenStatus  # its failures are accuracy statuses too (with_golden)
 
-log = logging.getLogger("benchmarks.child.golden")
+log = logging.getLogger("benchmarks.child.accuracy.golden")
 
 STEPS = {"eval": 1, "train": 2}
 # (atol, rtol) by the lowest floating-point dtype of the result: config/tolerances.py GOLDEN. A manifest may carry a
@@ -36,7 +37,7 @@ MAX_LISTED = 3
 
 def cpu_copy(tree):
     """A detached CPU copy (never a view of the model's own storage, which training changes) in plain containers,
-    as the entry's files hold it (child/output_tree.py)."""
+    as the entry's files hold it (child/accuracy/output_tree.py)."""
     return output_tree.plain(output_tree.to_cpu(tree))
 
 

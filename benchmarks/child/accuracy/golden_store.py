@@ -82,7 +82,7 @@ def new_manifest(model_config: dict, experiment, steps: int, atol: float, rtol: 
 def write_entry(directory: str, manifest: dict, trees: dict) -> None:
     """Write the entry's tensor files, then its manifest last (atomically): a manifest names a whole entry. An
     older manifest goes first, so a crash mid-write leaves no manifest over half-written files."""
-    from benchmarks.child import tensor_tree_file
+    from benchmarks.child.accuracy import tensor_tree_file
 
     os.makedirs(directory, exist_ok=True)
     with contextlib.suppress(FileNotFoundError):
@@ -125,7 +125,7 @@ def describe(value) -> str:
 
 def read_tree(directory: str, manifest: dict, kind: str):
     """One of the entry's tensor files; GoldenRefused naming the file and why."""
-    from benchmarks.child import tensor_tree_file
+    from benchmarks.child.accuracy import tensor_tree_file
 
     files = manifest.get("files")
     filename = files.get(kind, FILES[kind]) if isinstance(files, dict) else FILES[kind]

@@ -1,7 +1,7 @@
 """The fork server's own process (the zygote): it imports torch (and torch_xla) once, then forks one child per
 config on request; each forked child becomes what a launched child is (docs/architecture.md, "Launch").
 
-Started by the parent (`runner/fork_server.py`) as `python -m benchmarks.child.zygote`, with a listening Unix
+Started by the parent (`fork_server/client.py`) as `python -m benchmarks.fork_server.zygote`, with a listening Unix
 socket (in a directory only this user can open) and the environment its configs share. It starts no thread
 pool, initialises no device and creates no PJRT client: those are made in each child, after the fork.
 A request is one JSON line (the child's flags, the variables to set after the fork, its cores) and two file
@@ -30,7 +30,8 @@ import threading
 from typing import Optional
 
 from benchmarks.config.process_env import PARENT_PID_VARIABLE
-from benchmarks.plumbing import environment_variables, fork_protocol
+from benchmarks.fork_server import protocol
+from benchmarks.plumbing import environment_variables
 
 MAX_REQUEST_BYTES = 1 << 22
 REQUEST_SECONDS = 10.0  # a connection that sends no whole request within this is dropped
@@ -52,11 +53,11 @@ class ForkedJob:
 
 
 def parse_args(argv):
-    p = argparse.ArgumentParser(prog="python -m benchmarks.child.zygote", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="python -m benchmarks.fork_server.zygote", description=__doc__.splitlines()[0])
     p.add_argument("--listen-fd", type=int, required=True, help="the listening Unix socket, inherited")
     p.add_argument("--parent-pid", type=int, required=True, help="the runner: this server dies with it")
     p.add_argument("--socket-path", help="the socket's file (in a directory made for it alone), removed if the "
-                   "runner dies; its address may be another name for it (runner/fork_server.unix_address)")
+                   "runner dies; its address may be another name for it (fork_server/client.unix_address)")
     p.add_argument("--entry", action="append", required=True,
                    help="the child's entry point: a script path, or -m and a module (repeat for each word)")
     p.add_argument("--log", help="where the parent sends this server's output (on the command line, which forked "
@@ -120,10 +121,10 @@ def serve(listener: socket.socket, parent_pid: int, socket_path: Optional[str] =
         except (OSError, ValueError):
             conn.close()
             continue
-        if cuda_trouble and request.get(fork_protocol.CUDA):
+        if cuda_trouble and request.get(protocol.CUDA):
             os.close(output_fd)
             os.close(record_fd)
-            answer(conn, {fork_protocol.REFUSED: cuda_trouble})
+            answer(conn, {protocol.REFUSED: cuda_trouble})
             conn.close()
             continue
         sys.stdout.flush()
@@ -140,7 +141,7 @@ def serve(listener: socket.socket, parent_pid: int, socket_path: Optional[str] =
             return ForkedJob(request, output_fd, record_fd)
         os.close(output_fd)
         os.close(record_fd)
-        answer(conn, {fork_protocol.PID: pid})
+        answer(conn, {protocol.PID: pid})
         children[pid] = conn
 
 
@@ -148,7 +149,7 @@ def remove_socket(listener: socket.socket, path: Optional[str] = None) -> None:
     try:
         path = path or listener.getsockname()
         os.unlink(path)
-        os.rmdir(os.path.dirname(path))  # made for this socket alone (runner/fork_server.py)
+        os.rmdir(os.path.dirname(path))  # made for this socket alone (fork_server/client.py)
     except (OSError, TypeError):
         pass
 
@@ -188,7 +189,7 @@ def reap(children: dict) -> None:
             return
         conn = children.pop(pid, None)
         if conn is not None:
-            answer(conn, {fork_protocol.RETURNCODE: os.waitstatus_to_exitcode(status)})
+            answer(conn, {protocol.RETURNCODE: os.waitstatus_to_exitcode(status)})
             conn.close()
 
 
@@ -203,13 +204,13 @@ def become_child(job: ForkedJob) -> None:
     os.dup2(job.output_fd, 1)
     os.dup2(job.output_fd, 2)
     os.close(job.output_fd)
-    environment_variables.apply(job.request.get(fork_protocol.ENV, {}))
+    environment_variables.apply(job.request.get(protocol.ENV, {}))
     os.environ[PARENT_PID_VARIABLE] = str(os.getppid())  # this child dies with the server that forked it
-    cores = job.request.get(fork_protocol.CORES)
+    cores = job.request.get(protocol.CORES)
     if cores:
         os.sched_setaffinity(0, cores)
     apply_runtime_settings(threads_changed=bool(cores) or any(
-        name in job.request.get(fork_protocol.ENV, {}) for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS")))
+        name in job.request.get(protocol.ENV, {}) for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS")))
 
 
 def apply_runtime_settings(threads_changed: bool) -> None:
@@ -314,7 +315,7 @@ def main(argv=None) -> int:
     signal.signal(signal.SIGINT, signal.default_int_handler)
     become_child(job)
     try:
-        run_entry(args.entry, list(job.request[fork_protocol.ARGS]) + [f"--record-fd={job.record_fd}"])
+        run_entry(args.entry, list(job.request[protocol.ARGS]) + [f"--record-fd={job.record_fd}"])
     except SystemExit as end:
         exit_now(exit_code(end))
     except Exception:  # as an interpreter ends on an uncaught exception: its traceback, status 1

@@ -1,9 +1,9 @@
 """--verify's comparison with eager in upstream's terms (child only; torch is imported by the functions): on CPU copies
-of the outputs (child/output_tree.py), an element-by-element comparison that names every mismatch by its path
+of the outputs (child/accuracy/output_tree.py), an element-by-element comparison that names every mismatch by its path
 (`compare`, `Comparison`: the mean relative error, max abs error and cosine similarity of the record's
 `verification_*` figures; boolean masks by overlap, as the harness judges them) and upstream's PASS/FAIL against a
-tolerance (`verification_code`). child/verify.py runs it;
-child/accuracy_check.py judges the same CPU trees by the harness's rule."""
+tolerance (`verification_code`). child/accuracy/verify.py runs it;
+child/accuracy/check.py judges the same CPU trees by the harness's rule."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import dataclasses
 import math
 from typing import Any, Optional
 
-from benchmarks.child.accuracy_check import judge_mask, masks_message
-from benchmarks.child.output_tree import Node
+from benchmarks.child.accuracy.check import judge_mask, masks_message
+from benchmarks.child.accuracy.output_tree import Node
 from benchmarks.results import records
 
 MAX_LISTED = 3  # mismatches named in the message; the rest are counted
@@ -87,7 +87,7 @@ def _compare_tensors(ref, out, where: str, acc: Comparison) -> None:
     if ref.dtype != out.dtype:
         acc.mismatches.append(f"{where}: dtype {out.dtype}, eager {ref.dtype}")
         return
-    if ref.dtype == torch.bool:  # masks by overlap, as the harness's rule (accuracy_check.judge_mask)
+    if ref.dtype == torch.bool:  # masks by overlap, as the harness's rule (accuracy.check.judge_mask)
         why = judge_mask(where, out, ref, acc.near_masks)
         if why:
             acc.mismatches.append(why)

@@ -9,7 +9,7 @@ import contextlib
 from typing import Any
 
 from benchmarks.child import torch_internals
-from benchmarks.child.output_tree import leaves, to_cpu
+from benchmarks.child.accuracy.output_tree import leaves, to_cpu
 
 
 def harness_step(experiment) -> bool:

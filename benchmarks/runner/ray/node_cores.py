@@ -22,7 +22,7 @@ WAIT_SECONDS = 0.2  # how often a task looks again for free cores
 
 
 def lock_dir(sweep_id: str) -> str:
-    return scratch_dirs.sweep_dir("cores", sweep_id)  # removed at the sweep's end (ray_task.tidy_node)
+    return scratch_dirs.sweep_dir("cores", sweep_id)  # removed at the sweep's end (ray.task.tidy_node)
 
 
 class HeldCores:

@@ -23,7 +23,7 @@ import dataclasses
 import math
 from typing import Any, Optional
 
-from benchmarks.child import output_tree
+from benchmarks.child.accuracy import output_tree
 
 FP64 = "fp64"
 COSINE = "cosine"  # the fallback reference: eager at the run's precision, judged by cosine similarity
