@@ -63,6 +63,10 @@ class Axis:
     feature: Optional[str] = None
     # A value other than the default: --help's and the selection flags' example, and the tests' round trip.
     example: Any = None
+    # The key in the record (results/record_schema.py's `experiment` section is made from these): its JSON type
+    # (config/record_key.py's TYPES; a switch's: flag) and what it means, in a line.
+    record_type: str = "text"
+    meaning: str = ""
 
     def __post_init__(self):
         if self.kind == SWITCH:  # a switch's defaults: off, on/off words, named by its key when on
@@ -71,6 +75,8 @@ class Axis:
                                 ("type", flag_type(parse_switch)), ("label", named), ("slug", named)):
                 if getattr(self, name) in (None, "{}"):
                     object.__setattr__(self, name, value)
+            if self.record_type == "text":  # the record holds true or false
+                object.__setattr__(self, "record_type", "flag")
         if self.parse is None:
             raise ValueError(f"axis {self.key}: parse is required")
 

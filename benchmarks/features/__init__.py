@@ -4,6 +4,8 @@ all of it (docs/architecture.md, "Adding a matrix axis"):
 - `benchmarks/features/<name>/__init__.py`, the declaration: torch-free, config-layer (it imports only plumbing,
   config and other declarations). Its `AXES` is a tuple of config.axis.Axis, with their parsing, support rules and
   names beside them.
+  Its `RECORD_KEYS` (config.record_key.RecordKey), if any: the record's keys its child half writes, which
+  results/record_schema.py adds to the record's (the writer refuses an undeclared key in the tests' strict mode).
 - `benchmarks/features/<name>/child.py`, the child half (where the feature does something in the child): torch
   inside its functions only, child-layer (no runner, config or results module imports it). Where it defines
   `hook_for(value, experiment)`, the child calls it with the config's value of the feature's one axis
@@ -54,3 +56,16 @@ def declared_axes() -> tuple:
     if doubled:
         raise ValueError(f"experiment keys declared by two features: {', '.join(sorted(doubled))}")
     return tuple(sorted(found, key=_position))
+
+
+def declared_record_keys() -> tuple:
+    """Every feature's record keys (its declaration's RECORD_KEYS, each written by `feature:<its folder>`), by
+    feature name: results/record_schema.py adds them to the record's top level."""
+    found = []
+    for name in names():
+        for key in getattr(declaration(name), "RECORD_KEYS", ()):
+            if key.writer != f"feature:{name}":
+                raise ValueError(f"record key {key.name} of feature {name} says it is written by {key.writer}, "
+                                 f"not feature:{name}")
+            found.append(key)
+    return tuple(found)

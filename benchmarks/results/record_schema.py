@@ -17,6 +17,8 @@ import os
 import sys
 from typing import Optional
 
+from benchmarks import features
+from benchmarks.config import axes
 from benchmarks.config.record_key import CORE, PARENT, TYPES, UPSTREAM, RecordKey, feature
 
 def K(name, type_, writer, meaning, *fields, door=False, numbers=False) -> RecordKey:
@@ -33,7 +35,7 @@ MODEL = K("model", "object", CORE, "what ran: the suite's model config",
           K("model_name", "text", CORE, "the model's name in its suite", door=True),
           door=True, numbers=True)
 
-# Upstream's nine keys, in its order, then ours (config/experiment_config.py OWN_KEYS): each written by its axis.
+# Upstream's nine keys, in its order, then ours: each declared with its axis, by its feature (config/axes.py's AXES).
 EXPERIMENT = K(
     "experiment", "object", CORE, "the experiment config as it ran (ExperimentConfig.to_dict); part of the fingerprint",
     K("accelerator", "text", CORE, "cpu, cuda or tpu", door=True),
@@ -45,25 +47,7 @@ EXPERIMENT = K(
     K("test", "text", CORE, "eval or train", door=True),
     K("batch_size", "count", CORE, "the batch size that ran", door=True),
     K("enable_functionalization", "flag", CORE, "upstream's XLA functionalization", door=True),
-    K("quantization", "text", feature("quantization"), "the quantization recipe (null: none)"),
-    K("precision", "text", feature("precision"), "the precision that ran (absent: fp32)"),
-    K("dynamic", "text", feature("dynamic"), "dynamic shapes: static, batch or all (absent: static)"),
-    K("compile_mode", "text", feature("compile_mode"), "torch.compile's mode (null without dynamo)"),
-    K("inductor_config", "text", feature("inductor_config"), "Inductor options set, KEY=VALUE (null: none)"),
-    K("compile_cache", "text", feature("compile_cache"), "cold or warm compile caches (null without dynamo)"),
-    K("train_step", "text", feature("train_step"), "harness or forward_loss (null for eval; absent: forward_loss)"),
-    K("speedup", "text", feature("speedup"), "isolated, or paired: eager timed in the backend's child"),
-    K("allocator", "text", feature("allocator"), "the child's C allocator policy (absent: glibc)"),
-    K("cpu_profile", "text", feature("cpu_profile"), "the dashboard's CPU profile (null: none)"),
-    K("cuda_profile", "text", feature("cuda_profile"), "the dashboard's CUDA profile (null: none)"),
-    K("channels_last", "flag", feature("channels_last"), "model and 4-D inputs in channels_last"),
-    K("matmul_precision", "text", feature("matmul_precision"), "torch.set_float32_matmul_precision's value"),
-    K("deterministic", "flag", feature("deterministic"), "deterministic algorithms, two runs compared"),
-    K("batch_invariant", "flag", feature("batch_invariant"), "the batch-invariance check"),
-    K("aot_precompile", "flag", feature("aot_precompile"), "the step compiled ahead of time and loaded"),
-    K("prompt_tokens", "count", feature("prompt_tokens"), "an LLM row's prompt length"),
-    K("new_tokens", "count", feature("new_tokens"), "an LLM row's generated tokens"),
-    K("generation_compile", "text", feature("generation_compile"), "what a compiled LLM row compiles"),
+    *(K(axis.key, axis.record_type, feature(axis.feature), axis.meaning) for axis in axes.AXES),
     door=True, numbers=True)
 
 METRICS = K(
@@ -180,25 +164,13 @@ SCHEMA = (
     ENVIRONMENT,
     K("precision_reason", "text", PARENT, "why the precision that ran is not the one asked for (the plan's; a config "
                                            "by hand: the child's)"),
-    K("cudagraphs", "flag", feature("cuda_profile"), "CUDA Inductor configs: whether Inductor captured CUDA graphs"),
-    K("cudagraphs_reason", "text", feature("cuda_profile"), "why a profile's model runs without CUDA graphs"),
-    K("cudagraph_skips", "count", feature("cuda_profile"), "graphs Inductor ran without CUDA graphs"),
     K("model_info", "object", CORE, "the suite's facts about what ran (BenchmarkModel.info)"),
-    K("compile_cache_fill_seconds", "number", feature("compile_cache"), "warm: seconds the cache took to fill"),
     K("memory_kind", "text", CORE, "which figure metrics.peak_memory_bytes is"),
     K("gpu_telemetry", "object", CORE, "CUDA: NVML's device facts and throttling over the timed runs"),
     K("generation", "object", feature("generation"), "LLM rows: tokens, the decode loop, per-token seconds"),
     K("dynamo_stats", "object", CORE, "dynamo configs: graphs, breaks and their reasons, recompiles, compile seconds"),
     K("roofline", "object", CORE, "work counted, achieved rates, the attainable ceiling, bound, or why_not"),
-    K("paired_speedup", "object", feature("speedup"), "paired: per-pair ratios, median, interval"),
-    K("dynamic_shapes", "object", feature("dynamic"), "the batch sizes that ran under --dynamic"),
     K("export", "object", feature("export"), "export backends: passed, reason, strict, seconds"),
-    K("aot_precompile", "object", feature("aot_precompile"), "the precompiled step: passed, seconds"),
-    K("memory_format", "object", feature("channels_last"), "what --channels-last converted"),
-    K("determinism", "object", feature("deterministic"), "what ran, the two runs' figures, the operator without a "
-                                                         "deterministic kernel"),
-    K("batch_invariance", "object", feature("batch_invariant"), "the batch sizes compared and the first that "
-                                                                "differed"),
     K("generation_verify", "object", feature("generation"), "LLM rows under --verify: the tokens compared"),
     K("golden", "object", feature("golden"), "--save-golden/--golden: status, path, figures, the entry's machine"),
     K("absent", "object", CORE, "features this torch's private APIs could not give, each with why"),
@@ -207,6 +179,7 @@ SCHEMA = (
     K("run_seconds", "number", PARENT, "the child's wall time (null: a skip the parent wrote)", door=True),
     K("round", "count", PARENT, "0-based, --rounds", door=True),
     K("rerun", "text", PARENT, "the command that reruns this config alone"),
+    *features.declared_record_keys(),  # each feature's own keys (its declaration's RECORD_KEYS)
 )
 BY_NAME = {key.name: key for key in SCHEMA}
 

@@ -23,6 +23,7 @@ AXES = (Axis("throwaway_switch", "a throwaway switch of the recipe test", kind=S
 '''
 VALUED_FEATURE = '''"""A throwaway valued axis (tests/features/test_feature_recipe.py): a positive count, null by default."""
 from benchmarks.config.axis import Axis, flag_type
+from benchmarks.config.record_key import RecordKey, feature
 
 
 def parse(value):
@@ -35,7 +36,9 @@ def parse(value):
 
 
 AXES = (Axis("throwaway_level", "a throwaway valued axis of the recipe test", parse=parse, type=flag_type(parse),
-             metavar="N", label="level{}", slug="level{}", example=3),)
+             metavar="N", label="level{}", slug="level{}", example=3, record_type="count",
+             meaning="a throwaway level"),)
+RECORD_KEYS = (RecordKey("throwaway_level_seen", "object", feature("throwaway_level"), "what the hook saw"),)
 '''
 VALUED_CHILD = '''"""The throwaway valued axis in the child: its hook writes what it saw into the record."""
 from benchmarks.child.config_hooks import Hook, HookRun

@@ -164,5 +164,5 @@ AXES = (
         "package to install); experiment key `allocator`, recorded in environment.allocator",
         parse=parse, default=DEFAULT, choices=NAMES,
         sweep_default=default_allocators, support_rules=SUPPORT_RULES, slug="alloc-{}",
-        example="system"),
+        example="system", meaning="the child's C allocator policy (absent: glibc)"),
 )

@@ -7,6 +7,7 @@ from __future__ import annotations
 from benchmarks.config import backend_registry
 from benchmarks.config.axis import Axis, SWITCH
 from benchmarks.features import compile_options
+from benchmarks.config.record_key import RecordKey, feature
 
 # The record's metric: the seconds torch.compiler.load_compiled_function took (one per process).
 LOAD_TIME = "aot_precompile_load_time"
@@ -47,5 +48,12 @@ AXES = (
         "dynamo harness's --aot-precompile): --aot-precompile alone is on, --aot-precompile=on --aot-precompile=off "
         "sweeps both (default: off); eval, static shapes, the default compile mode; the record's aot_precompile and "
         "metric aot_precompile_load_time; experiment key `aot_precompile`",
-        kind=SWITCH, for_config=for_config, support_rules=SUPPORT_RULES),
+        kind=SWITCH, for_config=for_config, support_rules=SUPPORT_RULES,
+        meaning="the step compiled ahead of time and loaded"),
+)
+
+
+# The record's keys this feature writes (results/record_schema.py gathers them into the record's).
+RECORD_KEYS = (
+    RecordKey("aot_precompile", "object", feature("aot_precompile"), "the precompiled step: passed, seconds"),
 )

@@ -7,6 +7,7 @@ it and why; what it does in the child is features/batch_invariant/child.py. Pure
 from __future__ import annotations
 
 from benchmarks.config.axis import Axis, SWITCH
+from benchmarks.config.record_key import RecordKey, feature
 
 
 def batch_sizes(batch_size: int) -> list:
@@ -44,5 +45,11 @@ AXES = (
         "batch_invariant setting on CUDA where this torch has it: --batch-invariant alone is on, "
         "--batch-invariant=on --batch-invariant=off sweeps both (default: off); eval only; experiment key "
         "`batch_invariant`",
-        kind=SWITCH, support_rules=SUPPORT_RULES),
+        kind=SWITCH, support_rules=SUPPORT_RULES, meaning="the batch-invariance check"),
+)
+
+
+# The record's keys this feature writes (results/record_schema.py gathers them into the record's).
+RECORD_KEYS = (
+    RecordKey("batch_invariance", "object", feature("batch_invariant"), "the batch sizes compared and the first that differed"),
 )

@@ -6,6 +6,7 @@ and why; what it does in the child is features/channels_last/child.py. Pure Pyth
 from __future__ import annotations
 
 from benchmarks.config.axis import Axis, SWITCH
+from benchmarks.config.record_key import RecordKey, feature
 
 
 def _xla_reason(e, c) -> str:
@@ -25,5 +26,11 @@ AXES = (
         "the model and its 4-D inputs in torch.channels_last (the dynamo harness's --channels-last): --channels-last "
         "alone is on, --channels-last=on --channels-last=off sweeps both (default: off); not on XLA, whose tensors "
         "have no strides; experiment key `channels_last`",
-        kind=SWITCH, support_rules=SUPPORT_RULES),
+        kind=SWITCH, support_rules=SUPPORT_RULES, meaning="model and 4-D inputs in channels_last"),
+)
+
+
+# The record's keys this feature writes (results/record_schema.py gathers them into the record's).
+RECORD_KEYS = (
+    RecordKey("memory_format", "object", feature("channels_last"), "what --channels-last converted"),
 )

@@ -11,6 +11,7 @@ from benchmarks.config.axis import Axis, ONE_PER_SWEEP, flag_type
 from benchmarks.plumbing.safe_paths import short_hash
 
 from benchmarks.config import backend_registry
+from benchmarks.config.record_key import RecordKey, feature
 
 KEYS = ("compile_mode", "inductor_config", "compile_cache")
 MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
@@ -166,7 +167,8 @@ AXES = (
         "reduce-overhead is CUDA graphs: CUDA only); experiment key `compile_mode`",
         parse=parse_mode, default=DEFAULT_MODE, choices=MODES,
         sweep_default=(DEFAULT_MODE,), for_config=for_dynamo,
-        support_rules=MODE_RULES, slug="compile_mode-{}", example="max-autotune"),
+        support_rules=MODE_RULES, slug="compile_mode-{}", example="max-autotune",
+        meaning="torch.compile's mode (null without dynamo)"),
     Axis(
         "inductor_config",
         "an Inductor setting for every Inductor config (repeatable; part of the config): "
@@ -175,7 +177,7 @@ AXES = (
         type=flag_type(parse_setting), metavar="KEY=VALUE",
         from_options=lambda options: options.inductor_config_text, for_config=for_inductor,
         support_rules=CONFIG_RULES, slug=lambda text: "inductor_config-" + short_hash(text),
-        example="freezing=True"),
+        example="freezing=True", meaning="Inductor options set, KEY=VALUE (null: none)"),
     Axis(
         "compile_cache",
         "Inductor's and Triton's caches: cold (default: an empty cache per child), warm (the config compiles once "
@@ -185,5 +187,11 @@ AXES = (
         "experiment key `compile_cache`",
         parse=parse_cache, default=DEFAULT_CACHE, choices=CACHES,
         sweep_default=(DEFAULT_CACHE,), for_config=for_dynamo,
-        slug="compile_cache-{}", example="warm"),
+        slug="compile_cache-{}", example="warm", meaning="cold or warm compile caches (null without dynamo)"),
+)
+
+
+# The record's keys this feature writes (results/record_schema.py gathers them into the record's).
+RECORD_KEYS = (
+    RecordKey("compile_cache_fill_seconds", "number", feature("compile_options"), "warm: seconds the cache took to fill"),
 )

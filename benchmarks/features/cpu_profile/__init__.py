@@ -83,5 +83,5 @@ AXES = (
         "record's environment.cpu_profile; experiment key `cpu_profile`",
         parse=parse, kind=ONE_PER_SWEEP, choices=NAMES, settle=settle,
         contradiction=lambda options: contradiction(options.axes.cpu_profile, options.axes.allocator),
-        slug="profile-{}", example="dashboard"),
+        slug="profile-{}", example="dashboard", meaning="the dashboard's CPU profile (null: none)"),
 )

@@ -18,6 +18,7 @@ from typing import Optional
 from benchmarks.config import backend_registry
 from benchmarks.config.axis import Axis, ONE_PER_SWEEP
 from benchmarks.features import compile_options
+from benchmarks.config.record_key import RecordKey, feature
 
 KEY = "cuda_profile"
 DASHBOARD = "dashboard"
@@ -136,5 +137,15 @@ AXES = (
         "environment.cuda_profile; experiment key `cuda_profile`",
         parse=parse, kind=ONE_PER_SWEEP, choices=NAMES, settle=settle,
         support_rules=SUPPORT_RULES, contradiction=options_contradiction,
-        label="cuda-{}", slug="cuda-profile-{}", example="dashboard"),  # the CPU profile's is another setup,
+        label="cuda-{}", slug="cuda-profile-{}", example="dashboard",  # the CPU profile's is another setup,
+        meaning="the dashboard's CUDA profile (null: none)"),
+)
+
+
+# The record's keys this feature writes (results/record_schema.py gathers them into the record's).
+RECORD_KEYS = (
+    RecordKey("cudagraphs", "flag", feature("cuda_profile"),
+              "CUDA Inductor configs: whether Inductor captured CUDA graphs"),
+    RecordKey("cudagraphs_reason", "text", feature("cuda_profile"), "why a profile's model runs without CUDA graphs"),
+    RecordKey("cudagraph_skips", "count", feature("cuda_profile"), "graphs Inductor ran without CUDA graphs"),
 )

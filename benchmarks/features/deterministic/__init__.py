@@ -8,6 +8,7 @@ features/deterministic/child.py. Pure Python, no torch.
 from __future__ import annotations
 
 from benchmarks.config.axis import Axis, SWITCH
+from benchmarks.config.record_key import RecordKey, feature
 
 # What torch asks of cuBLAS for deterministic matmuls on CUDA (torch.use_deterministic_algorithms' documentation):
 # set in the child before its first cuBLAS call unless the environment already sets it.
@@ -34,5 +35,12 @@ AXES = (
         "two runs of the config's step must then give bitwise-equal outputs (else accuracy fail_nondeterministic): "
         "--deterministic alone is on, --deterministic=on --deterministic=off sweeps both (default: off); not on XLA; "
         "experiment key `deterministic`",
-        kind=SWITCH, support_rules=SUPPORT_RULES),
+        kind=SWITCH, support_rules=SUPPORT_RULES, meaning="deterministic algorithms, two runs compared"),
+)
+
+
+# The record's keys this feature writes (results/record_schema.py gathers them into the record's).
+RECORD_KEYS = (
+    RecordKey("determinism", "object", feature("deterministic"), "what ran, the two runs' figures, the operator without a "
+              "deterministic kernel"),
 )

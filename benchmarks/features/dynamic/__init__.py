@@ -7,6 +7,7 @@ features/dynamic/child.py. No torch.
 from __future__ import annotations
 
 from benchmarks.config.axis import Axis
+from benchmarks.config.record_key import RecordKey, feature
 
 DYNAMIC_CHOICES = ("static", "batch", "unbacked", "all")
 DEFAULT_DYNAMIC = "static"
@@ -26,5 +27,12 @@ AXES = (
         "unbacked (the batch dimension marked unbacked, the dynamo harness's --unbacked-batch-only; "
         "--dynamic=batch --dynamic=unbacked is its --compare-backed-unbacked), all (torch.compile(dynamic=True)); "
         "experiment key `dynamic`",
-        parse=_dynamic, default=DEFAULT_DYNAMIC, choices=DYNAMIC_CHOICES, slug="dyn-{}", example="batch"),
+        parse=_dynamic, default=DEFAULT_DYNAMIC, choices=DYNAMIC_CHOICES, slug="dyn-{}", example="batch",
+        meaning="dynamic shapes: static, batch, unbacked or all (absent: static)"),
+)
+
+
+# The record's keys this feature writes (results/record_schema.py gathers them into the record's).
+RECORD_KEYS = (
+    RecordKey("dynamic_shapes", "object", feature("dynamic"), "the batch sizes that ran under --dynamic"),
 )

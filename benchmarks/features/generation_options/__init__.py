@@ -44,13 +44,15 @@ AXES = (
         "the LLM rows' prompt length in tokens (huggingface; default: the harness's 1000; whisper's prompt is its "
         "audio); set in those configs only; experiment key `prompt_tokens`",
         parse=parse_tokens, kind=ONE_PER_SWEEP, type=flag_type(parse_tokens),
-        metavar="N", label="prompt{}", slug="prompt{}", example=32),
+        metavar="N", label="prompt{}", slug="prompt{}", example=32,
+        meaning="an LLM row's prompt length", record_type="count"),
     Axis(
         "new_tokens",
         "the LLM rows' number of new tokens, exactly (huggingface; default: the harness's 2000; whisper: its decoder's "
         "448 positions after the start token, 447); set in those configs only; experiment key `new_tokens`",
         parse=parse_tokens, kind=ONE_PER_SWEEP, type=flag_type(parse_tokens),
-        metavar="N", label="new{}", slug="new{}", example=16),
+        metavar="N", label="new{}", slug="new{}", example=16,
+        meaning="an LLM row's generated tokens", record_type="count"),
     Axis(
         "generation_compile",
         "what a compiled LLM row compiles (repeatable): generate (default: the whole generate call under dynamo, as the "
@@ -58,5 +60,5 @@ AXES = (
         "compiles it); experiment key `generation_compile`",
         parse=parse_compile, choices=COMPILE_CHOICES,
         for_config=lambda value, e: value if e.dynamo else None, label="compile-{}", slug="gen-compile-{}",
-        example=COMPILE_FORWARD),
+        example=COMPILE_FORWARD, meaning="what a compiled LLM row compiles"),
 )

@@ -40,5 +40,6 @@ AXES = (
         "`matmul_precision`",
         parse=parse, choices=NAMES, label="matmul-{}", slug="matmul-{}",
         contradiction=lambda options: disable_tf32_contradiction(
-            tuple(options.axes.matmul_precision), options.diagnostics.disable_tf32), example="high"),
+            tuple(options.axes.matmul_precision), options.diagnostics.disable_tf32), example="high",
+        meaning="torch.set_float32_matmul_precision's value"),
 )

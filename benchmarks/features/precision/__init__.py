@@ -84,5 +84,5 @@ AXES = (
         "experiment key `precision`",
         parse=parse, default=DEFAULT,  # None asked: the suite's default, resolved by the plan
         type=flag_type(parse, PRECISIONS), metavar="PRECISION",
-        support_rules=SUPPORT_RULES, example="bf16"),
+        support_rules=SUPPORT_RULES, example="bf16", meaning="the precision that ran (absent: fp32)"),
 )

@@ -130,5 +130,6 @@ AXES = (
         + KNOWN_TEXT.replace("none, ", "") + "; experiment key `quantization`",
         parse=parse,
         type=flag_type(parse, ["none", *FIXED, "int4wo-128", "uintx-4-64"]),
-        metavar="RECIPE", support_rules=SUPPORT_RULES, label_plus=True, slug="q-{}", example="int8wo"),
+        metavar="RECIPE", support_rules=SUPPORT_RULES, label_plus=True, slug="q-{}", example="int8wo",
+        meaning="the quantization recipe (null: none)"),
 )

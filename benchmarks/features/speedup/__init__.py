@@ -12,6 +12,7 @@ import math
 import statistics
 from typing import Optional, Sequence
 from benchmarks.config.axis import Axis
+from benchmarks.config.record_key import RecordKey, feature
 
 ISOLATED = "isolated"
 PAIRED = "paired"
@@ -107,5 +108,12 @@ AXES = (
         "dynamo harness does: the record's paired_speedup, per-pair ratios with an interval; not for XLA); experiment "
         "key `speedup`",
         parse=parse, default=DEFAULT, choices=CHOICES,
-        for_config=for_config, support_rules=SUPPORT_RULES, example="paired"),
+        for_config=for_config, support_rules=SUPPORT_RULES, example="paired",
+        meaning="isolated, or paired: eager timed in the backend's child"),
+)
+
+
+# The record's keys this feature writes (results/record_schema.py gathers them into the record's).
+RECORD_KEYS = (
+    RecordKey("paired_speedup", "object", feature("speedup"), "paired: per-pair ratios, median, interval"),
 )

@@ -38,5 +38,6 @@ AXES = (
         "experiment key `train_step`",
         parse=_as_given, default=DEFAULT_TRAIN_STEP, choices=TRAIN_STEPS,  # None asked: the suite's, by the plan
         for_config=lambda step, e: step if e.test == "train" else None, check=_train_step_rule,
-        label="{}-step", slug="step-{}", example="harness"),  # "harness" alone would not say what it is
+        label="{}-step", slug="step-{}", example="harness",  # "harness" alone would not say what it is
+        meaning="harness or forward_loss (null for eval; absent: forward_loss)"),
 )
