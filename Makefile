@@ -90,8 +90,8 @@ bench-torchvision: env
 # Test files run in parallel, one file per worker (module-scoped sweeps run once); TEST_WORKERS=0 runs serially.
 # `make test` runs both tiers (after 20 s of the compiled reader under sanitizers, make fuzz-scanner's check);
 # `make test-fast` only the unit tier (no sweep, no benchmark child, no compile; the tools called in process): pytest
-# prints its count and time (how long it takes belongs in the closing notes, measured, not here). With
-# PYTHONDONTWRITEBYTECODE set, pytest rewrites every test file's asserts again in each worker at each run.
+# prints its count and time. The tests keep Python's bytecode even under PYTHONDONTWRITEBYTECODE (tests/conftest.py):
+# the workers and the processes tests start reuse what the first one compiled.
 TEST_WORKERS ?= 2
 test: env browser
 	$(PY) -m scripts.upkeep.fuzz_scanner --seconds 20 --seed $(FUZZ_SEED)

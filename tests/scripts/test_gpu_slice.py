@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from helpers import PYTHON, ROOT
+from helpers import PYTHON, ROOT, call_main
 from test_gpu_slice_report import cuda
 from test_harness_subset import checkout
 from test_parity_report import record, write_harness
@@ -168,12 +168,14 @@ def test_a_run_faster_than_its_estimates_takes_the_steps_the_plan_left_out(tmp_p
     assert len(run.seen) == 9 and {o.state for o in run.outcomes.values()} == {slice_report.DONE}
 
 
-@pytest.mark.process  # the script's exit status and its one line
+@pytest.mark.process  # the script's exit status and its one line: once as `python -m`, the rest in process
 def test_bad_usage_is_one_line_and_exit_2(tmp_path):
-    for args in (["--tiers=first,warp"], ["--models=timm:x"], ["--minutes=0"], [f"--harness-dir={tmp_path}"],
-                 ["--llm-models=gpt-5"], ["--llm-lengths=12"], ["--llm-params=[1]"]):
-        done = subprocess.run([PYTHON, *SCRIPT, f"--out={tmp_path / 'out'}", *args], capture_output=True,
-                              text=True, cwd=ROOT)
+    for index, args in enumerate((["--tiers=first,warp"], ["--models=timm:x"], ["--minutes=0"],
+                                  [f"--harness-dir={tmp_path}"], ["--llm-models=gpt-5"], ["--llm-lengths=12"],
+                                  ["--llm-params=[1]"])):
+        done = (call_main(gpu_slice.main, f"--out={tmp_path / 'out'}", *args) if index else
+                subprocess.run([PYTHON, *SCRIPT, f"--out={tmp_path / 'out'}", *args], capture_output=True, text=True,
+                               cwd=ROOT))
         last = done.stderr.strip().splitlines()[-1]
         assert done.returncode == 2 and ("error: " in last or last.startswith("gpu-slice: ")), (args, done.stderr)
         assert "Traceback" not in done.stderr and not (tmp_path / "out").exists()
