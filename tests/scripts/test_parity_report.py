@@ -334,7 +334,7 @@ def test_our_sweep_names_the_same_configs_and_takes_extra_flags(tmp_path):
 
 def run_script(*args):
     """The script's command line, in process (its exit status, stdout and stderr)."""
-    return call_main(report.main, *args, name="parity_report.py")
+    return call_main(report.main, *args, name="scripts.parity.report")
 
 
 @pytest.mark.parametrize("args, message", [

@@ -176,6 +176,6 @@ def test_every_tool_reads_mutated_records_without_failing(tmp_path, seed):
 
 
 def test_the_fuzz_script_runs_a_round_and_says_so(tmp_path):
-    result = call_main(fuzz_records.main, "--seconds=0.1", "--seed=7", name="fuzz_records.py")
+    result = call_main(fuzz_records.main, "--seconds=0.1", "--seed=7", name="scripts.upkeep.fuzz_records")
     assert result.returncode == 0, result.stderr
     assert "1 round(s) of 250 mutated records, every tool clean" in result.stdout
