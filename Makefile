@@ -36,7 +36,7 @@ ifeq ($(TORCH),)
 	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt
 	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps -e .
 else
-	$(PYTHON_BOOT) scripts/make_venv.py --venv $(VENV) --torch '$(TORCH)' --torchvision '$(TORCHVISION)' \
+	$(PYTHON_BOOT) -m scripts.upkeep.make_venv --venv $(VENV) --torch '$(TORCH)' --torchvision '$(TORCHVISION)' \
 	  --python $(PYTHON_BOOT)
 	@echo '$(TORCH) $(TORCHVISION)' > $(TORCH_CHOICE)
 endif
@@ -51,16 +51,16 @@ FORCE:
 # A real sweep on this machine: the GPU's where torch sees a CUDA device (eager, and Inductor without and with CUDA
 # graphs), else the CPU's (eager, Inductor, PyTorch/XLA lazy tensors and PyTorch/XLA + openxla); inference and training,
 # each config checked against eager (--verify: the page's dashboard shows real pass rates), then the CSV and the speedup
-# reports, each under a heading. scripts/bench_sweep.py chooses, and its first line says which and why;
+# reports, each under a heading. scripts/bench/sweep.py chooses, and its first line says which and why;
 # BENCH_ACCELERATOR=cpu or cuda chooses instead, BENCH_SWEEP replaces the sweep's flags (give both). Each is worked out
 # once, when the recipe runs. Resumable: run it again to finish an interrupted one. The progress bar shows only on a
 # terminal (plain lines in logs and CI).
-BENCH_ACCELERATOR ?= $(eval BENCH_ACCELERATOR := $(shell $(PY) scripts/bench_sweep.py --accelerator))$(BENCH_ACCELERATOR)
-BENCH_SWEEP ?= $(eval BENCH_SWEEP := $(shell $(PY) scripts/bench_sweep.py --flags $(BENCH_ACCELERATOR)))$(BENCH_SWEEP)
+BENCH_ACCELERATOR ?= $(eval BENCH_ACCELERATOR := $(shell $(PY) -m scripts.bench.sweep --accelerator))$(BENCH_ACCELERATOR)
+BENCH_SWEEP ?= $(eval BENCH_SWEEP := $(shell $(PY) -m scripts.bench.sweep --flags $(BENCH_ACCELERATOR)))$(BENCH_SWEEP)
 # What the first line says of them: given (on the command line or in the environment), or worked out here.
 BENCH_GIVEN = $(if $(filter file,$(origin BENCH_ACCELERATOR)),,--chosen) $(if $(filter file,$(origin BENCH_SWEEP)),,--own-sweep)
 bench: env
-	@$(PY) scripts/bench_sweep.py --describe $(BENCH_ACCELERATOR) $(BENCH_GIVEN)
+	@$(PY) -m scripts.bench.sweep --describe $(BENCH_ACCELERATOR) $(BENCH_GIVEN)
 	$(PY) experiment_runner.py $(BENCH_SWEEP) --verify --output-dirname=$(OUT) || { status=$$?; \
 	  [ $$status -eq 1 ] && echo "make bench: some configs failed; their records say why, and the reports follow"; }
 	$(PY) result_analyzer.py --output-dirname=$(OUT) --log-level=warning
@@ -90,11 +90,11 @@ bench-torchvision: env
 # Test files run in parallel, one file per worker (module-scoped sweeps run once); TEST_WORKERS=0 runs serially.
 # `make test` runs both tiers (after 20 s of the compiled reader under sanitizers, make fuzz-scanner's check);
 # `make test-fast` only the unit tier (no sweep, no benchmark child, no compile; the tools called in process): pytest
-# prints its count and time (how long it takes belongs in the closing notes, measured, not here). With
-# PYTHONDONTWRITEBYTECODE set, pytest rewrites every test file's asserts again in each worker at each run.
+# prints its count and time. The tests keep Python's bytecode even under PYTHONDONTWRITEBYTECODE (tests/conftest.py):
+# the workers and the processes tests start reuse what the first one compiled.
 TEST_WORKERS ?= 2
 test: env browser
-	$(PY) scripts/fuzz_scanner.py --seconds 20 --seed $(FUZZ_SEED)
+	$(PY) -m scripts.upkeep.fuzz_scanner --seconds 20 --seed $(FUZZ_SEED)
 	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile -m "not slow" tests
 
 test-fast: env
@@ -105,10 +105,10 @@ test-slow: env
 	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile -m slow tests
 
 # The newest torch too (README.md, "Your own torch"): its own venv (.venv-torch-latest/, rebuilt only when TORCH_LATEST
-# or the lock changes), the unit tier, then a small real sweep (scripts/torch_sweep.py: dummy and torchvision, eager,
-# aot_eager and Inductor, eval and train, --verify) and the analyzer, aggregate and compare on its records. 2.14.1 is
-# the newest that installs here (a machine-wide pip constraint caps torch); CI builds its venv beside `make test`'s
-# (.ci/run: two pip installs, each mostly one core and the disk) and runs it after `make test`.
+# or the lock changes), the unit tier, then a small real sweep (scripts/upkeep/torch_sweep.py: dummy and torchvision,
+# eager, aot_eager and Inductor, eval and train, --verify) and the analyzer, aggregate and compare on its records.
+# 2.14.1 is the newest that installs here (a machine-wide pip constraint caps torch); CI builds its venv beside
+# `make test`'s (.ci/run: two pip installs, each mostly one core and the disk) and runs it after `make test`.
 TORCH_LATEST ?= 2.14.1
 LATEST_VENV := .venv-torch-latest
 env-torch-latest:
@@ -116,7 +116,7 @@ env-torch-latest:
 
 test-torch-latest: env-torch-latest
 	$(LATEST_VENV)/bin/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile -m "not integration" tests
-	$(LATEST_VENV)/bin/python scripts/torch_sweep.py --output-dirname=output/torch-latest
+	$(LATEST_VENV)/bin/python -m scripts.upkeep.torch_sweep --output-dirname=output/torch-latest
 
 # The GPU tier (tests marked `gpu`: real CUDA sweeps, skipped with the reason without a CUDA device). It runs on the
 # Python that has the GPU's torch: .venv's where there is one, else the machine's own (GPU_PYTHON=... to choose).
@@ -124,7 +124,7 @@ GPU_PYTHON ?= $(if $(wildcard $(PY)),$(PY),python3)
 test-gpu:
 	$(GPU_PYTHON) -m pytest -q -m gpu tests/end_to_end/test_gpu.py tests/child/test_precise_timing.py
 
-# The one GPU check (scripts/gpu_check.py): the GPU tier, a small sweep of real models beside a plain CUDA loop and,
+# The one GPU check (scripts/gpu/check.py): the GPU tier, a small sweep of real models beside a plain CUDA loop and,
 # with HARNESS_DIR, PyTorch's dynamo harness; one report in $(GPU_OUT)/gpu-check.md. Sized for a lent GPU machine
 # (GPU_MINUTES, default 8; no network: what its Python lacks comes from GPU_WHEELS, made here by `make gpu-wheels`).
 # Without a CUDA device it says what it skipped and why.
@@ -132,18 +132,18 @@ GPU_OUT ?= output/gpu-check
 GPU_MINUTES ?= 8
 GPU_WHEELS ?= output/gpu-wheels
 gpu-check:
-	$(GPU_PYTHON) scripts/gpu_check.py --out=$(GPU_OUT) --minutes=$(GPU_MINUTES) \
+	$(GPU_PYTHON) -m scripts.gpu.check --out=$(GPU_OUT) --minutes=$(GPU_MINUTES) \
 	  $(if $(wildcard $(GPU_WHEELS)),--wheels=$(GPU_WHEELS)) $(if $(HARNESS_DIR),--harness-dir=$(HARNESS_DIR)) \
 	  $(GPU_CHECK_ARGS)
 
-# A slice of PyTorch's CUDA dashboard on the machine's GPU (scripts/gpu_slice.py; docs/parity.md): the dynamo harness
+# A slice of PyTorch's CUDA dashboard on the machine's GPU (scripts/gpu/slice.py; docs/parity.md): the dynamo harness
 # beside ours, model for model, in priority order within GPU_SLICE_MINUTES (default 7), its report written after every
 # step to $(GPU_SLICE_OUT)/gpu-slice.md. A lent machine runs it as it is given the tree, $(GPU_WHEELS) (make gpu-wheels)
 # and $(GPU_HARNESS) (make gpu-harness): both are used where they are. GPU_SLICE_ARGS=--plan prints its plan.
 GPU_SLICE_OUT ?= output/gpu-slice
 GPU_SLICE_MINUTES ?= 7
 gpu-slice:
-	$(GPU_PYTHON) scripts/gpu_slice.py --out=$(GPU_SLICE_OUT) --minutes=$(GPU_SLICE_MINUTES) \
+	$(GPU_PYTHON) -m scripts.gpu.slice --out=$(GPU_SLICE_OUT) --minutes=$(GPU_SLICE_MINUTES) \
 	  $(if $(wildcard $(GPU_WHEELS)),--wheels=$(GPU_WHEELS)) \
 	  $(if $(HARNESS_DIR),--harness-dir=$(HARNESS_DIR),$(if $(wildcard $(GPU_HARNESS)),--harness-dir=$(GPU_HARNESS))) \
 	  $(GPU_SLICE_ARGS)
@@ -153,7 +153,7 @@ gpu-slice:
 GPU_HARNESS ?= output/gpu-harness
 gpu-harness:
 	@test -n "$(TORCHBENCH)" || { echo "make gpu-harness: give TORCHBENCH=<a checkout of pytorch/benchmark>"; exit 2; }
-	$(GPU_PYTHON) scripts/harness_subset.py --torchbench=$(TORCHBENCH) --out=$(GPU_HARNESS)
+	$(GPU_PYTHON) -m scripts.gpu.harness_subset --torchbench=$(TORCHBENCH) --out=$(GPU_HARNESS)
 
 # Wheels of what a lent GPU machine's Python may lack (its Python: GPU_WHEELS_PYTHON), to carry there with the tree:
 # the project's needs, and transformers with the companions it is pinned with (gpu-slice's Hugging Face rows; about
@@ -180,69 +180,69 @@ test-golden: env
 
 # Wall time per eager config / `python -c "import torch"`, spawned and forked; 50 microbench configs, fork vs spawn.
 bench-overhead: env
-	$(PY) scripts/bench_overhead.py
+	$(PY) -m scripts.bench.overhead
 
 # The same sweeps serially, with --jobs 2 and on Ray (2 CPUs), side by side: wall times and throughput ratios.
 bench-parallel: env
-	$(PY) scripts/bench_parallel.py
+	$(PY) -m scripts.bench.parallel
 
 # Qwen3-0.6B's eager decode tokens/s on this CPU (32 prompt + 16 new tokens), ours beside a plain loop calling
 # transformers' generate on the same configuration, in interleaved pairs of processes: the median pair ratio with an
 # order-statistic interval and the load average (target: within 5 %; docs/generation.md).
 bench-llm: env
-	$(PY) scripts/bench_llm.py
+	$(PY) -m scripts.bench.llm
 
 # The microbench matmul and add (eager, this CPU) against the machine's ceilings, measured afresh: each one's fraction
 # of its ceiling, floors matmul 0.7 and add 0.6 checked in the exit status (docs/roofline.md).
 bench-roofline: env
-	$(PY) scripts/bench_roofline.py
+	$(PY) -m scripts.bench.roofline
 
 # result_analyzer.py on synthetic results files of 10k, 20k and 1M records: records/s and peak memory.
 bench-analyzer: env
-	$(PY) scripts/bench_analyzer.py
+	$(PY) -m scripts.bench.analyzer
 
 # Faults for SOAK_MINUTES (default 10; SOAK_SEED: the chaos loop's seed): a small sweep resumed again and again while
 # children, fork servers, the parent, Ray nodes and the Ray driver are killed; prints what survived (docs/runner.md).
 SOAK_MINUTES ?= 10
 SOAK_SEED ?= 0
 soak: env
-	$(PY) scripts/soak.py --minutes $(SOAK_MINUTES) --seed $(SOAK_SEED)
+	$(PY) -m scripts.upkeep.soak --minutes $(SOAK_MINUTES) --seed $(SOAK_SEED)
 
 # The sweep's parent at 1k, 10k and 100k configs (generated model names, no child) and 1M records: time and peak memory
 # of --dry-run, resume and longest-first ordering, and its CPU per config with canned records at 200/s. ~15 min.
 bench-scale: env
-	$(PY) scripts/bench_scale.py
+	$(PY) -m scripts.bench.scale
 
 # compare.py's statistics over seeded synthetic A/B trials: detection rate, false positives, interval coverage.
 bench-compare: env
-	$(PY) scripts/bench_compare.py
+	$(PY) -m scripts.bench.compare
 
 # history detect's change points against the two fixed rules on seeded synthetic series: steps found, false alarms.
 bench-history: env
-	$(PY) scripts/bench_history.py
+	$(PY) -m scripts.bench.history
 
 # history site at a year of nightly runs: 300 models x 10 backend labels (1.1M records) generated straight into SQLite;
 # the first build, a rebuild with nothing new, one after one more night, and each page's load time in Chromium.
 bench-site: env
-	$(PY) scripts/bench_site.py
+	$(PY) -m scripts.bench.history_site
 
 # The dummy mlp and torchvision resnet18/mobilenet_v3_small (64 px) on this CPU, eager and Inductor across compile modes
 # (and DASHBOARD_AXES, e.g. DASHBOARD_AXES="--precision=fp32 --precision=bf16"): one table. Slow: Inductor compiles.
 bench-dashboard: env
-	$(PY) scripts/bench_dashboard.py
+	$(PY) -m scripts.bench.dashboard
 
 # The same models in 5 processes each under --allocator=system (as inherited) and glibc (the default): per-process
 # times, their spread, page faults per iteration, speedup (ALLOC_ARGS: more flags, e.g. --models/--cpu-affinity).
 ALLOC_ARGS ?=
 bench-allocator: env
-	$(PY) scripts/bench_allocator.py $(ALLOC_ARGS)
+	$(PY) -m scripts.bench.allocator $(ALLOC_ARGS)
 
 # The dummy mlp and cnn, eager and Inductor, in a sweep without profilers and one with torch.profiler's flags: the
 # unprofiled median, the profiled config's (its timed runs: no profiler), and its profiled runs' own, side by side
 # (PROFILES_ARGS: more flags, e.g. --cpu-affinity=1 for a steadier figure on a busy machine).
 PROFILES_ARGS ?=
 bench-profiles: env
-	$(PY) scripts/bench_profiles.py $(PROFILES_ARGS)
+	$(PY) -m scripts.bench.profiles $(PROFILES_ARGS)
 
 # PyTorch's dynamo benchmark harness beside ours on the same models (docs/parity.md): HARNESS_DIR is a TorchBench or
 # PyTorch checkout (default: one found beside this project); scipy and tabulate go into PARITY_DEPS for the harness,
@@ -253,7 +253,7 @@ PARITY_ARGS ?=
 parity: env
 	@$(PY) -c "import sys; sys.path.insert(0, '$(PARITY_DEPS)'); import scipy, tabulate" 2>/dev/null || \
 	  $(PY) -m pip install --quiet --disable-pip-version-check --target $(PARITY_DEPS) scipy tabulate
-	$(PY) scripts/parity_report.py $(if $(HARNESS_DIR),--harness-dir=$(HARNESS_DIR)) \
+	$(PY) -m scripts.parity.report $(if $(HARNESS_DIR),--harness-dir=$(HARNESS_DIR)) \
 	  --harness-pythonpath=$(PARITY_DEPS) $(PARITY_ARGS)
 
 # result_analyzer.py's compiled reader built with AddressSanitizer + UndefinedBehaviorSanitizer (into build/fuzz-scanner/,
@@ -264,14 +264,14 @@ parity: env
 FUZZ_SECONDS ?= 60
 FUZZ_SEED ?= 12
 fuzz-scanner: env
-	$(PY) scripts/fuzz_scanner.py --seconds $(FUZZ_SECONDS) --seed $(FUZZ_SEED)
+	$(PY) -m scripts.upkeep.fuzz_scanner --seconds $(FUZZ_SECONDS) --seed $(FUZZ_SEED)
 
-# The shared record validation and every tool's reader fed mutated records (scripts/fuzz_records.py, #52): exit 1 on a
-# tool that ends any other way than refusing a record or saying there is nothing to report; the file kept under
+# The shared record validation and every tool's reader fed mutated records (scripts/upkeep/fuzz_records.py, #52): exit
+# 1 on a tool that ends any other way than refusing a record or saying there is nothing to report; the file kept under
 # output/fuzz-records/. `make test` runs a few rounds (tests/security/test_sec_records.py).
 .PHONY: fuzz-records
 fuzz-records: env
-	$(PY) scripts/fuzz_records.py --seconds $(FUZZ_SECONDS) --seed $(FUZZ_SEED)
+	$(PY) -m scripts.upkeep.fuzz_records --seconds $(FUZZ_SECONDS) --seed $(FUZZ_SEED)
 
 clean:
 	rm -rf output .pytest_cache

@@ -7,10 +7,18 @@ import functools
 import gc
 import os
 import signal
+import sys
 
 import pytest
 
 import helpers
+
+# The suite keeps Python's bytecode (__pycache__, git-ignored) even where the environment sets PYTHONDONTWRITEBYTECODE
+# (CI's does): without it each xdist worker, and each process a test starts, compiles the project's modules again
+# and pytest rewrites every test file's asserts again, most of the unit tier's time. Set here, before the workers and
+# those processes start, so that they inherit it.
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+sys.dont_write_bytecode = False
 
 
 @functools.lru_cache(maxsize=None)
@@ -62,9 +70,8 @@ def pytest_runtest_setup(item):
     """A test marked with what it needs (helpers.NEEDS) is skipped, with the reason, where that can't be had.
     Before a module's first test (and its fixtures), what the tests before it left is collected and what is alive
     then (torch, pandas, every module imported) is frozen out of the garbage collector's reach, as the fork server
-    freezes its preloads (fork_server/zygote.py): the child's code collects before timing and after each eager
-    reference,
-    and a full collection of a test process's heap took 0.2 s, nearly 40 of them 7 s of the unit tier. What a test
+    freezes its preloads (fork_server/zygote.py): the child's code collects before timing and after each eager reference,
+    and a full collection of a test process's heap, torch in it, is slow, and the unit tier makes dozens. What a test
     creates is still collected by those calls, which is what they are for."""
     global _frozen_for
     module = getattr(item, "module", None)

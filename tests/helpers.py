@@ -1,4 +1,4 @@
-"""Test helpers: run the real tools (in this process, or as their own process), load a script of scripts/, read
+"""Test helpers: run the real tools (in this process, or as their own process), load a file outside any package, read
 what they wrote, find processes left behind. Imported by test modules in every folder of tests/ (`from helpers import
 ...`: conftest.py's folder, tests/, is on sys.path); fixtures live in conftest.py."""
 
@@ -43,7 +43,7 @@ def call_tool(script: str, *args, env=None, check_rc=None, cwd=ROOT, text=True) 
 
 
 def call_main(main, *args, name=None, env=None, check_rc=None, cwd=ROOT, text=True) -> subprocess.CompletedProcess:
-    """call_tool for any main(argv): a script of scripts/ too (`call_main(load_script("x").main, ...)`), as the
+    """call_tool for any main(argv): a tool of scripts/ too (`call_main(sweep.main, ...)`), as the
     unit tier runs a script's command line (its bad usage: one line and exit 2) without an interpreter of its own."""
     out, err = (io.TextIOWrapper(io.BytesIO(), encoding="utf-8", write_through=True) for _ in range(2))
     root, saved_handlers, saved_level = logging.getLogger(), logging.getLogger().handlers[:], logging.getLogger().level
@@ -84,23 +84,20 @@ def _parsed(path: Path, mtime_ns: int, size: int) -> tuple:
     return tuple(ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))))
 
 
-def load_script(name: str, folder: Path = ROOT / "scripts"):
-    """scripts/<name>.py (or <folder>/<name>.py) as a module (the scripts are not a package): registered in
-    sys.modules (dataclasses look their module up), with its folder on sys.path while it loads (a script imports its
-    sibling scripts). The one loader of the tests: none carries its own."""
+def load_script(name: str, folder: Path):
+    """<folder>/<name>.py, a file outside any package (aggregate's golden runner), as a module registered in
+    sys.modules (dataclasses look their module up). The one loader of the tests: none carries its own. The tools of
+    scripts/ are packages: tests import them (`from scripts.bench import sweep`)."""
     spec = importlib.util.spec_from_file_location(name, Path(folder) / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
-    sys.path.insert(0, str(folder))
-    try:
-        spec.loader.exec_module(module)
-    finally:
-        sys.path.remove(str(folder))
+    spec.loader.exec_module(module)
     return module
 
 
 def run_tool(script: str, *args, timeout: float = 600, env=None, check_rc=None) -> subprocess.CompletedProcess:
-    """Run a top-level tool (experiment_runner.py, result_analyzer.py, aggregate.py) for real, as its own process:
+    """Run a top-level tool (experiment_runner.py, result_analyzer.py, aggregate.py) or a script's module
+    (scripts.upkeep.soak: `python -m` from the root) for real, as its own process:
     for sweeps (the integration tier) and for what only a process shows (its exit status as a script, signals,
     what it imports at start: tests marked `process`); the unit tier calls call_tool."""
     if current_test is not None:
@@ -108,7 +105,8 @@ def run_tool(script: str, *args, timeout: float = 600, env=None, check_rc=None) 
         assert tiers & {"integration", "process"}, (
             f"{current_test.nodeid}: a unit test runs the tools in process (call_tool); mark it `process` if what it "
             "tests is the process itself")
-    result = subprocess.run([PYTHON, str(ROOT / script), *map(str, args)], capture_output=True, text=True,
+    command = [PYTHON, str(ROOT / script)] if script.endswith(".py") else [PYTHON, "-m", script]
+    result = subprocess.run([*command, *map(str, args)], capture_output=True, text=True,
                             timeout=timeout, cwd=ROOT, env=env)
     return _check(result, check_rc)
 

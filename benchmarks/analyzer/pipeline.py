@@ -15,7 +15,7 @@ other figures and a config's own keys, then dynamo's graph-break reasons and com
 other metrics by name), then the numeric entries of dict-valued metrics as `name.key` columns, then the
 environment. Statistics come from benchmarks.results.stats, the module aggregate.py uses too.
 
-Speed (scripts/bench_analyzer.py measures it): a file is cut into byte ranges of 8 MiB that worker
+Speed (scripts/bench/analyzer.py measures it): a file is cut into byte ranges of 8 MiB that worker
 processes (one per core) read on their own, mapped rather than copied. The compiled reader
 (benchmarks/analyzer/_jsonl_scan.c) validates each line and hands back the metric samples as float64 arrays and
 every other value as its distinct texts with an index per line; each distinct value is parsed and

@@ -11,7 +11,7 @@ process has nothing else to show, so there the samples are drawn (docs/architect
 With few processes a bootstrap is too narrow: its variance is (n-1)/n of the truth, and a normal quantile
 stands where a Student t one belongs. Each side's log-draws are widened by sqrt(n/(n-1)) around its
 estimate, and the ratio's by t(df)/z with Welch's degrees of freedom over the processes, so a 95% interval
-covers the true ratio about 95% of the time with 3-10 processes (scripts/bench_compare.py measures it).
+covers the true ratio about 95% of the time with 3-10 processes (scripts/bench/compare.py measures it).
 
 Everything is vectorised over configs, resamples and samples, and seeded: the same inputs give the same
 output.

@@ -12,7 +12,7 @@ whole, kappa = its end). Its significance: the same maximum over random permutat
 p = (#permuted >= observed + 1) / (permutations + 1). A candidate with p <= alpha splits its segment and
 the search goes on; the first one that isn't stops it. On a series with no change (exchangeable runs),
 the first test rejects with probability alpha: that is the stated false-alarm rate per clean series
-(scripts/bench_history.py measures it). A significant split smaller than `min_change` (the difference of
+(scripts/bench/history.py measures it). A significant split smaller than `min_change` (the difference of
 the two sides' medians, on the log scale a ratio: compare.py's --threshold) still splits the segment, so
 the search goes on, but is not reported: a CI owner acts on neither. Deterministic: the permutations come
 from a seeded generator.

@@ -245,7 +245,7 @@ def untimed(step: str):
 
 def run_locked(options: RunOptions, plan: Plan, executor, results_path: str, timed=untimed) -> int:
     """The sweep, once this parent holds the results file: resume, run what is left, the end-of-sweep table.
-    `timed(step)` is a context around each step (scripts/bench_scale.py times them: a step added here is measured
+    `timed(step)` is a context around each step (scripts/bench/scale.py times them: a step added here is measured
     there too)."""
     if options.no_resume:
         backup = back_up(results_path)

@@ -11,11 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from helpers import GOLDEN, ROOT, load_script
+from helpers import GOLDEN, ROOT
 
 from benchmarks.analyzer import pipeline
 from benchmarks.results import dynamo_stats, record_check
 from benchmarks.results.measurement import Measurement
+from scripts.upkeep import fuzz_scanner
 
 pytestmark = pytest.mark.usefixtures("analyzer_reader")  # each test with each reader
 
@@ -24,9 +25,8 @@ FILES = sorted((ROOT / "tests" / "fixtures" / "analyzer").glob("*.jsonl")) + sor
 
 
 def fuzz_corpus(path: Path) -> Path:
-    """scripts/fuzz_scanner.py's corpus: the real records it starts from and its synthetic ones."""
-    module = load_script("fuzz_scanner")
-    path.write_bytes(b"\n".join(module.base_lines(random.Random(0))) + b"\n")
+    """scripts/upkeep/fuzz_scanner.py's corpus: the real records it starts from and its synthetic ones."""
+    path.write_bytes(b"\n".join(fuzz_scanner.base_lines(random.Random(0))) + b"\n")
     return path
 
 

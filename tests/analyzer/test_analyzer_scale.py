@@ -7,17 +7,15 @@ import json
 import numpy as np
 import pytest
 
-from helpers import load_script
-
 from benchmarks.analyzer import pipeline
-
 from benchmarks.results import stats
+from scripts.bench import analyzer as bench_analyzer
 
 pytestmark = pytest.mark.usefixtures("analyzer_reader")  # each test with each reader
 
 
 def load_generator():
-    return load_script("bench_analyzer").generate
+    return bench_analyzer.generate
 
 
 def expected_row(record: dict) -> dict:

@@ -82,7 +82,7 @@ def tricky_lines() -> list:
                     verification_message="far off,\nat [0]")),
         dump(record(experiment={"accelerator": "cpu", "xla": None, "dynamo": None, "test": "eval", "dtype": "bf16",
                                 "shape": {"M": 64}, "experiment_name": "run_all"})),
-        # Found by scripts/fuzz_scanner.py, each once a crash of the report: values nested deeper than orjson
+        # Found by scripts/upkeep/fuzz_scanner.py, each once a crash of the report: values nested deeper than orjson
         # writes (on a line read by Python's json for its NaN, and on one the scanner reads), integers beyond 64
         # bits and beyond the doubles, a lone surrogate as bytes in a column's name.
         b'{"model": {"model_name": "deep-config"}, "experiment": {"x": ' + b"[" * 300 + b"]" * 300
@@ -211,7 +211,7 @@ def mutated_lines(count: int, seed: int) -> list:
 
 
 def test_a_problems_lines_are_in_file_order_whichever_reader_found_them(tmp_path, caplog):
-    """Found by scripts/fuzz_scanner.py: the readers meet a kind of problem in different orders (NaN samples
+    """Found by scripts/upkeep/fuzz_scanner.py: the readers meet a kind of problem in different orders (NaN samples
     of two lengths go to two arrays); the log names its lines in file order, and the first line's message."""
     nan = lambda n: json.dumps(record(metrics={"total_time": [math.nan] + [1.0] * (n - 1)})).encode()  # noqa: E731
     path = tmp_path / "nan.jsonl"
@@ -236,7 +236,7 @@ def test_a_problems_lines_are_in_file_order_whichever_reader_found_them(tmp_path
 
 
 def test_minus_zero_is_not_taken_for_zero(tmp_path, caplog):
-    """Found by scripts/fuzz_scanner.py: -0.0 == 0.0 in Python, yet each row shows its own (on lines read by
+    """Found by scripts/upkeep/fuzz_scanner.py: -0.0 == 0.0 in Python, yet each row shows its own (on lines read by
     Python's json, for their NaN, and on lines the scanner reads)."""
     lines = [json.dumps(record(metrics={"total_time": [math.nan]} if slow else None,
                                verification_max_abs_error=value)).encode()

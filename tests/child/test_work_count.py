@@ -2,7 +2,7 @@
 the real suites' models: the microbench operators' counts are their exact ones, a training step adds its gradients
 and the optimizer's traffic, the count leaves the module as it found it, a model the counter can't run says why; the
 ceilings are measured once per key and cached, measured again when beaten (the better of each kept), and left alone when caching is off. No timing
-thresholds here (scripts/bench_roofline.py holds those)."""
+thresholds here (scripts/bench/roofline.py holds those)."""
 
 import os
 

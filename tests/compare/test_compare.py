@@ -104,7 +104,7 @@ def test_slowdowns_are_found_and_unchanged_configs_are_not_flagged(tmp_path, cap
 
 def test_intervals_cover_the_true_ratio_at_about_the_stated_rate():
     """Over 300 configs of known truth (3 to 8 processes, noise within and between): the share of 95% and
-    80% intervals that hold the true ratio. scripts/bench_compare.py measures it over many more."""
+    80% intervals that hold the true ratio. scripts/bench/compare.py measures it over many more."""
     rng = np.random.default_rng(11)
     for confidence in (0.95, 0.80):
         covered, total = 0, 0

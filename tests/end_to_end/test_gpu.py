@@ -3,7 +3,7 @@ without one (tests/conftest.py). It covers the default launch (fork) and spawn; 
 fp32, amp and bf16; training under float16 autocast (its grad scaler); --verify; peak memory against a plain
 script's max_memory_allocated; --pure-wall-time; --profile-cuda-cpu; --jobs on one GPU; NVML's facts; and the
 faults only a GPU has (out of memory, a device-side assert, an illegal address), each one record, the GPU fine
-for the next config. `make gpu-check` (scripts/gpu_check.py) runs this tier on a lent GPU machine and reports.
+for the next config. `make gpu-check` (scripts/gpu/check.py) runs this tier on a lent GPU machine and reports.
 
 Each test keeps its models tiny (the dummy and faults suites) and its compiles few: the tier fits a few minutes
 of one GPU."""

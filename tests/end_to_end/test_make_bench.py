@@ -17,7 +17,9 @@ import threading
 
 import pytest
 
-from helpers import ROOT, load_script, read_jsonl, run_runner
+from helpers import ROOT, read_jsonl, run_runner
+
+from scripts.bench import sweep as bench_sweep
 
 MAKE = shutil.which("make")
 TINY_SWEEP = ("--suite-name=dummy -k ^mlp$$ --accelerator=cpu --xla=None --dynamo=None --dynamo=aot_eager "
@@ -30,14 +32,14 @@ def make(*args, timeout=600) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=timeout)
 
 
-@pytest.mark.integration  # make asks scripts/bench_sweep.py, an interpreter that imports torch to ask for CUDA: 2 s
+@pytest.mark.integration  # make asks scripts/bench/sweep.py, an interpreter that imports torch to ask for CUDA: 2 s
 @pytest.mark.skipif(MAKE is None, reason="no make on this machine")
 def test_the_default_sweep_is_verified_and_leaves_the_bar_to_the_terminal():
     dry = make("-n", "bench", "OUT=/nonexistent/bench")
     assert dry.returncode == 0, dry.stderr
     runner = next(line for line in dry.stdout.splitlines() if "experiment_runner.py" in line)
     assert "--verify" in runner.split() and "--progress-bar" not in runner
-    here = load_script("bench_sweep").accelerator({})  # torch's answer on this machine
+    here = bench_sweep.accelerator({})  # torch's answer on this machine
     assert dry.stdout.splitlines()[0].split()[-1] == here and f"--accelerator={here}" in runner.split()
     aggregate = [line for line in dry.stdout.splitlines() if "aggregate.py" in line]
     assert sum("--format=table" in line for line in aggregate) == 2
@@ -45,7 +47,7 @@ def test_the_default_sweep_is_verified_and_leaves_the_bar_to_the_terminal():
 
 @pytest.mark.skipif(MAKE is None, reason="no make on this machine")
 def test_on_a_gpu_machine_it_runs_the_gpus_sweep_and_reports_on_cuda():
-    """BENCH_ACCELERATOR=cuda stands for a CUDA device here (scripts/bench_sweep.py chooses without one)."""
+    """BENCH_ACCELERATOR=cuda stands for a CUDA device here (scripts/bench/sweep.py chooses without one)."""
     for given in (["BENCH_ACCELERATOR=cuda"], []):
         env = dict(os.environ, BENCH_ACCELERATOR="cuda") if not given else None
         dry = subprocess.run([MAKE, "--no-print-directory", "-o", "env", f"PY={sys.executable}", "-n", "bench",
@@ -53,7 +55,7 @@ def test_on_a_gpu_machine_it_runs_the_gpus_sweep_and_reports_on_cuda():
                              timeout=120)
         assert dry.returncode == 0, dry.stderr
         lines = dry.stdout.splitlines()
-        assert "bench_sweep.py --describe cuda --chosen" in lines[0]
+        assert "-m scripts.bench.sweep --describe cuda --chosen" in lines[0]
         runner = next(line for line in lines if "experiment_runner.py" in line).split()
         assert {"--accelerator=cuda", "--compile-mode=reduce-overhead", "--compile-mode=default", "--verify"} <= set(
             runner) and "--xla=PJRT" not in runner
@@ -87,8 +89,8 @@ def test_each_printed_report_is_under_its_heading(bench):
     _, result = bench
     text = result.stdout
     # first, which sweep it runs (here the fixture's own flags, on what torch finds)
-    assert text.splitlines()[0] == load_script("bench_sweep").describe(load_script("bench_sweep").accelerator({}),
-                                                                       by_variable=False, own_sweep=True)
+    assert text.splitlines()[0] == bench_sweep.describe(bench_sweep.accelerator({}), by_variable=False,
+                                                        own_sweep=True)
     inference, training = text.index("== inference: speedup"), text.index("== training: speedup")
     assert inference < training
     # Each heading directly above its own grid (the reports' files, as aggregate.py wrote them).

@@ -257,22 +257,23 @@ def test_every_import_of_the_library_names_a_module_of_this_tree():
     """`benchmarks` has no __init__.py, so it is a namespace package: an import of a module this tree no longer has
     (one moved) could still be found in another checkout on the path (an editable install's). None may be."""
     known = {module_name(path, LIBRARY.parent) for path in LIBRARY.rglob("*.py")} | {"benchmarks"}
-    files = [*LIBRARY.rglob("*.py"), *(ROOT / "scripts").glob("*.py"), *ROOT.glob("*.py"),
+    files = [*LIBRARY.rglob("*.py"), *(ROOT / "scripts").rglob("*.py"), *ROOT.glob("*.py"),
              *(p for p in (ROOT / "tests").rglob("*.py") if "fixtures" not in p.parts)]
     dangling = {str(path.relative_to(ROOT)): sorted(_library_imports(path) - known) for path in files}
     assert not {path: names for path, names in dangling.items() if names}
 
 
 def test_every_package_and_its_data_is_installed():
-    """pyproject.toml's package discovery finds every package folder (a new feature's too), and its package data
-    names every file that is not Python."""
+    """pyproject.toml finds every package folder (discovery, no hand list: a new package needs no edit there;
+    tests/project/test_packaging.py builds the install), and its package data names every file that is not Python."""
     from setuptools import find_namespace_packages
 
     setuptools = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]
-    packages = {module_name(path, LIBRARY.parent) for path in LIBRARY.rglob("__init__.py")} | {"benchmarks"}
+    assert isinstance(setuptools["packages"], dict), "a hand list: [tool.setuptools.packages.find] finds them"
     find = setuptools["packages"]["find"]
-    found = set(find_namespace_packages(where=str(ROOT), include=find["include"], exclude=find.get("exclude", ())))
-    assert packages <= found and not {p for p in found if "__pycache__" in p}, packages - found
+    found = set(find_namespace_packages(str(LIBRARY.parent), include=find["include"], exclude=find["exclude"]))
+    packages = {module_name(path, LIBRARY.parent) for path in LIBRARY.rglob("__init__.py")} | {"benchmarks"}
+    assert packages <= found and all(name.startswith("benchmarks") for name in found), found ^ packages
     patterns = setuptools["package-data"]["benchmarks"]
     data = {path for path in LIBRARY.rglob("*") if path.is_file() and path.suffix not in (".py", ".pyc", ".c", ".so")
             and "__pycache__" not in path.parts}
@@ -316,8 +317,26 @@ def test_a_test_imports_another_test_module_only_from_its_own_folder():
     assert not strays
 
 
+def test_the_scripts_are_packages_that_leave_the_import_path_alone():
+    """scripts/ is packages by family, each tool run from the root as `python -m scripts.<family>.<tool>`: so no
+    module there edits sys.path (they import `benchmarks` and each other plainly), and the library imports none."""
+    scripts = ROOT / "scripts"
+    assert {path.parent.name for path in scripts.glob("*/*.py")} == {"bench", "gpu", "parity", "upkeep"}
+    assert [path.name for path in scripts.glob("*.py")] == ["__init__.py"]
+    assert all((folder / "__init__.py").is_file() for folder in scripts.iterdir() if folder.is_dir()
+               and folder.name != "__pycache__")
+    edits = {str(path.relative_to(ROOT)) for path in scripts.rglob("*.py") for node in source_nodes(path)
+             if isinstance(node, ast.Attribute) and node.attr == "path" and getattr(node.value, "id", None) == "sys"}
+    assert not edits
+    importers = {str(path.relative_to(ROOT)) for path in LIBRARY.rglob("*.py") for node in source_nodes(path)
+                 if isinstance(node, ast.Import) and any(a.name.split(".")[0] == "scripts" for a in node.names)
+                 or isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "scripts"}
+    assert not importers
+
+
 def test_no_test_carries_its_own_script_loader():
-    """A script of scripts/ (or aggregate's golden runner) is loaded through helpers.load_script, the one loader."""
+    """A file outside any package (aggregate's golden runner) is loaded through helpers.load_script, the one loader;
+    the tools of scripts/ are packages, imported."""
     loaders = {"spec_from_file_location", "module_from_spec", "run_path"}
     carriers = set()
     for path in (ROOT / "tests").rglob("*.py"):
@@ -333,7 +352,7 @@ def test_every_path_under_tests_that_is_named_exists():
     """The Makefile, the CI script, README.md, docs/, the scripts, the library and the tests (their fixtures too)
     name test files and folders (which to run, where a rule is checked): each one named is there (a glob: something
     matches it)."""
-    named = ["Makefile", ".ci/run", "README.md", *(ROOT / "docs").glob("*.md"), *(ROOT / "scripts").glob("*.py"),
+    named = ["Makefile", ".ci/run", "README.md", *(ROOT / "docs").glob("*.md"), *(ROOT / "scripts").rglob("*.py"),
              *LIBRARY.rglob("*.py"), *(ROOT / "tests").rglob("*.py")]
     missing = set()
     for path in named:

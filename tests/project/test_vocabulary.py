@@ -31,17 +31,19 @@ CHANGE_WORDS = {word.value for word in Word if "-" in word.value} | {Word.SLOWER
 STATUS_KEYS = ("status", "accuracy", "verification_code", "verification")
 # Scripts with status words of their own (not a record's), or that write records without importing the library.
 OWN_WORDS = {
-    "scripts/gpu_check.py": "its report's parts are ok, failed or skipped, and a command's end ok or timeout",
-    "scripts/parity_report.py": "a harness command ended ok, exit N or timeout",
-    "scripts/fuzz_scanner.py": "writes records, an invalid status among them, for the C scanner: imports no library",
-    "scripts/bench_analyzer.py": "writes a million records for the analyzer it times: imports no library",
-    "scripts/bench_overhead.py": "times the runner as a process over its records: imports no library",
+    "scripts/gpu/check.py": "its report's parts are ok, failed or skipped, and a command's end ok or timeout",
+    "scripts/parity/report.py": "a harness command ended ok, exit N or timeout",
+    "scripts/upkeep/fuzz_scanner.py": "writes records, an invalid status among them, for the C scanner: imports no "
+                                      "library",
+    "scripts/bench/analyzer.py": "writes a million records for the analyzer it times: imports no library",
+    "scripts/bench/overhead.py": "times the runner as a process over its records: imports no library",
 }
 
 
 def _sources(*but: str) -> list:
     """Every Python file of the library, the entry points and the scripts, but `but`."""
-    paths = sorted((ROOT / "benchmarks").rglob("*.py")) + sorted(ROOT.glob("*.py")) + sorted((ROOT / "scripts").glob("*.py"))
+    paths = sorted((ROOT / "benchmarks").rglob("*.py")) + sorted(ROOT.glob("*.py"))
+    paths += sorted((ROOT / "scripts").rglob("*.py"))
     return [p for p in paths if p.relative_to(ROOT).as_posix() not in but]
 
 

@@ -6,11 +6,10 @@ import dataclasses
 import json
 import math
 
-from helpers import load_script
-
 from benchmarks.config.experiment_config import ExperimentConfig
 from benchmarks.results import records
 from benchmarks.runner.plan import Config, Plan, in_model_order, load_earlier
+from scripts.bench import scale as bench_scale
 
 EAGER = ExperimentConfig.from_dict({"accelerator": "cpu", "xla": None, "dynamo": None, "test": "eval"})
 
@@ -76,10 +75,9 @@ def test_model_order_is_the_plans_even_for_models_that_compare_equal():
 
 
 def test_bench_scale_times_the_sweeps_own_steps(tmp_path):
-    """scripts/bench_scale.py runs run_locked itself (a fake executor, no child) and reports every step run_locked
+    """scripts/bench/scale.py runs run_locked itself (a fake executor, no child) and reports every step run_locked
     times, in its order: a step added to the sweep is measured, never re-sequenced by the script."""
     import importlib.util
-    bench_scale = load_script("bench_scale")
     figures = bench_scale.measure(40, rate=1e6, workdir=str(tmp_path))
     steps = figures["steps"]
     assert list(steps) == ["dry-run", "resume", "longest-first", "noise-check", "sweep", "end-of-sweep"]

@@ -1,4 +1,4 @@
-"""scripts/bench_allocator.py's table (fast): one row per model, backend and allocator policy, over the processes
+"""scripts/bench/allocator.py's table (fast): one row per model, backend and allocator policy, over the processes
 (rounds) of each config: the spread of their medians, their faults, and the speedup against eager under the same
 policy (never another's)."""
 
@@ -6,9 +6,8 @@ import json
 
 import pytest
 
-from helpers import load_script
-
 from benchmarks.config import experiment_config
+from scripts.bench import allocator as bench_allocator
 
 
 def record(ms, dynamo, policy, faults, round_=0):
@@ -26,9 +25,8 @@ def test_spread_faults_and_speedup_per_policy(tmp_path):
              record(50, "inductor", "system", 4000, 0), record(200, "inductor", "system", 4000, 1),
              record(40, "inductor", "glibc", 1, 0), record(41, "inductor", "glibc", 1, 1)]
     results.write_text("".join(json.dumps(r) + "\n" for r in found))
-    script = load_script("bench_allocator")
-    rows = {tuple(line.split()[1:3]): line.split() for line in script.table(script.per_process(str(results)))
-            .splitlines()[1:]}
+    table = bench_allocator.table(bench_allocator.per_process(str(results)))
+    rows = {tuple(line.split()[1:3]): line.split() for line in table.splitlines()[1:]}
     assert rows[("eager", "system")][3:6] == ["2", "100.00-120.00", "(median"] and rows[("eager", "system")][7] == "20%"
     assert rows[("inductor", "system")][7:] == ["300%", "4,000", "0.88x"]  # 110 / 125: system's eager, not glibc's
     assert rows[("inductor", "glibc")][7:] == ["2%", "1", "2.00x"]  # 81 / 40.5
@@ -36,9 +34,8 @@ def test_spread_faults_and_speedup_per_policy(tmp_path):
 
 
 def test_bad_usage_is_one_line_and_exit_2(capsys):
-    script = load_script("bench_allocator")
     for argv in (["--models", "mobilenetv2_100"], ["--allocators", "glibc,nosuch"], ["--rounds", "1"]):
         with pytest.raises(SystemExit) as exit_info:
-            script.parse(argv)
+            bench_allocator.parse(argv)
         assert exit_info.value.code == 2
         assert "error: --" in capsys.readouterr().err.strip().splitlines()[-1]

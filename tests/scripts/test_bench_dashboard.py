@@ -1,12 +1,11 @@
-"""scripts/bench_dashboard.py's table (fast): each config against its eager baseline as results/against_eager.py
+"""scripts/bench/dashboard.py's table (fast): each config against its eager baseline as results/against_eager.py
 rules it (eager at the same precision; compile mode and dynamic shapes aside), and dynamo's statistics through
 Measurement.dynamo_stat."""
 
 import json
 
-from helpers import load_script
-
 from benchmarks.config import experiment_config
+from scripts.bench import dashboard as bench_dashboard
 
 
 def record(ms, dynamo="inductor", status="ok", breaks=None, **axes):
@@ -29,7 +28,7 @@ def test_each_config_is_compared_with_eager_at_its_precision_whatever_its_compil
              record(2.0, precision="bf16", compile_mode="max-autotune-no-cudagraphs"),
              record(0, status="crash", dynamic="batch", precision="bf16")]
     results.write_text("".join(json.dumps(r) + "\n" for r in found))
-    lines = load_script("bench_dashboard").table(str(results)).splitlines()
+    lines = bench_dashboard.table(str(results)).splitlines()
     assert lines[0].split() == ["model", "test", "backend", "ms/iter", "speedup", "compile", "s", "graphs", "breaks",
                                 "recompiles"]
     rows = {line.split()[2]: line.split()[3:] for line in lines[1:]}
@@ -44,5 +43,5 @@ def test_each_config_is_compared_with_eager_at_its_precision_whatever_its_compil
 def test_a_torn_last_line_is_skipped(tmp_path):
     results = tmp_path / "results.jsonl"
     results.write_text(json.dumps(record(2.0, dynamo=None)) + "\n" + json.dumps(record(1.0))[:40])
-    lines = load_script("bench_dashboard").table(str(results)).splitlines()
+    lines = bench_dashboard.table(str(results)).splitlines()
     assert [line.split()[2:5] for line in lines[1:]] == [["eager", "2.000", "1.00x"]]

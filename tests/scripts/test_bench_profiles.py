@@ -1,13 +1,12 @@
-"""scripts/bench_profiles.py's table (fast): per model and backend, the unprofiled sweep's median time per iteration
+"""scripts/bench/profiles.py's table (fast): per model and backend, the unprofiled sweep's median time per iteration
 beside the profiled sweep's (its timed runs) and its profiled runs' own, each as a ratio to the unprofiled one."""
 
 import json
 
 import pytest
 
-from helpers import load_script
-
 from benchmarks.config import experiment_config
+from scripts.bench import profiles as bench_profiles
 
 
 def record(ms, dynamo, profiled_ms=None):
@@ -20,27 +19,24 @@ def record(ms, dynamo, profiled_ms=None):
 
 
 def test_medians_side_by_side_with_their_ratios(tmp_path):
-    script = load_script("bench_profiles")
     unprofiled, profiled = tmp_path / "u.jsonl", tmp_path / "p.jsonl"
     unprofiled.write_text(json.dumps(record(2.0, None)) + "\n" + json.dumps(record(1.0, "inductor")) + "\n")
     profiled.write_text(json.dumps(record(2.1, None, 3.0)) + "\n")  # inductor's profiled config failed: dashes
-    rows = [line.split() for line in script.table(script.medians(str(unprofiled)),
-                                                  script.medians(str(profiled))).splitlines()[1:]]
+    rows = [line.split() for line in bench_profiles.table(bench_profiles.medians(str(unprofiled)),
+                                                  bench_profiles.medians(str(profiled))).splitlines()[1:]]
     assert rows == [["mlp", "eager", "2.000", "2.100", "1.05x", "3.000", "1.50x"],
                     ["mlp", "inductor", "1.000", "-", "-", "-", "-"]]
 
 
 def test_the_profiled_sweep_alone_gets_the_profiler_flags():
-    script = load_script("bench_profiles")
-    options = script.parse(["--models", "mlp", "--backends", "eager"])
-    assert not set(script.PROFILER_FLAGS) & set(script.sweep_command("unprofiled", options))
-    assert set(script.PROFILER_FLAGS) <= set(script.sweep_command("profiled", options))
+    options = bench_profiles.parse(["--models", "mlp", "--backends", "eager"])
+    assert not set(bench_profiles.PROFILER_FLAGS) & set(bench_profiles.sweep_command("unprofiled", options))
+    assert set(bench_profiles.PROFILER_FLAGS) <= set(bench_profiles.sweep_command("profiled", options))
 
 
 def test_bad_usage_is_one_line_and_exit_2(capsys):
-    script = load_script("bench_profiles")
     for argv in (["--backends", "eager,nosuch"], ["--repeat", "2"], ["--models", ","]):
         with pytest.raises(SystemExit) as exit_info:
-            script.parse(argv)
+            bench_profiles.parse(argv)
         assert exit_info.value.code == 2
         assert "error: --" in capsys.readouterr().err.strip().splitlines()[-1]

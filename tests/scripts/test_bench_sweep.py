@@ -1,11 +1,9 @@
-"""scripts/bench_sweep.py: which sweep `make bench` runs on this machine (the GPU's where torch sees a CUDA device,
+"""scripts/bench/sweep.py: which sweep `make bench` runs on this machine (the GPU's where torch sees a CUDA device,
 else the CPU's), its flags for each, the line it prints, and BENCH_ACCELERATOR choosing either without a GPU."""
 
 import pytest
 
-from helpers import load_script
-
-bench_sweep = load_script("bench_sweep")
+from scripts.bench import sweep as bench_sweep
 
 
 def test_the_cpu_sweep_is_the_one_make_bench_always_ran():

@@ -1,14 +1,11 @@
-"""scripts/fuzz_scanner.py's judge (`make fuzz-scanner` runs the driver itself, under the sanitizers): what it
+"""scripts/upkeep/fuzz_scanner.py's judge (`make fuzz-scanner` runs the driver itself, under the sanitizers): what it
 takes for a difference between the two readers, and that the real readers pass it on a damaged input."""
 
 import struct
 
 import pytest
 
-from helpers import load_script
-
-
-fuzz = load_script("fuzz_scanner")
+from scripts.upkeep import fuzz_scanner as fuzz
 
 
 def test_each_kind_of_difference_is_found_and_named():

@@ -1,4 +1,4 @@
-"""`make gpu-check` (scripts/gpu_check.py) as far as this machine allows: without a CUDA device every part says it
+"""`make gpu-check` (scripts/gpu/check.py) as far as this machine allows: without a CUDA device every part says it
 is skipped and why (the tier's tests each say so too), exit 0; the comparison's own path (our sweep beside the plain
 loop, the report's table) on the CPU; the report read from the tier's JUnit file."""
 
@@ -6,16 +6,34 @@ import json
 
 import pytest
 
-from helpers import PYTHON, ROOT, load_script
+from helpers import PYTHON, ROOT, call_main
 
-gpu_check = load_script("gpu_check")
-SCRIPT = ROOT / "scripts" / "gpu_check.py"
+from scripts.gpu import check as gpu_check
+from scripts.parity import table as parity_table
+
+SCRIPT = ["-m", "scripts.gpu.check"]
+# What a lent GPU machine's Python has before any wheel is unpacked: the standard library and its torch image (numpy
+# with it); the project is the tree, run from its root, not installed.
+BARE_MACHINE = """
+import importlib, importlib.abc, pathlib, sys
+allowed = set(sys.stdlib_module_names) | {"torch", "numpy", "benchmarks", "scripts"}
+
+class Refuse(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] not in allowed:
+            raise ImportError(f"{name}: not on a bare GPU machine")
+
+sys.meta_path.insert(0, Refuse())
+for name in sys.argv[1:]:
+    importlib.import_module(name)
+print(*(pathlib.Path(sys.modules[top].__path__[0]).parent for top in ("benchmarks", "scripts")))
+"""
 
 
 def run_check(tmp_path, *args, timeout=600):
     import subprocess
 
-    return subprocess.run([PYTHON, str(SCRIPT), f"--out={tmp_path}", *args], capture_output=True, text=True,
+    return subprocess.run([PYTHON, *SCRIPT, f"--out={tmp_path}", *args], capture_output=True, text=True,
                           cwd=ROOT, timeout=timeout)
 
 
@@ -24,6 +42,21 @@ def test_the_tier_is_the_files_make_test_gpu_runs():
     command = next(line for line in makefile.splitlines() if "-m gpu" in line)
     assert command.split("-m gpu", 1)[1].split() == list(gpu_check.TIER_FILES)
     assert all((ROOT / name).is_file() for name in gpu_check.TIER_FILES)
+
+
+@pytest.mark.process  # a fresh interpreter: what the GPU scripts import at start
+def test_the_gpu_scripts_start_from_the_root_on_a_python_with_torch_alone():
+    """`python -m scripts.gpu.check` (and slice, harness_subset, the plain loop) from the root of the tree, the
+    project not installed: at module top they import the standard library, torch's image and the tree's own code;
+    the rest (psutil, yaml, ...) only after the wheels are unpacked."""
+    import subprocess
+
+    gpu = ("check", "slice", "slice_plan", "slice_report", "plain_loop", "harness_subset")
+    modules = [f"scripts.gpu.{name}" for name in gpu] + ["scripts.parity.harness", "scripts.parity.table"]
+    done = subprocess.run([PYTHON, "-c", BARE_MACHINE, *modules], capture_output=True, text=True, cwd=ROOT,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.split() == [str(ROOT), str(ROOT)]  # this tree's, not an installed copy
 
 
 @pytest.mark.integration
@@ -64,10 +97,10 @@ def test_the_report_reads_each_tests_outcome_from_the_tiers_junit_file(tmp_path)
     assert gpu_check.tier_outcomes(tmp_path / "absent.xml") == []
 
 
-@pytest.mark.process  # the script's exit status and its one line
+@pytest.mark.process  # the script's exit status and its one line: once as `python -m`, the rest in process
 def test_bad_usage_is_one_line_and_exit_2(tmp_path):
-    for args in (["--configs=eager,turbo"], ["--models=timm:x"], ["--minutes=0"]):
-        result = run_check(tmp_path, *args)
+    for index, args in enumerate((["--configs=eager,turbo"], ["--models=timm:x"], ["--minutes=0"])):
+        result = (call_main(gpu_check.main, f"--out={tmp_path}", *args) if index else run_check(tmp_path, *args))
         assert result.returncode == 2 and "error: " in result.stderr.strip().splitlines()[-1], (args, result.stderr)
         assert "Traceback" not in result.stderr
 
@@ -80,7 +113,6 @@ def test_no_gpu_reason_names_what_is_missing():
 
 
 def test_the_harness_failure_row_is_no_time_and_a_timed_row_gives_both(tmp_path):
-    parity_table = load_script("parity_table")
     csv_path = tmp_path / "harness.csv"
     csv_path.write_text("dev,name,batch_size,speedup,abs_latency\ncuda,resnet18,0,0.000000,0.000000\n")
     assert gpu_check.harness_times(parity_table.read_csv_row(csv_path, "resnet18")) is None  # eager_fail_to_run

@@ -1,4 +1,4 @@
-"""`make gpu-slice` (scripts/gpu_slice.py) as far as this machine allows: its plan and commands (--plan), the report
+"""`make gpu-slice` (scripts/gpu/slice.py) as far as this machine allows: its plan and commands (--plan), the report
 written again as each step ends (steps that write what the harness and our sweep would write: no GPU here), a run
 cut off mid-step, bad usage; and, in the integration tier, the real thing on the CPU: our sweep of a small model with
 the report row by row, and a run stopped by a signal, which keeps what it measured and leaves no sweep behind."""
@@ -9,16 +9,20 @@ import subprocess
 import time
 
 import pytest
-from helpers import PYTHON, ROOT, load_script
+
+from helpers import PYTHON, ROOT, call_main
 from test_gpu_slice_report import cuda
 from test_harness_subset import checkout
 from test_parity_report import record, write_harness
 
-gpu_check = load_script("gpu_check")
-gpu_slice = load_script("gpu_slice")
-slice_plan = load_script("gpu_slice_plan")
-slice_report = load_script("gpu_slice_report")
-SCRIPT = ROOT / "scripts" / "gpu_slice.py"
+from scripts.gpu import check as gpu_check
+from scripts.gpu import slice as gpu_slice
+from scripts.gpu import slice_plan
+from scripts.gpu import slice_report
+from scripts.parity import harness as parity_harness
+
+
+SCRIPT = ["-m", "scripts.gpu.slice"]
 
 
 def test_the_plan_names_every_step_its_estimate_and_its_command_and_runs_nothing(tmp_path, capsys):
@@ -164,12 +168,14 @@ def test_a_run_faster_than_its_estimates_takes_the_steps_the_plan_left_out(tmp_p
     assert len(run.seen) == 9 and {o.state for o in run.outcomes.values()} == {slice_report.DONE}
 
 
-@pytest.mark.process  # the script's exit status and its one line
+@pytest.mark.process  # the script's exit status and its one line: once as `python -m`, the rest in process
 def test_bad_usage_is_one_line_and_exit_2(tmp_path):
-    for args in (["--tiers=first,warp"], ["--models=timm:x"], ["--minutes=0"], [f"--harness-dir={tmp_path}"],
-                 ["--llm-models=gpt-5"], ["--llm-lengths=12"], ["--llm-params=[1]"]):
-        done = subprocess.run([PYTHON, str(SCRIPT), f"--out={tmp_path / 'out'}", *args], capture_output=True,
-                              text=True, cwd=ROOT)
+    for index, args in enumerate((["--tiers=first,warp"], ["--models=timm:x"], ["--minutes=0"],
+                                  [f"--harness-dir={tmp_path}"], ["--llm-models=gpt-5"], ["--llm-lengths=12"],
+                                  ["--llm-params=[1]"])):
+        done = (call_main(gpu_slice.main, f"--out={tmp_path / 'out'}", *args) if index else
+                subprocess.run([PYTHON, *SCRIPT, f"--out={tmp_path / 'out'}", *args], capture_output=True, text=True,
+                               cwd=ROOT))
         last = done.stderr.strip().splitlines()[-1]
         assert done.returncode == 2 and ("error: " in last or last.startswith("gpu-slice: ")), (args, done.stderr)
         assert "Traceback" not in done.stderr and not (tmp_path / "out").exists()
@@ -177,7 +183,7 @@ def test_bad_usage_is_one_line_and_exit_2(tmp_path):
 
 @pytest.mark.integration
 def test_on_the_cpu_our_rows_are_measured_and_reported_one_by_one(tmp_path):
-    done = subprocess.run([PYTHON, str(SCRIPT), f"--out={tmp_path}", "--accelerator=cpu", "--models=dummy:mlp:4",
+    done = subprocess.run([PYTHON, *SCRIPT, f"--out={tmp_path}", "--accelerator=cpu", "--models=dummy:mlp:4",
                            "--tiers=first,train", "--minutes=6", "--repeat=5"], capture_output=True, text=True,
                           cwd=ROOT, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
@@ -198,7 +204,7 @@ TINY_QWEN3 = ('{"num_hidden_layers": 1, "hidden_size": 64, "intermediate_size": 
 
 @pytest.mark.integration
 def test_on_the_cpu_an_llm_row_generates_eager_and_compiled_and_is_reported(tmp_path):
-    done = subprocess.run([PYTHON, str(SCRIPT), f"--out={tmp_path}", "--accelerator=cpu", "--tiers=llm",
+    done = subprocess.run([PYTHON, *SCRIPT, f"--out={tmp_path}", "--accelerator=cpu", "--tiers=llm",
                            "--llm-models=Qwen/Qwen3-0.6B", "--llm-lengths=4:3", f"--llm-params={TINY_QWEN3}",
                            "--minutes=5"], capture_output=True, text=True, cwd=ROOT, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
@@ -221,7 +227,7 @@ def test_on_the_cpu_an_llm_row_generates_eager_and_compiled_and_is_reported(tmp_
 def test_a_signal_mid_sweep_keeps_the_report_and_leaves_no_sweep_behind(tmp_path):
     import psutil
 
-    process = subprocess.Popen([PYTHON, str(SCRIPT), f"--out={tmp_path}", "--accelerator=cpu",
+    process = subprocess.Popen([PYTHON, *SCRIPT, f"--out={tmp_path}", "--accelerator=cpu",
                                 "--models=dummy:mlp:4", "--tiers=first,train", "--minutes=6"],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
     report = tmp_path / "gpu-slice.json"
@@ -243,7 +249,6 @@ def test_a_signal_mid_sweep_keeps_the_report_and_leaves_no_sweep_behind(tmp_path
 
 
 def test_the_harness_sees_the_libraries_ours_was_given_after_its_own_paths(tmp_path):
-    parity_harness = load_script("parity_harness")
     run = start(tmp_path / "out", f"--site={tmp_path / 'site'}")
     run.harness = parity_harness.find_harness(str(checkout(tmp_path / "benchmark")), ROOT)
     paths = run.harness_env()["PYTHONPATH"].split(":")

@@ -1,10 +1,9 @@
-"""scripts/gpu_slice_plan.py (`make gpu-slice`'s plan): the slice's priority order, the harness's batch sizes it runs
+"""scripts/gpu/slice_plan.py (`make gpu-slice`'s plan): the slice's priority order, the harness's batch sizes it runs
 at, and which steps a time budget takes by their estimates. Pure Python: no torch, no process."""
 
 import pytest
-from helpers import load_script
 
-slice_plan = load_script("gpu_slice_plan")
+from scripts.gpu import slice_plan
 
 
 def test_the_first_rows_are_inference_of_resnet18_a_hugging_face_model_and_a_timm_model_then_the_probe():

@@ -1,14 +1,13 @@
-"""scripts/gpu_slice_report.py (`make gpu-slice`'s report): the side-by-side rows from a fake harness's CSV files and our
-records written here (no harness, no torch), the CUDA-graph probe against the row it probes, each side's wall time,
+"""scripts/gpu/slice_report.py (`make gpu-slice`'s report): the side-by-side rows from a fake harness's CSV files and
+our records written here (no harness, no torch), the CUDA-graph probe against the row it probes, each side's wall time,
 and the report of a run that is still going or was cut off: what it measured, and where it stopped."""
 
 import json
 
-from helpers import load_script
 from test_parity_report import record, write_harness, write_ours
 
-slice_plan = load_script("gpu_slice_plan")
-report = load_script("gpu_slice_report")
+from scripts.gpu import slice_plan
+from scripts.gpu import slice_report as report
 
 RESNET18 = slice_plan.RESNET18
 H_SPEC, O_SPEC = report.harness_spec(RESNET18, "eval"), report.our_spec(RESNET18, "eval")

@@ -1,13 +1,13 @@
-"""scripts/harness_subset.py (`make gpu-harness`): the dynamo harness's part of a TorchBench checkout, to carry to a
+"""scripts/gpu/harness_subset.py (`make gpu-harness`): the dynamo harness's part of a TorchBench checkout, to carry to a
 lent GPU machine. Built here on a checkout-shaped tree: what it copies, what it leaves, and that gpu-check's harness
 finder takes the result as a TorchBench checkout."""
 
 import subprocess
 
-from helpers import PYTHON, ROOT, load_script
+from helpers import PYTHON, ROOT
 
-harness_subset = load_script("harness_subset")
-parity_harness = load_script("parity_harness")
+from scripts.gpu import harness_subset
+from scripts.parity import harness as parity_harness
 
 
 def checkout(root):
@@ -43,7 +43,7 @@ def test_not_a_checkout_or_a_model_it_lacks_is_one_line_and_exit_2(tmp_path):
     source = checkout(tmp_path / "benchmark")
     for args, words in ((["--torchbench", str(tmp_path / "nothing")], "is not a TorchBench checkout"),
                         (["--torchbench", str(source), "--models", "resnet18,nope"], "has no nope")):
-        done = subprocess.run([PYTHON, str(ROOT / "scripts" / "harness_subset.py"), *args,
-                               "--out", str(tmp_path / "out")], capture_output=True, text=True)
+        done = subprocess.run([PYTHON, "-m", "scripts.gpu.harness_subset", *args,
+                               "--out", str(tmp_path / "out")], capture_output=True, text=True, cwd=ROOT)
         assert done.returncode == 2 and done.stderr.count("\n") == 1 and words in done.stderr, done.stderr
         assert "Traceback" not in done.stderr

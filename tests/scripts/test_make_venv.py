@@ -1,4 +1,4 @@
-"""`make env TORCH=...` (scripts/make_venv.py, fast): what TORCH may name (a release, a requirement, a wheel, an
+"""`make env TORCH=...` (scripts/upkeep/make_venv.py, fast): what TORCH may name (a release, a requirement, a wheel, an
 environment's Python or folder) and what is refused in one line; the lock's packages a chosen torch does not get; the
 Makefile's recipe and its rebuild rule (make -n: nothing is installed from a test). The builds themselves are
 `make test-torch-latest`'s first step (README.md, "Your own torch")."""
@@ -10,13 +10,14 @@ import sys
 
 import pytest
 
-from helpers import ROOT, load_script
+from helpers import ROOT
+
+from scripts.upkeep import make_venv
 
 MAKE = shutil.which("make")
 
 
 def test_torch_names_a_release_a_requirement_a_wheel_or_an_environment(tmp_path):
-    make_venv = load_script("make_venv")
     assert make_venv.torch_requirement("2.14.1") == "torch==2.14.1"
     assert make_venv.torch_requirement("2.15.0.dev20261001") == "torch==2.15.0.dev20261001"
     assert make_venv.torch_requirement("torch>=2.14") == "torch>=2.14"
@@ -37,7 +38,6 @@ def test_torch_names_a_release_a_requirement_a_wheel_or_an_environment(tmp_path)
 
 
 def test_a_refused_torch_is_one_line_and_exit_2(tmp_path, capsys):
-    make_venv = load_script("make_venv")
     assert make_venv.main(["--venv", str(tmp_path / "v"), "--torch", "nightly please"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("make_venv: TORCH=nightly please: not a release") and err.count("\n") == 1
@@ -45,7 +45,6 @@ def test_a_refused_torch_is_one_line_and_exit_2(tmp_path, capsys):
 
 
 def test_a_chosen_torch_gets_the_locks_other_packages_but_not_torchs_pairs(tmp_path):
-    make_venv = load_script("make_venv")
     out = tmp_path / "others.txt"
     make_venv.lock_without_torch(ROOT / "requirements.txt", out)
     kept = out.read_text()
@@ -64,12 +63,12 @@ def test_make_env_with_torch_builds_its_own_venv_and_the_lock_stays_as_it_was():
         return done.stdout
 
     chosen = dry("env", "TORCH=2.14.1", "VENV=/nonexistent/venv-x")
-    assert "scripts/make_venv.py --venv /nonexistent/venv-x --torch '2.14.1'" in chosen
+    assert "-m scripts.upkeep.make_venv --venv /nonexistent/venv-x --torch '2.14.1'" in chosen
     assert "-r requirements.txt" not in chosen  # the lock's torch never goes into it
-    assert "scripts/make_venv.py --venv .venv-torch --torch '/x/torch.whl' --torchvision 'none'" in dry(
+    assert "-m scripts.upkeep.make_venv --venv .venv-torch --torch '/x/torch.whl' --torchvision 'none'" in dry(
         "env", "TORCH=/x/torch.whl", "TORCHVISION=none", "-W", "requirements.txt")
     latest = dry("test-torch-latest")
     assert "env TORCH=2.14.1 VENV=.venv-torch-latest" in latest
     assert re.search(r'\.venv-torch-latest/bin/python -m pytest -q -n \d+ --dist loadfile -m "not integration" tests',
                      latest)
-    assert ".venv-torch-latest/bin/python scripts/torch_sweep.py --output-dirname=output/torch-latest" in latest
+    assert ".venv-torch-latest/bin/python -m scripts.upkeep.torch_sweep --output-dirname=output/torch-latest" in latest

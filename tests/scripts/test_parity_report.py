@@ -1,4 +1,4 @@
-"""scripts/parity_report.py (fast): the side-by-side table and its differences, from harness CSV files and our
+"""scripts/parity/report.py (fast): the side-by-side table and its differences, from harness CSV files and our
 records the tests write (no harness, no torch); finding a harness checkout; the shims the harness runs under
 (against a stand-in harness module of the test's own); the command line's bad-usage exits."""
 
@@ -6,13 +6,13 @@ import json
 import subprocess
 
 import pytest
-from helpers import PYTHON, call_main, load_script
+
+from helpers import PYTHON, call_main
 
 from benchmarks.config import experiment_config
-
-table = load_script("parity_table")
-harness = load_script("parity_harness")
-report = load_script("parity_report")
+from scripts.parity import harness
+from scripts.parity import report
+from scripts.parity import table
 
 ACCURACY_HEADER = ("dev,name,batch_size,accuracy,calls_captured,unique_graphs,graph_breaks,unique_graph_breaks,"
                    "autograd_captures,autograd_compiles,cudagraph_skips,compilation_latency\n")
@@ -314,7 +314,6 @@ def test_the_harness_command_names_the_same_config(tmp_path):
 
 
 def test_our_sweep_names_the_same_configs_and_takes_extra_flags(tmp_path):
-    report = load_script("parity_report")
     options = report.parse(["--models", "dcgan,phlippe_resnet", "--tests", "eval,train", "--precisions", "bf16",
                             "--batch-size", "torchbench=4", "--repeat", "3", "--ours-args", "--freezing --rounds 2"])
     command = report.our_command("torchbench", ["phlippe_resnet", "dcgan"], options, options.batch["torchbench"],
@@ -335,7 +334,7 @@ def test_our_sweep_names_the_same_configs_and_takes_extra_flags(tmp_path):
 
 def run_script(*args):
     """The script's command line, in process (its exit status, stdout and stderr)."""
-    return call_main(report.main, *args, name="parity_report.py")
+    return call_main(report.main, *args, name="scripts.parity.report")
 
 
 @pytest.mark.parametrize("args, message", [

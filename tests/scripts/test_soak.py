@@ -1,5 +1,5 @@
-"""`make soak` (scripts/soak.py) kept from rotting: a short run of its local phase (eager only, two faulted rounds,
-faults every second or so) reports a clean sweep, and its accounting finds a lost config, a duplicate and a torn
+"""`make soak` (scripts/upkeep/soak.py) kept from rotting: a short run of its local phase (eager only, two faulted
+rounds, faults every second or so) reports a clean sweep, and its accounting finds a lost config, a duplicate and a torn
 line planted in a real results file."""
 
 import json
@@ -8,7 +8,9 @@ import shutil
 
 import pytest
 
-from helpers import PYTHON, load_script, read_jsonl, run_tool
+from helpers import PYTHON, read_jsonl, run_tool
+
+from scripts.upkeep import soak
 
 pytestmark = pytest.mark.integration
 
@@ -16,7 +18,7 @@ pytestmark = pytest.mark.integration
 @pytest.fixture(scope="module")
 def soaked(tmp_path_factory):
     out = tmp_path_factory.mktemp("soak")
-    result = run_tool("scripts/soak.py", "--iterations=2", "--eager-only", "--phases=local", "--mean-gap=1",
+    result = run_tool("scripts.upkeep.soak", "--iterations=2", "--eager-only", "--phases=local", "--mean-gap=1",
                       "--timeout=10", "--seed=3", f"--output-dir={out}", timeout=900)
     return out, result
 
@@ -41,7 +43,6 @@ def test_a_short_soak_counts_its_faults_and_finds_nothing_lost(soaked):
 
 def test_the_soaks_accounting_finds_what_is_lost_duplicated_or_torn(soaked, tmp_path):
     out, _ = soaked
-    soak = load_script("soak")
     planted = tmp_path / "results.jsonl"
     shutil.copy(out / "local-1" / "results.jsonl", planted)
     lines = planted.read_bytes().splitlines(keepends=True)

@@ -11,9 +11,10 @@ import sqlite3
 
 import pytest
 
-from helpers import GOLDEN, ROOT, call_main, call_tool, load_script
+from helpers import GOLDEN, ROOT, call_main, call_tool
 
 from benchmarks.results import records
+from scripts.upkeep import fuzz_records
 
 FIXTURE = ROOT / "tests" / "fixtures" / "analyzer" / "ours.jsonl"
 
@@ -144,15 +145,14 @@ def test_aggregate_compare_and_the_analyzer_skip_such_records_with_the_reason(tm
         assert len((tmp_path / f"{reader}.csv").read_text().splitlines()) == 2  # the header and the good record
 
 
-# ---------------------------------------------------------------- the fuzzer (scripts/fuzz_records.py)
+# ---------------------------------------------------------------- the fuzzer (scripts/upkeep/fuzz_records.py)
 
 
 def test_the_validation_survives_mutated_records():
     from benchmarks.results import record_check
 
-    fuzz = load_script("fuzz_records")
-    assert fuzz.check_validation(52, 3000) == []  # never raises: a reason of one line, or None
-    for record in fuzz.fuzzed_records(3000, 52):
+    assert fuzz_records.check_validation(52, 3000) == []  # never raises: a reason of one line, or None
+    for record in fuzz_records.fuzzed_records(3000, 52):
         if record_check.problem(record) is None:  # what it accepts, every tool can reason about
             stamp = record.get("timestamp")
             assert stamp is None or (isinstance(stamp, (int, float)) and 0 <= stamp < 253402300800)
@@ -165,18 +165,17 @@ def test_the_validation_survives_mutated_records():
 def test_every_tool_reads_mutated_records_without_failing(tmp_path, seed):
     """aggregate's rows, history ingest (a new database) then show, detect and site, compare, and the analyzer
     with both readers, over one file of mutated records and good ones: each ends 0 or 1 (bad news), never 3."""
-    fuzz = load_script("fuzz_records")
-    path = fuzz.write_file(tmp_path / "fuzzed.jsonl", seed)
+    path = fuzz_records.write_file(tmp_path / "fuzzed.jsonl", seed)
     from benchmarks.aggregate import inputs
 
     assert inputs.load_rows([str(path)])  # the good records at least, placed
-    for tool, argv in fuzz.tool_runs(path, tmp_path):
+    for tool, argv in fuzz_records.tool_runs(path, tmp_path):
         result = call_tool(tool, *argv)
         assert result.returncode in (0, 1), (tool, argv, result.stderr[-3000:])
         assert "Traceback" not in result.stderr and "internal error" not in result.stderr, (tool, result.stderr[-2000:])
 
 
 def test_the_fuzz_script_runs_a_round_and_says_so(tmp_path):
-    result = call_main(load_script("fuzz_records").main, "--seconds=0.1", "--seed=7", name="fuzz_records.py")
+    result = call_main(fuzz_records.main, "--seconds=0.1", "--seed=7", name="scripts.upkeep.fuzz_records")
     assert result.returncode == 0, result.stderr
     assert "1 round(s) of 250 mutated records, every tool clean" in result.stdout

@@ -20,11 +20,10 @@ import statistics
 import subprocess
 import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from benchmarks.results import records  # noqa: E402
-from benchmarks.results.measurement import Measurement  # noqa: E402
+from benchmarks.results import records
+from benchmarks.results.measurement import Measurement
 
 PROFILER_FLAGS = ("--dump-pytorch-profiles", "--profile-cuda-cpu", "--profile-cuda-cpu-individual-ops")
 PROFILED_PER_ITER = "profiled_per_iter_time"  # the profiled repeats' own times (child/measured_loop.py)
@@ -33,7 +32,7 @@ BACKENDS = {"eager": "None", "inductor": "inductor", "aot_eager": "aot_eager"}
 
 
 def parse(argv: list) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog=f"python -m {__spec__.name}", description=__doc__.split("\n\n")[0])
     parser.add_argument("--models", default="mlp,cnn", help="dummy-suite models, comma-separated (default: %(default)s)")
     parser.add_argument("--backends", default="eager,inductor",
                         help=f"comma-separated, from {', '.join(BACKENDS)} (default: %(default)s)")

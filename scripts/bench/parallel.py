@@ -17,7 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 SLEEPY = ["--suite-name=faults", "-k", "^sleepy$", "--accelerator=cpu", "--xla=None", "--dynamo=None",
           "--test=eval", "--test=train", "--batch-size=1", "--batch-size=2", "--batch-size=3", "--batch-size=4",
@@ -51,7 +51,8 @@ def compare(title: str, sweep: list, configs: int, targets: dict) -> None:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(prog=f"python -m {__spec__.name}",
+                                     description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--only", choices=("sleepy", "compiled"), help="run one of the two sweeps")
     args = parser.parse_args()
     if args.only != "compiled":

@@ -28,10 +28,9 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))  # the plain side imports the model's facts (huggingface_llm.py), nothing of the runner
+ROOT = Path(__file__).resolve().parents[2]
 
-from benchmarks.results.records import RecordStatus  # noqa: E402 (the project's root first)
+from benchmarks.results.records import RecordStatus
 
 MODEL = "Qwen/Qwen3-0.6B"
 TARGET = 0.05
@@ -86,9 +85,9 @@ def plain(prompt: int, new: int, repeat: int) -> dict:
 
 
 def run_plain(args, env: dict) -> float:
-    found = subprocess.run([sys.executable, __file__, "--plain", f"--prompt-tokens={args.prompt_tokens}",
+    found = subprocess.run([sys.executable, "-m", __spec__.name, "--plain", f"--prompt-tokens={args.prompt_tokens}",
                             f"--new-tokens={args.new_tokens}", f"--repeat={args.repeat}"], check=True,
-                           capture_output=True, text=True, env={**os.environ, **env})
+                           capture_output=True, text=True, env={**os.environ, **env}, cwd=ROOT)
     times = json.loads(found.stdout.strip().splitlines()[-1])
     return plain_rate(times["new"], times["one"], args.new_tokens)
 
@@ -120,7 +119,8 @@ def parse_env(text: str) -> tuple:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(prog=f"python -m {__spec__.name}",
+                                     description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--prompt-tokens", type=int, default=32)
     parser.add_argument("--new-tokens", type=int, default=16)
     parser.add_argument("--repeat", type=int, default=3, help="timed generate calls per side and pair")

@@ -16,7 +16,7 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 LAUNCHES = ("spawn", "fork")
 
 
@@ -46,7 +46,8 @@ def eager_args(configs: int) -> list:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(prog=f"python -m {__spec__.name}",
+                                     description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--microbench-configs", type=int, default=50, help="shapes in the microbench sweep")
     args = parser.parse_args()
     out = Path(tempfile.mkdtemp(prefix="bench-overhead-"))

@@ -21,15 +21,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-SCRIPTS = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(SCRIPTS)
-sys.path[:0] = [SCRIPTS, ROOT]
-
-import parity_harness  # noqa: E402
 from benchmarks.features import allocator
 from benchmarks.plumbing import cpu_affinity
-import parity_table  # noqa: E402
-from parity_table import Spec  # noqa: E402
+from scripts.parity import harness as parity_harness, table as parity_table
+from scripts.parity.table import Spec
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 # The models: two of each suite.
 DEFAULT_MODELS = {"dcgan": "torchbench", "phlippe_resnet": "torchbench", "mobilenetv2_100": "timm",
@@ -52,7 +49,7 @@ def _names(values: list) -> list:
 
 
 def parse(argv: list) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+    parser = argparse.ArgumentParser(prog=f"python -m {__spec__.name}", description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--models", action="append", default=[],
                         help="model names, comma-separated or repeated; SUITE:NAME for a model the default list "

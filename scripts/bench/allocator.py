@@ -22,19 +22,18 @@ import statistics
 import subprocess
 import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from benchmarks.features import allocator
 from benchmarks.results import records
-from benchmarks.results.measurement import Measurement  # noqa: E402
+from benchmarks.results.measurement import Measurement
 
 DEFAULT_MODELS = ["timm:mobilenetv2_100", "timm:ghostnet_100", "huggingface:DistilBertForQuestionAnswering"]
 DEFAULT_BATCH = {"torchbench": 2, "timm": 8, "huggingface": 1}
 
 
 def parse(argv: list) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog=f"python -m {__spec__.name}", description=__doc__.split("\n\n")[0])
     parser.add_argument("--models", default=",".join(DEFAULT_MODELS),
                         help="SUITE:NAME, comma-separated (default: %(default)s)")
     parser.add_argument("--allocators", default="system,glibc",

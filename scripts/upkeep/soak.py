@@ -18,8 +18,8 @@ the scratch directories it left behind. Every process of the soak gets a temp di
 so what is left there is the soak's. Prints the faults by kind and those figures; exit 1 when anything was
 lost, duplicated, torn or left behind.
 
-    SOAK_MINUTES=10 make soak        # or: python scripts/soak.py --minutes 10 --seed 0
-    python scripts/soak.py --iterations 2 --eager-only --phases local     # a quick check of the soak itself
+    SOAK_MINUTES=10 make soak        # or: python -m scripts.upkeep.soak --minutes 10 --seed 0
+    python -m scripts.upkeep.soak --iterations 2 --eager-only --phases local     # a quick check of the soak itself
 """
 
 from __future__ import annotations
@@ -38,8 +38,7 @@ import tempfile
 import threading
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from benchmarks.results import records
 
@@ -49,7 +48,8 @@ MAX_FAULTS_PER_ROUND = 6  # then the round is left to finish (every round ends)
 
 
 def parse_args(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0], formatter_class=argparse.RawTextHelpFormatter)
+    p = argparse.ArgumentParser(prog=f"python -m {__spec__.name}",
+                                description=__doc__.splitlines()[0], formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("--minutes", type=float, default=float(os.environ.get("SOAK_MINUTES") or 10),
                    help="how long the faulted rounds go on, both phases together (default: $SOAK_MINUTES or 10)")
     p.add_argument("--seed", type=int, default=int(os.environ.get("SOAK_SEED") or 0), help="the chaos loop's seed")

@@ -15,11 +15,10 @@ import statistics
 import subprocess
 import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from benchmarks.results import against_eager, records
-from benchmarks.results.measurement import Measurement  # noqa: E402
+from benchmarks.results.measurement import Measurement
 
 SWEEPS = (
     ["--suite-name=dummy", "-k", "^mlp$"],
@@ -63,7 +62,7 @@ def table(path: str) -> str:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__)
+    parser = argparse.ArgumentParser(prog=f"python -m {__spec__.name}", description=__doc__)
     parser.add_argument("--output-dirname", default="output/bench-dashboard")
     parser.add_argument("--axes", default=os.environ.get("DASHBOARD_AXES", ""),
                         help="more experiment_runner.py axis flags, e.g. '--precision=fp32 --precision=bf16'")

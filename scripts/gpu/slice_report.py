@@ -1,4 +1,4 @@
-"""The dashboard slice's report (scripts/gpu_slice.py): per row the dynamo harness's figures beside ours, the
+"""The dashboard slice's report (scripts/gpu/slice.py): per row the dynamo harness's figures beside ours, the
 CUDA-graph probe's measurements against the row they probe, each side's wall time, and every step's state, from the
 files the steps wrote (the harness's CSV files, our results files, the plain loop's lines). Written again after every
 step, so a run cut off at any point leaves the report of what it measured. Pure Python and numpy over files: no torch,
@@ -13,9 +13,9 @@ import statistics
 from pathlib import Path
 from typing import Optional
 
-import gpu_slice_plan as slice_plan
-import parity_table
-from parity_table import Difference, Side, Spec
+from scripts.gpu import slice_plan
+from scripts.parity import table as parity_table
+from scripts.parity.table import Difference, Side, Spec
 
 # A step's state in the report.
 PLANNED, LEFT_OUT, NOT_STARTED, RUNNING, DONE, FAILED, CUT_OFF = (

@@ -20,10 +20,8 @@ import shutil
 import sys
 from pathlib import Path
 
-sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parent.parent)]
-
-from gpu_slice_plan import TORCHBENCH_MODELS  # noqa: E402  (the TorchBench models gpu-check and gpu-slice run)
-from parity_harness import LAYOUTS  # noqa: E402  (where the harness sits in each kind of checkout)
+from scripts.gpu.slice_plan import TORCHBENCH_MODELS
+from scripts.parity.harness import LAYOUTS
 
 HARNESS = dict(LAYOUTS)["torchbench"]
 PACKAGE = Path("torchbenchmark")
@@ -72,7 +70,7 @@ def size_of(folder: Path) -> int:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog=f"python -m {__spec__.name}", description=__doc__.split("\n\n")[0])
     parser.add_argument("--torchbench", required=True, help="a checkout of pytorch/benchmark")
     parser.add_argument("--out", default="output/gpu-harness", help="where the subset goes (default %(default)s)")
     parser.add_argument("--models", default=",".join(TORCHBENCH_MODELS), help="TorchBench models to take, "

@@ -37,8 +37,7 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+ROOT = Path(__file__).resolve().parents[2]
 
 EXPERIMENT_FLAGS = ["--accelerator=cpu", "--xla=None", "--dynamo=None", "--test=eval", "--test=train",
                     "--batch-size=1", "--batch-size=2", "--repeat=10"]
@@ -238,8 +237,8 @@ def run_size(size: int, rate: float) -> dict:
     """measure() in a fresh interpreter, so that each size's peak memory is its own."""
     workdir = tempfile.mkdtemp(prefix="bench-scale-")
     try:
-        done = subprocess.run([sys.executable, __file__, "--one", str(size), "--rate", str(rate), "--workdir", workdir],
-                              capture_output=True, text=True)
+        done = subprocess.run([sys.executable, "-m", __spec__.name, "--one", str(size), "--rate", str(rate),
+                               "--workdir", workdir], capture_output=True, text=True, cwd=ROOT)
         if done.returncode:
             sys.stderr.write(done.stderr)
             raise SystemExit(f"bench-scale: the {size}-config run failed")
@@ -249,7 +248,8 @@ def run_size(size: int, rate: float) -> dict:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(prog=f"python -m {__spec__.name}",
+                                     description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", default="1000,10000,100000", help="plan sizes in configs (default 1000,10000,100000)")
     parser.add_argument("--rate", type=float, default=200.0, help="records the fake executor hands back per second "
                         "(default 200)")

@@ -22,16 +22,14 @@ import subprocess
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import numpy as np
 
-import numpy as np  # noqa: E402
+from benchmarks.history import database, records_view
+from benchmarks.results.accuracy_status import AccuracyStatus
+from benchmarks.results.measurement import Measurement
+from benchmarks.results.records import RecordStatus, VerificationCode
 
-from benchmarks.history import database, records_view  # noqa: E402
-from benchmarks.results.accuracy_status import AccuracyStatus  # noqa: E402
-from benchmarks.results.measurement import Measurement  # noqa: E402
-from benchmarks.results.records import RecordStatus, VerificationCode  # noqa: E402
-
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # (dynamo backend, axes): 10 backend labels, each non-eager one with its eager baseline among them.
 LABELS = [(None, {}), (None, {"precision": "bf16"}), ("inductor", {}), ("inductor", {"precision": "bf16"}),
           ("inductor", {"compile_mode": "max-autotune"}), ("inductor", {"compile_mode": "reduce-overhead"}),
@@ -144,7 +142,7 @@ def load_times(out: str, pages: list) -> list:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog=f"python -m {__spec__.name}", description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=365)
     parser.add_argument("--models", type=int, default=300)
     parser.add_argument("--output-dirname", default="output/bench-site")

@@ -1,4 +1,4 @@
-"""The dynamo benchmark harness beside ptbench-matrix, for scripts/parity_report.py: where a checkout of it is
+"""The dynamo benchmark harness beside ptbench-matrix, for scripts/parity/report.py: where a checkout of it is
 found, the shim files that let it run offline, and its command lines. Nothing of the harness is copied here and
 the checkout is never written: the shims are our own text, written into the report's scratch directory, which
 goes first on the harness's PYTHONPATH. No torch (the harness runs in its own processes).
@@ -84,22 +84,23 @@ def find_harness(explicit: Optional[str], project_root: Path, torchbench_dir: Op
 
 # Written as sitecustomize.py into the scratch directory, which is first on the harness's PYTHONPATH, so Python
 # imports it at start-up. It patches three modules right after they are first imported, nothing else.
-SITECUSTOMIZE = '''"""Written by ptbench-matrix's scripts/parity_harness.py for the dynamo harness run offline.
+SITECUSTOMIZE = '''"""Written by ptbench-matrix's scripts/parity/harness.py for the dynamo harness run offline.
 
 After import: timm's create_model never fetches weights (pretrained=False), nor do TorchBench's torchvision models
 (weights=None); the harness's load_yaml_file reads a
 file the checkout lacks from this directory; transformers' AutoConfig.from_pretrained returns None, with a line on
 stderr, for a config only the hub has (those models are left out of the report). $PARITY_EXTRA_PATH (scipy,
-tabulate) goes at the END of sys.path, so the environment's own packages win.
+tabulate) goes at the END of the import path (site.addsitedir), so the environment's own packages win.
 """
 import importlib.abc
 import os
+import site
 import sys
 
 SHIM_DIR = os.path.dirname(os.path.abspath(__file__))
 for _extra in os.environ.get("PARITY_EXTRA_PATH", "").split(os.pathsep):
-    if _extra and _extra not in sys.path:
-        sys.path.append(_extra)
+    if _extra:
+        site.addsitedir(_extra)  # appended, once
 
 
 def _timm_models(module):
@@ -198,11 +199,11 @@ sys.meta_path.insert(0, _PatchAfterImport())
 '''
 
 # The harness imports this module unconditionally; the copy in TorchBench lacks it. No LLMs here.
-HF_LLM_MODELS = '"""Written by ptbench-matrix\'s scripts/parity_harness.py: no LLM models."""\nHF_LLM_MODELS = {}\n'
+HF_LLM_MODELS = '"""Written by ptbench-matrix\'s scripts/parity/harness.py: no LLM models."""\nHF_LLM_MODELS = {}\n'
 
 # timm_models.py reads its skip lists from timm_models.yaml; TorchBench's copy lacks it. Empty lists: the report
 # always names its models (--only), which bypasses every skip list anyway.
-TIMM_YAML = "# Written by ptbench-matrix's scripts/parity_harness.py: empty skip lists.\n" \
+TIMM_YAML = "# Written by ptbench-matrix's scripts/parity/harness.py: empty skip lists.\n" \
             "skip:\n  all: []\n  device:\n    cpu: []\n    cpu_aarch64: []\n"
 
 
@@ -220,8 +221,8 @@ def write_shims(harness: Harness, scratch: Path) -> Path:
 def environment(harness: Harness, scratch: Path, extra_paths: list, base: Optional[dict] = None,
                 cores: Optional[list] = None, allocator_policy: str = allocator.DEFAULT) -> dict:
     """The harness's environment: the scratch directory first on PYTHONPATH, then TorchBench's checkout (its
-    `torchbenchmark` package) and the harness's directory; `extra_paths` (scipy, tabulate) appended to sys.path by
-    the sitecustomize shim; the hub offline (fail at once, not after retries); no bytecode written; the C allocator
+    `torchbenchmark` package) and the harness's directory; `extra_paths` (scipy, tabulate) appended to the path by the
+    sitecustomize shim; the hub offline (fail at once, not after retries); no bytecode written; the C allocator
     policy our children run under (`allocator_policy`, features/allocator/__init__.py; `system`: as inherited), so that the
     two tools' times don't differ by their processes' allocation history."""
     env = dict(os.environ if base is None else base)

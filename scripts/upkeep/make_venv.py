@@ -28,7 +28,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 # The lock's packages a chosen torch does not get: torch and its pairs (torch-xla 2.9 and TorchAO 0.14 are the torch
 # 2.9 line; a torchvision is chosen to pair with the torch).
 LEFT_OUT = {"torch", "torchvision", "torch-xla", "torch_xla", "torchao"}
@@ -129,7 +129,7 @@ def build(venv: Path, spec: str, torchvision: str, lock: Path, boot: str) -> str
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog=f"python -m {__spec__.name}", description=__doc__.splitlines()[0])
     parser.add_argument("--venv", required=True, type=Path)
     parser.add_argument("--torch", required=True, help="a release, a requirement, a wheel, or an environment's Python")
     parser.add_argument("--torchvision", default="", help="a requirement on torchvision, or none (default: the "

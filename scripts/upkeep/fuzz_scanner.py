@@ -36,7 +36,7 @@ import warnings
 from pathlib import Path
 from typing import Optional
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SOURCE = ROOT / "benchmarks" / "analyzer" / "_jsonl_scan.c"
 BUILD_DIR = ROOT / "build" / "fuzz-scanner"
 FAILURES_DIR = ROOT / "output" / "fuzz-scanner"
@@ -343,7 +343,6 @@ def number_difference(module, tokens: list) -> Optional[str]:
 def child(args) -> int:
     import importlib.util
 
-    sys.path.insert(0, str(ROOT))  # this checkout's analyzer, whatever the installed one
     # The sanitized build stands in for the normal one before the analyzer looks for it.
     spec = importlib.util.spec_from_file_location("benchmarks.analyzer._jsonl_scan", args.module)
     module = importlib.util.module_from_spec(spec)
@@ -407,7 +406,8 @@ def save_failure(workdir: Path, seed: int, kind: str) -> Path:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(prog=f"python -m {__spec__.name}",
+                                     description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seconds", type=float, default=DEFAULT_SECONDS,
                         help=f"how long to feed it inputs (default {DEFAULT_SECONDS:.0f})")
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help=f"the inputs' seed (default {DEFAULT_SEED})")
@@ -428,7 +428,7 @@ def main() -> int:
                UBSAN_OPTIONS="print_stacktrace=1", OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
     print(f"fuzz_scanner.py: seed {args.seed}, {args.seconds:g} s, sanitized build {module}", flush=True)
     try:
-        command = [sys.executable, __file__, "--child", f"--seconds={args.seconds}", f"--seed={args.seed}",
+        command = [sys.executable, "-m", __spec__.name, "--child", f"--seconds={args.seconds}", f"--seed={args.seed}",
                    f"--module={module}", f"--workdir={workdir}"]
         child_process = subprocess.Popen(command, env=env, cwd=ROOT, stderr=subprocess.PIPE, text=True,
                                          errors="replace")

@@ -3,12 +3,12 @@
 for model, in one prepared command sized for a lent GPU machine (one GPU, a few minutes, no network).
 
 On the machine's own Python and torch, with what it lacks unpacked from --wheels (`make gpu-wheels`; gpu-check's
-machinery: scripts/gpu_check.py), and the harness from --harness-dir (`make gpu-harness`), it runs the slice's
-steps in priority order (scripts/gpu_slice_plan.py): the rows of inference in bf16 (torchvision resnet18, a Hugging
+machinery: scripts/gpu/check.py), and the harness from --harness-dir (`make gpu-harness`), it runs the slice's
+steps in priority order (scripts/gpu/slice_plan.py): the rows of inference in bf16 (torchvision resnet18, a Hugging
 Face model, a timm model: the harness's performance and accuracy runs, our sweep), the CUDA-graph probe, training in
 amp, more models, the harness's LLM generation rows (ours alone: Qwen3-0.6B, Llama-3.2-1B), as --minutes allows. A step whose estimate does not fit what is left is not started, and named.
 
-After every step it writes the report again (OUT/gpu-slice.md and .json; scripts/gpu_slice_report.py) and prints
+After every step it writes the report again (OUT/gpu-slice.md and .json; scripts/gpu/slice_report.py) and prints
 one line: a run cut off at any point (a signal, the machine taken back) leaves the report of what it measured, and
 names the step it was cut off in. `--plan` prints the plan, its estimate and every command, and runs nothing.
 Exit 0 when every step it ran finished, 1 when one failed, 2 for bad usage, 130 when cut off by a signal.
@@ -27,14 +27,10 @@ import time
 from pathlib import Path
 from typing import Optional
 
-SCRIPTS = Path(__file__).resolve().parent
-ROOT = SCRIPTS.parent
-sys.path[:0] = [str(SCRIPTS), str(ROOT)]
+from scripts.gpu import check as gpu_check, slice_plan, slice_report
+from scripts.gpu.slice_report import CUT_OFF, DONE, FAILED, LEFT_OUT, NOT_STARTED, RUNNING, Outcome
 
-import gpu_check  # noqa: E402  (the lent machine's environment, processes and plain loop)
-import gpu_slice_plan as slice_plan  # noqa: E402
-import gpu_slice_report as slice_report  # noqa: E402
-from gpu_slice_report import CUT_OFF, DONE, FAILED, LEFT_OUT, NOT_STARTED, RUNNING, Outcome  # noqa: E402
+ROOT = Path(__file__).resolve().parents[2]
 
 DEFAULT_MINUTES = 7.0
 REPEAT = 30  # timed runs (pairs) on both sides: the harness's default
@@ -49,7 +45,7 @@ class CutOff(Exception):
 
 
 def parse(argv) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog=f"python -m {__spec__.name}", description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", default="output/gpu-slice", help="where the report, the results and the logs go")
     parser.add_argument("--minutes", type=float, default=DEFAULT_MINUTES,
                         help=f"the slice's time budget (default {DEFAULT_MINUTES:g}); a step started in it may run "
@@ -151,8 +147,7 @@ def ours_command(step: slice_plan.Step, options, out_dir: Path) -> list:
 
 
 def harness_command(step: slice_plan.Step, options, harness, out: Path) -> list:
-    import parity_harness
-    import parity_table
+    from scripts.parity import harness as parity_harness, table as parity_table
 
     spec = slice_report.harness_spec(step.model, step.test)
     mode = "performance" if step.what == "harness-performance" else "accuracy"
@@ -185,7 +180,7 @@ def step_command(step: slice_plan.Step, options, harness, out: Path) -> list:
     if step.what == "probe" and step.variant.side == "ours":
         return ours_command(step, options, slice_report.probe_path(out, step))
     if step.what == "probe":
-        return [sys.executable, str(SCRIPTS / "gpu_plain_loop.py"), f"--suite={step.model.suite}",
+        return [sys.executable, "-m", "scripts.gpu.plain_loop", f"--suite={step.model.suite}",
                 f"--model={step.model.name}", f"--batch-size={step.batch_size}", f"--precision={step.precision}",
                 f"--iterations={options.repeat}", f"--device={options.accelerator}", *plain_flags(step)]
     if harness is None:
@@ -268,7 +263,7 @@ class SliceRun:
         return self.run_harness(step, budget)
 
     def run_ours(self, step, out_dir: Path, budget: float, log: Path) -> tuple:
-        import parity_table
+        from scripts.parity import table as parity_table
 
         ended, _ = self.check.run(ours_command(step, self.options, out_dir), log, timeout=budget)
         compiled = [m for m in parity_table.load_ours(out_dir / "results.jsonl")
@@ -290,7 +285,7 @@ class SliceRun:
         return DONE, f"{found['median_ms']:.3f} ms", log
 
     def harness_env(self) -> dict:
-        import parity_harness
+        from scripts.parity import harness as parity_harness
 
         scratch = parity_harness.write_shims(self.harness, self.out / "harness" / "shims")
         extra_paths = [p for p in os.environ.get("PARITY_EXTRA_PATH", "").split(os.pathsep) if p]  # scipy, tabulate
@@ -302,7 +297,7 @@ class SliceRun:
         return env
 
     def run_harness(self, step, budget: float) -> tuple:
-        import parity_table
+        from scripts.parity import table as parity_table
 
         spec = slice_report.harness_spec(step.model, step.test)
         mode = "performance" if step.what == "harness-performance" else "accuracy"
@@ -336,7 +331,7 @@ def main(argv=None) -> int:
     out = Path(options.out).resolve()
     harness = None
     if options.harness_dir:
-        import parity_harness
+        from scripts.parity import harness as parity_harness
 
         try:
             harness = parity_harness.find_harness(options.harness_dir, ROOT)

@@ -17,15 +17,12 @@ per-model noise users report), where the fixed rules' false alarms show. Exit 1 
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import numpy as np
 
-import numpy as np  # noqa: E402
-
-from benchmarks.history import detection  # noqa: E402
+from benchmarks.history import detection
 
 TOLERANCE = 2
 
@@ -98,7 +95,8 @@ def print_table(args, between: float, share: dict, false: dict, seconds: float) 
 
 
 def main() -> int:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(prog=f"python -m {__spec__.name}",
+                                description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--trials", type=int, default=200, help="series of each kind (clean, 5%%, 10%%)")
     p.add_argument("--runs", type=int, default=60)
     p.add_argument("--samples", type=int, default=10)

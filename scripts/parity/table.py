@@ -1,4 +1,4 @@
-"""The parity report's table (scripts/parity_report.py): per (model, test, precision) the dynamo harness's figures
+"""The parity report's table (scripts/parity/report.py): per (model, test, precision) the dynamo harness's figures
 beside ours, read from the harness's CSV files and our results file, and every difference named, with the
 known reason where the two tools define a figure differently (docs/parity.md). Pure Python and numpy over files
 already written: no harness, no torch.
@@ -9,19 +9,13 @@ from __future__ import annotations
 import csv
 import dataclasses
 import math
-import os
 import statistics
-import sys
 from pathlib import Path
 from typing import Optional
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-if ROOT not in sys.path:
-    sys.path.insert(0, ROOT)
-
 from benchmarks.results import against_eager, records
-from benchmarks.results.accuracy_status import AccuracyStatus  # noqa: E402
-from benchmarks.results.measurement import EVERY_SAMPLE, Measurement  # noqa: E402
+from benchmarks.results.accuracy_status import AccuracyStatus
+from benchmarks.results.measurement import EVERY_SAMPLE, Measurement
 
 # Beyond these relative gaps a figure is named as a difference (speedup: the issue's "within 10%"; compile
 # latency: what the two tools measured alike on 5 models, about 20%).

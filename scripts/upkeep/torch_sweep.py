@@ -6,9 +6,9 @@ compare.py (Inductor against aot_eager in this sweep, and, with --against, every
 sweep of the same configs). Prints the speedups and compile times per config; exit 1 unless every config is ok and
 passes.
 
-    .venv-torch-latest/bin/python scripts/torch_sweep.py --output-dirname=output/torch-latest
-    .venv/bin/python scripts/torch_sweep.py --output-dirname=output/torch-lock     # the lock's figures, beside them
-    .venv-torch-latest/bin/python scripts/torch_sweep.py --output-dirname=output/torch-latest \
+    .venv-torch-latest/bin/python -m scripts.upkeep.torch_sweep --output-dirname=output/torch-latest
+    .venv/bin/python -m scripts.upkeep.torch_sweep --output-dirname=output/torch-lock  # the lock's, beside them
+    .venv-torch-latest/bin/python -m scripts.upkeep.torch_sweep --output-dirname=output/torch-latest \
         --against output/torch-lock
 """
 
@@ -23,12 +23,11 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+ROOT = Path(__file__).resolve().parents[2]
 
-from benchmarks.plumbing.cli_support import command_line  # noqa: E402
-from benchmarks.results.accuracy_status import AccuracyStatus  # noqa: E402
-from benchmarks.results.records import RecordStatus  # noqa: E402
+from benchmarks.plumbing.cli_support import command_line
+from benchmarks.results.accuracy_status import AccuracyStatus
+from benchmarks.results.records import RecordStatus
 
 COMMON = ["--accelerator=cpu", "--xla=None", "--dynamo=None", "--dynamo=aot_eager", "--dynamo=inductor", "--verify",
           "--repeat=5"]
@@ -72,7 +71,7 @@ def figures(records: list) -> list:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog=f"python -m {__spec__.name}", description=__doc__.splitlines()[0])
     parser.add_argument("--output-dirname", type=Path, required=True, help="emptied first")
     parser.add_argument("--against", type=Path, help="another torch's output of this script: compare.py against it")
     parser.add_argument("--runner-flag", action="append", default=[],

@@ -23,7 +23,7 @@ import threading
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 TARGET_RECORDS_PER_SECOND = 100_000
 TARGET_AT = 1_000_000
 UPSTREAM_SECONDS = {10_000: 25.0, 20_000: 72.0}  # reference study, upstream result_analyzer.py
@@ -148,7 +148,8 @@ def measure(results: Path, report: Path, jobs, reader: str) -> tuple:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(prog=f"python -m {__spec__.name}",
+                                     description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--records", type=int, default=TARGET_AT, help="the large size (default 1,000,000)")
     parser.add_argument("--sizes", default="10000,20000", help="smaller sizes measured first (comma-separated)")
     parser.add_argument("--jobs", type=int, default=None, help="passed to result_analyzer.py (default: its own)")

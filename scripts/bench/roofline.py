@@ -22,10 +22,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+ROOT = Path(__file__).resolve().parents[2]
 
-from benchmarks.results.records import RecordStatus  # noqa: E402  (the project's root on the path first)
+from benchmarks.results.records import RecordStatus
 FLOORS = {"matmul": 0.7, "add": 0.6}
 
 
@@ -45,7 +44,8 @@ def load() -> str:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(prog=f"python -m {__spec__.name}",
+                                     description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--matmul-shape", default="2048x2048x2048")
     parser.add_argument("--add-shape", default="512x512x512", help="M*K*N elements per array (default 512 MiB in float32)")
     parser.add_argument("--dtype", default="float32", choices=("float32", "bfloat16"))

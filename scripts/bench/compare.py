@@ -13,17 +13,14 @@ verdicts), it prints:
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import numpy as np
 
-import numpy as np  # noqa: E402
-
-from benchmarks.compare import comparison, matching  # noqa: E402
-from benchmarks.results.change_words import Word  # noqa: E402
-from benchmarks.results.records import RecordStatus  # noqa: E402
+from benchmarks.compare import comparison, matching
+from benchmarks.results.change_words import Word
+from benchmarks.results.records import RecordStatus
 
 
 def side(rng, factors: np.ndarray, processes: int, samples: int, within: float, between: float) -> list:
@@ -42,7 +39,8 @@ def side(rng, factors: np.ndarray, processes: int, samples: int, within: float, 
 
 
 def main() -> int:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(prog=f"python -m {__spec__.name}",
+                                description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--trials", type=int, default=100)
     p.add_argument("--configs", type=int, default=30)
     p.add_argument("--slowed", type=int, default=10)

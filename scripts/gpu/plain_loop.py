@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """A plain CUDA timing loop for one model, in a process of its own: the yardstick of `make gpu-check`
-(scripts/gpu_check.py) for our runner's times. The same model and inputs as our sweep (built by our suite), and
+(scripts/gpu/check.py) for our runner's times. The same model and inputs as our sweep (built by our suite), and
 nothing else of ours: torch.compile as asked, autocast or a cast as the precision says, `--warmup` untimed calls,
 then `--iterations` calls, each closed by torch.cuda.synchronize() and timed on the host's clock. Prints one JSON
 line: the median, minimum and mean milliseconds per iteration, and the setup it ran under.
@@ -11,19 +11,15 @@ from __future__ import annotations
 import argparse
 import gc
 import json
-import os
 import statistics
 import sys
 import time
-
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
 
 from benchmarks.features import precision as precisions
 
 
 def parse(argv):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog=f"python -m {__spec__.name}", description=__doc__.split("\n\n")[0])
     parser.add_argument("--suite", required=True, help="our suite that builds the model (torchvision, timm, dummy)")
     parser.add_argument("--model", required=True)
     parser.add_argument("--batch-size", type=int, required=True)

@@ -1,4 +1,4 @@
-"""The dashboard slice's plan (`make gpu-slice`, scripts/gpu_slice.py): which models and configs run, in which order,
+"""The dashboard slice's plan (`make gpu-slice`, scripts/gpu/slice.py): which models and configs run, in which order,
 at the dynamo harness's batch sizes on CUDA, and which of them fit a time budget by their estimated cost. Pure
 Python: no torch, no clock, no process (docs/parity.md, "A slice of the dashboard on a GPU").
 
@@ -96,7 +96,7 @@ class Variant:
     """One measurement of the CUDA-graph probe: ours with a flag changed, or the plain CUDA loop."""
 
     name: str
-    side: str  # "ours" (a sweep of the compiled config alone) or "plain" (scripts/gpu_plain_loop.py)
+    side: str  # "ours" (a sweep of the compiled config alone) or "plain" (scripts/gpu/plain_loop.py)
     flags: tuple  # ours: the sweep's flags beside the row's; plain: the loop's flags beside its model's
     candidate: str  # which candidate for the gap it tells about, and how
 

@@ -8,7 +8,7 @@ into the output directory, never over the machine's own. Then, within --minutes:
 1. the GPU tier (`pytest -m gpu`: tests/end_to_end/test_gpu.py and the CUDA timing test), each test's outcome;
 2. a small sweep of ours on real models under the dashboard's CUDA setup (--cuda-profile=dashboard: bf16, TF32;
    torchvision resnet18, timm mobilenetv2_100; eager, Inductor, Inductor with
-   CUDA graphs), each config beside a plain CUDA loop in its own process (scripts/gpu_plain_loop.py);
+   CUDA graphs), each config beside a plain CUDA loop in its own process (scripts/gpu/plain_loop.py);
 3. where a checkout of PyTorch's dynamo harness is given (--harness-dir), the harness on the same models.
 
 It writes one report (OUT/gpu-check.md, and .json): what ran, what was skipped and why, and one table of
@@ -34,11 +34,9 @@ import zipfile
 from pathlib import Path
 from typing import Optional
 
-SCRIPTS = Path(__file__).resolve().parent
-ROOT = SCRIPTS.parent
-sys.path[:0] = [str(SCRIPTS), str(ROOT)]
+from benchmarks.features import cuda_profile
 
-from benchmarks.features import cuda_profile  # noqa: E402  (no torch: the profile's rules
+ROOT = Path(__file__).resolve().parents[2]
 
 # What the runner, the tier and this check import beyond the standard library and torch: module -> its wheel's
 # project name (`make gpu-wheels` downloads these for the lent machine's Python).
@@ -366,9 +364,9 @@ def run_plain(check: Check, model: Model, config: str, budget: float) -> Optiona
 
 def plain_loop(check: Check, suite: str, name: str, batch_size: int, precision: str, flags: list, budget: float,
                log: Path) -> Optional[dict]:
-    """One run of the plain loop (scripts/gpu_plain_loop.py, REPEAT iterations) with `flags`: its JSON line (median_ms
+    """One run of the plain loop (scripts/gpu/plain_loop.py, REPEAT iterations) with `flags`: its JSON line (median_ms
     and the rest), or None where it gave none."""
-    command = [sys.executable, str(SCRIPTS / "gpu_plain_loop.py"), f"--suite={suite}", f"--model={name}",
+    command = [sys.executable, "-m", "scripts.gpu.plain_loop", f"--suite={suite}", f"--model={name}",
                f"--batch-size={batch_size}", f"--precision={precision}", f"--iterations={REPEAT}",
                f"--device={check.options.accelerator}", *flags]
     ended, output = check.run(command, log, timeout=budget)
@@ -384,8 +382,7 @@ def plain_loop(check: Check, suite: str, name: str, batch_size: int, precision: 
 
 def run_harness(check: Check, model: Model, config: str, budget: float) -> Optional[dict]:
     """The harness's performance run of one model and config: {"eager": ms, "compiled": ms} or None."""
-    import parity_harness
-    import parity_table
+    from scripts.parity import harness as parity_harness, table as parity_table
 
     extra = CONFIGS[config][2]
     if extra is None or not model.harness:
@@ -433,7 +430,7 @@ def compare(check: Check) -> None:
             check.skip(name, "no model's suite is installed: " + "; ".join(absent))
         return
     if check.options.harness_dir:
-        import parity_harness
+        from scripts.parity import harness as parity_harness
 
         try:
             check.harness = parity_harness.find_harness(check.options.harness_dir, ROOT)
@@ -538,7 +535,7 @@ def report(check: Check, started: float) -> str:
 
 
 def parse(argv):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog=f"python -m {__spec__.name}", description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", default="output/gpu-check", help="where the report and logs go")
     parser.add_argument("--minutes", type=float, default=8.0, help="the whole check's time (default 8)")
     parser.add_argument("--wheels", help="wheels of what the machine's Python lacks (make gpu-wheels)")

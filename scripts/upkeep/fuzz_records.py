@@ -31,9 +31,7 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+ROOT = Path(__file__).resolve().parents[2]
 FAILURES_DIR = ROOT / "output" / "fuzz-records"
 BASE_FILES = (ROOT / "tests" / "fixtures" / "analyzer" / "ours.jsonl",
               ROOT / "tests" / "aggregate" / "golden" / "ours_cpu.jsonl",

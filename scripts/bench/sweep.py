@@ -2,9 +2,9 @@
 """`make bench`'s sweep for the machine it runs on: the GPU's where torch sees a CUDA device, else the CPU's
 (README.md; docs/runner.md, "make bench on a GPU"). The Makefile asks this script three things:
 
-    python scripts/bench_sweep.py --accelerator      # cuda or cpu: what this machine has (BENCH_ACCELERATOR chooses)
-    python scripts/bench_sweep.py --flags cuda       # experiment_runner.py's sweep flags for that accelerator
-    python scripts/bench_sweep.py --describe cuda    # the line `make bench` prints: which sweep it runs, and why
+    python -m scripts.bench.sweep --accelerator      # cuda or cpu: what this machine has (BENCH_ACCELERATOR chooses)
+    python -m scripts.bench.sweep --flags cuda       # experiment_runner.py's sweep flags for that accelerator
+    python -m scripts.bench.sweep --describe cuda    # the line `make bench` prints: which sweep it runs, and why
                                                      # (--chosen: BENCH_ACCELERATOR chose it, torch was not asked;
                                                      # --own-sweep: BENCH_SWEEP gave the flags)
 
@@ -84,7 +84,7 @@ def describe(accelerator_name: str, by_variable: bool, own_sweep: bool = False) 
 
 def main(argv=None, environ=None) -> int:
     environ = os.environ if environ is None else environ
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog=f"python -m {__spec__.name}", description=__doc__.splitlines()[0])
     ask = parser.add_mutually_exclusive_group(required=True)
     ask.add_argument("--accelerator", action="store_true", help="print cuda or cpu: what make bench sweeps here")
     ask.add_argument("--flags", metavar="ACCELERATOR", help="print experiment_runner.py's sweep flags for it")
