@@ -1,12 +1,58 @@
 """aggregate.py --report=dashboard: the TorchInductor dashboard's numbers per backend and run: pass rate,
 geomean speedup, mean compile latency, mean compression ratio and mean peak memory, the last four over the
-configs that passed. Definitions (equal to the HUD's): docs/architecture.md, "The dashboard".
+configs that passed. Definitions (equal to the HUD's): below.
 
 A line is one run (timestamp), suite, backend and value of every other axis (precision, compile mode,
 dynamic, quantization, ...); its configs are the analysis' rows (one per model and batch size, --rounds
 pooled). Each backend config is measured against the eager config of the same model and axes
 (results/against_eager.py): of the same run, else the --baseline one; a config run with --speedup=paired takes
 its speedup from its own pairs of eager and backend runs instead (the median of the per-pair ratios).
+
+The definitions, PyTorch HUD's:
+
+`aggregate.py --report=dashboard` (`aggregate/dashboard.py`, drawn by `reports.report_dashboard`) and compare.py's
+gates (`compare/gates.py`) use the definitions of PyTorch's HUD (pytorch/test-infra,
+`torchci/lib/benchmark/compilerUtils.ts`), over the analysis' rows (one per run, model, batch size and backend
+label, `--rounds` pooled):
+
+- A config's **eager baseline** (`results/against_eager.py`, `baseline_key`): the eager config of the same machine,
+  suite, model, test, batch size and axes, torch.compile's own axes aside (`COMPILE_ONLY_AXES`: the compile mode,
+  Inductor config and cache, which eager has none of, and `dynamic`, since eager runs static); the same run's, else
+  the `--baseline` one (`EagerIndex`). `--speedup=paired` is left out too (eager is never paired): a paired config's
+  speedup is its own (benchmarks/features/speedup/__init__.py). The one rule: the runner's end-of-sweep table
+  (`runner/progress.speedup_table`) and `scripts/bench/dashboard.py` take their speedups' eager from it too, and
+  aggregate's other reports match each config with the first backend's result at the same `shared_axes`
+  (`aggregate/analysis.baseline_key`), so one page shows one speedup per config.
+- **Passing**: the accuracy status (`Measurement.accuracy`) is `pass` or `pass_due_to_skip`
+  (`accuracy_status.passed`, the HUD's passing names; its `eager_variation` is not written by today's harness) and
+  the config measured a time (the HUD counts a pass with a zero speedup as a failure). The dashboard's notes name
+  the configs judged by the mean-relative-error fallback or by cosine similarity, and those passed unchecked
+  (`pass_due_to_skip`), per line (`aggregate/notes.rule_notes`): a fallback is never silent.
+- **Pass rate** = passing configs / every config of the row (failures, skips and configs not checked included),
+  shown as the percent and `passed/total`. A row no check judged (`dashboard.Line.checked` false: every config
+  `not_checked` or failed before any check, a sweep without `--verify`) has none: its cell says `not checked: run
+  with --verify` (`dashboard.NOT_CHECKED_TEXT`), not 0%, and its four figures are over the configs that measured a
+  time instead of the passing ones.
+- **Geomean speedup**: geometric mean over passing configs of eager time / backend time (each the analysis'
+  datapoint: the median, or `--estimator`, per iteration); for a paired config, the median of its pair ratios, every
+  process's pooled (the notes name those configs: "Paired: N config(s)").
+- **Compile latency** (`against_eager.compile_latency`): the backend's first run (`Measurement.first_run_time`: the
+  first warm-up run, compilation included) minus eager's first run, the harness's `compilation_latency`; the mean
+  over passing configs, a zero left out.
+- **Compression ratio** (`against_eager.compression_ratio`): eager's peak memory / the backend's
+  (`Measurement.peak_memory`: `peak_memory_bytes`, of its `memory_kind`; on the CPU the config's own peak, not the
+  harness's whole-process resident set, `process_rss_bytes`, docs/measurement.md; the dashboard's notes say so); the
+  mean
+  over passing configs, a zero left out.
+- **Peak memory**: the mean of the backend's peak over passing configs.
+- A config's figure over its processes (`--rounds`) is their mean; its accuracy, the first status that is not pass.
+
+The gates compare those figures of one config between compare.py's two sides, each against its own side's eager
+config, and dynamo's statistics (`Measurement.dynamo_stat`: the record's `dynamo_stats`; older records still give
+their graph breaks, from `metrics.dynamo_graph_break_count` or upstream's `dynamo_counters`); `compare/expected.py`
+keeps a config's accuracy and dynamo's counts in a CSV (`--expected`) and holds a run to them by the harness's
+graph-break rule: graph breaks and fallbacks to eager exactly (fewer fails too), calls captured down at most 5 %, a
+count without a column unchecked (the file's header says which it checks, so older files keep working).
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ OUR_COLUMNS = ("status", "error_type", "error_phase", "verification_code", "veri
 # off.
 VERIFICATION_COLUMNS = ("verification_max_abs_error", "verification_cosine_similarity", "verification_tolerance",
                         "verification_message")
-# The harness's accuracy status (every record since it existed: docs/architecture.md, "Accuracy") and --verify's
+# The harness's accuracy status (every record since it existed: docs/accuracy.md) and --verify's
 # figures behind it, after the verification columns (so the older columns keep their places); the record's own
 # values, empty for a record written before them.
 ACCURACY_COLUMNS = accuracy_status.KEYS

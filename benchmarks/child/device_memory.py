@@ -1,4 +1,4 @@
-"""Peak memory per timed run, of the device the config runs on (docs/architecture.md, "Measurement"): the
+"""Peak memory per timed run, of the device the config runs on (docs/measurement.md): the
 record's `metrics.peak_memory_bytes` (one sample per timed run) and `memory_kind`, which says what it counts:
 
 - `cuda_allocated`: torch.cuda.max_memory_allocated, its peak reset before each timed run (after warm-up, so

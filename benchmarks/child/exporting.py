@@ -1,5 +1,5 @@
 """--dynamo=export / export_nonstrict / aot_inductor: torch.export of the model (the dashboard's export pass
-rate), and AOTInductor's package of it, loaded and timed (docs/architecture.md, "Dynamic shapes and export").
+rate), and AOTInductor's package of it, loaded and timed (benchmarks/features/dynamic/__init__.py).
 Child only: torch inside the functions."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The iteration step (eval or train) and the measured loop: warm-up, then timed runs (docs/architecture.md, "Measurement").
+"""The iteration step (eval or train) and the measured loop: warm-up, then timed runs (docs/measurement.md).
 Child only: imports torch."""
 
 from __future__ import annotations

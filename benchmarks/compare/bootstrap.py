@@ -6,7 +6,7 @@ with replacement and keeps each one's samples, so the spread of the resampled me
 between processes (memory layout, thread placement, caches) and, through each process's own samples, the
 variation within one. Drawing the samples again within each process (the two-stage bootstrap) would count
 that second part twice: measured, its 95% intervals held the truth 99-100% of the time. A side of one
-process has nothing else to show, so there the samples are drawn (docs/architecture.md, "compare.py").
+process has nothing else to show, so there the samples are drawn (benchmarks/compare/__init__.py).
 
 With few processes a bootstrap is too narrow: its variance is (n-1)/n of the truth, and a normal quantile
 stands where a Student t one belongs. Each side's log-draws are widened by sqrt(n/(n-1)) around its

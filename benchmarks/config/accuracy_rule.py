@@ -1,5 +1,5 @@
 """The accuracy rule `--verify` judges a config by: the dynamo harness's, per (suite, model, precision, test,
-accelerator, freezing). Pure Python (no torch); docs/architecture.md, "Accuracy".
+accelerator, freezing). Pure Python (no torch); docs/accuracy.md.
 
 The harness's per-model lists are data, each naming where it was read (config/harness_accuracy.yaml); its numbers
 are the table config/tolerances.py ACCURACY; the way they combine is the harness's get_tolerance_and_cosine_flag of

@@ -1,4 +1,4 @@
-"""--launch=fork: the sweep's fork servers, and which configs they may start (docs/architecture.md, "Launch").
+"""--launch=fork: the sweep's fork servers, and which configs they may start (benchmarks/fork_server/__init__.py).
 
 A fork server (`fork_server/zygote.py`) has imported torch (a second one also torch_xla) under the environment its
 configs share, and forks one child per config, which skips the interpreter start and `import torch`. The

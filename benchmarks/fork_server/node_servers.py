@@ -1,4 +1,4 @@
-"""--launch=fork under --executor=ray: each node keeps its own fork servers (docs/architecture.md, "Launch").
+"""--launch=fork under --executor=ray: each node keeps its own fork servers (benchmarks/fork_server/__init__.py).
 
 A Ray task can't keep a fork server: its worker may be killed (a cancelled task) or reused for anything, and two
 tasks on one node run in two workers. So the driver starts, on each node, one small actor that owns the node's

@@ -1,5 +1,5 @@
 """The fork server's own process (the zygote): it imports torch (and torch_xla) once, then forks one child per
-config on request; each forked child becomes what a launched child is (docs/architecture.md, "Launch").
+config on request; each forked child becomes what a launched child is (benchmarks/fork_server/__init__.py).
 
 Started by the parent (`fork_server/client.py`) as `python -m benchmarks.fork_server.zygote`, with a listening Unix
 socket (in a directory only this user can open) and the environment its configs share. It starts no thread
@@ -36,7 +36,7 @@ from benchmarks.plumbing import environment_variables
 MAX_REQUEST_BYTES = 1 << 22
 REQUEST_SECONDS = 10.0  # a connection that sends no whole request within this is dropped
 # torch asks NVML, not the CUDA runtime, whether CUDA is available while this is "1": the runtime's answer
-# (cudaGetDeviceCount) marks every later fork of this process bad for CUDA (docs/architecture.md, "Launch").
+# (cudaGetDeviceCount) marks every later fork of this process bad for CUDA (benchmarks/fork_server/__init__.py).
 NVML_BASED_CUDA_CHECK = "PYTORCH_NVML_BASED_CUDA_CHECK"
 # NVIDIA's driver libraries: NVML's, then the driver's own. With neither, no process here can use a GPU.
 NVIDIA_DRIVER_LIBRARIES = ("libnvidia-ml.so.1", "libcuda.so.1")

@@ -1,7 +1,7 @@
 """What history reads from one record: its run, its config's labels, and its measurement.
 
 The config's identity, labels, status and what it measured (its graph breaks too) come from the record's
-Measurement (benchmarks/results/measurement.py: docs/architecture.md, "Measurement"), so that history defines
+Measurement (benchmarks/results/measurement.py: docs/measurement.md), so that history defines
 none of them again; what is history's own stays here: the run's identity (timestamp, host, commit), the
 record's digest and its verification code.
 """

@@ -1,5 +1,5 @@
 """Scratch directories under the machine's temp directory, named so that their owner can be told apart and
-what a dead owner left is collected (docs/architecture.md, "Scratch").
+what a dead owner left is collected (docs/architecture.md, "Executors").
 
 Two shapes, both under `tempfile.gettempdir()`:
 - a process's own: `ptbench-<kind>-<pid>-<random>` (a fork server's socket, a child's compile cache); it is

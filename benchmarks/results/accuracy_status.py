@@ -3,7 +3,7 @@ the golden check's failures beside those names.
 
 Every record carries one in `accuracy`; records written before it existed get one derived from their status,
 failure phase and verification code, so reports and compare treat old and new results alike. The child
-writes the status it judged (docs/architecture.md, "Accuracy"); `derive` is the rule for everything else, and
+writes the status it judged (docs/accuracy.md); `derive` is the rule for everything else, and
 `settle` the one place the key is written, the golden check folded in (`with_golden`). Every tool asks the
 questions here: `passed`, `failed` and `first_not_passing`.
 
@@ -139,7 +139,7 @@ def checked(record: dict) -> bool:
 
 
 def with_golden(status: str, record: dict) -> str:
-    """`status` with the record's golden check folded in (docs/architecture.md, "Accuracy"): the golden's failure
+    """`status` with the record's golden check folded in (docs/accuracy.md): the golden's failure
     replaces a passing or not_checked status, a golden pass replaces not_checked; any other status stays, so the
     config's own failure, eager's failures and --verify's fail_accuracy come first (`golden.status` keeps the
     golden's own). A save (`saved`) and a check that never ran (`not_checked`) change nothing."""
@@ -166,7 +166,7 @@ _BY_VERIFICATION_CODE = {
 
 def derive(record: dict) -> str:
     """The accuracy status of any record: its own `accuracy` when it has a known one, else one derived from
-    status, failure phase and upstream's verification code (docs/architecture.md, "Accuracy"): oom and timeout
+    status, failure phase and upstream's verification code (docs/accuracy.md): oom and timeout
     by status; else the verification code (PASS, FAIL, NONDETERMINISTIC_EAGER_RUN, EAGER_FAILED); an ok record whose
     check raised fails to run, any other ok record was not checked; a failure while the eager reference
     ran is eager's, one before the model existed the model's (model_fail_to_load), any other fail_to_run."""

@@ -1,6 +1,6 @@
 """A config measured against eager's run of the same model and axes: which eager config is its baseline (the one
 rule), the dashboard's compile latency and peak-memory compression ratio, defined as PyTorch's HUD defines them
-(docs/architecture.md, "The dashboard"), and a paired config's speedup from its own eager runs (--speedup=paired).
+(benchmarks/aggregate/dashboard.py), and a paired config's speedup from its own eager runs (--speedup=paired).
 aggregate.py's dashboard, compare.py's gates, the runner's end-of-sweep table and scripts/bench/dashboard.py all
 read them here. Pure Python over Measurements.
 """

@@ -5,7 +5,7 @@ experiment axis), its status, run and round, and what it measured: a metric's sa
 warm-up policy, the per-iteration time, the compile time (one definition, with upstream's named
 alternatives for records that have no warm-up), the first run's time, the peak memory and, for --speedup=paired
 records, the per-pair speedups. The rules and
-why: docs/architecture.md, "Measurement". numpy (through `stats`), never torch.
+why: docs/measurement.md. numpy (through `stats`), never torch.
 """
 
 from __future__ import annotations

@@ -148,7 +148,7 @@ SCHEMA = (
     K("timestamp", "timestamp", CORE, "the sweep's start, shared by its records", door=True),
     K("verification_code", "text", CORE, "upstream's verdict (PASS, FAIL, VERIFIER_SKIPPED, ...)", door=True),
     K("outputs_file", "text", UPSTREAM, "upstream's saved outputs (never written here)"),
-    K("accuracy", "text", CORE, "the one verdict: the harness's status or the golden check's (\"Accuracy\")",
+    K("accuracy", "text", CORE, "the one verdict: the harness's status or the golden check's (docs/accuracy.md)",
       door=True),
     K("schema_version", "count", CORE, "1; changes only when a key changes meaning"),
     K("status", "text", CORE, "ok, error, timeout, crash, oom or skip", door=True),

@@ -223,7 +223,7 @@ def end_of_sweep(results_path: str, latest: dict, options, counts: dict, already
         lines.append("upstream's verification_code: " + ", ".join(f"{count} {code}" for code, count in
                                                                sorted(codes.items())))
     if any(accuracy_status.checked(r) for r in latest.values()):
-        accuracy = {}  # the harness's statuses (docs/architecture.md, "Accuracy"): what the dashboard's pass rate counts
+        accuracy = {}  # the harness's statuses (docs/accuracy.md): what the dashboard's pass rate counts
         for record in latest.values():
             status = accuracy_status.derive(record)
             accuracy[status] = accuracy.get(status, 0) + 1

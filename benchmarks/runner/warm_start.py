@@ -2,8 +2,7 @@
 other, on one compile cache directory of their own. The cold one compiles into it empty; the warm one, a fresh
 process with the same command and environment, compiles from what the cold one left on disk (Inductor's FX graph
 and AOTAutograd caches, the compiled kernels, Triton's), as a user's second run does. The record is the warm
-child's, with both first runs in its `warm_start` (docs/architecture.md, "Compile modes, Inductor options, compile
-cache").
+child's, with both first runs in its `warm_start` (benchmarks/features/compile_options/__init__.py).
 
 Both halves are spawned, never forked from a fork server: a user's second run is a new interpreter, and a spawned
 one has read nothing before this pair's cache variables (a server's preloads import Inductor and Triton under the

@@ -5,6 +5,21 @@ torch (the parent stays light); `build` runs in the child only. A suite register
 (`flags`: `config.flags.Flag`s, each saying who reads it) and reads them from the `flags` argument of its
 methods: the whole parsed command line (RunOptions.parsed_flags, an argparse.Namespace of every flag).
 How to add a suite: docs/architecture.md, "Adding a suite".
+
+The library suites:
+
+`huggingface` (its models, batch sizes and sequence lengths in `suites/huggingface_models.yaml`) and `timm` list
+their models without importing their packages, and build them offline in the child (random weights, from config;
+nothing is downloaded), fed the dynamo harness's inputs: huggingface's rules (sequence length by name, decoder
+inputs, labels) in `suites/huggingface_inputs.py` (a test checks the data file's lengths against them), timm's size
+from its own `resolve_data_config` (test size in eval) and the harness's image recipe in `timm_suite.py`; each
+records what ran in `model_info`. `BenchmarkModel.after_move` lets a suite fix a model after it is moved to its
+device (tied weights on XLA); `eval_needs_grad` runs eval without `torch.no_grad()` (TorchBench's maml, named in its
+`util/env_check.USE_GRAD_IN_INFERENCE`). `Suite.named_models` lets a library suite accept names beyond its list:
+`runner/plan.select_models` passes it every plain-name `-k` pattern that matched no listed model (timm and
+huggingface ask a child interpreter for the library's names). TorchBench builds disable torch.hub's download (a
+missing checkpoint is a skip record naming the file and the command that fetches it) and force the hub libraries
+offline.
 """
 
 from __future__ import annotations
@@ -140,8 +155,8 @@ class Suite:
 
     def precision_for(self, model_config: dict, experiment) -> str:
         """The precision this model runs for `experiment` (whose precision is None for the suite's default):
-        a suite may have a default of its own, and models that can't run a precision (docs/architecture.md,
-        "Precision"). Parent side, no torch."""
+        a suite may have a default of its own, and models that can't run a precision
+        (benchmarks/features/precision/__init__.py). Parent side, no torch."""
         return experiment.precision or precision.DEFAULT
 
     def train_step_for(self, model_config: dict, experiment) -> Optional[str]:

@@ -7,6 +7,22 @@ and `rope_scaling`). What a configuration class derives by itself is left to it 
 gemma-2's alternating and gemma-3's five-to-one sliding layers, gpt-oss's alternating sliding/full layers.
 Parameter counts are those of the models built from these configurations (on the meta device); the tests hold them.
 No torch, no transformers: the parent lists and checks these models with this module alone.
+
+How an LLM row runs:
+
+The harness's LLM rows (`huggingface_llm.py`, docs/generation.md) are run by `generate`: their BenchmarkModel
+carries a `Generation` (new tokens, pad token, prompt length, facts), and the child's run takes two hooks where it
+is set: `ConfigRun.new_step` makes `generation.GenerateStep` (one generate call; dynamo over the whole call, or
+transformers' CompileConfig for its decode step) and `ConfigRun.measure_generation` times it (`generation.measure`:
+a logits processor notes each token; CUDA events, no host sync; the raw token times go to the record's
+`generation.token_seconds`, a list per timed call, since a metric's values are one flat list of numbers) instead of
+`measured_loop.measure`; `load` puts `generation_verify.GenerationVerify` in --verify's place. The lengths and the
+compile target are experiment keys (`prompt_tokens`, `new_tokens`, `generation_compile`, the last entries of `AXES`,
+null by default), which `Suite.experiment_for` resolves per model beside `precision_for`: the harness's lengths for
+an LLM row (a length beyond its positions is a UsageError, exit 2), null for every other model, so its fingerprint
+is what it was. Before it builds, the suite counts the model on the meta device and refuses (a skip) weights plus
+static KV cache beyond the device's memory; it builds with transformers' init pass alone, checked to have set every
+parameter.
 """
 
 from __future__ import annotations

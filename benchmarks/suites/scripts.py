@@ -6,6 +6,23 @@ cached by the script's content and --script-args); each becomes a config named `
 that calls none, crashes or times out before its first call is one config whose record says so. The
 benchmark's child runs the script again and stops it at its model's first call (suites/script_capture.py).
 docs/runner.md, "Scripts".
+
+The design:
+
+`suites/scripts.py` lists a script's models by asking `script_discovery.discover`: a cached answer (`<output
+dir>/script-discovery/`, keyed by the script's content, `--script-args`, the cache format and the installed torch's
+version, read from its package metadata without importing it; a crashed one is never served), or a discovery child
+(`python -m benchmarks.suites.script_capture SPEC`, its own process group, output to a log) that runs the script to
+its end while `script_capture.Interceptor` patches `torch.nn.Module.__call__`: a thread-local depth tells a
+top-level call from a nested one, the first top-level call of each module names it (the caller's variable, else its
+class) and is written to a partial result file at once, so a crash or a kill keeps what was found. The parent times
+the script from that file's first write (`--script-timeout`), not from the child's start. The benchmark child's
+`build` runs the script again through the same interceptor and stops it at the wanted name (`capture`, a
+BaseException), so discovery and build name models by one rule. The script runs in a fresh module that is `__main__`
+while it runs and is registered under a name of its own afterwards (dynamo's guards import a function's module by
+its globals' `__name__`). A script without a model is one config carrying `script_problem` (`no_model`: the parent's
+skip; `crash`, `timeout`: `build` raises `ScriptCrashed`/`ScriptTimedOut` with the cached message, without running
+the script again). `Suite.dry_run_lines` is how a suite adds lines to `--dry-run`.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """TorchBench's precision per model: upstream PyTorch/XLA's default and the dynamo harness's per-model
-exceptions (docs/architecture.md, "Precision"). Pure Python: the parent resolves it while planning.
+exceptions (benchmarks/features/precision/__init__.py). Pure Python: the parent resolves it while planning.
 
 The lists are the `dtype` and `only_fp32` entries of PyTorch's benchmarks/dynamo/torchbench.yaml, which both
 upstream PyTorch/XLA's TorchBench runner and the dynamo harness read; CAST_UNSUPPORTED is ours.

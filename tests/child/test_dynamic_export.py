@@ -1,7 +1,7 @@
 """--dynamic (static, batch, unbacked, all; experiment key `dynamic`) and --dynamo=export / export_nonstrict /
 aot_inductor: the key in old and new records and in the resume fingerprint, labels, the support rules, the
 batch cycle; sweeps that show the batch really varied with its recompile count, export passing and failing
-(a data-dependent branch) and an AOTInductor package timed (docs/architecture.md, "Dynamic shapes and export")."""
+(a data-dependent branch) and an AOTInductor package timed (benchmarks/features/dynamic/__init__.py)."""
 
 import csv
 import io

@@ -199,7 +199,7 @@ def test_every_precision_runs_verifies_and_says_so(sweep):
     for key, record in got.items():
         assert record["status"] == "ok", (key, record.get("error"))
         assert record["verification_code"] == "PASS", (key, record.get("verification_message"))
-        # Judged against fp64 too (docs/architecture.md, "Accuracy"): a healthy model passes in every precision.
+        # Judged against fp64 too (docs/accuracy.md): a healthy model passes in every precision.
         assert record["accuracy"] == "pass" and record["accuracy_reference"] == "fp64", (key, record["accuracy_message"])
 
 

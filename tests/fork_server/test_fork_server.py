@@ -1,4 +1,4 @@
-"""--launch=fork: children forked from a fork server that has imported torch (docs/architecture.md, "Launch").
+"""--launch=fork: children forked from a fork server that has imported torch (benchmarks/fork_server/__init__.py).
 A forked child's record equals a spawned child's (eager, Inductor, XLA); faults in forked children leave the
 server and the sweep intact; a killed server is started again and its config re-run once; threads and cores
 are what was asked; nothing one config does is seen by the next; which configs must be spawned instead."""

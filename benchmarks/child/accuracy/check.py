@@ -1,4 +1,4 @@
-"""--verify's accuracy judgement, the dynamo harness's way (docs/architecture.md, "Accuracy"): a config's result
+"""--verify's accuracy judgement, the dynamo harness's way (docs/accuracy.md): a config's result
 against eager at the run's precision and an fp64 eager reference. Child only; torch is imported by the functions.
 
 Per tensor of the output (train: the loss and every gradient):

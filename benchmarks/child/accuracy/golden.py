@@ -9,6 +9,23 @@ them too, and --verify's eager reference starts from them alike); after timing, 
 are put back, the same steps run on the config's backend, and the result is compared element by element:
 pass when every element is within atol + rtol * |expected|. The record's `golden` key says what was found.
 Nothing here raises into the child: a missing or bad entry is a status with the file and the reason.
+
+The design:
+
+`child/accuracy/golden.py` (docs/runner.md has the user's side). `--save-golden`: before the config's own model, the
+child builds the eager model (same build, seeds, precision and quantization), keeps CPU copies of its weights and
+inputs, runs `STEPS[test]` steps and writes an entry (`golden_store.write_entry`: the three safetensors files, then
+the manifest, atomically, an older manifest removed first). `--golden`: `GoldenCheck` reads and checks the manifest
+against the config (`golden_store.identity`: the model's suite, name, params and script model, never its path or
+labels, so an entry saved in another checkout is used; test, precision, requested batch size; and the format
+version) and the files when the child starts; `apply` gives every model the child builds (the config's, and
+`--verify`'s eager reference, through the same `build`) the entry's weights and inputs; after timing and `--verify`,
+`check` reloads the weights, restores the optimizer and loss-scaler state kept before timing, runs the steps with
+the config's own step and compares (`compare`: max abs/rel error, elements outside atol + rtol*|golden|, structure).
+The record key is `golden` (an object, after the verification keys); its failures are the record's verdict too
+(`accuracy_status.settle`, docs/accuracy.md), which is what every tool reads. The flags themselves are the record's
+`golden_request` (`records.golden_request`, written by `config_record` for the child's record and the parent's
+alike) and part of the resume fingerprint, so a check or a save is another run than a plain one.
 """
 
 from __future__ import annotations

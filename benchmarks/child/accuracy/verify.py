@@ -1,6 +1,6 @@
 """--verify: does the config compute what eager computes? The accuracy status, verification codes and error figures.
 
-In the child, with --verify (see `Verifier`; docs/architecture.md, "Accuracy"):
+In the child, with --verify (see `Verifier`; docs/accuracy.md):
 0. the rule (config/accuracy_rule.py): the harness's tolerance and per-model lists for this suite, model,
    precision, test, accelerator and freezing. A model the harness does not check (its large-model list) gets
    no reference and the accuracy `pass_due_to_skip`;

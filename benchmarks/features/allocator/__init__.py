@@ -1,4 +1,4 @@
-"""--allocator: the C allocator policy of every child (docs/architecture.md, "Measurement"; docs/runner.md).
+"""--allocator: the C allocator policy of every child (docs/measurement.md; docs/runner.md).
 
 The names, the variables each policy sets, where its preloaded library is found and the support rule. No torch:
 the parent composes a child's environment from this (config/process_env.py), before the child's interpreter

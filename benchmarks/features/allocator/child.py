@@ -1,6 +1,6 @@
 """The C allocator as this child finds it: the variables it was started with, the libraries mapped into it, the
-record's `environment.allocator`, and a config by hand restarted under its policy (docs/architecture.md,
-"Measurement"). No torch: single_config.main calls `restart_under_policy` before torch is imported.
+record's `environment.allocator`, and a config by hand restarted under its policy (docs/measurement.md). No torch:
+single_config.main calls `restart_under_policy` before torch is imported.
 
 glibc reads its MALLOC_*_ thresholds, and the dynamic loader LD_PRELOAD, when a process starts; what counts is the
 environment the process was started with (/proc/self/environ), not os.environ. A forked child's is its fork

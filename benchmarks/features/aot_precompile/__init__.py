@@ -1,6 +1,23 @@
 """--aot-precompile (the dynamo harness's, pytorch#164906): an Inductor config's forward compiled ahead of time into
 an artifact (`torch.compile(...).forward.aot_compile`), saved, loaded again after dynamo is reset, and timed as
-loaded (docs/runner.md, "AOT precompile"). Which configs it is for and the rules that drop the others; no torch."""
+loaded (docs/runner.md, "AOT precompile"). Which configs it is for and the rules that drop the others; no torch.
+
+The design:
+
+`--aot-precompile` (a `SWITCH`, the dynamo harness's, pytorch#164906) is the fourth compile key:
+`features/aot_precompile/__init__.py` gives it to Inductor configs only (`for_config`) and drops train, dynamic
+shapes and modes other than `default` (torch.compile takes a mode or options, and the harness's guard filter is an
+option); `features/aot_precompile/child.py`'s hook, in phase `compile`, compiles `torch.compile(module,
+fullgraph=True).forward.aot_compile` under the step's grad mode and autocast (both are global-state guards the
+artifact keeps; every other guard is filtered out, as the harness does), saves the artifact (`aot-precompile`),
+resets dynamo, loads it with `torch.compiler.load_compiled_function` (timed: the metric `aot_precompile_load_time`)
+and hands the loaded function to `make_step` as `exported`, as the export backends do. A refusal is
+`AotPrecompileFailed` (an error record, phase `compile`, its first line in `aot_precompile.reason`): the dashboard's
+pass rate of an `aot_precompile` line is the harness's AOT precompile pass rate. A torch without the API
+(`precompiled_step.NEEDED`) makes the config a skip that says why, the feature named in `absent`
+(`torch_internals.AOT_PRECOMPILE`). It is in `against_eager.COMPILE_ONLY_AXES`, so an AOT line is measured against
+plain eager; the dashboard's optional figure `AOTLoad(ms)` is its mean load time.
+"""
 
 from __future__ import annotations
 

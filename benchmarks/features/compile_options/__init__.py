@@ -1,6 +1,39 @@
-"""torch.compile's knobs as experiment keys (docs/architecture.md, "Compile modes, Inductor options, compile
-cache"): `compile_mode` (an axis), `inductor_config` (KEY=VALUE settings, one per sweep), `compile_cache` (an
-axis). Their names, parsing and support rules; pure Python, no torch (the probe knows Inductor's names)."""
+"""torch.compile's knobs as experiment keys (the design: below): `compile_mode` (an axis), `inductor_config`
+(KEY=VALUE settings, one per sweep), `compile_cache` (an axis). Their names, parsing and support rules; pure
+Python, no torch (the probe knows Inductor's names).
+
+The design:
+
+`features/compile_options/__init__.py` names the three compile keys, their parsing and their support rules (their
+entries in `config/axes.py` add them to `runner/matrix.py`'s table); `matrix.expand` gives them only to dynamo
+configs (`for_dynamo`, their entries' `for_config`: eager and lazy-tensor configs are null, and de-duplicated) and
+`inductor_config` only to Inductor's (`for_inductor`). Defaults (each entry's `default`, gathered as
+`experiment_config.AXIS_DEFAULTS`: precision `fp32`, dynamic `static`, mode `default`, cache `cold`, train step
+`forward_loss`, speedup `isolated`, allocator `glibc`; `records.fingerprint` and measurement's labels read it) are
+left out of the fingerprint, so a record without a key is its default and old files resume.
+`features/compile_options/child.py` does the child's part: `CompileCache` sets the cache variables before torch is
+imported (Inductor reads them when it first compiles) and, for `warm`, fills the cache with one untimed compile and
+`torch._dynamo.reset()` (in-memory caches and one process: not what a user's second run sees); `warm-start` is the
+parent's: `runner/warm_start.py` runs the config's child twice in one job (the launcher's `run_child` hands a
+request with `warm_start` to `run_pair`), both spawned (a spawned interpreter has read no cache variable before the
+pair's; a fork server's preloads imported Inductor and Triton under the server's environment), on one directory the
+launcher's process owns (`scratch_dirs`: a killed parent's is collected by the next sweep) named in both children's
+cache variables, `BENCHMARKS_WARM_START` naming the half; the cold child with `--repeat=1`. Its result is the warm
+child's with `ChildResult.warm_start` (the cold one's where it failed, the warm one then not run), which
+`result_records.child_record` writes as the record's `warm_start`; the sweep writes one record when the pair has
+ended, so resume treats a half-done pair as not run. Under Ray the pair is one task (`TaskSpec.warm_start`), on one
+node's disk. `Measurement.warm_start` reads the two first runs; the dashboard's optional figures
+(`reports.OPTIONAL_FIGURES`: cold, warm, saving) show where a line has them. A config by hand without the half
+variable is refused (`compile_settings.warm_start_problem`); `backends.compile_fn` applies the Inductor settings and
+the mode; `dynamo_stats` reads dynamo's counters (cleared at setup), its per-frame compile counter, its list of
+graph-break reasons (`torch._dynamo.utils.graph_break_reasons`, grouped and capped by
+`results/dynamo_stats.summarize_reasons`) and its compile timers (`calculate_time_spent`,
+`compilation_time_metrics`); the last two are process-wide and emptied only by `torch._dynamo.reset()` (a warm
+cache's reset, so its fill is left out), which is right because nothing in a child compiles before its config (the
+fork server never compiles; `--verify`'s and `--save-golden`'s references are eager). Nothing here recompiles:
+`torch._dynamo.explain` would, and is not used. compare.py's `--pair` (`compare/matching.AxisPair`) relabels one
+sweep's records of two values of any axis so that they pair.
+"""
 
 from __future__ import annotations
 

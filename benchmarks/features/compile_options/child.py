@@ -1,5 +1,5 @@
-"""A dynamo config's compile keys in the child (docs/architecture.md, "Compile modes, Inductor options, compile
-cache"): its Inductor settings, its own compile cache (cold, warm; a warm start's half) and dynamo's statistics for
+"""A dynamo config's compile keys in the child (benchmarks/features/compile_options/__init__.py): its Inductor
+settings, its own compile cache (cold, warm; a warm start's half) and dynamo's statistics for
 the record.
 torch inside the functions: the cache directories must be set before Inductor first reads them."""
 

@@ -2,6 +2,21 @@
 its value) or unbacked (torch._dynamo.decorators.mark_unbacked: treated as data-dependent), or
 torch.compile(dynamic=True). What the child does with it (the batch sizes each step cycles through) is
 features/dynamic/child.py. No torch.
+
+Dynamic shapes and export, the design:
+
+`--dynamic` is the experiment key `dynamic` (static, batch, unbacked, all; `static` is left out of the fingerprint
+and the labels, `experiment_config.AXIS_DEFAULTS`). `child/backends.compile_fn` passes `dynamic=True` for `all`;
+`child/dynamic_shapes.VaryingBatch` is the input source of make_step under batch/unbacked/all: the sets of the batch
+cycle (requested, -20%, +20%) are made before timing (and their batch dimension marked as `dynamic_shapes.MARKS`
+says: `batch` backed, `mark_dynamic`; `unbacked` by `mark_unbacked`, with the `hint_override` and `shape_id` this
+torch's signature takes, `unbacked_arguments`, the rest named in `absent`), the iterations cycle through them, it
+counts the sizes that ran (the recompiles they cause are `dynamo_stats.recompiles`, one count for every dynamo
+record), and `stop()` hands the example inputs back for `--verify`. The export backends (declared `exports=True` in
+`config/backend_registry.py`) are `--dynamo` values that no dynamo registry knows: `child/exporting.prepare` exports
+(and for aot_inductor packages and loads) in phase `compile` and returns the callable `make_step` runs instead of a
+compiled module (eval only, a support rule). A refusal is `ExportFailed`, an ordinary error record with the record's
+`export.reason`.
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
 """--dynamic: the batch sizes a config's iterations cycle through, inputs resized to each (made before the
 timed runs), the batch dimension marked dynamic (backed) or unbacked, and what the record says about it
-(docs/architecture.md, "Dynamic shapes and export"); the `dynamic` axis's hook (DynamicBatch). Child only: torch inside the functions."""
+(benchmarks/features/dynamic/__init__.py); the `dynamic` axis's hook (DynamicBatch). Child only: torch inside the
+functions."""
 
 from __future__ import annotations
 

@@ -1,10 +1,32 @@
 """The precision a config runs in, as an experiment axis (key `precision`): the names, the dtypes each one means,
 and what a device can't run. Pure Python (the parent checks them without torch); the child applies them
-(features/precision/child.py). docs/architecture.md, "Precision".
+(features/precision/child.py). The design: below.
 
 `fp32`, `bf16`, `fp16`: the model and its floating-point inputs are cast to that dtype. `amp`, `amp_bf16`,
 `amp_fp16`: the model stays float32 and runs under autocast (`amp`: the device's default dtype, float16 on
 CUDA, bfloat16 on the CPU and XLA). A record without the key is an fp32 run.
+
+The design:
+
+`precision` is an experiment key (`features/precision/__init__.py`: names, dtypes, the support rule). The axis value
+None means "the suite's default": `runner/plan.py` resolves every (model, experiment) pair with `Suite.resolve` (the
+one resolution: precision, training step, the LLM rows' keys, and the precision's reason), so every Config (its
+fingerprint, its command, its record) holds the precision that runs; the base Suite keeps the request or `fp32`,
+TorchBench applies upstream PyTorch/XLA's default and the per-model lists (`suites/torchbench_precision.py`; they
+depend on the accelerator, since upstream never autocasts on the CPU; idempotent: a config run by hand resolves
+itself with `Suite.resolve` too, a sweep's child is given its config resolved). A default precision a model can't
+run is never its default: `torchbench_precision.CAST_UNSUPPORTED` (the QAT models, whose quantize step takes float32
+only) resolves their default to `fp32`, and `Suite.precision_reason` says why; the plan keeps the reason on the
+Config (`Config.precision_reason`, not in the fingerprint, since the child is handed the resolved precision and
+can't know it) and `runner/result_records.py` writes it on the config's child, failure and skip records as
+`precision_reason`; the child writes it itself for a config run by hand without a precision. An explicit cast on
+such a model is a skip (`torchbench_precision.unsupported_request`, from the suite's `skip_reason`). Two requests
+that come to one precision for a model are planned once; a resolved precision the device can't run is a skip record
+with the rule's reason. In the child, `features/precision/child.py` casts the built model and its example inputs
+(`build_model`, before quantization, so `--verify`'s eager reference is cast alike), wraps each step's forward (and
+loss) in autocast inside the compiled function, and gives float16 autocast training a grad scaler. `fp32` is left
+out of the fingerprint and of the labels (`experiment_config.AXIS_DEFAULTS`), so older results files resume and keep
+their labels; the selection's `--precision fp32` matches records without the key.
 """
 
 from __future__ import annotations

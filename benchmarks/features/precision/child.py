@@ -1,4 +1,4 @@
-"""The experiment's precision applied to a model (docs/architecture.md, "Precision"): the cast of the model
+"""The experiment's precision applied to a model (benchmarks/features/precision/__init__.py): the cast of the model
 and its floating-point inputs, the autocast context of each step, and the grad scaler of float16 autocast
 training. Child only: torch inside the functions. Which dtype each precision means is features/precision/__init__.py's.
 """

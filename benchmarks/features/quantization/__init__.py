@@ -2,6 +2,17 @@
 on, pure Python (the parent checks them without torch). The child applies them (features/quantization/child.py).
 
 Recipe strings are TorchAO's own benchmark names. `none` (the default) is the key's null.
+
+The design:
+
+Quantization is an experiment key: `features/quantization/__init__.py` holds the recipe names and their support
+rules (no torch), and on CUDA what a card's compute capability must be, int4's packing per device and the recipes
+that take bfloat16 weights only; `features/quantization/child.py` applies the recipe with torchao's `quantize_`
+right after `Suite.build`, so every suite gets it and `--verify`'s eager reference is quantized alike, after the
+checks that make a card, a torch or a model that can't run it a skip record, and records what torchao changed in
+Inductor's process-wide settings (a diff of `torch._inductor.config` taken before torchao is imported and after the
+recipe). A null `quantization` is left out of the fingerprint, so results written before the key existed still
+resume.
 """
 
 from __future__ import annotations

@@ -3,7 +3,34 @@ harness's order), so the speedup is a ratio per pair of neighbouring runs that s
 The experiment key `speedup` (isolated, the default, or paired), which configs can be paired and why not, and the
 record's `paired_speedup` summary: the median of the per-pair ratios with a distribution-free interval. The child
 writes the summary; the readers (results/measurement.py, results/against_eager.py) pool it over processes with the
-same functions. docs/architecture.md, "Paired speedup". Pure Python, no torch.
+same functions (the design: below). Pure Python, no torch.
+
+The design:
+
+`--speedup=paired` is an experiment key rather than a request flag like the golden ones (`golden_request`): a paired
+child's backend runs after eager's in one process, and issue #30 measured that eager running first changes
+Inductor's time on the CPU (the allocator's history), so a paired record's backend time is another measurement than
+an isolated one. As a key it is in the fingerprint (resume), in the labels (`inductor[paired]`: aggregate's rows and
+dashboard lines, the runner's table) and in compare.py's pairing (a paired record is never compared with an isolated
+one unless `--pair speedup=isolated:paired` asks), at no cost to old files (`isolated` is its `AXIS_DEFAULTS`
+value). Eager is never paired (`paired_speedup.for_config`): the eager baseline of a paired config is the eager
+config an isolated sweep has, found by `against_eager.baseline_key`, which leaves `speedup` out with torch.compile's
+axes (`BACKEND_ONLY_AXES`). XLA configs are refused (`paired_speedup.SUPPORT_RULES`); dynamo backends and the export
+backends pair.
+
+The child (`config_hooks.PairedSpeedup`, before timing) builds eager's step with `measured_loop.make_step` on the
+same module and example inputs, the experiment's dynamo set to None (so a change of the training step reaches both),
+and `measured_loop.measure(..., eager=step)` warms eager up first (phase `reference`), then the backend (phase
+`compile`), then times eager just before each timed run of the backend, with the same timing function. The harness's
+order (dynamobench `common.py`, `speedup_experiment`): eager warm-up, compiled warm-up, then per repeat eager then
+compiled on the same model and inputs, its speedup median(eager) / median(compiled) (recorded here as
+`ratio_of_medians`). Our headline is the median of the per-pair ratios, whose pairs cancel what changes between
+pairs (load, frequency); its interval is the order-statistic one (`paired_speedup.median_interval`: exact coverage
+from the binomial, no seed, no assumption on the ratios' distribution). Readers take the ratios through
+`Measurement.paired_ratios` and pool them over a config's processes (`against_eager.paired_speedup`): the
+dashboard's entry speedup and its note, aggregate's speedup cells (`analysis.paired_point`, only when the baseline
+backend is eager; the cell note says how many), compare.py's `--metric=paired` (backend / eager per pair) and the
+paired speedups it shows in a row's note, `runner/progress.speedup_table`.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The dashboard's five numbers of each summary line (suite x backend label x test x machine) in every run, as
-aggregate.py's dashboard defines them (docs/architecture.md, "The dashboard"; results/against_eager.py):
+aggregate.py's dashboard defines them (benchmarks/aggregate/dashboard.py; results/against_eager.py):
 
 pass rate          configs that passed / configs with a record that wasn't a skip
 geomean speedup    over the passing configs: their eager baseline's time / theirs (the same run's eager)
