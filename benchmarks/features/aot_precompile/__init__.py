@@ -14,7 +14,7 @@ resets dynamo, loads it with `torch.compiler.load_compiled_function` (timed: the
 and hands the loaded function to `make_step` as `exported`, as the export backends do. A refusal is
 `AotPrecompileFailed` (an error record, phase `compile`, its first line in `aot_precompile.reason`): the dashboard's
 pass rate of an `aot_precompile` line is the harness's AOT precompile pass rate. A torch without the API
-(`precompiled_step.NEEDED`) makes the config a skip that says why, the feature named in `absent`
+(`child.NEEDED`) makes the config a skip that says why, the feature named in `absent`
 (`torch_internals.AOT_PRECOMPILE`). It is in `against_eager.COMPILE_ONLY_AXES`, so an AOT line is measured against
 plain eager; the dashboard's optional figure `AOTLoad(ms)` is its mean load time.
 """

@@ -24,7 +24,7 @@ child's with `ChildResult.warm_start` (the cold one's where it failed, the warm 
 ended, so resume treats a half-done pair as not run. Under Ray the pair is one task (`TaskSpec.warm_start`), on one
 node's disk. `Measurement.warm_start` reads the two first runs; the dashboard's optional figures
 (`reports.OPTIONAL_FIGURES`: cold, warm, saving) show where a line has them. A config by hand without the half
-variable is refused (`compile_settings.warm_start_problem`); `backends.compile_fn` applies the Inductor settings and
+variable is refused (`child.warm_start_problem`); `backends.compile_fn` applies the Inductor settings and
 the mode; `dynamo_stats` reads dynamo's counters (cleared at setup), its per-frame compile counter, its list of
 graph-break reasons (`torch._dynamo.utils.graph_break_reasons`, grouped and capped by
 `results/dynamo_stats.summarize_reasons`) and its compile timers (`calculate_time_spent`,

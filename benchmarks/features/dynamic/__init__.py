@@ -7,8 +7,8 @@ Dynamic shapes and export, the design:
 
 `--dynamic` is the experiment key `dynamic` (static, batch, unbacked, all; `static` is left out of the fingerprint
 and the labels, `experiment_config.AXIS_DEFAULTS`). `child/backends.compile_fn` passes `dynamic=True` for `all`;
-`child/dynamic_shapes.VaryingBatch` is the input source of make_step under batch/unbacked/all: the sets of the batch
-cycle (requested, -20%, +20%) are made before timing (and their batch dimension marked as `dynamic_shapes.MARKS`
+`features/dynamic/child.VaryingBatch` is the input source of make_step under batch/unbacked/all: the sets of the batch
+cycle (requested, -20%, +20%) are made before timing (and their batch dimension marked as `child.MARKS`
 says: `batch` backed, `mark_dynamic`; `unbacked` by `mark_unbacked`, with the `hint_override` and `shape_id` this
 torch's signature takes, `unbacked_arguments`, the rest named in `absent`), the iterations cycle through them, it
 counts the sizes that ran (the recompiles they cause are `dynamo_stats.recompiles`, one count for every dynamo

@@ -13,20 +13,20 @@ Inductor's time on the CPU (the allocator's history), so a paired record's backe
 an isolated one. As a key it is in the fingerprint (resume), in the labels (`inductor[paired]`: aggregate's rows and
 dashboard lines, the runner's table) and in compare.py's pairing (a paired record is never compared with an isolated
 one unless `--pair speedup=isolated:paired` asks), at no cost to old files (`isolated` is its `AXIS_DEFAULTS`
-value). Eager is never paired (`paired_speedup.for_config`): the eager baseline of a paired config is the eager
+value). Eager is never paired (`for_config` here): the eager baseline of a paired config is the eager
 config an isolated sweep has, found by `against_eager.baseline_key`, which leaves `speedup` out with torch.compile's
-axes (`BACKEND_ONLY_AXES`). XLA configs are refused (`paired_speedup.SUPPORT_RULES`); dynamo backends and the export
+axes (`BACKEND_ONLY_AXES`). XLA configs are refused (`SUPPORT_RULES` here); dynamo backends and the export
 backends pair.
 
-The child (`config_hooks.PairedSpeedup`, before timing) builds eager's step with `measured_loop.make_step` on the
-same module and example inputs, the experiment's dynamo set to None (so a change of the training step reaches both),
-and `measured_loop.measure(..., eager=step)` warms eager up first (phase `reference`), then the backend (phase
-`compile`), then times eager just before each timed run of the backend, with the same timing function. The harness's
-order (dynamobench `common.py`, `speedup_experiment`): eager warm-up, compiled warm-up, then per repeat eager then
-compiled on the same model and inputs, its speedup median(eager) / median(compiled) (recorded here as
+The child (`child.PairedSpeedup`, the axis's hook, before timing) builds eager's step with `measured_loop.make_step`
+on the same module and example inputs, the experiment's dynamo set to None (so a change of the training step reaches
+both), and `measured_loop.measure(..., eager=step)` warms eager up first (phase `reference`), then the backend
+(phase `compile`), then times eager just before each timed run of the backend, with the same timing function. The
+harness's order (dynamobench `common.py`, `speedup_experiment`): eager warm-up, compiled warm-up, then per repeat
+eager then compiled on the same model and inputs, its speedup median(eager) / median(compiled) (recorded here as
 `ratio_of_medians`). Our headline is the median of the per-pair ratios, whose pairs cancel what changes between
-pairs (load, frequency); its interval is the order-statistic one (`paired_speedup.median_interval`: exact coverage
-from the binomial, no seed, no assumption on the ratios' distribution). Readers take the ratios through
+pairs (load, frequency); its interval is the order-statistic one (`median_interval` here: exact coverage from the
+binomial, no seed, no assumption on the ratios' distribution). Readers take the ratios through
 `Measurement.paired_ratios` and pool them over a config's processes (`against_eager.paired_speedup`): the
 dashboard's entry speedup and its note, aggregate's speedup cells (`analysis.paired_point`, only when the baseline
 backend is eager; the cell note says how many), compare.py's `--metric=paired` (backend / eager per pair) and the
