@@ -269,6 +269,12 @@ fuzz-scanner: env
 # The shared record validation and every tool's reader fed mutated records (scripts/upkeep/fuzz_records.py, #52): exit
 # 1 on a tool that ends any other way than refusing a record or saying there is nothing to report; the file kept under
 # output/fuzz-records/. `make test` runs a few rounds (tests/security/test_sec_records.py).
+# The docs made from the code (the features table in docs/architecture.md, docs/record-schema.md), written anew:
+# a new feature or record key needs this, never a hand edit of a list (scripts/upkeep/generated_docs.py).
+.PHONY: docs
+docs: env
+	$(PY) -m scripts.upkeep.generated_docs
+
 .PHONY: fuzz-records
 fuzz-records: env
 	$(PY) -m scripts.upkeep.fuzz_records --seconds $(FUZZ_SECONDS) --seed $(FUZZ_SEED)

@@ -15,6 +15,7 @@ from helpers import PYTHON, ROOT, read_jsonl, run_runner
 
 from benchmarks import features
 from benchmarks.config import axes
+from scripts.upkeep import generated_docs
 
 SWITCH_FEATURE = '''"""A throwaway switch (tests/features/test_feature_recipe.py)."""
 from benchmarks.config.axis import SWITCH, Axis
@@ -149,28 +150,16 @@ def test_a_throwaway_features_child_hook_runs_in_a_real_sweep(throwaway, tmp_pat
     assert seen == {3: {"value": 3, "torch": True}, 1: {"value": 1, "torch": True}}
 
 
-def feature_rows() -> list:
-    """docs/architecture.md's table of the features (Experiment axes), as the discovery finds them: each feature's
-    keys in the table's order, features in the order of their first key, and whether it has a child half (a hook)."""
-    from benchmarks.child.config_hooks import feature_child
-
-    rows, seen = [], []
-    for axis in axes.AXES:
-        if axis.feature in seen:
-            continue
-        seen.append(axis.feature)
-        keys = ", ".join(f"`{a.key}`" for a in axes.AXES if a.feature == axis.feature)
-        child = feature_child(axis.feature)
-        half = "no" if child is None else ("a hook" if hasattr(child, "hook_for") else "yes")
-        rows.append(f"| `{axis.feature}` | {keys} | {half} |")
-    return rows
-
-
 def test_the_docs_list_every_feature_and_axis_as_the_table_has_them():
-    text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
-    table = text.split("<!-- features table: tests/features/test_feature_recipe.py -->\n", 1)[1].split("\n\n", 1)[0]
-    rows = feature_rows()
-    assert table.splitlines()[2:] == rows, "docs/architecture.md's features table should read:\n" + "\n".join(rows)
+    """architecture.md's features table and record-schema.md are what the discovery makes (`make docs`)."""
+    assert not generated_docs.stale(), f"generated docs are stale: run {generated_docs.COMMAND}"
+
+
+def test_a_stale_features_table_is_found_and_made_anew():
+    text = generated_docs.ARCHITECTURE.read_text(encoding="utf-8")
+    row = next(line for line in text.splitlines() if line.startswith("| `channels_last` |"))
+    stale = text.replace(row + "\n", "")
+    assert stale != text and generated_docs.with_features_table(stale) == text
 
 
 def test_a_feature_with_a_hook_declares_one_axis():
