@@ -10,7 +10,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 OUT ?= output/bench
 
-.PHONY: all env native-libs browser bench bench-torchvision test test-fast test-slow env-torch-latest test-torch-latest test-gpu gpu-check gpu-slice gpu-harness gpu-wheels test-golden bench-overhead bench-analyzer bench-parallel bench-scale bench-compare bench-history bench-site bench-dashboard bench-allocator bench-profiles bench-llm bench-roofline soak parity clean
+.PHONY: all env native-libs browser bench bench-torchvision test test-fast test-slow env-torch-latest test-torch-latest test-gpu gpu-check gpu-slice gpu-harness gpu-wheels test-golden bench-overhead bench-analyzer bench-parallel bench-scale bench-compare bench-history bench-site bench-dashboard bench-allocator bench-profiles bench-llm bench-roofline bench-unit-tier soak parity clean
 
 all: env
 
@@ -177,6 +177,11 @@ browser:
 # aggregate.py's golden files (tests/aggregate/golden/*.test, upstream PyTorch/XLA's style); `make test` runs them too.
 test-golden: env
 	$(PY) tests/aggregate/golden/run_golden.py
+
+# The unit tier's wall time as CI runs it (a fresh tree, PYTHONDONTWRITEBYTECODE=1); VS=<commit> times another
+# commit's tree beside it, alternating (scripts/bench/unit_tier.py).
+bench-unit-tier: env
+	$(PY) -m scripts.bench.unit_tier $(if $(VS),--vs=$(VS))
 
 # Wall time per eager config / `python -c "import torch"`, spawned and forked; 50 microbench configs, fork vs spawn.
 bench-overhead: env
