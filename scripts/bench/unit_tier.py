@@ -25,8 +25,13 @@ def fresh_tree(ref: str, into: Path) -> Path:
     """The commit's files under `into` (what a clone holds), with the compiled reader this checkout built, if any
     (CI's `make env` builds it)."""
     archive = into / "tree.tar"
+    if ref.startswith("-"):  # git would read it as an option (--output=PATH writes anywhere)
+        raise SystemExit(f"bench-unit-tier: {ref!r} is not a commit (it starts with '-')")
     with open(archive, "wb") as handle:
-        subprocess.run(["git", "archive", ref], cwd=ROOT, stdout=handle, check=True)
+        done = subprocess.run(["git", "archive", ref], cwd=ROOT,
+                              stdout=handle, stderr=subprocess.PIPE, text=True)
+    if done.returncode:
+        raise SystemExit(f"bench-unit-tier: {ref!r} is not a commit here ({' '.join(done.stderr.split())})")
     tree = into / "tree"
     with tarfile.open(archive) as tar:
         tar.extractall(tree, filter="data")
@@ -60,9 +65,9 @@ def main(argv=None) -> int:
     scratch = Path(tempfile.mkdtemp(prefix="bench-unit-tier-"))
     try:
         trees = {}
-        for ref in refs:
-            (scratch / ref.replace("/", "_")).mkdir()
-            trees[ref] = fresh_tree(ref, scratch / ref.replace("/", "_"))
+        for number, ref in enumerate(refs):  # folders by number: a ref is text from the command line, never a path
+            (scratch / str(number)).mkdir()
+            trees[ref] = fresh_tree(ref, scratch / str(number))
         for round_number in range(1, args.rounds + 1):
             for ref, tree in trees.items():
                 seconds, summary, load = time_tier(tree)
