@@ -58,6 +58,18 @@ class Options:
     # Axes the speedup is measured across (--across): a config's baseline is the first backend's config at the same
     # other axes, at the first backend's own value of these (--across quantization: TorchAO's speedup of a recipe).
     across: tuple = ()
+    # The experiment axes to keep (--precision, --compile-mode, --channels-last, ...): axis key -> the values asked
+    # for (results/selection.py's AXES), empty: every value.
+    axes: dict = dataclasses.field(default_factory=dict)
+
+    @classmethod
+    def from_flags(cls, flags, **given) -> "Options":
+        """From the parsed command line: every field of the flag of its name (none is dropped on the way), the axes
+        as Selection.of reads them; `given`: fields the flags spell otherwise."""
+        values = {field.name: getattr(flags, field.name) for field in dataclasses.fields(cls)
+                  if field.name != "axes" and hasattr(flags, field.name)}
+        values["axes"] = Selection.of(flags).axes
+        return cls(**{**values, **given})
 
     @property
     def warmup(self) -> measurement.WarmupPolicy:
@@ -187,10 +199,10 @@ def prepare(options: Options) -> Analysis:
     if not rows:
         raise NoData(f"no {options.test} records for {accelerator}")
     models = Selection(filter=options.filter, exclude=options.exclude, filter_by_tier=options.filter_by_tier,
-                       exclude_by_tier=options.exclude_by_tier, axes=Selection.of(options).axes)
+                       exclude_by_tier=options.exclude_by_tier, axes=dict(options.axes))
     rows = models.select(rows, view=lambda row: row.measurement)
     if not rows:
-        raise NoData(f"no {options.test} records for {accelerator} match the model filters")
+        raise NoData(f"no {options.test} records for {accelerator} match the selection ({models.text()})")
     present = order_backends({r.backend for r in rows})
     backends = check_backends(options.backends) if options.backends else present
     for name in backends:

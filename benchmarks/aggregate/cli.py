@@ -63,6 +63,11 @@ def joined_backends(argv: list) -> list:
     return out
 
 
+# The flags --help shows; --help-all adds the rest (a flag per experiment axis, statistics, plot sizes, ...).
+BRIEF = {"--report", "--backends", "--baseline", "--metric", "--accelerator", "--test", "--filter", "--exclude",
+         "--precision", "--compile-mode", "--format", "--output"}
+
+
 def build_parser() -> Parser:
     parser = Parser(
         prog="aggregate.py",
@@ -79,6 +84,7 @@ def build_parser() -> Parser:
                    "aggregate.py output/ --accelerator=cpu --test=training --report=latest -o latest.png")],
         epilog=epilog(ok="the report was written",
                       bad_news="nothing to report (no record matches the selection, no speedup to compute)"),
+        brief=BRIEF,
     )
     parser.add_argument("input_file", nargs="+", metavar="FILE",
                         help="results file (JSON lines), directory (every *.jsonl below it) or glob pattern")
@@ -95,7 +101,9 @@ def build_parser() -> Parser:
                       help="backends to report, comma-separated (repeatable; upstream's `--backends eager inductor` "
                            "also works and stops at the first input path); the first is the baseline. Names: eager, "
                            "inductor, openxla+dynamo, openxla+lazytensor, openxla_eval+dynamo, or any other dynamo "
-                           "backend (aot_eager, ...); a name no record has is an error. Default: every backend in "
+                           "backend (aot_eager, ...). A name no record of the files has is an error (exit 2, with the "
+                           "close matches), but for upstream's five above, which stay a warning and an empty column, "
+                           "as upstream's aggregate.py gives them. Default: every backend in "
                            "the data, eager first, then inductor, openxla+dynamo, openxla+lazytensor, "
                            "openxla_eval+dynamo, others by name")
     what.add_argument("--baseline", choices=("oldest", "latest"), default="oldest",
@@ -166,12 +174,8 @@ def run(options) -> int:
     fmt = output_format(options)
     if fmt in IMAGE_FORMATS and not options.output and sys.stdout.isatty():
         raise UsageError(f"not writing {fmt.upper()} to a terminal: use --output FILE or redirect stdout")
-    request = analysis.Options(
-        input_files=options.input_file, accelerator=options.accelerator, test=options.test,
-        backends=options.backends, baseline=options.baseline, filter=options.filter, exclude=options.exclude,
-        filter_by_tier=options.filter_by_tier, exclude_by_tier=options.exclude_by_tier, report=options.report,
-        metric="exec" if options.metric == "time" else options.metric, estimator=options.estimator, skip_samples=options.skip_samples, title=options.title,
-        across=tuple(options.across))
+    request = analysis.Options.from_flags(options, input_files=options.input_file, across=tuple(options.across),
+                                          metric="exec" if options.metric == "time" else options.metric)
     if fmt == "html":
         from benchmarks.aggregate import html_report
 

@@ -22,6 +22,10 @@ log = logging.getLogger("benchmarks.analyzer.pipeline")
 FORMATS = ("csv", "jsonl", "oss-benchmark")
 
 
+# The flags --help shows (--help-all: every one).
+BRIEF = {"--output-dirname", "--output", "--format", "--baseline-backend", "--database"}
+
+
 def build_parser() -> Parser:
     p = Parser(
         prog="result_analyzer.py",
@@ -37,6 +41,7 @@ def build_parser() -> Parser:
                   ("rows for PyTorch's OSS benchmark database, with speedups over eager",
                    "result_analyzer.py output/bench --format=oss-benchmark --baseline-backend=eager -o oss.json")],
         epilog=epilog(ok="the report was written", bad_news="the inputs hold no record (nothing to report)"),
+        brief=BRIEF,
     )
     p.add_argument("inputs", nargs="*", metavar="FILE",
                    help="results files, directories (their *.jsonl) or quoted globs; default: every *.jsonl "

@@ -55,6 +55,12 @@ def axis_pair(text: str):
         raise argparse.ArgumentTypeError(str(exc))
 
 
+# The flags --help shows; --help-all adds the rest (a flag per experiment axis, the statistics, the gates' limits...).
+BRIEF = {"--expected", "--write-expected", "--pair", "--latest", "--accelerator", "--test", "--backend", "--filter",
+         "--exclude", "--precision", "--compile-mode", "--metric", "--threshold", "--format", "--output", "--plot",
+         "--fail-on"}
+
+
 def build_parser() -> Parser:
     p = Parser(
         prog="compare.py",
@@ -72,6 +78,7 @@ def build_parser() -> Parser:
         epilog=epilog(ok="nothing that --fail-on names was found",
                       bad_news="something --fail-on names was found (default: a config slower or newly failing), "
                                "or no config of CONTROL matches one of TREATMENT (nothing to compare)"),
+        brief=BRIEF,
     )
     p.add_argument("control", metavar="CONTROL", help="results file, directory (every *.jsonl below it) or glob")
     p.add_argument("treatment", metavar="TREATMENT", nargs="?",

@@ -425,7 +425,7 @@ def build_parser(suites, everything: bool = False) -> RunnerParser:
                       bad_news="a config's latest record is a failure (error, crash, timeout, oom): every record is "
                       "written all the same; or the config run by hand (--model-config) failed")
     hidden = len([f for f in declared if not f.hidden and f.name not in BRIEF])
-    parser = RunnerParser(
+    parser = RunnerParser(help_all=False,
         prog="experiment_runner.py",
         usage="%(prog)s [--suite-name=SUITE] [-k REGEX] [--dynamo=BACKEND ...] [options]",
         description="Run a matrix of PyTorch model benchmarks, one child process per (model, experiment); "

@@ -29,6 +29,11 @@ TIME = "time"
 DETECT_METRICS = (TIME, *metric_catalog.speedup_metrics())
 
 
+# The flags show's and detect's --help show; --help-all adds the rest (a flag per experiment axis, the detection's).
+SERIES_BRIEF = {"--accelerator", "--test", "--backend", "--filter", "--exclude", "--precision", "--compile-mode",
+                "--min-runs", "--format", "--output", "--db"}
+
+
 def probability(text: str) -> float:
     try:
         value = float(text)
@@ -110,7 +115,7 @@ def build_parser() -> Parser:
                         help="the commit of the code under test, for these records (default: each record's "
                              "environment.git_commit)")
     _db_flags(ingest)
-    show = sub.add_parser("show", help="each config's series by run, with its changes marked",
+    show = sub.add_parser("show", brief=SERIES_BRIEF, help="each config's series by run, with its changes marked",
                           description="Per config, the per-iteration median (and compile time, peak memory, "
                           "status; for a model run by generate, its time to first token, decode time per token and "
                           "decode tokens per second, where more is better) of every run, with the detected changes "
@@ -121,7 +126,7 @@ def build_parser() -> Parser:
     _detection_flags(show)
     _output_flags(show, SHOW_FORMATS)
     _db_flags(show)
-    detect = sub.add_parser("detect", help="change points and pass/accuracy events",
+    detect = sub.add_parser("detect", brief=SERIES_BRIEF | {"--metric", "--fail-on"}, help="change points and pass/accuracy events",
                             description="Per config, the runs where its time changed (E-divisive means with a "
                             "permutation test), the size with an interval, the configs that moved together; and "
                             "the pass, accuracy and graph-break events.",

@@ -91,15 +91,92 @@ def examples_text(examples) -> str:
     return "\n".join(lines)
 
 
+def _hidden_alias(action) -> bool:
+    """An old spelling (add_hidden_alias): never suggested; a flag --help leaves to --help-all still is."""
+    return action.help == argparse.SUPPRESS and action.default == argparse.SUPPRESS
+
+
+class HelpAll(argparse.Action):
+    """--help-all: the help with every flag (--help shows the parser's `brief` ones), then exit."""
+
+    def __init__(self, option_strings, dest, **kwargs):
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS,
+                         help="show every flag, each with its whole help, and exit")
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        parser.print_help(everything=True)
+        parser.exit()
+
+
 class Parser(argparse.ArgumentParser):
     """argparse's parser with the conventions of docs/command-line.md: one-line errors (close matches for an
-    invalid choice), and a --help that starts with `examples` ((what, command) pairs) under the description."""
+    invalid choice or a mistyped flag), a --help that starts with `examples` ((what, command) pairs) under the
+    description, and --help-all: `brief` (flag names, e.g. {"--format", "-k"}) are the flags --help shows (None:
+    every flag), --help-all shows every one; every flag parses either way."""
 
-    def __init__(self, *args, examples=(), **kwargs):
+    def __init__(self, *args, examples=(), brief=None, help_all: bool = True, **kwargs):
         kwargs.setdefault("formatter_class", _Formatter)
         if examples:
             kwargs["description"] = "\n\n".join(filter(None, [kwargs.get("description"), examples_text(examples)]))
         super().__init__(*args, **kwargs)
+        self.brief = None if brief is None else set(brief)
+        if help_all:
+            self.add_argument("--help-all", action=HelpAll)
+
+    def _left_out(self) -> list:
+        """The flags --help leaves for --help-all (none without `brief`)."""
+        if self.brief is None:
+            return []
+        return [action for action in self._actions if action.option_strings and action.help != argparse.SUPPRESS
+                and not self.brief & set(action.option_strings) and "--help-all" not in action.option_strings
+                and "-h" not in action.option_strings]
+
+    def format_help(self, everything: bool = False) -> str:
+        left_out = [] if everything else self._left_out()
+        saved = [(action, action.help) for action in left_out]
+        for action in left_out:
+            action.help = argparse.SUPPRESS
+        try:
+            text = super().format_help()
+        finally:
+            for action, help_text in saved:
+                action.help = help_text
+        if left_out:
+            names = ", ".join(action.option_strings[-1] for action in left_out[:8])
+            text += f"\n{len(left_out)} more flags ({names}{', ...' if len(left_out) > 8 else ''}): --help-all\n"
+        return text
+
+    def print_help(self, file=None, everything: bool = False):
+        self._print_message(self.format_help(everything), file)
+
+    def flag_names(self, namespace=None) -> list:
+        """Every flag this parser takes (hidden aliases left out), and those of the subcommand `namespace` chose."""
+        names = [name for action in self._actions if not _hidden_alias(action)
+                 for name in action.option_strings if name.startswith("--")]
+        for action in self._actions:
+            if isinstance(action, argparse._SubParsersAction) and namespace is not None:
+                chosen = action.choices.get(getattr(namespace, action.dest, None))
+                if isinstance(chosen, Parser):
+                    names += chosen.flag_names(namespace)
+        return names
+
+    def parse_args(self, args=None, namespace=None):
+        found, extras = self.parse_known_args(args, namespace)
+        if extras:
+            self.error(self.unknown_words(extras, found))
+        return found
+
+    def unknown_words(self, extras: list, namespace) -> str:
+        """argparse's "unrecognized arguments", with the flags a mistyped one is close to."""
+        message = f"unrecognized arguments: {' '.join(extras)}"
+        for word in extras:
+            name = word.split("=", 1)[0]
+            if name.startswith("--"):
+                close = close_matches(name, self.flag_names(namespace))
+                hint = f"did you mean {close[0]}?" if len(close) == 1 else \
+                    f"did you mean one of {', '.join(close)}?" if close else "no flag is close (--help-all lists them)"
+                return f"unknown flag {name}; {hint}"
+        return message
 
     def error(self, message):  # one clear line and exit 2, not the whole usage block
         match = _INVALID_CHOICE.search(message)

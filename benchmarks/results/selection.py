@@ -116,6 +116,11 @@ def tier_members(suites: list, wanted: list) -> set:
     return members
 
 
+def _flag_word(value) -> str:
+    """An axis value as its flag takes it: a switch's on/off."""
+    return ("on" if value else "off") if isinstance(value, bool) else str(value)
+
+
 @dataclasses.dataclass
 class Selection:
     """The selection flags' values (the same names as the flags); `matcher` turns them into a predicate."""
@@ -136,6 +141,17 @@ class Selection:
         found = {name: getattr(options, name) for name in names if getattr(options, name, None) is not None}
         axes = {axis: list(getattr(options, axis)) for axis in AXES if getattr(options, axis, None)}
         return cls(**found, axes=axes)
+
+    def text(self) -> str:
+        """The flags of this selection that choose models or axis values, as typed (`-k mlp --compile-mode=max-autotune`):
+        what a "matched nothing" line names."""
+        words = [f"-k {p}" for p in self.filter] + [f"-x {p}" for p in self.exclude]
+        words += [f"--filter-by-tier={n}" for n in self.filter_by_tier]
+        words += [f"--exclude-by-tier={n}" for n in self.exclude_by_tier]
+        words += [f"--backend={b}" for b in self.backend]
+        for key, values in self.axes.items():
+            words += [f"{AXES[key].flag}={_flag_word(value)}" for value in values]
+        return " ".join(words)
 
     def matcher(self, suites):
         """A predicate over measurements (or anything with their label attributes: suite, model_name,
