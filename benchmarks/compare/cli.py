@@ -173,7 +173,7 @@ def run(options) -> int:
             raise BadNews(f"{side}: no records in {getattr(options, side)}")
         sides[side] = chosen.select(picked, view=Measurement)
         if not sides[side]:
-            raise BadNews(f"{side}: no records in {getattr(options, side)} match the selection flags")
+            raise BadNews(f"{side}: no records in {getattr(options, side)} match the selection ({chosen.text()})")
     if options.pair is not None:
         sides["control"] = options.pair.split(sides["control"])[0]
         sides["treatment"] = options.pair.split(sides["treatment"])[1]

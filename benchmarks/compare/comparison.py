@@ -7,7 +7,7 @@ import dataclasses
 import math
 from typing import Optional
 
-from benchmarks.compare import bootstrap, gates, metrics, outcomes
+from benchmarks.compare import bootstrap, gates, metrics, outcomes, recorded_noise
 from benchmarks.results import against_eager, metric_words
 from benchmarks.results.change_words import COMPARE_GATES, COMPARE_OUTCOMES, Word
 from benchmarks.results.measurement import Measurement
@@ -30,11 +30,12 @@ class Report:
     geomean: Optional[dict]
     counts: dict
     settings: Settings
+    noise: dict = dataclasses.field(default_factory=dict)  # side -> recorded_noise.summary of its compared records
 
     def as_json(self) -> dict:
         return {"rows": self.rows, "geomean": self.geomean, "counts": self.counts,
                 "metric": self.settings.metric, "confidence": self.settings.confidence,
-                "threshold": self.settings.threshold}
+                "threshold": self.settings.threshold, "noise": self.noise}
 
 
 def _side_summary(draws) -> dict:
@@ -82,6 +83,15 @@ def _rerun(found: list):
     return commands[-1] if commands else None
 
 
+def _rerun_flags(found: list):
+    """The newest record's short rerun: the runner's flags of a sweep of that one config (rerun_command.short_rerun),
+    or None where the record holds no trusted `rerun`."""
+    from benchmarks.config.rerun_command import short_rerun
+
+    commands = [command for command in map(short_rerun, found) if command]
+    return commands[-1] if commands else None
+
+
 def compare(pairs: list, settings: Settings, sides: tuple = ([], [])) -> Report:
     """Every pair's row; `sides` (every record of the control's and the treatment's runs, whatever the
     selection) holds the eager runs the gates measure compression ratio and compile latency against."""
@@ -94,7 +104,8 @@ def compare(pairs: list, settings: Settings, sides: tuple = ([], [])) -> Report:
                "experiment": pair.experiment, "metric": settings.metric,
                "control": _side_summary(None), "treatment": _side_summary(None),
                "time_ratio": None, "ci": None, "verdict": None, "note": "", "gates": [],
-               "rerun": _rerun(pair.treatment or pair.control)}
+               "rerun": _rerun(pair.treatment or pair.control),
+               "rerun_flags": _rerun_flags(pair.treatment or pair.control)}
         rows.append(row)
         if pair.control and pair.treatment:
             found = gates.findings(pair.control, pair.treatment, indexes, settings.limits)
@@ -147,7 +158,9 @@ def compare(pairs: list, settings: Settings, sides: tuple = ([], [])) -> Report:
             row["note"] = "; ".join(filter(None, [row["note"]] + row.pop("gate_notes")))
         row.pop("gate_notes", None)
     rows.sort(key=_effect_order)
-    return Report(rows, geomean, {k: v for k, v in counts.items() if v}, settings)
+    noise = {side: recorded_noise.summary([r for pair in pairs for r in getattr(pair, side)])
+             for side in ("control", "treatment")}
+    return Report(rows, geomean, {k: v for k, v in counts.items() if v}, settings, noise)
 
 
 def _effect_order(row: dict) -> tuple:

@@ -6,11 +6,15 @@ import csv
 import html
 import io
 import json
+import os
 import re
+import shlex
+import textwrap
 
-from benchmarks.compare import metrics
+from benchmarks.compare import metrics, recorded_noise
+from benchmarks.config import axes
 from benchmarks.config.experiment_config import backend_name, parse_none
-from benchmarks.plumbing.cli_support import shown
+from benchmarks.plumbing.cli_support import command_line, shown
 from benchmarks.results.change_words import Word
 
 FORMATS = ("table", "csv", "json", "md")
@@ -20,7 +24,8 @@ _COLOURS = {Word.SLOWER: "31", Word.NEW_FAILURE: "31;1", Word.FASTER: "32", Word
 _LABEL_KEYS = ("accelerator", "xla", "dynamo", "test", "batch_size", "torch_xla2")
 
 
-def config_label(row: dict) -> str:
+def label_parts(row: dict) -> list:
+    """A config's label after its model: accelerator, backend, test, batch size, then every other key set."""
     e = row["experiment"]
     parts = [str(e.get("accelerator") or "?"),
              backend_name(parse_none(e.get("xla")) if isinstance(e.get("xla"), str) else None,
@@ -28,9 +33,41 @@ def config_label(row: dict) -> str:
              str(e.get("test") or "?")]
     if e.get("batch_size") is not None:
         parts.append(f"bs{e['batch_size']}")
-    parts += [f"{k}={v}" for k, v in e.items() if k not in _LABEL_KEYS and v not in (None, False)]
+    return parts + [f"{k}={v}" for k, v in e.items() if k not in _LABEL_KEYS and v not in (None, False)]
+
+
+def _short(part: str) -> str:
+    """A key=value part as a row shows it: an axis's value as its backend label shows it (bf16, max-autotune,
+    channels-last), another key's as key=value."""
+    key, equals, value = part.partition("=")
+    if not equals or key not in axes.BY_KEY:
+        return part
+    return axes.label_text(key, True if value == "True" else value)
+
+
+def config_label(row: dict, common=None) -> str:
+    """The model and its label_parts. With `common` (the parts every row has, stated once above the table): those
+    left out, and an axis's value shown as in a backend label (bf16, not precision=bf16)."""
     name = row["model_name"] or "?"
-    return f"{name} " + " ".join(parts)
+    if common is None:
+        return " ".join([str(name)] + label_parts(row))
+    return " ".join([str(name)] + [_short(part) for part in label_parts(row)
+                                   if part not in common and not _at_default(part)])
+
+
+def _at_default(part: str) -> bool:
+    """An axis at the value a record without it ran (fp32, static, a compile mode of default): left out of a row's
+    label, as backend labels leave it (config/axes.at_default)."""
+    key, equals, value = part.partition("=")
+    return bool(equals) and key in axes.BY_KEY and axes.at_default(key, True if value == "True" else value)
+
+
+def common_parts(rows: list) -> list:
+    """The label parts every row has (in the first row's order): what the table states once, above it."""
+    if len(rows) < 2:
+        return []
+    shared = set(label_parts(rows[0])).intersection(*(set(label_parts(row)) for row in rows[1:]))
+    return [part for part in label_parts(rows[0]) if part in shared]
 
 
 def _number(value, digits: int = 4) -> str:
@@ -41,22 +78,22 @@ def _percent(ratio) -> str:
     return "" if ratio is None else f"{(ratio - 1) * 100:+.1f}%"
 
 
-def _cells(row: dict) -> list:
+def _cells(row: dict, common=None, note=None) -> list:
     unit, factor = metrics.unit(row["metric"])
     median = [_number(None if row[s]["median"] is None else row[s]["median"] * factor) for s in ("control", "treatment")]
     ci = row["ci"]
     outcome = row["verdict"] + (f" +{'+'.join(row['gates'])}" if row.get("gates") else "")
-    return [outcome, config_label(row), median[0], median[1],
-            "" if row["time_ratio"] is None else f"{row['time_ratio']:.3f}", _percent(row["time_ratio"]),
+    return [outcome, config_label(row, common), median[0], median[1],
+            "" if row["time_ratio"] is None else f"{row['time_ratio']:.3f}",
             "" if ci is None else f"[{ci[0]:.3f}, {ci[1]:.3f}]",
-            f"{row['control']['n_processes']}/{row['treatment']['n_processes']}", row["note"]]
+            f"{row['control']['n_processes']}/{row['treatment']['n_processes']}", row["note"] if note is None else note]
 
 
 def _header(report) -> list:
     unit, _ = metrics.unit(report.settings.metric)
     level = f"{report.settings.confidence:.0%}"
-    return ["verdict", "config", f"control {unit}".strip(), f"treatment {unit}".strip(), "ratio", "change",
-            f"{level} interval", "processes", "note"]
+    return ["verdict", "config", f"control {unit}".strip(), f"treatment {unit}".strip(), "ratio",
+            f"{level} interval", "procs", "note"]
 
 
 # The outcomes a reader acts on: their configs' rerun commands follow the table.
@@ -65,17 +102,32 @@ MAX_RERUNS = 5
 
 
 def _rerun_lines(report) -> list:
-    """The rerun command (each record's `rerun`: the config alone, in a directory of its own) of the first changed
-    configs: slower, newly failing or failing, or past a gate."""
-    changed = [row for row in report.rows if row.get("rerun") and (row["verdict"] in _CHANGES or row.get("gates"))]
+    """The rerun of the first changed configs (slower, newly failing or failing, or past a gate): the runner's flags
+    of a sweep of that config (`rerun_flags`; the exact command, `rerun`, is in --format=json and csv)."""
+    changed = [row for row in report.rows if row.get("rerun_flags") and (row["verdict"] in _CHANGES or row.get("gates"))]
     if not changed:
         return []
-    lines = ["", "rerun a changed config alone (its treatment record's `rerun`; every record carries one):"]
+    common = common_parts(report.rows)
+    lines = ["", "rerun a changed config alone (the exact command of each record: --format=json or csv, `rerun`):"]
     for row in changed[:MAX_RERUNS]:
-        lines += [f"  # {shown(config_label(row))}: {row['verdict']}", f"  {row['rerun']}"]
+        lines += [f"  # {shown(config_label(row, common))}: {row['verdict']}", f"  {_relative(row['rerun_flags'])}"]
     if len(changed) > MAX_RERUNS:
         lines.append(f"  ... and {len(changed) - MAX_RERUNS} more (--format=json or csv: a `rerun` per row)")
     return lines
+
+
+def _relative(command: str) -> str:
+    """A rerun with its --output-dirname relative to this directory where that is shorter."""
+    words = shlex.split(command)
+    for index, word in enumerate(words):
+        if word.startswith("--output-dirname="):
+            path = word.split("=", 1)[1]
+            try:
+                relative = os.path.relpath(path)
+            except ValueError:  # another drive
+                relative = path
+            words[index] = "--output-dirname=" + (relative if len(relative) < len(path) else path)
+    return command_line(words)
 
 
 def _summary_lines(report) -> list:
@@ -91,23 +143,66 @@ def _summary_lines(report) -> list:
     return lines
 
 
+# The widest line of the terminal table: a config label longer than its column leaves is cut ("...": the whole
+# label is in --format=csv and json), a note is a number in its column and written out under the table.
+WIDTH = 120
+
+
+def _wrapped(text: str, indent: str = "  ") -> list:
+    return textwrap.wrap(text, WIDTH, subsequent_indent=indent, break_on_hyphens=False, break_long_words=False)
+
+
+def _heading_lines(report, common: list) -> list:
+    """What is said once above the table: the parts of the label every row shares, each side's recorded noise."""
+    lines = _wrapped("every row: " + " ".join(common) + "; a row names the axes that differ, but at their default"
+                     ) if common else []
+    for side in ("control", "treatment"):
+        if side in report.noise:
+            lines += _wrapped(recorded_noise.text(side, report.noise[side]))
+    return lines + [""] if lines else []
+
+
+def _fit(rows: list, header: list) -> list:
+    """Column widths that keep each line within WIDTH, the config column (1) giving up what is needed."""
+    widths = [max(len(str(r[i])) for r in [header] + rows) for i in range(len(header))]
+    over = sum(widths) + 2 * (len(widths) - 1) - WIDTH
+    if over > 0:
+        widths[1] = max(len(header[1]), widths[1] - over)
+    return widths
+
+
+def _cut(text: str, width: int) -> str:
+    return text if len(text) <= width else text[:max(0, width - 3)] + "..."
+
+
 def table(report, colour: bool) -> str:
     # every cell from a record `shown`: a terminal escape or a newline in a name or an error is made visible (\x1b),
     # never sent to the terminal or let start a line of its own
-    header, rows = _header(report), [[shown(cell) for cell in _cells(row)] for row in report.rows]
-    widths = [max(len(str(r[i])) for r in [header] + rows) for i in range(len(header))]
+    common = common_parts(report.rows)
+    notes = list(dict.fromkeys(row["note"] for row in report.rows if row["note"]))
+    number = {note: f"[{place}]" for place, note in enumerate(notes, start=1)}
+    header = _header(report)
+    rows = [[shown(cell) for cell in _cells(row, common, number.get(row["note"], ""))] for row in report.rows]
+    widths = _fit(rows, header)
+    for cells in rows:
+        cells[1] = _cut(cells[1], widths[1])
 
     def line(cells: list, outcome: str = "") -> str:
         text = "  ".join(str(cell).ljust(width) for cell, width in zip(cells, widths)).rstrip()
         code = _COLOURS.get(outcome)
         return f"\x1b[{code}m{text}\x1b[0m" if colour and code else text
 
-    out = [line(header), "  ".join("-" * w for w in widths)]
+    out = _heading_lines(report, common) + [line(header), "  ".join("-" * w for w in widths)]
     out += [line(cells, row["verdict"]) for cells, row in zip(rows, report.rows)]
+    if notes:
+        out.append("")
+        for note in notes:
+            out += _wrapped(f"{number[note]} {shown(note)}", "    ")
     metric = report.settings.metric
-    out += ["", f"metric: {metric}; ratio = treatment / control (above 1: the treatment costs more); "
-                f"threshold ±{report.settings.threshold:.1%}"]
-    return "\n".join(out + _summary_lines(report) + _rerun_lines(report)) + "\n"
+    out += [""] + _wrapped(f"metric: {metric}; ratio = treatment / control (above 1: the treatment costs more); "
+                           f"threshold ±{report.settings.threshold:.1%}")
+    summary = [wrapped for text in _summary_lines(report) for wrapped in _wrapped(text)]
+    return "\n".join(out + summary + _rerun_lines(report)) + "\n"
 
 
 # What Markdown (GitHub's included) reads as markup inside a table cell: each is shown as itself, backslashed.
@@ -131,8 +226,11 @@ def _fence(lines: list) -> str:
 
 
 def markdown(report) -> str:
-    header, rows = _header(report), [_cells(row) for row in report.rows]
-    out = ["| " + " | ".join(map(md_text, header)) + " |", "|" + "---|" * len(header)]
+    common = common_parts(report.rows)
+    header, rows = _header(report), [_cells(row, common) for row in report.rows]
+    out = [md_text(line) + "  " for line in _heading_lines(report, common) if line]
+    out += [""] if out else []
+    out += ["| " + " | ".join(map(md_text, header)) + " |", "|" + "---|" * len(header)]
     for cells in rows:
         cells = [md_text(cell) for cell in cells]
         cells[0] = f"**{cells[0]}**" if cells[0] in (Word.SLOWER, Word.NEW_FAILURE) else cells[0]
@@ -186,7 +284,8 @@ def forest_plot(report, path: str) -> None:
     import matplotlib.pyplot as plt
 
     rows = [row for row in report.rows if row["time_ratio"] is not None][::-1]
-    labels = [config_label(row) for row in rows]
+    common = common_parts(report.rows)
+    labels = [config_label(row, common) for row in rows]
     values = [row["time_ratio"] for row in rows]
     lows = [row["time_ratio"] - row["ci"][0] for row in rows]
     highs = [row["ci"][1] - row["time_ratio"] for row in rows]
@@ -199,7 +298,11 @@ def forest_plot(report, path: str) -> None:
         lows.insert(0, g["time_ratio"] - g["ci"][0])
         highs.insert(0, g["ci"][1] - g["time_ratio"])
         colours.insert(0, "black")
-    figure, axes = plt.subplots(figsize=(8, 1 + 0.3 * max(1, len(values))))
+    # Wide enough for the longest label beside the plot (about 0.075 inch a character at 8 points): never cut off.
+    longest = max((len(label) for label in labels), default=0)
+    figure, axes = plt.subplots(figsize=(5 + 0.075 * longest, 1.2 + 0.3 * max(1, len(values))))
+    if common:
+        axes.set_title("every row: " + " ".join(common), fontsize=8)
     for y, (value, low, high, colour) in enumerate(zip(values, lows, highs, colours)):
         axes.errorbar([value], [y], xerr=[[low], [high]], fmt="D" if labels[y] == "geomean" else "o", color=colour,
                       capsize=3)
@@ -211,5 +314,5 @@ def forest_plot(report, path: str) -> None:
     axes.set_xlabel(f"treatment / control ({report.settings.metric}); {report.settings.confidence:.0%} intervals")
     axes.legend(loc="best", fontsize=8)
     figure.tight_layout()
-    figure.savefig(path)
+    figure.savefig(path, bbox_inches="tight")
     plt.close(figure)

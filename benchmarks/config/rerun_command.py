@@ -172,3 +172,24 @@ def trusted_rerun(record) -> Optional[str]:
     if not all(_FLAG.fullmatch(flag) for flag in flags) or not _names_its_model(flags, model):
         return None
     return command
+
+
+CONFIG_FLAGS = ("--model-config", "--experiment-config")
+
+
+def short_rerun(record) -> Optional[str]:
+    """The rerun a person reads beside a table (compare's changes): `experiment_runner.py` and the flags of a sweep of
+    this one config (sweep_flags: its suite, model, upstream keys and the axes not at their default), then the
+    record's own child flags and results directory, instead of its JSON configs (`rerun`, the exact command, stays in
+    the record and in compare's JSON and CSV). None where the record's rerun is not trusted (trusted_rerun)."""
+    command = trusted_rerun(record)
+    if command is None:
+        return None
+    argv = shlex.split(command)
+    flags = argv[_starts_the_runner(argv):]
+    if not any(flag.split("=", 1)[0] == "--model-config" for flag in flags):  # already a sweep (a warm start's)
+        return command_line(["experiment_runner.py"] + flags)
+    experiment = record.get("experiment") if isinstance(record.get("experiment"), dict) else {}
+    carried = [flag for flag in flags if flag.split("=", 1)[0] not in CONFIG_FLAGS]
+    located = any(flag.split("=", 1)[0] in LOCATION_FLAGS for flag in carried)
+    return command_line(["experiment_runner.py"] + sweep_flags(record["model"], experiment, located) + carried)

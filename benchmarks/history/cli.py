@@ -229,12 +229,13 @@ def _analysis(options) -> tuple:
     connection = database.connect(database_path(options), create=False)
     try:
         chosen = selection.Selection.of(options).select(database.configs(connection),
-                                                        view=lambda config: records_view.Labels(**config[2]))
+                                                        view=records_view.ConfigLabels.of_config)
         found_series = series.load(connection, chosen)
     finally:
         connection.close()
     if not found_series:
-        raise BadNews(NOTHING)
+        chosen_text = selection.Selection.of(options).text()
+        raise BadNews(NOTHING + (f" ({chosen_text})" if chosen_text else ""))
     metric = getattr(options, "metric", TIME)  # detect's: a generate figure instead of the time
     if metric != TIME:
         found_series = [series.on_figure(one, metric) for one in found_series

@@ -55,6 +55,30 @@ class Labels:
 
 
 @dataclasses.dataclass(frozen=True)
+class ConfigLabels(Labels):
+    """A stored config as the shared selection sees it: its label columns, and the value of every experiment axis
+    its key names (the fingerprint leaves an axis at its default out, which the selection reads as the default), so
+    that --channels-last, --compile-mode, ... select in history as in aggregate and compare."""
+
+    axes: tuple = ()  # (key, value) of each experiment key of the config's fingerprint beyond the label columns
+
+    @classmethod
+    def of_config(cls, config: tuple) -> "ConfigLabels":
+        """From database.configs' (id, key, labels)."""
+        try:
+            fingerprint, _ = json.loads(config[1])
+            experiment = json.loads(fingerprint).get("experiment") or {}
+        except (ValueError, TypeError, AttributeError):
+            experiment = {}
+        return cls(**config[2], axes=tuple(sorted((key, value) for key, value in experiment.items()
+                                                  if isinstance(key, str) and key not in config[2])))
+
+    @property
+    def labels(self) -> dict:
+        return {**super().labels, **dict(self.axes)}
+
+
+@dataclasses.dataclass(frozen=True)
 class RecordView:
     """One record, placed: its run (timestamp, host, commit), its config, and what it measured."""
 

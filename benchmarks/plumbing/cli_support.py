@@ -147,7 +147,7 @@ class Parser(argparse.ArgumentParser):
         return text
 
     def print_help(self, file=None, everything: bool = False):
-        self._print_message(self.format_help(everything), file)
+        self._print_message(self.format_help(everything), sys.stdout if file is None else file)
 
     def flag_names(self, namespace=None) -> list:
         """Every flag this parser takes (hidden aliases left out), and those of the subcommand `namespace` chose."""
