@@ -278,6 +278,15 @@ def render(report, fmt: str, colour: bool = False) -> str:
 
 def forest_plot(report, path: str) -> None:
     """Each measured config's ratio and interval, one line each, the geomean last; PNG or SVG by name."""
+    import matplotlib.pyplot as plt
+
+    figure = forest_figure(report)
+    figure.savefig(path, bbox_inches="tight")
+    plt.close(figure)
+
+
+def forest_figure(report):
+    """forest_plot's matplotlib figure, laid out (every label inside it)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -314,5 +323,4 @@ def forest_plot(report, path: str) -> None:
     axes.set_xlabel(f"treatment / control ({report.settings.metric}); {report.settings.confidence:.0%} intervals")
     axes.legend(loc="best", fontsize=8)
     figure.tight_layout()
-    figure.savefig(path, bbox_inches="tight")
-    plt.close(figure)
+    return figure

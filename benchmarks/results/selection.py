@@ -145,7 +145,9 @@ class Selection:
     def text(self) -> str:
         """The flags of this selection that choose models or axis values, as typed (`-k mlp --compile-mode=max-autotune`):
         what a "matched nothing" line names."""
-        words = [f"-k {p}" for p in self.filter] + [f"-x {p}" for p in self.exclude]
+        words = [f"--accelerator={self.accelerator}"] if self.accelerator else []
+        words += [f"--test={self.test}"] if self.test else []
+        words += [f"-k {p}" for p in self.filter] + [f"-x {p}" for p in self.exclude]
         words += [f"--filter-by-tier={n}" for n in self.filter_by_tier]
         words += [f"--exclude-by-tier={n}" for n in self.exclude_by_tier]
         words += [f"--backend={b}" for b in self.backend]
