@@ -52,6 +52,19 @@ class Group:
         return {c.series.labels["model"] for c in self.changes}
 
 
+def minimum_text(alpha: float, min_size: int) -> str:
+    """The one minimum every output of history states, explained (detection.runs_needed): a change needs this many
+    runs in its series; --min-runs only keeps a change that far from either end."""
+    return (f"a change needs {detection.runs_needed(alpha, min_size)} runs or more: with fewer, the permutation test "
+            f"can't reach p <= {alpha:g}, however large the step (and none is placed within --min-runs {min_size} "
+            "runs of either end)")
+
+
+def not_tested_text(runs: int, alpha: float, min_size: int) -> str:
+    """What is said of a series with too few runs for the test (never "no change": no test ran)."""
+    return f"not tested: {runs} runs, {detection.runs_needed(alpha, min_size)} needed"
+
+
 @dataclasses.dataclass
 class Shortage:
     """The series too short for any change to be significant at alpha (detection.can_decide), and the runs a
@@ -64,6 +77,9 @@ class Shortage:
     @property
     def runs_needed(self) -> int:
         return detection.runs_needed(self.alpha, self.min_size)
+
+    def not_tested(self, one) -> str:
+        return not_tested_text(len(one.measured()), self.alpha, self.min_size)
 
     def smallest_p(self, one) -> float:
         """The smallest p-value a change in this series could have."""

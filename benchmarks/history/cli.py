@@ -221,7 +221,7 @@ def run_ingest(options) -> int:
 
 def _analysis(options) -> tuple:
     """(series, changes, groups, events, method text, Shortage) of the selected configs; UsageError when none."""
-    from benchmarks.history import changes, database, detection, events, records_view, series
+    from benchmarks.history import changes, database, events, records_view, series
 
     if options.min_runs < 2:
         raise UsageError("--min-runs must be at least 2")
@@ -256,9 +256,8 @@ def _analysis(options) -> tuple:
         " (a rate, judged by its inverse: slower is fewer per second), " if metric_catalog.higher_is_better(metric)
         else ", ")
     method = (f"{on}E-divisive means, alpha {settings.alpha:g} (about {100 * settings.alpha:g} false alarm(s) per 100 "
-              f"series without a change), {settings.permutations} permutations or more; a change needs "
-              f"{detection.runs_needed(settings.alpha, settings.min_size)} runs or more, at least "
-              f"{settings.min_size} on each side")
+              f"series without a change), {settings.permutations} permutations or more; "
+              + changes.minimum_text(settings.alpha, settings.min_size))
     shortage = changes.Shortage(settings.alpha, settings.min_size,
                                 [one for one in found_series if changes.too_short(one, settings)])
     return found_series, found_changes, groups, found_events, method, shortage

@@ -12,6 +12,7 @@ import re
 from datetime import datetime, timezone
 from typing import Optional
 
+from benchmarks.history import changes
 from benchmarks.plumbing.cli_support import shown as visible
 from benchmarks.results import accuracy_status, html_style, metric_catalog
 from benchmarks.results.change_words import Word
@@ -90,18 +91,15 @@ def change_text(change) -> str:
 
 def shortage_text(shortage) -> str:
     """One line: how many configs are too short to decide, and the runs a change needs."""
-    half = shortage.runs_needed // 2
-    return (f"{len(shortage.series)} config(s) too short to decide at alpha {shortage.alpha:g}: a change needs "
-            f"at least {shortage.runs_needed} runs, {half} or more on each side (more nearer an end); with fewer, "
-            "no step, however large, can reach p <= alpha")
+    return (f"{len(shortage.series)} config(s) not tested for changes at alpha {shortage.alpha:g}: "
+            + changes.minimum_text(shortage.alpha, shortage.min_size))
 
 
 def _shortage_lines(shortage, limit: int = 20) -> list:
     lines = [shortage_text(shortage) + ":"]
     for one in shortage.series[:limit]:
-        lines.append(f"  {visible(one.label)}  [{visible(one.labels['accelerator_model'])}]: {len(one.measured())} "
-                     "measured run(s), "
-                     f"smallest possible p-value {shortage.smallest_p(one):.3g}")
+        lines.append(f"  {visible(one.label)}  [{visible(one.labels['accelerator_model'])}]: "
+                     f"{shortage.not_tested(one)} (smallest possible p-value {shortage.smallest_p(one):.3g})")
     if len(shortage.series) > limit:
         lines.append(f"  ... and {len(shortage.series) - limit} more (--format=json lists them all)")
     return lines
@@ -210,7 +208,9 @@ def _run_text(point) -> str:
 
 
 def detect_text(changes: list, groups: list, found_events: list, method: str, n_series: int, shortage=None) -> str:
-    lines = [f"{len(changes)} change(s) in {n_series} config(s), {len(found_events)} event(s); {method}"]
+    untested = len(shortage.series) if shortage is not None else 0
+    tested = f"{n_series - untested} config(s) tested" + (f" ({untested} not tested: too few runs)" if untested else "")
+    lines = [f"{len(changes)} change(s) in {tested}, {len(found_events)} event(s); {method}"]
     if shortage is not None and shortage.series:
         lines += [""] + _shortage_lines(shortage)
     for found in groups:
@@ -269,8 +269,7 @@ def detect_rows(changes: list, groups: list, found_events: list, shortage=None) 
     if shortage is not None:
         rows += [{"kind": "too-short", "config": one.label,
                   "p_value": f"{shortage.smallest_p(one):.4f}",
-                  "detail": f"{len(one.measured())} runs; a change needs at least {shortage.runs_needed} at alpha "
-                            f"{shortage.alpha:g}"} for one in shortage.series]
+                  "detail": f"{shortage.not_tested(one)} at alpha {shortage.alpha:g}"} for one in shortage.series]
     return rows
 
 
@@ -406,9 +405,9 @@ def html_section(all_series: list, changes: list, found_events: list, shortage=N
              f"<p class=\"small\">{len(all_series)} config(s), {len(changes)} change(s), "
              f"{len(found_events)} event(s).</p>", _changes_table(changes, found_events)]
     if shortage is not None and shortage.series:
-        items = "".join(f"<li>{html_style.esc(one.label)}: {len(one.measured())} run(s), smallest possible p-value "
-                        f"{shortage.smallest_p(one):.3g}</li>" for one in shortage.series)
-        parts.append(f"<div class=\"warn\"><b>Too short to decide.</b> {html_style.esc(shortage_text(shortage))}."
+        items = "".join(f"<li>{html_style.esc(one.label)}: {html_style.esc(shortage.not_tested(one))} (smallest "
+                        f"possible p-value {shortage.smallest_p(one):.3g})</li>" for one in shortage.series)
+        parts.append(f"<div class=\"warn\"><b>Not tested.</b> {html_style.esc(shortage_text(shortage))}."
                      f"<ul>{items}</ul></div>")
     if any(one.measured() for one in all_series):
         shown = min(MAX_PLOTS, sum(1 for one in all_series if one.measured()))

@@ -30,16 +30,22 @@ def step_records(runs, step_at, models=("mlp",)):
 def test_a_step_in_six_runs_is_reported_as_too_short_with_the_runs_it_needs(tmp_path):
     db = ingest(tmp_path, write(tmp_path / "r.jsonl", step_records(6, 3)))
     text = history("detect", "--db", db, check_rc=0).stdout
-    assert "1 config(s) too short to decide at alpha 0.01: a change needs at least 11 runs, 5 or more on each side" \
+    # One minimum, explained, in every line that states it (issue 60: the method said "at least 3 on each side",
+    # the shortage "5 or more on each side").
+    minimum = ("a change needs 11 runs or more: with fewer, the permutation test can't reach p <= 0.01, however large "
+               "the step (and none is placed within --min-runs 3 runs of either end)")
+    assert text.startswith("0 change(s) in 0 config(s) tested (1 not tested: too few runs), 0 event(s)")
+    assert text.count(minimum) == 2 and "on each side" not in text
+    assert f"1 config(s) not tested for changes at alpha 0.01: {minimum}" in text
+    assert "dummy/mlp eager eval bs=8  [Test CPU]: not tested: 6 runs, 11 needed (smallest possible p-value 0.1)" \
         in text
-    assert "dummy/mlp eager eval bs=8  [Test CPU]: 6 measured run(s), smallest possible p-value 0.1" in text
     done = history("detect", "--db", db, "--format", "json", check_rc=0)
     short = json.loads(done.stdout)["too_short"]
     assert short["runs_needed"] == 11 and short["alpha"] == 0.01
     assert [(c["config"], c["runs"], c["smallest_p"]) for c in short["configs"]] == [
         ("dummy/mlp eager eval bs=8", 6, 0.1)]
     # Written to a file, the report would hide it: the note goes to stderr too.
-    assert done.stderr.startswith("history.py: note: 1 config(s) too short to decide at alpha 0.01")
+    assert done.stderr.startswith("history.py: note: 1 config(s) not tested for changes at alpha 0.01")
     # A looser alpha needs fewer runs, and says so.
     looser = json.loads(history("detect", "--db", db, "--format", "json", "--alpha", "0.05").stdout)
     assert looser["too_short"]["runs_needed"] == 9
@@ -130,7 +136,7 @@ def test_the_history_page_has_aggregates_style(tmp_path):
     assert style_of(history_page) == style_of(aggregate_page) == html_style.STYLE
     assert not re.search(r"""(?:src|href)\s*=\s*["']?(?:https?:)?//""", history_page)  # nothing fetched
     assert '<section class="history">' in history_page and "<h1>Benchmark history</h1>" in history_page
-    assert '<div class="warn"><b>Too short to decide.</b>' in history_page
+    assert '<div class="warn"><b>Not tested.</b>' in history_page
 
 
 # ---------------------------------------------------------------- ingest under another commit

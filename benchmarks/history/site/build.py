@@ -16,6 +16,7 @@ from typing import Optional
 
 import numpy as np
 
+from benchmarks.history import changes
 from benchmarks.history.site import config_page, dashboard_numbers, grid as grid_module, page, run_choice
 from benchmarks.history.site import significance, suite_page, summary_page, writer as writer_module
 from benchmarks.results import html_style
@@ -84,8 +85,8 @@ def build(connection, directory: str, database: str, settings, window: int, newe
     out = writer_module.SiteWriter(directory)
     detector = significance.Detector(settings, window, dict(out.detections))
     method = (f"history's E-divisive means over each series' newest {window} runs: alpha {settings.alpha:g}, "
-              f"{settings.permutations} permutations, at least {settings.min_size} runs a side, changes of at least "
-              f"{100 * settings.min_change:g}% (times)")
+              f"{settings.permutations} permutations, changes of at least {100 * settings.min_change:g}% (times); "
+              + changes.minimum_text(settings.alpha, settings.min_size))
     config_shifts = [detector.shifts(g.median[:, c.column], log=True) for c in g.configs]
     site = Site(g, detector, title, database, newest, baseline, config_shifts, method)
     views = []

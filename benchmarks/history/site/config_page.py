@@ -13,7 +13,8 @@ from benchmarks.config import rerun_command
 from benchmarks.history.formats import CHARTED, GENERATION_COLUMNS
 from benchmarks.history.site import dashboard_numbers as numbers
 from benchmarks.history.site import grid as grid_module
-from benchmarks.history.site import page, suite_page
+from benchmarks.history import changes
+from benchmarks.history.site import page, significance, suite_page
 from benchmarks.plumbing.cli_support import command_line
 from benchmarks.plumbing.safe_paths import safe_name
 from benchmarks.results import roofline_figures
@@ -142,6 +143,16 @@ def _figures_table(g, figures: list) -> str:
             f"<tbody>{body}</tbody></table>")
 
 
+def _no_change(site, g, column) -> str:
+    """Where no change point was found: not tested (too few runs: the test could find none), or tested and none."""
+    untested = significance.untested(g.median[:, column], site.detector.settings, site.detector.window)
+    if untested:
+        return (f'<p class="untested">{esc(untested[0].upper() + untested[1:])}: '
+                f"{esc(changes.minimum_text(site.detector.settings.alpha, site.detector.settings.min_size))}.</p>")
+    runs = min(int(np.count_nonzero(np.isfinite(g.median[:, column]))), site.detector.window)
+    return f"<p>No change point in its {runs} runs: the time moved within its noise.</p>"
+
+
 def render(site, config) -> str:
     g, column = site.grid, config.column
     shifts = site.config_shifts[column]
@@ -170,8 +181,7 @@ def render(site, config) -> str:
                "<p>Medians over each run's timed generate calls (the mean over its rounds); the whole generate call "
                "is the time above.</p>", _figures_table(g, figures)] if figures else []),
             f"<h2>Changes in its time (the newest {site.detector.window} runs)</h2>",
-            "\n".join(_change_section(g, config, s, speedup) for s in reversed(shifts))
-            or "<p>No change point: the time moved within its noise.</p>",
+            "\n".join(_change_section(g, config, s, speedup) for s in reversed(shifts)) or _no_change(site, g, column),
             "<h2>Pass and fail</h2>", f'<ul class="transitions">{events}</ul>' if events
             else "<p>No pass &harr; fail transition.</p>",
             "<h2>Run it again</h2>", "<p>This config alone, from the project's directory (each record also carries "

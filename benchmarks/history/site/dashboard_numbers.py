@@ -81,11 +81,16 @@ def _mean(values: np.ndarray, keep: np.ndarray) -> np.ndarray:
 
 
 def line_numbers(g, key: tuple, columns: np.ndarray) -> Line:
-    status, passed = g.status[:, columns], g.passed[:, columns]
+    status, ran, unchecked = g.status[:, columns], g.passed[:, columns], g.unchecked[:, columns]
     counted = (status != grid_module.MISSING) & (status != grid_module.SKIPPED)
     total = counted.sum(axis=1)
+    # aggregate's rule (dashboard.Line.checked): a run of the line that judged no config and has configs not checked
+    # has no pass rate ("not checked"), and its figures are over the configs that ran; otherwise passing is judged.
+    judged = counted & (status == grid_module.OK) & ~unchecked
+    checked = judged.any(axis=1) | ~unchecked.any(axis=1)
+    passed = np.where(checked[:, None], ran & ~unchecked, ran)
     with np.errstate(invalid="ignore"):
-        pass_rate = np.where(total > 0, 100.0 * passed.sum(axis=1) / np.maximum(total, 1), np.nan)
+        pass_rate = np.where((total > 0) & checked, 100.0 * passed.sum(axis=1) / np.maximum(total, 1), np.nan)
     baseline = all(g.configs[c].base_backend == "eager" for c in columns)
     values = {"pass_rate": pass_rate, "peak_memory": _mean(g.peak[:, columns] / 2 ** 20, passed)}
     if baseline:

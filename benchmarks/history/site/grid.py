@@ -73,6 +73,7 @@ class Grid:
     configs: list  # Config, by column
     status: np.ndarray  # (runs, configs) int8: MISSING, OK, SKIPPED, FAILED
     passed: np.ndarray  # (runs, configs) bool: ran, and no accuracy failure
+    unchecked: np.ndarray  # (runs, configs) bool: ran, and no record of it was checked (not_checked: no --verify)
     median: np.ndarray  # (runs, configs) seconds per iteration, nan: none
     first_run: np.ndarray  # seconds, compilation included
     peak: np.ndarray  # bytes
@@ -141,6 +142,11 @@ def load(connection) -> Grid:
     passed = np.ones(shape, bool)
     np.logical_and.at(passed, (r, c), ok)
     passed &= status != MISSING
+    # Ran without --verify: no judgement either way ("not checked", as aggregate says), never a pass.
+    unchecked = np.ones(shape, bool)
+    np.logical_and.at(unchecked, (r, c), np.fromiter((verdict == accuracy_status.AccuracyStatus.NOT_CHECKED
+                                                      for verdict in verdicts), bool, len(verdicts)))
+    unchecked &= passed
 
     def mean(values) -> np.ndarray:  # the mean over a cell's records (rounds) that have the value
         values = np.asarray(values, dtype=np.float64)
@@ -167,7 +173,7 @@ def load(connection) -> Grid:
     names: dict = {}
     source = np.full(shape, -1, np.int32)
     source[r, c] = np.fromiter((names.setdefault(x or "", len(names)) for x in columns[9]), np.int32, len(r))
-    return Grid(runs, configs, status, passed, mean(columns[5]), mean(columns[6]), largest(columns[7]),
+    return Grid(runs, configs, status, passed, unchecked, mean(columns[5]), mean(columns[6]), largest(columns[7]),
                 largest(columns[8]), failures, list(names), source, _figures(columns[10], code, mean))
 
 

@@ -62,7 +62,7 @@ def values_list(values: np.ndarray, scale: float = 1.0, digits: int = 6) -> list
 
 
 def change_cell(baseline, newest, shift, higher_is_better: bool, text: str, ratio: bool = True,
-                extra: str = "", exact: bool = False) -> str:
+                extra: str = "", exact: bool = False, untested: Optional[str] = None) -> str:
     """A table cell: the newest value, its change from the baseline under it, coloured when history's change
     points put a change between the two runs (worse red, better green), grey otherwise. exact: a count of
     events (a pass rate), not a noisy measurement: any difference is coloured."""
@@ -88,7 +88,7 @@ def change_cell(baseline, newest, shift, higher_is_better: bool, text: str, rati
             title += f"; a change point between them (p = {shift.p_value:.3g})"
         else:
             css_class += " unsure"
-            title += "; no change point between them"
+            title += f"; {untested}" if untested else "; no change point between them"
     before = "" if baseline is None else f"{baseline:.6g}"
     return (f'<td class="{css_class}" data-sort="{newest:.6g}" data-baseline="{before}"'
             f' data-newest="{newest:.6g}" title="{esc(title)}"{extra}>{esc(text)}'

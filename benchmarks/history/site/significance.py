@@ -75,6 +75,15 @@ class Detector:
         return [Shift(*item) for item in self.cache[key]]
 
 
+def untested(values: np.ndarray, settings: changes.Settings, window: int) -> Optional[str]:
+    """"not tested: N runs, M needed" for a series too short for the test to find any change (detection.can_decide)
+    in its newest `window` runs, else None: where no test could run, the site never says "no change"."""
+    runs = min(int(np.count_nonzero(np.isfinite(values))), window)
+    if detection.can_decide(runs, settings.alpha, settings.min_size):
+        return None
+    return changes.not_tested_text(runs, settings.alpha, settings.min_size)
+
+
 def between(shifts: list, baseline: int, newest: int) -> Optional[Shift]:
     """The change (smallest p) whose first run after falls in (baseline, newest], or None."""
     found = [s for s in shifts if baseline < s.after <= newest]

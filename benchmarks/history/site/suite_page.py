@@ -21,6 +21,9 @@ COLUMNS = ("Model", "Status", "Speedup", "Time (ms)", "Compile latency (s)", "Pe
            "Links")
 
 
+NOT_CHECKED = "not checked"  # ran without --verify: aggregate's word, never "pass"
+
+
 def status_text(g, row, column) -> str:
     if row is None:
         return "-"
@@ -29,6 +32,8 @@ def status_text(g, row, column) -> str:
         return "-"
     if code == grid_module.SKIPPED:
         return RecordStatus.SKIP
+    if g.unchecked[row, column]:
+        return NOT_CHECKED
     return AccuracyStatus.PASS if g.passed[row, column] else g.failures.get((row, column), "fail")
 
 
@@ -59,11 +64,13 @@ def render(site, view, page_dir: str) -> str:
         status = f'<td data-sort="{esc(now)}" data-status-newest="{esc(now)}" data-status-baseline="{esc(before)}">' \
                  f"{mark}{esc(before)} &rarr; {esc(now)}</td>"
 
-        def pair(values, higher, digits, shift_here=None, scale=1.0):
+        untested = significance.untested(g.median[:newest + 1, column], site.detector.settings, site.detector.window)
+
+        def pair(values, higher, digits, shift_here=None, scale=1.0, tested=False):
             value_now = values[newest] * scale
             value_before = values[baseline] * scale if baseline is not None else None
             return page.change_cell(value_before, value_now, shift_here, higher,
-                                    page.number(page.finite(value_now), digits))
+                                    page.number(page.finite(value_now), digits), untested=untested if tested else None)
 
         latency = (g.first_run[:, column] - g.first_run[:, eager[place]]) if eager[place] is not None \
             else np.full(len(g.runs), np.nan)
@@ -75,8 +82,8 @@ def render(site, view, page_dir: str) -> str:
                                        _link(log, page_dir, "log"), _link(record, page_dir, "record")]))
         rows.append(f'<tr data-config="{config.id}"' + (' class="newfail"' if new_failure else "") + ">"
                     + f'<td data-sort="{esc(config.name)}">{esc(config.name)}</td>' + status
-                    + pair(speedup[:, place], True, 2, shift)
-                    + pair(g.median[:, column], False, 3, shift, 1000.0)
+                    + pair(speedup[:, place], True, 2, shift, tested=True)
+                    + pair(g.median[:, column], False, 3, shift, 1000.0, tested=True)
                     + pair(latency, False, 2)
                     + pair(g.peak[:, column], False, 1, scale=1 / 2 ** 20)
                     + pair(g.breaks[:, column], False, 0)

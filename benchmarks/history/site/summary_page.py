@@ -5,7 +5,7 @@ between the two runs; then a trend chart of each number over every run, the chan
 from __future__ import annotations
 
 from benchmarks.history.site import dashboard_numbers as numbers
-from benchmarks.history.site import page
+from benchmarks.history.site import page, significance
 from benchmarks.results import metric_catalog, page_links
 from benchmarks.results.html_style import esc
 
@@ -46,9 +46,15 @@ def render(site, lines: list) -> str:
             newest = values[view.newest]
             baseline = values[view.baseline] if view.baseline is not None else None
             shift = view.significant.get(metric)
+            if metric == "pass_rate" and page.finite(newest) is None and len(line.columns):
+                cells.append('<td class="num unsure" data-metric="pass_rate" title="no config of this line was '
+                             'checked in the newest run: run with --verify">not checked</td>')
+                continue
+            untested = significance.untested(values[:view.newest + 1], site.detector.settings, site.detector.window)
             cells.append(page.change_cell(baseline, newest, shift, metric_catalog.higher_is_better(metric),
                                           _text(metric, newest), ratio=metric != "pass_rate",
-                                          extra=f' data-metric="{metric}"', exact=metric == "pass_rate"))
+                                          extra=f' data-metric="{metric}"', exact=metric == "pass_rate",
+                                          untested=untested))
         rows.append(f'<tr data-line="{esc(line.slug)}">' + "".join(cells) + "</tr>")
     charts = []
     x = [round(run.timestamp) for run in g.runs]
@@ -72,7 +78,8 @@ def render(site, lines: list) -> str:
             "<h2>Newest run against the baseline</h2>",
             '<p class="small">Each cell: the newest run\'s number, under it the change from the baseline run. '
             "Red or green: history's change detection puts a change point between the two runs (worse or "
-            "better; hover for its p-value); grey: none, the difference is within the series' noise. "
+            "better; hover for its p-value); grey: none (hover: the difference is within the series' noise, or the "
+            "series was not tested: too few runs for the test to find any change). "
             "Pass rate: configs that ran without an accuracy failure; the other numbers are over the passing "
             "configs, against the same run's eager config (aggregate.py --report=dashboard's definitions).</p>",
             '<p><input id="filter" placeholder="filter lines (suite, backend, test...)"></p>',
