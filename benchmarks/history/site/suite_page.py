@@ -70,7 +70,8 @@ def render(site, view, page_dir: str) -> str:
             value_now = values[newest] * scale
             value_before = values[baseline] * scale if baseline is not None else None
             return page.change_cell(value_before, value_now, shift_here, higher,
-                                    page.number(page.finite(value_now), digits), untested=untested if tested else None)
+                                    page.number(page.finite(value_now), digits),
+                                    untested=untested if tested else "not tested (the time and the speedup are)")
 
         latency = (g.first_run[:, column] - g.first_run[:, eager[place]]) if eager[place] is not None \
             else np.full(len(g.runs), np.nan)
