@@ -14,8 +14,6 @@ from helpers import ROOT, read_jsonl
 
 QUICKSTART_MARK = "<!-- quickstart:"
 TOOLS = ("experiment_runner.py", "result_analyzer.py", "aggregate.py", "compare.py")
-# The verdicts that make compare.py exit 1 by default (--fail-on slower,new-failure); the README says so.
-FAILING_VERDICTS = {"slower", "new-failure"}
 
 
 def quickstart_commands() -> list:
@@ -78,16 +76,19 @@ def test_quickstart_runs_as_documented(tmp_path):
     html = (tmp_path / flag(page, "--output")).read_text(encoding="utf-8")
     assert html.lstrip().lower().startswith("<!doctype html") and "aot_eager" in html
 
-    # 4. the same sweep again, then compare: exit 1 exactly when a row says slower or new-failure
+    # 4. the same sweep again, then compare: the same code, one process a side: no slower/faster verdict (issue 60:
+    # on a busy machine this had printed `2 slower, 3 unsure, 1 faster` and exit 1), each side's noise shown
     result, why = run(sweep_again)
     assert result.returncode == 0, why
     assert len(read_jsonl(tmp_path / flag(sweep_again, "--output-dirname") / "results.jsonl")) == len(records)
     result, why = run(compare)
     lines = result.stdout.splitlines()
-    assert lines and lines[0].startswith("verdict"), why
-    verdicts = [line.split()[0] for line in lines[2:2 + len(records)]]
-    assert len(verdicts) == len(records) and not {"only-control", "only-treatment"} & set(verdicts), why
-    assert result.returncode == (1 if FAILING_VERDICTS & set(verdicts) else 0), why
+    head = next((i for i, line in enumerate(lines) if line.startswith("verdict")), None)
+    assert head is not None and lines[0].startswith("every row: cpu"), why
+    assert any(line.startswith("control (1 sweep") for line in lines[:head]), why
+    verdicts = [line.split()[0] for line in lines[head + 2:head + 2 + len(records)]]
+    assert len(verdicts) == len(records) and set(verdicts) == {"unsure"}, why
+    assert result.returncode == 0 and max(map(len, lines)) <= 120, why
     # the same comparison as JSON agrees with the table
     as_json = subprocess.run(as_run_here(compare) + ["--format=json"], cwd=tmp_path, capture_output=True,
                              text=True, timeout=300)
