@@ -95,9 +95,23 @@ def parse_axis_pair(text: str) -> AxisPair:
     control, colon, treatment = values.partition(":")
     if not (sep and colon and axis.strip() and control.strip() and treatment.strip()):
         raise ValueError(f"--pair wants AXIS=CONTROL:TREATMENT (e.g. compile_mode=default:max-autotune), not {text!r}")
-    if control.strip() == treatment.strip():
+    control, treatment = _switch_word(axis.strip(), control.strip()), _switch_word(axis.strip(), treatment.strip())
+    if control == treatment:
         raise ValueError(f"--pair {text}: control and treatment are the same value")
-    return AxisPair(axis.strip(), control.strip(), treatment.strip())
+    return AxisPair(axis.strip(), control, treatment)
+
+
+def _switch_word(axis: str, value: str) -> str:
+    """A switch axis's value (on, off, True, ...) as value_of writes a record's: true or false."""
+    from benchmarks.config.axes import BY_KEY
+    from benchmarks.config.axis import SWITCH, parse_switch
+
+    if axis in BY_KEY and BY_KEY[axis].kind == SWITCH:
+        try:
+            return str(parse_switch(value)).lower()
+        except ValueError as exc:
+            raise ValueError(f"--pair {axis}: {exc}") from None
+    return value
 
 
 @dataclasses.dataclass

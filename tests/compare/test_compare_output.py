@@ -60,6 +60,13 @@ def test_a_rerun_hint_is_the_flags_of_one_config(tmp_path):
     assert "--experiment-config=" in exact  # the exact command stays in the machine-readable formats
 
 
+def test_a_switch_axis_pairs_by_its_on_off_words():
+    for words in ("off:on", "False:True", "false:true"):
+        report = json.loads(call_tool("compare.py", AXES_FILE, "--pair", f"channels_last={words}", "--format=json",
+                                      check_rc=0).stdout)
+        assert len(report["rows"]) == 8 and all(row["control"]["n_processes"] == 1 for row in report["rows"]), words
+
+
 def test_the_forest_plots_labels_stay_inside_the_figure(tmp_path):
     from benchmarks.compare import comparison, matching
 
