@@ -209,17 +209,19 @@ def _dashboard(fig, plot: dict) -> None:
 
 def _roofline(ax, plot) -> None:
     """The roofline (aggregate/roofline_report.py): log-log, each backend's points (x FLOPs per byte, y achieved
-    FLOP/s), the bandwidth ceilings (the memory's, the caches') up to each dtype's FLOP ceiling."""
+    FLOP/s), the bandwidth ceilings (the memory's, the caches') up to the FLOP ceilings of the dtypes the points used."""
     import numpy as np
 
     xs = [x for points in plot["points"].values() for x, _, _ in points]
     low, high = min(xs + [1.0]) / 4, max(xs + [1.0]) * 4
     peaks = {dtype: peak for dtype, peak in plot["flops"].items() if peak}
+    ys = [y for points in plot["points"].values() for _, y, _ in points]
+    top = max(peaks.values()) if peaks else max(ys) * 4  # no FLOP ceiling drawn: the bandwidths stop above the points
     grid = np.logspace(np.log10(low), np.log10(high), 200)
     for name, bandwidth, style in (("memory", plot.get("bytes_per_second"), "-"),
                                    ("caches", plot.get("cache_bytes_per_second"), ":")):
         if bandwidth:
-            ax.plot(grid, np.minimum(grid * bandwidth, max(peaks.values())), style, color="0.3", linewidth=1,
+            ax.plot(grid, np.minimum(grid * bandwidth, top), style, color="0.3", linewidth=1,
                     label=f"{name} {bandwidth / 1e9:.3g} GB/s")
     for dtype, peak in sorted(peaks.items(), key=lambda item: item[1]):
         ax.axhline(peak, color="0.55", linestyle="--", linewidth=0.8)

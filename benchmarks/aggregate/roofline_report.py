@@ -1,6 +1,6 @@
 """The roofline in aggregate's HTML page (docs/roofline.md): the newest run's configs as points on the machine's
 roofline (log-log: x the arithmetic intensity in FLOPs per byte, y the achieved FLOP/s, a point per model and
-backend, the FLOP ceiling of each dtype and the bandwidth ceiling drawn), and a table per model and backend of the
+backend, the FLOP ceiling of each dtype the points were held to and the bandwidth ceilings drawn), and a table per model and backend of the
 record's `roofline`: FLOPs and bytes per iteration, intensity, achieved FLOP/s, bound, fraction of attainable, or why
 there is none. Read from each record's `roofline` and environment.ceilings (results/roofline_figures.py)."""
 
@@ -46,19 +46,22 @@ def plot_table(analysis) -> Optional[reports.Table]:
     """The roofline plot's Table (plots.render's kind `roofline`), None when no record has a point to draw."""
     points: dict = {}
     ceilings: Optional[dict] = None
+    used = set()  # the FLOP ceilings the points were held to: only those are drawn
     for row in newest_rows(analysis):
         roofline = row.record["roofline"]
         x, y = _number(roofline.get(roofline_figures.INTENSITY)), _number(roofline.get(roofline_figures.ACHIEVED_FLOPS))
         if roofline_figures.fraction_of(row.record) is None or not x or not y:
             continue
         points.setdefault(inputs.backend_title(row.backend), []).append((x, y, analysis.labels[row.workload]))
+        used.add(roofline.get(roofline_figures.CEILING_DTYPE) or roofline.get("dtype"))
         found = (row.record.get("environment") or {}).get("ceilings")
         if ceilings is None and isinstance(found, dict) and found.get("flops_per_second"):
             ceilings = found
     if not points or ceilings is None:
         return None
+    flops = {dtype: peak for dtype, peak in ceilings["flops_per_second"].items() if dtype in used}
     return reports.Table("roofline", COLUMNS, COLUMNS, [], [], "Roofline: achieved FLOP/s against arithmetic intensity",
-                         {"kind": "roofline", "points": points, "flops": dict(ceilings["flops_per_second"]),
+                         {"kind": "roofline", "points": points, "flops": flops,
                           "bytes_per_second": ceilings.get("bytes_per_second"),
                           "cache_bytes_per_second": ceilings.get("cache_bytes_per_second")})
 

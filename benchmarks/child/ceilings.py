@@ -4,10 +4,15 @@ Child only: imports torch.
 
 A ceiling is the best of a few short runs, as a roofline's ceilings are: the fastest this machine was seen to go.
 Bandwidth is counted as bytes read + bytes written by the kernel (an add c = a + b: 3 × n × itemsize; a copy: 2 × n ×
-itemsize), the same count a config's compulsory bytes use. Two bandwidth ceilings: `bytes_per_second` over arrays far
-larger than the last-level cache (DRAM, or the GPU's HBM), and `cache_bytes_per_second`, the best over working sets
-that fit in the caches, the ceiling of a config whose bytes per iteration fit in the last-level cache (its data is
-read again from the cache each iteration, not from memory).
+itemsize), the same count a config's compulsory bytes use. Two bandwidth ceilings: `bytes_per_second` over arrays of
+at least 4x the last-level cache each (STREAM's rule; the caches this process's CPUs use, plumbing/cpu_caches.py, or
+the GPU's L2), so the figure is DRAM's (HBM's), not a cache's; and `cache_bytes_per_second`, the best over working
+sets that fit in the caches, the ceiling of a config whose bytes per iteration fit in the last-level cache (its data
+is read again from the cache each iteration, not from memory).
+
+A dtype whose best GEMM here is slower than float32's (bfloat16 on a CPU without AVX512-BF16 or AMX: a slow
+fallback) has no ceiling of its own: its figure moves to `slower_than_float32`, and its configs are held to
+float32's roof (results/roofline_figures.py says so in their record), never to a roof below what they reach.
 
 Cached as JSON under the user cache directory (plumbing/user_cache.py), one file per key: torch's version, the device
 (CPU model, or GPU name), the thread count, the dtypes measured and this module's METHOD; anything that can change
@@ -26,11 +31,11 @@ from typing import Callable, Optional
 import torch
 
 from benchmarks.child import device_memory
-from benchmarks.plumbing import disk_writes, machine_facts, user_cache
+from benchmarks.plumbing import cpu_caches, disk_writes, machine_facts, user_cache
 
 log = logging.getLogger("benchmarks.child.ceilings")
 
-METHOD = 1  # this measurement's version: part of the cache key
+METHOD = 2  # this measurement's version: part of the cache key (2: arrays of 4x the cache, slow dtypes held to fp32)
 CPU_DTYPES = ("float32", "bfloat16")
 CUDA_DTYPES = ("float32", "tf32", "bfloat16", "float16")
 GEMM_SIZES = (512, 1024, 2048, 4096, 8192, 16384)
@@ -41,11 +46,13 @@ REMEASURE_RUNS = 8  # a config beat the ceilings: they are measured again with m
 # level than any measured could beat the cache ceiling)
 CACHE_ARRAY_BYTES = (16 * 1024, 64 * 1024, 256 * 1024, 1024 * 1024, 4 * 1024 * 1024)
 CACHE_RUNS = 25  # per size (a few microseconds each); a remeasurement's: REMEASURE_RUNS times as many
-MIN_STREAM_BYTES = 64 * 2**20  # per array, over the last-level cache
+STREAM_CACHE_MULTIPLE = 4  # STREAM's rule: each array at least 4x the last-level caches the run uses
+MIN_STREAM_BYTES = 128 * 2**20  # per array, whatever the cache says (a VM may name less cache than the host has)
 HOW = ("FLOP/s: best of 3 square GEMMs (2·n³ FLOPs) of the largest n in 512..16384 whose runs fit {budget} s per dtype "
-       "(tf32: float32 with matmul precision high); bandwidth: best of 3 runs of c = a + b and c.copy_(a), bytes read + "
-       "written (3n and 2n elements), arrays of {stream} MiB each (last-level cache {llc} MiB): bytes_per_second; "
-       "the same over arrays of 16 KiB to 4 MiB: cache_bytes_per_second; {threads} threads, torch's own kernels")
+       "(tf32: float32 with matmul precision high); a dtype slower than float32 gets no ceiling (slower_than_float32); "
+       "bandwidth: best of 3 runs of c = a + b and c.copy_(a), bytes read + written (3n and 2n elements), arrays of "
+       "{stream} MiB each, {ratio:.3g}x the last-level cache ({llc} MiB, {source}){short}: bytes_per_second; the same "
+       "over arrays of 16 KiB to 4 MiB: cache_bytes_per_second; {threads} threads, torch's own kernels")
 
 
 def device_of(experiment) -> Optional[str]:
@@ -55,21 +62,12 @@ def device_of(experiment) -> Optional[str]:
     return "cuda" if experiment.accelerator == "cuda" else "cpu"
 
 
-def last_level_cache_bytes(device: str) -> int:
+def last_level_cache(device: str) -> tuple:
+    """(bytes, where from) of the last-level cache the run uses: the GPU's L2, or the CPU's (plumbing/cpu_caches.py)."""
     if device == "cuda":
-        return int(getattr(torch.cuda.get_device_properties(torch.cuda.current_device()), "L2_cache_size", 0) or 0)
-    biggest = 0
-    for index in range(8):
-        try:
-            with open(f"/sys/devices/system/cpu/cpu0/cache/index{index}/size", encoding="ascii") as handle:
-                text = handle.read().strip().upper()
-        except OSError:
-            continue
-        factor = {"K": 2**10, "M": 2**20, "G": 2**30}.get(text[-1:], 1)
-        digits = text.rstrip("KMG")
-        if digits.isdigit():
-            biggest = max(biggest, int(digits) * factor)
-    return biggest
+        l2 = int(getattr(torch.cuda.get_device_properties(torch.cuda.current_device()), "L2_cache_size", 0) or 0)
+        return l2, "the GPU's L2"
+    return cpu_caches.last_level_cache()
 
 
 def key_facts(device: str) -> dict:
@@ -136,6 +134,7 @@ def measured_and_kept(device: str, facts: dict, path: Optional[str], before: Opt
         device_memory.forget_peak_rss()
     if before:
         measured = best_of(before, measured)
+    measured.update(held_to_float32({**(measured.get("slower_than_float32") or {}), **measured["flops_per_second"]}))
     if path:
         try:
             os.makedirs(os.path.dirname(path), exist_ok=True)
@@ -145,11 +144,25 @@ def measured_and_kept(device: str, facts: dict, path: Optional[str], before: Opt
     return {**measured, "path": path}
 
 
+def held_to_float32(gemm: dict) -> dict:
+    """{flops_per_second, slower_than_float32} from each dtype's best GEMM: a dtype slower than float32 here is no
+    ceiling (a slow fallback kernel: the dtype's configs are held to float32's roof), kept aside to say so."""
+    floor = gemm.get("float32") or 0.0
+    slower = {dtype: value for dtype, value in gemm.items() if dtype != "float32" and value < floor}
+    return {"flops_per_second": {dtype: value for dtype, value in gemm.items() if dtype not in slower},
+            "slower_than_float32": slower}
+
+
+def all_gemms(ceilings: dict) -> dict:
+    return {**(ceilings.get("slower_than_float32") or {}), **(ceilings.get("flops_per_second") or {})}
+
+
 def best_of(before: dict, now: dict) -> dict:
-    """`now`, each ceiling the higher of its value and `before`'s."""
+    """`now`, each ceiling the higher of its value and `before`'s (every dtype's GEMM, held to float32 or not)."""
     out = dict(now)
-    out["flops_per_second"] = {dtype: max(value, (before.get("flops_per_second") or {}).get(dtype) or 0.0)
-                               for dtype, value in now["flops_per_second"].items()}
+    earlier = all_gemms(before)
+    out["flops_per_second"] = {dtype: max(value, earlier.get(dtype) or 0.0) for dtype, value in all_gemms(now).items()}
+    out.pop("slower_than_float32", None)
     for key in ("bytes_per_second", "cache_bytes_per_second"):
         if now.get(key) is not None or before.get(key) is not None:
             out[key] = max(now.get(key) or 0.0, before.get(key) or 0.0)
@@ -169,23 +182,25 @@ def read(path: Optional[str]) -> Optional[dict]:
 
 def measure(device: str, runs: int = RUNS) -> dict:
     sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
-    flops = {dtype: gemm_flops_per_second(device, dtype, sync, runs) for dtype in key_facts(device)["dtypes"]}
-    llc = last_level_cache_bytes(device)
+    gemm = {dtype: gemm_flops_per_second(device, dtype, sync, runs) for dtype in key_facts(device)["dtypes"]}
+    llc, source = last_level_cache(device)
     stream = stream_array_bytes(device, llc)
     in_cache = [size for size in CACHE_ARRAY_BYTES if size * 3 <= llc]  # an add's three arrays inside the cache
-    return {"flops_per_second": flops, "bytes_per_second": streaming_bytes_per_second(device, stream, sync, runs),
+    ratio = stream / llc if llc else float("inf")
+    short = "" if ratio >= STREAM_CACHE_MULTIPLE else f", short of STREAM's {STREAM_CACHE_MULTIPLE}x: memory is scarce"
+    return {**held_to_float32(gemm), "bytes_per_second": streaming_bytes_per_second(device, stream, sync, runs),
             "cache_bytes_per_second": max((streaming_bytes_per_second(device, size, sync,
                                                                       CACHE_RUNS * (1 if runs == RUNS else runs))
                                            for size in in_cache), default=None),
-            "last_level_cache_bytes": llc, "stream_array_bytes": stream,
-            "how": HOW.format(budget=GEMM_BUDGET_SECONDS, stream=stream // 2**20, llc=llc // 2**20,
-                              threads=torch.get_num_threads())}
+            "last_level_cache_bytes": llc, "last_level_cache_source": source, "stream_array_bytes": stream,
+            "how": HOW.format(budget=GEMM_BUDGET_SECONDS, stream=stream // 2**20, ratio=ratio, llc=llc // 2**20,
+                              source=source, short=short, threads=torch.get_num_threads())}
 
 
 def stream_array_bytes(device: str, llc: int) -> int:
-    """Each streaming array: 3/4 of the last-level cache (an add's three arrays are 2.25 of it, a copy's two 1.5),
-    1 GiB on a GPU at least, within a sixteenth of the memory available."""
-    wanted = max(MIN_STREAM_BYTES, llc * 3 // 4, 2**30 if device == "cuda" else 0)
+    """Each streaming array: STREAM_CACHE_MULTIPLE x the last-level cache, MIN_STREAM_BYTES at least (1 GiB on a
+    GPU), within a sixteenth of the memory available (the record's `how` says when that cut it short of the rule)."""
+    wanted = max(MIN_STREAM_BYTES, llc * STREAM_CACHE_MULTIPLE, 2**30 if device == "cuda" else 0)
     if device == "cuda":
         free = torch.cuda.mem_get_info()[0]
     else:

@@ -9,7 +9,8 @@ an explicit attention mask, and transformers' own compile of the decode step off
 Each timed run is one `generate` call. A logits processor (TokenClock) notes when each new token's logits are ready:
 a CUDA event on the GPU (recorded in stream order: no host synchronisation inside the loop), the host's clock on
 the CPU. From those: the time to first token (the prefill, from the call to the first token's logits), the decode
-time of each later token (its median and 90th percentile per run), decode tokens per second; beside them the whole
+time of each later token (its median and 90th percentile per run), decode tokens per second, the inter-token
+latencies per call and pooled over every call (vLLM's mean_itl ... p99_itl); beside them the whole
 generate time (the harness's number, also the run's total_time and per_iter_time, so every tool's speedup is the
 harness's) and each run's peak memory, the static KV cache included.
 """
@@ -204,6 +205,22 @@ def across_runs(ttfts: list) -> dict:
     return {name: [percentile(ttfts, fraction)] for name, fraction in TTFT_PERCENTILES.items()} if ttfts else {}
 
 
+# The inter-token latencies pooled over every timed call, as vLLM takes them (its mean_itl_ms, std_itl_ms and
+# p{N}_itl_ms over every gap of every request, here in seconds): one value each, a record's. Beside them, the per-call
+# inter_token_latency_* figures keep their meaning (one per call; the tools read their median over the calls).
+POOLED_ITL_PERCENTILES = {"median_itl": 0.5, "p90_itl": 0.9, "p95_itl": 0.95, "p99_itl": 0.99}
+
+
+def pooled_itl(calls: list) -> dict:
+    """vLLM's inter-token latency figures over every gap of every timed call pooled (each call's token times since
+    the call, generation.token_seconds): their mean, population stdev and percentiles, each a one-value list."""
+    gaps = [later - earlier for times in calls for earlier, later in zip(times, times[1:])]
+    if not gaps:
+        return {}
+    return {"mean_itl": [statistics.fmean(gaps)], "std_itl": [statistics.pstdev(gaps)],
+            **{name: [percentile(gaps, fraction)] for name, fraction in POOLED_ITL_PERCENTILES.items()}}
+
+
 class TokenCountError(RuntimeError):
     """generate made another number of new tokens than was asked."""
 
@@ -268,6 +285,7 @@ def measure(step: Callable, bm, experiment, repeat: int, warmup: int,
     if metrics["warmup_time"] and metrics["generate_time"]:
         metrics["compile_time"] = [metrics["warmup_time"][0] - statistics.median(metrics["generate_time"])]
     metrics.update(across_runs(metrics.get("time_to_first_token") or []))
+    metrics.update(pooled_itl(raw))
     return dict(metrics), raw
 
 

@@ -66,6 +66,10 @@ GENERATION_COLUMNS = (
     *(Figure(f"ttft_{stat}_ms", f"time_to_first_token_{stat}", 1e3, None, f"Time to first token, {stat} (ms)",
              f"the {stat} of the time to first token over the record's timed calls") for stat in ("p50", "p90", "p95",
                                                                                                  "p99")),
+    # vLLM's own, every gap of every timed call pooled: its column names exactly (the itl_*_ms above are per call)
+    *(Figure(f"{stat}_itl_ms", f"{stat}_itl", 1e3, None, f"Inter-token latency pooled over the calls, {stat} (ms)",
+             f"the {stat} of every gap between new tokens of every timed call, pooled (vLLM's)")
+      for stat in ("mean", "median", "p90", "p95", "p99", "std")),
     Figure("decode_gb_per_s", "decode_bytes_per_second", 1e-9, None, "Decode GB/s",
            "bytes per decoded token x decode tokens per second (gpt-fast's GB/s)"),
     Figure("decode_bandwidth_pct", "decode_bandwidth_fraction", 100.0, None, "Decode bandwidth (% of the ceiling)",

@@ -117,7 +117,8 @@ _generation("compile_time", "the first generate call beyond a steady one (second
 # vLLM's and optimum-benchmark's per-token figures (docs/generation.md has each formula), with vLLM's short names
 _generation("time_per_output_token",
             "TPOT: (the whole generate call - time to first token) / (new tokens - 1) (seconds)", short="tpot")
-_generation("inter_token_latency_mean", "the mean time between consecutive new tokens (seconds)", short="itl")
+_generation("inter_token_latency_mean", "the mean time between consecutive new tokens of one call (seconds; the "
+            "tools read its median over the calls, the pooled figures are mean_itl ... p99_itl)", short="itl")
 _generation("inter_token_latency_p50", "their median (seconds)")
 _generation("inter_token_latency_p90", "their 90th percentile (seconds)")
 _generation("inter_token_latency_p95", "their 95th percentile (seconds)")
@@ -129,6 +130,15 @@ _generation("time_to_first_token_p50", "the median time to first token over the 
 _generation("time_to_first_token_p90", "its 90th percentile over the timed calls (seconds)")
 _generation("time_to_first_token_p95", "its 95th percentile over the timed calls (seconds)")
 _generation("time_to_first_token_p99", "its 99th percentile over the timed calls (seconds)")
+# vLLM's inter-token latencies, by vLLM's names: every gap of every timed call pooled, then its statistic (one value,
+# a record's); the inter_token_latency_* above are each call's own
+_generation("mean_itl", "the mean time between consecutive new tokens, every gap of every timed call pooled "
+            "(vLLM's mean_itl_ms, in seconds)")
+_generation("std_itl", "their population standard deviation, pooled (vLLM's std_itl_ms, in seconds)")
+_generation("median_itl", "their median, pooled (vLLM's median_itl_ms, in seconds)")
+_generation("p90_itl", "their 90th percentile, pooled (vLLM's p90_itl_ms, in seconds)")
+_generation("p95_itl", "their 95th percentile, pooled (vLLM's p95_itl_ms, in seconds)")
+_generation("p99_itl", "their 99th percentile, pooled (vLLM's p99_itl_ms, in seconds)")
 _generation("decode_bytes_per_second", "bytes per decoded token x decode tokens per second: gpt-fast's GB/s (more is "
             "better)", RATE, "bytes/s", higher_is_better=True)
 _generation("decode_bandwidth_fraction", "decode bytes/s over the machine's measured memory bandwidth (more is better)",

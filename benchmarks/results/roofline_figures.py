@@ -4,6 +4,7 @@ torch: the child computes them (child/work_count.py), and the tools read the rec
     arithmetic_intensity      = FLOPs / bytes
     achieved FLOP/s, bytes/s  = FLOPs / t, bytes / t                      (t: the median per-iteration time)
     attainable FLOP/s         = min(peak FLOP/s of the dtype, intensity x peak bytes/s)
+                                (a dtype slower than float32 here: float32's peak, `ceiling_dtype` and `held_to_float32`)
     fraction_of_attainable    = achieved FLOP/s / attainable = max(FLOPs / peak FLOP/s, bytes / peak bytes/s) / t
     bound                     = "compute" where FLOPs / peak FLOP/s >= bytes / peak bytes/s, else "memory"
 
@@ -24,6 +25,8 @@ INTENSITY = "arithmetic_intensity"
 WHY_NOT = "why_not"
 ABOVE_ONE = "a fraction above 1"  # how why_not starts when a config beat its ceilings
 BEATEN = "beaten"  # figures()'s mark of ceilings that a timed run (or the median) beat: the child measures them again
+CEILING_DTYPE = "ceiling_dtype"  # the FLOP ceiling's dtype where it is not the config's own (`dtype`)
+HELD = "held_to_float32"  # why: the config's dtype has no ceiling of its own here
 PER_RUN_WHY_NOT = "per_repeat_why_not"  # why metrics.fraction_of_attainable is absent while the fraction is given
 # Its per-repeat metrics (compare's and the analyzer's by name: more is better).
 METRICS = (FRACTION, ACHIEVED_FLOPS)
@@ -37,6 +40,17 @@ def ceiling_dtype(compute_dtype: str, accelerator: str, float32_matmul_precision
     if compute_dtype == "float32" and accelerator == "cuda" and float32_matmul_precision != "highest":
         return "tf32"
     return compute_dtype
+
+
+def flop_ceiling(ceilings: dict, dtype: str) -> tuple:
+    """(peak FLOP/s, why it is float32's or None) of a config in `dtype`: the dtype's own ceiling; float32's where the
+    dtype's best GEMM here was slower than float32's (child/ceilings.py: a slow fallback kernel is no roof)."""
+    peaks = ceilings.get("flops_per_second") or {}
+    slower = (ceilings.get("slower_than_float32") or {}).get(dtype)
+    if peaks.get(dtype) or not slower or not peaks.get("float32"):
+        return peaks.get(dtype), None
+    return peaks["float32"], (f"{dtype}'s best GEMM here ({slower / 1e9:.3g} GFLOP/s) is slower than float32's "
+                              f"({peaks['float32'] / 1e9:.3g} GFLOP/s): no {dtype} ceiling, held to float32's roof")
 
 
 def memory_ceiling(ceilings: dict, bytes_moved: float) -> tuple:
@@ -62,9 +76,11 @@ def figures(flops: float, bytes_moved: float, seconds: list, ceilings: Optional[
                 INTENSITY: flops / bytes_moved if bytes_moved else None})
     if not ceilings or ceilings.get(WHY_NOT):
         return {**out, WHY_NOT: (ceilings or {}).get(WHY_NOT) or "no ceilings measured"}
-    peak = (ceilings.get("flops_per_second") or {}).get(dtype)
+    peak, held = flop_ceiling(ceilings, dtype)
     if not peak:
         return {**out, WHY_NOT: f"no FLOP ceiling measured for {dtype} on this device"}
+    if held:
+        out.update({CEILING_DTYPE: "float32", HELD: held})
     if not bytes_moved and not flops:
         return {**out, WHY_NOT: "no work counted (0 FLOPs and 0 bytes)"}
     bandwidth, level = memory_ceiling(ceilings, bytes_moved)

@@ -65,6 +65,8 @@ def main() -> int:
         ceilings = record["environment"].get("ceilings") or {}
         if not ceilings_shown and ceilings.get("flops_per_second"):
             flops = ", ".join(f"{d} {v / 1e9:.1f} GFLOP/s" for d, v in ceilings["flops_per_second"].items())
+            flops += "".join(f", {d} {v / 1e9:.3g} GFLOP/s (slower than float32: held to its roof)"
+                             for d, v in (ceilings.get("slower_than_float32") or {}).items())
             print(f"ceilings ({ceilings.get('threads')} threads, measured at load {ceilings.get('load_average')}): "
                   f"{flops}; memory {ceilings['bytes_per_second'] / 1e9:.1f} GB/s, caches "
                   f"{(ceilings.get('cache_bytes_per_second') or 0) / 1e9:.1f} GB/s")

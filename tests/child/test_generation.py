@@ -68,6 +68,20 @@ def test_the_time_to_first_tokens_percentiles_over_the_timed_calls():
     assert generation.across_runs([]) == {}
 
 
+def test_vllms_inter_token_latencies_pool_every_gap_of_every_call():
+    """Two calls: gaps 0.1, 0.1, 0.4 and 0.2, 0.2, 0.2. Pooled, sorted 0.1 0.1 0.2 0.2 0.2 0.4: the q-quantile at
+    position 5q; per call, the p99s are 0.394 and 0.2 (their median 0.297), pooled 0.39."""
+    calls = [[0.5, 0.6, 0.7, 1.1], [0.3, 0.5, 0.7, 0.9]]
+    pooled = generation.pooled_itl(calls)
+    assert pooled["median_itl"] == [pytest.approx(0.2)] and pooled["p90_itl"] == [pytest.approx(0.3)]
+    assert pooled["p95_itl"] == [pytest.approx(0.35)] and pooled["p99_itl"] == [pytest.approx(0.39)]
+    assert pooled["mean_itl"] == [pytest.approx(1.2 / 6)]
+    assert pooled["std_itl"] == [pytest.approx((sum((g - 0.2) ** 2 for g in (0.1, 0.1, 0.4, 0.2, 0.2, 0.2)) / 6) ** 0.5)]
+    per_call = [generation.token_figures(times)["inter_token_latency_p99"] for times in calls]
+    assert per_call == [pytest.approx(0.394), pytest.approx(0.2)]  # each call's own: kept under its name
+    assert generation.pooled_itl([[0.5], [0.4]]) == {}  # one new token a call: no gap
+
+
 def test_percentile_interpolates_as_numpy_does():
     import numpy as np
 

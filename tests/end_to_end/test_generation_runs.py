@@ -52,6 +52,23 @@ def assert_token_times(record, new):
             (metrics["generate_time"][index] - times[0]) / (new - 1), abs=1e-8)
     assert metrics["time_to_first_token_p50"] == [pytest.approx(generation.percentile(metrics["time_to_first_token"],
                                                                                       0.5))]
+    assert_pooled(record)
+
+
+def assert_pooled(record):
+    """vLLM's pooled inter-token latencies (metrics.itl_*) are numpy's statistics over every gap of every call the
+    record keeps (generation.token_seconds)."""
+    import numpy as np
+
+    gaps = np.concatenate([np.diff(times) for times in record["generation"]["token_seconds"]])
+    metrics = record["metrics"]
+    if not len(gaps):
+        assert "p99_itl" not in metrics
+        return
+    for name, q in (("median_itl", 50), ("p90_itl", 90), ("p95_itl", 95), ("p99_itl", 99)):
+        assert metrics[name] == [pytest.approx(float(np.percentile(gaps, q)), rel=1e-9, abs=1e-12)], name
+    assert metrics["mean_itl"] == [pytest.approx(float(gaps.mean()), rel=1e-9)]
+    assert metrics["std_itl"] == [pytest.approx(float(gaps.std()), rel=1e-9, abs=1e-12)]
 
 
 GPT_OSS = "openai/gpt-oss-20b"
@@ -111,6 +128,18 @@ def test_the_full_depth_qwen3_generates_32_prompt_and_16_new_tokens_at_batch_1(t
 
 SMALL = ('{"num_hidden_layers": 1, "hidden_size": 64, "intermediate_size": 128, "num_attention_heads": 2, '
          '"num_key_value_heads": 1, "head_dim": 32, "vocab_size": 512, "bos_token_id": 0, "eos_token_id": 1}')
+
+
+def test_a_tiny_llms_pooled_inter_token_latencies_are_numpys_over_every_gap(tmp_path):
+    """Three timed calls of 6 new tokens: the pooled p99 is numpy's over the 15 gaps, each call's own p99 kept per
+    call under its name (the tools read their median)."""
+    [record] = sweep(tmp_path, "-k", "Qwen3", f"--model-params={SMALL}", "--dynamo=None", "--prompt-tokens=4",
+                     "--new-tokens=6", "--repeat=3")
+    assert record["status"] == "ok" and record["repeat"] == 3, record.get("error")
+    assert_token_times(record, 6)  # each call's figures its own, and the pooled ones numpy's over every gap
+    metrics = record["metrics"]
+    assert len(metrics["inter_token_latency_p99"]) == 3 and len(metrics["p99_itl"]) == 1
+    assert sum(len(times) - 1 for times in record["generation"]["token_seconds"]) == 15
 
 
 def test_the_harness_whole_generate_under_dynamo_and_a_verdict_from_the_logits(tmp_path):

@@ -24,7 +24,8 @@ def assert_consistent(record):
     fraction = roofline["fraction_of_attainable"]
     assert 0 < fraction <= 1
     ceilings = record["environment"]["ceilings"]
-    peak = ceilings["flops_per_second"][roofline["dtype"]]
+    peak = ceilings["flops_per_second"][roofline.get("ceiling_dtype") or roofline["dtype"]]  # a slow dtype: float32's
+    assert roofline["peak_flops_per_second"] == peak
     compute, memory = roofline["flops_per_iteration"] / peak, roofline["bytes_per_iteration"] / roofline[
         "peak_bytes_per_second"]
     assert roofline["bound"] == ("compute" if compute >= memory else "memory")

@@ -223,7 +223,8 @@ def per_token_record(run, level=1.0):
     record["metrics"].update(time_per_output_token=[level * 0.022] * 3, inter_token_latency_cv=[0.19, 0.2, 0.21],
                              time_to_first_token_p50=[level * 0.12], time_to_first_token_p99=[level * 0.1298],
                              decode_bytes_per_second=[2.4e9 / (level * 0.021)] * 3,
-                             decode_bandwidth_fraction=[0.4 / level] * 3)
+                             decode_bandwidth_fraction=[0.4 / level] * 3, p99_itl=[level * 0.0312],
+                             median_itl=[level * 0.0201])
     return record
 
 
@@ -233,7 +234,8 @@ def test_the_per_token_figures_by_name_in_show_with_their_units_and_directions(t
     history("ingest", write(tmp_path / "r.jsonl", records), "--db", db, check_rc=0)
     wanted = {"tpot_ms": 22.0, "itl_mean_ms": 21.0, "itl_p50_ms": 20.0, "itl_p90_ms": 25.0, "itl_p95_ms": 27.0,
               "itl_p99_ms": 30.0, "itl_stdev_ms": 4.0, "itl_cv_pct": 20.0, "ttft_p50_ms": 120.0, "ttft_p99_ms": 129.8,
-              "decode_gb_per_s": 2.4 / 0.021, "decode_bandwidth_pct": 40.0}
+              "decode_gb_per_s": 2.4 / 0.021, "decode_bandwidth_pct": 40.0,
+              "p99_itl_ms": 31.2, "median_itl_ms": 20.1}  # vLLM's pooled figures, by vLLM's names
     rows = list(csv.DictReader(io.StringIO(history("show", "--db", db, "--format=csv", check_rc=0).stdout)))
     assert len(rows) == 3
     for column, value in wanted.items():
@@ -252,7 +254,7 @@ def test_detect_on_tpot_and_on_the_decode_bandwidth(tmp_path):
     records = [per_token_record(run, level=1.3 if run >= 17 else 1.0) for run in range(30)]
     db = tmp_path / "h.sqlite"
     history("ingest", write(tmp_path / "r.jsonl", records), "--db", db, check_rc=0)
-    for metric in ("tpot", "time_per_output_token", "decode_bytes_per_second"):
+    for metric in ("tpot", "time_per_output_token", "decode_bytes_per_second", "p99_itl"):
         done = history("detect", "--db", db, "--format", "json", "--metric", metric)
         [change] = json.loads(done.stdout)["changes"]
         assert change["direction"] == "slower" and change["ratio"] == pytest.approx(1.3, rel=0.03), metric

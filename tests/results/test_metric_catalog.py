@@ -14,13 +14,14 @@ from helpers import ROOT
 from benchmarks.results import metric_catalog
 from benchmarks.results.measurement import Measurement
 
-# The --metric choices of aggregate.py and history.py detect before the catalog (their --help is unchanged).
+# The --metric choices of aggregate.py and history.py detect (before the catalog; since, vLLM's pooled mean_itl ... p99_itl).
 SPEEDUP_METRICS = ("decode_tokens_per_second", "time_to_first_token", "decode_per_token_time",
                    "decode_per_token_p90_time", "time_per_output_token", "inter_token_latency_mean",
                    "inter_token_latency_p50", "inter_token_latency_p90", "inter_token_latency_p95",
                    "inter_token_latency_p99", "inter_token_latency_stdev", "inter_token_latency_cv",
                    "time_to_first_token_p50", "time_to_first_token_p90", "time_to_first_token_p95",
-                   "time_to_first_token_p99", "decode_bytes_per_second", "decode_bandwidth_fraction")
+                   "time_to_first_token_p99", "mean_itl", "std_itl", "median_itl", "p90_itl", "p95_itl", "p99_itl",
+                   "decode_bytes_per_second", "decode_bandwidth_fraction")
 
 
 def stored_records():
