@@ -503,6 +503,10 @@ class RangeRows:
         for name, source in aliases.items():
             if source in parts:
                 parts[name] = parts[source]
+        if "compile_time" in parts:
+            parts["compile_time"] = self._compiled_only(parts["compile_time"])
+            if not parts["compile_time"]:
+                del parts["compile_time"]
         for metric, column in (("total_time", _MEDIAN), ("per_iter_time", _MEDIAN), ("trace_per_iter_time", _MEDIAN),
                                ("total_time", _MAX)):
             target = total_max if column == _MAX else medians[metric]
@@ -527,6 +531,18 @@ class RangeRows:
         headline[:, 3] = np.where(xla, compile_time, np.nan)
         headline[:, 4] = np.where(dynamo, compile_time, np.nan)
         return headline, units
+
+    def _compiled_only(self, pieces: list) -> list:
+        """A generate run's compile_time (its first call beyond a steady one) of the rows that compile (dynamo or
+        XLA), at least 0: an eager record written before child/generation.first_call_excess had one, noise that
+        could be negative, and its cells are left empty."""
+        compiles = self.xla | self.dynamo
+        kept = []
+        for rows, table in pieces:
+            keep = compiles[rows]
+            if keep.any():
+                kept.append((rows[keep], np.maximum(table[keep], 0.0)))
+        return kept
 
     @staticmethod
     def _unit_table(pieces: list, kept: tuple) -> tuple:
