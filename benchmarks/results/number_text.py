@@ -1,11 +1,14 @@
 """How every terminal and page writes a ratio, a percent and a spread: with significant digits, so that a small
-ratio stays readable (0.0046 is `0.00460x`, never `0.00x`), and the marks a figure carries (a failed check, an
-unstable spread) are spelled once. No imports beyond the standard library."""
+ratio stays readable (0.0046 is `0.00460x`, never `0.00x`), the marks a figure carries (a failed check, an
+unstable spread) and what goes beside a speedup (graph breaks, the roofline fraction) are spelled once: the runner's
+end-of-sweep table and aggregate's page say them alike."""
 
 from __future__ import annotations
 
 import math
 from typing import Optional
+
+from benchmarks.results import roofline_figures
 
 # The mark of a figure from a config whose outputs failed their check (accuracy_status.failed): its time and
 # speedup are no win. The legend line every output prints beside it.
@@ -61,3 +64,17 @@ def spread(values) -> tuple:
         return "", False  # identical samples (a synthetic record): nothing to say
     half = (ordered[-1] - ordered[0]) / 2 / median if median > 0 else math.nan
     return "±" + significant(half * 100, 2) + "%", mean > 0 and stdev / mean > UNSTABLE_CV
+
+
+def beside_speedup(record: dict) -> list:
+    """What goes beside a config's speedup, as the dynamo harness's CSV and the HUD put it: dynamo's graph breaks (a
+    dynamo config's), then the roofline fraction: ['2 breaks', 'roofline 0.16%']."""
+    stats = record.get("dynamo_stats")
+    breaks = stats.get("graph_breaks") if isinstance(stats, dict) else None
+    out = []
+    if isinstance(breaks, int) and not isinstance(breaks, bool):
+        out.append(f"{breaks} break" + ("" if breaks == 1 else "s"))
+    fraction = roofline_figures.fraction_of(record)
+    if fraction is not None:
+        out.append(f"roofline {percent(fraction)}")
+    return out

@@ -9,7 +9,7 @@ from __future__ import annotations
 import statistics
 
 from benchmarks.plumbing.cli_support import shown
-from benchmarks.results import accuracy_status, metric_catalog, number_text, roofline_figures
+from benchmarks.results import accuracy_status, metric_catalog, number_text
 from benchmarks.results.records import RecordStatus
 
 PAIRED_LEGEND = ("(Nx paired, low-high: --speedup=paired, the median of eager/backend over pairs of alternating runs "
@@ -43,19 +43,6 @@ def progress_figures(record: dict) -> str:
     return text
 
 
-def beside_speedup(record: dict) -> list:
-    """What goes beside the speedup: dynamo's graph breaks (a dynamo config's), the roofline fraction."""
-    out = []
-    breaks = (record.get("dynamo_stats") or {}).get("graph_breaks") if isinstance(record.get("dynamo_stats"),
-                                                                                  dict) else None
-    if isinstance(breaks, int) and not isinstance(breaks, bool):
-        out.append(f"{breaks} break" + ("" if breaks == 1 else "s"))
-    fraction = roofline_figures.fraction_of(record)
-    if fraction is not None:
-        out.append(f"roofline {number_text.percent(fraction)}")
-    return out
-
-
 def cell_text(cell: list, eager_ms, marks: set) -> str:
     """One backend's cell: `0.780 ±2% (0.250x, 2 breaks, roofline 0.2%)`, `✗fail_accuracy` after a config whose
     outputs failed its check, a status for one that did not run. `marks` collects the legends it needs."""
@@ -73,7 +60,7 @@ def cell_text(cell: list, eager_ms, marks: set) -> str:
     marks.add("spread") if spread else None
     text += progress_figures(ok[-1].record)
     paired = against_eager.paired_speedup(ok)
-    inside = beside_speedup(ok[-1].record)
+    inside = number_text.beside_speedup(ok[-1].record)
     if paired:  # its own eager runs, alternating with the backend's: median of the pairs, interval
         inside.insert(0, f"{number_text.ratio(paired['median'])} paired, {number_text.significant(paired['low'])}-"
                          f"{number_text.significant(paired['high'])}")
