@@ -275,6 +275,34 @@ def _models_section(analysis: Analysis, results_dir: str, page_dir: str) -> str:
     return "\n".join(out)
 
 
+def _generate_section(analysis: Analysis) -> str:
+    """The LLM rows of the newest run (run by generate): their figures as vLLM's bench and optimum-benchmark print
+    them (TTFT, TPOT, ITL p50/p99, tokens/s, the decode bandwidth fraction), not only the whole generate call."""
+    runs = reports.newest_runs(analysis, analysis.backends)
+    found = []
+    for row in analysis.rows:
+        if runs.get(row.workload[0]) == row.timestamp and row.pooled:
+            figures = dict(number_text.generate_figures(row.pooled[-1]))
+            if figures:
+                found.append((analysis.labels[row.workload], inputs.backend_title(row.backend), figures))
+    if not found:
+        return ""
+    labels = ("TTFT", "TPOT", "ITL p50", "ITL p99", "tokens/s", "bandwidth", "generate")
+    heads = ("TTFT", "TPOT", "ITL p50", "ITL p99", "Decode", "Bandwidth (of the measured)", "Whole generate")
+    out = ["<h2 id=\"generate\">LLM rows (run by generate)</h2>",
+           '<p class="small">Medians over the timed generate calls, as vLLM\'s bench and optimum-benchmark print '
+           "them: time to first token, time per output token after it, inter-token latency percentiles, decode "
+           "tokens per second and its memory bandwidth as a fraction of the machine's measured one "
+           "(docs/generation.md).</p>",
+           '<table id="generate-figures"><thead><tr><th>Model</th><th>Backend</th>'
+           + "".join(f"<th>{esc(h)}</th>" for h in heads) + "</tr></thead><tbody>"]
+    for model, backend, figures in sorted(found):
+        out.append(f"<tr><td>{esc(model)}</td><td>{esc(backend)}</td>"
+                   + "".join(f'<td class="num">{esc(figures.get(label, ""))}</td>' for label in labels) + "</tr>")
+    out.append("</tbody></table>")
+    return "\n".join(out)
+
+
 def _over_time_section(over_time: reports.Table, runs: int, fig_width: float, fig_height: float, said: Notes) -> str:
     """The geomean speedup per run, from two runs on; with one run, a line on why there is no plot (one run is
     one column of points: the geomeans table above says it all)."""
@@ -313,6 +341,7 @@ def render(options: Options, page_path: Optional[str], fig_width: float, fig_hei
         # Its per-backend notes name the same newest run as the geomeans' do: said once.
         *said.html([note.replace("(newest run", "(run") for note in latest.notes]),
         _models_section(analysis, results_dir, page_dir),
+        _generate_section(analysis),
         roofline_report.section(analysis, lambda table: _svg(table, fig_width, fig_height)),
     ]
     return (html_style.head(esc(title)) + "\n".join(body)

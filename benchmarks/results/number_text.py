@@ -78,3 +78,29 @@ def beside_speedup(record: dict) -> list:
     if fraction is not None:
         out.append(f"roofline {percent(fraction)}")
     return out
+
+
+# A generate run's figures as vLLM's bench and optimum-benchmark print them: (label, metric, unit, factor).
+GENERATE_FIGURES = (("TTFT", "time_to_first_token", "ms", 1e3), ("TPOT", "time_per_output_token", "ms", 1e3),
+                    ("ITL p50", "inter_token_latency_p50", "ms", 1e3), ("ITL p99", "inter_token_latency_p99", "ms", 1e3),
+                    ("tokens/s", "decode_tokens_per_second", "tokens/s", 1.0))
+
+
+def generate_figures(m) -> list:
+    """An LLM row's figures (a Measurement of a generate run), medians over its timed calls, each with its unit:
+    [(label, '4.10 ms'), ..., ('tokens/s', '432 tokens/s'), ('bandwidth', '0.75%'), ('generate', '54.4 ms')]; [] for a
+    record not run by generate."""
+    from benchmarks.results import decode_bandwidth
+
+    if m.median("generate_time") is None:
+        return []
+    out = []
+    for label, name, unit, factor in GENERATE_FIGURES:
+        value = m.median(name)
+        if value is not None:
+            out.append((label, f"{significant(value * factor)} {unit}"))
+    fraction = m.median(decode_bandwidth.FRACTION)
+    if fraction is not None:
+        out.append(("bandwidth", percent(fraction)))
+    out.append(("generate", f"{significant(m.median('generate_time') * 1e3)} ms"))
+    return out

@@ -92,30 +92,16 @@ def legend(marks: set) -> list:
     return out
 
 
-# A generate run's figures as vLLM's bench and optimum-benchmark print them: (label, metric, unit, factor).
-GENERATE_FIGURES = (("TTFT", "time_to_first_token", "ms", 1e3), ("TPOT", "time_per_output_token", "ms", 1e3),
-                    ("ITL p50", "inter_token_latency_p50", "ms", 1e3), ("p99", "inter_token_latency_p99", "ms", 1e3),
-                    ("", "decode_tokens_per_second", "tokens/s", 1.0))
-
-
 def generate_line(m) -> str:
     """An LLM row's figures, medians over its timed calls: `TTFT 4.10 ms, TPOT 2.31 ms, ITL p50 2.20 ms p99 3.10
-    ms, 432 tokens/s, bandwidth 0.75%, generate 54.4 ms`; '' for a record not run by generate."""
-    from benchmarks.results import decode_bandwidth
-
-    if m.median("generate_time") is None:
+    ms, 432 tokens/s, bandwidth 0.75% of the measured, generate 54.4 ms`; '' for a record not run by generate."""
+    figures = number_text.generate_figures(m)
+    if not figures:
         return ""
-    parts = []
-    for label, name, unit, factor in GENERATE_FIGURES:
-        value = m.median(name)
-        if value is not None:
-            parts.append(f"{label} {number_text.significant(value * factor)} {unit}".strip())
-    fraction = m.median(decode_bandwidth.FRACTION)
-    if fraction is not None:
-        parts.append(f"bandwidth {number_text.percent(fraction)} of the measured")
-    parts.append(f"generate {number_text.significant(m.median('generate_time') * 1e3)} ms")
-    text = ", ".join(parts).replace(" ms, p99", " ms p99")
-    return text
+    words = {"ITL p99": "p99", "tokens/s": "", "bandwidth": "bandwidth"}
+    parts = [f"{words.get(label, label)} {text}".strip() if label != "tokens/s" else text for label, text in figures]
+    parts = [part + " of the measured" if part.startswith("bandwidth") else part for part in parts]
+    return ", ".join(parts).replace(" ms, p99", " ms p99")
 
 
 def generate_lines(groups: dict) -> list:

@@ -63,3 +63,16 @@ def test_a_named_figure_is_printed_itself_in_its_unit_even_for_one_backend(tmp_p
                      "--format=csv", check_rc=0).stdout
     [row] = [r for r in csv.DictReader(io.StringIO(grid.lstrip("# "))) if r["ModelName"] == "Qwen/Qwen3-0.6B"]
     assert float(row["decode_tokens_per_second(Inductor[compile-forward,new16,prompt32]) [tokens/s]"]) > 100
+
+
+def test_the_page_shows_the_llm_rows_figures_as_vllm_prints_them(tmp_path):
+    page = tmp_path / "report.html"
+    call_tool("aggregate.py", LLM, "--accelerator=cpu", "--format=html", f"--output={page}", check_rc=0)
+    html = page.read_text(encoding="utf-8")
+    table = html[html.index('<table id="generate-figures">'):]
+    row = re.search(r"<tr><td>Qwen/Qwen3-0\.6B</td><td>Inductor\[compile-forward,new16,prompt32\]</td>(.*?)</tr>",
+                    table).group(1)
+    cells = re.findall(r'<td class="num">(.*?)</td>', row)
+    assert [c.split(" ", 1)[-1] if " " in c else c[-1] for c in cells] == ["ms", "ms", "ms", "ms", "tokens/s", "%",
+                                                                           "ms"], cells
+    assert cells[-1] == "36.6 ms"
