@@ -6,8 +6,13 @@ import csv
 import io
 import json
 import re
+import shutil
+
+import pytest
 
 from helpers import ROOT, call_tool
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 READS = ROOT / "tests" / "fixtures" / "reads"
 FAULTS = READS / "faults_verified.jsonl"
@@ -76,3 +81,28 @@ def test_the_page_shows_the_llm_rows_figures_as_vllm_prints_them(tmp_path):
     assert [c.split(" ", 1)[-1] if " " in c else c[-1] for c in cells] == ["ms", "ms", "ms", "ms", "tokens/s", "%",
                                                                            "ms"], cells
     assert cells[-1] == "36.6 ms"
+
+
+@pytest.mark.integration
+@pytest.mark.skipif(CHROMIUM is None, reason="no chromium on this machine (make browser installs Debian's)")
+def test_in_chromium_the_marks_the_labelled_geomeans_and_the_llm_figures_show(tmp_path):
+    playwright = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (requirements.txt)")
+    pages = {}
+    for name, path in (("faults", FAULTS), ("llm", LLM)):
+        pages[name] = tmp_path / f"{name}.html"
+        call_tool("aggregate.py", path, "--accelerator=cpu", "--format=html", f"--output={pages[name]}", check_rc=0)
+    with playwright.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 900})
+            page.goto(pages["faults"].as_uri())
+            rows = page.locator("#geomean tbody tr").all_inner_texts()
+            aot = next(r.split("\t") for r in rows if r.startswith("aot_eager"))
+            assert aot[3] == "6" and float(aot[4]) > float(aot[1]) and "✗ drifts_when_armed" in aot[5], aot
+            failed = page.locator("#models tbody tr", has_text="mask_differs_a_lot").inner_text()
+            assert "✗fail_accuracy" in failed and "0 breaks" in failed and "±" in failed, failed
+            page.goto(pages["llm"].as_uri())
+            figures = page.locator("#generate-figures tbody tr").all_inner_texts()
+            assert len(figures) == 2 and all("tokens/s" in row and " ms" in row and "%" in row for row in figures)
+        finally:
+            browser.close()
