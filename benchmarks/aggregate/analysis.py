@@ -21,7 +21,7 @@ from benchmarks.aggregate.inputs import CANONICAL_ORDER, NoData, check_backends,
     select_accelerator
 from benchmarks.config import axes
 from benchmarks.plumbing.cli_support import UsageError, unknown_name
-from benchmarks.results import against_eager, measurement, metric_catalog, metric_words, records, stats
+from benchmarks.results import accuracy_status, against_eager, measurement, metric_catalog, metric_words, records, stats
 from benchmarks.results.selection import TESTS, Selection
 
 log = logging.getLogger("benchmarks.aggregate")
@@ -138,9 +138,19 @@ class Cell:
     speedups: dict = dataclasses.field(default_factory=dict)
     paired: set = dataclasses.field(default_factory=set)  # workloads whose speedup is their own paired one
     left_out: dict = dataclasses.field(default_factory=dict)  # workload -> (reason, detail)
+    # workload -> the accuracy status of a speedup whose config's outputs failed their check (accuracy_status.failed):
+    # still in `speedups` and the geomean, as upstream's, and marked wherever it is shown
+    failed: dict = dataclasses.field(default_factory=dict)
+    # workload -> the figure itself in its unit (--metric naming a figure: 309 tokens/s), beside its speedup
+    figures: dict = dataclasses.field(default_factory=dict)
 
     def summary(self) -> Optional[tuple]:
         return stats.geomean(list(self.speedups.values())) if self.speedups else None
+
+    def passing_summary(self) -> Optional[tuple]:
+        """The geomean over the speedups whose configs did not fail their check (the dashboard's rule)."""
+        kept = [value for workload, value in self.speedups.items() if workload not in self.failed]
+        return stats.geomean(kept) if kept else None
 
     def percentiles(self) -> Optional[list]:
         return stats.percentiles([v for v, _ in self.speedups.values()], PERCENTILES) if self.speedups else None
@@ -311,6 +321,12 @@ def compute(rows: list, options: Options, backends: list, accelerator: str, base
             if pairs:
                 # Batch sizes of one model combine by geomean (upstream does so even for one).
                 cell.speedups[workload] = stats.geomean(pairs)
+                figure = figure_of(group, options.metric)
+                if figure is not None:
+                    cell.figures[workload] = figure
+                verdict = failed_verdict(group)
+                if verdict:
+                    cell.failed[workload] = verdict
             else:
                 cell.left_out[workload] = left_out_reason(group)
         cells[key] = cell
@@ -321,6 +337,29 @@ def compute(rows: list, options: Options, backends: list, accelerator: str, base
                 if workload not in cell.speedups and workload not in cell.left_out:
                     cell.left_out[workload] = ("missing", None)
     return Analysis(options, backends, accelerator, timestamps, cells, workload_labels(rows), universe, rows)
+
+
+def figure_of(rows: list, metric: str) -> Optional[float]:
+    """A named figure's value itself for a workload (its batch sizes' geomean, in the metric's unit: a rate as a
+    rate), or None for the time and compile words (their speedup is the report)."""
+    if metric not in metric_catalog.speedup_metrics():
+        return None
+    values = [r.value for r in rows if r.value is not None]
+    if not values:
+        return None
+    value = math.exp(sum(math.log(v) for v in values) / len(values))
+    return 1.0 / value if metric_catalog.higher_is_better(metric) else value
+
+
+def failed_verdict(rows: list):
+    """The first failing accuracy status of the ok records a workload's speedup is made of (every round, every batch
+    size), or None: a speedup from outputs that failed their check is no win."""
+    for row in rows:
+        for m in row.pooled or ([row.measurement] if row.status == records.RecordStatus.OK else []):
+            verdict = m.accuracy
+            if accuracy_status.failed(verdict):
+                return verdict
+    return None
 
 
 def left_out_reason(rows: list) -> tuple:

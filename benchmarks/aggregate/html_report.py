@@ -21,7 +21,7 @@ from typing import Optional
 from benchmarks.aggregate import dashboard, inputs, notes, reports, roofline_report
 from benchmarks.aggregate.analysis import Analysis, Options, prepare
 from benchmarks.config.rerun_command import trusted_rerun
-from benchmarks.results import accuracy_status, html_style, page_links, records
+from benchmarks.results import accuracy_status, html_style, number_text, page_links, records
 from benchmarks.results.html_style import esc  # html_style: the look history's pages share
 
 
@@ -112,22 +112,39 @@ def _facts_section(analysis: Analysis) -> str:
 
 
 def _geomean_section(grouped: reports.Table, analysis: Analysis, said: Notes) -> str:
-    geomean = grouped.rows[-1]
-    counts = [sum(1 for row in grouped.rows[:-1] if row[1 + 2 * i] is not None) for i in range(len(analysis.backends))]
+    """Each backend's geomean speedup, labelled with the records it covers: over every model with a speedup (as
+    upstream's reports count them, failed checks included and marked), and over those whose check did not fail (the
+    dashboard's rule: the dashboard above gives that one)."""
+    runs = reports.newest_runs(analysis, analysis.backends)
+    cells = [reports.merged_cell(analysis, backend, runs) for backend in analysis.backends]
+    any_failed = any(cell.failed for cell in cells)
     out = ["<h2>Geomean speedup over the baseline</h2>",
            f'<p class="small">{esc(grouped.title.splitlines()[0])}. Speedup = baseline time / backend time: '
-           "above 1 is faster.</p>",
-           '<table id="geomean"><thead><tr><th>Backend</th><th>Geomean speedup</th><th>StdDev</th>'
-           "<th>Models</th></tr></thead><tbody>"]
-    for i, backend in enumerate(analysis.backends):
-        value, error = geomean[1 + 2 * i], geomean[2 + 2 * i]
+           "above 1 is faster. <b>All models</b>: every model with a speedup, whether or not its outputs passed a "
+           "check (unchecked ones are not checked, failed ones count too and are marked "
+           f"{esc(number_text.FAILED_MARK)}); <b>passing only</b>: without the models whose check failed, the "
+           "dashboard's rule (its geomean also leaves out the configs never checked).</p>",
+           '<table id="geomean"><thead><tr><th>Backend</th><th>Geomean speedup, all models</th><th>StdDev</th>'
+           "<th>Models</th><th>Geomean speedup, passing only</th><th>Models failing their check</th></tr></thead>"
+           "<tbody>"]
+    for backend, cell in zip(analysis.backends, cells):
+        value, error = cell.summary() or (None, None)
+        passing = cell.passing_summary()
+        failed = ", ".join(f"{analysis.labels[w]} ({v})" for w, v in sorted(cell.failed.items(), key=lambda i: str(i)))
         out.append(f'<tr><td>{esc(inputs.backend_title(backend))}</td>'
                    f'<td class="num" data-backend="{esc(backend)}">{"" if value is None else f"{value:.4f}"}</td>'
                    f'<td class="num">{"" if error is None else f"{error:.4f}"}</td>'
-                   f'<td class="num">{counts[i]}</td></tr>')
+                   f'<td class="num">{len(cell.speedups)}</td>'
+                   f'<td class="num">{"" if passing is None else f"{passing[0]:.4f}"}</td>'
+                   f'<td class="{"failed" if failed else "msg"}">'
+                   f'{esc(number_text.FAILED_MARK + " " + failed) if failed else "none" if any_failed else ""}</td></tr>')
     out.append("</tbody></table>")
     out += said.html(grouped.notes)
     return "\n".join(out)
+
+
+# The dashboard's column names as the page writes them: which configs its geomean covers.
+DASHBOARD_HEADS = {"GeomeanSpeedup": "GeomeanSpeedup (passing configs)"}
 
 
 def _dashboard_section(table: reports.Table, runs: int, fig_width: float, fig_height: float, said: Notes) -> str:
@@ -138,7 +155,9 @@ def _dashboard_section(table: reports.Table, runs: int, fig_width: float, fig_he
     first_figure = columns.index("PassRate(%)") + 1
     head = columns[1:columns.index("Passed")] + ["Pass rate"] + columns[first_figure:]
     out = ['<h2 id="dashboard">Dashboard' + (f" ({esc(newest[0][0])} UTC)" if newest else "") + "</h2>",
-           '<table class="dashboard"><thead><tr>' + "".join(f"<th>{esc(h)}</th>" for h in head)
+           '<p class="small">Its figures (geomean speedup, compile latency, ...) are over the configs that passed '
+           "their check, as PyTorch's dashboard computes them; the geomeans below also give one over every model.</p>",
+           '<table class="dashboard"><thead><tr>' + "".join(f"<th>{esc(DASHBOARD_HEADS.get(h, h))}</th>" for h in head)
            + "</tr></thead><tbody>"]
     for row in newest:
         passed, total, rate = row[columns.index("Passed")], row[columns.index("Total")], row[first_figure - 1]
@@ -198,9 +217,12 @@ def _cell(row: Optional[inputs.Row], speedup, results_dir: str, page_dir: str, v
     verification = [_verdict_cell(record)] * verified
     if row.status == records.RecordStatus.OK and row.value is not None:
         ms = row.value * 1e3
-        speed = "" if speedup is None else f"{speedup:.3f}"
-        return [f'<td class="num" data-sort="{ms:.6g}">{ms:.3f}</td>',
-                f'<td class="num" data-sort="{speed}">{speed}</td>'] + verification
+        speed = "" if speedup is None else number_text.significant(speedup, 4)
+        verdict = accuracy_status.derive(record)
+        mark = (f' <span class="failed">{esc(number_text.FAILED_MARK + verdict)}</span>'
+                if accuracy_status.failed(verdict) and speed else "")
+        return [f'<td class="num" data-sort="{ms:.6g}">{ms:.3f}{_spread(row)}</td>',
+                f'<td class="num" data-sort="{speed}">{speed}{mark}{_beside(record)}</td>'] + verification
     error = record.get("error") or {}
     kind = "skipped" if row.status == records.RecordStatus.SKIP else "failed"
     message = records.short_message(str(error.get("message") or row.why or ""), 200)
@@ -209,6 +231,19 @@ def _cell(row: Optional[inputs.Row], speedup, results_dir: str, page_dir: str, v
             f'{_log_link(record, results_dir, page_dir)}<div class="msg">{esc(message)}</div>{_rerun(record)}')
     # No colspan: every row keeps one cell per column, so that sorting reads the same column in each.
     return [f'<td data-sort="{esc(row.status)}">{text}</td>', '<td class="num" data-sort=""></td>'] + verification
+
+
+def _spread(row: inputs.Row) -> str:
+    """A cell's spread over its timed runs (every round pooled), with pyperf's unstable mark."""
+    values = [float(v) for m in row.pooled for v in (m.per_iter_time() if m.per_iter_time() is not None else [])]
+    text, unstable = number_text.spread(values)
+    return f' <span class="small">{esc(text)}{number_text.UNSTABLE_MARK * unstable}</span>' if text else ""
+
+
+def _beside(record: dict) -> str:
+    """Graph breaks and the roofline fraction beside a speedup (runner/summary_table.py's words)."""
+    found = number_text.beside_speedup(record)
+    return f' <span class="small">({esc(", ".join(found))})</span>' if found else ""
 
 
 def _models_section(analysis: Analysis, results_dir: str, page_dir: str) -> str:
@@ -237,6 +272,34 @@ def _models_section(analysis: Analysis, results_dir: str, page_dir: str) -> str:
             cells_html += _cell(row, speedup, results_dir, page_dir, verified[backend])
         out.append("<tr>" + "".join(cells_html) + "</tr>")
     out.append("</tbody></table></div>")
+    return "\n".join(out)
+
+
+def _generate_section(analysis: Analysis) -> str:
+    """The LLM rows of the newest run (run by generate): their figures as vLLM's bench and optimum-benchmark print
+    them (TTFT, TPOT, ITL p50/p99, tokens/s, the decode bandwidth fraction), not only the whole generate call."""
+    runs = reports.newest_runs(analysis, analysis.backends)
+    found = []
+    for row in analysis.rows:
+        if runs.get(row.workload[0]) == row.timestamp and row.pooled:
+            figures = dict(number_text.generate_figures(row.pooled[-1]))
+            if figures:
+                found.append((analysis.labels[row.workload], inputs.backend_title(row.backend), figures))
+    if not found:
+        return ""
+    labels = ("TTFT", "TPOT", "ITL p50", "ITL p99", "tokens/s", "bandwidth", "generate")
+    heads = ("TTFT", "TPOT", "ITL p50", "ITL p99", "Decode", "Bandwidth (of the measured)", "Whole generate")
+    out = ["<h2 id=\"generate\">LLM rows (run by generate)</h2>",
+           '<p class="small">Medians over the timed generate calls, as vLLM\'s bench and optimum-benchmark print '
+           "them: time to first token, time per output token after it, inter-token latency percentiles, decode "
+           "tokens per second and its memory bandwidth as a fraction of the machine's measured one "
+           "(docs/generation.md).</p>",
+           '<table id="generate-figures"><thead><tr><th>Model</th><th>Backend</th>'
+           + "".join(f"<th>{esc(h)}</th>" for h in heads) + "</tr></thead><tbody>"]
+    for model, backend, figures in sorted(found):
+        out.append(f"<tr><td>{esc(model)}</td><td>{esc(backend)}</td>"
+                   + "".join(f'<td class="num">{esc(figures.get(label, ""))}</td>' for label in labels) + "</tr>")
+    out.append("</tbody></table>")
     return "\n".join(out)
 
 
@@ -278,6 +341,7 @@ def render(options: Options, page_path: Optional[str], fig_width: float, fig_hei
         # Its per-backend notes name the same newest run as the geomeans' do: said once.
         *said.html([note.replace("(newest run", "(run") for note in latest.notes]),
         _models_section(analysis, results_dir, page_dir),
+        _generate_section(analysis),
         roofline_report.section(analysis, lambda table: _svg(table, fig_width, fig_height)),
     ]
     return (html_style.head(esc(title)) + "\n".join(body)

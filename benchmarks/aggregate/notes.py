@@ -6,7 +6,7 @@ from __future__ import annotations
 from benchmarks.aggregate.analysis import WARMUP, Analysis, Cell
 from benchmarks.aggregate.inputs import backend_title, utc_text
 from benchmarks.config import axes
-from benchmarks.results import metric_catalog
+from benchmarks.results import metric_catalog, number_text
 from benchmarks.results.accuracy_status import AccuracyStatus
 
 # Reasons a model is left out of a backend's numbers, in the order the notes list them.
@@ -95,6 +95,17 @@ def cell_note(analysis: Analysis, title: str, cell: Cell, where: str) -> str:
     if cell.paired:  # --speedup=paired: the config's own eager runs, alternating with the backend's
         text += (f"; paired: {len(cell.paired)} model{'s' if len(cell.paired) != 1 else ''}, speedup from "
                  "eager/backend ratios of alternating runs in one process, not from the baseline's result")
+    if cell.figures:  # --metric naming a figure: the figure itself, in its unit, not only a ratio of two
+        values = sorted(cell.figures.values())
+        unit = metric_catalog.get(analysis.options.metric).unit
+        text += (f"; {analysis.options.metric} itself: " + (
+            f"{number_text.significant(values[0])} {unit}" if len(values) == 1 else
+            f"{number_text.significant(values[0])} to {number_text.significant(values[-1])} {unit} over its models"))
+    if cell.failed:  # counted, as upstream counts them, and said: a speedup from wrong outputs is no win
+        passing = cell.passing_summary()
+        text += (f"; {len(cell.failed)} failed their check ({number_text.FAILED_MARK}: "
+                 f"{_names([analysis.labels[w] for w in sorted(cell.failed, key=str)])}), in its geomean; over the "
+                 "passing ones only (the dashboard's rule): " + (f"{passing[0]:.4g}" if passing else "none"))
     left = left_out_text(cell.left_out, analysis.labels)
     return text + (f"; left out: {left}" if left else "")
 

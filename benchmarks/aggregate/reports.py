@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import math
 from datetime import datetime, timezone
+from typing import Optional
 
 from benchmarks.aggregate import dashboard
 from benchmarks.aggregate.analysis import PERCENTILES, Analysis, Cell, Options, prepare
 from benchmarks.aggregate.inputs import NoData, backend_title, utc_text
+from benchmarks.results import metric_catalog, number_text
 from benchmarks.aggregate.notes import cell_note, dashboard_notes, dashboard_title, method_notes, metric_word, \
     plot_title, runs_text, sentence, series_notes
 
@@ -136,6 +139,8 @@ def merged_cell(analysis: Analysis, backend: str, runs: dict) -> Cell:
         source = analysis.cell(ts, backend)
         cell.speedups.update((w, v) for w, v in source.speedups.items() if w[0] == accel)
         cell.left_out.update((w, v) for w, v in source.left_out.items() if w[0] == accel)
+        cell.failed.update((w, v) for w, v in source.failed.items() if w[0] == accel)
+        cell.figures.update((w, v) for w, v in source.figures.items() if w[0] == accel)
     return cell
 
 
@@ -168,19 +173,22 @@ def report_latest(analysis: Analysis) -> Table:
 
 
 def report_latest_grouped(analysis: Analysis) -> Table:
-    columns, tab_columns = ["ModelName"], ["ModelName"]
-    for backend in analysis.backends:
-        columns += [speedup_header(analysis, backend, False), "StdDev"]
-        tab_columns += [speedup_header(analysis, backend, True), "StdDev"]
     # One run for all backends (per accelerator), so each row compares like with like.
     runs = newest_runs(analysis, analysis.backends)
+    cells = [merged_cell(analysis, backend, runs) for backend in analysis.backends]
+    columns, tab_columns = ["ModelName"], ["ModelName"]
+    for backend, cell in zip(analysis.backends, cells):
+        named = figure_header(analysis, backend)
+        columns += [speedup_header(analysis, backend, False), "StdDev"] + [
+            f"Failed({backend_title(backend)})"] * bool(cell.failed) + list(named[:1])
+        tab_columns += [speedup_header(analysis, backend, True), "StdDev"] + ["Failed\ncheck"] * bool(cell.failed) + \
+            list(named[1:])
     notes = method_notes(analysis)
     for accel, ts in sorted(runs.items()):
         newest = max(t for t in analysis.timestamps if any(w[0] == accel for w in analysis.universe[t]))
         if newest != ts:
             log.warning("the newest run on %s (%s) has no speedups for the selected backends; reporting %s",
                         accel, utc_text(newest), utc_text(ts))
-    cells = [merged_cell(analysis, backend, runs) for backend in analysis.backends]
     workloads = sorted((w for accel, ts in runs.items() for w in analysis.universe[ts] if w[0] == accel),
                        key=lambda w: (analysis.labels[w].casefold(), analysis.labels[w]))
     rows = []
@@ -188,20 +196,46 @@ def report_latest_grouped(analysis: Analysis) -> Table:
         row = [analysis.labels[workload]]
         for cell in cells:
             value, error = cell.speedups.get(workload, (None, None))
-            row += [_round(value), _round(error)]
+            row += [_round(value), _round(error)] + [failed_text(cell.failed.get(workload))] * bool(cell.failed)
+            row += [_round(cell.figures.get(workload))] * bool(figure_header(analysis, ""))
         rows.append(row)
     geomean_row = ["GEOMEAN"]
     for cell in cells:
         summary = cell.summary()
         geomean_row += [None, None] if summary is None else [_round(summary[0]), _round(summary[1])]
+        geomean_row += [f"{number_text.FAILED_MARK} {len(cell.failed)} in it"] * bool(cell.failed)
+        geomean_row += [_round(figure_geomean(cell))] * bool(figure_header(analysis, ""))
     rows.append(geomean_row)
     for backend, cell in zip(analysis.backends, cells):
         notes.append(cell_note(analysis, backend_title(backend), cell, runs_text(runs)))
+    if any(cell.failed for cell in cells):
+        notes.append(number_text.FAILED_LEGEND)
+    speedup_at = [columns.index(speedup_header(analysis, b, False)) for b in analysis.backends]
     plot = {"kind": "grouped", "names": [r[0] for r in rows], "series": [
-        {"label": backend_title(b), "y": [r[1 + 2 * i] for r in rows], "yerr": [r[2 + 2 * i] for r in rows]}
-        for i, b in enumerate(analysis.backends)], "xlabel": sentence(f"{metric_word(analysis)}speedup")}
+        {"label": backend_title(b), "y": [r[i] for r in rows], "yerr": [r[i + 1] for r in rows]}
+        for i, b in zip(speedup_at, analysis.backends)], "xlabel": sentence(f"{metric_word(analysis)}speedup")}
     return Table("latest_grouped", columns, tab_columns, rows, notes,
                  plot_title(analysis, "{m}speedup per model", runs_text(runs)), plot)
+
+
+def figure_header(analysis: Analysis, backend: str) -> tuple:
+    """(CSV, grid) names of the column of a named figure itself (--metric=decode_tokens_per_second: the tokens/s
+    beside their speedup), or () for the time and compile words."""
+    metric = analysis.options.metric
+    if metric not in metric_catalog.speedup_metrics():
+        return ()
+    unit = metric_catalog.get(metric).unit
+    return f"{metric}({backend_title(backend)}) [{unit}]", f"{metric}\n[{unit}]"
+
+
+def figure_geomean(cell: Cell) -> Optional[float]:
+    values = [v for v in cell.figures.values() if v and v > 0]
+    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else None
+
+
+def failed_text(verdict) -> Optional[str]:
+    """The Failed cell of a speedup whose config failed its check: `✗fail_accuracy`; None for one that did not."""
+    return None if verdict is None else f"{number_text.FAILED_MARK}{verdict}"
 
 
 # The dashboard's figures: (csv column, tab column, Line attribute, factor), after the pass counts.

@@ -32,6 +32,9 @@ ROUND_COLUMN = "round"
 # microbench's dtype) become experiment_<key> columns after the fixed ones: rows of two configs always
 # differ somewhere. Upstream's obsolete experiment_name (always "run_all") does not.
 EXPERIMENT_PREFIX = "experiment_"
+# The config's backend as aggregate.py and compare.py name it (upstream's: eager, inductor, openxla+dynamo,
+# openxla+lazytensor, or the dynamo backend's name), before the experiment_<key> columns: one column to group by.
+BACKEND_COLUMN = "backend"
 # The graph-break reasons (one cell) and dynamo's compile seconds by phase (a column each: numbers a spreadsheet
 # sorts and sums) of the record's `dynamo_stats` (results/dynamo_stats.py): columns where some record of the range
 # has dynamo_stats, after the experiment_<key> ones.
@@ -69,6 +72,8 @@ def _column_key(name: str) -> tuple:
         return (0, _FIXED_INDEX[name])
     if name == ROUND_COLUMN:
         return (0, len(FIXED_COLUMNS), "")
+    if name == BACKEND_COLUMN:
+        return (0, len(FIXED_COLUMNS), "", 1)
     if name.startswith(EXPERIMENT_PREFIX):
         return (0, len(FIXED_COLUMNS), name)
     if name in _DYNAMO_INDEX:

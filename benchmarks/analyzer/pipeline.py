@@ -36,7 +36,7 @@ import tempfile
 from typing import Optional
 
 from benchmarks.analyzer import compiled_reader
-from benchmarks.analyzer.columns import (DYNAMO_COLUMNS, ENV_COLUMNS, EXPERIMENT_PREFIX, FIXED_COLUMNS, ROUND_COLUMN,
+from benchmarks.analyzer.columns import (BACKEND_COLUMN, DYNAMO_COLUMNS, ENV_COLUMNS, EXPERIMENT_PREFIX, FIXED_COLUMNS, ROUND_COLUMN,
                                          UPSTREAM_COLUMNS, order_columns)
 from benchmarks.analyzer.problems import Problems
 from benchmarks.analyzer.range_reader import read_range
@@ -111,12 +111,13 @@ def process_chunk(task: ChunkTask) -> ChunkResult:
         try:
             n_lines, table = _read_range(task, problems)
             headline, units = table.compute()
-            columns = (FIXED_COLUMNS + (ROUND_COLUMN,) * table.has_round
+            columns = (FIXED_COLUMNS + (ROUND_COLUMN,) * table.has_round + (BACKEND_COLUMN,)
                        + tuple(EXPERIMENT_PREFIX + key for key in table.experiment_keys)
                        + DYNAMO_COLUMNS * table.has_dynamo_stats
                        + tuple(name for names, _, _ in units for name in names) + ENV_COLUMNS)
             if task.want_csv and table.lines:
                 csv_rows = table.csv_rows(headline, units, task.compiled)
+                columns = table.kept_columns  # the columns of ours empty in every row of the range left out
             if task.want_jsonl and table.lines:
                 jsonl_rows = b"".join(table.json_lines(headline, units))
         finally:

@@ -11,17 +11,19 @@ from typing import Any, NamedTuple, Optional
 import numpy as np
 import orjson
 
-from benchmarks.analyzer import range_reader, refusals
+from benchmarks.analyzer import kept_columns, range_reader, refusals
 from benchmarks.analyzer.cells import cell, cells, combinations, join_rows, numbers_piece, statistics_cells
-from benchmarks.analyzer.columns import (DYNAMO_COLUMNS, ENV_COLUMNS, ENV_KEYS, EXPERIMENT_PREFIX, OUR_COLUMNS,
+from benchmarks.analyzer.columns import (BACKEND_COLUMN, DYNAMO_COLUMNS, ENV_COLUMNS, ENV_KEYS, EXPERIMENT_PREFIX, OUR_COLUMNS,
                                          RECORD_VALUE_COLUMNS, ROUND_COLUMN, STATISTICS, UPSTREAM_COLUMNS,
                                          metric_columns, metric_rank)
+from benchmarks.analyzer.kept_columns import Piece
 from benchmarks.analyzer.problems import Problems
 from benchmarks.analyzer.range_reader import (K_ARTIFACTS, K_DYNAMO_STATS, K_ENVIRONMENT, K_ERROR, K_EXPERIMENT,
                                               K_ITERATIONS, K_METRICS, K_MODEL, K_OUTPUTS, K_RECORD_VALUES, K_REL_ERROR, K_REPEAT,
                                               K_ROUND, K_STATUS, K_TIMESTAMP, K_VERIFICATION, K_WARMUP, LINE_BLANK,
                                               RangeRead)
 from benchmarks.results import accuracy_status, dynamo_stats, record_check, records, stats
+from benchmarks.results.measurement import Measurement
 
 # Upstream's analyzer drops one sample from mean/std of records without a warm-up (ours have one).
 SKIP_WITHOUT_WARMUP = 1
@@ -67,6 +69,7 @@ class ExperimentEntry(NamedTuple):
     dynamo: bool
     extra: dict
     extra_cells: dict
+    backend: bytes  # the backend column's cell: upstream's name (eager, inductor, openxla+dynamo, aot_eager, ...)
 
 
 class PlainEntry(NamedTuple):
@@ -123,7 +126,9 @@ def _experiment_entry(experiment: dict) -> ExperimentEntry:
     values = tuple(map(experiment.get, _EXPERIMENT_KEYS))
     extra = {key: value for key, value in experiment.items() if key not in _NOT_EXTRA_EXPERIMENT_KEYS}
     extra_cells = {key: cell(value).encode() for key, value in extra.items()}
-    return ExperimentEntry(values, cells(values).encode(), bool(values[2]), bool(values[4]), extra, extra_cells)
+    backend = Measurement({"experiment": experiment}).base_backend
+    return ExperimentEntry(values, cells(values).encode(), bool(values[2]), bool(values[4]), extra, extra_cells,
+                           cell(backend).encode())
 
 
 def _plain_entry(value) -> PlainEntry:
@@ -281,6 +286,7 @@ class RangeRows:
         self.experiment_keys = []  # the configs' keys beyond upstream's, sorted: experiment_<key> columns
         self.has_round = False  # some record has `round` (--rounds): a round column
         self.has_dynamo_stats = False  # some record has `dynamo_stats`: the DYNAMO_COLUMNS
+        self.kept_columns = ()  # the CSV rows' columns (csv_rows: the empty ones of ours left out)
         self.skips = np.zeros(0, dtype=np.intp)
         self.statuses = {}
         self.blocks = {}  # (metric, samples per record) -> [(rows, 2-D samples)]
@@ -503,6 +509,10 @@ class RangeRows:
         for name, source in aliases.items():
             if source in parts:
                 parts[name] = parts[source]
+        if "compile_time" in parts:
+            parts["compile_time"] = self._compiled_only(parts["compile_time"])
+            if not parts["compile_time"]:
+                del parts["compile_time"]
         for metric, column in (("total_time", _MEDIAN), ("per_iter_time", _MEDIAN), ("trace_per_iter_time", _MEDIAN),
                                ("total_time", _MAX)):
             target = total_max if column == _MAX else medians[metric]
@@ -528,6 +538,18 @@ class RangeRows:
         headline[:, 4] = np.where(dynamo, compile_time, np.nan)
         return headline, units
 
+    def _compiled_only(self, pieces: list) -> list:
+        """A generate run's compile_time (its first call beyond a steady one) of the rows that compile (dynamo or
+        XLA), at least 0: an eager record written before child/generation.first_call_excess had one, noise that
+        could be negative, and its cells are left empty."""
+        compiles = self.xla | self.dynamo
+        kept = []
+        for rows, table in pieces:
+            keep = compiles[rows]
+            if keep.any():
+                kept.append((rows[keep], np.maximum(table[keep], 0.0)))
+        return kept
+
     @staticmethod
     def _unit_table(pieces: list, kept: tuple) -> tuple:
         rows = np.concatenate([r for r, _ in pieces]) if len(pieces) > 1 else pieces[0][0]
@@ -540,25 +562,40 @@ class RangeRows:
 
     def csv_rows(self, headline: np.ndarray, units: list, compiled: bool) -> bytes:
         """The CSV rows, each ending with a newline: each distinct value's cells formatted once, joined by
-        the rows' indexes."""
+        the rows' indexes; the columns of ours that no row has a value in are left out (kept_columns.py), and
+        `kept_columns` names the ones written."""
         n, ids, plain, outcome_ids = len(self.lines), self.ids, self.plain, self.outcome_ids
         outcomes = [entry or _NO_OUTCOME for entry in self.outcomes]
         models, experiments, environments = (self.entries[k] for k in (K_MODEL, K_EXPERIMENT, K_ENVIRONMENT))
-        pieces = [(plain[K_TIMESTAMP], ids[K_TIMESTAMP]), (_texts(models), ids[K_MODEL]),
-                  (_texts(experiments), ids[K_EXPERIMENT]), ([entry.run_text for entry in outcomes], outcome_ids),
-                  ([cell(entry.message).encode() for entry in outcomes], outcome_ids), numbers_piece(headline),
-                  ([entry.segment_text for entry in outcomes], outcome_ids), (plain[K_REL_ERROR], ids[K_REL_ERROR]),
-                  ([entry.warmup_text for entry in outcomes], outcome_ids)]
-        pieces += [(plain[k], ids[k]) for k in K_RECORD_VALUES + ((K_ROUND,) if self.has_round else ())]
-        pieces += [([entry.extra_cells.get(key, b"") if entry else b"" for entry in experiments], ids[K_EXPERIMENT])
+        up = UPSTREAM_COLUMNS
+        pieces = [Piece(up[:1], (plain[K_TIMESTAMP], ids[K_TIMESTAMP])), Piece(up[1:3], (_texts(models), ids[K_MODEL])),
+                  Piece(up[3:11], (_texts(experiments), ids[K_EXPERIMENT])),
+                  Piece(up[11:13], ([entry.run_text for entry in outcomes], outcome_ids)),
+                  Piece(up[13:14], ([cell(entry.message).encode() for entry in outcomes], outcome_ids)),
+                  Piece(_HEADLINE, numbers_piece(headline)),
+                  Piece(_SEGMENT_B1, ([entry.segment_text for entry in outcomes], outcome_ids),
+                        [None if entry.row is None else entry.row[2:7] for entry in outcomes]),
+                  Piece(("verification_mean_rel_error",), (plain[K_REL_ERROR], ids[K_REL_ERROR])),
+                  Piece(("warmup",), ([entry.warmup_text for entry in outcomes], outcome_ids))]
+        pieces += [Piece((name,), (plain[k], ids[k])) for name, k in zip(RECORD_VALUE_COLUMNS, K_RECORD_VALUES)]
+        pieces += [Piece((ROUND_COLUMN,), (plain[K_ROUND], ids[K_ROUND]))] * self.has_round
+        pieces.append(Piece((BACKEND_COLUMN,), ([entry.backend if entry else b"" for entry in experiments],
+                                                ids[K_EXPERIMENT])))
+        pieces += [Piece((EXPERIMENT_PREFIX + key,), ([entry.extra_cells.get(key, b"") if entry else b""
+                                                       for entry in experiments], ids[K_EXPERIMENT]))
                    for key in self.experiment_keys]
         if self.has_dynamo_stats:
-            pieces.append(([(entry or _NO_DYNAMO_STATS).text for entry in self.entries[K_DYNAMO_STATS]],
-                           ids[K_DYNAMO_STATS]))
+            found = [entry or _NO_DYNAMO_STATS for entry in self.entries[K_DYNAMO_STATS]]
+            pieces.append(Piece(DYNAMO_COLUMNS, ([entry.text for entry in found], ids[K_DYNAMO_STATS]),
+                                [entry.values for entry in found]))
         if units:
-            pieces.append(statistics_cells(n, units, compiled))
-        pieces.append((_texts(environments), ids[K_ENVIRONMENT]))
-        return join_rows(pieces, n, False, compiled)
+            pieces.append(Piece(tuple(name for names, _, _ in units for name in names),
+                                statistics_cells(n, units, compiled)))
+        pieces.append(Piece(ENV_COLUMNS, (_texts(environments), ids[K_ENVIRONMENT]),
+                            [entry.values if entry else None for entry in environments]))
+        pieces = kept_columns.prune(pieces)
+        self.kept_columns = tuple(name for piece in pieces for name in piece.names)
+        return join_rows([piece.piece for piece in pieces], n, False, compiled)
 
     def json_lines(self, headline: np.ndarray, units: list) -> list:
         """One object per row: every fixed and environment column (null when unknown), and the statistics
@@ -589,6 +626,7 @@ class RangeRows:
                 row[name] = values[k][self.ids[k][position]]
             if self.has_round:
                 row[ROUND_COLUMN] = values[K_ROUND][self.ids[K_ROUND][position]]
+            row[BACKEND_COLUMN] = entries[K_EXPERIMENT][experiment].backend.decode()
             extra = entries[K_EXPERIMENT][experiment].extra
             row.update((EXPERIMENT_PREFIX + key, extra.get(key)) for key in self.experiment_keys)
             if self.has_dynamo_stats:

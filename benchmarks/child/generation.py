@@ -221,6 +221,15 @@ def pooled_itl(calls: list) -> dict:
             **{name: [percentile(gaps, fraction)] for name, fraction in POOLED_ITL_PERCENTILES.items()}}
 
 
+def first_call_excess(experiment, warmup_times: list, generate_times: list) -> dict:
+    """{"compile_time": [the first call's seconds beyond a steady one's]} of a config that compiles (dynamo or
+    PyTorch/XLA), never below 0 (a first call as fast as a steady one compiled nothing that took time); {} for eager,
+    which compiles nothing (its first call minus the median is only noise, and was negative on a busy machine)."""
+    if not (experiment.dynamo or experiment.xla) or not warmup_times or not generate_times:
+        return {}
+    return {"compile_time": [max(0.0, warmup_times[0] - statistics.median(generate_times))]}
+
+
 class TokenCountError(RuntimeError):
     """generate made another number of new tokens than was asked."""
 
@@ -282,8 +291,7 @@ def measure(step: Callable, bm, experiment, repeat: int, warmup: int,
                                              else device_memory.process_peak_rss())
     except (MemoryError, torch.OutOfMemoryError) as exc:
         raise generation.out_of_memory(exc, bm.batch_size) from None
-    if metrics["warmup_time"] and metrics["generate_time"]:
-        metrics["compile_time"] = [metrics["warmup_time"][0] - statistics.median(metrics["generate_time"])]
+    metrics.update(first_call_excess(experiment, metrics["warmup_time"], metrics["generate_time"]))
     metrics.update(across_runs(metrics.get("time_to_first_token") or []))
     metrics.update(pooled_itl(raw))
     return dict(metrics), raw

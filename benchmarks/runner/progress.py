@@ -11,7 +11,8 @@ import sys
 
 from benchmarks.config.rerun_command import trusted_rerun
 from benchmarks.plumbing.cli_support import shown
-from benchmarks.results import accuracy_status, metric_catalog, records
+from benchmarks.results import accuracy_status, records
+from benchmarks.runner import summary_table
 from benchmarks.results.records import RecordStatus
 
 log = logging.getLogger("benchmarks.runner.sweep")
@@ -119,17 +120,6 @@ def _median_ms(record: dict):
     return None if values is None else float(statistics.median(values.tolist())) * 1e3
 
 
-def _progress_figures(record: dict) -> str:
-    """The medians of the record's metrics declared `progress` (results/metric_catalog.py: microbench's TFLOP/s),
-    each with its unit: " 1.23 TFLOP/s"."""
-    text = ""
-    for name in metric_catalog.progress_metrics():
-        values = (record.get("metrics") or {}).get(name)
-        if isinstance(values, list) and values:
-            text += f" {statistics.median(values):.3g} {metric_catalog.get(name).unit}"
-    return text
-
-
 def table(rows: list, header: list) -> str:
     widths = [max(len(str(cell)) for cell in column) for column in zip(header, *rows)]
     lines = ["  ".join(str(cell).ljust(width) for cell, width in zip(row, widths)).rstrip() for row in [header] + rows]
@@ -138,9 +128,11 @@ def table(rows: list, header: list) -> str:
 
 
 def speedup_table(sweep_records: list) -> str:
-    """Per (model, accelerator, test, batch size): each backend's median ms/iter and speedup over its eager
-    baseline (results/against_eager.py: eager at the same axes, torch.compile's own aside), or, for a paired config
-    (--speedup=paired), its own paired speedup and interval. Columns are backend labels without the axes every
+    """Per (model, accelerator, test, batch size): each backend's median ms/iter over every round, its spread, and
+    its speedup over its eager baseline (results/against_eager.py: eager at the same axes, torch.compile's own
+    aside) or, for a paired config (--speedup=paired), its own paired speedup and interval, with graph breaks and
+    the roofline fraction beside it and a mark on a config that failed its check (runner/summary_table.py); then
+    the legend of the marks shown, and the LLM rows' figures. Columns are backend labels without the axes every
     record shares (a microbench sweep's one dtype)."""
     from benchmarks.results import against_eager
     from benchmarks.results.measurement import Measurement  # numpy: only once a record is in
@@ -149,46 +141,35 @@ def speedup_table(sweep_records: list) -> str:
     keys = {key for m in views for key in m.axes}
     shared = {key for key in keys if len({repr(m.axes.get(key)) for m in views}) == 1}
     shared.discard("cudagraphs")  # a column says whether its CUDA graphs were on, even when every one's were
-    eager_of = against_eager.EagerIndex((m, None, m.record) for m in views)
-    groups, backends = {}, []
-    for m in views:
-        record, exp = m.record, m.experiment
-        backend = m.backend_label(omit=shared)  # with the axes off their default that differ: inductor[batch]
-        if backend not in backends:
-            backends.append(backend)
-        key = (record["model"]["model_name"], exp.get("accelerator"), exp.get("test"),
-               record.get("requested_batch_size") or exp.get("batch_size"))
-        groups.setdefault(key, {})[backend] = m
+    eager_of = against_eager.EagerIndex((m, None, m) for m in views)
+    groups, backends = summary_table.group(views, shared)
     if not groups:
         return ""
-    rows = []
-    for (model, accelerator, test, batch), cells in groups.items():
+    rows, marks = [], set()
+    for key, cells in groups.items():
+        model, accelerator, test, batch = key
         row = [shown(model), shown(accelerator), shown(test), shown(batch) if batch is not None else "-"]
         for backend in backends:
-            m = cells.get(backend)
-            if m is None:
-                row.append("")
-            elif m.record["status"] != RecordStatus.OK:
-                row.append(shown(m.record["status"]))
-            else:
-                ms = _median_ms(m.record)
-                cell = f"{ms:.3f}"
-                cell += _progress_figures(m.record)
-                paired = against_eager.paired_speedup([m])
-                eager = eager_of.find(m) if m.base_backend != against_eager.EAGER else None
-                eager_ms = _median_ms(eager) if eager and eager["status"] == RecordStatus.OK else None
-                if paired:  # its own eager runs, alternating with the backend's: median of the pairs, interval
-                    cell += f" ({paired['median']:.2f}x paired, {paired['low']:.2f}-{paired['high']:.2f})"
-                elif eager_ms:
-                    cell += f" ({eager_ms / ms:.2f}x)"
-                row.append(cell)
+            cell = cells.get(backend)
+            row.append("" if cell is None else summary_table.cell_text(cell, eager_ms(cell, cells, eager_of, shared),
+                                                                        marks))
         rows.append(row)
     header = ["model", "accel", "test", "batch"] + [f"{shown(b)} ms" for b in backends]
-    text = table(rows, header)
-    if any(against_eager.paired_speedup([m]) for m in views):
-        text += ("\n(Nx paired, low-high: --speedup=paired, the median of eager/backend over pairs of alternating runs "
-                 "in the config's own process, and its order-statistic interval; Nx: the eager config's median / this)")
-    return text
+    lines = [table(rows, header)] + summary_table.legend(marks) + summary_table.generate_lines(groups)
+    return "\n".join(lines)
+
+
+def eager_ms(cell: list, cells: dict, eager_of, shared: set):
+    """The median ms/iter of a cell's eager baseline (every round of it pooled), None for eager itself or without
+    one."""
+    from benchmarks.results import against_eager
+
+    m = cell[-1]
+    eager = eager_of.find(m) if m.base_backend != against_eager.EAGER else None
+    if eager is None:
+        return None
+    values = summary_table.pooled_ms(cells.get(eager.backend_label(omit=shared)) or [eager])
+    return statistics.median(values) if values else None
 
 
 def latest_records(results_path: str, configs: list) -> dict:

@@ -42,6 +42,23 @@ def test_quickstart_block_is_the_documented_flow():
                      "experiment_runner.py", "compare.py"], tools
 
 
+def test_the_quickstarts_per_model_grid_has_one_row_per_model(tmp_path):
+    """Step 3's grid, run as written on a real sweep's records (tests/fixtures/reads: 7 models, one run): a row per
+    model and the geomean, not one per run."""
+    grid = quickstart_commands()[2]
+    assert grid[2] == "runs/base", grid
+    argv = as_run_here(grid)
+    argv[2] = str(ROOT / "tests" / "fixtures" / "reads" / "faults_verified.jsonl")
+    result = subprocess.run(argv, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    body = lines[next(i for i, line in enumerate(lines) if line.startswith("+=")):]  # below the header
+    names = [line.split("|")[1].strip() for line in body if line.startswith("| ")]
+    models = ["drifts_when_armed", "falls_back_to_eager", "graph_break", "mask_differs_a_lot", "mixed_dtypes",
+              "segfault", "structure_differs"]
+    assert [name for name in names if name] == models + ["GEOMEAN"], result.stdout
+
+
 @pytest.mark.integration
 def test_quickstart_runs_as_documented(tmp_path):
     sweep, analyze, grid, page, sweep_again, compare = quickstart_commands()
