@@ -22,13 +22,11 @@ from typing import Optional
 
 from benchmarks.analyzer.oss_v3_schema import string_map
 from benchmarks.results import records
+from benchmarks.results.oss_v3_records import device_word, dtype_word as dtype
 from benchmarks.results.measurement import EVERY_SAMPLE, Measurement
 
 BENCHMARK_NAME = "ptbench-matrix"
 TEST_MODES = {"eval": "inference", "train": "training"}
-# Our precision -> the database's dtype words (the dynamo harness: bfloat16 inference, amp training).
-PRECISION_DTYPES = {"fp32": "float32", "bf16": "bfloat16", "fp16": "float16", "amp": "amp", "amp_bf16": "amp",
-                    "amp_fp16": "amp"}
 # Where each dependency lives (the database's `repo`).
 DEPENDENCY_REPOS = (("pytorch", "torch", "pytorch/pytorch"), ("torch_xla", "torch_xla", "pytorch/xla"),
                     ("torchvision", "torchvision", "pytorch/vision"))
@@ -44,21 +42,10 @@ def environment_of(record: dict) -> dict:
 
 
 def device(record: dict) -> str:
-    """The device word the HUD groups by: cuda (rocm for a ROCm build of torch), xpu, tpu, cpu (arm64-cpu on ARM)."""
-    accelerator = Measurement(record).accelerator or "unknown"
+    """The device word the HUD groups by (results/oss_v3_records.device_word)."""
     environment = environment_of(record)
-    if accelerator == "cuda" and "rocm" in str(environment.get("torch") or ""):
-        return "rocm"
-    if accelerator == "cpu" and any(arch in str(environment.get("platform") or "") for arch in ("aarch64", "arm64")):
-        return "arm64-cpu"
-    return accelerator
-
-
-def dtype(experiment: dict) -> str:
-    """The database's dtype: a microbenchmark's own, else the precision's word (float32 without one)."""
-    if experiment.get("dtype"):
-        return str(experiment["dtype"])
-    return PRECISION_DTYPES.get(str(experiment.get("precision") or "fp32"), str(experiment.get("precision")))
+    return device_word(Measurement(record).accelerator, str(environment.get("torch") or ""),
+                       str(environment.get("platform") or ""))
 
 
 def runner(record: dict) -> dict:

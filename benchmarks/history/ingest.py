@@ -18,7 +18,7 @@ import os
 from datetime import datetime, timezone
 from typing import Optional
 
-from benchmarks.history import database, records_view
+from benchmarks.history import database, records_view, v3_runs
 from benchmarks.results import record_check, records
 
 log = logging.getLogger("benchmarks.history")
@@ -55,6 +55,7 @@ def ingest(connection, files: list, commit: Optional[str] = None) -> IngestRepor
         skipped: list = []  # records read but refused
         source = os.path.abspath(path)
         read = usable = 0
+        unmatched: list = []
         try:
             with connection:
                 for number, record in records.iter_records(path, problems):
@@ -65,6 +66,8 @@ def ingest(connection, files: list, commit: Optional[str] = None) -> IngestRepor
                         skipped.append(records.ReadProblem(path, number, f"unusable record: {why}"))
                         continue
                     usable += 1
+                    if v3_runs.from_hud(record):  # rows exported from the HUD: beside our config of the same kind
+                        found = v3_runs.place(connection, found, unmatched)
                     stored = database.stored_run(connection, found.digest)
                     if stored is not None and commit and stored[2] != commit:
                         raise records.InputError(_recommit(f"{path}:{number}", stored, commit))
@@ -78,6 +81,7 @@ def ingest(connection, files: list, commit: Optional[str] = None) -> IngestRepor
         if (problems or skipped) and not usable:  # lines, but not one usable record: as every tool says
             first = min(problems + skipped, key=lambda problem: problem.line)
             raise records.InputError(records.no_usable_record(path, first))
+        v3_runs.report(path, unmatched)
         report.records += read
         report.problems.extend(f"skipped {p}" for p in sorted(problems + skipped, key=lambda p: p.line))
         report.files += 1

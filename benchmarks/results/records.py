@@ -226,8 +226,20 @@ def open_results(path: str):
 
 def iter_records(path: str, problems: Optional[list] = None) -> Iterator[tuple]:
     """Yield (line_number, record) for every valid JSON object line; note every other line. A path that is no
-    regular file (a FIFO, a device) is an InputError."""
+    regular file (a FIFO, a device) is an InputError. A PyTorch OSS benchmark ("v3") file gives its configs as our
+    records (results/oss_v3_records.py)."""
+    from benchmarks.results import oss_v3_records
+
     with open_results(path) as handle:
+        if oss_v3_records.looks_like_v3(handle.readline()):
+            handle.seek(0)
+            found = oss_v3_records.numbered_records(handle.read())
+            if found is not None:
+                if problems is not None:
+                    problems.extend(ReadProblem(path, number, why) for number, why in found[1])
+                yield from found[0]
+                return
+        handle.seek(0)
         for number, raw in enumerate(handle, start=1):
             if not raw.strip():
                 continue
