@@ -1,5 +1,6 @@
-"""PyTorch's OSS benchmark database ("v3") records read back as our records, so that every tool takes a v3 file where
-it takes a results file: compare.py as one side, history.py as a run to ingest, aggregate.py.
+"""PyTorch's OSS benchmark database ("v3") records read back as our records, so that compare.py takes a v3 file as
+one side and history.py as a run to ingest (`iter_records`, their reader: a v3 file's configs, or a results file's
+lines as records.iter_records reads them).
 
 Two kinds of v3 file: ours (result_analyzer.py --format=oss-benchmark, with or without --hud-dashboard=inductor),
 whose `benchmark.extra_info.experiment` and `model.extra_info.model` give back the config exactly; and rows
@@ -21,7 +22,12 @@ import gzip
 import io
 import json
 import math
-from typing import Optional
+from typing import Iterator, Optional
+
+from benchmarks.results import records
+from benchmarks.results.accuracy_status import AccuracyStatus
+from benchmarks.results.measurement import DEVICE_PEAK_MEMORY, PER_ITER_TIME, TOTAL_TIME, WARMUP_TIME
+from benchmarks.results.records import RecordStatus
 
 # Where a record read from a v3 file came from (the record's environment `source`).
 OURS_SOURCE, HUD_SOURCE = "oss-benchmark-v3", "oss-benchmark-v3 (HUD)"
@@ -90,6 +96,22 @@ def decode(data: bytes) -> list:
             raise ValueError("not a JSON list")
         return found
     return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+def iter_records(path: str, problems: Optional[list] = None) -> Iterator[tuple]:
+    """records.iter_records, and a v3 file's configs as our records (each config at its first row's number):
+    the reader compare.py and history.py read results files with (records.read_results_files' `reader`)."""
+    found = None
+    with records.open_results(path) as handle:
+        if looks_like_v3(handle.readline()):
+            handle.seek(0)
+            found = numbered_records(handle.read())
+    if found is None:
+        yield from records.iter_records(path, problems)
+        return
+    if problems is not None:
+        problems.extend(records.ReadProblem(path, number, why) for number, why in found[1])
+    yield from found[0]
 
 
 def numbered_records(data: bytes) -> Optional[tuple]:
@@ -176,7 +198,7 @@ def _record(rows: list) -> dict:
     model, experiment = (_ours_config(first) if ours else _hud_config(first))
     timestamp = _json(info.get("timestamp")) if ours else first.get("timestamp")
     record = {"model": model, "experiment": experiment, "repeat": 1, "iterations_per_run": 1, "metrics": {},
-              "timestamp": float(timestamp) if _finite(timestamp) else None, "status": "ok", "warmup": 0,
+              "timestamp": float(timestamp) if _finite(timestamp) else None, "status": RecordStatus.OK, "warmup": 0,
               "environment": {"source": OURS_SOURCE if ours else HUD_SOURCE, "hostname": _runner_host(first),
                               **_versions(first), **({} if ours else {"match_key": list(_hud_key(first))})}}
     if ours and _finite(_json(info.get("round"))):
@@ -242,11 +264,11 @@ def _take_metric(record: dict, metric: dict) -> None:
     elif not values:
         return
     elif name in ("per_iter_time_ms", "abs_latency"):
-        metrics["per_iter_time"] = [v / 1e3 for v in values]
+        metrics[PER_ITER_TIME] = [v / 1e3 for v in values]
     elif name in ("compile_time_s", "compilation_latency"):
         metrics["_compile"] = values[0]
     elif name in ("peak_rss_mb", "dynamo_peak_mem"):
-        metrics["peak_memory_bytes"] = [max(values) * (MB if name == "peak_rss_mb" else GB)]
+        metrics[DEVICE_PEAK_MEMORY] = [max(values) * (MB if name == "peak_rss_mb" else GB)]
     else:
         metrics[name] = values
 
@@ -255,21 +277,21 @@ def _settle(record: dict) -> None:
     """The record's times, warm-up and status from the metrics gathered."""
     metrics = record["metrics"]
     compile_seconds = metrics.pop("_compile", None)
-    per_iter = metrics.get("per_iter_time")
+    per_iter = metrics.get(PER_ITER_TIME)
     if per_iter:
         record["repeat"] = len(per_iter)
-        metrics["total_time"] = [v * record["iterations_per_run"] for v in per_iter]
+        total = metrics[TOTAL_TIME] = [v * record["iterations_per_run"] for v in per_iter]
         if compile_seconds is not None:
-            ordered = sorted(metrics["total_time"])
+            ordered = sorted(total)
             middle = len(ordered) // 2
             median = ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
-            metrics["warmup_time"] = [compile_seconds + median]
+            metrics[WARMUP_TIME] = [compile_seconds + median]
             record["warmup"] = 1
     accuracy = record.get("accuracy")
     if accuracy is None:
         record.pop("accuracy", None)
-    failed = {"OOM": "oom", "timeout": "timeout"}.get(accuracy or "")
+    failed = {AccuracyStatus.OOM: RecordStatus.OOM, AccuracyStatus.TIMEOUT: RecordStatus.TIMEOUT}.get(accuracy or "")
     if failed or (accuracy and "fail" in accuracy and not per_iter):
-        record["status"] = failed or "error"
+        record["status"] = failed or RecordStatus.ERROR
         record["error"] = {"type": "v3", "message": f"accuracy: {accuracy}", "phase": "run", "log": None}
         metrics["error"] = f"v3: accuracy {accuracy}"

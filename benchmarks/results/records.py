@@ -226,20 +226,8 @@ def open_results(path: str):
 
 def iter_records(path: str, problems: Optional[list] = None) -> Iterator[tuple]:
     """Yield (line_number, record) for every valid JSON object line; note every other line. A path that is no
-    regular file (a FIFO, a device) is an InputError. A PyTorch OSS benchmark ("v3") file gives its configs as our
-    records (results/oss_v3_records.py)."""
-    from benchmarks.results import oss_v3_records
-
+    regular file (a FIFO, a device) is an InputError."""
     with open_results(path) as handle:
-        if oss_v3_records.looks_like_v3(handle.readline()):
-            handle.seek(0)
-            found = oss_v3_records.numbered_records(handle.read())
-            if found is not None:
-                if problems is not None:
-                    problems.extend(ReadProblem(path, number, why) for number, why in found[1])
-                yield from found[0]
-                return
-        handle.seek(0)
         for number, raw in enumerate(handle, start=1):
             if not raw.strip():
                 continue
@@ -477,17 +465,18 @@ def expand_input_paths(paths: list, recursive: bool = False, skip_basename: Opti
     return unique
 
 
-def read_results_files(files: list, label: str = "") -> list:
+def read_results_files(files: list, label: str = "", reader=None) -> list:
     """Every usable record of every file, in order. Bad lines and records the shared validation refuses
     (record_check.py) are logged and skipped; a file that can't be read, or that has lines but no usable record
     at all, is an InputError ("<path>: no usable record (first problem: ...)"). An empty file holds no records
-    (logged): the caller says whether that leaves anything to report."""
+    (logged): the caller says whether that leaves anything to report. `reader`: iter_records' stand-in (one that
+    reads other files too: results/oss_v3_records.iter_records)."""
     prefix = f"{label}: " if label else ""
     out = []
     for path in files:
         problems: list = []
         try:
-            found = list(usable_records(path, iter_records(path, problems), problems))
+            found = list(usable_records(path, (reader or iter_records)(path, problems), problems))
         except OSError as exc:
             raise InputError(f"{prefix}cannot read {path}: {exc.strerror or exc}") from None
         if problems and not found:
