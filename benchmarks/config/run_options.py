@@ -18,7 +18,7 @@ import sys
 import time
 from typing import Any, Optional
 
-from benchmarks.config import experiment_config, tolerances
+from benchmarks.config import experiment_config, shards, tolerances
 from benchmarks.features import compile_options
 from benchmarks.config.axes import AXES
 from benchmarks.config.flags import BOTH, CHILD, PARENT, SUITE_NAMES, Group, add_flags, child_args, field_flags, \
@@ -205,6 +205,10 @@ class RunOptions:
                                              metavar="N")
     partition_id: int = SELECTION.option(0, PARENT, "which slice to run (0-based)", type=non_negative_int,
                                          metavar="I")
+    shard: Optional[shards.Shard] = SELECTION.option(
+        None, PARENT, "run part I (1..N) of N stable parts of the expanded configs (by fingerprint; each part resumes "
+        "on its own, into results.shard-I-of-N.jsonl unless --output-basename names another)", type=shards.parse,
+        metavar="I/N")
     # the matrix: each an axis's values as given (empty: the runner's default values, runner/plan.py)
     accelerator: tuple = MATRIX.axis("default: cpu, cuda, tpu (those not present are dropped, with the reason)",
                                      choices=experiment_config.ACCELERATORS)
