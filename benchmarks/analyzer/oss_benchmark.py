@@ -151,7 +151,7 @@ def rows(all_records: list, baseline: Optional[str] = None) -> tuple:
                      timestamp=record.get("timestamp"), round=record.get("round", 0), repeat=record.get("repeat"),
                      iterations_per_run=record.get("iterations_per_run"),
                      verification_code=record.get("verification_code") if record.get("verify") else None,
-                     experiment=experiment)
+                     accuracy=m.accuracy, experiment=experiment)
         base = base_row(record, f"{BENCHMARK_NAME} {model.get('suite_name') or ''}".strip(), extra)
         metrics = _metrics(m)
         if baseline and m.backend != baseline:

@@ -37,6 +37,7 @@ def test_our_records_through_v3_compare_to_the_originals_at_ratio_one(tmp_path, 
     for row in paired:
         assert row["time_ratio"] == pytest.approx(1.0, abs=1e-12), row
         assert row["control"]["median"] == pytest.approx(row["treatment"]["median"], rel=1e-12)
+        assert row["gates"] == []  # the accuracy comes back too: no gate fires
 
 
 def test_a_hud_export_pairs_by_model_backend_mode_dtype_and_device_and_lists_the_rest():
