@@ -139,8 +139,8 @@ def write_oss_benchmark(options, parser) -> int:
         log.info("wrote %s (%d records)", target, len(rows))
     if left_out:
         counts = ", ".join(f"{count} {status}" for status, count in sorted(left_out.items()))
-        print(f"{parser.prog}: {sum(left_out.values())} record(s) left out, with no numbers to plot: {counts}",
-              file=sys.stderr)
+        why = "" if options.hud_dashboard else ", with no numbers to plot"
+        print(f"{parser.prog}: {sum(left_out.values())} record(s) left out{why}: {counts}", file=sys.stderr)
     return 0
 
 
