@@ -14,12 +14,13 @@ import time
 
 from benchmarks.plumbing.cli_support import (EXIT_INTERNAL, LOG_LEVELS, BadNews, Parser, UsageError, add_hidden_alias,
                                              choice, epilog, metavar, positive_int, refuse_overwrite, run_main,
-                                             setup_logging, timestamp)
+                                             setup_logging, timestamp, write_output)
 from benchmarks.results import records
 
 log = logging.getLogger("benchmarks.analyzer.pipeline")
 
 FORMATS = ("csv", "jsonl", "oss-benchmark")
+HUD_DASHBOARDS = ("inductor",)
 
 
 # The flags --help shows (--help-all: every one).
@@ -58,6 +59,7 @@ def build_parser() -> Parser:
                    help="oss-benchmark: also a speedup row per record over this backend's record of the same "
                    "model, test, batch size and run (e.g. eager)")
     add_hidden_alias(p, "--baseline", "baseline_backend")  # aggregate.py's --baseline is oldest|latest
+    add_oss_arguments(p)
     p.add_argument("--database", default=None, metavar="FILE",
                    help="also append the rows to this CSV, matched to its header by column name (new columns "
                    "rewrite it once; it is replaced atomically)")
@@ -75,6 +77,17 @@ def build_parser() -> Parser:
     # Upstream's analyzer has this flag and ignores it; scripts that pass it keep working.
     p.add_argument("--experiment-name", default="run_all", choices=["run_all"], help=argparse.SUPPRESS)
     return p
+
+
+def add_oss_arguments(p) -> None:
+    from benchmarks.analyzer.oss_files import LAYOUTS
+
+    p.add_argument("--hud-dashboard", type=choice(HUD_DASHBOARDS), default=None, metavar=metavar(HUD_DASHBOARDS),
+                   help="oss-benchmark: records in this HUD dashboard's names and grouping (inductor: the "
+                   "TorchInductor dashboard's benchmark name, suites and metrics accuracy, speedup, abs_latency, ...)")
+    p.add_argument("--oss-layout", type=choice(LAYOUTS), default=None, metavar=metavar(LAYOUTS),
+                   help="oss-benchmark: a JSON list, JSON lines, or gzip'd JSON lines (default: as the -o file's "
+                   "suffix says, .json / .jsonl / .jsonl.gz; a JSON list otherwise)")
 
 
 def keep_freed_memory() -> None:
@@ -108,28 +121,31 @@ def output_path(options) -> str:
 
 
 def write_oss_benchmark(options, parser) -> int:
-    """The OSS benchmark database rows of every record (benchmarks/analyzer/oss_benchmark.py)."""
-    import json
-
-    from benchmarks.analyzer import oss_benchmark
+    """The OSS benchmark database records of every record (benchmarks/analyzer/oss_benchmark.py, or the dashboard's
+    names: inductor_dashboard.py), each checked against the table's columns (oss_v3_schema.py) before any is
+    written."""
+    from benchmarks.analyzer import inductor_dashboard, oss_benchmark, oss_files, oss_v3_schema
 
     refuse_overwrite(output_path(options), options.input_files, "the report")
     found = oss_benchmark.read_all(options.input_files)
     if not found:
         raise BadNews(f"no record in {', '.join(options.input_files)}")
-    rows, left_out = oss_benchmark.rows(found, options.baseline_backend)
-    text = json.dumps(rows, indent=1, allow_nan=False) + "\n"
-    target = output_path(options)
-    if target == "-":
-        sys.stdout.write(text)
+    if options.hud_dashboard == "inductor":
+        rows, left_out = inductor_dashboard.rows(found)
     else:
-        with open(target, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        log.info("wrote %s (%d rows)", target, len(rows))
+        rows, left_out = oss_benchmark.rows(found, options.baseline_backend)
+    for row in rows:
+        wrong = oss_v3_schema.problems(row)
+        if wrong:  # our bug, never the input's: say which field, write nothing
+            raise RuntimeError(f"a record the database would not take as it is: {wrong[0]}")
+    target = output_path(options)
+    write_output(oss_files.encode(rows, oss_files.layout_of(target, options.oss_layout)), target)
+    if target != "-":
+        log.info("wrote %s (%d records)", target, len(rows))
     if left_out:
         counts = ", ".join(f"{count} {status}" for status, count in sorted(left_out.items()))
-        print(f"{parser.prog}: {sum(left_out.values())} record(s) left out, with no numbers to plot: {counts}",
-              file=sys.stderr)
+        why = "" if options.hud_dashboard else ", with no numbers to plot"
+        print(f"{parser.prog}: {sum(left_out.values())} record(s) left out{why}: {counts}", file=sys.stderr)
     return 0
 
 
@@ -158,6 +174,8 @@ def run(options, parser) -> int:
         raise UsageError(f"-o {options.output}: no such directory {folder} (create it first, or use --output-dirname)")
     try:
         options.input_files = pipeline.find_inputs(options.inputs, options.output_dirname or "./output/")
+        if options.hud_dashboard and options.format != "oss-benchmark":
+            raise UsageError("--hud-dashboard names the records of --format=oss-benchmark")
         if options.format == "oss-benchmark":
             try:
                 return write_oss_benchmark(options, parser)

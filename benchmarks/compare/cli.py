@@ -162,13 +162,17 @@ def run(options) -> int:
             raise UsageError("name a TREATMENT results file, or pair two axis values of CONTROL with --pair")
         options.treatment = options.control
     sides, runs, chosen = {}, {}, selection.Selection.of(options)
+    runs_of = ("control", "treatment")
     # The report never replaces an input (checked before the work).
     read = matching.input_files([options.control], "control") + matching.input_files([options.treatment], "treatment")
     refuse_overwrite(options.output, read)
     refuse_overwrite(options.plot, read, "--plot")
-    for side in ("control", "treatment"):
-        found = matching.read_side([getattr(options, side)], side)
-        picked = runs[side] = matching.pick_run(found, side, getattr(options, f"{side}_timestamp"), options.latest)
+    from benchmarks.compare import v3_sides
+
+    found = v3_sides.place({side: matching.read_side([getattr(options, side)], side) for side in runs_of})
+    for side in runs_of:
+        picked = runs[side] = matching.pick_run(found[side], side, getattr(options, f"{side}_timestamp"),
+                                                options.latest)
         if not picked:
             raise BadNews(f"{side}: no records in {getattr(options, side)}")
         sides[side] = chosen.select(picked, view=Measurement)

@@ -12,7 +12,7 @@ import logging
 from typing import Optional
 
 from benchmarks.plumbing.cli_support import UsageError
-from benchmarks.results import records
+from benchmarks.results import oss_v3_records, records
 from benchmarks.results.measurement import AXIS_DEFAULTS, NOT_CONFIG, Measurement
 
 log = logging.getLogger("benchmarks.compare")
@@ -41,7 +41,7 @@ def read_side(paths: list, side: str) -> list:
     """Every record of the files that `paths` names; bad lines reported and skipped."""
     files = input_files(paths, side)
     try:
-        return records.read_results_files(files, side)
+        return records.read_results_files(files, side, reader=oss_v3_records.iter_records)  # v3 files too
     except records.InputError as exc:
         raise UsageError(str(exc)) from None
 

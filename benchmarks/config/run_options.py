@@ -14,10 +14,11 @@ import argparse
 import dataclasses
 import importlib.util
 import os
+import sys
 import time
 from typing import Any, Optional
 
-from benchmarks.config import experiment_config, tolerances
+from benchmarks.config import experiment_config, shards, tolerances
 from benchmarks.features import compile_options
 from benchmarks.config.axes import AXES
 from benchmarks.config.flags import BOTH, CHILD, PARENT, SUITE_NAMES, Group, add_flags, child_args, field_flags, \
@@ -204,6 +205,10 @@ class RunOptions:
                                              metavar="N")
     partition_id: int = SELECTION.option(0, PARENT, "which slice to run (0-based)", type=non_negative_int,
                                          metavar="I")
+    shard: Optional[shards.Shard] = SELECTION.option(
+        None, PARENT, "run part I (1..N) of N stable parts of the expanded configs (by fingerprint; each part resumes "
+        "on its own, into results.shard-I-of-N.jsonl unless --output-basename names another)", type=shards.parse,
+        metavar="I/N")
     # the matrix: each an axis's values as given (empty: the runner's default values, runner/plan.py)
     accelerator: tuple = MATRIX.axis("default: cpu, cuda, tpu (those not present are dropped, with the reason)",
                                      choices=experiment_config.ACCELERATORS)
@@ -268,6 +273,13 @@ class RunOptions:
         "2026-11-18T03:00; UTC unless an offset is given) (default: now)", type=timestamp_type, metavar="TIME")
     log_level: str = SWEEP.option("info", BOTH, "messages on stderr",
                                   choices=LOG_LEVELS)
+    # sweeps as files (config/sweep_files.py)
+    sweep_file: Optional[str] = SWEEP.option(
+        None, PARENT, "run the sweep saved in FILE (TOML, one key per flag); flags on the command line override "
+        "its", name="--sweep", metavar="FILE")
+    save_sweep: Optional[str] = SWEEP.option(
+        None, PARENT, "write this sweep's flags to FILE (TOML, each with its help) and exit, running nothing; "
+        "--sweep FILE runs it", metavar="FILE")
     # where the children run (docs/architecture.md, "Executors")
     jobs: Optional[int] = PARALLEL.option(  # None: 1 locally, the cluster's CPUs with Ray
         None, PARENT, "run up to N children at once; locally each gets its own share of the cores (default 1; with "
@@ -339,7 +351,24 @@ class RunnerParser(Parser):
     def options(self, argv=None) -> RunOptions:
         """The command line -> RunOptions, with the flags each child is to be given (the timestamp set here, so
         that every record of the sweep shares it)."""
+        from benchmarks.config import sweep_files
+
+        argv = list(sys.argv[1:] if argv is None else argv)
+        fresh = lambda: build_parser(self.suites)  # noqa: E731 (a parser that records what was given, as given)
+        try:
+            argv = sweep_files.merged_argv(self, fresh, argv)
+        except UsageError as exc:
+            self.error(str(exc))
         flags = self.parse_args(argv)
+        if flags.save_sweep:
+            content, left_out = sweep_files.text(self, fresh, argv)
+            try:
+                sweep_files.save(flags.save_sweep, content)
+            except UsageError as exc:
+                self.error(str(exc))
+            self.exit(0, f"wrote {flags.save_sweep}; run it with: {self.prog} --sweep {flags.save_sweep}"
+                      + (f" ({' '.join(left_out)} left out: give them on the command line)" if left_out else "")
+                      + "\n")
         if flags.timestamp is None:
             flags.timestamp = time.time()
         return RunOptions.from_flags(flags, child_flags=child_args(self.declared, flags))
@@ -386,6 +415,8 @@ BRIEF = {
     "--log-level": None,
     "--jobs": None,
     "--executor": None,
+    "--sweep": None,
+    "--save-sweep": None,
     "--verify": "also judge each config's accuracy against an fp64 eager reference (the record's `accuracy`)",
 }
 

@@ -18,8 +18,8 @@ import os
 from datetime import datetime, timezone
 from typing import Optional
 
-from benchmarks.history import database, records_view
-from benchmarks.results import record_check, records
+from benchmarks.history import database, records_view, v3_runs
+from benchmarks.results import oss_v3_records, record_check, records
 
 log = logging.getLogger("benchmarks.history")
 
@@ -55,9 +55,10 @@ def ingest(connection, files: list, commit: Optional[str] = None) -> IngestRepor
         skipped: list = []  # records read but refused
         source = os.path.abspath(path)
         read = usable = 0
+        unmatched: list = []
         try:
             with connection:
-                for number, record in records.iter_records(path, problems):
+                for number, record in oss_v3_records.iter_records(path, problems):  # v3 files too
                     read += 1
                     why = record_check.problem(record)
                     found, why = (None, why) if why else records_view.view(record, commit)
@@ -65,6 +66,8 @@ def ingest(connection, files: list, commit: Optional[str] = None) -> IngestRepor
                         skipped.append(records.ReadProblem(path, number, f"unusable record: {why}"))
                         continue
                     usable += 1
+                    if v3_runs.from_hud(record):  # rows exported from the HUD: beside our config of the same kind
+                        found = v3_runs.place(connection, found, unmatched)
                     stored = database.stored_run(connection, found.digest)
                     if stored is not None and commit and stored[2] != commit:
                         raise records.InputError(_recommit(f"{path}:{number}", stored, commit))
@@ -78,6 +81,7 @@ def ingest(connection, files: list, commit: Optional[str] = None) -> IngestRepor
         if (problems or skipped) and not usable:  # lines, but not one usable record: as every tool says
             first = min(problems + skipped, key=lambda problem: problem.line)
             raise records.InputError(records.no_usable_record(path, first))
+        v3_runs.report(path, unmatched)
         report.records += read
         report.problems.extend(f"skipped {p}" for p in sorted(problems + skipped, key=lambda p: p.line))
         report.files += 1

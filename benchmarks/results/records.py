@@ -465,17 +465,18 @@ def expand_input_paths(paths: list, recursive: bool = False, skip_basename: Opti
     return unique
 
 
-def read_results_files(files: list, label: str = "") -> list:
+def read_results_files(files: list, label: str = "", reader=None) -> list:
     """Every usable record of every file, in order. Bad lines and records the shared validation refuses
     (record_check.py) are logged and skipped; a file that can't be read, or that has lines but no usable record
     at all, is an InputError ("<path>: no usable record (first problem: ...)"). An empty file holds no records
-    (logged): the caller says whether that leaves anything to report."""
+    (logged): the caller says whether that leaves anything to report. `reader`: iter_records' stand-in (one that
+    reads other files too: results/oss_v3_records.iter_records)."""
     prefix = f"{label}: " if label else ""
     out = []
     for path in files:
         problems: list = []
         try:
-            found = list(usable_records(path, iter_records(path, problems), problems))
+            found = list(usable_records(path, (reader or iter_records)(path, problems), problems))
         except OSError as exc:
             raise InputError(f"{prefix}cannot read {path}: {exc.strerror or exc}") from None
         if problems and not found:

@@ -26,6 +26,8 @@ def validate(options: RunOptions) -> None:
 def run(options: RunOptions) -> int:
     """The sweep of `options` (UsageError: bad flags or input)."""
     validate(options)
+    if options.shard and options.output_basename == RunOptions.output_basename:  # each part its own file
+        options = options.with_(output_basename=options.shard.basename(options.output_basename))
     problem = torch_support.environment_problem()  # before anything starts: one line, not a failure per config
     if problem:
         raise UsageError(problem)

@@ -8,6 +8,7 @@ records back, and the parent appends each as its child ends (docs/architecture.m
 from __future__ import annotations
 
 import collections
+import dataclasses
 import contextlib
 import logging
 import os
@@ -185,12 +186,24 @@ class SweepRun:
                 "running_beside_at_start": None, "running_beside_at_end": None}
 
 
+def shard_of(plan: Plan, options: RunOptions) -> Plan:
+    """--shard I/N: the plan's configs (and skips) that are in part I (config/shards.py)."""
+    if not options.shard:
+        return plan
+    holds = options.shard.holds
+    configs = [c for c in plan.configs if holds(c.fingerprint)]
+    skipped = [(c, why) for c, why in plan.skipped if holds(c.fingerprint)]
+    log.info("shard %s: %d of the sweep's %d config(s) to run, %d of its %d skipped", options.shard, len(configs),
+             len(plan.configs), len(skipped), len(plan.skipped))
+    return dataclasses.replace(plan, configs=configs, skipped=skipped)
+
+
 def run_sweep(options: RunOptions) -> int:
     suite = load_suite(options.suite_name)
     models = models_to_run(suite, options)
     if not models:
         return 0
-    plan = make_plan(suite, options, models)
+    plan = shard_of(make_plan(suite, options, models), options)
     if not plan.kept and not options.dry_run:  # a legitimate empty sweep: nothing asked for can run here
         reasons = sorted({reason for _, reason in plan.dropped})
         if not reasons:  # --allow-empty left every name out

@@ -33,15 +33,15 @@ def test_every_row_has_the_schemas_keys_and_types():
     rows, _ = oss_rows(OURS, "--baseline=eager")
     assert rows
     for row in rows:
-        assert set(row) == {"benchmark", "model", "metric", "runners", "dependencies"}
+        assert set(row) == {"benchmark", "model", "metric", "runners", "dependencies", "schema_version", "timestamp"}
         bench, model, metric = row["benchmark"], row["model"], row["metric"]
         assert isinstance(bench["name"], str) and bench["mode"] in ("inference", "training")
         assert isinstance(bench["dtype"], str) and isinstance(bench["extra_info"], dict)
-        assert isinstance(model["name"], str) and model["type"] in ("model", "microbenchmark")
+        assert isinstance(model["name"], str) and model["type"] in ("model", "microbenchmark") and model["backend"]
         assert isinstance(model["origins"], list) and all(isinstance(o, str) for o in model["origins"])
         assert isinstance(metric["name"], str) and isinstance(metric["target_value"], (int, float))
         assert metric["benchmark_values"] and all(isinstance(v, (int, float)) for v in metric["benchmark_values"])
-        assert isinstance(row["runners"], list) and all(isinstance(r, dict) and "name" in r for r in row["runners"])
+        assert isinstance(row["runners"], list) and row["runners"][0]["name"] == bench["extra_info"]["accelerator"]
         assert isinstance(row["dependencies"], dict)
         assert {"accelerator", "xla", "dynamo", "test", "batch_size", "backend"} <= set(bench["extra_info"])
 
@@ -53,7 +53,7 @@ def test_a_dashboard_reader_recovers_every_records_numbers():
     for row in rows:
         info = row["benchmark"]["extra_info"]
         key = (row["benchmark"]["name"], row["model"]["name"], row["metric"]["name"], info["backend"], info["test"],
-               info["batch_size"], info["accelerator_model"], info["timestamp"])
+               json.loads(info["batch_size"]), info["accelerator_model"], json.loads(info["timestamp"]))
         assert key not in series, key  # one row per record and metric
         series[key] = row["metric"]["benchmark_values"]
     ok = [r for r in records_of(OURS) if r.get("status") == "ok"]
@@ -86,7 +86,7 @@ def test_upstream_records_skip_their_compiling_first_sample():
                 and "error" not in r["metrics"]]
     record = upstream[0]
     match = [r for r in rows if r["model"]["name"] == record["model"]["model_name"]
-             and r["metric"]["name"] == "per_iter_time_ms" and r["benchmark"]["extra_info"]["timestamp"]
+             and r["metric"]["name"] == "per_iter_time_ms" and json.loads(r["benchmark"]["extra_info"]["timestamp"])
              == record["timestamp"] and r["benchmark"]["extra_info"]["backend"] == backend(record["experiment"])]
     assert match and match[0]["metric"]["benchmark_values"] == pytest.approx(
         [v * 1e3 for v in record["metrics"]["per_iter_time"][1:]])
@@ -108,8 +108,9 @@ def test_microbenchmarks_report_tflops_and_the_machine_and_versions(tmp_path):
     assert len(tflops) == 1 and tflops[0]["metric"]["benchmark_values"] == [0.5, 0.6]
     assert tflops[0]["model"]["type"] == "microbenchmark" and tflops[0]["benchmark"]["dtype"] == "float32"
     assert tflops[0]["runners"][0]["cpu_info"] == "CPU X" and tflops[0]["runners"][0]["gpu_count"] == 1
-    assert tflops[0]["dependencies"]["pytorch"] == {"version": "2.9.1"}
-    assert tflops[0]["dependencies"]["ptbench-matrix"] == {"sha": "abc"}
+    assert tflops[0]["dependencies"]["pytorch"] == {"repo": "pytorch/pytorch", "branch": "", "sha": "",
+                                                     "version": "2.9.1", "extra_info": {}}
+    assert tflops[0]["dependencies"]["ptbench-matrix"]["sha"] == "abc"
 
 
 def test_bad_input_is_one_line_and_exit_2(tmp_path):
