@@ -70,7 +70,7 @@ def test_records_are_selected_by_it_as_by_any_axis():
 
 @pytest.mark.parametrize("tool", ["compare.py", "aggregate.py", "history.py"])
 def test_every_axis_is_a_selection_flag_of_the_tools_that_select(tool):
-    helps = call_tool(tool, *(["show"] if tool == "history.py" else []), "--help", check_rc=0).stdout
+    helps = call_tool(tool, *(["show"] if tool == "history.py" else []), "--help-all", check_rc=0).stdout
     for axis in axes.AXES:
         assert axis.flag in helps, (tool, axis.flag)
 
