@@ -223,10 +223,10 @@ def timed_run(step: Callable, experiment, iterations: int, hooks=()) -> tuple:
         backends.wait(experiment)
         if experiment.xla or hooks:
             return traced_block(step, experiment, iterations, hooks)
-        output = None
         start = time.perf_counter()
-        for _ in range(iterations):
-            output = step()
+        for _ in range(iterations - 1):
+            step()  # its output released before the next call, as a plain loop's: only the last one is kept
+        output = step() if iterations else None
         backends.wait(experiment)
         total = time.perf_counter() - start
     return total, total, output

@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """Does the runner's time per iteration tell the truth? Each config is timed, in pairs interleaved in separate
 processes, by our runner (a real experiment_runner.py sweep of that one config; its record's median per_iter_time)
-and by a plain loop in a fresh process (the suite's same model and inputs and the child's allocator settings, torch.compile'd for Inductor, timed by
-torch.utils.benchmark.Timer.blocked_autorange under one torch.no_grad(), on as many threads as the runner's child).
-Each line: the median ratio ours/plain over the pairs, its distribution-free interval (the order statistics around
-the median, with their coverage), both medians, the block size the runner used, and the load average over the
-pairs. Goal: every ratio within 3% of 1 on a quiet machine (docs/measurement.md, "The timed region").
+and by a plain loop in a fresh process (the suite's same model and inputs, the child's allocator settings,
+torch.compile'd for Inductor, timed by torch.utils.benchmark.Timer.blocked_autorange under one torch.no_grad(), on
+as many threads as the runner's child). Each line: the median ratio ours/plain over the pairs, its distribution-free
+interval (the order statistics around the median, with their coverage), both medians, the block size the runner
+used, and the load average over the pairs. Goal: every ratio within 3% of 1 on a quiet machine (docs/measurement.md,
+"The timed region").
 
     python -m scripts.bench.timing [--pairs N] [--configs cnn-eager,mlp-inductor,...]
 """
