@@ -345,7 +345,9 @@ class MeasuredLoop:
             if index == 0 and self.eager_block is None:
                 seconds, self.eager_block = self.calibrating_run(self.eager)
             else:
-                seconds = timed_run(self.eager, self.experiment, self.eager_block.iterations)[0]
+                calls = self.eager_block.iterations
+                seconds = timed_run(self.eager, self.experiment, calls)[0]
+                self.eager_block = timing_block.grown(self.eager_block, calls, seconds)
             self.add({"eager_warmup_time": seconds})
 
     def warm_up(self, warmup: int) -> None:
@@ -357,7 +359,9 @@ class MeasuredLoop:
             if index == 0 and self.block is None:
                 seconds, self.block = self.calibrating_run(self.step, lambda: self.on_phase("run"))
             else:
-                seconds = timed_run(self.step, self.experiment, self.block.iterations)[0]
+                calls = self.block.iterations
+                seconds = timed_run(self.step, self.experiment, calls)[0]
+                self.block = timing_block.grown(self.block, calls, seconds)  # warmer calls: a longer block
             self.add({"warmup_time": seconds})
             if index == 0:
                 self.on_phase("run")
@@ -366,14 +370,15 @@ class MeasuredLoop:
 
     def calibrating_run(self, step: Callable, after_first: Callable[[], None] = lambda: None) -> tuple:
         """A first warm-up run whose block is found as it runs: its first call (it compiles) timed alone, then the
-        probe blocks (timing_block.calibrate), then the block's other calls. (seconds of the run's own calls: the
-        first and the others, as a block of that size would have taken; the block)."""
+        probe blocks (timing_block.calibrate), then the block's other calls (which may grow the block: they are
+        warmer). (seconds of the run's own calls: the first and the others, as a block of that size would have
+        taken; the block)."""
         first = timed_run(step, self.experiment, 1)[0]
         after_first()
         block = timing_block.calibrate(lambda calls: timed_run(step, self.experiment, calls)[0],
                                        timing_block.target_seconds(self.experiment))
         rest = timed_run(step, self.experiment, block.iterations - 1)[0] if block.iterations > 1 else 0.0
-        return first + rest, block
+        return first + rest, timing_block.grown(block, block.iterations - 1, rest)
 
     def timed_repeat(self, index: int) -> None:
         """One timed run: eager's half of the pair first, then the config's between its telemetry's start and end;

@@ -13,7 +13,7 @@ from typing import Callable, Optional
 CPU_TARGET_SECONDS = 0.010
 DEVICE_TARGET_SECONDS = 0.002  # a GPU's or TPU's calls are queued: shorter blocks already hide the host's gaps
 MAX_BLOCK = 10_000  # calls in one block at most (--randomize-input makes one input set per call)
-MARGIN = 1.1  # the block aims past the target, so a sample a little faster than the probe still reaches it
+MARGIN = 1.2  # the block aims past the target, so a sample a little faster than the probes still reaches it
 GROWTH = 10  # a probe block grows at most tenfold on the previous one's estimate
 
 CALIBRATED, GIVEN, ONE_CALL = "calibrated", "given", "one call"
@@ -67,8 +67,20 @@ def calibrate(time_block: Callable[[int], float], target: float, limit: int = MA
 
 def calls_for(target: float, calls: int, seconds: float) -> int:
     """The calls that would last MARGIN x the target, at `calls` calls per `seconds` (rounded first, so that a
-    product such as 1.1 x 0.01 x 10 / 0.01 is 11, not 12)."""
+    product such as 1.2 x 0.01 x 10 / 0.01 is 12, not 13)."""
     return math.ceil(round(MARGIN * target * calls / seconds, 6))
+
+
+def grown(block: Block, calls: int, seconds: float, limit: int = MAX_BLOCK) -> Block:
+    """A calibrated block after a warm-up block of `calls` calls lasted `seconds`: grown (never shrunk) to last
+    MARGIN x the target where that block fell short of the target (the calls got faster as they warmed up), that
+    block noted among the probes; any other block as it is."""
+    if block.how != CALIBRATED or seconds <= 0 or seconds >= block.target_seconds:
+        return block
+    wanted = min(limit, calls_for(block.target_seconds, calls, seconds))
+    if wanted <= block.iterations:
+        return block
+    return dataclasses.replace(block, iterations=wanted, probes=block.probes + ((calls, seconds),))
 
 
 def given(iterations: int) -> Block:
