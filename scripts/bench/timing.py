@@ -25,6 +25,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from benchmarks.results.records import RecordStatus
+
 ROOT = Path(__file__).resolve().parents[2]
 RESNET_PARAMS = '{"image_size": 64}'
 # name -> (suite, model, dynamo backend or None, --model-params or None)
@@ -54,7 +56,7 @@ def ours(name: str, out: Path) -> dict:
     with open(target / "results.jsonl", encoding="utf-8") as handle:
         (record,) = [json.loads(line) for line in handle if line.strip()]
     shutil.rmtree(target, ignore_errors=True)
-    if record["status"] != "ok":
+    if record["status"] != RecordStatus.OK:
         raise SystemExit(f"{name}: our runner's record is {record['status']}: {record.get('error')}")
     return {"seconds": statistics.median(record["metrics"]["per_iter_time"]), "block": record["iterations_per_run"]}
 
