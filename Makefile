@@ -10,7 +10,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 OUT ?= output/bench
 
-.PHONY: all env native-libs browser bench bench-torchvision test test-fast test-slow env-torch-latest test-torch-latest test-gpu gpu-check gpu-slice gpu-harness gpu-wheels test-golden bench-overhead bench-analyzer bench-parallel bench-scale bench-compare bench-history bench-site bench-dashboard bench-allocator bench-profiles bench-llm bench-roofline bench-unit-tier soak parity clean
+.PHONY: all env native-libs browser bench bench-torchvision test test-fast test-slow env-torch-latest test-torch-latest test-gpu gpu-check gpu-slice gpu-harness gpu-wheels test-golden bench-overhead bench-analyzer bench-parallel bench-scale bench-compare bench-history bench-site bench-dashboard bench-allocator bench-profiles bench-llm bench-roofline bench-unit-tier bench-timing soak parity clean
 
 all: env
 
@@ -182,6 +182,12 @@ test-golden: env
 # commit's tree beside it, alternating (scripts/bench/unit_tier.py).
 bench-unit-tier: env
 	$(PY) -m scripts.bench.unit_tier $(if $(VS),--vs=$(VS))
+
+# The runner's time per iteration against a plain Timer.blocked_autorange loop, interleaved in separate processes, on
+# the dummy cnn and mlp (eager, Inductor) and resnet18 at 64 px: each ratio with its interval and the load average
+# (scripts/bench/timing.py; TIMING_FLAGS="--pairs=1" for a quicker look).
+bench-timing: env
+	$(PY) -m scripts.bench.timing $(TIMING_FLAGS)
 
 # Wall time per eager config / `python -c "import torch"`, spawned and forked; 50 microbench configs, fork vs spawn.
 bench-overhead: env

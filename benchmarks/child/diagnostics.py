@@ -81,7 +81,8 @@ class Diagnostics:
         self.cuda = experiment.accelerator == "cuda" and not xla
         self.profile = self.opts.dump_pytorch_profiles or self.opts.profile_cuda_cpu or \
             self.opts.profile_cuda_cpu_individual_ops
-        self.profiler = profilers.TorchProfiler(self.opts, experiment, options.iterations_per_run, self.cuda,
+        self.iterations = options.iterations_per_run or 1  # the calls per timed run, once known (set_iterations)
+        self.profiler = profilers.TorchProfiler(self.opts, experiment, self.iterations, self.cuda,
                                                 self.files, self.metrics)
         self.xla_metrics_report = self.opts.dump_pytorch_xla_metrics and xla
         self.xla_trace = xla_dumps.XlaTrace(self.opts.profile_xla_duration_ms, self.files, record["diagnostics"]) \
@@ -133,6 +134,11 @@ class Diagnostics:
 
         return guarded
 
+    def set_iterations(self, iterations: int) -> None:
+        """The calls per timed run, as the warm-up found them (given, or calibrated): one input set per call, and
+        the profiled runs' figures per call."""
+        self.iterations = self.profiler.iterations = iterations
+
     @property
     def around_repeat(self) -> Optional[Callable]:
         """measure()'s hook around each timed run, or None when no diagnostic needs one. Never a profiler: they
@@ -154,7 +160,7 @@ class Diagnostics:
     @contextlib.contextmanager
     def _around_repeat(self, index: int):
         if self.inputs is not None:
-            self.inputs.refill(self.options.iterations_per_run)
+            self.inputs.refill(self.iterations)
         if self.xla_trace and index == 0:
             self.xla_trace.start_capture()
         yield

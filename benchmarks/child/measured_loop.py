@@ -13,7 +13,7 @@ from typing import Any, Callable, Optional
 
 import torch
 
-from benchmarks.child import backends, device_memory
+from benchmarks.child import backends, device_memory, timing_block
 from benchmarks.features.precision import child as precision_child
 
 
@@ -122,7 +122,10 @@ def make_step(bm, experiment, module, args: tuple, kwargs: dict, fullgraph: bool
 def make_eval_step(bm, experiment, module, args: tuple, kwargs: dict, fullgraph: bool = False,
                    inputs: Optional[Callable[[], tuple]] = None, exported: Optional[Callable] = None) -> Callable:
     """make_step's eval iteration: the forward under autocast, compiled (or the exported program), called without
-    gradients unless the model needs them (BenchmarkModel.eval_needs_grad)."""
+    gradients unless the model needs them (BenchmarkModel.eval_needs_grad). Its `block_context` enters those
+    contexts once around a timed block of calls (timed_run), so that no call in the block enters them again: the grad
+    mode, and eager's autocast (a compiled forward's autocast is traced into its graph: nothing is entered when it
+    runs). Called outside a block, each call enters them itself."""
     module.eval()
 
     def forward(*a, **k):
@@ -131,12 +134,27 @@ def make_eval_step(bm, experiment, module, args: tuple, kwargs: dict, fullgraph:
 
     compiled = exported or backends.compile_fn(forward, experiment, fullgraph)
     grad_mode = torch.enable_grad if bm.eval_needs_grad else torch.no_grad
+    eager = exported is None and experiment.dynamo is None
+    in_block = module if eager else compiled  # what a call inside a block runs: its contexts are the block's
+    block = {"active": False}
 
     def eval_step():
         a, k = inputs() if inputs is not None else (args, kwargs)
+        if block["active"]:
+            return in_block(*a, **k)
         with grad_mode():
             return compiled(*a, **k)
 
+    @contextlib.contextmanager
+    def block_context():
+        with grad_mode(), precision_child.autocast(experiment) if eager else contextlib.nullcontext():
+            block["active"] = True
+            try:
+                yield
+            finally:
+                block["active"] = False
+
+    eval_step.block_context = block_context
     return eval_step
 
 
@@ -194,10 +212,29 @@ def minor_faults() -> int:
 
 
 def timed_run(step: Callable, experiment, iterations: int, hooks=()) -> tuple:
-    """One run of `iterations` iterations, closed by the backend's sync. Returns
-    (total seconds, seconds spent in the Python calls (the trace time for lazy tensors), last output)."""
-    backends.sync(experiment)
-    backends.wait(experiment)
+    """One run of `iterations` back-to-back calls, timed as one block (one sample): the step's block context, if it
+    has one (make_eval_step: its grad mode, eager's autocast), entered once around the block and outside the clock;
+    the backend's wait at the block's ends (CUDA, XLA); on XLA each call's graph cut and launched after it (a call is
+    one graph). Returns (total seconds, seconds spent in the Python calls (XLA's trace time; elsewhere the total),
+    last output)."""
+    context = getattr(step, "block_context", None)
+    with context() if context is not None else contextlib.nullcontext():
+        backends.sync(experiment)
+        backends.wait(experiment)
+        if experiment.xla or hooks:
+            return traced_block(step, experiment, iterations, hooks)
+        start = time.perf_counter()
+        for _ in range(iterations - 1):
+            step()  # its output released before the next call, as a plain loop's: only the last one is kept
+        output = step() if iterations else None
+        backends.wait(experiment)
+        total = time.perf_counter() - start
+    return total, total, output
+
+
+def traced_block(step: Callable, experiment, iterations: int, hooks=()) -> tuple:
+    """timed_run's block where each call is followed by work of its own (XLA's graph cut, `hooks`): the Python
+    calls' time (the trace time for lazy tensors) clocked apart as well."""
     trace = 0.0
     output = None
     start = time.perf_counter()
@@ -212,13 +249,16 @@ def timed_run(step: Callable, experiment, iterations: int, hooks=()) -> tuple:
     return time.perf_counter() - start, trace, output
 
 
-def measure(step: Callable, experiment, repeat: int, iterations: int, warmup: int,
+def measure(step: Callable, experiment, repeat: int, iterations: Optional[int], warmup: int,
             on_phase: Optional[Callable[[str], None]] = None, around_repeat=None, timed=None,
             after_repeat=None, memory=None, eager: Optional[Callable] = None, gpu=None,
-            profiled_repeat=None) -> dict:
+            profiled_repeat=None, on_block: Optional[Callable] = None) -> dict:
     """Warm-up runs (metrics.warmup_time; the first compiles), then `repeat` timed runs, then, with profilers,
     `repeat` profiled runs; a full garbage collection before them. The steps are MeasuredLoop's methods, in this
-    order.
+    order. Every run is one block of back-to-back calls (timed_run): `iterations` calls, or, with None, as many as
+    the first warm-up run calibrates (child/timing_block.py: its first call compiles, the probes follow it, then
+    its other calls); `on_block(block, eager_block)`, if given, hears the block sizes once the warm-up ends, before
+    any timed run (eager_block: None without `eager`).
 
     `eager`, if given (--speedup=paired: eager's step on the same module and inputs), is warmed up first
     (metrics.eager_warmup_time, phase `reference`: a failure there is eager's), then timed just before each timed
@@ -239,18 +279,33 @@ def measure(step: Callable, experiment, repeat: int, iterations: int, warmup: in
     throttled seconds and energy (joules, mean watts, joules per iteration) (metrics.gpu_*), read before and after
     the run.
     """
-    loop = MeasuredLoop(step, experiment, iterations, timed or timed_run, on_phase or no_phase, around_repeat,
+    loop = MeasuredLoop(step, experiment, iterations or 1, timed or timed_run, on_phase or no_phase, around_repeat,
                         after_repeat, memory, eager, gpu, profiled_repeat)
+    loop.block = loop.eager_block = first_block(iterations, timed, warmup)
     gc.collect()  # as the dynamo harness does before its warm-up: what building the model left is not collected later
     if eager is not None:
         loop.warm_up_eager(warmup)
     loop.warm_up(warmup)
+    if on_block is not None:
+        on_block(loop.block, loop.eager_block if eager is not None else None)
     for index in range(repeat):
         loop.timed_repeat(index)
     if profiled_repeat is not None:
         for index in range(repeat):
             loop.profiled_repeat(index)
     return dict(loop.metrics)
+
+
+def first_block(iterations: Optional[int], timed: Optional[Callable], warmup: int) -> Optional[timing_block.Block]:
+    """The block before any warm-up: given by hand, or one call where nothing can calibrate one (--pure-wall-time
+    times each call on the device's clock; no warm-up run to calibrate on), else None: the first warm-up finds it."""
+    if iterations is not None:
+        return timing_block.given(iterations)
+    if timed is not None:
+        return timing_block.one_call("--pure-wall-time times each call by itself")
+    if warmup == 0:
+        return timing_block.one_call("--warmup=0: no warm-up run to calibrate on")
+    return None
 
 
 def no_phase(phase: str) -> None:
@@ -274,6 +329,8 @@ class MeasuredLoop:
     gpu: Any = None
     profiled: Optional[Callable] = None
     metrics: dict = dataclasses.field(default_factory=lambda: collections.defaultdict(list))
+    block: Optional[timing_block.Block] = None  # the config's calls per run; None until its first warm-up finds it
+    eager_block: Optional[timing_block.Block] = None  # eager's (--speedup=paired), found on eager's own warm-up
 
     def add(self, figures: dict) -> None:
         """Append each figure to its metric, in the order given (the record keeps the metrics' first order)."""
@@ -281,20 +338,47 @@ class MeasuredLoop:
             self.metrics[name].append(value)
 
     def warm_up_eager(self, warmup: int) -> None:
-        """Eager's warm-up, before the config's, in phase `reference`: a failure here is eager's, not the config's."""
+        """Eager's warm-up, before the config's, in phase `reference`: a failure here is eager's, not the config's.
+        Its first run calibrates eager's own block, unless the config's is given."""
         self.on_phase("reference")
-        for _ in range(warmup):
-            self.add({"eager_warmup_time": timed_run(self.eager, self.experiment, self.iterations)[0]})
+        for index in range(warmup):
+            if index == 0 and self.eager_block is None:
+                seconds, self.eager_block = self.calibrating_run(self.eager)
+            else:
+                calls = self.eager_block.iterations
+                seconds = timed_run(self.eager, self.experiment, calls)[0]
+                self.eager_block = timing_block.grown(self.eager_block, calls, seconds)
+            self.add({"eager_warmup_time": seconds})
 
     def warm_up(self, warmup: int) -> None:
-        """The config's warm-up, always by timed_run: the first run compiles (phase `compile`), the next ones are
-        phase `run`, as the timed runs (marked again after the last: no warm-up at all still ends in `run`)."""
+        """The config's warm-up, always by timed_run: the first run compiles (phase `compile`; it calibrates the
+        block when none is given), the next ones are phase `run`, as the timed runs (marked again after the last: no
+        warm-up at all still ends in `run`)."""
         self.on_phase("compile")
         for index in range(warmup):
-            self.add({"warmup_time": timed_run(self.step, self.experiment, self.iterations)[0]})
+            if index == 0 and self.block is None:
+                seconds, self.block = self.calibrating_run(self.step, lambda: self.on_phase("run"))
+            else:
+                calls = self.block.iterations
+                seconds = timed_run(self.step, self.experiment, calls)[0]
+                self.block = timing_block.grown(self.block, calls, seconds)  # warmer calls: a longer block
+            self.add({"warmup_time": seconds})
             if index == 0:
                 self.on_phase("run")
         self.on_phase("run")
+        self.iterations = self.block.iterations
+
+    def calibrating_run(self, step: Callable, after_first: Callable[[], None] = lambda: None) -> tuple:
+        """A first warm-up run whose block is found as it runs: its first call (it compiles) timed alone, then the
+        probe blocks (timing_block.calibrate), then the block's other calls (which may grow the block: they are
+        warmer). (seconds of the run's own calls: the first and the others, as a block of that size would have
+        taken; the block)."""
+        first = timed_run(step, self.experiment, 1)[0]
+        after_first()
+        block = timing_block.calibrate(lambda calls: timed_run(step, self.experiment, calls)[0],
+                                       timing_block.target_seconds(self.experiment))
+        rest = timed_run(step, self.experiment, block.iterations - 1)[0] if block.iterations > 1 else 0.0
+        return first + rest, timing_block.grown(block, block.iterations - 1, rest)
 
     def timed_repeat(self, index: int) -> None:
         """One timed run: eager's half of the pair first, then the config's between its telemetry's start and end;
@@ -321,8 +405,9 @@ class MeasuredLoop:
     def eager_half(self) -> None:
         """Eager's timed run just before the config's, as the dynamo harness alternates them; its output is
         dropped before the config's run."""
-        eager_total = self.timed(self.eager, self.experiment, self.iterations)[0]
-        self.add({"eager_total_time": eager_total, "eager_per_iter_time": eager_total / self.iterations})
+        iterations = self.eager_block.iterations
+        eager_total = self.timed(self.eager, self.experiment, iterations)[0]
+        self.add({"eager_total_time": eager_total, "eager_per_iter_time": eager_total / iterations})
 
     def start_telemetry(self) -> None:
         """The peak memory's, then the GPU's readings start (they end in the reverse order)."""

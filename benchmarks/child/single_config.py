@@ -304,10 +304,20 @@ class ConfigRun:
             on_phase=self.channel.set_phase,
             timed=precise_timing.pure_wall_time_run if options.timing.pure_wall_time else None,
             around_repeat=self.diag.around_repeat, after_repeat=self.diag.after_repeat, memory=self.memory,
-            eager=self.eager_step, gpu=self.gpu, profiled_repeat=self.diag.profiled_repeat)
+            eager=self.eager_step, gpu=self.gpu, profiled_repeat=self.diag.profiled_repeat, on_block=self.block_chosen)
         for hook in self.hooks:
             hook.after_timing(self)
         self.record_timings()
+
+    def block_chosen(self, block, eager_block) -> None:
+        """The calls per timed run, once the warm-up has found them (before the timed runs): the record's
+        iterations_per_run (upstream's meaning: each run's iterations) and `timing_block` (how they were chosen);
+        the diagnostics that divide by them or fill one input set per call are told."""
+        self.record["iterations_per_run"] = block.iterations
+        self.record["timing_block"] = block.to_record()
+        if eager_block is not None:
+            self.record["timing_block"]["eager"] = eager_block.to_record()
+        self.diag.set_iterations(block.iterations)
 
     def measure_generation(self) -> None:
         """measure() for a model run by generate (child/generation.py): each timed run one generate call, its time to

@@ -32,6 +32,11 @@ from benchmarks.plumbing.cpu_affinity import cpu_affinity_spec
 IR_FORMATS = ("text", "hlo", "stablehlo")
 
 
+def iterations_per_run_type(text: str) -> Optional[int]:
+    """--iterations-per-run: `auto` (None: calibrated by the child) or a positive integer."""
+    return None if text.strip().lower() == "auto" else positive_int(text)
+
+
 def xla_choice(text: str):
     value = experiment_config.parse_none(text)
     if value is not None and value.upper() == "PJRT":
@@ -234,8 +239,11 @@ class RunOptions:
         "XLA_DISABLE_FUNCTIONALIZATION=1)")
     # measurement (the parent reads them too: a failure record says what was asked)
     repeat: int = MEASUREMENT.option(10, BOTH, "timed runs per config (default 10)", type=positive_int, metavar="N")
-    iterations_per_run: int = MEASUREMENT.option(1, BOTH, "iterations per timed run (default 1)", type=positive_int,
-                                                 metavar="N")
+    iterations_per_run: Optional[int] = MEASUREMENT.option(  # None: auto, found by the child (child/timing_block.py)
+        None, BOTH, "back-to-back iterations per timed run, timed as one block: N, or auto (default: as many as make "
+        "one run last at least 10 ms on a CPU, 2 ms on a GPU, found after the first warm-up call; never fewer than 1); "
+        "the record's iterations_per_run says how many ran, its timing_block how they were chosen",
+        type=iterations_per_run_type, metavar="N|auto")
     warmup: int = MEASUREMENT.option(
         2, BOTH, "untimed-for-statistics warm-up runs, recorded apart (default 2; the first compiles)",
         type=non_negative_int, metavar="N")

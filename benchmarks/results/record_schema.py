@@ -143,7 +143,8 @@ SCHEMA = (
     MODEL,
     EXPERIMENT,
     K("repeat", "count", CORE, "timed runs", door=True),
-    K("iterations_per_run", "count", CORE, "iterations in each timed run", door=True),
+    K("iterations_per_run", "count", CORE, "iterations in each timed run, timed as one block (null: the record of a "
+                                          "config that failed before its block size was found)", door=True),
     METRICS,
     K("timestamp", "timestamp", CORE, "the sweep's start, shared by its records", door=True),
     K("verification_code", "text", CORE, "upstream's verdict (PASS, FAIL, VERIFIER_SKIPPED, ...)", door=True),
@@ -165,6 +166,13 @@ SCHEMA = (
     K("precision_reason", "text", PARENT, "why the precision that ran is not the one asked for (the plan's; a config "
                                            "by hand: the child's)"),
     K("model_info", "object", CORE, "the suite's facts about what ran (BenchmarkModel.info)"),
+    K("timing_block", "object", CORE, "how iterations_per_run was chosen (docs/measurement.md, \"The timed region\")",
+      K("how", "text", CORE, "calibrated, given (--iterations-per-run=N) or one call (then `reason` says why)"),
+      K("iterations", "count", CORE, "the calls in each timed run: iterations_per_run"),
+      K("target_seconds", "number", CORE, "calibrated: what one run is to last at least (10 ms CPU, 2 ms GPU)"),
+      K("probes", "list", CORE, "calibrated: [calls, seconds] of each probe block after the first call"),
+      K("reason", "text", CORE, "one call: why no block was calibrated"),
+      K("eager", "object", feature("speedup"), "--speedup=paired: eager's own block, the same keys")),
     K("memory_kind", "text", CORE, "which figure metrics.peak_memory_bytes is"),
     K("gpu_telemetry", "object", CORE, "CUDA: NVML's device facts and throttling over the timed runs"),
     K("generation", "object", feature("generation"), "LLM rows: tokens, the decode loop, per-token seconds"),

@@ -132,15 +132,17 @@ def test_profile_cuda_cpu_adds_per_repeat_cpu_times(mlp):
         assert_metrics_are_number_lists(record)
         metrics = record["metrics"]
         assert len(metrics["total_cpu_time_s"]) == 2 and all(0 < t < 30 for t in metrics["total_cpu_time_s"])
-        assert metrics["per_iter_cpu_time_s"] == metrics["total_cpu_time_s"]  # one iteration per run
+        calls = record["iterations_per_run"]  # the calibrated block: each profiled run is one too
+        assert metrics["per_iter_cpu_time_s"] == [total / calls for total in metrics["total_cpu_time_s"]]
         assert "total_cuda_time_s" not in metrics  # no CUDA here
 
 
 @pytest.mark.integration
 def test_individual_ops_go_to_diagnostics_not_metrics(mlp):
     _, found = mlp
-    ops = found[("mlp", EAGER)]["diagnostics"]["aten_ops"]
-    assert ops["aten::addmm"]["num_of_calls"] == [3, 3]  # three Linear layers, one iteration per repeat
+    record = found[("mlp", EAGER)]
+    ops, calls = record["diagnostics"]["aten_ops"], record["iterations_per_run"]
+    assert ops["aten::addmm"]["num_of_calls"] == [3 * calls] * 2  # three Linear layers per call, calls per repeat
     assert all(len(v) == 2 and min(v) >= 0 for row in ops.values() for v in row.values())
     if HAS_XLA:
         assert found[("mlp", XLA)]["diagnostics"]["xla_unlowered_ops"] == {}  # the mlp lowers completely
@@ -151,8 +153,9 @@ def test_individual_ops_go_to_diagnostics_not_metrics(mlp):
 @pytest.mark.requires_xla
 def test_xla_fallback_operators_are_listed(graph_break):
     _, found = graph_break
-    ops = found[("graph_break", XLA)]["diagnostics"]["xla_unlowered_ops"]
-    assert ops["aten::median"]["num_of_calls"] == [1, 1]
+    record = found[("graph_break", XLA)]
+    ops, calls = record["diagnostics"]["xla_unlowered_ops"], record["iterations_per_run"]
+    assert ops["aten::median"]["num_of_calls"] == [calls, calls]  # once per call, a block of calls per repeat
     assert all(name.startswith("aten::") for name in ops)
     assert "aten_ops" in found[("graph_break", INDUCTOR)]["diagnostics"]
 

@@ -33,12 +33,16 @@ def test_every_stored_record_keeps_its_fingerprint(name):
     assert not changed, f"{len(changed)} record(s) would rerun, the first: {changed[0]}"
 
 
+# The block size is no part of a config: the stored records ran one call per timed run, and resume as they are under
+# today's default (a calibrated block), and under any block given by hand.
 @pytest.mark.integration  # the sweep itself, though it finds nothing to run: no child starts
-def test_make_bench_resumes_its_stored_file_with_nothing_to_run(tmp_path):
+@pytest.mark.parametrize("block", [(), ("--iterations-per-run=20",), ("--iterations-per-run=auto",)])
+def test_make_bench_resumes_its_stored_file_with_nothing_to_run(tmp_path, block):
     results = tmp_path / "results.jsonl"
     shutil.copy(STORED / "make-bench.jsonl", results)
     before = results.read_bytes()
-    result = call_runner(*MAKE_BENCH, f"--output-dirname={tmp_path}")
+    assert all(json.loads(line)["iterations_per_run"] == 1 for line in before.decode().splitlines())
+    result = call_runner(*MAKE_BENCH, *block, f"--output-dirname={tmp_path}")
     assert result.returncode == 0, result.stderr
     assert f"nothing to run: every config is already in {results}" in result.stderr, result.stderr
     kept = 24 if XLA else 12  # beside a torch without torch-xla its 12 XLA configs are dropped
