@@ -14,7 +14,7 @@ import time
 
 from benchmarks.plumbing.cli_support import (EXIT_INTERNAL, LOG_LEVELS, BadNews, Parser, UsageError, add_hidden_alias,
                                              choice, epilog, metavar, positive_int, refuse_overwrite, run_main,
-                                             setup_logging, timestamp)
+                                             setup_logging, timestamp, write_file)
 from benchmarks.results import records
 
 log = logging.getLogger("benchmarks.analyzer.pipeline")
@@ -118,8 +118,7 @@ def write_oss_benchmark(options, parser) -> int:
     if target == "-":
         sys.stdout.write(text)
     else:
-        with open(target, "w", encoding="utf-8") as handle:
-            handle.write(text)
+        write_file(target, text, "the report")
         log.info("wrote %s (%d rows)", target, len(rows))
     if left_out:
         counts = ", ".join(f"{count} {status}" for status, count in sorted(left_out.items()))

@@ -10,6 +10,7 @@ import re
 
 from benchmarks.compare import metrics
 from benchmarks.config.experiment_config import backend_name, parse_none
+from benchmarks.plumbing.plot_text import figure_bytes, plain_text
 from benchmarks.plumbing.cli_support import shown
 from benchmarks.results.change_words import Word
 
@@ -178,8 +179,9 @@ def render(report, fmt: str, colour: bool = False) -> str:
     return table(report, colour)
 
 
-def forest_plot(report, path: str) -> None:
-    """Each measured config's ratio and interval, one line each, the geomean last; PNG or SVG by name."""
+@plain_text
+def forest_plot(report, fmt: str) -> bytes:
+    """Each measured config's ratio and interval, one line each, the geomean last: PNG or SVG (`fmt`) bytes."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -211,5 +213,6 @@ def forest_plot(report, path: str) -> None:
     axes.set_xlabel(f"treatment / control ({report.settings.metric}); {report.settings.confidence:.0%} intervals")
     axes.legend(loc="best", fontsize=8)
     figure.tight_layout()
-    figure.savefig(path)
+    data = figure_bytes(figure, fmt)
     plt.close(figure)
+    return data
