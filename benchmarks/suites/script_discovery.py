@@ -80,7 +80,7 @@ def cache_file(output_dir: str, path: str, script_args: Optional[str]) -> str:
     return output_paths.under(output_dir, CACHE_DIRNAME, f"{stem}-{cache_key(path, script_args)[:20]}.json")
 
 
-def _canonical(data: dict) -> bytes:
+def canonical(data: dict) -> bytes:
     return json.dumps(data, sort_keys=True).encode("utf-8", "surrogatepass")
 
 
@@ -91,7 +91,7 @@ def load_cached(cache: str, path: str, script_args: Optional[str], timeout: floa
     try:
         data = safe_reads.load_json(cache, follow_links=False)
         claimed = data.pop("seal")
-        if not state_seal.sealed(_canonical(data), claimed):  # not written by this user's runs: a claim, ignored
+        if not state_seal.sealed(canonical(data), claimed):  # not written by this user's runs: a claim, ignored
             return None
         found = Discovery(**data, cached=True)
     except (OSError, ValueError, TypeError, KeyError, AttributeError):  # a FIFO or a link, damaged JSON: again
@@ -113,7 +113,7 @@ def discover(path: str, script_args: Optional[str], output_dir: str, timeout: fl
     found = run_child(path, script_args, cache[:-len(".json")], timeout)
     data = dataclasses.asdict(found)
     data.pop("cached")
-    script_capture.write_json(cache, {**data, "seal": state_seal.seal(_canonical(data))})
+    script_capture.write_json(cache, {**data, "seal": state_seal.seal(canonical(data))})
     return found
 
 

@@ -135,10 +135,10 @@ def test_a_sealed_entry_for_another_script_is_not_taken_for_this_one(tmp_path):
     data = {"script": str(other), "script_args": None, "status": "finished", "timeout_seconds": 60.0,
             "models": [{"name": "m", "class": "M", "inputs": []}], "message": None, "seconds": 0.1, "log": None}
     cache = tmp_path / "entry.json"
-    cache.write_text(json.dumps({**data, "seal": state_seal.seal(script_discovery._canonical(data))}))
+    cache.write_text(json.dumps({**data, "seal": state_seal.seal(script_discovery.canonical(data))}))
     assert script_discovery.load_cached(str(cache), str(script), None, 60) is None
     data["script"] = str(script)
-    cache.write_text(json.dumps({**data, "seal": state_seal.seal(script_discovery._canonical(data))}))
+    cache.write_text(json.dumps({**data, "seal": state_seal.seal(script_discovery.canonical(data))}))
     assert script_discovery.load_cached(str(cache), str(script), None, 60).script == str(script)
 
 
@@ -163,5 +163,9 @@ def test_a_planted_empty_list_of_change_points_hides_no_slowdown(tmp_path):
     planted = {"version": 1, "pages": state["pages"], "detections": {key: [] for key in state["detections"]}}
     (out / STATE).write_text(json.dumps(planted))
     pages[0].unlink()  # a page the planted state lists as unchanged: written again all the same
+    victim = out / "config" / "mine.html"  # a page the planted list names: an unsealed list removes nothing
+    victim.write_text("the user's\n")
+    planted["pages"]["config/mine.html"] = "0" * 64
+    (out / STATE).write_text(json.dumps(planted))
     call_tool("history.py", "site", "--db", db, "-o", out, check_rc=0)
-    assert "class=\"change\"" in pages[0].read_text()
+    assert "class=\"change\"" in pages[0].read_text() and victim.read_text() == "the user's\n"

@@ -147,5 +147,5 @@ def test_a_golden_manifest_with_unusable_numbers_is_refused(change, words):
     manifest = {"atol": 1e-4, "rtol": 1e-3, "steps": 1, **change}
     if manifest["atol"] == "inf":
         manifest["atol"] = float("inf")
-    assert words in golden_store._values_problem(manifest)
-    assert golden_store._values_problem({"atol": 1e-4, "rtol": 1e-3, "steps": 1}) is None
+    assert words in golden_store.values_problem(manifest)
+    assert golden_store.values_problem({"atol": 1e-4, "rtol": 1e-3, "steps": 1}) is None

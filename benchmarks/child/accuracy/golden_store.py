@@ -96,7 +96,7 @@ def write_entry(directory: str, manifest: dict, trees: dict) -> None:
 MAX_STEPS = 10_000  # STEPS[test] is a handful; a manifest asking for more would hold the child for ever
 
 
-def _values_problem(manifest: dict) -> Optional[str]:
+def values_problem(manifest: dict) -> Optional[str]:
     """Why the manifest's numbers are unusable, by the record check's rules (results/record_check.py): atol and
     rtol finite and >= 0, steps a whole number from 1 to MAX_STEPS; None when they are fine."""
     for key in ("atol", "rtol"):
@@ -124,7 +124,7 @@ def read_manifest(directory: str, model_config: dict, experiment) -> Optional[di
     if manifest.get("format_version") != FORMAT_VERSION:
         raise GoldenRefused(path, f"golden format version {manifest.get('format_version')!r}; this runner reads "
                                   f"version {FORMAT_VERSION}")
-    bad = _values_problem(manifest)
+    bad = values_problem(manifest)
     if bad:
         raise GoldenRefused(path, bad)
     wanted = identity(model_config, experiment)

@@ -45,13 +45,13 @@ def write_text(path: str, text: str) -> None:
     disk_writes.write_text(path, text)
 
 
-def _canonical(state: dict) -> bytes:
+def canonical(state: dict) -> bytes:
     return json.dumps({k: v for k, v in state.items() if k != "seal"}, sort_keys=True).encode("utf-8", "surrogatepass")
 
 
 def _ours(state: dict) -> bool:
     """Whether this user's build wrote `state` (its seal checks): else it is ignored, not obeyed."""
-    return state_seal.sealed(_canonical(state), state.get("seal"))
+    return state_seal.sealed(canonical(state), state.get("seal"))
 
 
 def _is_shift(item) -> bool:
@@ -117,7 +117,7 @@ class SiteWriter:
                 os.remove(path)
                 self.removed += 1
         state = {"version": STATE_VERSION, "pages": self.pages, "detections": detections}
-        state["seal"] = state_seal.seal(_canonical(state))
+        state["seal"] = state_seal.seal(canonical(state))
         write_text(self._inside(STATE_FILE), json.dumps(state, separators=(",", ":")))
 
     def _removable(self, relative: str):
