@@ -125,7 +125,7 @@ def read(path: str) -> ExpectedFile:
         cells = dict(zip(columns, (cell.strip() for cell in row)))
         for name in columns[len(REQUIRED):]:  # the record check's rules: digits 0-9 only, a count within 2**63
             if cells[name] and (not _DIGITS.fullmatch(cells[name]) or record_check.count(int(cells[name]))):
-                raise UsageError(f"--expected {path}, line {number}: {name} is {shown(cells[name][:40])}, not a count "
+                raise UsageError(f"--expected {path}, line {number}: {name} is {cells[name][:40]!r}, not a count "
                                  "(a whole number up to 2**63, or empty for a config without dynamo)")
         for name in REQUIRED:
             if record_check.text(cells[name]):
