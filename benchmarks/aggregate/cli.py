@@ -13,7 +13,8 @@ import os
 import sys
 
 from benchmarks.plumbing.cli_support import (EXIT_BAD_NEWS, LOG_LEVELS, Parser, UsageError, choice, epilog, metavar,
-                                             non_negative_int, refuse_overwrite, run_main, write_output)
+                                             non_negative_int, refuse_overwrite, run_main, shown,
+                                             write_output)
 from benchmarks.results import metric_catalog, selection
 
 log = logging.getLogger("benchmarks.aggregate")
@@ -186,7 +187,7 @@ def run(options) -> int:
         write(text_formats.format_csv(table), options)
         # The CSV stays machine-readable; what it includes and leaves out goes to stderr.
         for note in table.notes:
-            print(f"note: {note}", file=sys.stderr)
+            print(f"note: {shown(note)}", file=sys.stderr)
     elif fmt == "table":
         write(text_formats.format_tab(table), options)
     else:
@@ -218,5 +219,5 @@ def run_reporting_no_data(options) -> int:
     except NoData as exc:
         print(f"aggregate.py: {exc}", file=sys.stderr)
         for note in exc.notes:
-            print(f"note: {note}", file=sys.stderr)
+            print(f"note: {shown(note)}", file=sys.stderr)
         return EXIT_BAD_NEWS

@@ -10,7 +10,7 @@ import re
 from datetime import datetime, timezone
 from typing import Optional
 
-from benchmarks.plumbing.cli_support import UsageError
+from benchmarks.plumbing.cli_support import UsageError, shown
 from benchmarks.results import record_check, records
 from benchmarks.results.measurement import Measurement
 from benchmarks.results.selection import Selection
@@ -182,7 +182,7 @@ def list_accelerators(rows: list) -> str:
         kinds = ",".join(sorted({r.accelerator for r in group if r.accelerator})) or "?"
         tests = ",".join(sorted({r.test for r in group}))
         runs = len({r.timestamp for r in group})
-        lines.append(f"{accel_model}\t{kinds}\t{len(group)} records\t{runs} run{'s' if runs != 1 else ''}\t"
+        lines.append(f"{shown(accel_model)}\t{shown(kinds)}\t{len(group)} records\t{runs} run{'s' if runs != 1 else ''}\t"
                      f"tests: {tests}\tbackends: {', '.join(order_backends({r.backend for r in group}))}")
     return "\n".join(lines) + "\n"
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 import io
 import math
 
+from benchmarks.plumbing.plot_text import figure_bytes, plain_text
+
 MARKERS = ("o", "s", "D", "^", "v", "P", "X", "*")
 LOG_SCALE_RATIO = 20.0  # max/min speedup beyond which a linear axis hides the small ones
 NOTE_FONT_SIZE = 7
@@ -36,6 +38,7 @@ def _maybe_log(ax, which: str, values: list) -> bool:
     return True
 
 
+@plain_text
 def render(table, fmt: str, fig_width: float, fig_height: float) -> bytes:
     """The report `table` (reports.Table) as PNG or SVG bytes."""
     import matplotlib
@@ -66,12 +69,10 @@ def render(table, fmt: str, fig_width: float, fig_height: float) -> bytes:
         # supxlabel takes part in the constrained layout, so the notes never overlap the axes.
         fig.supxlabel("\n".join(_wrap(note, fig_width) for note in table.notes), fontsize=NOTE_FONT_SIZE,
                       x=0.01, ha="left", multialignment="left")
-    out = io.BytesIO()
     metadata = {"Title": table.title.replace("\n", " - ")}
     if fmt == "svg":
         metadata["Date"] = None  # reproducible files
-    fig.savefig(out, format=fmt, metadata=metadata, dpi=100)
-    return out.getvalue()
+    return figure_bytes(fig, fmt, metadata=metadata, dpi=100)
 
 
 def _wrap(text: str, fig_width: float) -> str:

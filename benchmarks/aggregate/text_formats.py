@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from benchmarks.plumbing.cli_support import shown
 from benchmarks.results import number_text
 
 
@@ -25,12 +26,12 @@ def _cell_text(value) -> str:
         text = f"{value:.2f}"
         # a nonzero figure that 2 decimals would show as 0.00 (a 0.0046x speedup) keeps 2 significant digits
         return number_text.significant(value, 2) if value and text.lstrip("-") == "0.00" else text
-    return str(value)
+    return shown(value)  # a model or accelerator name from a record: its escape sequences shown, never run
 
 
 def format_tab(table: Table) -> str:
     """A plain-text grid (2 decimals, multi-line headers at the bottom of their cell), then the notes."""
-    headers = [h.split("\n") for h in table.tab_columns]
+    headers = [[shown(part) for part in h.split("\n")] for h in table.tab_columns]
     body = [[_cell_text(v) for v in row] for row in table.rows]
     numeric = [any(isinstance(row[i], (int, float)) and not isinstance(row[i], bool) for row in table.rows)
                for i in range(len(headers))]
@@ -57,5 +58,5 @@ def format_tab(table: Table) -> str:
     if not body:
         out.append(rule("-"))
     out.append("")
-    out.extend(f"Note: {note}" for note in table.notes)
+    out.extend(f"Note: {shown(note)}" for note in table.notes)
     return "\n".join(out) + "\n"

@@ -16,6 +16,16 @@ from benchmarks.plumbing import disk_writes, safe_paths
 from benchmarks.results import records
 
 
+# The csv module refuses a cell longer than 131,072 characters by default: the analyzer must read back every cell
+# it wrote (a long error text, a list of warnings), so its reader takes cells up to this size.
+MAX_CELL = 1 << 30
+
+
+def _csv_reader(lines):
+    csv.field_size_limit(MAX_CELL)
+    return csv.reader(lines)
+
+
 class AnalyzeError(Exception):
     """Bad input (no file, no valid record, a database that is not one): one line, exit status 2."""
 
@@ -50,7 +60,7 @@ def _append_realigned(out, source, columns, target, skip_header: bool = False) -
     index = [position.get(name) for name in target]
     with (open(source, encoding="utf-8", newline="") if isinstance(source, str) else
           io.TextIOWrapper(io.BytesIO(source), encoding="utf-8", newline="")) as src:
-        reader = csv.reader(src)
+        reader = _csv_reader(src)
         if skip_header:
             next(reader, None)
         buffer = io.StringIO()
@@ -107,7 +117,7 @@ class OrderedReport:
             return None
         if self._header_columns is None:
             text = self.header.raw[:self.header_length.value].decode("utf-8")
-            self._header_columns = next(csv.reader([text]))
+            self._header_columns = next(_csv_reader([text]))
         return self._header_columns
 
     def write_in_turn(self, index: int, columns: tuple, csv_rows: bytes, jsonl_rows: bytes) -> Optional[str]:
@@ -190,7 +200,7 @@ def check_database(path: str) -> Optional[list]:
         return None
     try:
         with open(path, encoding="utf-8", newline="") as handle:
-            header = next(csv.reader(handle), None)
+            header = next(_csv_reader(handle), None)
     except (OSError, UnicodeDecodeError, csv.Error) as exc:
         raise AnalyzeError(f"--database {path}: cannot read it ({exc})")
     if not header or "model_name" not in header or "timestamp" not in header:
@@ -255,5 +265,5 @@ def load_report(path: str):
             "torch_xla2", "test", "error_message", "outputs_file", "status", "error_type", "error_phase",
             "verification_code", "accuracy", "accuracy_reference", "accuracy_message", "accuracy_reason", *ENV_COLUMNS}
     with open(path, encoding="utf-8", newline="") as handle:
-        header = next(csv.reader(handle), [])
+        header = next(_csv_reader(handle), [])
     return pd.read_csv(path, dtype={name: "string" for name in header if name in text}, low_memory=False)

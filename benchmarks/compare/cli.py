@@ -15,7 +15,7 @@ import sys
 from benchmarks.compare.outcomes import DEFAULT_GATE_LIMIT
 from benchmarks.plumbing.cli_support import (LOG_LEVELS, BadNews, Parser, UsageError, choice, fraction, epilog, metavar,
                                              non_negative_int, positive_int, refuse_overwrite, run_main, setup_logging,
-                                             timestamp)
+                                             timestamp, write_file)
 from benchmarks.results import selection
 from benchmarks.results.change_words import COMPARE_DEFAULT_FAIL_ON, Word
 
@@ -199,18 +199,12 @@ def run(options) -> int:
                          "time, compile, memory, or a name in the records' `metrics`)")
     text = report_formats.render(report, options.format, _use_colour(options.color, bool(options.output)))
     if options.output:
-        try:
-            with open(options.output, "w", encoding="utf-8") as handle:
-                handle.write(text)
-        except OSError as exc:
-            raise UsageError(f"cannot write {options.output}: {exc.strerror or exc}") from None
+        write_file(options.output, text)
     else:
         sys.stdout.write(text)
     if options.plot:
-        try:
-            report_formats.forest_plot(report, options.plot)
-        except OSError as exc:
-            raise UsageError(f"cannot write {options.plot}: {exc.strerror or exc}") from None
+        fmt = os.path.splitext(options.plot)[1].lstrip(".").lower()
+        write_file(options.plot, report_formats.forest_plot(report, fmt), "--plot")
     return comparison.exit_status(report, options.fail_on if options.fail_on is not None else COMPARE_DEFAULT_FAIL_ON)
 
 
@@ -232,11 +226,7 @@ def check_expected(options) -> int:
     if not actual:
         raise BadNews(f"no records in {options.control} match the selection flags")
     if options.write_expected:
-        try:
-            with open(options.write_expected, "w", encoding="utf-8", newline="") as handle:
-                handle.write(expected.render(actual))
-        except OSError as exc:
-            raise UsageError(f"cannot write {options.write_expected}: {exc.strerror or exc}") from None
+        write_file(options.write_expected, expected.render(actual), "--write-expected")
         print(f"wrote {options.write_expected}: {len(actual)} config(s)")
         return 0
     file = expected.read(options.expected)

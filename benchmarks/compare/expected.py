@@ -14,10 +14,12 @@ from __future__ import annotations
 import csv
 import dataclasses
 import io
+import re
 from typing import Optional
 
 from benchmarks.compare import gates
-from benchmarks.plumbing.cli_support import UsageError
+from benchmarks.plumbing.cli_support import UsageError, shown
+from benchmarks.results import record_check
 from benchmarks.results.records import results_file_problem
 from benchmarks.results.measurement import Measurement
 
@@ -27,6 +29,7 @@ CALLS_CAPTURED = "calls_captured"
 CALLS_CAPTURED_DROP_PERCENT = 5  # a fall of more than this fails; a rise, or a smaller fall, passes
 COUNTS = EXACT + (CALLS_CAPTURED,)
 HEADER = REQUIRED + COUNTS  # what --write-expected writes
+_DIGITS = re.compile(r"[0-9]{1,19}")  # what isdigit() takes and int() refuses ("²", 5,000 digits) is no count
 
 
 @dataclasses.dataclass(frozen=True)
@@ -120,10 +123,13 @@ def read(path: str) -> ExpectedFile:
         if len(row) != len(columns):
             raise UsageError(f"--expected {path}, line {number}: {len(row)} fields, not {len(columns)}")
         cells = dict(zip(columns, (cell.strip() for cell in row)))
-        for name in columns[len(REQUIRED):]:
-            if cells[name] and not cells[name].isdigit():
-                raise UsageError(f"--expected {path}, line {number}: {name} is {cells[name]!r}, not a count "
-                                 "(a whole number, or empty for a config without dynamo)")
+        for name in columns[len(REQUIRED):]:  # the record check's rules: digits 0-9 only, a count within 2**63
+            if cells[name] and (not _DIGITS.fullmatch(cells[name]) or record_check.count(int(cells[name]))):
+                raise UsageError(f"--expected {path}, line {number}: {name} is {cells[name][:40]!r}, not a count "
+                                 "(a whole number up to 2**63, or empty for a config without dynamo)")
+        for name in REQUIRED:
+            if record_check.text(cells[name]):
+                raise UsageError(f"--expected {path}, line {number}: {name} {record_check.text(cells[name])}")
         found = Expectation(*(cells[name] for name in REQUIRED),
                             counts=tuple((name, cells[name]) for name in columns[len(REQUIRED):]))
         out[found.key] = found
@@ -189,8 +195,8 @@ def report(path: str, columns: tuple, differences: list, checked: int) -> str:
     if not differences:
         return f"{path}: {checked} config(s) as expected\n"
     out = [f"{path}: {len(differences)} config(s) differ from the expected results:"]
-    out += [f"  {d.describe()}" for d in differences]
+    out += [f"  {shown(d.describe())}" for d in differences]  # names from records and the file: shown, never run
     out += ["", f"If the change is intended, update {path}: remove each line marked -, add each marked +:"]
-    out += [f"-{d.old.line(columns)}" for d in differences if d.old is not None]
-    out += [f"+{d.new.line(columns)}" for d in differences if d.new is not None]
+    out += [f"-{shown(d.old.line(columns))}" for d in differences if d.old is not None]
+    out += [f"+{shown(d.new.line(columns))}" for d in differences if d.new is not None]
     return "\n".join(out) + "\n"

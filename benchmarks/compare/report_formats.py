@@ -15,6 +15,7 @@ from benchmarks.compare import metrics, recorded_noise
 from benchmarks.config import axes
 from benchmarks.config.experiment_config import backend_name, parse_none
 from benchmarks.plumbing.cli_support import command_line, shown
+from benchmarks.plumbing.plot_text import figure_bytes, plain_text
 from benchmarks.results.change_words import Word
 
 FORMATS = ("table", "csv", "json", "md")
@@ -276,15 +277,18 @@ def render(report, fmt: str, colour: bool = False) -> str:
     return table(report, colour)
 
 
-def forest_plot(report, path: str) -> None:
-    """Each measured config's ratio and interval, one line each, the geomean last; PNG or SVG by name."""
+@plain_text
+def forest_plot(report, fmt: str) -> bytes:
+    """Each measured config's ratio and interval, one line each, the geomean last: PNG or SVG (`fmt`) bytes."""
     import matplotlib.pyplot as plt
 
     figure = forest_figure(report)
-    figure.savefig(path, bbox_inches="tight")
+    data = figure_bytes(figure, fmt, bbox_inches="tight")
     plt.close(figure)
+    return data
 
 
+@plain_text
 def forest_figure(report):
     """forest_plot's matplotlib figure, laid out (every label inside it)."""
     import matplotlib

@@ -7,11 +7,18 @@ runner/plan.py). No torch (docs/runner.md, "Finding batch sizes").
 
 from __future__ import annotations
 
+import re
 from typing import Optional
 
 from benchmarks.plumbing import disk_writes
 
 NONE_RAN = -1  # the harness's unset batch size: no batch size ran (a sweep skips the model, saying so)
+# A side input goes through the record's door (results/record_check.py): a batch past this is no batch any record of
+# it could be read back with (1.2e29 written out was taken, written, refused by every reader, and run on every
+# resume), and a name past the record check's 4,096 characters no record takes.
+MAX_BATCH = 2 ** 31 - 1
+MAX_NAME = 4096
+_BATCH = re.compile(r"-?[0-9]{1,12}")
 
 
 class BatchSizeFileError(ValueError):
@@ -27,13 +34,12 @@ def parse(text: str, path: str = "<text>") -> dict:
             continue
         name, comma, batch = line.rpartition(",")
         name, batch = name.strip(), batch.strip()
-        try:
-            value = int(batch)
-        except ValueError:
-            value = None
-        if not comma or not name or value is None or (value < 1 and value != NONE_RAN):
-            raise BatchSizeFileError(f"{path}:{number}: expected a `name,batch` row (batch a positive integer, or "
-                                     f"{NONE_RAN}: none ran), not {line.strip()[:80]!r}")
+        value = int(batch) if _BATCH.fullmatch(batch) else None  # ASCII digits: int() takes "٣" and 4,000 digits
+        if (not comma or not name or len(name) > MAX_NAME or value is None or (value < 1 and value != NONE_RAN)
+                or value > MAX_BATCH):
+            raise BatchSizeFileError(f"{path}:{number}: expected a `name,batch` row (a name of at most {MAX_NAME} "
+                                     f"characters, a batch from 1 to {MAX_BATCH}, or {NONE_RAN}: none ran), not "
+                                     f"{line.strip()[:80]!r}")
         sizes[name] = value
     return sizes
 

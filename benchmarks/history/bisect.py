@@ -81,6 +81,7 @@ class Bisection:
         self.state_path = os.path.join(settings.directory, "state.json")
         self.commits = git_checkout.commits_between(settings.repo, settings.good, settings.bad)
         self.state = self._load_state()
+        git_checkout.owned_checkout(settings.directory)  # a checkout we did not make: refused before any work
 
     # ------------------------------------------------------------ state (resume)
 

@@ -79,6 +79,7 @@ def run(options) -> int:
                                directory=os.path.abspath(os.path.join(options.output_dirname, "bisect")),
                                rounds=options.rounds, max_rounds=options.max_rounds, threshold=options.threshold)
     try:
+        safe_paths.inside(options.output_dirname, "bisect")  # PathEscapes: OUTPUT/bisect is a link leading out
         search = bisect.Bisection(settings)
         first_bad, candidates = search.run()
     except (git_checkout.GitError, ValueError, safe_paths.LinkRefused) as exc:  # a damaged state, a planted link

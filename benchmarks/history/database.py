@@ -119,6 +119,9 @@ def connect(path: str, create: bool = True) -> sqlite3.Connection:
     """The history database at `path`, upgraded to SCHEMA_VERSION. `create` (ingest): a new or empty file becomes
     one. Anything else that is not a history database (another program's SQLite file, a results file) is a
     DatabaseError and is left byte for byte as it was: nothing is written to it."""
+    if os.path.islink(path):  # the default OUTPUT/history.sqlite of a folder from elsewhere may be one: never followed
+        raise DatabaseError(f"{path} is a symbolic link: a history database is never opened through one (it could "
+                            "lead out of the folder or into another history); name the file itself with --db")
     if not create and not os.path.exists(path):
         raise DatabaseError(f"no history database at {path} (make one with `history ingest RESULTS --db {path}`)")
     if create:

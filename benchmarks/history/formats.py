@@ -14,6 +14,7 @@ from typing import Optional
 
 from benchmarks.history import changes
 from benchmarks.plumbing.cli_support import shown as visible
+from benchmarks.plumbing.plot_text import figure_bytes, plain_text
 from benchmarks.results import accuracy_status, html_style, metric_catalog
 from benchmarks.results.change_words import Word
 from benchmarks.results.records import RecordStatus
@@ -309,6 +310,7 @@ def _run_axis(axis, points: list) -> str:
         return "run date (UTC); commits at the changes"
 
 
+@plain_text
 def plot(all_series: list, changes: list, fmt: str) -> bytes:
     """One panel per config (the first MAX_PLOTS): per-iteration median by run date, changes as dashed lines
     between the last run before and the first after, labelled with their size and first commit after."""
@@ -340,10 +342,9 @@ def plot(all_series: list, changes: list, fmt: str) -> bytes:
     if shown:
         axes[-1, 0].set_xlabel(x_title, fontsize=8)
     figure.tight_layout()
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format=fmt)
+    data = figure_bytes(figure, fmt)
     plt.close(figure)
-    return buffer.getvalue()
+    return data
 
 
 def _inline_svg(all_series: list, changes: list) -> str:

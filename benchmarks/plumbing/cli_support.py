@@ -280,6 +280,21 @@ def refuse_overwrite(output, inputs, flag: str = "-o") -> None:
             raise UsageError(f"{flag} {output} would overwrite one of its inputs{shown}; name another file")
 
 
+def write_file(path, data, flag: str = "-o") -> None:
+    """The one way a tool writes a file the user named (a report, a plot, an expected-results CSV): whole or not at
+    all, from a temporary file of ours in the same real folder (disk_writes.replacing). A link at that name is
+    never followed nor replaced, and a FIFO or a device is never written: UsageError, one line, exit 2."""
+    from benchmarks.plumbing import disk_writes, safe_paths
+
+    try:
+        disk_writes.write_bytes(str(path), data if isinstance(data, bytes) else data.encode("utf-8"))
+    except safe_paths.LinkRefused:
+        raise UsageError(f"{flag} {path} is a symbolic link: not followed, nothing is written through a link; "
+                         "remove it or name another file") from None
+    except OSError as exc:
+        raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
 def write_output(data, path, inputs=()) -> None:
     """A report (text, or an image's bytes) to -o/--output's file, or to stdout for none or `-`; an image
     never to a terminal. A file that can't be written, or that is one of the tool's `inputs`
@@ -288,12 +303,7 @@ def write_output(data, path, inputs=()) -> None:
     if isinstance(data, str) and not data.isascii():  # a lone surrogate read from a record: shown, never a crash
         data = data.encode("utf-8", "backslashreplace").decode("utf-8")
     if path and path != "-":
-        mode = "wb" if isinstance(data, bytes) else "w"
-        try:
-            with open(path, mode, **({} if mode == "wb" else {"encoding": "utf-8"})) as handle:
-                handle.write(data)
-        except OSError as exc:
-            raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
+        write_file(path, data)
     elif isinstance(data, bytes):
         if sys.stdout.isatty():
             raise UsageError("not writing an image to a terminal: use --output FILE or redirect stdout")

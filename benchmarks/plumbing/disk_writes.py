@@ -22,9 +22,10 @@ import fnmatch
 import json
 import os
 import secrets
+import stat
 from typing import Iterator, Optional
 
-from benchmarks.plumbing import safe_paths
+from benchmarks.plumbing import safe_paths, safe_reads
 
 # What a disk says when it can't take more (EIO: what NFS and failing disks say, often for the same cause).
 DISK_FULL_ERRNOS = (errno.ENOSPC, errno.EDQUOT, errno.EIO)
@@ -173,11 +174,30 @@ def _sync_directory(directory: str) -> None:
         os.close(fd)
 
 
+def refuse_unsafe_target(path: str) -> None:
+    """LinkRefused when `path` is a symbolic link (it is never followed, nor replaced: a link planted at a report's
+    name is a mistake or an attack, never an order), NotRegularFile when it is a device or a folder (`-o /dev/sda`
+    as root would replace the device's node). A FIFO or a socket left there is replaced, never written into."""
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise WriteFailed.of(path, exc) from None
+    if stat.S_ISLNK(mode):
+        raise safe_paths.LinkRefused(path)
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) or stat.S_ISDIR(mode):
+        raise safe_reads.NotRegularFile(errno.EEXIST, "a device or a folder; only a file is replaced", path)
+
+
 @contextlib.contextmanager
 def replacing(path: str, mode: str = "wb", encoding: Optional[str] = None, keep_mode: bool = True) -> Iterator:
     """Open a temporary file beside `path` for writing; on a clean exit it is fsynced and renamed over `path`
     (keeping the old file's permissions with `keep_mode`). On any failure the temporary file is removed and
-    `path` is untouched; a refusal of the disk is WriteFailed naming `path`."""
+    `path` is untouched; a refusal of the disk is WriteFailed naming `path`. A link at `path` (LinkRefused) or
+    something there that is not a regular file (NotRegularFile: a FIFO, a device, a folder) is refused before
+    anything is written: a file is only ever replaced by a temporary file of ours in its own real folder."""
+    refuse_unsafe_target(path)
     temporary = temporary_path(path)
     try:
         fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # the umask applies, as for open()
@@ -208,8 +228,10 @@ def replacing(path: str, mode: str = "wb", encoding: Optional[str] = None, keep_
 
 def publish(temporary: str, path: str) -> None:
     """Rename `temporary` (a whole file written beside `path`, e.g. by several workers; temporary_path names
-    it) over `path`, after an fsync. On a refusal `temporary` is removed and WriteFailed names `path`."""
+    it) over `path`, after an fsync. On a refusal `temporary` is removed and WriteFailed names `path`; a link or a
+    non-regular file at `path` is refused as `replacing` refuses it (`temporary` removed)."""
     try:
+        refuse_unsafe_target(path)
         fault = _injected_fault(path)
         if fault is not None:
             raise OSError(fault, os.strerror(fault))

@@ -37,6 +37,9 @@ MAX_MAGNITUDE = 2.0 ** 63
 # Containers nested deeper than this inside a checked key are refused (a record's deepest, dynamo's per-phase
 # counters in metrics, is 4): deeper is someone's attempt at the recursion limit.
 MAX_DEPTH = 16
+# Text longer than this is no name, flag or message of ours (a model name is a file's or a class's; an error message
+# is cut at 500): a 200,000-character name would pass into every table, CSV cell and database row.
+MAX_TEXT = 4096
 # A timestamp a date can show: 1970-01-01 .. 9999-12-31 UTC (datetime's last year).
 FIRST_TIMESTAMP = 0.0
 LAST_TIMESTAMP = datetime(9999, 12, 31, 23, 59, 59, tzinfo=timezone.utc).timestamp()
@@ -128,6 +131,8 @@ NOT_UNICODE = "text that is not Unicode (a lone surrogate)"
 def text(value) -> Optional[str]:
     if not isinstance(value, str):
         return f"is {_kind(value)}, not text"
+    if len(value) > MAX_TEXT:
+        return f"is text of {len(value)} characters (at most {MAX_TEXT})"
     return f"is {NOT_UNICODE}" if _not_unicode(value) else None
 
 

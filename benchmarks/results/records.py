@@ -15,7 +15,7 @@ import stat
 from typing import Iterator, Optional
 
 from benchmarks.config import axes, experiment_config
-from benchmarks.plumbing import disk_writes
+from benchmarks.plumbing import disk_writes, folder_walk
 from benchmarks.results.str_enum import StrEnum
 
 log = logging.getLogger(__name__)
@@ -440,9 +440,8 @@ def expand_input_paths(paths: list, recursive: bool = False, skip_basename: Opti
     found = []
     for arg in paths:
         if os.path.isdir(arg):
-            pattern = os.path.join(glob.escape(arg), "**" if recursive else "", "*.jsonl")
-            matches = sorted(p for p in glob.glob(pattern, recursive=recursive)
-                             if os.path.isfile(p) and os.path.basename(p) != skip_basename)
+            below = folder_walk.files_below(arg, ".jsonl", folder_walk.MAX_DEPTH if recursive else 0)
+            matches = [p for p in below if os.path.basename(p) != skip_basename]  # each folder once: links can loop
             if not matches:
                 raise InputError(f"no *.jsonl results file in {arg}")
         elif os.path.exists(arg):

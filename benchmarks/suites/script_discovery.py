@@ -7,6 +7,9 @@ group, with its output in a log file, and writes what it found as it goes; this 
 in <output dir>/script-discovery/ (docs/runner.md, "Scripts"). That folder is the output directory's: it must
 resolve inside it (output_paths.under), its log is not written through a link (safe_paths.open_no_follow), and a
 cache entry that is not a regular file of JSON (a FIFO, a link's damaged target) is discovered again, never waited on.
+An entry is a claim, not a fact (docs/architecture.md, "The rule for state"): one that does not carry this user's
+seal (plumbing/state_seal.py), or that names another script or other arguments than the ones asked about, is ignored
+and discovered again; the script that runs is always the one the suite found, never one a cache entry names.
 """
 
 from __future__ import annotations
@@ -21,12 +24,12 @@ import sys
 import time
 from typing import Optional
 
-from benchmarks.plumbing import machine_facts, output_paths, safe_reads
+from benchmarks.plumbing import machine_facts, output_paths, safe_reads, state_seal
 from benchmarks.plumbing.safe_paths import open_no_follow
 from benchmarks.suites import script_capture  # standard library only at import: torch is inside its functions
 
 CACHE_DIRNAME = "script-discovery"
-CACHE_FORMAT = 1  # part of the cache key: a new format discovers again
+CACHE_FORMAT = 2  # part of the cache key: a new format discovers again
 START_ALLOWANCE_SECONDS = 300.0  # the child's interpreter and torch import, before the script's clock starts
 POLL_SECONDS = 0.05
 FINISHED, CRASHED, TIMEOUT = "finished", "crashed", "timeout"
@@ -77,12 +80,23 @@ def cache_file(output_dir: str, path: str, script_args: Optional[str]) -> str:
     return output_paths.under(output_dir, CACHE_DIRNAME, f"{stem}-{cache_key(path, script_args)[:20]}.json")
 
 
-def load_cached(cache: str, timeout: float) -> Optional[Discovery]:
-    """The cached answer, unless unreadable, a crash (its cause may lie outside the script: a missing package,
+def canonical(data: dict) -> bytes:
+    return json.dumps(data, sort_keys=True).encode("utf-8", "surrogatepass")
+
+
+def load_cached(cache: str, path: str, script_args: Optional[str], timeout: float) -> Optional[Discovery]:
+    """The cached answer, unless not sealed by this user (state_seal: a planted entry is ignored), not of `path`
+    with `script_args` (a cache never names the file to run), unreadable, a crash (its cause may lie outside the script: a missing package,
     the memory, a Ctrl-C) or a timeout under a shorter --script-timeout than this one."""
     try:
-        found = Discovery(**safe_reads.load_json(cache, follow_links=False), cached=True)
-    except (OSError, ValueError, TypeError):  # a FIFO or a link there, damaged JSON: discovered again
+        data = safe_reads.load_json(cache, follow_links=False)
+        claimed = data.pop("seal")
+        if not state_seal.sealed(canonical(data), claimed):  # not written by this user's runs: a claim, ignored
+            return None
+        found = Discovery(**data, cached=True)
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):  # a FIFO or a link, damaged JSON: again
+        return None
+    if found.script != path or found.script_args != script_args:  # the script to run is always the caller's
         return None
     if found.status == CRASHED or (found.status == TIMEOUT and found.timeout_seconds < timeout):
         return None
@@ -92,14 +106,14 @@ def load_cached(cache: str, timeout: float) -> Optional[Discovery]:
 def discover(path: str, script_args: Optional[str], output_dir: str, timeout: float) -> Discovery:
     """The models `path` calls with `script_args`: from the cache, or from a discovery child (then cached)."""
     cache = cache_file(output_dir, path, script_args)
-    found = load_cached(cache, timeout)
+    found = load_cached(cache, path, script_args, timeout)
     if found is not None:
         return found
     os.makedirs(os.path.dirname(cache), exist_ok=True)
     found = run_child(path, script_args, cache[:-len(".json")], timeout)
     data = dataclasses.asdict(found)
     data.pop("cached")
-    script_capture.write_json(cache, data)
+    script_capture.write_json(cache, {**data, "seal": state_seal.seal(canonical(data))})
     return found
 
 

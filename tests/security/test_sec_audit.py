@@ -209,7 +209,7 @@ def test_a_fifo_as_the_discovery_cache_entry_is_not_waited_on(tmp_path):
     cache = script_discovery.cache_file(str(tmp_path / "out"), str(script), None)
     os.makedirs(os.path.dirname(cache))
     os.mkfifo(cache)
-    done, value = finishes(lambda: script_discovery.load_cached(cache, 60), fifo=cache)
+    done, value = finishes(lambda: script_discovery.load_cached(cache, str(script), None, 60), fifo=cache)
     assert done and value is None  # not cached: discovered again (the atomic write replaces the FIFO)
 
 

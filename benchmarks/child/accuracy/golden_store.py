@@ -10,7 +10,8 @@ One entry per (suite, model and its params, test, precision, requested batch siz
 A DIR that holds a manifest.json itself is one entry, used as it is (and refused for any other config).
 A golden folder may come from elsewhere, so what it says is checked, not obeyed: the manifest is read as a regular
 file (a FIFO would block the child), its `files` must name the files this store writes for each kind (never an
-absolute path or `..`), and each must be a regular file inside the entry's folder; anything else is GoldenRefused.
+absolute path or `..`), and each must be a regular file inside the entry's folder; its tolerances and steps must be
+usable numbers (finite, in range); anything else is GoldenRefused.
 """
 
 from __future__ import annotations
@@ -92,6 +93,22 @@ def write_entry(directory: str, manifest: dict, trees: dict) -> None:
     disk_writes.write_json(os.path.join(directory, MANIFEST), manifest, indent=1, sort_keys=True, newline=True)
 
 
+MAX_STEPS = 10_000  # STEPS[test] is a handful; a manifest asking for more would hold the child for ever
+
+
+def values_problem(manifest: dict) -> Optional[str]:
+    """Why the manifest's numbers are unusable, by the record check's rules (results/record_check.py): atol and
+    rtol finite and >= 0, steps a whole number from 1 to MAX_STEPS; None when they are fine."""
+    for key in ("atol", "rtol"):
+        value = manifest.get(key)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < float("inf"):
+            return f"{key} is {str(value)[:40]!r}, not a finite tolerance >= 0"
+    steps = manifest.get("steps")
+    if isinstance(steps, bool) or not isinstance(steps, int) or not 1 <= steps <= MAX_STEPS:
+        return f"steps is {str(steps)[:40]!r}, not a whole number from 1 to {MAX_STEPS}"
+    return None
+
+
 def read_manifest(directory: str, model_config: dict, experiment) -> Optional[dict]:
     """The entry's manifest checked against the config; None when there is no entry; GoldenRefused otherwise."""
     path = os.path.join(directory, MANIFEST)
@@ -107,6 +124,9 @@ def read_manifest(directory: str, model_config: dict, experiment) -> Optional[di
     if manifest.get("format_version") != FORMAT_VERSION:
         raise GoldenRefused(path, f"golden format version {manifest.get('format_version')!r}; this runner reads "
                                   f"version {FORMAT_VERSION}")
+    bad = values_problem(manifest)
+    if bad:
+        raise GoldenRefused(path, bad)
     wanted = identity(model_config, experiment)
     stored = {**manifest, "model": model_identity(manifest.get("model"))}
     for key in ("model", "test", "precision", "batch_size"):

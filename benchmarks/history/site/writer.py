@@ -9,6 +9,10 @@ resolves inside the site, symlinks included (the site's own folder may be a link
 once), or the build stops with one line (UsageError, exit 2) before that write. The state file is read as a regular
 file only (plumbing/safe_reads.py): a FIFO or a folder there stops the build with one line rather than hang it, and
 a state that is not JSON (nested past what the parser takes, too big) is a damaged one: warned of, and rebuilt.
+A state is a claim, not a fact (docs/architecture.md, "The rule for state"): its change points can't be checked
+without finding them again, so a state without this user's seal (plumbing/state_seal.py: a site handed over, an
+entry planted to hide a slowdown) is ignored as a whole: every change is found again, every page written again,
+and no page of it removed.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ import math
 import os
 import re
 
-from benchmarks.plumbing import disk_writes, safe_reads
+from benchmarks.plumbing import disk_writes, safe_reads, state_seal
 from benchmarks.plumbing.cli_support import UsageError
 from benchmarks.plumbing.safe_paths import PathEscapes, inside
 
@@ -39,6 +43,15 @@ def write_text(path: str, text: str) -> None:
     """The one place the site writes a file: whole or not at all (a full disk leaves the last build's page)."""
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
     disk_writes.write_text(path, text)
+
+
+def canonical(state: dict) -> bytes:
+    return json.dumps({k: v for k, v in state.items() if k != "seal"}, sort_keys=True).encode("utf-8", "surrogatepass")
+
+
+def _ours(state: dict) -> bool:
+    """Whether this user's build wrote `state` (its seal checks): else it is ignored, not obeyed."""
+    return state_seal.sealed(canonical(state), state.get("seal"))
 
 
 def _is_shift(item) -> bool:
@@ -71,7 +84,7 @@ class SiteWriter:
             state = {}
         except (OSError, ValueError):
             state = {}  # no site yet, or a damaged state: everything is written again
-        if not isinstance(state, dict) or state.get("version") != STATE_VERSION:
+        if not isinstance(state, dict) or state.get("version") != STATE_VERSION or not _ours(state):
             state = {}
         pages, detections = state.get("pages"), state.get("detections")
         self.old_pages = {k: v for k, v in pages.items() if isinstance(v, str)} if isinstance(pages, dict) else {}
@@ -103,8 +116,9 @@ class SiteWriter:
             if path and os.path.isfile(path):
                 os.remove(path)
                 self.removed += 1
-        write_text(self._inside(STATE_FILE), json.dumps({"version": STATE_VERSION, "pages": self.pages,
-                                                         "detections": detections}, separators=(",", ":")))
+        state = {"version": STATE_VERSION, "pages": self.pages, "detections": detections}
+        state["seal"] = state_seal.seal(canonical(state))
+        write_text(self._inside(STATE_FILE), json.dumps(state, separators=(",", ":")))
 
     def _removable(self, relative: str):
         """The path of a page the last build wrote and this one did not, or None (with a warning) where the state
