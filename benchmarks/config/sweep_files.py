@@ -18,7 +18,7 @@ import re
 import textwrap
 from typing import Optional
 
-from benchmarks.plumbing.cli_support import UsageError, close_matches
+from benchmarks.plumbing.cli_support import UsageError, close_matches, write_file
 
 MAX_BYTES = 1 << 20
 # Flags a file never holds: the file's own, the sweep's time (a sweep run again is a new sweep), and what reaches
@@ -190,16 +190,9 @@ def _toml(value) -> str:
 
 
 def save(path: str, content: str) -> None:
-    """The sweep file, written whole or not at all (UsageError, one line, where it can't be)."""
+    """The sweep file, written whole or not at all through the one writer (a link at its name refused; UsageError,
+    one line, where it can't be)."""
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
         raise UsageError(f"--save-sweep {path}: no such directory {folder}")
-    temporary = f"{path}.tmp-{os.getpid()}"
-    try:
-        with open(temporary, "w", encoding="utf-8") as handle:
-            handle.write(content)
-        os.replace(temporary, path)
-    except OSError as exc:
-        if os.path.exists(temporary):
-            os.unlink(temporary)
-        raise UsageError(f"--save-sweep {path}: cannot write it ({exc.strerror or exc})") from None
+    write_file(path, content, "--save-sweep")

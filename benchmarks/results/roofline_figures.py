@@ -15,6 +15,7 @@ below it costs the per-run fractions only (`per_repeat_why_not`)."""
 
 from __future__ import annotations
 
+import math
 import statistics
 from typing import Optional
 
@@ -109,5 +110,7 @@ def figures(flops: float, bytes_moved: float, seconds: list, ceilings: Optional[
 
 def fraction_of(record: dict) -> Optional[float]:
     """A record's fraction of attainable, None where it has none."""
-    value = (record.get("roofline") or {}).get(FRACTION) if isinstance(record, dict) else None
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+    found = record.get("roofline") if isinstance(record, dict) else None
+    value = found.get(FRACTION) if isinstance(found, dict) else None  # a record from elsewhere: any shape
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    return float(value) if ok else None

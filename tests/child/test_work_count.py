@@ -100,7 +100,9 @@ def test_the_ceilings_are_measured_once_per_key_and_measured_again_when_beaten(t
     monkeypatch.setattr(ceilings, "MIN_STREAM_BYTES", 1 << 20)
     monkeypatch.setattr(ceilings, "stream_array_bytes", lambda device, llc: 1 << 20)
     first = ceilings.for_config(experiment())
-    assert first["cached"] is False and set(first["flops_per_second"]) == {"float32", "bfloat16"}
+    # bfloat16 is measured either way: a roof of its own, or (slower than float32 here) set aside
+    measured = {**first["flops_per_second"], **(first.get("slower_than_float32") or {})}
+    assert first["cached"] is False and set(measured) == {"float32", "bfloat16"}
     assert first["bytes_per_second"] > 0 and first["threads"] == torch.get_num_threads()
     second = ceilings.for_config(experiment())
     assert second["cached"] is True and second["flops_per_second"] == first["flops_per_second"]

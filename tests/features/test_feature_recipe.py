@@ -93,7 +93,7 @@ print(json.dumps({
     "fingerprints": [records.fingerprint(model, e.to_dict(), None, False) for e in (plain, both)],
     "slug": both.slug(),
     "label": Measurement(record).backend_label(),
-    "selection_help": {name: printed(cli.main, *args, "--help") for name, cli, args in
+    "selection_help": {name: printed(cli.main, *args, "--help-all") for name, cli, args in
                        (("aggregate", aggregate_cli, ()), ("compare", compare_cli, ()),
                         ("history", history_cli, ("show",)))},
 }))

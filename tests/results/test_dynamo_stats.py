@@ -128,4 +128,5 @@ def test_the_analyzer_shows_them_in_its_columns(sweep, tmp_path):
         phases = record["dynamo_stats"]["compile_seconds_by_phase"]
         assert float(row["compile_s_total"]) == phases["total_wall_time"]
         assert float(row["compile_s_backend"]) == phases["backend_compile"]
-        assert row["compile_s_inductor"] == row["compile_s_code_gen"] == ""
+        # no Inductor here: those phase columns are empty in every row, so the report leaves them out
+        assert row.get("compile_s_inductor", "") == row.get("compile_s_code_gen", "") == ""

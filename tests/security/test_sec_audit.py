@@ -106,9 +106,11 @@ def test_compare_prints_no_pasteable_command_from_a_record(tmp_path):
     done = call_tool("compare.py", ctl, trt)
     assert "touch" not in done.stdout and "rerun a changed config alone" not in done.stdout, done.stdout
     genuine = genuine_rerun(tmp_path)
-    trt = write_jsonl(tmp_path / "trt2.jsonl", [record(status="error", rerun=genuine)])
+    failing = record(status="error", rerun=genuine)
+    trt = write_jsonl(tmp_path / "trt2.jsonl", [failing])
     done = call_tool("compare.py", ctl, trt)
-    assert f"  {genuine}" in done.stdout.splitlines()  # the runner's own command is still shown
+    short = rerun_command.short_rerun(failing)  # the runner's own command, as a sweep of that one config
+    assert short and f"  {short}" in done.stdout.splitlines(), done.stdout
     for line in done.stdout.splitlines():
         pasted_runs_nothing(line, tmp_path, marker)
 
