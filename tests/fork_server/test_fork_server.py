@@ -103,7 +103,10 @@ print(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
 def without_timings(record: dict) -> dict:
     """A record with what differs between two runs of one config left out: timings, memory, the sweep's facts, and
     where its rerun writes (under each sweep's own output)."""
-    kept = {k: v for k, v in record.items() if k not in ("run_seconds", "environment")}
+    # the calibrated block's size is measured too (how many calls make one sample last its target)
+    kept = {k: v for k, v in record.items() if k not in ("run_seconds", "environment", "iterations_per_run",
+                                                            "timing_block")}
+    kept["timing_block_how"] = (record.get("timing_block") or {}).get("how")
     kept["diagnostics"] = {k: v for k, v in record["diagnostics"].items() if k != "cpu_vec_isa"}  # where it was probed
     kept["rerun"] = record["rerun"].replace("/spawn/", "/").replace("/fork/", "/")
     kept["metrics"] = {name: len(values) for name, values in record["metrics"].items()}
