@@ -26,7 +26,7 @@ from benchmarks.features.allocator import child as allocator_child
 from benchmarks.features.compile_options import child as compile_options_child
 from benchmarks.features.cpu_profile import child as cpu_profile_child
 from benchmarks.features.cuda_profile import child as cuda_profile_child
-from benchmarks.plumbing import disk_writes, machine_facts, output_paths, torch_support
+from benchmarks.plumbing import disk_writes, machine_facts, output_paths, torch_support, value_limits
 from benchmarks.plumbing.cli_support import EXIT_USAGE, UsageError
 from benchmarks.plumbing.cpu_affinity import pin_self
 from benchmarks.results import accuracy_status, page_faults, record_check, records
@@ -461,14 +461,14 @@ def parse_single_config(options: RunOptions) -> tuple:
     """(model_config dict, ExperimentConfig) from --model-config and --experiment-config, or UsageError."""
     if (options.model_config is None) != (options.experiment_config is None):
         raise UsageError("--model-config and --experiment-config go together")
-    try:
-        model = json.loads(options.model_config)
+    try:  # held to the record's limits: a value no record could keep is refused here, not once it is written
+        model = value_limits.checked_json(options.model_config)
     except ValueError as exc:
-        raise UsageError(f"--model-config is not valid JSON: {exc}")
+        raise UsageError(f"--model-config {exc}")
     try:
-        experiment_data = json.loads(options.experiment_config)
+        experiment_data = value_limits.checked_json(options.experiment_config)
     except ValueError as exc:
-        raise UsageError(f"--experiment-config is not valid JSON: {exc}")
+        raise UsageError(f"--experiment-config {exc}")
     if not isinstance(model, dict) or not model.get("model_name"):
         raise UsageError('--model-config must be a JSON object with "model_name" (and "suite_name")')
     suite = model.setdefault("suite_name", options.suite_name)

@@ -10,14 +10,14 @@ from __future__ import annotations
 import re
 from typing import Optional
 
-from benchmarks.plumbing import disk_writes
+from benchmarks.plumbing import disk_writes, value_limits
 
 NONE_RAN = -1  # the harness's unset batch size: no batch size ran (a sweep skips the model, saying so)
 # A side input goes through the record's door (results/record_check.py): a batch past this is no batch any record of
 # it could be read back with (1.2e29 written out was taken, written, refused by every reader, and run on every
 # resume), and a name past the record check's 4,096 characters no record takes.
 MAX_BATCH = 2 ** 31 - 1
-MAX_NAME = 4096
+MAX_NAME = value_limits.MAX_TEXT
 _BATCH = re.compile(r"-?[0-9]{1,12}")
 
 

@@ -23,23 +23,17 @@ present and not null.
 
 from __future__ import annotations
 
-import math
 import os
 from datetime import datetime, timezone
 from typing import Callable, Optional
 
 from benchmarks.config import record_key
+from benchmarks.plumbing import value_limits
 from benchmarks.results import record_schema
 
-# Numbers beyond this are no measurement, count or size (2**63: a 64-bit counter's end): past it, sums of a few
-# samples overflow, SQLite keeps no integer and orjson writes none.
-MAX_MAGNITUDE = 2.0 ** 63
-# Containers nested deeper than this inside a checked key are refused (a record's deepest, dynamo's per-phase
-# counters in metrics, is 4): deeper is someone's attempt at the recursion limit.
-MAX_DEPTH = 16
-# Text longer than this is no name, flag or message of ours (a model name is a file's or a class's; an error message
-# is cut at 500): a 200,000-character name would pass into every table, CSV cell and database row.
-MAX_TEXT = 4096
+# The limits (numbers within +-MAX_MAGNITUDE, nesting to MAX_DEPTH, text to MAX_TEXT characters) are those every side
+# input is held to as well: plumbing/value_limits.py, one set for all.
+MAX_MAGNITUDE, MAX_DEPTH, MAX_TEXT = value_limits.MAX_MAGNITUDE, value_limits.MAX_DEPTH, value_limits.MAX_TEXT
 # A timestamp a date can show: 1970-01-01 .. 9999-12-31 UTC (datetime's last year).
 FIRST_TIMESTAMP = 0.0
 LAST_TIMESTAMP = datetime(9999, 12, 31, 23, 59, 59, tzinfo=timezone.utc).timestamp()
@@ -55,24 +49,7 @@ def _kind(value) -> str:
             dict: "an object"}.get(type(value), type(value).__name__)
 
 
-def _number_problem(value, nan_ok: bool = False) -> Optional[str]:
-    """Why `value` (a number) is no usable number: infinite, NaN (unless `nan_ok`: a sample not measured) or
-    beyond MAX_MAGNITUDE."""
-    if isinstance(value, float):
-        if math.isnan(value):
-            return None if nan_ok else "NaN"
-        if math.isinf(value):
-            return f"{value} (not finite)"
-    if abs(value) > MAX_MAGNITUDE:
-        return f"{_shown(value)} (beyond {MAX_MAGNITUDE:.3g})"
-    return None
-
-
-def _shown(value) -> str:
-    """A number in a few characters: an integer too large for a float (or for str) by its size."""
-    if isinstance(value, int) and abs(value) > 10 ** 300:
-        return f"an integer of {value.bit_length()} bits"
-    return f"{value:.6g}" if isinstance(value, float) or abs(value) > 10 ** 6 else str(value)
+_number_problem, _shown = value_limits.number_problem, value_limits.shown_number
 
 
 def _numbers_problem(value, nan_ok: bool = False, depth: int = 0, samples: bool = False) -> Optional[str]:
@@ -114,18 +91,7 @@ def _numbers_problem(value, nan_ok: bool = False, depth: int = 0, samples: bool 
 # ---------------------------------------------------------------- one check per kind of value
 
 
-def _not_unicode(value: str) -> bool:
-    """Text with a lone surrogate (Python's json reads one; no page, table or database can hold it)."""
-    if value.isascii():
-        return False
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        return True
-    return False
-
-
-NOT_UNICODE = "text that is not Unicode (a lone surrogate)"
+_not_unicode, NOT_UNICODE = value_limits.not_unicode, value_limits.NOT_UNICODE
 
 
 def text(value) -> Optional[str]:

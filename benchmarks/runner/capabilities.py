@@ -25,7 +25,7 @@ import time
 from typing import Optional
 
 from benchmarks.config import backend_registry
-from benchmarks.plumbing import disk_writes, machine_facts, torch_support
+from benchmarks.plumbing import disk_writes, machine_facts, safe_reads, torch_support
 from benchmarks.plumbing.user_cache import CACHE_ENV, cache_dir  # noqa: F401  (the probe's cache: shared with the ceilings)
 from benchmarks.plumbing.cli_support import UsageError
 from benchmarks.results import records
@@ -36,6 +36,7 @@ log = logging.getLogger("benchmarks.runner.capabilities")
 DEVICE_VARIABLES = ("CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "PJRT_DEVICE", "XLA_FLAGS", "TPU_ACCELERATOR_TYPE",
                     "TPU_VISIBLE_CHIPS", "TPU_PROCESS_BOUNDS", "TPU_CHIPS_PER_PROCESS_BOUNDS", "LD_LIBRARY_PATH")
 DEVICE_FILES = ("/dev/nvidia*", "/dev/accel*", "/dev/vfio/*")
+MAX_CACHE_BYTES = 16 * 1024 * 1024  # a probe's answer is a few kilobytes (Inductor's settings the most)
 
 
 def probe_argv(experiments: list) -> Optional[list]:
@@ -82,12 +83,15 @@ def cache_key(argv: list, environ: Optional[dict] = None) -> str:
 
 
 def _read_cache(path: str) -> Optional[dict]:
+    """The cached answer, or None (probe again) for none, or for what is no file we wrote: a link at its name (its
+    target is never read), a FIFO or device (it would block the sweep for ever), a huge file, or not JSON."""
     try:
-        with open(path, encoding="utf-8") as handle:
-            facts = json.load(handle)
-        return facts if isinstance(facts, dict) else None
-    except (OSError, ValueError):
+        facts = safe_reads.load_json(path, MAX_CACHE_BYTES, follow_links=False)
+    except (OSError, ValueError) as exc:  # NotRegularFile is an OSError, DamagedFile a ValueError
+        if not isinstance(exc, FileNotFoundError):
+            log.debug("probe cache %s ignored (%s)", path, exc)
         return None
+    return facts if isinstance(facts, dict) else None
 
 
 def _write_cache(path: str, facts: dict) -> None:

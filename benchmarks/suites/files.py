@@ -12,13 +12,13 @@ from __future__ import annotations
 import argparse
 import ast
 import importlib.util
-import json
 import logging
 import os
 import sys
 from typing import Optional
 
 from benchmarks.config.flags import BOTH, Group
+from benchmarks.plumbing import value_limits
 from benchmarks.plumbing.cli_support import UsageError
 from benchmarks.suites import BenchmarkModel, Suite, model_config
 
@@ -52,10 +52,10 @@ def label_filter_text(text: str) -> str:
 
 def params_problem(text: str) -> str:
     """'' if `text` is a JSON object, else why not."""
-    try:
-        params = json.loads(text)
+    try:  # held to the record's limits: the params are part of each record's model config
+        params = value_limits.checked_json(text)
     except ValueError as exc:
-        return f"not valid JSON: {exc}"
+        return str(exc)
     if not isinstance(params, dict):
         return f"must be a JSON object such as '{{\"seq_len\": 128}}', not {text!r}"
     return ""
@@ -68,7 +68,7 @@ def parse_model_params(text: Optional[str]) -> Optional[dict]:
     problem = params_problem(text)
     if problem:
         raise UsageError(f"--model-params {problem}")
-    return json.loads(text)
+    return value_limits.checked_json(text)
 
 
 def models_with_params(suite_name: str, names, flags, check_params) -> list:

@@ -41,6 +41,7 @@ import json
 import os
 from typing import Optional
 from benchmarks.config.axis import Axis, ONE_PER_SWEEP, flag_type
+from benchmarks.plumbing import value_limits
 from benchmarks.plumbing.safe_paths import short_hash
 
 from benchmarks.config import backend_registry
@@ -89,7 +90,10 @@ def parse_setting(text: str) -> tuple:
     key, sep, value = text.partition("=")
     key, value = key.strip(), value.strip()
     if not sep or not key or not value:
-        raise ValueError(f"--inductor-config wants KEY=VALUE, not {text!r}")
+        raise ValueError(f"--inductor-config wants KEY=VALUE, not {text[:80]!r}")
+    found = value_limits.value_problem(key) or value_limits.value_problem(python_value(value))  # the record's limits
+    if found:
+        raise ValueError(f"--inductor-config {key[:80]}: {found}")
     return key, value
 
 
@@ -102,7 +106,7 @@ def python_value(text: str):
         return None
     try:
         return json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # nested past the parser's reach: text (a long one, refused by its length)
         return text
 
 
