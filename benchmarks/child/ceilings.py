@@ -31,7 +31,7 @@ from typing import Callable, Optional
 import torch
 
 from benchmarks.child import device_memory
-from benchmarks.plumbing import cpu_caches, disk_writes, machine_facts, user_cache
+from benchmarks.plumbing import cpu_caches, disk_writes, machine_facts, safe_reads, user_cache
 
 log = logging.getLogger("benchmarks.child.ceilings")
 
@@ -169,12 +169,14 @@ def best_of(before: dict, now: dict) -> dict:
     return out
 
 
+MAX_CACHE_BYTES = 1 << 20  # a ceilings file is a few hundred bytes
+
+
 def read(path: Optional[str]) -> Optional[dict]:
     if not path:
         return None
-    try:
-        with open(path, encoding="utf-8") as handle:
-            facts = json.load(handle)
+    try:  # a link, FIFO, device, huge file or bad JSON at the name is no cache of ours: measured again
+        facts = safe_reads.load_json(path, MAX_CACHE_BYTES, follow_links=False)
     except (OSError, ValueError):
         return None
     return {**facts, "path": path} if isinstance(facts, dict) and facts.get("flops_per_second") else None

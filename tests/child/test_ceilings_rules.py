@@ -4,6 +4,7 @@ GEMM here is slower than float32's gets no ceiling of its own, its configs held 
 ceiling cached by the earlier method is measured again, never trusted."""
 
 import json
+import os
 
 import torch
 
@@ -88,3 +89,17 @@ def test_a_ceiling_cached_by_the_earlier_method_is_measured_again(tmp_path, monk
     assert found["cached"] is False and found["method"] == ceilings.METHOD > 1
     assert found["flops_per_second"]["float32"] > 1.0 and found["threads"] == torch.get_num_threads()
     assert "x the last-level cache" in found["how"] and found["last_level_cache_source"]
+
+
+def test_a_link_or_fifo_at_the_ceilings_cache_is_never_read(tmp_path):
+    """A ceilings file is a claim: a link planted at its name (forged figures elsewhere) or a FIFO (a read that would
+    block the child for ever) is ignored and the ceilings measured again; a regular file of ours is read."""
+    forged = tmp_path / "forged.json"
+    forged.write_text(json.dumps({"flops_per_second": {"float32": 1e30}}))
+    link = tmp_path / "link.json"
+    link.symlink_to(forged)
+    assert ceilings.read(str(link)) is None
+    fifo = tmp_path / "fifo.json"
+    os.mkfifo(fifo)
+    assert ceilings.read(str(fifo)) is None  # returns at once: never opened for reading
+    assert ceilings.read(str(forged))["flops_per_second"] == {"float32": 1e30}
