@@ -73,6 +73,7 @@ def test_a_model_without_4d_tensors_is_warned_about():
 def test_a_sweep_runs_channels_last_on_and_off_and_verifies_against_eager(tmp_path):
     run_runner("--suite-name=dummy", "-k", "^cnn$", "--accelerator=cpu", "--xla=None", "--dynamo=None",
                "--dynamo=aot_eager", "--test=eval", "--channels-last=on", "--channels-last=off", "--repeat=2",
+               "--iterations-per-run=1",  # one call a timed run: one fresh input set each (a block would take many)
                "--warmup=1", "--verify", "--randomize-input", f"--output-dirname={tmp_path}", check_rc=0)
     found = records_by_slug(tmp_path)
     assert set(found) == {("cnn", slug) for slug in ("cpu-eager-eval", "cpu-eager-eval-channels-last",
