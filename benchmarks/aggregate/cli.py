@@ -12,6 +12,7 @@ import logging
 import os
 import sys
 
+from benchmarks.config.flags import Group, tool_parser
 from benchmarks.plumbing.cli_support import (EXIT_BAD_NEWS, LOG_LEVELS, Parser, UsageError, choice, epilog, metavar,
                                              non_negative_int, refuse_overwrite, run_main, shown,
                                              write_output)
@@ -69,8 +70,71 @@ BRIEF = {"--report", "--backends", "--baseline", "--metric", "--accelerator", "-
          "--precision", "--compile-mode", "--format", "--output"}
 
 
+def declared_flags() -> list:
+    """aggregate.py's flags, in --help's order (config/flags.py's one form)."""
+    inputs, what, stats, out = Group(""), Group("what to report"), Group("statistics"), Group("output")
+    return [
+        inputs.arg("input_file", nargs="+", metavar="FILE",
+                   help="results file (JSON lines), directory (every *.jsonl below it) or glob pattern"),
+        what.arg("--report", choices=REPORTS, default="speedup",
+                 help="speedup: geomean speedup per run; histogram: p95/p50/p5 of the per-model speedups "
+                      "per run; latest: each backend's newest per-model speedups, sorted; latest_grouped: "
+                      "one row per model of the newest run, plus GEOMEAN; dashboard: per run and backend (and axis "
+                      "value), the pass rate, then over the passing configs the geomean speedup, mean compile "
+                      "latency, compression ratio and peak memory (run with --verify) (default: %(default)s)"),
+        what.arg("--list-accelerators", default=False, help="print the accelerators the files contain, then exit"),
+        what.arg("--backends", extend=True, type=backend_list, metavar="B1,B2",
+                 help="backends to report, comma-separated (repeatable; upstream's `--backends eager inductor` "
+                      "also works and stops at the first input path); the first is the baseline. Names: eager, "
+                      "inductor, openxla+dynamo, openxla+lazytensor, openxla_eval+dynamo, or any other dynamo "
+                      "backend (aot_eager, ...). A name no record of the files has is an error (exit 2, with the "
+                      "close matches), but for upstream's five above, which stay a warning and an empty column, "
+                      "as upstream's aggregate.py gives them. Default: every backend in "
+                      "the data, eager first, then inductor, openxla+dynamo, openxla+lazytensor, "
+                      "openxla_eval+dynamo, others by name"),
+        what.arg("--baseline", choices=("oldest", "latest"), default="oldest",
+                 help="baseline per model and batch size: the first backend's oldest or newest result "
+                      "(default: %(default)s)"),
+        what.arg("--across", repeatable=True, default=(), metavar="AXIS",
+                 help="measure the speedup across AXIS (repeatable; an axis a config shares with its baseline: "
+                      "precision, quantization, allocator, ...): "
+                      "each config against the first backend's config at the same other axes, at the first "
+                      "backend's own AXIS value; e.g. --backends 'inductor[bf16],inductor+int8wo[bf16]' --across "
+                      "quantization: a TorchAO recipe over the same model unquantized, as TorchAO measures it "
+                      "(default: at every shared axis the config's own)"),
+        what.arg("--metric", type=choice(METRICS, METRIC_ALIASES), default="time", metavar=metavar(METRICS),
+                 help="time (upstream's exec, also taken): steady-state time per iteration (a generate run's: "
+                      "the whole call, the harness's); compile: the first run, compilation included; or a "
+                      "generate figure of the LLM rows (docs/generation.md): decode_tokens_per_second (decode; "
+                      "a rate: speedup = backend rate / base rate), time_to_first_token (ttft), "
+                      "decode_per_token_time, decode_per_token_p90_time (default: %(default)s)"),
+        *selection.flags(axes=True),
+        stats.arg("--estimator", choices=("median", "mean"), default="median",
+                  help="per-record time: median (spread 1.4826 x MAD) or mean (sample std), over the "
+                       "steady-state samples. --estimator=mean gives upstream aggregate.py's numbers "
+                       "(default: %(default)s)"),
+        stats.arg("--skip-samples", type=non_negative_int, metavar="N",
+                  help="timed samples to drop from each record (default: 0 for records with a recorded "
+                       "warm-up, 3 for records without, as upstream)"),
+        out.arg("--format", type=choice(FORMATS, FORMAT_ALIASES), metavar=metavar(FORMATS),
+                help="csv (upstream's), table (a readable grid; tab also taken), png or svg, or html (one "
+                     "self-contained page: what was run, geomeans, plots, a sortable per-model table; --report does "
+                     "not apply) (default: from --output's extension, else csv)"),
+        out.arg("--output", short="-o", metavar="FILE",
+                help="write here instead of stdout (- for stdout; png/svg go to stdout only when it is not a "
+                     "terminal)"),
+        out.arg("--title", help="extra line for the plot title"),
+        out.arg("--fig-width", type=positive_float, default=9.0, metavar="INCHES",
+                help="plot width (default: %(default)s)"),
+        out.arg("--fig-height", type=positive_float, default=6.75, metavar="INCHES",
+                help="plot height (default: %(default)s)"),
+        out.arg("--log-level", choices=LOG_LEVELS, default="warning", help="messages on stderr (default: %(default)s)"),
+    ]
+
+
 def build_parser() -> Parser:
-    parser = Parser(
+    return tool_parser(
+        declared_flags(), BRIEF,
         prog="aggregate.py",
         usage="%(prog)s FILE [FILE ...] [--backends=B1,B2] [--report=REPORT] [--format=FORMAT] [-o FILE] [options]",
         description="Geomean speedup reports and plots over experiment_runner.py results files "
@@ -85,69 +149,7 @@ def build_parser() -> Parser:
                    "aggregate.py output/ --accelerator=cpu --test=training --report=latest -o latest.png")],
         epilog=epilog(ok="the report was written",
                       bad_news="nothing to report (no record matches the selection, no speedup to compute)"),
-        brief=BRIEF,
     )
-    parser.add_argument("input_file", nargs="+", metavar="FILE",
-                        help="results file (JSON lines), directory (every *.jsonl below it) or glob pattern")
-    what = parser.add_argument_group("what to report")
-    what.add_argument("--report", choices=REPORTS, default="speedup",
-                      help="speedup: geomean speedup per run; histogram: p95/p50/p5 of the per-model speedups "
-                           "per run; latest: each backend's newest per-model speedups, sorted; latest_grouped: "
-                           "one row per model of the newest run, plus GEOMEAN; dashboard: per run and backend (and axis "
-                           "value), the pass rate, then over the passing configs the geomean speedup, mean compile "
-                           "latency, compression ratio and peak memory (run with --verify) (default: %(default)s)")
-    what.add_argument("--list-accelerators", action="store_true",
-                      help="print the accelerators the files contain, then exit")
-    what.add_argument("--backends", action="extend", type=backend_list, metavar="B1,B2",
-                      help="backends to report, comma-separated (repeatable; upstream's `--backends eager inductor` "
-                           "also works and stops at the first input path); the first is the baseline. Names: eager, "
-                           "inductor, openxla+dynamo, openxla+lazytensor, openxla_eval+dynamo, or any other dynamo "
-                           "backend (aot_eager, ...). A name no record of the files has is an error (exit 2, with the "
-                           "close matches), but for upstream's five above, which stay a warning and an empty column, "
-                           "as upstream's aggregate.py gives them. Default: every backend in "
-                           "the data, eager first, then inductor, openxla+dynamo, openxla+lazytensor, "
-                           "openxla_eval+dynamo, others by name")
-    what.add_argument("--baseline", choices=("oldest", "latest"), default="oldest",
-                      help="baseline per model and batch size: the first backend's oldest or newest result "
-                           "(default: %(default)s)")
-    what.add_argument("--across", action="append", default=[], metavar="AXIS",
-                      help="measure the speedup across AXIS (repeatable; an axis a config shares with its baseline: "
-                           "precision, quantization, allocator, ...): "
-                           "each config against the first backend's config at the same other axes, at the first "
-                           "backend's own AXIS value; e.g. --backends 'inductor[bf16],inductor+int8wo[bf16]' --across "
-                           "quantization: a TorchAO recipe over the same model unquantized, as TorchAO measures it "
-                           "(default: at every shared axis the config's own)")
-    what.add_argument("--metric", type=choice(METRICS, METRIC_ALIASES), default="time", metavar=metavar(METRICS),
-                      help="time (upstream's exec, also taken): steady-state time per iteration (a generate run's: "
-                           "the whole call, the harness's); compile: the first run, compilation included; or a "
-                           "generate figure of the LLM rows (docs/generation.md): decode_tokens_per_second (decode; "
-                           "a rate: speedup = backend rate / base rate), time_to_first_token (ttft), "
-                           "decode_per_token_time, decode_per_token_p90_time (default: %(default)s)")
-    selection.add_arguments(parser, axes=True)
-    st = parser.add_argument_group("statistics")
-    st.add_argument("--estimator", choices=("median", "mean"), default="median",
-                    help="per-record time: median (spread 1.4826 x MAD) or mean (sample std), over the "
-                         "steady-state samples. --estimator=mean gives upstream aggregate.py's numbers "
-                         "(default: %(default)s)")
-    st.add_argument("--skip-samples", type=non_negative_int, metavar="N",
-                    help="timed samples to drop from each record (default: 0 for records with a recorded "
-                         "warm-up, 3 for records without, as upstream)")
-    out = parser.add_argument_group("output")
-    out.add_argument("--format", type=choice(FORMATS, FORMAT_ALIASES), metavar=metavar(FORMATS),
-                     help="csv (upstream's), table (a readable grid; tab also taken), png or svg, or html (one self-contained "
-                          "page: what was run, geomeans, plots, a sortable per-model table; --report does not apply) "
-                          "(default: from --output's extension, else csv)")
-    out.add_argument("-o", "--output", metavar="FILE",
-                     help="write here instead of stdout (- for stdout; png/svg go to stdout only when it is not a "
-                          "terminal)")
-    out.add_argument("--title", help="extra line for the plot title")
-    out.add_argument("--fig-width", type=positive_float, default=9.0, metavar="INCHES",
-                     help="plot width (default: %(default)s)")
-    out.add_argument("--fig-height", type=positive_float, default=6.75, metavar="INCHES",
-                     help="plot height (default: %(default)s)")
-    out.add_argument("--log-level", choices=LOG_LEVELS, default="warning",
-                     help="messages on stderr (default: %(default)s)")
-    return parser
 
 
 def output_format(options) -> str:

@@ -6,13 +6,13 @@ Importing this module is cheap (no numpy, no pandas): `--help` and bad flags ans
 
 from __future__ import annotations
 
-import argparse
 import logging
 import os
 import sys
 import time
 
-from benchmarks.plumbing.cli_support import (EXIT_INTERNAL, LOG_LEVELS, BadNews, Parser, UsageError, add_hidden_alias,
+from benchmarks.config.flags import Group, tool_parser
+from benchmarks.plumbing.cli_support import (EXIT_INTERNAL, LOG_LEVELS, BadNews, Parser, UsageError,
                                              choice, epilog, metavar, positive_int, refuse_overwrite, run_main,
                                              setup_logging, timestamp, write_output)
 from benchmarks.results import records
@@ -27,8 +27,57 @@ HUD_DASHBOARDS = ("inductor",)
 BRIEF = {"--output-dirname", "--output", "--format", "--baseline-backend", "--database"}
 
 
+def declared_flags() -> list:
+    """result_analyzer.py's flags, in --help's order (config/flags.py's one form)."""
+    from benchmarks.analyzer.oss_files import LAYOUTS
+
+    top = Group("")
+    return [
+        top.arg("inputs", nargs="*", metavar="FILE",
+                help="results files, directories (their *.jsonl) or quoted globs; default: every *.jsonl "
+                     "in --output-dirname"),
+        top.arg("--output-dirname", metavar="DIR",
+                help="read every *.jsonl in DIR (when no FILE is given) and write DIR/metric_report.csv "
+                     "(default DIR: ./output/, or the first FILE's directory)"),
+        top.arg("--output", short="-o", metavar="FILE", help="write the report here instead (- for stdout)"),
+        # --output-format: this tool's name until issue 19
+        top.arg("--format", type=choice(FORMATS), default="csv", metavar=metavar(FORMATS), aliases=("--output-format",),
+                help="report format (default csv); oss-benchmark: a JSON array of PyTorch OSS benchmark database "
+                     "rows, one per record and metric (failed records are left out and counted on stderr)"),
+        # --baseline: aggregate.py's --baseline is oldest|latest
+        top.arg("--baseline-backend", metavar="BACKEND", aliases=("--baseline",),
+                help="oss-benchmark: also a speedup row per record over this backend's record of the same "
+                     "model, test, batch size and run (e.g. eager)"),
+        top.arg("--hud-dashboard", type=choice(HUD_DASHBOARDS), metavar=metavar(HUD_DASHBOARDS),
+                help="oss-benchmark: records in this HUD dashboard's names and grouping (inductor: the "
+                     "TorchInductor dashboard's benchmark name, suites and metrics accuracy, speedup, abs_latency, "
+                     "...)"),
+        top.arg("--oss-layout", type=choice(LAYOUTS), metavar=metavar(LAYOUTS),
+                help="oss-benchmark: a JSON list, JSON lines, or gzip'd JSON lines (default: as the -o file's "
+                     "suffix says, .json / .jsonl / .jsonl.gz; a JSON list otherwise)"),
+        top.arg("--database", metavar="FILE",
+                help="also append the rows to this CSV, matched to its header by column name (new columns "
+                     "rewrite it once; it is replaced atomically)"),
+        top.arg("--hide-errors", default=False,
+                help="leave error_message empty (status, error_type and error_phase still say what failed)"),
+        top.arg("--timestamp", type=timestamp, metavar="TIME",
+                help="timestamp for records that have none: epoch seconds or an ISO date or datetime (2026-11-18, "
+                     "2026-11-18T03:00; UTC unless an offset is given) (default: now)"),
+        top.arg("--jobs", type=positive_int, metavar="N",
+                help="worker processes for large inputs (default: the usable cores)"),
+        top.arg("--reader", default="auto", choices=["auto", "compiled", "python"],
+                help="how records are read: the compiled reader (benchmarks/analyzer/_jsonl_scan.c, built by `pip "
+                     "install -e .`), the pure-Python one, or auto: compiled when built (default). Both give the "
+                     "same report"),
+        top.arg("--log-level", default="info", choices=LOG_LEVELS, help="messages on stderr"),
+        # Upstream's analyzer has this flag and ignores it; scripts that pass it keep working.
+        top.arg("--experiment-name", default="run_all", choices=["run_all"], hidden=True, help=""),
+    ]
+
+
 def build_parser() -> Parser:
-    p = Parser(
+    return tool_parser(
+        declared_flags(), BRIEF,
         prog="result_analyzer.py",
         usage="%(prog)s [FILE ...] [--output-dirname=DIR | -o FILE] [--format=FORMAT] [options]",
         description="Turn benchmark results (JSON Lines, ours or upstream PyTorch/XLA's) into one report row per "
@@ -42,52 +91,7 @@ def build_parser() -> Parser:
                   ("rows for PyTorch's OSS benchmark database, with speedups over eager",
                    "result_analyzer.py output/bench --format=oss-benchmark --baseline-backend=eager -o oss.json")],
         epilog=epilog(ok="the report was written", bad_news="the inputs hold no record (nothing to report)"),
-        brief=BRIEF,
     )
-    p.add_argument("inputs", nargs="*", metavar="FILE",
-                   help="results files, directories (their *.jsonl) or quoted globs; default: every *.jsonl "
-                   "in --output-dirname")
-    p.add_argument("--output-dirname", default=None, metavar="DIR",
-                   help="read every *.jsonl in DIR (when no FILE is given) and write DIR/metric_report.csv "
-                   "(default DIR: ./output/, or the first FILE's directory)")
-    p.add_argument("-o", "--output", default=None, metavar="FILE", help="write the report here instead (- for stdout)")
-    p.add_argument("--format", type=choice(FORMATS), default="csv", metavar=metavar(FORMATS),
-                   help="report format (default csv); oss-benchmark: a JSON array of PyTorch OSS benchmark database "
-                   "rows, one per record and metric (failed records are left out and counted on stderr)")
-    add_hidden_alias(p, "--output-format", "format", type=choice(FORMATS))  # this tool's name until issue 19
-    p.add_argument("--baseline-backend", default=None, metavar="BACKEND",
-                   help="oss-benchmark: also a speedup row per record over this backend's record of the same "
-                   "model, test, batch size and run (e.g. eager)")
-    add_hidden_alias(p, "--baseline", "baseline_backend")  # aggregate.py's --baseline is oldest|latest
-    add_oss_arguments(p)
-    p.add_argument("--database", default=None, metavar="FILE",
-                   help="also append the rows to this CSV, matched to its header by column name (new columns "
-                   "rewrite it once; it is replaced atomically)")
-    p.add_argument("--hide-errors", action="store_true",
-                   help="leave error_message empty (status, error_type and error_phase still say what failed)")
-    p.add_argument("--timestamp", type=timestamp, default=None, metavar="TIME",
-                   help="timestamp for records that have none: epoch seconds or an ISO date or datetime (2026-11-18, "
-                   "2026-11-18T03:00; UTC unless an offset is given) (default: now)")
-    p.add_argument("--jobs", type=positive_int, default=None, metavar="N",
-                   help="worker processes for large inputs (default: the usable cores)")
-    p.add_argument("--reader", default="auto", choices=["auto", "compiled", "python"],
-                   help="how records are read: the compiled reader (benchmarks/analyzer/_jsonl_scan.c, built by `pip install "
-                   "-e .`), the pure-Python one, or auto: compiled when built (default). Both give the same report")
-    p.add_argument("--log-level", default="info", choices=LOG_LEVELS)
-    # Upstream's analyzer has this flag and ignores it; scripts that pass it keep working.
-    p.add_argument("--experiment-name", default="run_all", choices=["run_all"], help=argparse.SUPPRESS)
-    return p
-
-
-def add_oss_arguments(p) -> None:
-    from benchmarks.analyzer.oss_files import LAYOUTS
-
-    p.add_argument("--hud-dashboard", type=choice(HUD_DASHBOARDS), default=None, metavar=metavar(HUD_DASHBOARDS),
-                   help="oss-benchmark: records in this HUD dashboard's names and grouping (inductor: the "
-                   "TorchInductor dashboard's benchmark name, suites and metrics accuracy, speedup, abs_latency, ...)")
-    p.add_argument("--oss-layout", type=choice(LAYOUTS), default=None, metavar=metavar(LAYOUTS),
-                   help="oss-benchmark: a JSON list, JSON lines, or gzip'd JSON lines (default: as the -o file's "
-                   "suffix says, .json / .jsonl / .jsonl.gz; a JSON list otherwise)")
 
 
 def keep_freed_memory() -> None:

@@ -13,6 +13,7 @@ import os
 import sys
 
 from benchmarks.compare.outcomes import DEFAULT_GATE_LIMIT
+from benchmarks.config.flags import Group, tool_parser
 from benchmarks.plumbing.cli_support import (LOG_LEVELS, BadNews, Parser, UsageError, choice, fraction, epilog, metavar,
                                              non_negative_int, positive_int, refuse_overwrite, run_main, setup_logging,
                                              timestamp, write_file)
@@ -61,8 +62,73 @@ BRIEF = {"--expected", "--write-expected", "--pair", "--latest", "--accelerator"
          "--fail-on"}
 
 
+def declared_flags() -> list:
+    """compare.py's flags, in --help's order (config/flags.py's one form)."""
+    top, runs = Group(""), Group("which runs (a file may hold several, each its own timestamp)")
+    what, out = Group("what to compare"), Group("output")
+    return [
+        top.arg("control", metavar="CONTROL", help="results file, directory (every *.jsonl below it) or glob"),
+        top.arg("treatment", metavar="TREATMENT", nargs="?",
+                help="results file, directory or glob (with --pair: optional, default CONTROL)"),
+        top.arg("--expected", metavar="FILE",
+                help="check CONTROL (the results) against an expected-results CSV (model, config, accuracy, and "
+                     "dynamo's counts by the harness's graph-break rule: graph_breaks and fallbacks_to_eager "
+                     "exactly, calls_captured down at most 5%%) instead of comparing two sides; a difference, a "
+                     "win included, exits 1 and prints the lines that update FILE"),
+        top.arg("--write-expected", metavar="FILE",
+                help="write CONTROL's expected-results CSV to FILE (the first time, or to accept every change)"),
+        top.arg("--pair", type=axis_pair, metavar="AXIS=CONTROL:TREATMENT",
+                help="compare two values of one experiment axis of the same sweep, config by config (e.g. "
+                     "compile_mode=default:max-autotune, or precision=fp32:bf16): records of CONTROL's value are "
+                     "the control side, of TREATMENT's the treatment (a record without the key ran the default)"),
+        runs.arg("--control-timestamp", type=timestamp, metavar="TIME",
+                 help="only CONTROL's run of this timestamp (epoch seconds, or the ISO date or datetime a sweep's "
+                      "--timestamp was given, e.g. 2026-11-18)"),
+        runs.arg("--treatment-timestamp", type=timestamp, metavar="TIME",
+                 help="only TREATMENT's run of this timestamp (as --control-timestamp)"),
+        runs.arg("--latest", default=False, help="only the newest run of each side (unless its --*-timestamp names one)"),
+        *selection.flags(test_default=None, accelerator_default="every one", backend=True, axes=True,
+                         group="which records (of both sides)"),
+        what.arg("--metric", default="time", type=metric_name,
+                 help="time (per-iteration time, the default; upstream's exec also taken), compile (the first run, "
+                      "compilation included), memory (peak memory: the device's, else the host's resident set; "
+                      "sides whose kinds differ are not compared), paired (--speedup=paired records: the backend's "
+                      "time relative to eager's in the same pair, so above 1 the speedup over eager fell), or a "
+                      "metric's name in the records (a rate, such as decode_tokens_per_second, by its inverse: above "
+                      "1 is worse for every metric)"),
+        what.arg("--confidence", type=confidence, default=0.95, help="interval level (default 0.95)"),
+        what.arg("--threshold", type=fraction, default=0.02,
+                 help="smallest change that counts, as 0.02 or 2%% (default 2%%)"),
+        what.arg("--skip-samples", type=non_negative_int, default=None, metavar="N",
+                 help="samples to drop from the start of each record (default: 0 for ours, which keep "
+                      "warm-up apart; 1 for upstream's, whose first holds compilation)"),
+        what.arg("--resamples", type=positive_int, default=2000, help="bootstrap resamples (default 2000)"),
+        what.arg("--seed", type=int, default=0,
+                 help="the bootstrap's random seed (default 0: same inputs, same output)"),
+        out.arg("--format", type=choice(FORMATS, FORMAT_ALIASES), default="table", metavar=metavar(FORMATS),
+                help="table (the terminal's, default), csv, json (for scripts) or md (to paste in a review)"),
+        out.arg("--output", short="-o", metavar="FILE", help="write the report here instead of stdout (- for stdout)"),
+        out.arg("--plot", metavar="FILE", help="also draw a forest plot of the ratios (.png or .svg)"),
+        out.arg("--color", choices=("auto", "always", "never"), default="auto",
+                help="colour the table's verdicts (auto: when stdout is a terminal and NO_COLOR is unset)"),
+        what.arg("--compression-limit", type=fraction, default=DEFAULT_GATE_LIMIT, metavar="FRACTION",
+                 help="gate compression: the treatment's compression ratio (eager's peak memory / the "
+                      "backend's) below the control's by more than this (default 10%%)"),
+        what.arg("--compile-latency-limit", type=fraction, default=DEFAULT_GATE_LIMIT, metavar="FRACTION",
+                 help="gate compile-latency: the treatment's compile latency (its first run - eager's) above "
+                      "the control's by more than this (default 10%%)"),
+        out.arg("--fail-on", type=fail_on, default=None, metavar="LIST",
+                help="verdicts and gates that make the exit status 1: a comma list of slower, new-failure, "
+                     "geomean (the geomean is slower), unsure, faster, ...; the gates accuracy (pass -> "
+                     "anything else), graph-breaks, recompiles (went up), compression, compile-latency (past "
+                     "their limit); or none (default: slower,new-failure)"),
+        out.arg("--log-level", default="warning", choices=LOG_LEVELS, help="messages on stderr"),
+    ]
+
+
 def build_parser() -> Parser:
-    p = Parser(
+    return tool_parser(
+        declared_flags(), BRIEF,
         prog="compare.py",
         usage="%(prog)s CONTROL [TREATMENT] [--fail-on=LIST] [--format=FORMAT] [-o FILE] [options]",
         description="Compare two sets of experiment_runner.py results (ours or upstream PyTorch/XLA's), config by "
@@ -78,68 +144,7 @@ def build_parser() -> Parser:
         epilog=epilog(ok="nothing that --fail-on names was found",
                       bad_news="something --fail-on names was found (default: a config slower or newly failing), "
                                "or no config of CONTROL matches one of TREATMENT (nothing to compare)"),
-        brief=BRIEF,
     )
-    p.add_argument("control", metavar="CONTROL", help="results file, directory (every *.jsonl below it) or glob")
-    p.add_argument("treatment", metavar="TREATMENT", nargs="?",
-                   help="results file, directory or glob (with --pair: optional, default CONTROL)")
-    p.add_argument("--expected", metavar="FILE",
-                   help="check CONTROL (the results) against an expected-results CSV (model, config, accuracy, and "
-                        "dynamo's counts by the harness's graph-break rule: graph_breaks and fallbacks_to_eager "
-                        "exactly, calls_captured down at most 5%%) instead of comparing two sides; a difference, a "
-                        "win included, exits 1 and prints the lines that update FILE")
-    p.add_argument("--write-expected", metavar="FILE",
-                   help="write CONTROL's expected-results CSV to FILE (the first time, or to accept every change)")
-    p.add_argument("--pair", type=axis_pair, metavar="AXIS=CONTROL:TREATMENT",
-                   help="compare two values of one experiment axis of the same sweep, config by config (e.g. "
-                        "compile_mode=default:max-autotune, or precision=fp32:bf16): records of CONTROL's value are "
-                        "the control side, of TREATMENT's the treatment (a record without the key ran the default)")
-    runs = p.add_argument_group("which runs (a file may hold several, each its own timestamp)")
-    runs.add_argument("--control-timestamp", type=timestamp, metavar="TIME",
-                      help="only CONTROL's run of this timestamp (epoch seconds, or the ISO date or datetime a sweep's "
-                           "--timestamp was given, e.g. 2026-11-18)")
-    runs.add_argument("--treatment-timestamp", type=timestamp, metavar="TIME",
-                      help="only TREATMENT's run of this timestamp (as --control-timestamp)")
-    runs.add_argument("--latest", action="store_true",
-                      help="only the newest run of each side (unless its --*-timestamp names one)")
-    selection.add_arguments(p, test_default=None, accelerator_default="every one", backend=True, axes=True,
-                            group=p.add_argument_group("which records (of both sides)"))
-    what = p.add_argument_group("what to compare")
-    what.add_argument("--metric", default="time", type=metric_name,
-                      help="time (per-iteration time, the default; upstream's exec also taken), compile (the first run, compilation included), "
-                           "memory (peak memory: the device's, else the host's resident set; sides whose kinds differ are "
-                           "not compared), paired (--speedup=paired records: the backend's time relative to eager's in "
-                           "the same pair, so above 1 the speedup over eager fell), or a metric's name in the records (a rate, "
-                           "such as decode_tokens_per_second, by its inverse: above 1 is worse for every metric)")
-    what.add_argument("--confidence", type=confidence, default=0.95, help="interval level (default 0.95)")
-    what.add_argument("--threshold", type=fraction, default=0.02,
-                      help="smallest change that counts, as 0.02 or 2%% (default 2%%)")
-    what.add_argument("--skip-samples", type=non_negative_int, default=None, metavar="N",
-                      help="samples to drop from the start of each record (default: 0 for ours, which keep "
-                           "warm-up apart; 1 for upstream's, whose first holds compilation)")
-    what.add_argument("--resamples", type=positive_int, default=2000, help="bootstrap resamples (default 2000)")
-    what.add_argument("--seed", type=int, default=0, help="the bootstrap's random seed (default 0: same inputs, "
-                                                          "same output)")
-    out = p.add_argument_group("output")
-    out.add_argument("--format", type=choice(FORMATS, FORMAT_ALIASES), default="table", metavar=metavar(FORMATS),
-                     help="table (the terminal's, default), csv, json (for scripts) or md (to paste in a review)")
-    out.add_argument("-o", "--output", metavar="FILE", help="write the report here instead of stdout (- for stdout)")
-    out.add_argument("--plot", metavar="FILE", help="also draw a forest plot of the ratios (.png or .svg)")
-    out.add_argument("--color", choices=("auto", "always", "never"), default="auto",
-                     help="colour the table's verdicts (auto: when stdout is a terminal and NO_COLOR is unset)")
-    what.add_argument("--compression-limit", type=fraction, default=DEFAULT_GATE_LIMIT, metavar="FRACTION",
-                      help="gate compression: the treatment's compression ratio (eager's peak memory / the "
-                           "backend's) below the control's by more than this (default 10%%)")
-    what.add_argument("--compile-latency-limit", type=fraction, default=DEFAULT_GATE_LIMIT, metavar="FRACTION",
-                      help="gate compile-latency: the treatment's compile latency (its first run - eager's) above "
-                           "the control's by more than this (default 10%%)")
-    out.add_argument("--fail-on", type=fail_on, default=None, metavar="LIST",
-                     help="verdicts and gates that make the exit status 1: a comma list of slower, new-failure, "
-                          "geomean (the geomean is slower), unsure, faster, ...; the gates accuracy (pass -> "
-                          "anything else), graph-breaks, recompiles (went up), compression, compile-latency (past "
-                          "their limit); or none (default: slower,new-failure)")
-    out.add_argument("--log-level", default="warning", choices=LOG_LEVELS)
-    return p
 
 
 def _use_colour(choice: str, to_file: bool) -> bool:

@@ -3,7 +3,9 @@ group, and who reads it), from which the argparse parser, the typed options and 
 line are all built (docs/architecture.md, "Options").
 
 A flag of `RunOptions` (or of one of its sections) is declared as the dataclass field itself, with
-`Group(...).option(...)` or `.axis(...)`; a suite declares its flags as `Flag`s (`Suite.flags`).
+`Group(...).option(...)` or `.axis(...)`; a suite declares its flags as `Flag`s (`Suite.flags`). The report tools
+(aggregate.py, compare.py, history.py, result_analyzer.py) declare theirs as a table of `Flag`s too
+(`Group(...).arg(...)`), parsed by `tool_parser`: one form, one --help/--help-all, one mistyped-flag line.
 
 Who reads a flag decides whether a child is given it: PARENT flags shape the sweep (the matrix, the
 executor, resume) and stay with the parent; CHILD and BOTH flags are passed on, when set, to every child.
@@ -15,7 +17,7 @@ import argparse
 import dataclasses
 from typing import Any, Callable, Iterable, Optional
 
-from benchmarks.plumbing.cli_support import add_hidden_alias
+from benchmarks.plumbing.cli_support import Parser, add_hidden_alias
 
 PARENT, CHILD, BOTH = "parent", "child", "both"
 CONSUMERS = (PARENT, CHILD, BOTH)
@@ -40,6 +42,9 @@ class Flag:
     bare: Optional[str] = None  # the value of the flag given alone (a switch axis's `--flag`: on); None: it needs one
     hidden: bool = False
     group: str = ""  # the --help section
+    nargs: Optional[str] = None  # a positional argument's ("+", "*", "?"): its name has no leading dash
+    extend: bool = False  # each --flag=a,b adds its `type`'s list to the values (aggregate's --backends)
+    required: bool = False
 
     def __post_init__(self):
         if self.consumer not in CONSUMERS:
@@ -48,6 +53,10 @@ class Flag:
     @property
     def dest(self) -> str:
         return self.name.lstrip("-").replace("-", "_")
+
+    @property
+    def positional(self) -> bool:
+        return not self.name.startswith("-")
 
     @property
     def switch(self) -> bool:
@@ -77,6 +86,10 @@ class Group:
     def flag(self, name: str, consumer: str, help: str, default=None, **flag) -> Flag:
         """A flag that is no dataclass field (a suite's: it reads it from RunOptions.parsed_flags, the whole parsed command line)."""
         return Flag(consumer, help, default, name=name, group=self.title, **flag)
+
+    def arg(self, name: str, help: str, default=None, **flag) -> Flag:
+        """A report tool's flag or positional argument (`name` without dashes): read by the tool alone."""
+        return Flag(PARENT, help, default, name=name, group=self.title, **flag)
 
 
 def field_flags(cls) -> list:
@@ -118,15 +131,23 @@ def add_flags(parser: argparse.ArgumentParser, flags: Iterable[Flag], choices: d
     for flag in flags:
         if flag.group not in sections:
             sections[flag.group] = parser.add_argument_group(flag.group) if flag.group else parser
-        names = [flag.name] + ([flag.short] if flag.short else [])
+        names = ([flag.short] if flag.short else []) + [flag.name]  # "-o FILE, --output FILE", as argparse lists them
         shown = not flag.hidden and (brief is None or flag.name in brief)
         text = (brief or {}).get(flag.name) or help_text(flag)
         spec = {"dest": flag.dest, "help": text if shown else argparse.SUPPRESS}
+        if flag.positional:  # argparse names a positional's dest by its name
+            spec = {"help": spec["help"], "nargs": flag.nargs, "metavar": flag.metavar}
+            if flag.default is not None:
+                spec["default"] = flag.default
+            sections[flag.group].add_argument(flag.name, **spec)
+            continue
+        if flag.required:
+            spec["required"] = True
         if flag.switch:
             spec.update(action="store_true", default=flag.default)
         else:
             spec.update(default=list(flag.default or ()) if flag.repeatable else flag.default,
-                        action="append" if flag.repeatable else "store")
+                        action="extend" if flag.extend else "append" if flag.repeatable else "store")
             if flag.bare is not None:
                 spec.update(nargs="?", const=flag.bare)  # argparse passes a text const through `type` too
             if flag.type is not None:
@@ -138,7 +159,19 @@ def add_flags(parser: argparse.ArgumentParser, flags: Iterable[Flag], choices: d
                     else flag.choices
         sections[flag.group].add_argument(*names, **spec)
         for alias in flag.aliases:
-            add_hidden_alias(sections[flag.group], alias, **{k: v for k, v in spec.items() if k not in ("help", "default")})
+            add_hidden_alias(sections[flag.group], alias, **{k: v for k, v in spec.items() if k not in ("help", "default", "required")})
+
+
+def tool_parser(flags: Iterable[Flag], brief, parser=None, **described):
+    """A report tool's parser (cli_support.Parser: --help shows `brief`, a set of flag names, --help-all every flag,
+    a mistyped flag is one line with its close matches) of its table `flags`; `parser`: a subcommand's, made by
+    its tool's subparsers, else a new one of `described` (prog, usage, description, examples, epilog)."""
+    if parser is None:
+        parser = Parser(brief=brief, **described)
+    elif brief is not None:
+        parser.brief = set(brief)
+    add_flags(parser, flags, choices={})
+    return parser
 
 
 def child_args(flags: Iterable[Flag], namespace: argparse.Namespace) -> list:

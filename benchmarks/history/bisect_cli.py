@@ -4,11 +4,31 @@ from __future__ import annotations
 
 import os
 
+from benchmarks.config.flags import Group, tool_parser
 from benchmarks.plumbing import safe_paths
 from benchmarks.plumbing.cli_support import LOG_LEVELS, BadNews, UsageError, epilog, fraction, positive_int, shown
 
 # The runner flags bisect sets itself.
 OWN_RUNNER_FLAGS = ("--output-dirname", "--rounds", "--output-basename", "--no-resume")
+
+
+def flags() -> list:
+    """bisect's flags (config/flags.py's one form); the runner flags after `--` are split off before parsing."""
+    top = Group("")
+    return [top.arg("--repo", required=True, metavar="DIR", help="the git repository of the code under test"),
+            top.arg("--good", required=True, metavar="REV", help="a commit known to be fast"),
+            top.arg("--bad", required=True, metavar="REV", help="a later commit known to be slow"),
+            top.arg("--setup", metavar="CMD", help="shell command run in the checkout before each measurement "
+                                                   "(build, install); a failure skips the commit"),
+            top.arg("--rounds", type=positive_int, default=3, metavar="R",
+                    help="processes per commit to start with, and added while unsure (default 3)"),
+            top.arg("--max-rounds", type=positive_int, default=9, metavar="R",
+                    help="most processes per commit before the nearer end decides (default 9)"),
+            top.arg("--threshold", type=fraction, default=0.02,
+                    help="smallest change that counts, as 0.02 or 2%% (compare.py's; default 2%%)"),
+            top.arg("--output-dirname", default="./output/", metavar="DIR",
+                    help="the bisection's checkout, runs and state go to DIR/bisect/ (default: ./output/)"),
+            top.arg("--log-level", default="warning", choices=LOG_LEVELS, help="messages on stderr")]
 
 
 def add_parser(sub) -> None:
@@ -26,20 +46,7 @@ def add_parser(sub) -> None:
                                "candidates for the first bad commit (named on stderr)",
                       examples=["history.py bisect --repo ~/models --good v1.2 --bad main --setup 'pip install -e .' "
                                 "-- --suite-name=files --search-dir=. --dynamo=inductor --test=eval"]))
-    p.add_argument("--repo", required=True, metavar="DIR", help="the git repository of the code under test")
-    p.add_argument("--good", required=True, metavar="REV", help="a commit known to be fast")
-    p.add_argument("--bad", required=True, metavar="REV", help="a later commit known to be slow")
-    p.add_argument("--setup", metavar="CMD", help="shell command run in the checkout before each measurement "
-                                                  "(build, install); a failure skips the commit")
-    p.add_argument("--rounds", type=positive_int, default=3, metavar="R",
-                   help="processes per commit to start with, and added while unsure (default 3)")
-    p.add_argument("--max-rounds", type=positive_int, default=9, metavar="R",
-                   help="most processes per commit before the nearer end decides (default 9)")
-    p.add_argument("--threshold", type=fraction, default=0.02,
-                   help="smallest change that counts, as 0.02 or 2%% (compare.py's; default 2%%)")
-    p.add_argument("--output-dirname", default="./output/", metavar="DIR",
-                   help="the bisection's checkout, runs and state go to DIR/bisect/ (default: ./output/)")
-    p.add_argument("--log-level", default="warning", choices=LOG_LEVELS)
+    tool_parser(flags(), None, parser=p)
     p.set_defaults(runner_flags=[])
 
 

@@ -12,6 +12,7 @@ import logging
 import os
 import sys
 
+from benchmarks.config.flags import Group, tool_parser
 from benchmarks.plumbing.cli_support import (LOG_LEVELS, BadNews, Parser, UsageError, choice, choice_list, epilog,
                                              metavar, positive_int, refuse_overwrite, run_main, setup_logging,
                                              write_output)
@@ -51,36 +52,80 @@ def fail_on(text: str) -> tuple:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
-def _db_flags(parser) -> None:
-    parser.add_argument("--db", metavar="FILE", help="the history database (default: OUTPUT_DIRNAME/history.sqlite)")
-    parser.add_argument("--output-dirname", default="./output/", metavar="DIR",
-                        help="where the default database lives (and bisect's runs) (default: ./output/)")
-    parser.add_argument("--log-level", default="warning", choices=LOG_LEVELS)
+def db_flags() -> list:
+    top = Group("")
+    return [top.arg("--db", metavar="FILE", help="the history database (default: OUTPUT_DIRNAME/history.sqlite)"),
+            top.arg("--output-dirname", default="./output/", metavar="DIR",
+                    help="where the default database lives (and bisect's runs) (default: ./output/)"),
+            top.arg("--log-level", default="warning", choices=LOG_LEVELS, help="messages on stderr")]
 
 
-def _detection_flags(parser) -> None:
-    from_detection = parser.add_argument_group("change detection (E-divisive means; docs/history.md)")
-    from_detection.add_argument("--alpha", type=probability, default=0.01,
-                                help="significance of each change: the false-alarm rate per series without a "
-                                     "change (default 0.01: about 1 false alarm per 100 clean series)")
-    from_detection.add_argument("--permutations", type=positive_int, default=199,
-                                help="permutations of the significance test (default 199)")
-    from_detection.add_argument("--min-runs", type=positive_int, default=3, metavar="N",
-                                help="fewest runs on each side of a change (at least 2; default 3)")
-    from_detection.add_argument("--seed", type=int, default=0, help="random seed (same inputs, same output)")
+def detection_flags() -> list:
+    section = Group("change detection (E-divisive means; docs/history.md)")
+    return [section.arg("--alpha", type=probability, default=0.01,
+                        help="significance of each change: the false-alarm rate per series without a "
+                             "change (default 0.01: about 1 false alarm per 100 clean series)"),
+            section.arg("--permutations", type=positive_int, default=199,
+                        help="permutations of the significance test (default 199)"),
+            section.arg("--min-runs", type=positive_int, default=3, metavar="N",
+                        help="fewest runs on each side of a change (at least 2; default 3)"),
+            section.arg("--seed", type=int, default=0, help="random seed (default 0: same inputs, same output)")]
 
 
-def _selection_flags(parser) -> None:
-    selection.add_arguments(parser, test_default=None, accelerator_default="every one", backend=True, axes=True)
+def selection_flags() -> list:
+    return selection.flags(test_default=None, accelerator_default="every one", backend=True, axes=True)
 
 
-def _output_flags(parser, formats) -> None:
-    out = parser.add_argument_group("output")
-    out.add_argument("--format", choices=formats, default=None,
-                     help=f"{', '.join(formats)} (default: from --output's extension, else table)")
-    out.add_argument("-o", "--output", metavar="FILE",
-                     help="write here instead of stdout (- for stdout; png/svg go to stdout only when it is not a "
-                          "terminal)")
+def output_flags(formats) -> list:
+    out = Group("output")
+    return [out.arg("--format", choices=formats,
+                    help=f"{', '.join(formats)} (default: from --output's extension, else table)"),
+            out.arg("--output", short="-o", metavar="FILE",
+                    help="write here instead of stdout (- for stdout; png/svg go to stdout only when it is not a "
+                         "terminal)")]
+
+
+def ingest_flags() -> list:
+    top = Group("")
+    return [top.arg("results", nargs="+", metavar="RESULTS", help="results file, directory or glob"),
+            top.arg("--commit", metavar="SHA",
+                    help="the commit of the code under test, for these records (default: each record's "
+                         "environment.git_commit)"),
+            *db_flags()]
+
+
+def show_flags() -> list:
+    return selection_flags() + detection_flags() + output_flags(SHOW_FORMATS) + db_flags()
+
+
+def detect_flags() -> list:
+    top = Group("")
+    return [*selection_flags(), *detection_flags(), *output_flags(DETECT_FORMATS),
+            top.arg("--metric", type=choice(DETECT_METRICS, metric_catalog.short_names()), default=TIME,
+                    metavar=metavar(DETECT_METRICS),
+                    help="what a change is found in: time (each run's per-iteration median; a generate run's "
+                         "whole call), or a generate figure of the LLM rows, each run's median: "
+                         "decode_tokens_per_second (decode; a rate: judged by its inverse, so `slower` is fewer "
+                         "tokens per second), time_to_first_token (ttft), decode_per_token_time, "
+                         "decode_per_token_p90_time; configs without it are left out (default: %(default)s)"),
+            top.arg("--fail-on", type=fail_on, metavar="LIST",
+                    help="what makes the exit status 1: a comma list of " + ", ".join(HISTORY_FAIL_ON)
+                         + ", or none (default: slower,new-failure,accuracy-failure)"),
+            *db_flags()]
+
+
+def site_flags() -> list:
+    top = Group("")
+    return [top.arg("--output", short="-o", required=True, metavar="DIR", help="the site's directory"),
+            top.arg("--newest", metavar="RUN",
+                    help="the run to show: a date (YYYY-MM-DD: that day's last run), a commit prefix or a run id "
+                         "(default: the newest)"),
+            top.arg("--baseline", metavar="RUN",
+                    help="the run to compare with, named as --newest (default: each line's run before its newest)"),
+            top.arg("--window", type=positive_int, default=60, metavar="RUNS",
+                    help="change points are searched in each series' newest RUNS runs (default 60)"),
+            top.arg("--title", default="Nightly runs", help="the summary page's title"),
+            *detection_flags(), *db_flags()]
 
 
 def build_parser() -> Parser:
@@ -110,23 +155,16 @@ def build_parser() -> Parser:
                             epilog=epilog(ok="the records were stored (or were already)",
                                           bad_news="the files hold no record",
                                           examples=["history.py ingest output/nightly/ --db history.sqlite"]))
-    ingest.add_argument("results", nargs="+", metavar="RESULTS", help="results file, directory or glob")
-    ingest.add_argument("--commit", metavar="SHA",
-                        help="the commit of the code under test, for these records (default: each record's "
-                             "environment.git_commit)")
-    _db_flags(ingest)
-    show = sub.add_parser("show", brief=SERIES_BRIEF, help="each config's series by run, with its changes marked",
+    tool_parser(ingest_flags(), None, parser=ingest)
+    show = sub.add_parser("show", help="each config's series by run, with its changes marked",
                           description="Per config, the per-iteration median (and compile time, peak memory, "
                           "status; for a model run by generate, its time to first token, decode time per token and "
                           "decode tokens per second, where more is better) of every run, with the detected changes "
                           "marked.",
                           epilog=epilog(ok="the series were written", bad_news=NOTHING,
                                         examples=["history.py show -k resnet --format=png -o resnet.png"]))
-    _selection_flags(show)
-    _detection_flags(show)
-    _output_flags(show, SHOW_FORMATS)
-    _db_flags(show)
-    detect = sub.add_parser("detect", brief=SERIES_BRIEF | {"--metric", "--fail-on"}, help="change points and pass/accuracy events",
+    tool_parser(show_flags(), SERIES_BRIEF, parser=show)
+    detect = sub.add_parser("detect", help="change points and pass/accuracy events",
                             description="Per config, the runs where its time changed (E-divisive means with a "
                             "permutation test), the size with an interval, the configs that moved together; and "
                             "the pass, accuracy and graph-break events.",
@@ -135,20 +173,7 @@ def build_parser() -> Parser:
                                                    f"new-failure, accuracy-failure); {NOTHING}",
                                           examples=["history.py detect --fail-on slower,new-failure --format=json "
                                                     "-o changes.json"]))
-    _selection_flags(detect)
-    _detection_flags(detect)
-    _output_flags(detect, DETECT_FORMATS)
-    detect.add_argument("--metric", type=choice(DETECT_METRICS, metric_catalog.short_names()), default=TIME,
-                        metavar=metavar(DETECT_METRICS),
-                        help="what a change is found in: time (each run's per-iteration median; a generate run's "
-                             "whole call), or a generate figure of the LLM rows, each run's median: "
-                             "decode_tokens_per_second (decode; a rate: judged by its inverse, so `slower` is fewer "
-                             "tokens per second), time_to_first_token (ttft), decode_per_token_time, "
-                             "decode_per_token_p90_time; configs without it are left out (default: %(default)s)")
-    detect.add_argument("--fail-on", type=fail_on, default=None, metavar="LIST",
-                        help="what makes the exit status 1: a comma list of " + ", ".join(HISTORY_FAIL_ON)
-                             + ", or none (default: slower,new-failure,accuracy-failure)")
-    _db_flags(detect)
+    tool_parser(detect_flags(), SERIES_BRIEF | {"--metric", "--fail-on"}, parser=detect)
     _site_parser(sub)
     from benchmarks.history import bisect_cli
 
@@ -166,17 +191,7 @@ def _site_parser(sub) -> None:
                           epilog=epilog(ok="the site was written", bad_news="the database holds no record",
                                         examples=["history.py site --db history.sqlite -o site/",
                                                   "history.py site -o site/ --baseline 2026-11-01 --newest abc1234"]))
-    site.add_argument("-o", "--output", required=True, metavar="DIR", help="the site's directory")
-    site.add_argument("--newest", metavar="RUN", default=None,
-                      help="the run to show: a date (YYYY-MM-DD: that day's last run), a commit prefix or a run id "
-                           "(default: the newest)")
-    site.add_argument("--baseline", metavar="RUN", default=None,
-                      help="the run to compare with, named as --newest (default: each line's run before its newest)")
-    site.add_argument("--window", type=positive_int, default=60, metavar="RUNS",
-                      help="change points are searched in each series' newest RUNS runs (default 60)")
-    site.add_argument("--title", default="Nightly runs", help="the summary page's title")
-    _detection_flags(site)
-    _db_flags(site)
+    tool_parser(site_flags(), None, parser=site)
 
 
 def database_path(options) -> str:

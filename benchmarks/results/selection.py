@@ -17,6 +17,7 @@ from typing import Optional
 from benchmarks.config import axes as config_axes
 from benchmarks.config import tiers
 from benchmarks.config.axis import flag_type
+from benchmarks.config.flags import Group
 from benchmarks.plumbing.cli_support import UsageError
 
 # --test takes upstream aggregate's names and the record's own.
@@ -43,44 +44,51 @@ def test_name(text: str) -> str:
         raise argparse.ArgumentTypeError(f"invalid choice: {text!r} (choose from inference, training)") from None
 
 
-def add_arguments(parser, test_default: Optional[str] = "inference", accelerator_default: str = "the only one in "
-                  "the files", backend: bool = False, axes: bool = False, group=None) -> None:
-    """The selection flags, in `group` (or a new "which records" group of `parser`); `axes`: also a flag per
-    experiment axis of AXES."""
-    group = group or parser.add_argument_group("which records")
-    group.add_argument("--accelerator", metavar="NAME",
-                       help="accelerator: case-insensitive substring or regex of the records' accelerator_model "
-                            "(v100, a100, a6000, 'Xeon', 'H100|A100'), an accelerator kind (cpu, cuda, tpu), or "
-                            f"'all'. Default: {accelerator_default}")
+def flags(test_default: Optional[str] = "inference", accelerator_default: str = "the only one in the files",
+          backend: bool = False, axes: bool = False, group: str = "which records") -> list:
+    """The selection flags (config/flags.Flag), in the --help section `group`; `axes`: also a flag per experiment
+    axis of AXES (axis_flags)."""
+    section = Group(group)
+    found = [section.arg("--accelerator", metavar="NAME",
+                         help="accelerator: case-insensitive substring or regex of the records' accelerator_model "
+                              "(v100, a100, a6000, 'Xeon', 'H100|A100'), an accelerator kind (cpu, cuda, tpu), or "
+                              f"'all'. Default: {accelerator_default}")]
     test_help = f"(default: {test_default})" if test_default else "(default: both)"
-    group.add_argument("--test", type=test_name, default=test_default, metavar="{inference,training}",
-                       help=f"inference (eval) or training (train) records {test_help}")
+    found.append(section.arg("--test", type=test_name, default=test_default, metavar="{inference,training}",
+                             help=f"inference (eval) or training (train) records {test_help}"))
     if backend:
-        group.add_argument("--backend", action="append", default=[], metavar="BACKEND",
-                           help="keep records of this backend label (eager, inductor, openxla+dynamo, "
-                                "inductor+int8wo, ...; repeatable)")
-    if axes:
-        for axis in AXES.values():
-            ran = "its default, " + str(axis.default) if axis.default is not None else "none"
-            extra = {"nargs": "?", "const": axis.flag_bare} if axis.flag_bare is not None else {}
-            group.add_argument(axis.flag, dest=axis.key, action="append", default=[], metavar=axis.metavar or "VALUE",
-                               type=flag_type(axis.parse, axis.choices or ()), **extra,
-                               help=f"keep records whose experiment {axis.key} is VALUE (e.g. {axis.example}; "
-                                    f"repeatable; a record without the key ran {ran})")
-    add_model_arguments(group)
+        found.append(section.arg("--backend", repeatable=True, default=(), metavar="BACKEND",
+                                 help="keep records of this backend label (eager, inductor, openxla+dynamo, "
+                                      "inductor+int8wo, ...; repeatable)"))
+    return found + (axis_flags(group) if axes else []) + model_flags(group)
 
 
-def add_model_arguments(group) -> None:
+def axis_flags(group: str) -> list:
+    """A selection flag per experiment axis of ours (config/axes.py), the one place they are made from the table:
+    its values parsed as the runner parses them, kept when a record ran one of them."""
+    section = Group(group)
+    found = []
+    for axis in AXES.values():
+        ran = "its default, " + str(axis.default) if axis.default is not None else "none"
+        found.append(section.arg(axis.flag, repeatable=True, default=(), metavar=axis.metavar or "VALUE",
+                                 type=flag_type(axis.parse, axis.choices or ()), bare=axis.flag_bare,
+                                 help=f"keep records whose experiment {axis.key} is VALUE (e.g. {axis.example}; "
+                                      f"repeatable; a record without the key ran {ran})"))
+    return found
+
+
+def model_flags(group: str = "which records") -> list:
     """-k/--filter, -x/--exclude, --filter-by-tier, --exclude-by-tier: which models (any tool that selects
     models by name and tier)."""
-    group.add_argument("--filter", "-k", action="append", default=[], metavar="REGEX",
-                       help="keep models whose name matches (case-insensitive; repeatable; adds to tiers)")
-    group.add_argument("--exclude", "-x", action="append", default=[], metavar="REGEX",
-                       help="drop models whose name matches (case-insensitive; repeatable)")
-    group.add_argument("--filter-by-tier", action="append", type=tier, default=[], metavar="N",
-                       help="keep the models of tier N of their suite (repeatable)")
-    group.add_argument("--exclude-by-tier", action="append", type=tier, default=[], metavar="N",
-                       help="drop the models of tier N of their suite (repeatable)")
+    section = Group(group)
+    return [section.arg("--filter", short="-k", repeatable=True, default=(), metavar="REGEX",
+                        help="keep models whose name matches (case-insensitive; repeatable; adds to tiers)"),
+            section.arg("--exclude", short="-x", repeatable=True, default=(), metavar="REGEX",
+                        help="drop models whose name matches (case-insensitive; repeatable)"),
+            section.arg("--filter-by-tier", repeatable=True, type=tier, default=(), metavar="N",
+                        help="keep the models of tier N of their suite (repeatable)"),
+            section.arg("--exclude-by-tier", repeatable=True, type=tier, default=(), metavar="N",
+                        help="drop the models of tier N of their suite (repeatable)")]
 
 
 def compile_regex(pattern: str, what: str) -> "re.Pattern":

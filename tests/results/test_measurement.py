@@ -8,6 +8,7 @@ import pytest
 
 from helpers import ROOT
 
+from benchmarks.config.flags import tool_parser
 from benchmarks.plumbing.cli_support import UsageError
 from benchmarks.results import measurement, selection
 from benchmarks.results.measurement import Measurement
@@ -117,10 +118,7 @@ def test_dynamo_stats_are_the_records_and_older_records_still_say_their_graph_br
 
 
 def test_selection_flags_are_declared_once_and_select_measurements():
-    import argparse
-
-    parser = argparse.ArgumentParser()
-    selection.add_arguments(parser, test_default=None, backend=True)
+    parser = tool_parser(selection.flags(test_default=None, backend=True), None, prog="t")
     options = parser.parse_args(["-k", "mlp|cnn", "-x", "cnn", "--accelerator", "cpu", "--test", "eval",
                                  "--backend", "inductor"])
     chosen = selection.Selection.of(options)
@@ -135,16 +133,12 @@ def test_selection_flags_are_declared_once_and_select_measurements():
 
 
 def test_an_axis_flag_selects_by_the_measurements_label_and_records_without_the_axis_have_none():
-    import argparse
-
-    parser = argparse.ArgumentParser()
-    selection.add_arguments(parser, test_default=None, axes=True)
+    parser = tool_parser(selection.flags(test_default=None, axes=True), None, prog="t")
     items = [Measurement(record(precision="bf16")), Measurement(record(precision="fp16")), Measurement(record())]
     chosen = selection.Selection.of(parser.parse_args(["--precision", "bf16", "--precision", "fp16"]))
     assert chosen.axes == {"precision": ["bf16", "fp16"]} and chosen.select(items) == items[:2]
     assert selection.Selection.of(parser.parse_args([])).select(items) == items
-    without = argparse.ArgumentParser()
-    selection.add_arguments(without)
+    without = tool_parser(selection.flags(), None, prog="t")
     assert "--precision" not in without.format_help()  # a tool that does not apply the axes does not offer them
 
 
