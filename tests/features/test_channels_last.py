@@ -76,10 +76,9 @@ def test_every_axis_is_a_selection_flag_of_the_tools_that_select(tool):
 
 
 def test_a_selection_flag_parses_as_the_runner_does():
-    import argparse
+    from benchmarks.config.flags import tool_parser
 
-    parser = argparse.ArgumentParser()
-    selection.add_arguments(parser, axes=True)
+    parser = tool_parser(selection.flags(axes=True), None, prog="t")
     options = parser.parse_args(["--channels-last", "--matmul-precision=high", "--precision=BF16"])
     assert selection.Selection.of(options).axes == {"channels_last": [True], "matmul_precision": ["high"],
                                                     "precision": ["bf16"]}
