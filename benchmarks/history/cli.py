@@ -146,7 +146,7 @@ def build_parser() -> Parser:
                              bad_news="ingest: the files hold no record; show, detect: no config matches the "
                                       "selection; detect: a change or event --fail-on names; bisect: no first bad "
                                       "commit could be named"))
-    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser, prog="history.py")
     sub.required = True
     ingest = sub.add_parser("ingest", help="put results files' records into the database",
                             description="Put records (ours or upstream PyTorch/XLA's) into the history database. "

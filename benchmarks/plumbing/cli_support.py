@@ -150,21 +150,34 @@ class Parser(argparse.ArgumentParser):
         self._print_message(self.format_help(everything), sys.stdout if file is None else file)
 
     def flag_names(self, namespace=None) -> list:
-        """Every flag this parser takes (hidden aliases left out), and those of the subcommand `namespace` chose."""
+        """Every flag this parser takes (hidden aliases left out), and those of the subcommand `namespace` chose
+        (of every subcommand when none was chosen)."""
         names = [name for action in self._actions if not _hidden_alias(action)
                  for name in action.option_strings if name.startswith("--")]
         for action in self._actions:
-            if isinstance(action, argparse._SubParsersAction) and namespace is not None:
+            if isinstance(action, argparse._SubParsersAction):
                 chosen = action.choices.get(getattr(namespace, action.dest, None))
-                if isinstance(chosen, Parser):
-                    names += chosen.flag_names(namespace)
+                for sub in [chosen] if chosen is not None else dict.fromkeys(action.choices.values()):
+                    if isinstance(sub, Parser):
+                        names += [name for name in sub.flag_names(namespace) if name not in names]
         return names
+
+    def parse_known_args(self, args=None, namespace=None):
+        self._given = list(sys.argv[1:] if args is None else args)  # for error(): a mistyped flag said first
+        return super().parse_known_args(args, namespace)
 
     def parse_args(self, args=None, namespace=None):
         found, extras = self.parse_known_args(args, namespace)
         if extras:
             self.error(self.unknown_words(extras, found))
         return found
+
+    def _mistyped(self) -> list:
+        """The words given that look like flags this parser does not take (up to a `--`)."""
+        given = getattr(self, "_given", [])
+        given = given[:given.index("--")] if "--" in given else given
+        known = set(self.flag_names()) | {"-h"}
+        return [word for word in given if word.startswith("--") and word.split("=", 1)[0] not in known]
 
     def unknown_words(self, extras: list, namespace) -> str:
         """argparse's "unrecognized arguments", with the flags a mistyped one is close to."""
@@ -179,6 +192,9 @@ class Parser(argparse.ArgumentParser):
         return message
 
     def error(self, message):  # one clear line and exit 2, not the whole usage block
+        mistyped = self._mistyped() if message.startswith("the following arguments are required") else []
+        if mistyped:  # a mistyped flag is the likelier mistake (and the missing argument may follow from it)
+            message = self.unknown_words(mistyped, None)
         match = _INVALID_CHOICE.search(message)
         if match:  # argparse's "invalid choice", with the close matches first (docs/command-line.md)
             known = [k.strip(" '") for k in match.group("known").split(",")]
