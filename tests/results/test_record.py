@@ -161,3 +161,15 @@ def test_a_users_sweep_is_warned_and_its_record_written(monkeypatch, caplog, tmp
     assert kept["a_users_own_key"] == 1 and kept["metrics"]["a_users_own_metric"] == [1.0, 2.0]
     assert kept["warnings"] == [f"record schema: a_users_own_key is not declared ({record_check.UNDECLARED_KEY}); "
                                 f"metrics.a_users_own_metric is not declared ({CATALOG})"]
+
+
+def test_a_metric_declared_in_the_catalog_alone_is_accepted(monkeypatch):
+    from benchmarks.results import metric_catalog
+
+    widgets = metric_catalog.Metric("widgets_per_second", metric_catalog.RATE, "widgets/s", "widgets made per second",
+                                    higher_is_better=True)
+    monkeypatch.setitem(metric_catalog.CATALOG, widgets.name, widgets)
+    started = a_record()
+    started["metrics"].add_samples(widgets.name, [3.0, 4.0])
+    assert started["metrics"][widgets.name] == [3.0, 4.0]
+    assert record_check.writer_problems(started) == []
