@@ -17,6 +17,7 @@ from benchmarks.child.accuracy import golden, verify
 from benchmarks.config import axes, backend_registry
 from benchmarks.results import accuracy_status
 from benchmarks.results.accuracy_status import AccuracyStatus
+from benchmarks.results.record import Record
 
 log = logging.getLogger("benchmarks.child.config_hooks")
 
@@ -29,7 +30,8 @@ class HookRun(Protocol):
     options: Any  # the child's RunOptions (config/run_options.py): the flags, read only
     model_config: dict  # the model's row: suite_name, model_name and the suite's own keys
     experiment: Any  # the config as it runs (ExperimentConfig), resolved in setup; its batch size from load on
-    record: dict  # the record being written: a hook adds its own keys (its figures under record["metrics"])
+    record: Record  # the record being written (results/record.py): a hook sets its own declared keys (its figures
+    # through record["metrics"].add_samples), an undeclared one is refused at that line
     channel: Any  # the parent's channel: set_phase(name) before work that can fail (a crash names the phase)
     diag: Any  # the config's diagnostics (child/diagnostics.py): .files names and keeps its artifacts
     memory: Any  # the peak-memory counter (child/device_memory.py): leave_out(bytes) that are not the config's

@@ -9,7 +9,6 @@ results go to record["diagnostics"]; record["metrics"] only gets per-repeat numb
 
 from __future__ import annotations
 
-import collections
 import contextlib
 import functools
 import logging
@@ -18,6 +17,7 @@ from typing import Callable, Optional
 
 from benchmarks.child import inputs_outputs, profilers, xla_dumps
 from benchmarks.plumbing import output_paths, xla_dump_env
+from benchmarks.results.record import Samples
 
 log = logging.getLogger("benchmarks.child.diagnostics")
 
@@ -75,7 +75,7 @@ class Diagnostics:
         self.experiment = experiment
         self.record = record
         self.files = ArtifactFiles(options, model_config, experiment, record)
-        self.metrics = collections.defaultdict(list)
+        self.metrics = Samples()  # each name checked (results/record.py)
         self.inputs: Optional[inputs_outputs.RandomInputs] = None
         xla, dynamo = bool(experiment.xla), experiment.dynamo is not None
         self.cuda = experiment.accelerator == "cuda" and not xla

@@ -17,7 +17,6 @@ harness's) and each run's peak memory, the static KV cache included.
 
 from __future__ import annotations
 
-import collections
 import functools
 import gc
 import statistics
@@ -28,6 +27,7 @@ from benchmarks.child import backends, device_memory
 from benchmarks.features import generation_options
 from benchmarks.features.compile_options import child as compile_options_child
 from benchmarks.features.precision import child as precision_child
+from benchmarks.results.record import Samples
 
 # What each `generation_compile` value compiles, for the record.
 COMPILED = {
@@ -259,7 +259,7 @@ def measure(step: Callable, bm, experiment, repeat: int, warmup: int,
     GPU figures, energy per new token among them (metrics.gpu_*)."""
     import torch
 
-    generation, metrics = bm.generation, collections.defaultdict(list)
+    generation, metrics = bm.generation, Samples()  # each name checked (results/record.py)
     raw = []  # each timed call's token times: the record's generation.token_seconds (nested: not a metric)
     gc.collect()
     try:

@@ -3,7 +3,6 @@ Child only: imports torch."""
 
 from __future__ import annotations
 
-import collections
 import contextlib
 import dataclasses
 import gc
@@ -15,6 +14,7 @@ import torch
 
 from benchmarks.child import backends, device_memory, timing_block
 from benchmarks.features.precision import child as precision_child
+from benchmarks.results.record import Samples
 
 
 def reduce_to_scalar(output) -> torch.Tensor:
@@ -328,7 +328,7 @@ class MeasuredLoop:
     eager: Optional[Callable] = None
     gpu: Any = None
     profiled: Optional[Callable] = None
-    metrics: dict = dataclasses.field(default_factory=lambda: collections.defaultdict(list))
+    metrics: dict = dataclasses.field(default_factory=Samples)  # each name checked (results/record.py)
     block: Optional[timing_block.Block] = None  # the config's calls per run; None until its first warm-up finds it
     eager_block: Optional[timing_block.Block] = None  # eager's (--speedup=paired), found on eager's own warm-up
 

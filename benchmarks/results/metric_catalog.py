@@ -4,10 +4,15 @@ meaning. Compare's units and its rate-by-inverse rule, aggregate's and history's
 history's "higher is better" and its dashboard's colours, and the sweep's progress table read them here. No imports:
 a tool's --help lists them without loading numpy.
 
-A new metric is one `declare(Metric(...))` here plus the child code that measures it (a record's metric is a list,
-one value per timed run). `speedup=True` makes aggregate.py's and history.py detect's --metric take it by name;
-`progress=True` shows its median in the sweep's speedup table. tests/results/test_metric_catalog.py holds every
-stored record's metrics to this table and every consumer's direction to its declaration.
+The one list of metrics: the record schema's `metrics` section is generated from it (results/record_schema.py,
+docs/record-schema.md), and the record refuses a metric not declared here at the line that writes it
+(results/record.py). A new metric is one `declare(Metric(...))` here plus the child code that measures it
+(`record["metrics"].add_samples(name, values)`; a record's metric is a list, one value per timed run) and its own
+test; then `python -m benchmarks.results.record_schema --write-docs`. `writer` says who writes it (core, upstream,
+feature:<name>); `speedup=True` makes aggregate.py's and history.py detect's --metric take it by name;
+`progress=True` shows its median on the sweep's progress line and in its speedup table.
+tests/results/test_metric_catalog.py holds every stored record's metrics to this table and every consumer's
+direction to its declaration.
 """
 
 from __future__ import annotations
@@ -31,8 +36,10 @@ class Metric:
     generation: bool = False  # a generate run's figure (child/generation.py): history keeps each run's median
     speedup: bool = False  # aggregate.py's and history.py detect's --metric read a speedup on it by name
     short: Optional[str] = None  # its short name on those command lines
-    progress: bool = False  # the sweep's speedup table shows its median beside the time
+    progress: bool = False  # the sweep's progress line (runner/progress.py) and speedup table show its median
     in_record: bool = True  # False: a figure the tools compute from records (history's dashboard), never a key
+    writer: str = "core"  # who writes it: core (the child), upstream (PyTorch/XLA's tools), feature:<name>
+    record_type: str = "list"  # its JSON type in a record (config/record_key.py's TYPES): samples are a list
 
     @property
     def direction(self) -> str:
@@ -50,6 +57,10 @@ def declare(metric: Metric) -> Metric:
     return metric
 
 
+# The writers of metrics that not every config writes (a Metric's `writer`).
+UPSTREAM, GENERATION, PROFILE = "upstream", "feature:generation", "feature:profile_cuda_cpu"
+
+
 def _time(name: str, meaning: str, **more) -> Metric:
     return declare(Metric(name, TIME, "s", meaning, **more))
 
@@ -58,26 +69,32 @@ def _time(name: str, meaning: str, **more) -> Metric:
 _time("total_time", "each timed run's wall time (its iterations_per_run iterations, closed by the device's sync)")
 _time("per_iter_time", "total_time / iterations_per_run: the time per iteration every speedup is read on")
 _time("warmup_time", "each warm-up run's time; the first holds the compilation")
-_time("eager_total_time", "--speedup=paired: eager's timed run just before the backend's")
-_time("eager_per_iter_time", "--speedup=paired: eager's time per iteration in that run")
-_time("eager_warmup_time", "--speedup=paired: eager's warm-up runs in the backend's process")
-_time("profiled_total_time", "--profile: each profiled run's wall time (beside the timed runs, never one of them)")
-_time("profiled_per_iter_time", "--profile: a profiled run's time per iteration")
-_time("trace_total_time", "PyTorch/XLA: each run's time tracing the lazy graph")
-_time("trace_per_iter_time", "PyTorch/XLA: the trace time per iteration")
-_time("total_cpu_time_s", "--profile-cpu: the profiler's CPU time of a run")
-_time("per_iter_cpu_time_s", "--profile-cpu: its CPU time per iteration")
-_time("total_cuda_time_s", "--profile-cpu on CUDA: the profiler's device time of a run")
-_time("per_iter_cuda_time_s", "its device time per iteration")
-_time("xla_CompileTime_time_s", "PyTorch/XLA's CompileTime metric over a run (upstream's figure)")
-_time("xla_ExecuteTime_time_s", "PyTorch/XLA's ExecuteTime metric over a run (upstream's figure)")
-declare(Metric("xla_CompileTime_number", COUNT, "", "how many XLA compilations the run did (upstream's figure)"))
-declare(Metric("xla_ExecuteTime_number", COUNT, "", "how many XLA executions the run did (upstream's figure)"))
+_time("eager_total_time", "--speedup=paired: eager's timed run just before the backend's", writer="feature:speedup")
+_time("eager_per_iter_time", "--speedup=paired: eager's time per iteration in that run", writer="feature:speedup")
+_time("eager_warmup_time", "--speedup=paired: eager's warm-up runs in the backend's process",
+      writer="feature:speedup")
+_time("profiled_total_time", "--profile: each profiled run's wall time (beside the timed runs, never one of them)",
+      writer=PROFILE)
+_time("profiled_per_iter_time", "--profile: a profiled run's time per iteration", writer=PROFILE)
+_time("trace_total_time", "PyTorch/XLA: each run's time tracing the lazy graph", writer=UPSTREAM)
+_time("trace_per_iter_time", "PyTorch/XLA: the trace time per iteration", writer=UPSTREAM)
+_time("total_cpu_time_s", "--profile-cpu: the profiler's CPU time of a run", writer=PROFILE)
+_time("per_iter_cpu_time_s", "--profile-cpu: its CPU time per iteration", writer=PROFILE)
+_time("total_cuda_time_s", "--profile-cpu on CUDA: the profiler's device time of a run", writer=PROFILE)
+_time("per_iter_cuda_time_s", "its device time per iteration", writer=PROFILE)
+_time("xla_CompileTime_time_s", "PyTorch/XLA's CompileTime metric over a run (upstream's figure)", writer=UPSTREAM)
+_time("xla_ExecuteTime_time_s", "PyTorch/XLA's ExecuteTime metric over a run (upstream's figure)", writer=UPSTREAM)
+declare(Metric("xla_CompileTime_number", COUNT, "", "how many XLA compilations the run did (upstream's figure)",
+               writer=UPSTREAM))
+declare(Metric("xla_ExecuteTime_number", COUNT, "", "how many XLA executions the run did (upstream's figure)",
+               writer=UPSTREAM))
 declare(Metric("minor_faults_per_iter", COUNT, "", "the process's minor page faults per iteration of a run"))
 declare(Metric("dynamo_graph_count", COUNT, "", "dynamo's unique graphs after a run"))
 declare(Metric("dynamo_graph_break_count", COUNT, "", "dynamo's graph breaks after a run"))
-declare(Metric("dynamo_counters", COUNT, "", "--dynamo-counters: dynamo's counters after each run, by name"))
-declare(Metric("error", TEXT, "", "upstream's records: the failure's text, kept where its metrics were"))
+declare(Metric("dynamo_counters", COUNT, "", "upstream's dynamo counters after each run, by name", writer=UPSTREAM,
+               record_type="object"))
+declare(Metric("error", TEXT, "", "the failure in one line (upstream's place for it), `SKIP: ...` for a skip",
+               record_type="text"))
 # Memory (child/device_memory.py; metric_words.MEMORY reads the peaks).
 declare(Metric("peak_memory_bytes", BYTES, "bytes", "each timed run's peak of the record's memory_kind"))
 declare(Metric("peak_rss_bytes", BYTES, "bytes", "the host's peak resident set (older records' peak memory)"))
@@ -97,11 +114,15 @@ declare(Metric("gpu_throttled_seconds", READING, "s", "the time a run was held b
 declare(Metric("gpu_energy_joules", READING, "J", "the energy a run took"))
 declare(Metric("gpu_mean_watts", READING, "W", "a run's energy over its time"))
 declare(Metric("gpu_energy_joules_per_iteration", READING, "J", "a run's energy per iteration"))
-declare(Metric("gpu_energy_joules_per_token", READING, "J", "a generate run's energy per new token"))
+declare(Metric("gpu_energy_joules_per_token", READING, "J", "a generate run's energy per new token",
+               writer=GENERATION))
+# The AOT precompile feature's (features/aot_precompile/child.py).
+_time("aot_precompile_load_time", "--aot-precompile: seconds to load the precompiled step",
+      writer="feature:aot_precompile")
 
 
 def _generation(name: str, meaning: str, kind: str = TIME, unit: str = "s", speedup: bool = True, **more) -> Metric:
-    return declare(Metric(name, kind, unit, meaning, generation=True, speedup=speedup, **more))
+    return declare(Metric(name, kind, unit, meaning, generation=True, speedup=speedup, writer=GENERATION, **more))
 
 
 # A generate run's figures (child/generation.py; docs/generation.md). Its whole generate time is also the record's

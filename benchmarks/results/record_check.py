@@ -12,7 +12,7 @@ object of counters, or hold text or NaN among its samples (an old run's way to s
 reports such a metric as having no data, the record stays). Unknown keys are never looked at.
 
 The writer's check (`written`, where the parent and a config run by hand write a record) is stricter: every
-top-level key declared, every declared key of its type, and a record the readers take; in a user's sweep a
+top-level key and metric declared, every declared key of its type, and a record the readers take; in a user's sweep a
 problem is a warning in the record's `warnings` and the log (the record is written all the same), with
 BENCHMARKS_STRICT_RECORDS=1 (the tests) it raises RecordSchemaError.
 
@@ -29,7 +29,7 @@ from typing import Callable, Optional
 
 from benchmarks.config import record_key
 from benchmarks.plumbing import value_limits
-from benchmarks.results import record_schema
+from benchmarks.results import metric_catalog, record_schema
 
 # The limits (numbers within +-MAX_MAGNITUDE, nesting to MAX_DEPTH, text to MAX_TEXT characters) are those every side
 # input is held to as well: plumbing/value_limits.py, one set for all.
@@ -245,11 +245,20 @@ _IS = {
 }
 
 
+def is_type(type_: str, value) -> bool:
+    """Whether `value` is of a declared type ("text", "list", "text|object", ...)."""
+    return any(_IS[kind](value) for kind in type_.split("|"))
+
+
+def type_words(type_: str) -> str:
+    return " or ".join(record_key.TYPES[kind] for kind in type_.split("|"))
+
+
 def _typed(key, value, path: str, found: list) -> None:
     if value is None:
         return
-    if not any(_IS[kind](value) for kind in key.types()):
-        wanted = " or ".join(record_key.TYPES[kind] for kind in key.types())
+    if not is_type(key.type, value):
+        wanted = type_words(key.type)
         found.append(f"{path} is {type(value).__name__}, not {wanted}")
         return
     if key.fields and isinstance(value, dict):
@@ -257,17 +266,37 @@ def _typed(key, value, path: str, found: list) -> None:
             _typed(inner, value.get(inner.name), f"{path}.{inner.name}", found)
 
 
+# Where a key is declared: the place an undeclared one is to be added (results/record.py names the same).
+SCHEMA_FILE = "benchmarks/results/record_schema.py"
+CATALOG_FILE = "benchmarks/results/metric_catalog.py"
+FEATURE_FILE = "benchmarks/features/{}/__init__.py"
+UNDECLARED_KEY = (f"a core key in {SCHEMA_FILE}, a feature's in the RECORD_KEYS of "
+                  f"{FEATURE_FILE.format('<name>')}")
+
+
+def type_problems(key, value, path: str) -> list:
+    """Where `value` (at `path`) is not of declared `key`'s type, nested declared keys included."""
+    found = []
+    _typed(key, value, path, found)
+    return found
+
+
 def writer_problems(record: dict) -> list:
     """What breaks the schema in a record about to be written: a record the readers refuse, an undeclared
-    top-level key, a declared key of the wrong type. Empty for a good record."""
+    top-level key or metric, a declared key of the wrong type. Empty for a good record."""
     refused = problem(record)
     found = [f"every reader refuses it: {refused}"] if refused else []
     for name, value in record.items():
         key = record_schema.BY_NAME.get(name)
         if key is None:
-            found.append(f"{name} is not declared (benchmarks/results/record_schema.py)")
+            found.append(f"{name} is not declared ({UNDECLARED_KEY})")
         else:
             _typed(key, value, name, found)
+    metrics = record.get("metrics")
+    for name in metrics if isinstance(metrics, dict) else ():
+        declared = metric_catalog.get(name)
+        if declared is None or not declared.in_record:
+            found.append(f"metrics.{name} is not declared ({CATALOG_FILE})")
     return found
 
 

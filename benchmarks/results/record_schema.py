@@ -1,8 +1,10 @@
 """The record declared in code: every key a record can hold (SCHEMA), its type, who writes it and what it means;
-the nested keys of the sections readers rely on are declared inside their key (`fields`).
+the nested keys of the sections readers rely on are declared inside their key (`fields`). The `metrics` section is
+generated from the metric catalog (results/metric_catalog.py); each feature's own keys are its RECORD_KEYS.
 
-Three users, one declaration:
+Four users, one declaration:
 - every reader's check at the door (results/record_check.py `problem`) is built from the keys declared `door`;
+- the record refuses an undeclared key or a mistyped value at the line that sets it (results/record.py);
 - the writer checks each record it writes against every declared key (results/record_check.py `written`);
 - docs/record-schema.md, the table of keys, is generated from it: `python -m benchmarks.results.record_schema
   --markdown` prints it, `--write-docs` writes it (tests/results/test_record_schema.py holds them equal).
@@ -20,14 +22,10 @@ from typing import Optional
 from benchmarks import features
 from benchmarks.config import axes
 from benchmarks.config.record_key import CORE, PARENT, TYPES, UPSTREAM, RecordKey, feature
+from benchmarks.results import metric_catalog
 
 def K(name, type_, writer, meaning, *fields, door=False, numbers=False) -> RecordKey:
     return RecordKey(name, type_, writer, meaning, tuple(fields), door, numbers)
-
-
-def _samples(name, writer, meaning) -> RecordKey:
-    """A metric: one sample per run (a list)."""
-    return K(name, "list", writer, meaning)
 
 
 MODEL = K("model", "object", CORE, "what ran: the suite's model config",
@@ -50,47 +48,11 @@ EXPERIMENT = K(
     *(K(axis.key, axis.record_type, feature(axis.feature), axis.meaning) for axis in axes.AXES),
     door=True, numbers=True)
 
+# One key per metric of the catalog (results/metric_catalog.py, the one list of metrics): its type, writer and meaning.
 METRICS = K(
     "metrics", "metrics", CORE, "metric name -> per-run samples (upstream's); on failure also `error`",
-    K("error", "text", CORE, "the failure in one line (upstream's), `SKIP: ...` for a skip"),
-    _samples("warmup_time", CORE, "seconds of each warm-up run (the first compiles)"),
-    _samples("total_time", CORE, "seconds of each timed run"),
-    _samples("per_iter_time", CORE, "seconds per iteration of each timed run"),
-    _samples("trace_total_time", UPSTREAM, "upstream's trace time per run"),
-    _samples("trace_per_iter_time", UPSTREAM, "upstream's trace time per iteration"),
-    _samples("peak_rss_bytes", CORE, "the process's peak resident set per timed run"),
-    _samples("peak_memory_bytes", CORE, "the device's peak memory per timed run (which figure: memory_kind)"),
-    _samples("process_rss_bytes", CORE, "the process's resident set after each timed run"),
-    _samples("minor_faults_per_iter", CORE, "minor page faults per iteration, per timed run"),
-    _samples("gpu_sm_clock_mhz", CORE, "CUDA: SM clock per timed run (NVML)"),
-    _samples("gpu_power_watts", CORE, "CUDA: power per timed run"),
-    _samples("gpu_temperature_c", CORE, "CUDA: temperature per timed run"),
-    _samples("gpu_throttled_seconds", CORE, "CUDA: seconds held back by a limit per timed run"),
-    _samples("gpu_energy_joules", CORE, "CUDA: energy per timed run"),
-    _samples("gpu_mean_watts", CORE, "CUDA: mean power per timed run"),
-    _samples("gpu_energy_joules_per_iteration", CORE, "CUDA: energy per iteration"),
-    _samples("gpu_energy_joules_per_token", feature("generation"), "CUDA LLM rows: energy per generated token"),
-    _samples("eager_warmup_time", feature("speedup"), "paired: eager's warm-up runs in the backend's child"),
-    _samples("eager_total_time", feature("speedup"), "paired: eager's timed runs"),
-    _samples("eager_per_iter_time", feature("speedup"), "paired: eager's seconds per iteration"),
-    _samples("fraction_of_attainable", CORE, "roofline: achieved / attainable FLOP/s per timed run"),
-    _samples("achieved_flops_per_second", CORE, "roofline: FLOP/s per timed run"),
-    _samples("aot_precompile_load_time", feature("aot_precompile"), "seconds to load the precompiled step"),
-    _samples("tflops", CORE, "microbench: TFLOP/s per timed run"),
-    _samples("total_cpu_time_s", feature("profile_cuda_cpu"), "profiled repeats: CPU seconds per run"),
-    _samples("per_iter_cpu_time_s", feature("profile_cuda_cpu"), "profiled repeats: CPU seconds per iteration"),
-    _samples("total_cuda_time_s", feature("profile_cuda_cpu"), "profiled repeats: CUDA seconds per run"),
-    _samples("per_iter_cuda_time_s", feature("profile_cuda_cpu"), "profiled repeats: CUDA seconds per iteration"),
-    _samples("profiled_total_time", feature("profile_cuda_cpu"), "seconds of each profiled run"),
-    _samples("profiled_per_iter_time", feature("profile_cuda_cpu"), "seconds per iteration of each profiled run"),
-    _samples("generate_time", feature("generation"), "LLM rows: seconds of each generate call"),
-    _samples("time_to_first_token", feature("generation"), "LLM rows: seconds to the first token"),
-    _samples("compile_time", feature("generation"), "LLM rows: first call minus a steady one"),
-    _samples("decode_per_token_time", feature("generation"), "LLM rows: seconds per decoded token"),
-    _samples("decode_tokens_per_second", feature("generation"), "LLM rows: decoded tokens per second"),
-    _samples("decode_bytes_per_second", feature("generation"), "LLM rows: weights read per second while decoding"),
-    _samples("decode_bandwidth_fraction", feature("generation"), "LLM rows: of the machine's bandwidth"),
-    K("dynamo_counters", "object", UPSTREAM, "upstream's dynamo counters"),
+    *(K(metric.name, metric.record_type, metric.writer, metric.meaning)
+      for metric in metric_catalog.CATALOG.values() if metric.in_record),
     door=True)
 
 ERROR = K("error", "object", CORE, "the failure: null for a record that ran",

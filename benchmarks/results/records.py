@@ -16,6 +16,7 @@ from typing import Iterator, Optional
 
 from benchmarks.config import axes, experiment_config
 from benchmarks.plumbing import disk_writes, folder_walk
+from benchmarks.results.record import Record
 from benchmarks.results.str_enum import StrEnum
 
 log = logging.getLogger(__name__)
@@ -375,10 +376,11 @@ def check_writable_dir(directory: str) -> Optional[str]:
 
 def new_record(model: dict, experiment: dict, *, repeat: int, iterations_per_run: int, warmup: int,
                timestamp: float, verify: bool, requested_batch_size: Optional[int], environment: dict,
-               golden: Optional[dict] = None) -> dict:
-    """A record in the declared key order (results/record_schema.py): upstream's keys first, then ours.
-    `golden`: golden_request's (the key only when a golden flag is set, so other records stay as they were)."""
-    record = {
+               golden: Optional[dict] = None) -> Record:
+    """A record in the declared key order (results/record_schema.py): upstream's keys first, then ours; a Record,
+    so every key set on it from here on is checked (results/record.py). `golden`: golden_request's (the key only
+    when a golden flag is set, so other records stay as they were)."""
+    record = Record({
         "model": model,
         "experiment": experiment,
         "repeat": repeat,
@@ -393,7 +395,7 @@ def new_record(model: dict, experiment: dict, *, repeat: int, iterations_per_run
         "warmup": warmup,
         "requested_batch_size": requested_batch_size,
         "verify": bool(verify),
-    }
+    })
     if golden:
         record["golden_request"] = golden
     record.update(diagnostics={}, artifacts={}, environment=environment)
@@ -401,7 +403,7 @@ def new_record(model: dict, experiment: dict, *, repeat: int, iterations_per_run
 
 
 
-def config_record(model: dict, experiment, options, environment: dict) -> dict:
+def config_record(model: dict, experiment, options, environment: dict) -> Record:
     """The new record of one config (an ExperimentConfig) run with `options` (RunOptions): where every record
     of the parent (failure, skip) and of the child starts."""
     return new_record(model, experiment.to_dict(), repeat=options.repeat, iterations_per_run=options.iterations_per_run,

@@ -63,25 +63,32 @@ class Progress:
             self.bar.set_postfix(counts)
 
     def done(self, index: int, config, record: dict, counts: dict) -> None:
-        status = record["status"]
-        if status == RecordStatus.OK:
-            ms = _median_ms(record)
-            verdict = accuracy_status.derive(record)  # a config that ran but failed its check is not `ok`
-            what = f"{verdict if accuracy_status.failed(verdict) else 'ok'}, median " \
-                   f"{float('nan') if ms is None else ms:.3f} ms/iter"
-            why = verdict_detail(record, verdict)
-            what += f" ({shown(why)})" if why else ""
-        else:
-            error = record.get("error") or {}
-            what = f"{status} in {error.get('phase')}: {shown(error.get('message'))}"
-        if record.get("verify"):
-            code, message = record.get("verification_code"), record.get("verification_message")
-            what += f"; upstream's verification_code {code}" + (f" ({shown(message)})" if message and status == RecordStatus.OK
-                                                                else "")
-        log.info("[%d/%d] %s: %s", index, self.total, config.label(), what)
+        log.info("[%d/%d] %s: %s", index, self.total, config.label(), done_text(record))
         if self.bar:
             self.bar.set_postfix(counts)
             self.bar.update(1)
+
+
+def done_text(record: dict) -> str:
+    """What the progress line says of a finished config: its status, median time and the medians of the metrics
+    the catalog marks `progress` (results/metric_catalog.py), its verdict; or its failure."""
+    status = record["status"]
+    if status == RecordStatus.OK:
+        ms = _median_ms(record)
+        verdict = accuracy_status.derive(record)  # a config that ran but failed its check is not `ok`
+        figures = summary_table.progress_figures(record)
+        what = f"{verdict if accuracy_status.failed(verdict) else 'ok'}, median " \
+               f"{float('nan') if ms is None else ms:.3f} ms/iter" + (f",{figures}" if figures else "")
+        why = verdict_detail(record, verdict)
+        what += f" ({shown(why)})" if why else ""
+    else:
+        error = record.get("error") or {}
+        what = f"{status} in {error.get('phase')}: {shown(error.get('message'))}"
+    if record.get("verify"):
+        code, message = record.get("verification_code"), record.get("verification_message")
+        what += f"; upstream's verification_code {code}" + (f" ({shown(message)})" if message and status == RecordStatus.OK
+                                                            else "")
+    return what
 
 
 def verdict_detail(record: dict, verdict: str):

@@ -12,6 +12,7 @@ from benchmarks.config import rerun_command
 from benchmarks.config.run_options import RunOptions
 from benchmarks.plumbing import output_paths, xla_dump_env
 from benchmarks.results import accuracy_status, records
+from benchmarks.results.record import Record
 from benchmarks.results.records import RecordStatus, VerificationCode
 from benchmarks.runner import launcher, lock_waits, noise, warm_start
 
@@ -74,7 +75,7 @@ def child_record(config, options: RunOptions, result: launcher.ChildResult, log_
         record = failure_record(config, options, result, log_path, env_facts)
         record["artifacts"].update(xla_dump_env.env_artifacts(options, config.model, config.experiment))  # XLA dumps
     else:
-        record = result.record
+        record = Record.adopt(result.record)  # the sweep's facts set on it are checked (results/record.py)
         if record.get("error"):
             record["error"]["log"] = output_paths.relative(log_path, options.output_dirname)
         if result.returncode:

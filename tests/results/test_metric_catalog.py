@@ -1,6 +1,7 @@
-"""The metric catalog (results/metric_catalog.py): every metric a stored record holds is declared; compare's,
-aggregate's, history's and the progress table's direction and unit are each metric's declaration; a metric declared
-in a test alone is read the right way round by compare and aggregate."""
+"""The metric catalog (results/metric_catalog.py), the one list of metrics: every metric a stored record holds is
+declared; the record schema's metrics and docs/record-schema.md are the catalog's; compare's, aggregate's, history's
+and the progress line's direction and unit are each metric's declaration; a metric declared in a test alone is read
+the right way round by compare and aggregate. No test repeats the list: each checks a property of every metric."""
 
 import dataclasses
 import glob
@@ -13,16 +14,6 @@ from helpers import ROOT
 
 from benchmarks.results import metric_catalog
 from benchmarks.results.measurement import Measurement
-
-# The --metric choices of aggregate.py and history.py detect (before the catalog; since, vLLM's pooled mean_itl ... p99_itl).
-SPEEDUP_METRICS = ("decode_tokens_per_second", "time_to_first_token", "decode_per_token_time",
-                   "decode_per_token_p90_time", "time_per_output_token", "inter_token_latency_mean",
-                   "inter_token_latency_p50", "inter_token_latency_p90", "inter_token_latency_p95",
-                   "inter_token_latency_p99", "inter_token_latency_stdev", "inter_token_latency_cv",
-                   "time_to_first_token_p50", "time_to_first_token_p90", "time_to_first_token_p95",
-                   "time_to_first_token_p99", "mean_itl", "std_itl", "median_itl", "p90_itl", "p95_itl", "p99_itl",
-                   "decode_bytes_per_second", "decode_bandwidth_fraction")
-
 
 def stored_records():
     """Every JSON record (a line of a .jsonl, or a .json file) under the tests' fixtures and aggregate's goldens."""
@@ -55,11 +46,40 @@ def test_each_declaration_is_whole():
         assert metric.name == name and metric.kind in metric_catalog.KINDS and metric.meaning
         if metric.per or metric.inverse:
             assert metric.higher_is_better, name  # only a rate is shown by its inverse
-    assert metric_catalog.speedup_metrics() == SPEEDUP_METRICS
+    for name in metric_catalog.speedup_metrics():  # --metric takes a generate run's figures, each by its name
+        assert metric_catalog.get(name).generation and metric_catalog.get(name).in_record, name
     assert metric_catalog.short_names() == {"decode": "decode_tokens_per_second", "ttft": "time_to_first_token",
                                            "tpot": "time_per_output_token", "itl": "inter_token_latency_mean"}
     with pytest.raises(ValueError, match="kind 'speed'"):
         metric_catalog.declare(metric_catalog.Metric("bad", "speed", "", "a kind no tool knows"))
+
+
+def test_the_schemas_metrics_and_their_docs_are_the_catalogs():
+    from benchmarks.results import record_schema
+
+    in_record = [m for m in metric_catalog.CATALOG.values() if m.in_record]
+    declared = {key.name: key for key in record_schema.METRICS.fields}
+    assert list(declared) == [m.name for m in in_record]  # nothing in the schema alone, nothing missing there
+    docs = (ROOT / "docs" / "record-schema.md").read_text(encoding="utf-8")
+    for metric in in_record:
+        key = declared[metric.name]
+        assert (key.type, key.writer, key.meaning) == (metric.record_type, metric.writer, metric.meaning)
+        assert f"| `metrics.{metric.name}` |" in docs, metric.name
+    assert metric_catalog.get("aot_precompile_load_time").writer == "feature:aot_precompile"
+
+
+def test_the_progress_line_shows_every_metric_the_catalog_marks_for_it():
+    from benchmarks.runner import progress
+
+    marked = metric_catalog.progress_metrics()
+    assert marked  # microbench's TFLOP/s at least
+    record = record_with("per_iter_time", [0.5, 0.5, 0.5])
+    for number, name in enumerate(marked, start=2):
+        record["metrics"][name] = [float(number)] * 3
+    line = progress.done_text(dict(record, status="ok", accuracy=None))
+    assert line.startswith("ok, median 500.000 ms/iter")
+    for number, name in enumerate(marked, start=2):
+        assert f" {number:.3g} {metric_catalog.get(name).unit}" in line, (name, line)
 
 
 def record_with(name, values):
@@ -93,8 +113,8 @@ def test_compare_history_and_aggregate_read_each_direction_from_its_declaration(
         assert not metric_catalog.get(name).in_record
     assert [metric_catalog.higher_is_better(name) for name in dashboard_numbers.METRICS] == [True, True, False, True,
                                                                                            False]
-    assert aggregate_cli.METRICS[2:] == history_cli.DETECT_METRICS[1:] == SPEEDUP_METRICS
-    for name in SPEEDUP_METRICS:  # history detect --metric: a rate by its inverse, so that larger is still worse
+    assert aggregate_cli.METRICS[2:] == history_cli.DETECT_METRICS[1:] == metric_catalog.speedup_metrics()
+    for name in metric_catalog.speedup_metrics():  # history detect --metric: a rate by its inverse, so that larger is still worse
         point = series.Point(run_id=1, timestamp=0.0, host="", commit="", status="ok", verification="", accuracy=None,
                              processes=[], compile_s=None, peak_memory=None, graph_breaks=None, figures={name: 4.0})
         (seen,) = series.on_figure(series.Series(config_id=1, key="", labels={}, points=[point]), name).points

@@ -72,8 +72,9 @@ def test_a_users_sweep_keeps_the_record_with_a_warning(monkeypatch, caplog):
     with caplog.at_level(logging.WARNING):
         kept = record_check.written(record, logging.getLogger("test"))
     assert kept["speed_of_light"] == 299792458  # nothing lost
-    assert kept["warnings"][-1] == "record schema: speed_of_light is not declared " \
-                                   "(benchmarks/results/record_schema.py)"
+    assert kept["warnings"][-1] == "record schema: speed_of_light is not declared (a core key in " \
+                                   "benchmarks/results/record_schema.py, a feature's in the RECORD_KEYS of " \
+                                   "benchmarks/features/<name>/__init__.py)"
     assert kept["warnings"][-1] in caplog.text
     assert record_check.problem(kept) is None  # the readers take it
 

@@ -15,9 +15,10 @@ EAGER = ExperimentConfig.from_dict({"accelerator": "cpu", "xla": None, "dynamo":
 
 
 def record(name, status="ok", run_seconds=2.0, round_index=0, **extra):
-    out = records.new_record({"suite_name": "dummy", "model_name": name}, EAGER.to_dict(), repeat=1,
-                             iterations_per_run=1, warmup=1, timestamp=1.0, verify=False, requested_batch_size=None,
-                             environment={})
+    # a plain dict: the lines a reader meets hold keys no writer declares (old and upstream records)
+    out = dict(records.new_record({"suite_name": "dummy", "model_name": name}, EAGER.to_dict(), repeat=1,
+                                  iterations_per_run=1, warmup=1, timestamp=1.0, verify=False,
+                                  requested_batch_size=None, environment={}))
     out.update(status=status, run_seconds=run_seconds, round=round_index, **extra)
     return out
 
