@@ -1,6 +1,10 @@
 """Model suites behind one small interface.
 
-A suite module defines `SUITE`, an instance of a `Suite` subclass. Listing models must not import
+A suite module declares, as plain literals at its top level, `SUITE_NAME` (its --suite-name), `DESCRIPTION` (one
+line: --help's and docs/layout.md's) and `ORDER` (a number: its place in the lists), and defines `SUITE`, an instance
+of a `Suite` subclass. The suites are found by discovery: `declarations` reads those three literals from every module
+on this package's path without importing any (so --help lists them without importing a suite, let alone torch), and
+`load_suite` imports the one asked for. Listing models must not import
 torch (the parent stays light); `build` runs in the child only. A suite registers its own flags
 (`flags`: `config.flags.Flag`s, each saying who reads it) and reads them from the `flags` argument of its
 methods: the whole parsed command line (RunOptions.parsed_flags, an argparse.Namespace of every flag).
@@ -24,37 +28,85 @@ offline.
 
 from __future__ import annotations
 
+import ast
 import dataclasses
+import functools
 import importlib
+from pathlib import Path
 from typing import Any, Callable, Optional
 
 from benchmarks.config import experiment_config, tiers
 from benchmarks.features import generation_options, precision
 
-# Suite name -> module. Modules are imported lazily, and none imports torch at import time.
-SUITES = {
-    "dummy": "benchmarks.suites.dummy",
-    "faults": "benchmarks.suites.faults",
-    "torchvision": "benchmarks.suites.torchvision_suite",
-    "torchbench": "benchmarks.suites.torchbench",
-    "files": "benchmarks.suites.files",
-    "scripts": "benchmarks.suites.scripts",
-    "microbench": "benchmarks.suites.microbench",
-    "huggingface": "benchmarks.suites.huggingface",
-    "timm": "benchmarks.suites.timm_suite",
-}
+DECLARED = ("SUITE_NAME", "DESCRIPTION", "ORDER")  # what a suite module declares, as literals
+
+
+@dataclasses.dataclass(frozen=True)
+class SuiteDeclaration:
+    """What a suite module declares of itself, read without importing it."""
+
+    name: str
+    description: str
+    order: int
+    module: str  # its import name
+
+
+def _declared_literals(path: Path) -> dict:
+    """The DECLARED names a module assigns literals to at its top level (none: it is not a suite module)."""
+    text = path.read_text(encoding="utf-8")
+    if "SUITE_NAME" not in text:
+        return {}
+    found = {}
+    for node in ast.parse(text, filename=str(path)).body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
+                and node.targets[0].id in DECLARED:
+            try:
+                found[node.targets[0].id] = ast.literal_eval(node.value)
+            except ValueError:
+                raise ValueError(f"{path}: {node.targets[0].id} must be a literal") from None
+    return found
+
+
+@functools.lru_cache(maxsize=None)
+def declarations() -> tuple:
+    """Every suite module's declaration, found on this package's path (a module that assigns SUITE_NAME), in
+    their ORDER, then by name. A module missing DESCRIPTION or ORDER, or two declaring one name, is an error.
+    Read once per process (a process that adds a folder to the path does so before: tests' sitecustomize)."""
+    found = []
+    for folder in __path__:
+        for path in sorted(Path(folder).glob("*.py")):
+            values = _declared_literals(path)
+            if not values or path.name == "__init__.py":
+                continue
+            missing = [name for name in DECLARED if name not in values]
+            if missing:
+                raise ValueError(f"suite module {path} declares SUITE_NAME but not {', '.join(missing)}")
+            found.append(SuiteDeclaration(values["SUITE_NAME"], values["DESCRIPTION"], values["ORDER"],
+                                          f"{__name__}.{path.stem}"))
+    names = [declared.name for declared in found]
+    doubled = sorted({name for name in names if names.count(name) > 1})
+    if doubled:
+        raise ValueError(f"suite names declared by two modules: {', '.join(doubled)}")
+    return tuple(sorted(found, key=lambda declared: (declared.order, declared.name)))
 
 
 def suite_names() -> list:
-    return list(SUITES)
+    return [declared.name for declared in declarations()]
 
 
 def load_suite(name: str) -> "Suite":
-    return importlib.import_module(SUITES[name]).SUITE
+    return _loaded({declared.name: declared for declared in declarations()}[name])
 
 
 def all_suites() -> list:
-    return [load_suite(name) for name in SUITES]
+    return [_loaded(declared) for declared in declarations()]
+
+
+def _loaded(declared: SuiteDeclaration) -> "Suite":
+    suite = importlib.import_module(declared.module).SUITE
+    if suite.name != declared.name:
+        raise ValueError(f"{declared.module} declares SUITE_NAME {declared.name!r} but its SUITE is named {suite.name!r}")
+    return suite
 
 
 class ModelSkipped(Exception):
