@@ -1,4 +1,4 @@
-"""What only some configs add to the child's run (single_config.ConfigRun): the axes' hooks (each feature's child
+"""What only some configs add to the child's run (config_run.ConfigRun): the axes' hooks (each feature's child
 half, features/<feature>/child.py's `hook_for`), --save-golden, --golden, --verify and the export backends, each a
 `Hook` that joins the run's phases, as diagnostics
 join its timed runs (child/diagnostics.py). `for_config` lists a config's hooks; the run calls each phase's
@@ -22,7 +22,7 @@ log = logging.getLogger("benchmarks.child.config_hooks")
 
 
 class HookRun(Protocol):
-    """What a hook may read of the config's run it is handed (single_config.ConfigRun), each with its meaning; of
+    """What a hook may read of the config's run it is handed (config_run.ConfigRun), each with its meaning; of
     these it may set only MAY_SET. A hook adds its own keys to `record` (tests/child/test_config_hooks.py holds every
     hook, here and in each feature's child half, to this)."""
 

@@ -242,7 +242,7 @@ def prompt_tokens(bm) -> int:
 
 
 def roofline(run) -> dict:
-    """The record's `roofline` for a ConfigRun after its timed runs (child/single_config.py): counted, timed, set
+    """The record's `roofline` for a ConfigRun after its timed runs (child/config_run.py): counted, timed, set
     against environment.ceilings; its `count_seconds` is the counting's own time (outside every timed run)."""
     start = time.perf_counter()
     experiment, record = run.experiment, run.record

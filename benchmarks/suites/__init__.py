@@ -197,7 +197,7 @@ class Suite:
         or None): the precision, the training step and the keys only some models take (`precision_for`,
         `train_step_for`, `experiment_for`, `precision_reason`), resolved in this one place. The plan resolves every
         config of a sweep here (runner/plan.model_config) and its child is given the result; a config run by hand
-        resolves itself here (child/single_config.py). Parent side, no torch; idempotent: a resolved config resolves
+        resolves itself here (child/config_run.py). Parent side, no torch; idempotent: a resolved config resolves
         to itself. A suite overrides the parts, not this."""
         why = self.precision_reason(model_config, experiment)
         resolved = self.experiment_for(model_config, experiment.with_(
