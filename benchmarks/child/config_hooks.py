@@ -8,12 +8,11 @@ method on every hook, in that order. Importing this module is cheap (torch is im
 from __future__ import annotations
 
 import dataclasses
-import importlib
-import importlib.util
 import logging
 from typing import Any, Callable, Optional, Protocol, Union
 
 from benchmarks.child.accuracy import golden, verify
+from benchmarks.child.feature_methods import feature_child
 from benchmarks.config import axes, backend_registry
 from benchmarks.results import accuracy_status
 from benchmarks.results.accuracy_status import AccuracyStatus
@@ -186,13 +185,6 @@ class Export(Hook):
         from benchmarks.child import exporting
 
         run.exported = exporting.prepare(run.experiment, run.module, run.args, run.kwargs, run.diag.files, run.record)
-
-
-def feature_child(feature: str):
-    """A feature's child half, benchmarks/features/<feature>/child.py (the convention of benchmarks/features/), or
-    None where the feature has none."""
-    name = f"benchmarks.features.{feature}.child"
-    return importlib.import_module(name) if importlib.util.find_spec(name) is not None else None
 
 
 def axis_hooks(experiment) -> list:

@@ -31,7 +31,7 @@ COMMAND = "make docs (python -m scripts.upkeep.generated_docs)"
 def feature_rows() -> list:
     """The features table's rows: each feature's keys in the table's order, features in the order of their first
     key, and whether it has a child half (a hook: its `hook_for`)."""
-    from benchmarks.child.config_hooks import feature_child
+    from benchmarks.child.feature_methods import feature_child
     from benchmarks.config import axes
 
     rows, seen = [], []

@@ -21,7 +21,7 @@ def suite_entries() -> list:
 
 
 def feature_entries() -> list:
-    from benchmarks.child.config_hooks import feature_child
+    from benchmarks.child.feature_methods import feature_child
     from benchmarks.config import axes
 
     lines = []

@@ -178,7 +178,7 @@ def test_a_stale_features_table_is_found_and_made_anew():
 
 
 def test_a_feature_with_a_hook_declares_one_axis():
-    from benchmarks.child.config_hooks import feature_child
+    from benchmarks.child.feature_methods import feature_child
 
     for name in features.names():
         child = feature_child(name)
