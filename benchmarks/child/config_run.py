@@ -33,8 +33,7 @@ def resolve_accelerator_model(experiment) -> str:
 def build_model(suite, model_config: dict, experiment, parsed_flags):
     """The suite's model for `experiment` on its plain accelerator, built under fixed seeds, cast to the
     experiment's precision, quantized with its TorchAO recipe if it has one."""
-    from benchmarks.child import backends
-    from benchmarks.features.precision import child as precision_child
+    from benchmarks.child import backends, feature_methods
 
     backends.seed_everything(experiment)
     device = backends.base_device(experiment)
@@ -42,11 +41,8 @@ def build_model(suite, model_config: dict, experiment, parsed_flags):
         bm = suite.build(model_config, experiment, device, parsed_flags)
     except NotImplementedError as exc:
         raise ModelSkipped(str(exc) or f"{model_config['model_name']} does not implement {experiment.test}")
-    precision_child.apply_cast(bm, experiment)  # bf16/fp16; before the recipe, which quantizes the cast weights
-    if experiment.quantization:  # before the backend sees it; --verify's eager reference is quantized alike
-        from benchmarks.features.quantization import child as quantization_child
-
-        quantization_child.apply(bm, experiment.quantization, device)
+    feature_methods.provided("model_cast")(bm, experiment)  # bf16/fp16; before the recipe, which quantizes the cast
+    feature_methods.provided("model_transform")(bm, experiment, device)  # weights; before the backend sees it
     return bm
 
 

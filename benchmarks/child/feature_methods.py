@@ -1,6 +1,6 @@
 """What the core asks of the features' child halves by a method's name, never by a feature's: a child half
 (benchmarks/features/<name>/child.py) that defines one of METHODS provides it, and the core calls `provided(method)`
-(the step's autocast, the compile's settings, the roofline's dtype). So no core module names a feature, and a new
+(the built model's cast and recipe, the step's autocast, the compile's settings, the roofline's dtype). So no core module names a feature, and a new
 feature that must act where every step runs or every compile starts defines the method in its child half.
 
 Each method has one provider at most (two would need a rule to combine them: an error names both); without one the
@@ -29,6 +29,10 @@ def _nothing(experiment):
 METHODS = {
     "step_context": ("step_context(experiment): a fresh context manager around one step's forward (autocast)",
                      _no_context),
+    "model_cast": ("model_cast(bm, experiment): a built model and its inputs cast to the config's dtype, in place",
+                   lambda bm, experiment: None),
+    "model_transform": ("model_transform(bm, experiment, device): a cast model changed in place (a TorchAO recipe)",
+                        lambda bm, experiment, device: None),
     "grad_scaler": ("grad_scaler(experiment): a train step's loss scaler, or None", _nothing),
     "before_compile": ("before_compile(experiment): what is set before torch.compile runs (Inductor's config)",
                        _nothing),

@@ -11,6 +11,7 @@ from benchmarks.child import feature_methods
 from benchmarks.config.experiment_config import ExperimentConfig
 from benchmarks.features.compile_options import child as compile_options_child
 from benchmarks.features.precision import child as precision_child
+from benchmarks.features.quantization import child as quantization_child
 
 # The core modules that reach the features only through feature_methods (none names a feature), and generation.py,
 # which still reads the generation_options declaration's constants but no child half.
@@ -21,6 +22,8 @@ def test_each_method_is_its_features_function():
     assert feature_methods.provided("step_context") is precision_child.step_context
     assert feature_methods.provided("grad_scaler") is precision_child.grad_scaler
     assert feature_methods.provided("compute_dtype") is precision_child.compute_dtype
+    assert feature_methods.provided("model_cast") is precision_child.model_cast
+    assert feature_methods.provided("model_transform") is quantization_child.model_transform
     assert feature_methods.provided("before_compile") is compile_options_child.before_compile
     assert feature_methods.provided("compile_mode") is compile_options_child.compile_mode
 

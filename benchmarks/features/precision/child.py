@@ -17,8 +17,9 @@ def cast_tree(tree, dtype):
     return backends.map_tensors(tree, lambda tensor: tensor.to(dtype) if tensor.is_floating_point() else tensor)
 
 
-def apply_cast(bm, experiment) -> None:
-    """bf16/fp16: the built model's floating-point parameters and buffers, and its example inputs, in place."""
+def model_cast(bm, experiment) -> None:
+    """bf16/fp16: the built model's floating-point parameters and buffers, and its example inputs, in place (the
+    feature method child/feature_methods.py's `model_cast`: before `model_transform`, which works on the cast weights)."""
     import torch
 
     name = precision.cast_dtype(experiment.precision)
