@@ -32,6 +32,7 @@ import ast
 import dataclasses
 import functools
 import importlib
+import re
 from pathlib import Path
 from typing import Any, Callable, Optional
 
@@ -51,19 +52,22 @@ class SuiteDeclaration:
     module: str  # its import name
 
 
+# A declaration's line: `NAME = <literal>` at the start of a line, the literal on that line.
+_DECLARATION = re.compile(r"^(" + "|".join(DECLARED) + r") *= *(.+?) *(?:#.*)?$", re.M)
+
+
 def _declared_literals(path: Path) -> dict:
-    """The DECLARED names a module assigns literals to at its top level (none: it is not a suite module)."""
+    """The DECLARED names a module assigns one-line literals to at its top level (none: it is not a suite module).
+    Read by a line's pattern, not by parsing the module: the child reads them too, before its memory baseline."""
     text = path.read_text(encoding="utf-8")
     if "SUITE_NAME" not in text:
         return {}
     found = {}
-    for node in ast.parse(text, filename=str(path)).body:
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
-                and node.targets[0].id in DECLARED:
-            try:
-                found[node.targets[0].id] = ast.literal_eval(node.value)
-            except ValueError:
-                raise ValueError(f"{path}: {node.targets[0].id} must be a literal") from None
+    for name, value in _DECLARATION.findall(text):
+        try:
+            found[name] = ast.literal_eval(value)
+        except (ValueError, SyntaxError):
+            raise ValueError(f"{path}: {name} must be a literal on its line") from None
     return found
 
 

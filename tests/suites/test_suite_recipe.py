@@ -121,7 +121,7 @@ def test_the_library_suites_declare_their_order_and_name_their_suite():
 
 @pytest.mark.parametrize("text, problem", [
     ('SUITE_NAME = "half"\nDESCRIPTION = "no order"\n', "declares SUITE_NAME but not ORDER"),
-    ('SUITE_NAME = "computed"\nDESCRIPTION = "x"\nORDER = len("ab")\n', "ORDER must be a literal"),
+    ('SUITE_NAME = "computed"\nDESCRIPTION = "x"\nORDER = len("ab")\n', "ORDER must be a literal on its line"),
     ('SUITE_NAME = "dummy"\nDESCRIPTION = "x"\nORDER = 99\n', "suite names declared by two modules: dummy"),
 ])
 def test_a_bad_declaration_is_named(tmp_path, monkeypatch, text, problem):
