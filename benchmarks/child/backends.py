@@ -9,8 +9,8 @@ import random
 import numpy as np
 import torch
 
+from benchmarks.child import feature_methods
 from benchmarks.config import backend_registry
-from benchmarks.features.compile_options import child as compile_options_child
 
 SEED = 1337
 
@@ -68,12 +68,12 @@ def seed_everything(experiment) -> None:
 def compile_fn(fn, experiment, fullgraph: bool = False):
     if experiment.dynamo is None:
         return fn
-    compile_options_child.apply_inductor_config(experiment)
+    feature_methods.provided("before_compile")(experiment)
     # --dynamic=all: every dimension symbolic from the first compile; otherwise dynamo's default (static,
     # then automatic dynamic on a recompile; --dynamic=batch marks the batch dimension on the inputs).
     dynamic = True if experiment.dynamic == "all" else None
     return torch.compile(fn, backend=backend_registry.get(experiment.dynamo).torch_name, fullgraph=fullgraph,
-                         mode=compile_options_child.compile_mode(experiment), dynamic=dynamic)
+                         mode=feature_methods.provided("compile_mode")(experiment), dynamic=dynamic)
 
 
 def sync(experiment) -> None:

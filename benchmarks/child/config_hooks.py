@@ -1,4 +1,4 @@
-"""What only some configs add to the child's run (single_config.ConfigRun): the axes' hooks (each feature's child
+"""What only some configs add to the child's run (config_run.ConfigRun): the axes' hooks (each feature's child
 half, features/<feature>/child.py's `hook_for`), --save-golden, --golden, --verify and the export backends, each a
 `Hook` that joins the run's phases, as diagnostics
 join its timed runs (child/diagnostics.py). `for_config` lists a config's hooks; the run calls each phase's
@@ -8,12 +8,11 @@ method on every hook, in that order. Importing this module is cheap (torch is im
 from __future__ import annotations
 
 import dataclasses
-import importlib
-import importlib.util
 import logging
 from typing import Any, Callable, Optional, Protocol, Union
 
 from benchmarks.child.accuracy import golden, verify
+from benchmarks.child.feature_methods import feature_child
 from benchmarks.config import axes, backend_registry
 from benchmarks.results import accuracy_status
 from benchmarks.results.accuracy_status import AccuracyStatus
@@ -23,7 +22,7 @@ log = logging.getLogger("benchmarks.child.config_hooks")
 
 
 class HookRun(Protocol):
-    """What a hook may read of the config's run it is handed (single_config.ConfigRun), each with its meaning; of
+    """What a hook may read of the config's run it is handed (config_run.ConfigRun), each with its meaning; of
     these it may set only MAY_SET. A hook adds its own keys to `record` (tests/child/test_config_hooks.py holds every
     hook, here and in each feature's child half, to this)."""
 
@@ -188,13 +187,6 @@ class Export(Hook):
         from benchmarks.child import exporting
 
         run.exported = exporting.prepare(run.experiment, run.module, run.args, run.kwargs, run.diag.files, run.record)
-
-
-def feature_child(feature: str):
-    """A feature's child half, benchmarks/features/<feature>/child.py (the convention of benchmarks/features/), or
-    None where the feature has none."""
-    name = f"benchmarks.features.{feature}.child"
-    return importlib.import_module(name) if importlib.util.find_spec(name) is not None else None
 
 
 def axis_hooks(experiment) -> list:

@@ -23,10 +23,8 @@ import statistics
 import time
 from typing import Callable, Optional
 
-from benchmarks.child import backends, device_memory
+from benchmarks.child import backends, device_memory, feature_methods
 from benchmarks.features import generation_options
-from benchmarks.features.compile_options import child as compile_options_child
-from benchmarks.features.precision import child as precision_child
 from benchmarks.results.record import Samples
 
 # What each `generation_compile` value compiles, for the record.
@@ -69,6 +67,7 @@ class GenerateStep:
 
     def __init__(self, bm, experiment, module, kwargs: dict):
         self.experiment, self.module, self.kwargs = experiment, module, kwargs
+        self.step_context = feature_methods.provided("step_context")  # the forward's autocast, found once
         self.options = generate_options(bm.generation)
         self.compiled = compiled_part(experiment)
         config = module.generation_config
@@ -84,15 +83,15 @@ class GenerateStep:
         every device: transformers would compile on GPUs only)."""
         from transformers import CompileConfig
 
-        compile_options_child.apply_inductor_config(self.experiment)
+        feature_methods.provided("before_compile")(self.experiment)
         compile_config = CompileConfig(backend=self.experiment.dynamo,
-                                       mode=compile_options_child.compile_mode(self.experiment) or "default",
+                                       mode=feature_methods.provided("compile_mode")(self.experiment) or "default",
                                        dynamic=True if self.experiment.dynamic == "all" else None)
         compile_config._compile_all_devices = True
         config.compile_config = compile_config
 
     def _generate(self, logits_processor=None, **kwargs):
-        with precision_child.autocast(self.experiment):
+        with self.step_context(self.experiment):
             return self.module.generate(**kwargs, logits_processor=logits_processor)
 
     def __call__(self, clock=None):

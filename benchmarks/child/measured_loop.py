@@ -12,8 +12,7 @@ from typing import Any, Callable, Optional
 
 import torch
 
-from benchmarks.child import backends, device_memory, timing_block
-from benchmarks.features.precision import child as precision_child
+from benchmarks.child import backends, device_memory, feature_methods, timing_block
 from benchmarks.results.record import Samples
 
 
@@ -70,6 +69,7 @@ def harness_train_step(bm, experiment, module, args: tuple, kwargs: dict, fullgr
 
     module.train()
     loss_fn = bm.harness_loss or harness_generic_loss
+    step_context = feature_methods.provided("step_context")  # the forward's autocast, found once
     optimizer = harness_optimizer(module, experiment)
 
     @torch._disable_dynamo(recursive=True)
@@ -81,7 +81,7 @@ def harness_train_step(bm, experiment, module, args: tuple, kwargs: dict, fullgr
         cloned = clone_inputs([*a, *k.values()])
         a, k = tuple(cloned[:len(a)]), dict(zip(k, cloned[len(a):]))
         zero_grad()
-        with precision_child.autocast(experiment):
+        with step_context(experiment):
             output = module(*a, **k)
             loss = loss_fn(output)
         loss.backward()
@@ -127,9 +127,10 @@ def make_eval_step(bm, experiment, module, args: tuple, kwargs: dict, fullgraph:
     mode, and eager's autocast (a compiled forward's autocast is traced into its graph: nothing is entered when it
     runs). Called outside a block, each call enters them itself."""
     module.eval()
+    step_context = feature_methods.provided("step_context")  # the forward's autocast, found once
 
     def forward(*a, **k):
-        with precision_child.autocast(experiment):
+        with step_context(experiment):
             return module(*a, **k)
 
     compiled = exported or backends.compile_fn(forward, experiment, fullgraph)
@@ -147,7 +148,7 @@ def make_eval_step(bm, experiment, module, args: tuple, kwargs: dict, fullgraph:
 
     @contextlib.contextmanager
     def block_context():
-        with grad_mode(), precision_child.autocast(experiment) if eager else contextlib.nullcontext():
+        with grad_mode(), step_context(experiment) if eager else contextlib.nullcontext():
             block["active"] = True
             try:
                 yield
@@ -165,15 +166,16 @@ def make_train_step(bm, experiment, module, args: tuple, kwargs: dict, fullgraph
     The step itself stays one flat function: each call added to it would be timed with it."""
     module.train()
     loss_fn = bm.loss_fn or reduce_to_scalar
+    step_context = feature_methods.provided("step_context")  # the forward's autocast, found once
 
     def forward_loss(*a, **k):
-        with precision_child.autocast(experiment):
+        with step_context(experiment):
             output = module(*a, **k)
             return (loss_fn(output), output) if full_output else loss_fn(output)
 
     compiled = backends.compile_fn(forward_loss, experiment, fullgraph)
     optimizer = (bm.optimizer_fn or default_optimizer)(module.parameters())
-    scaler = precision_child.grad_scaler(experiment)  # float16 autocast: the loss scaled, the step unscaled
+    scaler = feature_methods.provided("grad_scaler")(experiment)  # float16 autocast: the loss scaled, the step unscaled
 
     def train_step():
         optimizer.zero_grad(set_to_none=True)

@@ -22,9 +22,7 @@ from typing import Optional
 
 import torch
 
-from benchmarks.child import flop_formulas
-from benchmarks.features import precision as precisions
-from benchmarks.features.precision import child as precision_child
+from benchmarks.child import feature_methods, flop_formulas
 from benchmarks.results import roofline_figures
 
 HOW_EVAL = ("FLOPs: torch.utils.flop_counter.FlopCounterMode over one eager forward on the example inputs (matmul, "
@@ -179,7 +177,7 @@ def eager_iteration(bm, experiment, module, args, kwargs, train: bool):
     the forward's output."""
     if not train:
         grad_mode = torch.enable_grad if bm.eval_needs_grad else torch.no_grad
-        with grad_mode(), precision_child.autocast(experiment):
+        with grad_mode(), feature_methods.provided("step_context")(experiment):
             return module(*args, **kwargs)
     from benchmarks.child import measured_loop
 
@@ -189,7 +187,7 @@ def eager_iteration(bm, experiment, module, args, kwargs, train: bool):
         loss_fn = bm.harness_loss or reduce_to_scalar_loss
     else:
         loss_fn = bm.loss_fn or measured_loop.reduce_to_scalar
-    with precision_child.autocast(experiment):
+    with feature_methods.provided("step_context")(experiment):
         output = module(*args, **kwargs)
         loss = loss_fn(output)
     loss.backward()
@@ -242,7 +240,7 @@ def prompt_tokens(bm) -> int:
 
 
 def roofline(run) -> dict:
-    """The record's `roofline` for a ConfigRun after its timed runs (child/single_config.py): counted, timed, set
+    """The record's `roofline` for a ConfigRun after its timed runs (child/config_run.py): counted, timed, set
     against environment.ceilings; its `count_seconds` is the counting's own time (outside every timed run)."""
     start = time.perf_counter()
     experiment, record = run.experiment, run.record
@@ -292,5 +290,5 @@ def config_dtype(bm, experiment) -> str:
     dtype = dict(experiment.extra).get("dtype")
     if dtype in roofline_figures.CEILING_DTYPES:
         return dtype
-    return precisions.compute_dtype(experiment.precision, experiment.accelerator)
+    return feature_methods.provided("compute_dtype")(experiment)
 

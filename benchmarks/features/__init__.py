@@ -12,8 +12,9 @@ all of it (docs/architecture.md, "Adding a matrix axis"):
   (child/config_hooks.py) and adds the config_hooks.Hook it returns, or nothing for None.
 
 The table (config/axes.py's AXES) is gathered here by discovery (pkgutil over this package), so a new axis is one
-new folder plus its tests. Order: the historical one (HISTORICAL_ORDER, the records' key order since the keys
-existed), then keys it does not name, by key.
+new folder plus its tests. Order: each declaration's `ORDER` (a number: its place among the features, so the
+records' key order, --help, the labels and the slug stay as they were), then the feature's name, then the axis's
+place in its AXES; a feature that declares no ORDER comes after those that do.
 """
 
 from __future__ import annotations
@@ -21,13 +22,6 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import pkgutil
-
-# The table's order before the features were discovered (records, --help, labels and the slug keep it); a key
-# that is not here comes after these, in the order of its name.
-HISTORICAL_ORDER = ("quantization", "precision", "dynamic", "compile_mode", "inductor_config", "compile_cache",
-                    "train_step", "speedup", "allocator", "cpu_profile", "cuda_profile", "channels_last",
-                    "matmul_precision", "deterministic", "batch_invariant", "aot_precompile", "prompt_tokens",
-                    "new_tokens", "generation_compile")
 
 
 def names() -> list:
@@ -40,22 +34,25 @@ def declaration(name: str):
     return importlib.import_module(f"{__name__}.{name}")
 
 
-def _position(axis) -> tuple:
-    known = axis.key in HISTORICAL_ORDER
-    return (0, HISTORICAL_ORDER.index(axis.key), "") if known else (1, 0, axis.key)
+def order(name: str) -> tuple:
+    """A feature's place among the features: (0, its declared ORDER) before (1, 0) for one that declares none."""
+    declared = getattr(declaration(name), "ORDER", None)
+    return (0, declared) if declared is not None else (1, 0)
 
 
 def declared_axes() -> tuple:
-    """Every feature's axes, each marked with its feature, in the table's order (HISTORICAL_ORDER, then by key)."""
-    found = []
+    """Every feature's axes, each marked with its feature, in the table's order (the features' ORDER, then their
+    names, then each axis's place in its feature's AXES)."""
+    found, place = [], {}
     for name in names():
-        for axis in getattr(declaration(name), "AXES", ()):
+        for index, axis in enumerate(getattr(declaration(name), "AXES", ())):
             found.append(dataclasses.replace(axis, feature=name))
+            place[axis.key] = (*order(name), name, index)
     keys = [axis.key for axis in found]
     doubled = {key for key in keys if keys.count(key) > 1}
     if doubled:
         raise ValueError(f"experiment keys declared by two features: {', '.join(sorted(doubled))}")
-    return tuple(sorted(found, key=_position))
+    return tuple(sorted(found, key=lambda axis: place[axis.key]))
 
 
 def declared_record_keys() -> tuple:

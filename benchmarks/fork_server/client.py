@@ -31,7 +31,7 @@ from benchmarks.features import allocator, compile_options
 from benchmarks.fork_server import protocol
 from benchmarks.plumbing import disk_writes, machine_facts, safe_paths, scratch_dirs
 from benchmarks.runner import launcher
-from benchmarks.suites import SUITES
+from benchmarks.suites import declarations as suite_declarations
 
 log = logging.getLogger("benchmarks.fork_server.client")
 
@@ -45,7 +45,8 @@ SERVER_START_SECONDS = 600  # how long a request may wait for a new server's imp
 # single-config run, every suite (the entry point's parser lists them all) and numpy.random (each child seeds
 # it). None of them starts a thread or touches a device at import.
 EVERY_CONFIG = ("benchmarks.__main__", "benchmarks.child.single_config", "benchmarks.child.backends",
-                "benchmarks.child.measured_loop", "numpy.random", *SUITES.values())
+                "benchmarks.child.measured_loop", "numpy.random",
+                *(declared.module for declared in suite_declarations()))
 PRELOAD = {"torch": ("torch",) + EVERY_CONFIG, "xla": ("torch", "torch_xla") + EVERY_CONFIG}
 # What some configs' children import for seconds more (none starts a thread at import either): dynamo (a train
 # step's optimizer imports it, and every torch.compile) and Inductor. A server preloads those its sweep's

@@ -1,6 +1,10 @@
 """Model suites behind one small interface.
 
-A suite module defines `SUITE`, an instance of a `Suite` subclass. Listing models must not import
+A suite module declares, as plain literals at its top level, `SUITE_NAME` (its --suite-name), `DESCRIPTION` (one
+line: --help's and docs/layout.md's) and `ORDER` (a number: its place in the lists), and defines `SUITE`, an instance
+of a `Suite` subclass. The suites are found by discovery: `declarations` reads those three literals from every module
+on this package's path without importing any (so --help lists them without importing a suite, let alone torch), and
+`load_suite` imports the one asked for. Listing models must not import
 torch (the parent stays light); `build` runs in the child only. A suite registers its own flags
 (`flags`: `config.flags.Flag`s, each saying who reads it) and reads them from the `flags` argument of its
 methods: the whole parsed command line (RunOptions.parsed_flags, an argparse.Namespace of every flag).
@@ -24,37 +28,89 @@ offline.
 
 from __future__ import annotations
 
+import ast
 import dataclasses
+import functools
 import importlib
+import re
+from pathlib import Path
 from typing import Any, Callable, Optional
 
 from benchmarks.config import experiment_config, tiers
 from benchmarks.features import generation_options, precision
 
-# Suite name -> module. Modules are imported lazily, and none imports torch at import time.
-SUITES = {
-    "dummy": "benchmarks.suites.dummy",
-    "faults": "benchmarks.suites.faults",
-    "torchvision": "benchmarks.suites.torchvision_suite",
-    "torchbench": "benchmarks.suites.torchbench",
-    "files": "benchmarks.suites.files",
-    "scripts": "benchmarks.suites.scripts",
-    "microbench": "benchmarks.suites.microbench",
-    "huggingface": "benchmarks.suites.huggingface",
-    "timm": "benchmarks.suites.timm_suite",
-}
+DECLARED = ("SUITE_NAME", "DESCRIPTION", "ORDER")  # what a suite module declares, as literals
+
+
+@dataclasses.dataclass(frozen=True)
+class SuiteDeclaration:
+    """What a suite module declares of itself, read without importing it."""
+
+    name: str
+    description: str
+    order: int
+    module: str  # its import name
+
+
+# A declaration's line: `NAME = <literal>` at the start of a line, the literal on that line.
+_DECLARATION = re.compile(r"^(" + "|".join(DECLARED) + r") *= *(.+?) *(?:#.*)?$", re.M)
+
+
+def _declared_literals(path: Path) -> dict:
+    """The DECLARED names a module assigns one-line literals to at its top level (none: it is not a suite module).
+    Read by a line's pattern, not by parsing the module: the child reads them too, before its memory baseline."""
+    text = path.read_text(encoding="utf-8")
+    if "SUITE_NAME" not in text:
+        return {}
+    found = {}
+    for name, value in _DECLARATION.findall(text):
+        try:
+            found[name] = ast.literal_eval(value)
+        except (ValueError, SyntaxError):
+            raise ValueError(f"{path}: {name} must be a literal on its line") from None
+    return found
+
+
+@functools.lru_cache(maxsize=None)
+def declarations() -> tuple:
+    """Every suite module's declaration, found on this package's path (a module that assigns SUITE_NAME), in
+    their ORDER, then by name. A module missing DESCRIPTION or ORDER, or two declaring one name, is an error.
+    Read once per process (a process that adds a folder to the path does so before: tests' sitecustomize)."""
+    found = []
+    for folder in __path__:
+        for path in sorted(Path(folder).glob("*.py")):
+            values = _declared_literals(path)
+            if not values or path.name == "__init__.py":
+                continue
+            missing = [name for name in DECLARED if name not in values]
+            if missing:
+                raise ValueError(f"suite module {path} declares SUITE_NAME but not {', '.join(missing)}")
+            found.append(SuiteDeclaration(values["SUITE_NAME"], values["DESCRIPTION"], values["ORDER"],
+                                          f"{__name__}.{path.stem}"))
+    names = [declared.name for declared in found]
+    doubled = sorted({name for name in names if names.count(name) > 1})
+    if doubled:
+        raise ValueError(f"suite names declared by two modules: {', '.join(doubled)}")
+    return tuple(sorted(found, key=lambda declared: (declared.order, declared.name)))
 
 
 def suite_names() -> list:
-    return list(SUITES)
+    return [declared.name for declared in declarations()]
 
 
 def load_suite(name: str) -> "Suite":
-    return importlib.import_module(SUITES[name]).SUITE
+    return _loaded({declared.name: declared for declared in declarations()}[name])
 
 
 def all_suites() -> list:
-    return [load_suite(name) for name in SUITES]
+    return [_loaded(declared) for declared in declarations()]
+
+
+def _loaded(declared: SuiteDeclaration) -> "Suite":
+    suite = importlib.import_module(declared.module).SUITE
+    if suite.name != declared.name:
+        raise ValueError(f"{declared.module} declares SUITE_NAME {declared.name!r} but its SUITE is named {suite.name!r}")
+    return suite
 
 
 class ModelSkipped(Exception):
@@ -145,7 +201,7 @@ class Suite:
         or None): the precision, the training step and the keys only some models take (`precision_for`,
         `train_step_for`, `experiment_for`, `precision_reason`), resolved in this one place. The plan resolves every
         config of a sweep here (runner/plan.model_config) and its child is given the result; a config run by hand
-        resolves itself here (child/single_config.py). Parent side, no torch; idempotent: a resolved config resolves
+        resolves itself here (child/config_run.py). Parent side, no torch; idempotent: a resolved config resolves
         to itself. A suite overrides the parts, not this."""
         why = self.precision_reason(model_config, experiment)
         resolved = self.experiment_for(model_config, experiment.with_(

@@ -5,8 +5,13 @@ from benchmarks.suites import BenchmarkModel, Suite, model_config
 MODELS = {"mlp": 16, "cnn": 8, "multi_output": 16}  # name -> default batch size
 
 
+SUITE_NAME = "dummy"
+DESCRIPTION = "small built-in models (they call torch.relu, for the relu_*_TESTING_ONLY backends)"
+ORDER = 10
+
+
 class DummySuite(Suite):
-    name = "dummy"
+    name = SUITE_NAME
 
     def list_models(self, flags):
         return [model_config(self.name, name) for name in MODELS]

@@ -63,8 +63,13 @@ MODELS = {
 }
 
 
+SUITE_NAME = "faults"
+DESCRIPTION = "models that fail on purpose (a crash, hang, leak or error never takes the sweep down)"
+ORDER = 20
+
+
 class FaultsSuite(Suite):
-    name = "faults"
+    name = SUITE_NAME
 
     def list_models(self, flags):
         return [model_config(self.name, name) for name in MODELS]

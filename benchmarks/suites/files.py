@@ -205,8 +205,13 @@ def model_names(files: list) -> list:
 # ---------------------------------------------------------------- the suite
 
 
+SUITE_NAME = "files"
+DESCRIPTION = "your own model files, and helpers the image suites share"
+ORDER = 50
+
+
 class FilesSuite(Suite):
-    name = "files"
+    name = SUITE_NAME
 
     _group = Group("model files (--suite-name=files) and model parameters")
     flags = (

@@ -111,8 +111,13 @@ def model_loss(output):
     return output.loss if getattr(output, "loss", None) is not None else output[0]
 
 
+SUITE_NAME = "huggingface"
+DESCRIPTION = "transformers' models (its data: huggingface_models.yaml)"
+ORDER = 80
+
+
 class HuggingFaceSuite(Suite):
-    name = "huggingface"
+    name = SUITE_NAME
     default_train_step = experiment_config.HARNESS_TRAIN_STEP
 
     def list_models(self, flags):

@@ -13,7 +13,7 @@ How an LLM row runs:
 The harness's LLM rows (`huggingface_llm.py`, docs/generation.md) are run by `generate`: their BenchmarkModel
 carries a `Generation` (new tokens, pad token, prompt length, facts), and the child's run takes two hooks where it
 is set: `ConfigRun.new_step` makes `generation.GenerateStep` (one generate call; dynamo over the whole call, or
-transformers' CompileConfig for its decode step) and `ConfigRun.measure_generation` times it (`generation.measure`:
+transformers' CompileConfig for its decode step) and `timed_phase.measure_generation` times it (`generation.measure`:
 a logits processor notes each token; CUDA events, no host sync; the raw token times go to the record's
 `generation.token_seconds`, a list per timed call, since a metric's values are one flat list of numbers) instead of
 `measured_loop.measure`; `load` puts `generation_verify.GenerationVerify` in --verify's place. The lengths and the

@@ -157,8 +157,13 @@ def experiment_dtype(experiment) -> Optional[str]:
 # ---------------------------------------------------------------- the suite
 
 
+SUITE_NAME = "microbench"
+DESCRIPTION = "single operators (matmul, add: the roofline's known kernels)"
+ORDER = 70
+
+
 class MicrobenchSuite(Suite):
-    name = "microbench"
+    name = SUITE_NAME
 
     # The parent's only: a child's operator, shape and dtype are in its model and experiment configs.
     _group = Group("microbench suite (--suite-name=microbench)")

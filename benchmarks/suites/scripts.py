@@ -87,8 +87,13 @@ def script_names(candidates: list) -> list:
             for base, (_, long_name, _) in zip(bases, candidates)]
 
 
+SUITE_NAME = "scripts"
+DESCRIPTION = "your scripts as models (its design: the module's docstring)"
+ORDER = 60
+
+
 class ScriptsSuite(Suite):
-    name = "scripts"
+    name = SUITE_NAME
 
     _group = Group("scripts as models (--suite-name=scripts; also --search-dir and --labels)")
     flags = (

@@ -129,8 +129,13 @@ def harness_loss(scaled: bool):
     return loss
 
 
+SUITE_NAME = "timm"
+DESCRIPTION = "timm's models"
+ORDER = 90
+
+
 class TimmSuite(Suite):
-    name = "timm"
+    name = SUITE_NAME
     default_train_step = experiment_config.HARNESS_TRAIN_STEP
 
     def list_models(self, flags):

@@ -79,8 +79,13 @@ def eval_takes_gradients(benchmark, name: str) -> bool:
     return callable(in_nograd) and in_nograd() is False
 
 
+SUITE_NAME = "torchbench"
+DESCRIPTION = "TorchBench's models"
+ORDER = 40
+
+
 class TorchBenchSuite(Suite):
-    name = "torchbench"
+    name = SUITE_NAME
     default_train_step = experiment_config.HARNESS_TRAIN_STEP  # its loss: the harness's generic reduction (BenchmarkModel.harness_loss None)
 
     def __init__(self):

@@ -72,8 +72,13 @@ def check_params(params: dict) -> str:
     return ""
 
 
+SUITE_NAME = "torchvision"
+DESCRIPTION = "torchvision's models"
+ORDER = 30
+
+
 class TorchvisionSuite(Suite):
-    name = "torchvision"
+    name = SUITE_NAME
 
     def list_models(self, flags):
         return files.models_with_params(self.name, MODELS, flags, check_params)

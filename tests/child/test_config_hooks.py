@@ -1,6 +1,6 @@
 """child/config_hooks.py's HookRun, the typed interface of a hook: every hook (here, in generation_verify and in
 each feature's child half, benchmarks/features/<name>/child.py) reads only the attributes of the run it declares and
-sets only MAY_SET; the config's run (single_config.ConfigRun) has every one of them."""
+sets only MAY_SET; the config's run (config_run.ConfigRun) has every one of them."""
 
 import ast
 
@@ -68,8 +68,8 @@ def test_the_check_catches_an_undeclared_read_a_set_and_a_hidden_name():
 
 
 def test_the_config_run_has_everything_hookrun_declares():
-    """single_config.ConfigRun is what hooks are handed: each declared name is one of its methods or set on it."""
-    tree = ast.parse((LIBRARY / "child" / "single_config.py").read_text(encoding="utf-8"))
+    """config_run.ConfigRun is what hooks are handed: each declared name is one of its methods or set on it."""
+    tree = ast.parse((LIBRARY / "child" / "config_run.py").read_text(encoding="utf-8"))
     run_class = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "ConfigRun")
     methods = {n.name for n in run_class.body if isinstance(n, ast.FunctionDef)}
     assigned = {t.attr for n in ast.walk(run_class) if isinstance(n, ast.Assign) for target in n.targets

@@ -115,10 +115,10 @@ def test_leading_matches_and_the_logit_steps_judged():
 def test_an_out_of_memory_of_a_generate_run_is_an_oom_record():
     import torch
 
-    from benchmarks.child import single_config
+    from benchmarks.child import config_failures
     from benchmarks.results.records import RecordStatus
 
-    assert single_config.classify(ASKED.out_of_memory(torch.OutOfMemoryError("no room"), 1)) == RecordStatus.OOM
+    assert config_failures.classify(ASKED.out_of_memory(torch.OutOfMemoryError("no room"), 1)) == RecordStatus.OOM
 
 
 @pytest.mark.integration  # dynamo traces (its eager backend: no Inductor)

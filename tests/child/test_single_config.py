@@ -1,10 +1,10 @@
-"""The child's run in phases (child/single_config.ConfigRun) and the hooks that join it (child/config_hooks.py):
+"""The child's run in phases (child/config_run.ConfigRun) and the hooks that join it (child/config_hooks.py):
 each hook is called at its point of the run, in the order `for_config` gives; a hook that raises fails the config
 in the phase it was called in, and the record is settled all the same. In process: the dummy MLP, eager, CPU."""
 
 import pytest
 
-from benchmarks.child import config_hooks, single_config
+from benchmarks.child import config_failures, config_hooks, config_run, single_config
 from benchmarks.config.experiment_config import ExperimentConfig
 from benchmarks.config.run_options import build_parser
 from benchmarks.suites import all_suites
@@ -74,7 +74,7 @@ def run_with_spy(tmp_path, monkeypatch, *flags, fail=None):
     registered = config_hooks.for_config
     monkeypatch.setattr(config_hooks, "for_config", lambda *args: registered(*args) + [spy])
     experiment = ExperimentConfig(accelerator="cpu", xla=None, dynamo=None, test="eval")
-    record = single_config.run_config(options, MODEL, experiment, channel)
+    record = config_run.run_config(options, MODEL, experiment, channel)
     return record, spy.calls, channel.markers
 
 
@@ -137,13 +137,13 @@ def test_a_lost_cuda_context_is_the_failures_cause_where_a_later_call_surfaced_i
     surfaced = RuntimeError("CUDA error: CUBLAS_STATUS_INTERNAL_ERROR when calling `cublasCreate(handle)`")
     lost = RuntimeError("CUDA error: an illegal memory access was encountered\nCUDA kernel errors might be "
                         "asynchronously reported at some other API call")
-    kind, message = single_config.failure_cause(surfaced, lost)
+    kind, message = config_failures.failure_cause(surfaced, lost)
     assert kind == "RuntimeError" and message.startswith("CUDA error: an illegal memory access was encountered")
     assert message.endswith("(it surfaced as RuntimeError: CUDA error: CUBLAS_STATUS_INTERNAL_ERROR when calling "
                             "`cublasCreate(handle)`)")
-    assert single_config.device_lost(RuntimeError(message))  # so no eager reference runs on the dead context
-    assert single_config.failure_cause(lost, None) == ("RuntimeError", str(lost))  # the cause itself: as it is
-    assert single_config.failure_cause(surfaced, None) == ("RuntimeError", str(surfaced))  # a context still alive
+    assert config_failures.device_lost(RuntimeError(message))  # so no eager reference runs on the dead context
+    assert config_failures.failure_cause(lost, None) == ("RuntimeError", str(lost))  # the cause itself: as it is
+    assert config_failures.failure_cause(surfaced, None) == ("RuntimeError", str(surfaced))  # a context still alive
     # no CUDA config, or no CUDA used in this process: nothing to ask
-    assert single_config.lost_context_error(ExperimentConfig("cpu", None, None, "eval")) is None
-    assert single_config.lost_context_error(ExperimentConfig("cuda", None, None, "eval")) is None
+    assert config_failures.lost_context_error(ExperimentConfig("cpu", None, None, "eval")) is None
+    assert config_failures.lost_context_error(ExperimentConfig("cuda", None, None, "eval")) is None

@@ -353,7 +353,7 @@ def options(**overrides):
 def test_eager_reference_is_on_the_cpu_and_its_models_are_freed():
     import torch
 
-    from benchmarks.child import single_config
+    from benchmarks.child import config_run
     from benchmarks.child.accuracy import eager_comparison, verify, verify_outputs
     from benchmarks.suites import load_suite
 
@@ -361,7 +361,7 @@ def test_eager_reference_is_on_the_cpu_and_its_models_are_freed():
     suite = load_suite("dummy")
 
     def build(experiment):
-        bm = single_config.build_model(suite, {"suite_name": "dummy", "model_name": "mlp"}, experiment, None)
+        bm = config_run.build_model(suite, {"suite_name": "dummy", "model_name": "mlp"}, experiment, None)
         built.append(weakref.ref(bm.module))
         return bm
 

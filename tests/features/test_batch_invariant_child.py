@@ -21,7 +21,7 @@ from benchmarks.suites import BenchmarkModel, faults_models  # noqa: E402
 
 
 def run_of(model, batch_size=4, test="eval", inputs=None):
-    """What the hook reads of the child's run (single_config.ConfigRun), eager."""
+    """What the hook reads of the child's run (config_run.ConfigRun), eager."""
     experiment = ExperimentConfig("cpu", None, None, test, batch_invariant=True)
     args = inputs if inputs is not None else (torch.randn(batch_size, 8, generator=torch.Generator().manual_seed(0)),)
     bm = BenchmarkModel(model.eval(), args, batch_size)

@@ -11,7 +11,8 @@ from helpers import records_by_slug, run_runner
 torch = pytest.importorskip("torch")
 
 from benchmarks.child import tensor_layout  # noqa: E402
-from benchmarks.child.config_hooks import axis_hooks, feature_child, for_config  # noqa: E402
+from benchmarks.child.config_hooks import axis_hooks, for_config  # noqa: E402
+from benchmarks.child.feature_methods import feature_child  # noqa: E402
 from benchmarks.config import axes  # noqa: E402
 from benchmarks.config.experiment_config import ExperimentConfig  # noqa: E402
 from benchmarks.config.run_options import RunOptions  # noqa: E402

@@ -32,7 +32,7 @@ def deterministic_off_after():
 
 
 def run_of(model, test="eval", dynamo=None):
-    """What the hook reads of the child's run (single_config.ConfigRun), with a real eager step."""
+    """What the hook reads of the child's run (config_run.ConfigRun), with a real eager step."""
     experiment = ExperimentConfig("cpu", None, dynamo, test, deterministic=True)
     bm = BenchmarkModel(model, (torch.randn(4, 8, generator=torch.Generator().manual_seed(0)),), 4)
     run = types.SimpleNamespace(experiment=experiment, bm=bm, module=bm.module, args=bm.example_inputs, kwargs={},

@@ -123,8 +123,8 @@ def test_a_throwaway_feature_folder_is_an_axis_in_every_tool(throwaway):
     found = subprocess.run([PYTHON, "-c", PROBE], capture_output=True, text=True, cwd=ROOT, env=throwaway, timeout=300)
     assert found.returncode == 0, found.stderr
     shown = json.loads(found.stdout)
-    new = sorted([*axes.KEYS[len(features.HISTORICAL_ORDER):], "throwaway_level", "throwaway_switch"])
-    assert shown["keys"] == [*features.HISTORICAL_ORDER, *new]  # after the historical ones, by key
+    # the throwaway features declare no ORDER: after every feature that does, by feature name
+    assert shown["keys"] == [*axes.KEYS, "throwaway_level", "throwaway_switch"]
     assert "--throwaway-switch" in shown["runner_help"] and "--throwaway-level" in shown["runner_help"]
     assert '"throwaway_switch": true' in shown["dry_run"] and '"throwaway_level": 3' in shown["dry_run"]
     plain, both = shown["fingerprints"]
@@ -135,9 +135,24 @@ def test_a_throwaway_feature_folder_is_an_axis_in_every_tool(throwaway):
         assert "--throwaway-switch" in text and "--throwaway-level" in text, tool
 
 
-def test_the_discovery_orders_new_features_after_the_historical_ones_by_key():
-    assert axes.KEYS[: len(features.HISTORICAL_ORDER)] == features.HISTORICAL_ORDER
+# The experiment keys in the order records have been written with since they existed: the features' ORDER keeps it.
+RECORDS_KEY_ORDER = ("quantization", "precision", "dynamic", "compile_mode", "inductor_config", "compile_cache",
+                     "train_step", "speedup", "allocator", "cpu_profile", "cuda_profile", "channels_last",
+                     "matmul_precision", "deterministic", "batch_invariant", "aot_precompile", "prompt_tokens",
+                     "new_tokens", "generation_compile")
+
+
+def test_each_feature_declares_its_own_order_and_the_keys_follow_it():
+    orders = {name: getattr(features.declaration(name), "ORDER", None) for name in features.names()}
+    assert all(isinstance(order, int) for order in orders.values()), orders
+    assert len(set(orders.values())) == len(orders), f"two features share an ORDER: {orders}"
+    by_order = sorted(orders, key=orders.get)
+    assert axes.KEYS == tuple(axis.key for name in by_order for axis in features.declaration(name).AXES)
     assert all(axis.feature in features.names() for axis in axes.AXES)
+
+
+def test_the_declared_orders_keep_the_records_key_order():
+    assert axes.KEYS[: len(RECORDS_KEY_ORDER)] == RECORDS_KEY_ORDER
 
 
 @pytest.mark.integration
@@ -163,7 +178,7 @@ def test_a_stale_features_table_is_found_and_made_anew():
 
 
 def test_a_feature_with_a_hook_declares_one_axis():
-    from benchmarks.child.config_hooks import feature_child
+    from benchmarks.child.feature_methods import feature_child
 
     for name in features.names():
         child = feature_child(name)

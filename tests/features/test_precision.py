@@ -150,14 +150,14 @@ def test_the_childs_cast_autocast_and_grad_scaler_on_a_real_model():
         return BenchmarkModel(module, (torch.randn(4, 8), torch.arange(4)), 4, {"mask": torch.ones(4, dtype=torch.bool)})
 
     bm = model()
-    precision_child.apply_cast(bm, exp(precision="fp16"))
+    precision_child.model_cast(bm, exp(precision="fp16"))
     assert {p.dtype for p in bm.module.parameters()} == {torch.float16}
     assert [t.dtype for t in bm.example_inputs] == [torch.float16, torch.int64]  # indices kept
     assert bm.example_kwargs["mask"].dtype == torch.bool
 
     bm = model()
     eval_amp = exp(precision="amp_bf16")
-    precision_child.apply_cast(bm, eval_amp)
+    precision_child.model_cast(bm, eval_amp)
     assert {p.dtype for p in bm.module.parameters()} == {torch.float32}  # autocast leaves the weights alone
     step = measured_loop.make_step(bm, eval_amp, bm.module, bm.example_inputs[:1], {})
     assert step().dtype == torch.bfloat16

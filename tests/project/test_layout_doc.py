@@ -1,8 +1,9 @@
 """docs/layout.md's tree held to the checkout: every module of benchmarks/ and scripts/ is named in it (a
 package's __init__.py may go unnamed, its folder not), and every name it gives exists where its indentation
-puts it. So the inventory cannot drift: a new module fails here until the tree names it. The features' own folders
-(benchmarks/features/<key>/) are the one exception: architecture.md's features table, generated from the
-discovery (`make docs`), is their inventory, so a new feature is its folder alone.
+puts it. So the inventory cannot drift: a new module fails here until the tree names it. The modules inside a
+feature's folder (benchmarks/features/<key>/) are the one exception: the folders' entries, like the suites', are
+generated from their declarations (`make docs`, scripts/upkeep/layout_entries.py), so a new feature is its folder
+alone and a new suite its module alone, plus that command.
 
 The tree is the first fenced block of docs/layout.md. An entry line is indented two spaces under its folder
 (`name/`); its names come first, several joined by " / " or ", ", then two spaces or more and what they do.
@@ -80,8 +81,9 @@ def modules_in_checkout() -> tuple:
 
 
 def _in_a_feature(relative) -> bool:
-    """A module of a feature's own folder (benchmarks/features/<key>/...): the features table's, not this tree's."""
-    return relative.parts[:2] == ("benchmarks", "features") and len(relative.parts) > 3
+    """A module of a feature's own folder (benchmarks/features/<key>/...), not its __init__.py (the folder is named)."""
+    return relative.parts[:2] == ("benchmarks", "features") and len(relative.parts) > 3 \
+        and relative.name != "__init__.py"
 
 
 def drift(text: str) -> list:

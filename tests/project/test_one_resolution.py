@@ -33,7 +33,7 @@ def callers(*names) -> dict:
 def test_the_plan_and_a_config_by_hand_share_one_resolution_and_nothing_else_resolves():
     found = callers("resolve", "precision_for", "train_step_for", "experiment_for", "precision_reason")
     assert {where for where in found["resolve"] if not where[0].startswith("benchmarks/suites/")} == {
-        ("benchmarks/runner/plan.py", "model_config"), ("benchmarks/child/single_config.py", "setup")}
+        ("benchmarks/runner/plan.py", "model_config"), ("benchmarks/child/config_run.py", "setup")}
     parts = {name: {where for where in found[name] if not where[0].startswith("benchmarks/suites/")}
              for name in ("precision_for", "train_step_for", "experiment_for", "precision_reason")}
     assert parts == dict.fromkeys(parts, set()), "a part of Suite.resolve called outside the suites"

@@ -155,6 +155,7 @@ def default_allocators(asked: dict) -> tuple:
     return (DASHBOARD_ALLOCATOR,) if "dashboard" in asked.get("cpu_profile", ()) else (DEFAULT,)
 
 
+ORDER = 70  # the feature's place among the axes (records' key order, --help, labels, the slug)
 AXES = (
     Axis(
         "allocator",

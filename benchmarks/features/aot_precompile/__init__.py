@@ -58,6 +58,7 @@ SUPPORT_RULES = [
 ]
 
 
+ORDER = 140  # the feature's place among the axes (records' key order, --help, labels, the slug)
 AXES = (
     Axis(
         "aot_precompile",

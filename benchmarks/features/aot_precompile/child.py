@@ -77,7 +77,7 @@ def precompile(experiment, bm, module, args: tuple, kwargs: dict, files, record:
         raise ModelSkipped(f"--aot-precompile needs {lacking} (torch 2.9 and later): {why}")
     info = record["aot_precompile"] = {"passed": False}
     module.eval()
-    compile_options_child.apply_inductor_config(experiment)
+    compile_options_child.before_compile(experiment)
     grad_mode = torch.enable_grad if bm.eval_needs_grad else torch.no_grad
     path = files.path("aot-precompile", "bin")
     start = time.perf_counter()
@@ -85,7 +85,7 @@ def precompile(experiment, bm, module, args: tuple, kwargs: dict, files, record:
         with torch._dynamo.config.patch(enable_aot_compile=True):
             compiled = torch.compile(module, backend=experiment.dynamo, fullgraph=True,
                                      options={"guard_filter_fn": lambda guards: [False for _ in guards]})
-            with grad_mode(), precision_child.autocast(experiment):  # as the step calls it (a global-state guard)
+            with grad_mode(), precision_child.step_context(experiment):  # as the step calls it (a global-state guard)
                 function = compiled.forward.aot_compile((tuple(args), dict(kwargs)))
         function.save_compiled_function(path)
     except Exception as exc:
@@ -102,7 +102,7 @@ def precompile(experiment, bm, module, args: tuple, kwargs: dict, files, record:
     info["passed"] = True
 
     def forward(*a, **k):
-        with precision_child.autocast(experiment):
+        with precision_child.step_context(experiment):
             return loaded(module, *a, **k)
 
     return forward, load_seconds

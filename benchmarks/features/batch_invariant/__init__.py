@@ -36,6 +36,7 @@ SUPPORT_RULES = [
 ]
 
 
+ORDER = 130  # the feature's place among the axes (records' key order, --help, labels, the slug)
 AXES = (
     Axis(
         "batch_invariant",

@@ -20,6 +20,7 @@ SUPPORT_RULES = [
 ]
 
 
+ORDER = 100  # the feature's place among the axes (records' key order, --help, labels, the slug)
 AXES = (
     Axis(
         "channels_last",

@@ -197,6 +197,7 @@ CONFIG_RULES = [
 ]
 
 
+ORDER = 40  # the feature's place among the axes (records' key order, --help, labels, the slug)
 AXES = (
     Axis(
         "compile_mode",

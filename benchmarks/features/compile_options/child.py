@@ -55,8 +55,9 @@ class CompileCache:
                 os.environ.pop(name, None)
 
 
-def apply_inductor_config(experiment) -> None:
-    """Set the config's Inductor settings (the child runs one config, so setting them globally is its own)."""
+def before_compile(experiment) -> None:
+    """Set the config's Inductor settings (the child runs one config, so setting them globally is its own): the
+    feature method child/feature_methods.py's `before_compile`."""
     settings = compile_options.settings_of(experiment.inductor_config)
     if not settings:
         return
@@ -81,7 +82,7 @@ def turn_on(feature: str, setting: str) -> Optional[bool]:
 
 
 def compile_mode(experiment) -> Optional[str]:
-    """torch.compile's mode argument: None for the default mode."""
+    """torch.compile's mode argument: None for the default mode (feature method `compile_mode`)."""
     return None if experiment.compile_mode in (None, "default") else experiment.compile_mode
 
 

@@ -74,6 +74,7 @@ def apply_environment(env: dict, experiment, cores: int) -> None:
     env["OMP_NUM_THREADS"] = str(cores)
 
 
+ORDER = 80  # the feature's place among the axes (records' key order, --help, labels, the slug)
 AXES = (
     Axis(
         "cpu_profile",

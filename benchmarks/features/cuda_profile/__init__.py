@@ -128,6 +128,7 @@ def matmul_precision(experiment, asked: Optional[str]) -> Optional[str]:
     return asked or (MATMUL_PRECISION if experiment.cuda_profile == DASHBOARD else None)
 
 
+ORDER = 90  # the feature's place among the axes (records' key order, --help, labels, the slug)
 AXES = (
     Axis(
         "cuda_profile",

@@ -27,6 +27,7 @@ SUPPORT_RULES = [
 ]
 
 
+ORDER = 120  # the feature's place among the axes (records' key order, --help, labels, the slug)
 AXES = (
     Axis(
         "deterministic",

@@ -35,6 +35,7 @@ def _dynamic(value) -> str:
     return value
 
 
+ORDER = 30  # the feature's place among the axes (records' key order, --help, labels, the slug)
 AXES = (
     Axis(
         "dynamic",

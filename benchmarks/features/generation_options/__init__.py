@@ -38,6 +38,7 @@ def parse_compile(value) -> Optional[str]:
     return value
 
 
+ORDER = 150  # the feature's place among the axes (records' key order, --help, labels, the slug)
 AXES = (
     Axis(
         "prompt_tokens",

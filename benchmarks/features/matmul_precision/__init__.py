@@ -32,6 +32,7 @@ def disable_tf32_contradiction(asked: tuple, disable_tf32: bool) -> Optional[str
     return None
 
 
+ORDER = 110  # the feature's place among the axes (records' key order, --help, labels, the slug)
 AXES = (
     Axis(
         "matmul_precision",

@@ -98,6 +98,7 @@ SUPPORT_RULES = [("precision-supported", lambda e, c: unsupported_reason(e) is n
                   lambda e, c: unsupported_reason(e))]
 
 
+ORDER = 20  # the feature's place among the axes (records' key order, --help, labels, the slug)
 AXES = (
     Axis(
         "precision",

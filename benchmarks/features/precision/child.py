@@ -17,8 +17,9 @@ def cast_tree(tree, dtype):
     return backends.map_tensors(tree, lambda tensor: tensor.to(dtype) if tensor.is_floating_point() else tensor)
 
 
-def apply_cast(bm, experiment) -> None:
-    """bf16/fp16: the built model's floating-point parameters and buffers, and its example inputs, in place."""
+def model_cast(bm, experiment) -> None:
+    """bf16/fp16: the built model's floating-point parameters and buffers, and its example inputs, in place (the
+    feature method child/feature_methods.py's `model_cast`: before `model_transform`, which works on the cast weights)."""
     import torch
 
     name = precision.cast_dtype(experiment.precision)
@@ -35,8 +36,9 @@ def device_type(experiment) -> str:
     return "xla" if experiment.xla else ("cuda" if experiment.accelerator == "cuda" else "cpu")
 
 
-def autocast(experiment):
-    """A fresh context manager for one step: autocast for the amp precisions, else nothing."""
+def step_context(experiment):
+    """A fresh context manager for one step's forward: autocast for the amp precisions, else nothing (the
+    feature method child/feature_methods.py's `step_context`)."""
     import torch
 
     name = precision.autocast_dtype(experiment.precision, experiment.accelerator)
@@ -45,8 +47,13 @@ def autocast(experiment):
     return torch.autocast(device_type(experiment), dtype=getattr(torch, name))
 
 
+def compute_dtype(experiment) -> str:
+    """The dtype the config's arithmetic runs in (feature method `compute_dtype`: the roofline's ceiling)."""
+    return precision.compute_dtype(experiment.precision, experiment.accelerator)
+
+
 def grad_scaler(experiment):
-    """The grad scaler of a float16 autocast training step, or None."""
+    """The grad scaler of a float16 autocast training step, or None (feature method `grad_scaler`)."""
     import torch
 
     if not precision.needs_grad_scaler(experiment.precision, experiment.accelerator, experiment.test):

@@ -134,6 +134,7 @@ SUPPORT_RULES = [("quantization-supported", lambda e, c: unsupported_reason(e.qu
                   lambda e, c: unsupported_reason(e.quantization, e))]
 
 
+ORDER = 10  # the feature's place among the axes (records' key order, --help, labels, the slug)
 AXES = (
     Axis(
         "quantization",

@@ -99,6 +99,13 @@ def changed_settings(before: dict, after: dict) -> dict:
     return out
 
 
+def model_transform(bm, experiment, device: str) -> None:
+    """The config's TorchAO recipe on a built (and cast) model, if it has one (the feature method
+    child/feature_methods.py's `model_transform`: before the backend sees it; --verify's eager reference alike)."""
+    if experiment.quantization:
+        apply(bm, experiment.quantization, device)
+
+
 def apply(bm, recipe: str, device: str) -> None:
     """Quantize `bm.module`'s linear layers in place; a skip when torchao is missing, the card or this torch can't run
     the recipe, or the model has no linear layer. The record's model_info.quantization says what ran: the recipe, the

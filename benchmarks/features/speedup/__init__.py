@@ -127,6 +127,7 @@ def pooled(ratios_of_processes: Sequence[Sequence[float]]) -> Optional[dict]:
             "pairs": len(ratios), "processes": len(ratios_of_processes)}
 
 
+ORDER = 60  # the feature's place among the axes (records' key order, --help, labels, the slug)
 AXES = (
     Axis(
         "speedup",

@@ -29,6 +29,7 @@ def _train_step_rule(e) -> Optional[str]:
     return None
 
 
+ORDER = 50  # the feature's place among the axes (records' key order, --help, labels, the slug)
 AXES = (
     Axis(
         "train_step",
