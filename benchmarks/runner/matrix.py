@@ -13,7 +13,8 @@ import json
 from typing import Iterable, Optional
 
 from benchmarks.config import axes, backend_registry as backends
-from benchmarks.config.experiment_config import DEFAULT_DYNAMIC, ExperimentConfig
+from benchmarks.config.experiment_config import ExperimentConfig
+from benchmarks.features.dynamic import DEFAULT_DYNAMIC
 
 
 @dataclasses.dataclass(frozen=True)

@@ -28,8 +28,8 @@ import dataclasses
 import importlib
 from typing import Any, Callable, Optional
 
-from benchmarks.config import experiment_config, tiers
-from benchmarks.features import generation_options, precision
+from benchmarks.config import tiers
+from benchmarks.features import generation_options, precision, train_step
 
 # Suite name -> module. Modules are imported lazily, and none imports torch at import time.
 SUITES = {
@@ -115,9 +115,9 @@ class BenchmarkModel:
 
 class Suite:
     name = ""
-    # The training step of this suite's train configs unless --train-step says otherwise (experiment_config.TRAIN_STEPS):
+    # The training step of this suite's train configs unless --train-step says otherwise (features/train_step.py's TRAIN_STEPS):
     # the suites the dynamo harness (and so PyTorch's dashboard) runs take its step.
-    default_train_step = experiment_config.DEFAULT_TRAIN_STEP
+    default_train_step = train_step.DEFAULT_TRAIN_STEP
     # Suite-specific flags (declared for every suite, whichever runs; a child is given those it reads).
     flags: tuple = ()
 

@@ -193,7 +193,7 @@ def test_question_answering_outputs_are_judged_by_their_loss_alone():
     import torch
 
     from benchmarks.child.accuracy.check import judge
-    from benchmarks.child.accuracy.eager_comparison import Node
+    from benchmarks.child.accuracy.output_tree import Node
 
     def output(loss, logits):
         return Node("QuestionAnsweringModelOutput", {"loss": torch.tensor(loss), "start_logits": logits})
