@@ -16,7 +16,7 @@ from its own `resolve_data_config` (test size in eval) and the harness's image r
 records what ran in `model_info`. `BenchmarkModel.after_move` lets a suite fix a model after it is moved to its
 device (tied weights on XLA); `eval_needs_grad` runs eval without `torch.no_grad()` (TorchBench's maml, named in its
 `util/env_check.USE_GRAD_IN_INFERENCE`). `Suite.named_models` lets a library suite accept names beyond its list:
-`runner/plan.select_models` passes it every plain-name `-k` pattern that matched no listed model (timm and
+`runner/model_selection.select_models` passes it every plain-name `-k` pattern that matched no listed model (timm and
 huggingface ask a child interpreter for the library's names). TorchBench builds disable torch.hub's download (a
 missing checkpoint is a skip record naming the file and the command that fetches it) and force the hub libraries
 offline.

@@ -15,7 +15,8 @@ from benchmarks.config.experiment_config import ExperimentConfig
 from benchmarks.plumbing import user_cache
 from benchmarks.runner import capabilities
 from benchmarks.runner.job_resources import Needs, ResourceError, ResourcePool, split_cores
-from benchmarks.runner.plan import Config, longest_first
+from benchmarks.runner.plan import Config
+from benchmarks.runner.resume import longest_first
 from helpers import (PYTHON, ROOT, call_runner, processes_mentioning, ray_children, read_jsonl, run_runner, usable_cores,
                      wait_for)
 
