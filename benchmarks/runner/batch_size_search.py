@@ -133,9 +133,9 @@ def search_experiment(suite, options: RunOptions):
                          f"{len(experiments)} ({'; '.join(e.describe() for e in experiments[:3])}"
                          f"{'; ...' if len(experiments) > 3 else ''}): give one value of each axis")
     experiment = experiments[0]
+    rules = matrix.SUPPORT_RULES + pure_wall_time.support_rules(options.timing)
     caps = probe_capabilities(experiments)
-    reason = matrix.unsupported_reason(experiment, caps, matrix.SUPPORT_RULES + pure_wall_time.support_rules(
-        options.timing))
+    reason = matrix.unsupported_reason(experiment, caps, rules)
     if reason:
         raise UsageError(f"--find-batch-sizes: {experiment.describe()} can't run here: {reason}")
     return with_accelerator_model(experiment, caps), caps

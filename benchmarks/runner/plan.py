@@ -121,10 +121,10 @@ def make_plan(suite, options: RunOptions) -> Plan:
     if not models:
         return Plan([], [], [], [], [])
     experiments = matrix.expand_experiments(suite, options)
+    rules = matrix.SUPPORT_RULES + pure_wall_time.support_rules(options.timing)
     caps = probe_capabilities(experiments)
     check_inductor_settings(experiments, caps)
     experiments = check_dynamo_backends(experiments, caps, options)
-    rules = matrix.SUPPORT_RULES + pure_wall_time.support_rules(options.timing)
     kept, dropped = matrix.split(experiments, caps, rules)
     kept = [matrix.with_accelerator_model(e, caps) for e in kept]
     configs, skipped = model_configs(suite, options, models, kept)
