@@ -169,6 +169,7 @@ def run(options, parser) -> int:
     from concurrent.futures.process import BrokenProcessPool
 
     from benchmarks.analyzer import pipeline
+    from benchmarks.analyzer.report_files import AnalyzeError, NoRecord
 
     started = time.perf_counter()
     # -o names a file: a directory that is not there is a typo, not a request to create it (--output-dirname
@@ -190,9 +191,9 @@ def run(options, parser) -> int:
             summary = report_to_stdout(options)
         else:
             summary = pipeline.analyze(pipeline_options(options, target))
-    except pipeline.NoRecord as exc:
+    except NoRecord as exc:
         raise BadNews(str(exc)) from None
-    except pipeline.AnalyzeError as exc:
+    except AnalyzeError as exc:
         raise UsageError(str(exc)) from None
     except BrokenProcessPool as exc:  # a worker killed from outside (out of memory?) is no bug of ours: say so
         print(f"{parser.prog}: error: a worker process died ({exc}); try fewer --jobs", file=sys.stderr)

@@ -21,6 +21,7 @@ from typing import Optional
 from benchmarks.analyzer import oss_benchmark
 from benchmarks.results import records
 from benchmarks.results.measurement import Measurement
+from benchmarks.results.oss_v3_records import dtype_word
 
 DASHBOARD_NAME = "TorchInductor"
 # Our suite names -> the dashboard's.
@@ -52,14 +53,14 @@ def csv_name(record: dict, kind: str = "performance") -> str:
     """`<compiler config>_<suite>_<dtype>_<mode>_<device>_<performance|accuracy>.csv`, as the dashboard parses it."""
     m = Measurement(record)
     mode = oss_benchmark.TEST_MODES.get(m.test, str(m.test))
-    return (f"{compiler_config(record)}_{suite(record)}_{oss_benchmark.dtype(m.experiment)}_{mode}_"
+    return (f"{compiler_config(record)}_{suite(record)}_{dtype_word(m.experiment)}_{mode}_"
             f"{oss_benchmark.device(record)}_{kind}.csv")
 
 
 def _pair_key(record: dict) -> tuple:
     m = Measurement(record)
     return (json.dumps(m.model, sort_keys=True), m.test, m.batch_size, oss_benchmark.device(record),
-            m.accelerator_model, oss_benchmark.dtype(m.experiment), m.timestamp)
+            m.accelerator_model, dtype_word(m.experiment), m.timestamp)
 
 
 def _median_seconds(m: Measurement) -> Optional[float]:

@@ -37,19 +37,14 @@ from typing import Optional
 
 from benchmarks.analyzer import compiled_reader
 from benchmarks.analyzer.columns import (BACKEND_COLUMN, DYNAMO_COLUMNS, ENV_COLUMNS, EXPERIMENT_PREFIX, FIXED_COLUMNS, ROUND_COLUMN,
-                                         UPSTREAM_COLUMNS, order_columns)
+                                         order_columns)
 from benchmarks.analyzer.problems import Problems
 from benchmarks.analyzer.range_reader import read_range
 from benchmarks.analyzer.report_files import (AnalyzeError, NoRecord, OrderedReport, append_to_database,
-                                              check_database, load_report)
+                                              check_database)
 from benchmarks.analyzer.rows import RangeRows
 from benchmarks.plumbing import disk_writes
 from benchmarks.results import records
-
-# What callers (the CLI, aggregate.py, the tests) use from here, wherever it lives.
-__all__ = ["AnalyzeError", "NoRecord", "ChunkTask", "Options", "Summary", "analyze", "find_inputs", "plan_chunks", "default_jobs",
-           "process_chunk", "order_columns", "load_report", "check_database", "append_to_database", "FIXED_COLUMNS",
-           "UPSTREAM_COLUMNS", "ENV_COLUMNS", "EXPERIMENT_PREFIX"]
 
 
 log = logging.getLogger("benchmarks.analyzer.pipeline")

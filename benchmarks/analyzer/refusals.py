@@ -16,7 +16,7 @@ class UnusableRecord(ValueError):
     """A value the shared validation refuses (benchmarks/results/record_check.py): its record is skipped."""
 
 def outcome_problem(names: tuple, values: list) -> Optional[str]:
-    """The shared validation of an outcome's values (`names`: their record keys, rows._OUTCOME_FIELDS).
+    """The shared validation of an outcome's values (`names`: their record keys, row_entries._OUTCOME_FIELDS).
     value for all records alike in its type and error text: only those two are checked here (the samples are the
     statistics' to report, metric by metric)."""
     for name, value in zip(names, values):

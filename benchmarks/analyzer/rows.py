@@ -4,264 +4,27 @@ metric computed a column at a time for all rows at once, and the rows as CSV or 
 
 from __future__ import annotations
 
-import re
 from operator import attrgetter
-from typing import Any, NamedTuple, Optional
 
 import numpy as np
 import orjson
 
 from benchmarks.analyzer import kept_columns, range_reader, refusals
-from benchmarks.analyzer.cells import cell, cells, combinations, join_rows, numbers_piece, statistics_cells
-from benchmarks.analyzer.columns import (BACKEND_COLUMN, DYNAMO_COLUMNS, ENV_COLUMNS, ENV_KEYS, EXPERIMENT_PREFIX, OUR_COLUMNS,
+from benchmarks.analyzer.cells import cell, join_rows, numbers_piece, statistics_cells
+from benchmarks.analyzer.columns import (BACKEND_COLUMN, DYNAMO_COLUMNS, ENV_COLUMNS, EXPERIMENT_PREFIX,
                                          RECORD_VALUE_COLUMNS, ROUND_COLUMN, STATISTICS, UPSTREAM_COLUMNS,
                                          metric_columns, metric_rank)
 from benchmarks.analyzer.kept_columns import Piece
 from benchmarks.analyzer.problems import Problems
-from benchmarks.analyzer.range_reader import (K_ARTIFACTS, K_DYNAMO_STATS, K_ENVIRONMENT, K_ERROR, K_EXPERIMENT,
-                                              K_ITERATIONS, K_METRICS, K_MODEL, K_OUTPUTS, K_RECORD_VALUES, K_REL_ERROR, K_REPEAT,
-                                              K_ROUND, K_STATUS, K_TIMESTAMP, K_VERIFICATION, K_WARMUP, LINE_BLANK,
+from benchmarks.analyzer.range_reader import (K_DYNAMO_STATS, K_ENVIRONMENT, K_EXPERIMENT, K_METRICS, K_MODEL,
+                                              K_RECORD_VALUES, K_REL_ERROR, K_ROUND, K_TIMESTAMP, LINE_BLANK,
                                               RangeRead)
-from benchmarks.results import accuracy_status, dynamo_stats, record_check, records, stats
-from benchmarks.results.measurement import Measurement
-
-# Upstream's analyzer drops one sample from mean/std of records without a warm-up (ours have one).
-SKIP_WITHOUT_WARMUP = 1
-_HEADLINE = UPSTREAM_COLUMNS[14:19]  # median_total_time .. dynamo_compile_time: numbers, one matrix
-# The line of a Python traceback (or of any stderr) that names what went wrong: "SomeError: message".
-_EXCEPTION_LINE = re.compile(r"^((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Exit|Interrupt|Failed|Failure"
-                             r"|Timeout|Expired))(?::\s|:?$)")
-
-# What a row's outcome depends on (everything but the relative error, which differs per record).
-_OUTCOME_FIELDS = (K_REPEAT, K_ITERATIONS, K_OUTPUTS, K_ARTIFACTS, K_STATUS, K_ERROR, K_VERIFICATION,
-                   K_WARMUP, K_METRICS)
-_OUTCOME_NAMES = tuple(range_reader.TOP_KEYS[k] for k in _OUTCOME_FIELDS)  # their record keys
-_MODEL_KEYS = UPSTREAM_COLUMNS[1:3]  # suite_name, model_name
-_EXPERIMENT_KEYS = UPSTREAM_COLUMNS[3:11]  # accelerator .. batch_size
-_RUN_KEYS = UPSTREAM_COLUMNS[11:13]  # repeat, iterations_per_run
-_SEGMENT_B1 = UPSTREAM_COLUMNS[19:] + OUR_COLUMNS[:4]  # outputs_file .. verification_code
-_NO_ENV = (None,) * len(ENV_KEYS)
-_STATUSES = frozenset(records.STATUSES)
-_MEDIAN, _MAX = STATISTICS.index("median"), STATISTICS.index("max")
-_K_ACCURACY = K_RECORD_VALUES[RECORD_VALUE_COLUMNS.index("accuracy")]
-# Per-iteration metrics equal to their totals when a run has one iteration (upstream's default): computed once.
-# The values a row shows as they are (no entry of their own).
-_PLAIN_KEYS = (K_TIMESTAMP, K_REL_ERROR) + K_RECORD_VALUES + (K_ROUND,)
-_SAME_AS = {"per_iter_time": "total_time", "trace_per_iter_time": "trace_total_time",
-            "per_iter_cpu_time_s": "total_cpu_time_s", "per_iter_cuda_time_s": "total_cuda_time_s"}
-
-
-class ValuesEntry(NamedTuple):
-    """A distinct value reduced to its columns' values (a model, an environment, dynamo's statistics) and their
-    CSV text."""
-
-    values: tuple
-    text: bytes
-
-
-class ExperimentEntry(NamedTuple):
-    """A distinct experiment config: upstream's columns (values, CSV text), whether it is an XLA or a dynamo config,
-    and its other keys (experiment_<key> columns) by value and by CSV text."""
-
-    values: tuple
-    text: bytes
-    xla: bool
-    dynamo: bool
-    extra: dict
-    extra_cells: dict
-    backend: bytes  # the backend column's cell: upstream's name (eager, inductor, openxla+dynamo, aot_eager, ...)
-
-
-class PlainEntry(NamedTuple):
-    """A distinct value a row shows as it is: its CSV text, and the value."""
-
-    text: bytes
-    value: Any
-
-
-class OutcomeRow(NamedTuple):
-    """What a row shows of its outcome, in column order (_RUN_KEYS, then _SEGMENT_B1's first five, then warmup)."""
-
-    repeat: Any
-    iterations_per_run: Any
-    outputs_file: Any
-    status: Any
-    error_type: Any
-    error_phase: Any
-    verification_code: Any
-    warmup: Any
-
-
-class OutcomeEntry(NamedTuple):
-    """A distinct outcome: its row's values; the CSV text of repeat and iterations_per_run, of outputs_file ..
-    verification_code, of warmup; the error message."""
-
-    row: Optional[OutcomeRow]
-    run_text: bytes
-    segment_text: bytes
-    warmup_text: bytes
-    message: Optional[str]
-
-
-_NO_OUTCOME = OutcomeEntry(None, b"", b"", b"", None)
-
-
-def _texts(entries: list) -> list:
-    """The CSV text of each entry (empty for a value no row uses)."""
-    return [entry.text if entry else b"" for entry in entries]
-
-
-def _values_entry(values: tuple) -> ValuesEntry:
-    return ValuesEntry(values, cells(values).encode())
-
-
-def _model_entry(model: dict) -> ValuesEntry:
-    return _values_entry((model.get("suite_name"), model.get("model_name")))
-
-
-_NOT_EXTRA_EXPERIMENT_KEYS = frozenset(_EXPERIMENT_KEYS + ("experiment_name",))
-
-
-def _experiment_entry(experiment: dict) -> ExperimentEntry:
-    values = tuple(map(experiment.get, _EXPERIMENT_KEYS))
-    extra = {key: value for key, value in experiment.items() if key not in _NOT_EXTRA_EXPERIMENT_KEYS}
-    extra_cells = {key: cell(value).encode() for key, value in extra.items()}
-    backend = Measurement({"experiment": experiment}).base_backend
-    return ExperimentEntry(values, cells(values).encode(), bool(values[2]), bool(values[4]), extra, extra_cells,
-                           cell(backend).encode())
-
-
-def _plain_entry(value) -> PlainEntry:
-    return PlainEntry(cell(value).encode(), value)
-
-
-def _environment_entry(environment) -> ValuesEntry:
-    return _values_entry(tuple(map(environment.get, ENV_KEYS)) if type(environment) is dict else _NO_ENV)
-
-
-def _dynamo_stats_entry(found) -> ValuesEntry:
-    """DYNAMO_COLUMNS of a record's `dynamo_stats` (any value)."""
-    return _values_entry(dynamo_stats.cells(found))
-
-
-_NO_DYNAMO_STATS = _values_entry((None,) * len(DYNAMO_COLUMNS))
-
-
-def _outcome_entry(values: list, hide_errors: bool) -> OutcomeEntry:
-    """The outcome of the values of _OUTCOME_FIELDS (`metrics` as _metrics_outcomes represents it)."""
-    repeat, iterations, outputs_file, artifacts, status, error, verification, warmup, metrics = values
-    if type(metrics) is not dict:  # null (another type: the record is refused, refusals.outcome_problem)
-        metrics = {}
-    if status not in _STATUSES:
-        status = records.record_status({"status": status, "metrics": metrics})
-    if error is None and "error" not in metrics:
-        message = error_type = phase = None
-    else:
-        message, error_type, phase = _error_fields(error, metrics, status)
-        if hide_errors:
-            message = None
-    if outputs_file is None and artifacts and type(artifacts) is dict:
-        outputs_file = artifacts.get("output")
-    row = OutcomeRow(repeat, iterations, outputs_file, status, error_type, phase, verification, warmup)
-    return OutcomeEntry(row, cells(row[:2]).encode(), cells(row[2:7]).encode(), cell(warmup).encode(), message)
-
-
-_NO_ERROR = object()
-
-
-def _metrics_outcomes(values: list) -> tuple:
-    """(one `metrics` value per distinct outcome they lead to, that index for each value): an outcome looks
-    only at whether `metrics` is an object, and at its error text."""
-    index, representatives = {}, []
-    of_value = np.empty(len(values), dtype=np.int32)
-    for position, value in enumerate(values):
-        if type(value) is dict:
-            key = ("object", value.get("error", _NO_ERROR))
-        else:
-            key = ("other", type(value), value)
-        try:
-            hash(key)
-        except TypeError:  # an error text that is an object: not shared
-            key = ("unshared", position)
-        found = index.get(key)
-        if found is None:
-            found = index[key] = len(representatives)
-            representatives.append(value)
-        of_value[position] = found
-    return representatives, of_value
-
-
-def _outcome_combinations(parsed: list, ids: list) -> tuple:
-    """(the values of _OUTCOME_FIELDS of each distinct outcome, each row's outcome): an outcome needs of `metrics`
-    only its type and its error text, so records alike in those share one."""
-    metrics_outcomes, metrics_outcome_of = _metrics_outcomes(parsed[K_METRICS])
-    columns = [metrics_outcome_of[ids[k]] if k == K_METRICS else ids[k] for k in _OUTCOME_FIELDS]
-    sizes = [len(metrics_outcomes) if k == K_METRICS else len(parsed[k]) for k in _OUTCOME_FIELDS]
-    outcome_keys, outcome_ids = combinations(columns, sizes)
-    values = [[metrics_outcomes[i] if k == K_METRICS else parsed[k][i] for k, i in zip(_OUTCOME_FIELDS, combination)]
-              for combination in outcome_keys.tolist()]
-    return values, outcome_ids
-
-
-class _Selection(NamedTuple):
-    """The lines that are rows: each one's line, its index into each key's values, whether it has the key, and its
-    outcome's index."""
-
-    rows: np.ndarray
-    ids: list
-    present: list
-    outcome_ids: np.ndarray
-
-
-class _Reduced(NamedTuple):
-    """Each distinct value's entry (None: unused or unreadable), per key; the plain keys' by key."""
-
-    models: list
-    experiments: list
-    environments: list
-    dynamo: list
-    outcomes: list
-    plain: dict
-
-
-def _warmup_skips(parsed: list, selection: _Selection) -> np.ndarray:
-    """Per row, the samples its statistics leave out: ours have a warm-up (the key, or a warmup_time metric);
-    upstream's treat their first sample as one."""
-    has_warmup = selection.present[K_WARMUP].copy()
-    with_warmup_time = [i for i, value in enumerate(parsed[K_METRICS])
-                        if type(value) is dict and "warmup_time" in value]
-    if with_warmup_time:
-        has_warmup |= np.isin(selection.ids[K_METRICS], with_warmup_time)
-    return np.where(has_warmup, 0, SKIP_WITHOUT_WARMUP).astype(np.intp)
-
-
-def _one_line(text: str) -> str:
-    """The line of a (possibly multi-line) error text that says what went wrong, cut to one short line."""
-    lines = [line.strip() for line in str(text).splitlines() if line.strip()]
-    if len(lines) > 1:
-        # Upstream stored a child's whole stderr; its first line is rarely the error, the last exception line is.
-        for line in reversed(lines):
-            if _EXCEPTION_LINE.match(line):
-                return records.short_message(line)
-        if any(line.startswith("Traceback (most recent call last)") for line in lines):
-            return records.short_message(lines[-1])
-    return records.short_message(lines[0]) if lines else ""
-
-
-def _error_fields(error, metrics: dict, status: str) -> tuple:
-    """(message, type, phase) of a record: ours from `error`, upstream's from the text in metrics.error."""
-    if isinstance(error, dict):
-        message = error.get("message")
-        return (_one_line(message) if message else None), error.get("type"), error.get("phase")
-    text = metrics.get("error")
-    if text is None:
-        return None, None, None
-    message = _one_line(text)
-    match = _EXCEPTION_LINE.match(message)
-    error_type = match.group(1).rsplit(".", 1)[-1] if match else None
-    if error_type is None and status == records.RecordStatus.TIMEOUT:
-        error_type = "Timeout"
-    return message, error_type, None
+from benchmarks.analyzer.row_entries import (EXPERIMENT_KEYS, HEADLINE, K_ACCURACY, MAX, MEDIAN, MODEL_KEYS,
+                                             NO_DYNAMO_STATS, NO_OUTCOME, OUTCOME_NAMES, PLAIN_KEYS, RUN_KEYS,
+                                             Reduced, SAME_AS, SEGMENT_B1, Selection, dynamo_stats_entry,
+                                             environment_entry, experiment_entry, model_entry, outcome_combinations,
+                                             outcome_entry, plain_entry, texts, warmup_skips)
+from benchmarks.results import accuracy_status, record_check, records, stats
 
 
 class RangeRows:
@@ -281,7 +44,7 @@ class RangeRows:
         self.ids = []  # per key: per row, the index of its value (int32)
         self.entries = {}  # model, experiment, environment: per distinct value, its entry (values, CSV text, ...)
         self.plain = {}  # timestamp, relative error, the record's values: per distinct value, (CSV text, value)
-        self.outcomes, self.outcome_ids = [], None  # distinct outcome entries (_outcome_entry), per row
+        self.outcomes, self.outcome_ids = [], None  # distinct outcome entries (outcome_entry), per row
         self.xla = self.dynamo = np.zeros(0, dtype=bool)
         self.experiment_keys = []  # the configs' keys beyond upstream's, sorted: experiment_<key> columns
         self.has_round = False  # some record has `round` (--rounds): a round column
@@ -322,8 +85,8 @@ class RangeRows:
         if len(rows) < n_lines:
             ids = [line_ids[rows] for line_ids in ids]
             present = [flags[rows] for flags in present]
-        outcome_values, outcome_ids = _outcome_combinations(parsed, ids)
-        selection = _Selection(rows, ids, present, outcome_ids)
+        outcome_values, outcome_ids = outcome_combinations(parsed, ids)
+        selection = Selection(rows, ids, present, outcome_ids)
         # Every distinct value (or combination) reduced once; one that cannot be costs its rows, never the report.
         unreadable = {}
         reduced = self._reduce(parsed, ids, outcome_values, unreadable)
@@ -346,7 +109,7 @@ class RangeRows:
                     self.problems.add("not-record", index, "unusable record: no model or experiment; skipped")
         return np.flatnonzero(is_record)
 
-    def _reduce(self, parsed: list, ids: list, outcome_values: list, unreadable: dict) -> "_Reduced":
+    def _reduce(self, parsed: list, ids: list, outcome_values: list, unreadable: dict) -> "Reduced":
         """Each distinct value the rows use, made its entry once (None: unused); one that can't be is None too, and
         `unreadable[(key, index)]` (key -1: an outcome) says why."""
         check_json = self.check_json
@@ -380,17 +143,17 @@ class RangeRows:
             return entries(k, make, values, used, shown, check)
 
         values_shown = attrgetter("values")
-        return _Reduced(
-            models=of_key(K_MODEL, _model_entry, values_shown),
-            experiments=of_key(K_EXPERIMENT, _experiment_entry, attrgetter("values", "extra")),
-            environments=of_key(K_ENVIRONMENT, _environment_entry, values_shown),
-            dynamo=of_key(K_DYNAMO_STATS, _dynamo_stats_entry, values_shown),
-            outcomes=entries(-1, lambda values: _outcome_entry(values, self.hide_errors), outcome_values,
+        return Reduced(
+            models=of_key(K_MODEL, model_entry, values_shown),
+            experiments=of_key(K_EXPERIMENT, experiment_entry, attrgetter("values", "extra")),
+            environments=of_key(K_ENVIRONMENT, environment_entry, values_shown),
+            dynamo=of_key(K_DYNAMO_STATS, dynamo_stats_entry, values_shown),
+            outcomes=entries(-1, lambda values: outcome_entry(values, self.hide_errors), outcome_values,
                              np.ones(len(outcome_values), dtype=bool), lambda entry: (tuple(entry.row), entry.message),
-                             lambda index: refusals.outcome_problem(_OUTCOME_NAMES, outcome_values[index])),
-            plain={k: of_key(k, _plain_entry, attrgetter("value")) for k in _PLAIN_KEYS})
+                             lambda index: refusals.outcome_problem(OUTCOME_NAMES, outcome_values[index])),
+            plain={k: of_key(k, plain_entry, attrgetter("value")) for k in PLAIN_KEYS})
 
-    def _drop_unreadable(self, selection: "_Selection", unreadable: dict) -> "_Selection":
+    def _drop_unreadable(self, selection: "Selection", unreadable: dict) -> "Selection":
         """The rows whose record has a value that could not be reduced, or that the shared validation refuses,
         skipped (each reported)."""
         keep = np.ones(len(selection.rows), dtype=bool)
@@ -404,10 +167,10 @@ class RangeRows:
             for position in np.flatnonzero(hit & keep).tolist():
                 self.problems.add(key, int(selection.rows[position]), message)
             keep &= ~hit
-        return _Selection(selection.rows[keep], [line_ids[keep] for line_ids in selection.ids],
+        return Selection(selection.rows[keep], [line_ids[keep] for line_ids in selection.ids],
                           [flags[keep] for flags in selection.present], selection.outcome_ids[keep])
 
-    def _keep(self, parsed: list, selection: "_Selection", reduced: "_Reduced") -> None:
+    def _keep(self, parsed: list, selection: "Selection", reduced: "Reduced") -> None:
         """What the rows need: their lines, each key's values and their indexes, the entries, the columns only some
         records ask for; then the accuracy derived where it is missing, the statuses counted, the warm-up skips."""
         ids = selection.ids
@@ -425,7 +188,7 @@ class RangeRows:
         self.xla = np.array([bool(entry and entry.xla) for entry in experiments], dtype=bool)[ids[K_EXPERIMENT]]
         self.dynamo = np.array([bool(entry and entry.dynamo) for entry in experiments], dtype=bool)[ids[K_EXPERIMENT]]
         self._count_statuses()
-        self.skips = _warmup_skips(parsed, selection)
+        self.skips = warmup_skips(parsed, selection)
 
     def _count_statuses(self) -> None:
         """Rows per status."""
@@ -438,7 +201,7 @@ class RangeRows:
     def _derive_accuracy(self) -> None:
         """Rows whose record has no known accuracy status (older records) show the one Measurement.accuracy
         derives from status, failure phase and verification code: one more distinct value per outcome."""
-        values, texts, k = self.values[_K_ACCURACY], self.plain[_K_ACCURACY], _K_ACCURACY
+        values, texts, k = self.values[K_ACCURACY], self.plain[K_ACCURACY], K_ACCURACY
         known = np.fromiter((type(value) is str and value in accuracy_status.STATUSES for value in values),
                             dtype=bool, count=len(values))
         derive = ~known[self.ids[k]]
@@ -468,7 +231,7 @@ class RangeRows:
         """A metric whose samples equal its source's in every row (per-iteration times of one-iteration runs)
         takes the source's statistics instead of computing them again."""
         present = {name for name, _ in self.blocks}
-        for name, source in _SAME_AS.items():
+        for name, source in SAME_AS.items():
             if name not in present or source not in present:
                 continue
             mine, theirs = self._samples_of(name), self._samples_of(source)
@@ -513,9 +276,9 @@ class RangeRows:
             parts["compile_time"] = self._compiled_only(parts["compile_time"])
             if not parts["compile_time"]:
                 del parts["compile_time"]
-        for metric, column in (("total_time", _MEDIAN), ("per_iter_time", _MEDIAN), ("trace_per_iter_time", _MEDIAN),
-                               ("total_time", _MAX)):
-            target = total_max if column == _MAX else medians[metric]
+        for metric, column in (("total_time", MEDIAN), ("per_iter_time", MEDIAN), ("trace_per_iter_time", MEDIAN),
+                               ("total_time", MAX)):
+            target = total_max if column == MAX else medians[metric]
             for rows, table in parts.get(metric, ()):
                 target[rows] = table[:, column]
         units, tables = [], {}
@@ -530,7 +293,7 @@ class RangeRows:
             units.append(((column,), np.asarray(rows, dtype=np.intp), np.asarray(values, dtype=np.float64)[:, None]))
         xla, dynamo = self.xla, self.dynamo
         compile_time = stats.compile_time_rows(medians["total_time"], total_max, warmup_first, has_warmup_time)
-        headline = np.empty((n, len(_HEADLINE)))
+        headline = np.empty((n, len(HEADLINE)))
         headline[:, 0] = medians["total_time"]
         headline[:, 1] = medians["per_iter_time"]
         headline[:, 2] = np.where(xla, medians["trace_per_iter_time"], np.nan)  # upstream computed it, never filled it
@@ -565,15 +328,15 @@ class RangeRows:
         the rows' indexes; the columns of ours that no row has a value in are left out (kept_columns.py), and
         `kept_columns` names the ones written."""
         n, ids, plain, outcome_ids = len(self.lines), self.ids, self.plain, self.outcome_ids
-        outcomes = [entry or _NO_OUTCOME for entry in self.outcomes]
+        outcomes = [entry or NO_OUTCOME for entry in self.outcomes]
         models, experiments, environments = (self.entries[k] for k in (K_MODEL, K_EXPERIMENT, K_ENVIRONMENT))
         up = UPSTREAM_COLUMNS
-        pieces = [Piece(up[:1], (plain[K_TIMESTAMP], ids[K_TIMESTAMP])), Piece(up[1:3], (_texts(models), ids[K_MODEL])),
-                  Piece(up[3:11], (_texts(experiments), ids[K_EXPERIMENT])),
+        pieces = [Piece(up[:1], (plain[K_TIMESTAMP], ids[K_TIMESTAMP])), Piece(up[1:3], (texts(models), ids[K_MODEL])),
+                  Piece(up[3:11], (texts(experiments), ids[K_EXPERIMENT])),
                   Piece(up[11:13], ([entry.run_text for entry in outcomes], outcome_ids)),
                   Piece(up[13:14], ([cell(entry.message).encode() for entry in outcomes], outcome_ids)),
-                  Piece(_HEADLINE, numbers_piece(headline)),
-                  Piece(_SEGMENT_B1, ([entry.segment_text for entry in outcomes], outcome_ids),
+                  Piece(HEADLINE, numbers_piece(headline)),
+                  Piece(SEGMENT_B1, ([entry.segment_text for entry in outcomes], outcome_ids),
                         [None if entry.row is None else entry.row[2:7] for entry in outcomes]),
                   Piece(("verification_mean_rel_error",), (plain[K_REL_ERROR], ids[K_REL_ERROR])),
                   Piece(("warmup",), ([entry.warmup_text for entry in outcomes], outcome_ids))]
@@ -585,13 +348,13 @@ class RangeRows:
                                                        for entry in experiments], ids[K_EXPERIMENT]))
                    for key in self.experiment_keys]
         if self.has_dynamo_stats:
-            found = [entry or _NO_DYNAMO_STATS for entry in self.entries[K_DYNAMO_STATS]]
+            found = [entry or NO_DYNAMO_STATS for entry in self.entries[K_DYNAMO_STATS]]
             pieces.append(Piece(DYNAMO_COLUMNS, ([entry.text for entry in found], ids[K_DYNAMO_STATS]),
                                 [entry.values for entry in found]))
         if units:
             pieces.append(Piece(tuple(name for names, _, _ in units for name in names),
                                 statistics_cells(n, units, compiled)))
-        pieces.append(Piece(ENV_COLUMNS, (_texts(environments), ids[K_ENVIRONMENT]),
+        pieces.append(Piece(ENV_COLUMNS, (texts(environments), ids[K_ENVIRONMENT]),
                             [entry.values if entry else None for entry in environments]))
         pieces = kept_columns.prune(pieces)
         self.kept_columns = tuple(name for piece in pieces for name in piece.names)
@@ -614,12 +377,12 @@ class RangeRows:
             outcome = self.outcomes[outcome_id]
             timestamp = values[K_TIMESTAMP][timestamp]
             row = {"timestamp": fallback if timestamp is None else timestamp}
-            row.update(zip(_MODEL_KEYS, entries[K_MODEL][model].values))
-            row.update(zip(_EXPERIMENT_KEYS, entries[K_EXPERIMENT][experiment].values))
-            row.update(zip(_RUN_KEYS, outcome.row[:2]))
+            row.update(zip(MODEL_KEYS, entries[K_MODEL][model].values))
+            row.update(zip(EXPERIMENT_KEYS, entries[K_EXPERIMENT][experiment].values))
+            row.update(zip(RUN_KEYS, outcome.row[:2]))
             row["error_message"] = outcome.message
-            row.update((name, v if v == v else None) for name, v in zip(_HEADLINE, h))
-            row.update(zip(_SEGMENT_B1, outcome.row[2:7]))
+            row.update((name, v if v == v else None) for name, v in zip(HEADLINE, h))
+            row.update(zip(SEGMENT_B1, outcome.row[2:7]))
             row["verification_mean_rel_error"] = values[K_REL_ERROR][rel_error]
             row["warmup"] = outcome.row.warmup
             for name, k in zip(RECORD_VALUE_COLUMNS, K_RECORD_VALUES):
@@ -631,7 +394,7 @@ class RangeRows:
             row.update((EXPERIMENT_PREFIX + key, extra.get(key)) for key in self.experiment_keys)
             if self.has_dynamo_stats:
                 found = entries[K_DYNAMO_STATS][self.ids[K_DYNAMO_STATS][position]]
-                row.update(zip(DYNAMO_COLUMNS, (found or _NO_DYNAMO_STATS).values))
+                row.update(zip(DYNAMO_COLUMNS, (found or NO_DYNAMO_STATS).values))
             row.update((name, v) for name, v in row_statistics if v == v)
             row.update(zip(ENV_COLUMNS, entries[K_ENVIRONMENT][environment].values))
             out.append(dumps(row, option=option))

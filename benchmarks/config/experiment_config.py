@@ -6,9 +6,7 @@ import dataclasses
 from typing import Any, Optional
 
 from benchmarks.config import axes, backend_registry
-from benchmarks.features.dynamic import DEFAULT_DYNAMIC, DYNAMIC_CHOICES  # noqa: F401 (read through this module too)
-from benchmarks.features.train_step import DEFAULT_TRAIN_STEP, HARNESS_TRAIN_STEP, \
-    TRAIN_STEPS  # noqa: F401 (the train_step axis's names, read through this module too)
+from benchmarks.features.train_step import HARNESS_TRAIN_STEP
 from benchmarks.plumbing.safe_paths import safe_name, short_hash
 
 # Upstream PyTorch/XLA's experiment keys, in its order; records keep this order.

@@ -33,9 +33,11 @@ from benchmarks.results import records
 from benchmarks.results.records import RecordStatus
 from benchmarks.runner import matrix, noise, progress, results_lock
 from benchmarks.runner.capabilities import probe_capabilities
-from benchmarks.runner.plan import Plan, back_up, expand_experiments, model_config, models_to_run, single_config_argv, \
-    with_accelerator_model
-from benchmarks.runner.sweep import SweepRun, make_executor
+from benchmarks.runner.matrix import expand_experiments, with_accelerator_model
+from benchmarks.runner.model_selection import models_to_run
+from benchmarks.runner.plan import Plan, model_config
+from benchmarks.runner.resume import back_up
+from benchmarks.runner.sweep import SweepRun, make_executor, single_config_argv
 from benchmarks.suites import load_suite
 
 log = logging.getLogger("benchmarks.runner.batch_size_search")
@@ -131,9 +133,9 @@ def search_experiment(suite, options: RunOptions):
                          f"{len(experiments)} ({'; '.join(e.describe() for e in experiments[:3])}"
                          f"{'; ...' if len(experiments) > 3 else ''}): give one value of each axis")
     experiment = experiments[0]
+    rules = matrix.SUPPORT_RULES + pure_wall_time.support_rules(options.timing)
     caps = probe_capabilities(experiments)
-    reason = matrix.unsupported_reason(experiment, caps, matrix.SUPPORT_RULES + pure_wall_time.support_rules(
-        options.timing))
+    reason = matrix.unsupported_reason(experiment, caps, rules)
     if reason:
         raise UsageError(f"--find-batch-sizes: {experiment.describe()} can't run here: {reason}")
     return with_accelerator_model(experiment, caps), caps

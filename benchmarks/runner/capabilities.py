@@ -26,7 +26,7 @@ from typing import Optional
 
 from benchmarks.config import backend_registry
 from benchmarks.plumbing import disk_writes, machine_facts, safe_reads, torch_support
-from benchmarks.plumbing.user_cache import CACHE_ENV, cache_dir  # noqa: F401  (the probe's cache: shared with the ceilings)
+from benchmarks.plumbing.user_cache import cache_dir  # the probe's cache: shared with the ceilings
 from benchmarks.plumbing.cli_support import UsageError
 from benchmarks.results import records
 from benchmarks.runner import matrix

@@ -13,7 +13,9 @@ import json
 from typing import Iterable, Optional
 
 from benchmarks.config import axes, backend_registry as backends
-from benchmarks.config.experiment_config import DEFAULT_DYNAMIC, ExperimentConfig
+from benchmarks.config.experiment_config import ExperimentConfig
+from benchmarks.features.dynamic import DEFAULT_DYNAMIC
+from benchmarks.plumbing import machine_facts
 
 
 @dataclasses.dataclass(frozen=True)
@@ -181,3 +183,18 @@ def split(configs: list, caps: Capabilities, rules: Iterable = None) -> tuple:
         else:
             dropped.append((config, reason))
     return kept, dropped
+
+
+def expand_experiments(suite, options) -> list:
+    """The matrix the flags ask for; an axis not given takes its sweep default (matrix.expand)."""
+    asked = {"accelerator": options.accelerator, "xla": options.xla, "xla_flags": options.xla_flags,
+             "dynamo": options.dynamo, "test": options.test, "batch_size": options.batch_size,
+             "enable_functionalization": (options.enable_functionalization,)}
+    asked.update({axis.key: axis.asked(options) for axis in axes.AXES})
+    return expand(asked, suite.extra_axes(options.parsed_flags))
+
+
+def with_accelerator_model(experiment: ExperimentConfig, caps: Capabilities) -> ExperimentConfig:
+    """A kept experiment config with the accelerator model it runs on here (the probe's device names)."""
+    model = machine_facts.accelerator_model(experiment.accelerator, caps.cuda_devices, caps.tpu_type)
+    return experiment.with_(accelerator_model=model)

@@ -8,7 +8,6 @@ records back, and the parent appends each as its child ends (docs/architecture.m
 from __future__ import annotations
 
 import collections
-import dataclasses
 import contextlib
 import logging
 import os
@@ -26,8 +25,8 @@ from benchmarks.results import record_check, records
 from benchmarks.runner import launcher, noise, progress, results_lock, warm_start
 from benchmarks.runner.executor import Job, LocalExecutor
 from benchmarks.runner.job_resources import Needs, ResourceError, ResourcePool
-from benchmarks.runner.plan import (Plan, back_up, in_model_order, load_earlier, longest_first, make_plan,
-                                    models_to_run, plan_rounds, single_config_argv)
+from benchmarks.runner.plan import Config, Plan, make_plan
+from benchmarks.runner.resume import back_up, in_model_order, load_earlier, longest_first, plan_rounds
 from benchmarks.runner.result_records import child_record, skipped_record
 from benchmarks.suites import load_suite
 
@@ -59,6 +58,11 @@ def make_executor(options: RunOptions, plan: Plan):
         servers = client.ForkServers(os.path.join(options.output_dirname, "logs"),
                                      client.preloads_for(plan.kept))
     return LocalExecutor(pool, confine=jobs > 1 or per_job is not None, servers=servers)
+
+
+def single_config_argv(options: RunOptions, config: Config) -> list:
+    """The command line of `config`'s child (and of its line in --dry-run)."""
+    return rerun_command.single_config_argv(options.child_flags, config.model, config.experiment.to_dict())
 
 
 def make_job(key: int, options: RunOptions, config, echo) -> Job:
@@ -186,24 +190,11 @@ class SweepRun:
                 "running_beside_at_start": None, "running_beside_at_end": None}
 
 
-def shard_of(plan: Plan, options: RunOptions) -> Plan:
-    """--shard I/N: the plan's configs (and skips) that are in part I (config/shards.py)."""
-    if not options.shard:
-        return plan
-    holds = options.shard.holds
-    configs = [c for c in plan.configs if holds(c.fingerprint)]
-    skipped = [(c, why) for c, why in plan.skipped if holds(c.fingerprint)]
-    log.info("shard %s: %d of the sweep's %d config(s) to run, %d of its %d skipped", options.shard, len(configs),
-             len(plan.configs), len(skipped), len(plan.skipped))
-    return dataclasses.replace(plan, configs=configs, skipped=skipped)
-
-
 def run_sweep(options: RunOptions) -> int:
     suite = load_suite(options.suite_name)
-    models = models_to_run(suite, options)
-    if not models:
+    plan = make_plan(suite, options)
+    if not plan.models:  # none selected: said, or refused (runner/model_selection.py)
         return 0
-    plan = shard_of(make_plan(suite, options, models), options)
     if not plan.kept and not options.dry_run:  # a legitimate empty sweep: nothing asked for can run here
         reasons = sorted({reason for _, reason in plan.dropped})
         if not reasons:  # --allow-empty left every name out

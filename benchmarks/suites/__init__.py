@@ -20,7 +20,7 @@ from its own `resolve_data_config` (test size in eval) and the harness's image r
 records what ran in `model_info`. `BenchmarkModel.after_move` lets a suite fix a model after it is moved to its
 device (tied weights on XLA); `eval_needs_grad` runs eval without `torch.no_grad()` (TorchBench's maml, named in its
 `util/env_check.USE_GRAD_IN_INFERENCE`). `Suite.named_models` lets a library suite accept names beyond its list:
-`runner/plan.select_models` passes it every plain-name `-k` pattern that matched no listed model (timm and
+`runner/model_selection.select_models` passes it every plain-name `-k` pattern that matched no listed model (timm and
 huggingface ask a child interpreter for the library's names). TorchBench builds disable torch.hub's download (a
 missing checkpoint is a skip record naming the file and the command that fetches it) and force the hub libraries
 offline.
@@ -36,8 +36,8 @@ import re
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-from benchmarks.config import experiment_config, tiers
-from benchmarks.features import generation_options, precision
+from benchmarks.config import tiers
+from benchmarks.features import generation_options, precision, train_step
 
 DECLARED = ("SUITE_NAME", "DESCRIPTION", "ORDER")  # what a suite module declares, as literals
 
@@ -171,9 +171,9 @@ class BenchmarkModel:
 
 class Suite:
     name = ""
-    # The training step of this suite's train configs unless --train-step says otherwise (experiment_config.TRAIN_STEPS):
+    # The training step of this suite's train configs unless --train-step says otherwise (features/train_step.py's TRAIN_STEPS):
     # the suites the dynamo harness (and so PyTorch's dashboard) runs take its step.
-    default_train_step = experiment_config.DEFAULT_TRAIN_STEP
+    default_train_step = train_step.DEFAULT_TRAIN_STEP
     # Suite-specific flags (declared for every suite, whichever runs; a child is given those it reads).
     flags: tuple = ()
 

@@ -28,7 +28,8 @@ import importlib.util
 import os
 from typing import Optional
 
-from benchmarks.config import experiment_config, tolerances
+from benchmarks.config import tolerances
+from benchmarks.features.train_step import HARNESS_TRAIN_STEP
 from benchmarks.features import generation_options
 from benchmarks.plumbing.cli_support import UsageError
 from benchmarks.suites import BenchmarkModel, ModelSkipped, Suite, huggingface_llm, model_config
@@ -118,7 +119,7 @@ ORDER = 80
 
 class HuggingFaceSuite(Suite):
     name = SUITE_NAME
-    default_train_step = experiment_config.HARNESS_TRAIN_STEP
+    default_train_step = HARNESS_TRAIN_STEP
 
     def list_models(self, flags):
         from benchmarks.suites import files

@@ -171,7 +171,7 @@ def end_token(config) -> int:
 
 def unsupported(experiment) -> Optional[str]:
     """What of the experiment a generate run does not do (a skip names it), or None."""
-    from benchmarks.config import experiment_config
+    from benchmarks.features.dynamic import DEFAULT_DYNAMIC
     from benchmarks.features import speedup
 
     if experiment.test != "eval":
@@ -180,7 +180,7 @@ def unsupported(experiment) -> Optional[str]:
         return f"an exported program ({experiment.dynamo})"
     if experiment.speedup == speedup.PAIRED:
         return "paired with eager (--speedup=paired): the speedups of two isolated runs are in aggregate.py"
-    if experiment.dynamic != experiment_config.DEFAULT_DYNAMIC and experiment.dynamic != "all":
+    if experiment.dynamic != DEFAULT_DYNAMIC and experiment.dynamic != "all":
         return f"--dynamic={experiment.dynamic} (its batch is fixed)"
     for mode in ("deterministic", "batch_invariant", "aot_precompile"):  # their checks run forwards, not generate
         if getattr(experiment, mode, False):

@@ -17,7 +17,8 @@ from __future__ import annotations
 import importlib.util
 from typing import Optional
 
-from benchmarks.config import experiment_config, tolerances
+from benchmarks.config import tolerances
+from benchmarks.features.train_step import HARNESS_TRAIN_STEP
 from benchmarks.suites import BenchmarkModel, ModelSkipped, Suite
 
 INSTALL = "pip install timm==1.0.31 (the project's `timm` extra)"
@@ -136,7 +137,7 @@ ORDER = 90
 
 class TimmSuite(Suite):
     name = SUITE_NAME
-    default_train_step = experiment_config.HARNESS_TRAIN_STEP
+    default_train_step = HARNESS_TRAIN_STEP
 
     def list_models(self, flags):
         from benchmarks.suites import files

@@ -24,8 +24,9 @@ import logging
 import os
 import sys
 
-from benchmarks.config import accuracy_rule, experiment_config, tolerances
+from benchmarks.config import accuracy_rule, tolerances
 from benchmarks.config.flags import BOTH, Group
+from benchmarks.features.train_step import HARNESS_TRAIN_STEP
 from benchmarks.plumbing.cli_support import UsageError
 from benchmarks.suites import BenchmarkModel, ModelSkipped, Suite, model_config, torchbench_precision
 from benchmarks.suites.torchbench_checkout import PACKAGE, find_root, list_model_dirs, module_name
@@ -86,7 +87,7 @@ ORDER = 40
 
 class TorchBenchSuite(Suite):
     name = SUITE_NAME
-    default_train_step = experiment_config.HARNESS_TRAIN_STEP  # its loss: the harness's generic reduction (BenchmarkModel.harness_loss None)
+    default_train_step = HARNESS_TRAIN_STEP  # its loss: the harness's generic reduction (BenchmarkModel.harness_loss None)
 
     def __init__(self):
         self._skips = None

@@ -188,7 +188,7 @@ def measure(size: int, rate: float, workdir: str) -> dict:
 
     from benchmarks.config.run_options import build_parser
     from benchmarks.runner import sweep
-    from benchmarks.runner.plan import make_plan, select_models
+    from benchmarks.runner.plan import make_plan
     from benchmarks.suites import all_suites
 
     suite = generated_suite(size // EXPERIMENTS_PER_MODEL)
@@ -198,7 +198,7 @@ def measure(size: int, rate: float, workdir: str) -> dict:
     timings = Timings()
 
     with timings.timed("dry-run"):
-        plan = make_plan(suite, options, select_models(suite, options))
+        plan = make_plan(suite, options)
         with open(os.devnull, "w") as devnull, contextlib.redirect_stdout(devnull):
             sweep.print_dry_run(options, plan, FakeExecutor(options, env_facts, rate), suite)
     timings.steps["dry-run"][3] = f"{len(plan.configs)} configs"

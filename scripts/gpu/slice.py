@@ -3,7 +3,7 @@
 for model, in one prepared command sized for a lent GPU machine (one GPU, a few minutes, no network).
 
 On the machine's own Python and torch, with what it lacks unpacked from --wheels (`make gpu-wheels`; gpu-check's
-machinery: scripts/gpu/check.py), and the harness from --harness-dir (`make gpu-harness`), it runs the slice's
+machinery: scripts/gpu/check_machine.py), and the harness from --harness-dir (`make gpu-harness`), it runs the slice's
 steps in priority order (scripts/gpu/slice_plan.py): the rows of inference in bf16 (torchvision resnet18, a Hugging
 Face model, a timm model: the harness's performance and accuracy runs, our sweep), the CUDA-graph probe, training in
 amp, more models, the harness's LLM generation rows (ours alone: Qwen3-0.6B, Llama-3.2-1B), as --minutes allows. A step whose estimate does not fit what is left is not started, and named.
@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 from typing import Optional
 
-from scripts.gpu import check as gpu_check, slice_plan, slice_report
+from scripts.gpu import check as gpu_check, check_machine, slice_plan, slice_report
 from scripts.gpu.slice_report import CUT_OFF, DONE, FAILED, LEFT_OUT, NOT_STARTED, RUNNING, Outcome
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -194,7 +194,7 @@ def step_command(step: slice_plan.Step, options, harness, out: Path) -> list:
 class SliceRun:
     """The slice's steps, their outcomes and the report, written again after each change."""
 
-    def __init__(self, check: gpu_check.Check, steps: list, the_plan: slice_plan.Plan, started: float):
+    def __init__(self, check: check_machine.Check, steps: list, the_plan: slice_plan.Plan, started: float):
         self.check, self.options, self.out = check, check.options, check.out
         self.steps, self.started = steps, started
         self.outcomes = {step.key: Outcome() for step in steps}
@@ -342,12 +342,12 @@ def main(argv=None) -> int:
         sys.stdout.write(plan_text(the_plan, options, harness, out))
         return 0
     started = time.monotonic()
-    check = gpu_check.Check(options)
-    gpu_check.unpack_wheels(check)
-    gpu_check.gather_facts(check)
+    check = check_machine.Check(options)
+    check_machine.unpack_wheels(check)
+    check_machine.gather_facts(check)
     run = SliceRun(check, steps, the_plan, started)
     run.harness = harness
-    why = gpu_check.no_gpu_reason(check.facts) if options.accelerator == "cuda" else None
+    why = check_machine.no_gpu_reason(check.facts) if options.accelerator == "cuda" else None
     previous = {number: signal.signal(number, signal_cut_off) for number in (signal.SIGTERM, signal.SIGHUP)}
     code = 0
     try:

@@ -281,6 +281,7 @@ class _Collect(logging.Handler):
 
 def run_reader(path: Path, output: Path, reader: str, options: dict) -> Outcome:
     from benchmarks.analyzer import pipeline
+    from benchmarks.analyzer.report_files import AnalyzeError
 
     handler = _Collect()
     logger = logging.getLogger(LOGGER)
@@ -289,7 +290,7 @@ def run_reader(path: Path, output: Path, reader: str, options: dict) -> Outcome:
         pipeline.analyze(pipeline.Options(inputs=[str(path)], output=str(output), fallback_timestamp=7.0,
                                           reader=reader, **options))
         report, error = output.read_bytes(), None
-    except pipeline.AnalyzeError as exc:
+    except AnalyzeError as exc:
         report, error = None, f"AnalyzeError: {exc}"
     except Exception as exc:  # a crash of either reader: never expected, always reported
         report, error = None, f"crash: {type(exc).__name__}: {exc}"

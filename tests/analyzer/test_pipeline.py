@@ -15,7 +15,7 @@ import pytest
 
 from helpers import ROOT
 
-from benchmarks.analyzer import pipeline
+from benchmarks.analyzer import columns, pipeline, report_files
 
 pytestmark = pytest.mark.usefixtures("analyzer_reader")  # each test with each reader
 
@@ -237,7 +237,7 @@ def test_every_problem_is_reported_once_with_its_line_and_the_rest_is_read(tmp_p
 def test_a_file_without_any_valid_record_is_an_error(tmp_path):
     path = tmp_path / "bad.jsonl"
     path.write_text('not json\n[1]\n{"a": 1}\n\n{"model": {"model_na')
-    with pytest.raises(pipeline.AnalyzeError, match=r"bad.jsonl: no usable record \(first problem: line 1: invalid JSON"):
+    with pytest.raises(report_files.AnalyzeError, match=r"bad.jsonl: no usable record \(first problem: line 1: invalid JSON"):
         run(tmp_path, path)
     assert not (tmp_path / "report.csv").exists()
     assert [p.name for p in tmp_path.iterdir()] == ["bad.jsonl"]  # no spool or temporary file left behind
@@ -286,7 +286,7 @@ def test_jsonl_report_holds_the_same_rows_as_the_csv(tmp_path):
     json_rows = [json.loads(line) for line in (tmp_path / "r.jsonl").read_text().splitlines()]
     assert len(json_rows) == len(csv_rows) == 13 + 8
     for row_c, row_j in zip(csv_rows, json_rows):
-        assert list(row_j)[:37] == list(pipeline.FIXED_COLUMNS)  # every fixed column, null when unknown
+        assert list(row_j)[:37] == list(columns.FIXED_COLUMNS)  # every fixed column, null when unknown
         # the CSV leaves out the columns of ours empty in every row; the JSON lines name them (null)
         assert {k for k, v in row_j.items() if v is not None} <= set(header)
         assert {k: v for k, v in row_j.items() if v is not None}.keys() == cells(row_c).keys()
@@ -308,14 +308,14 @@ def test_inputs_directory_globs_and_the_jsonl_report_itself(tmp_path):
                                                                                str(data / "upstream.jsonl")]
     for bad, message in (([str(tmp_path / "nope")], "no such file"), ([str(data / "*.csv")], "matches no file"),
                          ([str(tmp_path)], "no \\*.jsonl results file")):
-        with pytest.raises(pipeline.AnalyzeError, match=message):
+        with pytest.raises(report_files.AnalyzeError, match=message):
             pipeline.find_inputs(bad, None)
 
 
 def test_column_order_is_the_documented_one_for_any_set_of_names():
     shuffled = ["hostname", "max_zeta", "a.b", "min_zeta", "std_total_time", "status", "min_peak_rss_bytes",
                 "timestamp", "my_note", "min_alpha"]
-    assert pipeline.order_columns(shuffled) == [
+    assert columns.order_columns(shuffled) == [
         "timestamp", "status", "std_total_time", "min_peak_rss_bytes", "min_alpha", "min_zeta", "max_zeta",
         "a.b", "my_note", "hostname"]
 
@@ -357,8 +357,8 @@ def test_per_iteration_times_equal_to_totals_in_some_records_only(tmp_path):
 
 def test_pandas_reads_the_report_with_numbers_as_numbers(tmp_path):
     run(tmp_path, FIXTURES / "ours.jsonl", FIXTURES / "upstream.jsonl")
-    frame = pipeline.load_report(str(tmp_path / "report.csv"))
-    assert len(frame) == 13 and list(frame.columns[:20]) == list(pipeline.UPSTREAM_COLUMNS)
+    frame = report_files.load_report(str(tmp_path / "report.csv"))
+    assert len(frame) == 13 and list(frame.columns[:20]) == list(columns.UPSTREAM_COLUMNS)
     assert frame["median_total_time"].dtype == "float64" and frame["batch_size"].max() == 16
     assert frame["status"].tolist().count("ok") == 6 and frame["xla"].isna().sum() == 8  # 3 + 3 ok; 4 + 4 eager
     assert frame.loc[1, "xla_compile_time"] == 7.375

@@ -7,7 +7,7 @@ import pytest
 
 from helpers import ROOT
 
-from benchmarks.analyzer import pipeline
+from benchmarks.analyzer import columns, pipeline, report_files
 
 pytestmark = pytest.mark.usefixtures("analyzer_reader")  # each test with each reader
 
@@ -44,7 +44,7 @@ def test_two_runs_with_different_metrics_keep_every_value_under_its_header(tmp_p
     second = report_and_append(tmp_path, "second", lines_of("ours", 2) + lines_of("upstream", 1, 2), database)
     header_2, rows = read(database)
     assert set(header_1) < set(header_2)
-    assert header_2 == pipeline.order_columns(header_2)  # rewritten once, in the documented order
+    assert header_2 == columns.order_columns(header_2)  # rewritten once, in the documented order
     assert rows == first + second  # every value of both runs, under its own name
     assert rows[0]["std_peak_rss_bytes"] and "min_trace_total_time" not in rows[0]
     assert rows[3]["xla_compile_time"] == "7.375" and rows[4]["dynamo_counters.stats.calls_captured"] == "2.0"
@@ -59,7 +59,7 @@ def test_two_runs_with_different_metrics_keep_every_value_under_its_header(tmp_p
 
 def test_a_database_written_by_upstreams_analyzer_gets_our_rows_by_name(tmp_path):
     database = tmp_path / "database.csv"
-    upstream_header = list(pipeline.UPSTREAM_COLUMNS) + ["min_total_time", "max_total_time", "mean_total_time",
+    upstream_header = list(columns.UPSTREAM_COLUMNS) + ["min_total_time", "max_total_time", "mean_total_time",
                                                         "std_total_time", "median_trace_per_iter_time"]
     old_row = {"timestamp": "1699680738.72", "suite_name": "torchbench", "model_name": "old", "accelerator": "cuda",
                "error_message": "RuntimeError: boom, with a comma", "median_total_time": "0.5",
@@ -71,14 +71,14 @@ def test_a_database_written_by_upstreams_analyzer_gets_our_rows_by_name(tmp_path
     new = report_and_append(tmp_path, "new", lines_of("ours", 1), database)
     header, rows = read(database)
     assert rows == [old_row] + new
-    assert header[:20] == list(pipeline.UPSTREAM_COLUMNS) and "status" in header
+    assert header[:20] == list(columns.UPSTREAM_COLUMNS) and "status" in header
 
 
 def test_a_file_that_is_not_a_database_is_left_alone(tmp_path):
     database = tmp_path / "results.jsonl"
     text = lines_of("ours", 1)
     database.write_text(text)
-    with pytest.raises(pipeline.AnalyzeError, match="not a metric database"):
+    with pytest.raises(report_files.AnalyzeError, match="not a metric database"):
         report_and_append(tmp_path, "run", text, database)
     assert database.read_text() == text
 

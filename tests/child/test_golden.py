@@ -127,7 +127,7 @@ def test_contradicting_golden_flags_are_one_line_and_exit_2(tmp_path):
 
 
 def test_the_golden_flags_are_part_of_the_fingerprint_and_a_plain_config_keeps_its_old_one(tmp_path):
-    from benchmarks.config.run_options import GoldenOptions
+    from benchmarks.config.feature_options import GoldenOptions
     from benchmarks.results import records
 
     model, experiment = {"suite_name": "dummy", "model_name": "mlp"}, exp().to_dict()

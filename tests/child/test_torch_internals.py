@@ -94,7 +94,7 @@ def test_inductors_settings_on_a_torch_that_moved_them_are_listed_another_way_or
     a torch with neither gives the reason instead, and the sweep leaves --inductor-config to its children (each sets
     the value, or fails saying why) rather than refusing it."""
     from benchmarks.config.experiment_config import ExperimentConfig
-    from benchmarks.runner import matrix, plan, probe
+    from benchmarks.runner import flag_checks, matrix, probe
 
     copy_only = types.ModuleType("torch._inductor.config")  # a config module without _config
     copy_only.get_config_copy = lambda: {"max_autotune": False, "_private": 1, "compile_threads": 2}
@@ -105,7 +105,7 @@ def test_inductors_settings_on_a_torch_that_moved_them_are_listed_another_way_or
                                           "inductor_settings_error": error})
     asking = ExperimentConfig(accelerator="cpu", xla=None, dynamo="inductor", test="eval",
                               inductor_config="max_autotune=True")
-    plan.check_inductor_settings([asking], caps)  # not refused: the child sets it
+    flag_checks.check_inductor_settings([asking], caps)  # not refused: the child sets it
     assert matrix.unsupported_reason(asking, caps) is None
     assert f"--inductor-config is not checked before the children run: {error}" in caplog.text
 

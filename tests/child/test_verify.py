@@ -14,7 +14,7 @@ import weakref
 
 import pytest
 
-from benchmarks.config.run_options import VerifyOptions
+from benchmarks.config.feature_options import VerifyOptions
 from benchmarks.results import accuracy_status
 from helpers import XLA, call_runner, read_jsonl, run_runner
 

@@ -111,7 +111,7 @@ def test_freezing_is_inductors_inference_only(dynamo, test, freezing):
 def test_an_eager_run_that_raises_gets_the_harness_status_of_that_run():
     import torch
 
-    from benchmarks.child.accuracy.verify import eager_failure_status
+    from benchmarks.child.accuracy.verify_common import eager_failure_status
 
     assert eager_failure_status(0, RuntimeError("x")) == "eager_fail_to_run"  # the model could not be built
     assert eager_failure_status(1, RuntimeError("x")) == "eager_1st_run_fail"
@@ -193,7 +193,7 @@ def test_question_answering_outputs_are_judged_by_their_loss_alone():
     import torch
 
     from benchmarks.child.accuracy.check import judge
-    from benchmarks.child.accuracy.eager_comparison import Node
+    from benchmarks.child.accuracy.output_tree import Node
 
     def output(loss, logits):
         return Node("QuestionAnsweringModelOutput", {"loss": torch.tensor(loss), "start_logits": logits})

@@ -12,7 +12,8 @@ import pytest
 
 from benchmarks.config.experiment_config import ExperimentConfig
 from benchmarks.config.process_env import child_environment
-from benchmarks.config.run_options import DiagnosticsOptions, RunOptions
+from benchmarks.config.feature_options import DiagnosticsOptions
+from benchmarks.config.run_options import RunOptions
 from benchmarks.fork_server import client
 from helpers import PYTHON, ROOT, XLA, by_model, call_runner, forked_configs, processes_mentioning, read_jsonl, run_runner, \
     wait_for

@@ -32,6 +32,7 @@ STATUS_KEYS = ("status", "accuracy", "verification_code", "verification")
 # Scripts with status words of their own (not a record's), or that write records without importing the library.
 OWN_WORDS = {
     "scripts/gpu/check.py": "its report's parts are ok, failed or skipped, and a command's end ok or timeout",
+    "scripts/gpu/check_machine.py": "the same parts (the packages' part), and a command's end ok or timeout",
     "scripts/parity/report.py": "a harness command ended ok, exit N or timeout",
     "scripts/upkeep/fuzz_scanner.py": "writes records, an invalid status among them, for the C scanner: imports no "
                                       "library",

@@ -9,6 +9,7 @@ import pytest
 from helpers import install_plugin, run_runner
 
 from benchmarks.config import backend_registry
+from benchmarks.plumbing import user_cache
 from benchmarks.runner import capabilities
 
 
@@ -16,7 +17,7 @@ from benchmarks.runner import capabilities
 def test_a_backend_plugin_installed_after_the_probe_was_cached_is_found(tmp_path):
     cache, plugins = tmp_path / "cache", tmp_path / "plugins"
     plugins.mkdir()
-    env = dict(os.environ, **{capabilities.CACHE_ENV: str(cache)})
+    env = dict(os.environ, **{user_cache.CACHE_ENV: str(cache)})
     common = ("--suite-name=dummy", "-k", "^mlp$", "--accelerator=cpu", "--xla=None", "--test=eval", "--dry-run",
               f"--output-dirname={tmp_path / 'out'}")
     first = run_runner(*common, "--dynamo=aot_eager", env=env)  # the probe's answer cached, without the plugin

@@ -9,6 +9,7 @@ import textwrap
 
 import pytest
 
+from benchmarks.plumbing.cli_support import UsageError
 from benchmarks.plumbing.safe_paths import PathEscapes, inside
 from benchmarks.runner.job_resources import ResourceError, split_cores
 from benchmarks.runner.ray import artifact_shipping, join, node_cores
@@ -104,7 +105,7 @@ def test_only_a_plain_host_and_port_is_checked_before_ray_joins():
     with socket.socket(socket.AF_INET6) as probe:  # a free IPv6 port: nothing answers there
         probe.bind(("::1", 0))
         port = probe.getsockname()[1]
-    with pytest.raises(join.UsageError, match=r"cannot reach the Ray cluster at \[::1\]:\d+: Connection refused"):
+    with pytest.raises(UsageError, match=r"cannot reach the Ray cluster at \[::1\]:\d+: Connection refused"):
         join.check_reachable(f"[::1]:{port}")
 
 

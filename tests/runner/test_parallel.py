@@ -12,9 +12,11 @@ import psutil
 import pytest
 
 from benchmarks.config.experiment_config import ExperimentConfig
+from benchmarks.plumbing import user_cache
 from benchmarks.runner import capabilities
 from benchmarks.runner.job_resources import Needs, ResourceError, ResourcePool, split_cores
-from benchmarks.runner.plan import Config, longest_first
+from benchmarks.runner.plan import Config
+from benchmarks.runner.resume import longest_first
 from helpers import (PYTHON, ROOT, call_runner, processes_mentioning, ray_children, read_jsonl, run_runner, usable_cores,
                      wait_for)
 
@@ -98,9 +100,9 @@ def test_the_probe_cache_key_changes_with_devices_versions_and_the_question(monk
 
 
 def test_the_probe_cache_directory_follows_the_environment(tmp_path):
-    assert capabilities.cache_dir({capabilities.CACHE_ENV: "off"}) is None
-    assert capabilities.cache_dir({capabilities.CACHE_ENV: str(tmp_path)}) == str(tmp_path)
-    assert capabilities.cache_dir({"XDG_CACHE_HOME": "/x"}) == "/x/ptbench-matrix"
+    assert user_cache.cache_dir({user_cache.CACHE_ENV: "off"}) is None
+    assert user_cache.cache_dir({user_cache.CACHE_ENV: str(tmp_path)}) == str(tmp_path)
+    assert user_cache.cache_dir({"XDG_CACHE_HOME": "/x"}) == "/x/ptbench-matrix"
 
 
 # ---------------------------------------------------------------- bad input (fast: nothing runs)
@@ -312,7 +314,7 @@ def test_ctrl_c_stops_every_running_child(tmp_path):
 @pytest.mark.integration
 def test_a_repeated_sweep_reuses_the_probe_answer_and_a_device_change_asks_again(tmp_path):
     cache = tmp_path / "cache"
-    env = dict(os.environ, **{capabilities.CACHE_ENV: str(cache)})
+    env = dict(os.environ, **{user_cache.CACHE_ENV: str(cache)})
     args = ["--accelerator=cpu", "--xla=None", "--dynamo=inductor", "--test=eval", "-k", "^mlp$", "--dry-run",
             "--timestamp=1", f"--output-dirname={tmp_path / 'out'}"]
     first = run_runner(*args, env=env, check_rc=0)

@@ -8,7 +8,8 @@ import math
 
 from benchmarks.config.experiment_config import ExperimentConfig
 from benchmarks.results import records
-from benchmarks.runner.plan import Config, Plan, in_model_order, load_earlier
+from benchmarks.runner.plan import Config, Plan
+from benchmarks.runner.resume import in_model_order, load_earlier
 from scripts.bench import scale as bench_scale
 
 EAGER = ExperimentConfig.from_dict({"accelerator": "cpu", "xla": None, "dynamo": None, "test": "eval"})

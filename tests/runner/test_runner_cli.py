@@ -125,14 +125,14 @@ def test_the_parent_never_imports_torch_nor_child_code_even_while_planning_a_swe
 
 def test_partitions_slice_the_suite_list_before_filters():
     from benchmarks.config.run_options import RunOptions, build_parser
-    from benchmarks.runner import plan
+    from benchmarks.runner import model_selection
     from benchmarks.suites import all_suites, load_suite
 
     parser = build_parser(all_suites())
-    names = lambda *args: [m["model_name"] for m in plan.select_models(load_suite("faults"), RunOptions.from_flags(parser.parse_args(args)))]
+    names = lambda *args: [m["model_name"] for m in model_selection.select_models(load_suite("faults"), RunOptions.from_flags(parser.parse_args(args)))]
     everything = names()
     parts = [names("--total-partitions=4", f"--partition-id={i}") for i in range(4)]
     assert sum(parts, []) == everything  # disjoint, complete, in order; the last takes the remainder
     assert names("--total-partitions=4", "--partition-id=0", "-k", "nothing-matches", "--allow-empty") == []
     assert names("-k", "SEG") == ["segfault"] and names("-x", "^s") == [n for n in everything if not n.startswith("s")]
-    assert [m["model_name"] for m in plan.select_models(load_suite("dummy"), RunOptions.from_flags(parser.parse_args(["--filter-by-tier=1"])))] == ["mlp"]
+    assert [m["model_name"] for m in model_selection.select_models(load_suite("dummy"), RunOptions.from_flags(parser.parse_args(["--filter-by-tier=1"])))] == ["mlp"]

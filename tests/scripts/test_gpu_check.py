@@ -8,7 +8,7 @@ import pytest
 
 from helpers import PYTHON, ROOT, call_main
 
-from scripts.gpu import check as gpu_check
+from scripts.gpu import check as gpu_check, check_machine
 from scripts.parity import table as parity_table
 
 SCRIPT = ["-m", "scripts.gpu.check"]
@@ -106,10 +106,10 @@ def test_bad_usage_is_one_line_and_exit_2(tmp_path):
 
 
 def test_no_gpu_reason_names_what_is_missing():
-    assert gpu_check.no_gpu_reason({"torch_error": "No module named 'torch'"}).startswith("torch does not import")
-    assert "without CUDA" in gpu_check.no_gpu_reason({"torch": "2.13.0+cpu", "cuda_built": False})
-    assert gpu_check.no_gpu_reason({"torch": "2.11.0", "cuda_built": True, "devices": []}) == "no CUDA device is visible"
-    assert gpu_check.no_gpu_reason({"torch": "2.11.0", "cuda_built": True, "devices": ["NVIDIA H100"]}) is None
+    assert check_machine.no_gpu_reason({"torch_error": "No module named 'torch'"}).startswith("torch does not import")
+    assert "without CUDA" in check_machine.no_gpu_reason({"torch": "2.13.0+cpu", "cuda_built": False})
+    assert check_machine.no_gpu_reason({"torch": "2.11.0", "cuda_built": True, "devices": []}) == "no CUDA device is visible"
+    assert check_machine.no_gpu_reason({"torch": "2.11.0", "cuda_built": True, "devices": ["NVIDIA H100"]}) is None
 
 
 def test_the_harness_failure_row_is_no_time_and_a_timed_row_gives_both(tmp_path):
@@ -150,11 +150,11 @@ def test_a_carried_library_missing_here_comes_with_its_companions_and_their_miss
     wheel(wheels, "slicefake_hub", "slicefake_hub", "2.4")  # the newest of a project is the one unpacked
     wheel(wheels, "slicefake_dep", "slicefake_dep")  # a dependency of theirs this Python lacks
     wheel(wheels, "PyYAML", "yaml")  # one it has: left alone
-    monkeypatch.setattr(gpu_check, "CARRIED_GROUPS", {"slicefake_lib": ("slicefake_lib", "slicefake_hub"),
+    monkeypatch.setattr(check_machine, "CARRIED_GROUPS", {"slicefake_lib": ("slicefake_lib", "slicefake_hub"),
                                                       "json": ("json_wheel_never_looked_for",)})
     options = gpu_check.parse([f"--out={tmp_path / 'out'}", f"--wheels={wheels}"])
-    check = gpu_check.Check(options)
-    gpu_check.unpack_wheels(check)
+    check = check_machine.Check(options)
+    check_machine.unpack_wheels(check)
     site = tmp_path / "out" / "site"
     assert sorted(p.name for p in site.iterdir() if not p.name.endswith(".dist-info")) == [
         "slicefake_dep", "slicefake_hub", "slicefake_lib"]

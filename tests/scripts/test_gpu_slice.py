@@ -15,7 +15,7 @@ from test_gpu_slice_report import cuda
 from test_harness_subset import checkout
 from test_parity_report import record, write_harness
 
-from scripts.gpu import check as gpu_check
+from scripts.gpu import check_machine
 from scripts.gpu import slice as gpu_slice
 from scripts.gpu import slice_plan
 from scripts.gpu import slice_report
@@ -108,7 +108,7 @@ class WrittenSteps(gpu_slice.SliceRun):
 
 def start(tmp_path, *args, cut_at=None, spend=False):
     options = gpu_slice.parse([f"--out={tmp_path}", "--tiers=first", *args])
-    check = gpu_check.Check(options)
+    check = check_machine.Check(options)
     check.facts = {"devices": ["NVIDIA H100 80GB HBM3"], "torchvision": "0.26", "timm": "1.0",
                    "transformers": "5.23"}
     steps = gpu_slice.slice_steps(options)

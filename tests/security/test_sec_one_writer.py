@@ -29,6 +29,7 @@ ALLOWED = {
     ("scripts/parity/harness.py", "*"): "a developer's parity tool: writes into the scratch folder it made",
     ("scripts/parity/table.py", "*"): "a developer's parity tool: the table it was asked for",
     ("scripts/gpu/check.py", "*"): "the GPU check: logs and its report into the folder it made (mkdtemp/--out)",
+    ("scripts/gpu/check_machine.py", "run"): "the GPU check's process logs, into the folder it made (--out)",
     ("scripts/gpu/slice_report.py", "*"): "the GPU check's report into its own folder",
     ("scripts/gpu/slice.py", "*"): "the GPU check's state into its own folder",
     ("scripts/upkeep/generated_docs.py", "*"): "make docs: rewrites docs/ of this repository",

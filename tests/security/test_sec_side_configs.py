@@ -18,6 +18,7 @@ import pytest
 from helpers import call_runner, run_runner
 
 from benchmarks.config.experiment_config import ExperimentConfig
+from benchmarks.plumbing import user_cache
 from benchmarks.runner import capabilities
 
 EXP = {"accelerator": "cpu", "xla": None, "dynamo": None, "test": "eval"}
@@ -103,7 +104,7 @@ FORGED = {"dynamo_backends": ["forged_backend"], "torch_xla_error": "forged"}
 @pytest.fixture
 def cache_path(tmp_path, monkeypatch):
     """Where the probe's answer for NEEDS_DYNAMO is cached, in a cache folder of this test's."""
-    monkeypatch.setenv(capabilities.CACHE_ENV, str(tmp_path / "cache"))
+    monkeypatch.setenv(user_cache.CACHE_ENV, str(tmp_path / "cache"))
     (tmp_path / "cache").mkdir()
     return tmp_path / "cache" / f"probe-{capabilities.cache_key(capabilities.probe_argv(NEEDS_DYNAMO))}.json"
 

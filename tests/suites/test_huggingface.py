@@ -13,6 +13,7 @@ from helpers import XLA, call_runner, read_jsonl, run_runner
 from benchmarks.config import experiment_config
 from benchmarks.plumbing.cli_support import UsageError
 from benchmarks.suites import huggingface, huggingface_llm
+from benchmarks.suites.huggingface_inputs import make_inputs
 
 MODELS = ["BertForMaskedLM", "GPT2ForSequenceClassification", "T5ForConditionalGeneration"]
 # Field names every one of the three configs knows (GPT2 and T5 map them to their own names).
@@ -55,19 +56,19 @@ def test_config_fields_and_knobs_are_applied_offline():
     assert (config.num_layers, config.d_model, config.dropout_rate, config.use_cache) == (2, 16, 0.0, False)
     with pytest.raises(ValueError, match="BertConfig has no field 'no_such_field'"):
         huggingface.make_config(transformers.BertForMaskedLM, {}, {"no_such_field": 1})
-    inputs = huggingface.make_inputs("T5ForConditionalGeneration", config, 2, 8)
+    inputs = make_inputs("T5ForConditionalGeneration", config, 2, 8)
     assert set(inputs) == {"input_ids", "decoder_input_ids", "labels"} and inputs["labels"].shape == (2, 8)
-    qa = huggingface.make_inputs("BertForQuestionAnswering", transformers.BertConfig(), 3, 8)
+    qa = make_inputs("BertForQuestionAnswering", transformers.BertConfig(), 3, 8)
     assert qa["start_positions"].shape == (3,)
 
 
 def test_image_inputs_take_the_configs_image_size_or_224_where_it_has_none():
     import transformers
 
-    resnet = huggingface.make_inputs("ResNetForImageClassification", transformers.ResNetConfig(), 2, 8,
+    resnet = make_inputs("ResNetForImageClassification", transformers.ResNetConfig(), 2, 8,
                                      main_input="pixel_values")  # ResNetConfig has no image_size
     assert resnet["pixel_values"].shape == (2, 3, 224, 224) and resnet["labels"].shape == (2,)
-    vit = huggingface.make_inputs("ViTModel", transformers.ViTConfig(image_size=32), 1, 8, main_input="pixel_values")
+    vit = make_inputs("ViTModel", transformers.ViTConfig(image_size=32), 1, 8, main_input="pixel_values")
     assert set(vit) == {"pixel_values"} and vit["pixel_values"].shape == (1, 3, 32, 32)
 
 

@@ -8,7 +8,7 @@ from helpers import call_runner, read_jsonl, run_runner
 
 from benchmarks.config.run_options import RunOptions
 from benchmarks.plumbing.cli_support import UsageError
-from benchmarks.runner import plan
+from benchmarks.runner import model_selection
 
 from benchmarks.config import tiers
 from benchmarks.suites import load_suite, torchvision_suite
@@ -24,7 +24,7 @@ def selection(suite_name, **kw):
     base = dict(filter=[], exclude=[], filter_by_tier=[], exclude_by_tier=[], total_partitions=1, partition_id=0,
                 model_params=None, torchbench_dir=None, torchbench_skips=None)
     base.update(kw)
-    return [m["model_name"] for m in plan.select_models(load_suite(suite_name), RunOptions.from_flags(argparse.Namespace(**base)))]
+    return [m["model_name"] for m in model_selection.select_models(load_suite(suite_name), RunOptions.from_flags(argparse.Namespace(**base)))]
 
 
 # ---------------------------------------------------------------- listing and tiers (no torch)

@@ -88,7 +88,7 @@ def fp64_logits(run: HookRun, eager, first_tokens, steps: int) -> tuple:
     import torch
 
     from benchmarks.child import backends
-    from benchmarks.child.accuracy import verify
+    from benchmarks.child.accuracy import verify_common
     from benchmarks.features.precision import child as precision_child
 
     plain = eager.with_(precision=precision.DEFAULT, quantization=None)
@@ -104,10 +104,10 @@ def fp64_logits(run: HookRun, eager, first_tokens, steps: int) -> tuple:
             logits = module(**kwargs, use_cache=False).logits
         return [logits[:, index - steps, :].to("cpu", torch.float64) for index in range(steps)], None
     except Exception as exc:  # an OOM too: no fp64 reference, the mean relative error decides
-        return None, verify.one_line("the model can't run in float64", exc)
+        return None, verify_common.one_line("the model can't run in float64", exc)
     finally:
         bm = module = None
-        verify.free_memory()
+        verify_common.free_memory()
 
 
 def unmasked(result: list, eager: list, fp64: list) -> tuple:
@@ -145,7 +145,7 @@ class GenerationVerify(config_hooks.Hook):
 
     def check(self, run: HookRun) -> None:
         from benchmarks.child import backends, generation
-        from benchmarks.child.accuracy import verify
+        from benchmarks.child.accuracy import verify_common
 
         run.channel.set_phase("verify")
         new_tokens = run.bm.generation.new_tokens
@@ -156,10 +156,10 @@ class GenerationVerify(config_hooks.Hook):
             result_logits, result_ids = generated(run.step, new_tokens)
         except Exception as exc:
             log.exception("the config raised during verification")
-            self.code, self.message = VerificationCode.EXCEPTION_RAISED, verify.one_line("the config raised", exc)
+            self.code, self.message = VerificationCode.EXCEPTION_RAISED, verify_common.one_line("the config raised", exc)
             return
         run.release_model()  # the config's model is let go before eager's is built: one model in memory at a time
-        verify.free_memory()
+        verify_common.free_memory()
         run.channel.set_phase("reference")
         eager = run.experiment.with_(xla=None, dynamo=None, generation_compile=None)  # eager on the accelerator
         try:
@@ -172,12 +172,12 @@ class GenerationVerify(config_hooks.Hook):
         except Exception as exc:
             log.exception("the eager reference raised")
             self.code = VerificationCode.EAGER_FAILED
-            self.message = verify.one_line("the eager reference raised", exc)
-            self.status = verify.eager_failure_status(1, exc)
+            self.message = verify_common.one_line("the eager reference raised", exc)
+            self.status = verify_common.eager_failure_status(1, exc)
             return
         finally:
             bm = module = step = None
-            verify.free_memory()
+            verify_common.free_memory()
         steps = judged_steps(reference_ids, result_ids)
         self.comparison = compare(reference_logits[:steps], result_logits[:steps], "logits")
         self.code, self.message = verification_code(self.comparison, self.tolerance)
@@ -208,13 +208,13 @@ class GenerationVerify(config_hooks.Hook):
 
     def finish(self, record: dict) -> Optional[str]:
         """The verification keys after verification_code, `generation_verify`, and the accuracy status decided."""
-        from benchmarks.child.accuracy import verify
+        from benchmarks.child.accuracy import verify_common
 
         ok = record.get("status") == RecordStatus.OK
         if not ok:
             self.code = (VerificationCode.VERIFIER_SKIPPED if record.get("status") == RecordStatus.SKIP
                          else VerificationCode.EXCEPTION_RAISED)
-        figures = self.comparison.figures() if self.comparison and ok else dict.fromkeys(verify.FIGURE_KEYS[:3])
+        figures = self.comparison.figures() if self.comparison and ok else dict.fromkeys(verify_common.FIGURE_KEYS[:3])
         values = {"verification_code": self.code, **figures, "verification_tolerance": self.tolerance,
                   "verification_message": self.message, "accuracy": None}
         status, reason = self._status(ok)
@@ -227,7 +227,7 @@ class GenerationVerify(config_hooks.Hook):
             values.update({"accuracy_reference": self.judgement.reference, "accuracy_tolerance": self.rule.tolerance,
                            "accuracy_rmse": self.judgement.rmse, "accuracy_eager_rmse": self.judgement.eager_rmse,
                            "accuracy_message": self.judgement.message()})
-        verify.place_after(record, "verification_code", values)
+        verify_common.place_after(record, "verification_code", values)
         if self.tokens is not None and ok:
             record["generation_verify"] = self.tokens
         return status

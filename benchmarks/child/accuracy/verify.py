@@ -47,78 +47,24 @@ Importing this module is cheap (torch is imported by the functions that need it)
 from __future__ import annotations
 
 import copy
-import dataclasses
-import gc
 import logging
 from typing import Any, Callable, Optional
 
 from benchmarks.child import torch_internals
 from benchmarks.child.accuracy import check
-from benchmarks.child.accuracy.eager_comparison import Comparison, compare, verification_code
-from benchmarks.child.accuracy.verify_outputs import collect, iterations_for, root_name, tensor_bytes, \
-    uses_fallback_random, fallback_random
+from benchmarks.child.accuracy.eager_comparison import compare, verification_code
+from benchmarks.child.accuracy.verify_common import (FIGURE_KEYS, eager_failure_status, free_memory, one_line,
+                                                     place_after)
+from benchmarks.child.accuracy.verify_outputs import (collect, iterations_for, root_name, uses_fallback_random,
+                                                      fallback_random)
+from benchmarks.child.accuracy.verify_state import Judging, Kept, Outcome
 from benchmarks.config import accuracy_rule, tolerances
-from benchmarks.results import accuracy_status, records
+from benchmarks.results import accuracy_status
 from benchmarks.results.accuracy_status import AccuracyStatus
 from benchmarks.results.records import RecordStatus, VerificationCode
 from benchmarks.suites import ModelSkipped
 
 log = logging.getLogger("benchmarks.child.accuracy.verify")
-
-# Record keys, placed right after upstream's `verification_code`.
-FIGURE_KEYS = ("verification_mean_rel_error", "verification_max_abs_error", "verification_cosine_similarity",
-               "verification_tolerance", "verification_message")
-# The accuracy judgement's keys, after those: the status, then its figures.
-ACCURACY_KEYS = accuracy_status.KEYS
-
-
-def free_memory() -> None:
-    gc.collect()
-    import torch
-
-    if torch.cuda.is_available() and torch.cuda.is_initialized():
-        torch.cuda.empty_cache()
-
-
-@dataclasses.dataclass
-class Kept:
-    """What --verify holds on the CPU until the config's result is compared (or the config failed)."""
-
-    reference: Any = None  # the eager result
-    fp64: Any = None  # the fp64 eager result (None: the cosine fallback)
-    initial: Optional[tuple] = None  # train: the config's weights, optimizer and loss-scaler state before timing
-
-    def release(self) -> None:
-        self.reference = self.fp64 = self.initial = None
-
-    def nbytes(self) -> int:
-        return tensor_bytes((self.reference, self.fp64, self.initial))
-
-
-@dataclasses.dataclass
-class Outcome:
-    """Upstream's verification: the code (None: the reference is ready, `check` decides), its message, the
-    tolerance it was decided at and the comparison with eager (the verification_* figures)."""
-
-    code: Optional[str] = VerificationCode.VERIFIER_SKIPPED
-    message: Optional[str] = None
-    tolerance: Optional[float] = None
-    comparison: Optional[Comparison] = None
-
-
-@dataclasses.dataclass
-class Judging:
-    """The accuracy status's parts: the harness's rule for the config, a status decided before the check (an eager
-    failure, the harness's skip) with its reason, or the check's judgement by the rule."""
-
-    rule: Optional[accuracy_rule.Rule] = None
-    judged: bool = False  # whether `check` also judges by the rule (not for declared random outputs)
-    tolerance: Optional[float] = None  # the rule's tolerance, when judged
-    fp64_problem: Optional[str] = None  # why there is no fp64 reference
-    status: Optional[str] = None
-    reason: Optional[str] = None  # accuracy_reason, when decided before the check
-    judgement: Optional[check.Judgement] = None
-    force_max: bool = False  # whether the judgement used same()'s force_max_multiplier
 
 
 class Verifier:
@@ -400,7 +346,7 @@ class Verifier:
         self.judging.judgement = None
 
     def accuracy(self, record: dict) -> tuple:
-        """(the status this check decided, its figures: ACCURACY_KEYS but `accuracy`), once the verification code is
+        """(the status this check decided, its figures: accuracy_status.KEYS but `accuracy`), once the verification code is
         final; accuracy_status.settle writes the status."""
         outcome, judging = self.outcome, self.judging
         ok = record.get("status") == RecordStatus.OK
@@ -488,18 +434,6 @@ RANDOM_BY_DESIGN = "the suite declares this config's output random (BenchmarkMod
 NON_DETERMINISTIC = "non-deterministic by the harness's list"
 
 
-def eager_failure_status(run: int, exc: BaseException) -> str:
-    """The harness's status for an eager reference that raised: building it (0), its first (1) or second (2) run."""
-    import torch
-
-    if run == 0:
-        return AccuracyStatus.EAGER_FAIL_TO_RUN
-    oom = isinstance(exc, (MemoryError, torch.OutOfMemoryError))
-    if run == 1:
-        return AccuracyStatus.EAGER_1ST_RUN_OOM if oom else AccuracyStatus.EAGER_1ST_RUN_FAIL
-    return AccuracyStatus.EAGER_2ND_RUN_OOM if oom else AccuracyStatus.EAGER_2ND_RUN_FAIL
-
-
 def force_max_multiplier(rule, experiment) -> bool:
     """same()'s force_max_multiplier, as the harness sets it: freezing, bfloat16, and Inductor folded a
     convolution with a binary op (its counter, since the child cleared the counters at setup)."""
@@ -526,18 +460,3 @@ def start_xla_runtime(experiment) -> None:
         log.warning("the XLA device is not available: %s", exc)
 
 
-def one_line(what: str, exc: BaseException) -> str:
-    return f"{what}: {type(exc).__name__}: {records.short_message(str(exc)) or type(exc).__name__}"
-
-
-def place_after(record: dict, anchor: str, values: dict) -> None:
-    """Set `values` in `record`, the new keys right after `anchor` (records keep a readable key order)."""
-    items = [(k, v) for k, v in record.items() if k not in values or k == anchor]
-    record.clear()
-    for key, value in items:
-        if key == anchor:
-            record.update(values)
-        else:
-            record[key] = value
-    if anchor not in record:
-        record.update(values)
