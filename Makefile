@@ -95,7 +95,7 @@ bench-torchvision: env
 TEST_WORKERS ?= 2
 test: env browser
 	$(PY) -m scripts.upkeep.fuzz_scanner --seconds 20 --seed $(FUZZ_SEED)
-	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile -m "not slow" tests
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile -m "not slow" --durations=25 tests
 
 test-fast: env
 	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile -m "not integration" tests
