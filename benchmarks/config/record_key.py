@@ -43,7 +43,8 @@ class RecordKey:
     def __post_init__(self):
         unknown = [part for part in self.type.split("|") if part not in TYPES]
         if unknown:
-            raise ValueError(f"record key {self.name}: unknown type {'|'.join(unknown)}")
+            raise ValueError(f"record key {self.name}: unknown type {'|'.join(unknown)} (the types: "
+                             f"{', '.join(TYPES)}; several joined by '|')")
         if not (self.writer in (CORE, PARENT, UPSTREAM) or self.writer.startswith("feature:")):
             raise ValueError(f"record key {self.name}: writer {self.writer!r} is not core, parent, upstream or "
                              f"feature:<name>")

@@ -105,6 +105,8 @@ def throwaway(tmp_path):
     """A folder of two throwaway features and a sitecustomize that puts it on benchmarks.features' path; the
     environment that makes every process see them."""
     extra = tmp_path / "features"
+    clash = {"throwaway_switch", "throwaway_level"} & set(features.names())
+    assert not clash, f"a real feature is named {clash}: this test's throwaway features take those names; rename it"
     for name, files in (("throwaway_switch", {"__init__.py": SWITCH_FEATURE}),
                         ("throwaway_level", {"__init__.py": VALUED_FEATURE, "child.py": VALUED_CHILD})):
         (extra / name).mkdir(parents=True)

@@ -90,7 +90,9 @@ def drift(text: str) -> list:
     """What docs/layout.md's tree gets wrong about the checkout, one line each."""
     named, problems = parse_tree(tree_lines(text))
     modules, packages = modules_in_checkout()
-    problems += [f"{path}: in the checkout, not in docs/layout.md" for path in sorted((modules | packages) - named)]
+    problems += [f"{path}: in the checkout, not in docs/layout.md (a suite module or a feature folder: run "
+                 "`python -m scripts.upkeep.generated_docs`; any other module: add its line by hand)"
+                 for path in sorted((modules | packages) - named)]
     problems += [f"{path}: named in docs/layout.md, no such file or folder" for path in sorted(named)
                  if not (ROOT / path).exists()]
     return problems

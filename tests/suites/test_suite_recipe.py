@@ -143,4 +143,5 @@ def test_a_stale_suites_entry_in_the_layout_is_made_anew():
     text = generated_docs.LAYOUT.read_text(encoding="utf-8")
     line = next(line for line in text.splitlines() if line.startswith("    torchbench.py "))
     stale = text.replace(line + "\n", "")
+    assert with_layout_entries(text) == text, "docs/layout.md is stale: run `python -m scripts.upkeep.generated_docs`"
     assert stale != text and with_layout_entries(stale) == text
