@@ -5,6 +5,9 @@ the process's environment and its facts for the record). So no core module names
 (tests/child/test_feature_methods.py holds the core to it), and a new
 feature that must act where every step runs or every compile starts defines the method in its child half.
 
+A child half is imported when a method is first asked for, which may be before torch is (the compile cache's
+variables, the allocator policy's restart): torch only inside its functions.
+
 Each method has one provider at most (two would need a rule to combine them: an error names both); without one the
 core gets the method's neutral default. Resolved once per process and where a step is made, never per call, so a
 timed step calls the same function it would call by name.

@@ -26,6 +26,7 @@ place in its AXES; a feature that declares no ORDER comes after those that do.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import importlib
 import pkgutil
 
@@ -40,10 +41,12 @@ def declaration(name: str):
     return importlib.import_module(f"{__name__}.{name}")
 
 
-def declared(hook: str) -> list:
-    """Each declaration's `hook` (a function its declaration defines by that name), in the features' order."""
+@functools.lru_cache(maxsize=None)
+def declared(hook: str) -> tuple:
+    """Each declaration's `hook` (a function its declaration defines by that name), in the features' order; found
+    once per process (the plan asks per config)."""
     found = ((order(name), name) for name in names() if callable(getattr(declaration(name), hook, None)))
-    return [getattr(declaration(name), hook) for _, name in sorted(found)]
+    return tuple(getattr(declaration(name), hook) for _, name in sorted(found))
 
 
 def order(name: str) -> tuple:

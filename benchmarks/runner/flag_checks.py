@@ -58,7 +58,7 @@ def check_inductor_settings(experiments: list, caps: matrix.Capabilities) -> Non
     if caps.inductor_settings_error and any(e.inductor_config for e in experiments):
         log.warning("--inductor-config is not checked before the children run: %s", caps.inductor_settings_error)
     known = dict(caps.inductor_settings)
-    checks = features.declared("inductor_settings_problem") if known else []
+    checks = features.declared("inductor_settings_problem") if known else ()
     for experiment in experiments:
         for settings_problem in checks:
             problem = settings_problem(experiment, known)

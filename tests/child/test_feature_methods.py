@@ -4,6 +4,8 @@ default, and no core module (the child's, the runner's) names a feature."""
 
 import contextlib
 import re
+import subprocess
+import sys
 
 import pytest
 from helpers import ROOT
@@ -85,7 +87,15 @@ def test_the_declarations_answer_by_a_hooks_name():
     assert len(problems) == 1 and "no_such_setting" in problems[0]
     fp16_tpu = ExperimentConfig("tpu", "PJRT", None, "eval", precision="fp16")
     assert [why(fp16_tpu) for why in features.declared("resolved_skip_reason")][0].startswith("precision fp16")
-    assert features.declared("no_declaration_defines_this") == []
+    assert features.declared("no_declaration_defines_this") == ()
+
+
+def test_finding_every_method_imports_no_torch():
+    # the child resolves some before torch is imported (the cache variables, the allocator policy's restart)
+    code = ("import sys\nfrom benchmarks.child import feature_methods\n"
+            "[feature_methods.provided(m) for m in feature_methods.METHODS]\nprint('torch' in sys.modules)")
+    found = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
+    assert found.stdout.strip() == "False", found.stderr
 
 
 def test_without_a_provider_the_compile_cache_is_the_machines(monkeypatch):

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import contextlib
 
-from benchmarks.child import backends
 from benchmarks.features import precision
 
 
@@ -20,6 +19,8 @@ def model_cast(bm, experiment) -> None:
     """bf16/fp16: the built model's floating-point parameters and buffers, and its example inputs, in place (the
     feature method child/feature_methods.py's `model_cast`: before `model_transform`, which works on the cast weights)."""
     import torch
+
+    from benchmarks.child import backends  # torch: a child half is imported before torch is (feature_methods)
 
     name = cast_dtype(experiment)
     if name is None:
