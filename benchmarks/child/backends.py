@@ -41,6 +41,12 @@ def map_tensors(tree, fn):
     return tree
 
 
+def cast_tree(tree, dtype):
+    """Every floating-point tensor of a nested structure cast to `dtype`; integer and boolean tensors (indices,
+    masks) kept."""
+    return map_tensors(tree, lambda tensor: tensor.to(dtype) if tensor.is_floating_point() else tensor)
+
+
 def move(tree, device):
     """Move every tensor in a nested structure of tuples, lists and dicts."""
     return map_tensors(tree, lambda tensor: tensor.to(device))

@@ -6,11 +6,9 @@ from __future__ import annotations
 
 import logging
 
-from benchmarks.child import config_failures, config_hooks, cpu_vec_isa, device_memory, diagnostics, gpu_telemetry, \
-    precise_timing, timed_phase, torch_internals
+from benchmarks.child import config_failures, config_hooks, cpu_vec_isa, device_memory, diagnostics, feature_methods, \
+    gpu_telemetry, precise_timing, timed_phase, torch_internals
 from benchmarks.config.run_options import RunOptions
-from benchmarks.features.compile_options import child as compile_options_child
-from benchmarks.features.cuda_profile import child as cuda_profile_child
 from benchmarks.plumbing import disk_writes, machine_facts
 from benchmarks.results import accuracy_status, records
 from benchmarks.results.records import RecordStatus, VerificationCode
@@ -33,7 +31,7 @@ def resolve_accelerator_model(experiment) -> str:
 def build_model(suite, model_config: dict, experiment, parsed_flags):
     """The suite's model for `experiment` on its plain accelerator, built under fixed seeds, cast to the
     experiment's precision, quantized with its TorchAO recipe if it has one."""
-    from benchmarks.child import backends, feature_methods
+    from benchmarks.child import backends
 
     backends.seed_everything(experiment)
     device = backends.base_device(experiment)
@@ -58,7 +56,8 @@ class ConfigRun:
         self.options, self.model_config, self.channel = options, model_config, channel
         self.experiment = experiment  # as it is resolved: the record's `experiment` is written from it once (settle)
         self.record = records.config_record(model_config, experiment, options, machine_facts.collect())
-        self.cache = compile_options_child.CompileCache(experiment)  # before torch is imported: Inductor reads it once
+        # before torch is imported: Inductor reads its cache variables once
+        self.cache = feature_methods.provided("compile_cache")(experiment)
         self.hooks: list = []  # registered at the end of setup (config_hooks.for_config)
         self.suite = self.diag = self.memory = self.gpu = None
         self.bm = self.module = self.args = self.kwargs = self.step = None  # from load and compile on
@@ -84,7 +83,8 @@ class ConfigRun:
                 self.record["precision_reason"] = precision_reason
         self.diag = diagnostics.Diagnostics(self.options, model_config, self.experiment, self.record)
         self.diag.setup()  # paths from the config as requested
-        self.record.update(cuda_profile_child.apply(model_config, self.experiment))  # CUDA graphs, before anything compiles
+        # CUDA graphs, before anything compiles
+        self.record.update(feature_methods.provided("before_build")(model_config, self.experiment))
         isa = cpu_vec_isa.probe_for_config(self.experiment, self.cache.machine_dir)  # the machine's: not compile_time
         if isa:
             self.record["diagnostics"]["cpu_vec_isa"] = isa

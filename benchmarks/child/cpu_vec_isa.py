@@ -18,7 +18,8 @@ import time
 from typing import Optional
 
 from benchmarks.child import torch_internals
-from benchmarks.features import compile_options
+from benchmarks.config import backend_registry
+from benchmarks.config.compile_cache_dirs import INDUCTOR_CACHE_VARIABLE
 from benchmarks.plumbing import environment_variables
 
 SOURCE = "torch._inductor.cpu_vec_isa.valid_vec_isa_list"
@@ -30,7 +31,7 @@ def machine_cache(directory: Optional[str]):
     was given it, before a cold or warm cache of the config's own replaced it; None: Inductor's default), then put
     back as it was. The probe's test programs are kept there, as any Inductor run keeps them, so the next process
     skips their compile (about 4 of its 10 s here); a config's own compile still starts from its own cache."""
-    with environment_variables.changed({compile_options.INDUCTOR_CACHE_VARIABLE: directory}):
+    with environment_variables.changed({INDUCTOR_CACHE_VARIABLE: directory}):
         yield
 
 
@@ -38,7 +39,7 @@ def probe() -> None:
     """The fork server's preload: Inductor's list found now, its children inheriting it, the environment they
     inherit left as it was. A failure is printed; each child then probes for itself and its record says why."""
     try:
-        with machine_cache(os.environ.get(compile_options.INDUCTOR_CACHE_VARIABLE)):
+        with machine_cache(os.environ.get(INDUCTOR_CACHE_VARIABLE)):
             from torch._inductor import cpu_vec_isa
 
             cpu_vec_isa.valid_vec_isa_list()
@@ -51,7 +52,7 @@ def probe_for_config(experiment, machine_directory: Optional[str]) -> Optional[d
     """In the child's setup phase, before any model is built or compiled: the record's diagnostics.cpu_vec_isa
     ({isa: [names], probed: "fork server" | "setup", seconds}), or None where the config needs no probe or this
     torch has no such list (the record's `absent` says so). `machine_directory`: see `machine_cache`."""
-    if not compile_options.generates_cpu_code(experiment):
+    if not backend_registry.generates_cpu_code(experiment):
         return None
     found: dict = {}
     with torch_internals.reading(torch_internals.CPU_VEC_ISA, SOURCE), machine_cache(machine_directory):

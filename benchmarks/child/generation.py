@@ -24,14 +24,14 @@ import time
 from typing import Callable, Optional
 
 from benchmarks.child import backends, device_memory, feature_methods
-from benchmarks.features import generation_options
+from benchmarks.config.generation_modes import COMPILE_FORWARD, COMPILE_GENERATE
 from benchmarks.results.record import Samples
 
 # What each `generation_compile` value compiles, for the record.
 COMPILED = {
     None: "nothing: eager (transformers' own compile of the decode step turned off)",
-    generation_options.COMPILE_GENERATE: "the whole generate call under dynamo, as the dynamo harness compiles it",
-    generation_options.COMPILE_FORWARD: "the model's forward at each decode step, as transformers' static-cache path "
+    COMPILE_GENERATE: "the whole generate call under dynamo, as the dynamo harness compiles it",
+    COMPILE_FORWARD: "the model's forward at each decode step, as transformers' static-cache path "
                                         "compiles it (the prefill runs eager)",
 }
 # PyTorch/XLA without dynamo: its lazy tensors are traced at each step and their graphs compiled (then cached).
@@ -59,7 +59,7 @@ def compiled_part(experiment) -> Optional[str]:
     """What the config compiles (generation_compile, the harness's whole generate where unset), None for eager."""
     if experiment.dynamo is None:
         return None
-    return getattr(experiment, "generation_compile", None) or generation_options.COMPILE_GENERATE
+    return getattr(experiment, "generation_compile", None) or COMPILE_GENERATE
 
 
 class GenerateStep:
@@ -71,11 +71,11 @@ class GenerateStep:
         self.options = generate_options(bm.generation)
         self.compiled = compiled_part(experiment)
         config = module.generation_config
-        config.disable_compile = self.compiled != generation_options.COMPILE_FORWARD
-        if self.compiled == generation_options.COMPILE_FORWARD:
+        config.disable_compile = self.compiled != COMPILE_FORWARD
+        if self.compiled == COMPILE_FORWARD:
             self._compile_decode_step(config)
         self.call = self._generate
-        if self.compiled == generation_options.COMPILE_GENERATE:
+        if self.compiled == COMPILE_GENERATE:
             self.call = backends.compile_fn(self._generate, experiment)
 
     def _compile_decode_step(self, config) -> None:

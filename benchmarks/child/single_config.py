@@ -17,14 +17,12 @@ import signal
 import threading
 import time
 
+from benchmarks.child import feature_methods
 from benchmarks.child.config_run import run_config
 from benchmarks.child.timed_phase import add_warning
 from benchmarks.config import experiment_config, rerun_command
 from benchmarks.config.process_env import PARENT_PID_VARIABLE, STACKS_SIGNAL, child_environment
 from benchmarks.config.run_options import RunOptions
-from benchmarks.features.allocator import child as allocator_child
-from benchmarks.features.compile_options import child as compile_options_child
-from benchmarks.features.cpu_profile import child as cpu_profile_child
 from benchmarks.plumbing import disk_writes, output_paths, torch_support, value_limits
 from benchmarks.plumbing.cli_support import EXIT_USAGE, UsageError
 from benchmarks.plumbing.cpu_affinity import pin_self
@@ -125,11 +123,11 @@ def environment_by_hand(options: RunOptions, model_config: dict, experiment) -> 
     after the checks that parent makes; this process restarted under it when its allocator policy needs a fresh
     start (it acts only from a process's start). UsageError when the config can't run by hand."""
     problem = (torch_support.environment_problem()  # the sweep's parent checked it for its children
-               or compile_options_child.warm_start_problem(experiment))  # two processes, which a sweep starts
+               or feature_methods.provided("by_hand_problem")(experiment))  # two processes, which a sweep starts
     if problem:
         raise UsageError(problem)
     wanted = child_environment(experiment, options, dict(os.environ), model_config)
-    allocator_child.restart_under_policy(wanted)
+    feature_methods.provided("restart_under_policy")(wanted)
     return wanted
 
 
@@ -141,7 +139,8 @@ def main(options: RunOptions) -> int:
     # make_job); a config by hand composes the same for itself.
     wanted = dict(os.environ) if launched_by_parent else environment_by_hand(options, model_config, experiment)
     cpu_affinity = pin_self(options.noise)  # before any thread starts (--cpu-affinity; also by hand)
-    numa = cpu_profile_child.bind_memory(experiment)  # --cpu-profile=dashboard: numactl's --membind, before the model
+    # --cpu-profile=dashboard: numactl's --membind, before the model
+    numa = feature_methods.provided("bind_memory")(experiment)
     if launched_by_parent:
         die_with_parent()
         faulthandler.register(STACKS_SIGNAL, all_threads=True)  # a timeout's last word, into its log (launcher)
@@ -171,11 +170,12 @@ def describe_environment(record: dict, experiment, wanted: dict, cpu_affinity, n
     """The record's environment as this process ran: its cores, its allocator and CPU profile against `wanted`
     (the environment the config composes), a warning for each that is not in force."""
     record["environment"]["cpu_affinity"] = cpu_affinity
-    record["environment"]["allocator"] = allocator_child.describe(experiment.allocator, wanted)
-    if not record["environment"]["allocator"]["applied"]:
+    record["environment"]["allocator"] = feature_methods.provided("allocator_facts")(experiment, wanted)
+    if record["environment"]["allocator"] is not None and not record["environment"]["allocator"]["applied"]:
         add_warning(record, f"allocator: the policy {experiment.allocator} is not in force: "
                             f"{record['environment']['allocator']['problem']}")
-    profile = cpu_profile_child.describe(experiment, wanted, numa, record["environment"]["allocator"])
+    profile = feature_methods.provided("cpu_profile_facts")(experiment, wanted, numa,
+                                                            record["environment"]["allocator"])
     if profile is not None:
         record["environment"]["cpu_profile"] = profile
         if profile["missing"]:

@@ -7,9 +7,7 @@ from __future__ import annotations
 import functools
 import logging
 
-from benchmarks.child import precise_timing
-from benchmarks.features.compile_options import child as compile_options_child
-from benchmarks.features.cuda_profile import child as cuda_profile_child
+from benchmarks.child import feature_methods, precise_timing
 from benchmarks.results import page_faults
 
 log = logging.getLogger("benchmarks.child.timed_phase")
@@ -78,13 +76,13 @@ def record_timings(run) -> None:
                                                          metrics.get("per_iter_time")))
     run.diag.finish(metrics)
     if experiment.dynamo:
-        record["dynamo_stats"] = compile_options_child.dynamo_stats()
+        record["dynamo_stats"] = feature_methods.provided("dynamo_stats")()
     if record.get("cudagraphs"):
-        record["cudagraph_skips"] = cuda_profile_child.cudagraph_skips()
+        record["cudagraph_skips"] = feature_methods.provided("cudagraph_skips")()
         if record["cudagraph_skips"]:
             add_warning(record, f"cudagraphs: Inductor ran {record['cudagraph_skips']} graph(s) without CUDA "
                                 "graphs (its log says why): their launches are timed one by one")
-    profile = cuda_profile_child.describe(experiment, record)
+    profile = feature_methods.provided("cuda_profile_facts")(experiment, record)
     if profile is not None:
         record["environment"]["cuda_profile"] = profile
     if run.bm.info.get("flops"):  # FLOPs of one iteration (microbench): throughput per repeat

@@ -105,3 +105,9 @@ def plugins() -> list:
 def names() -> list:
     """The backends this registry knows without asking torch: the declared ones and the installed plugins."""
     return sorted(set(REGISTRY) | {plugin[0] for plugin in plugins()})
+
+
+def generates_cpu_code(experiment) -> bool:
+    """Inductor (inductor, aot_inductor) compiling for the CPU, not for XLA's devices: the configs whose process
+    probes the CPU's vector instruction sets first (child/cpu_vec_isa.py)."""
+    return experiment.accelerator == "cpu" and not experiment.xla and generates_code(experiment.dynamo)

@@ -11,6 +11,12 @@ all of it (docs/architecture.md, "Adding a matrix axis"):
   `hook_for(value, experiment)`, the child calls it with the config's value of the feature's one axis
   (child/config_hooks.py) and adds the config_hooks.Hook it returns, or nothing for None.
 
+The parent asks the declarations by a hook's name, never a feature's (`declared(hook)`: the runner names no feature,
+tests/child/test_feature_methods.py holds it to that): `resolved_skip_reason(experiment)`, why a config as its suite
+resolves it can't run (runner/plan.py); `runs_twice(experiment)`, a config run as a warm start's two children
+(runner/warm_start.py); `inductor_settings_problem(experiment, known)`, an Inductor setting this torch lacks
+(runner/flag_checks.py).
+
 The table (config/axes.py's AXES) is gathered here by discovery (pkgutil over this package), so a new axis is one
 new folder plus its tests. Order: each declaration's `ORDER` (a number: its place among the features, so the
 records' key order, --help, the labels and the slug stay as they were), then the feature's name, then the axis's
@@ -20,6 +26,7 @@ place in its AXES; a feature that declares no ORDER comes after those that do.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import importlib
 import pkgutil
 
@@ -32,6 +39,14 @@ def names() -> list:
 def declaration(name: str):
     """A feature's declaration module (benchmarks.features.<name>)."""
     return importlib.import_module(f"{__name__}.{name}")
+
+
+@functools.lru_cache(maxsize=None)
+def declared(hook: str) -> tuple:
+    """Each declaration's `hook` (a function its declaration defines by that name), in the features' order; found
+    once per process (the plan asks per config)."""
+    found = ((order(name), name) for name in names() if callable(getattr(declaration(name), hook, None)))
+    return tuple(getattr(declaration(name), hook) for _, name in sorted(found))
 
 
 def order(name: str) -> tuple:

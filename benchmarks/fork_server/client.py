@@ -25,9 +25,10 @@ import sys
 import threading
 from typing import Callable, Optional
 
+from benchmarks.config import backend_registry
 from benchmarks.config.process_env import PARENT_PID_VARIABLE, server_environment
 from benchmarks.config.run_options import RunOptions
-from benchmarks.features import allocator, compile_options
+from benchmarks.features import allocator
 from benchmarks.fork_server import protocol
 from benchmarks.plumbing import disk_writes, machine_facts, safe_paths, scratch_dirs
 from benchmarks.runner import launcher
@@ -66,7 +67,7 @@ def preloads_for(experiments) -> tuple:
         names.append(DYNAMO)
     if any(e.dynamo and "inductor" in e.dynamo for e in experiments):  # inductor, aot_inductor
         names.append(INDUCTOR)
-    if any(compile_options.generates_cpu_code(e) for e in experiments):  # once, not in each child's compile_time
+    if any(backend_registry.generates_cpu_code(e) for e in experiments):  # once, not in each child's compile_time
         names.append(CPU_VEC_ISA_PROBE)
     return tuple(names)
 

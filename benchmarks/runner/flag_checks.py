@@ -8,9 +8,9 @@ import logging
 import re
 from typing import Optional
 
+from benchmarks import features
 from benchmarks.config import backend_registry, batch_size_file
 from benchmarks.config.run_options import RunOptions
-from benchmarks.features import compile_options
 from benchmarks.plumbing.cli_support import UsageError, close_matches, unknown_name
 from benchmarks.runner import matrix
 from benchmarks.suites.library_names import plain_name
@@ -58,9 +58,10 @@ def check_inductor_settings(experiments: list, caps: matrix.Capabilities) -> Non
     if caps.inductor_settings_error and any(e.inductor_config for e in experiments):
         log.warning("--inductor-config is not checked before the children run: %s", caps.inductor_settings_error)
     known = dict(caps.inductor_settings)
+    checks = features.declared("inductor_settings_problem") if known else ()
     for experiment in experiments:
-        if experiment.inductor_config and known:
-            problem = compile_options.check_settings(compile_options.settings_of(experiment.inductor_config), known)
+        for settings_problem in checks:
+            problem = settings_problem(experiment, known)
             if problem:
                 raise UsageError(problem)
 

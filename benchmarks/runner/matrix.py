@@ -13,8 +13,7 @@ import json
 from typing import Iterable, Optional
 
 from benchmarks.config import axes, backend_registry as backends
-from benchmarks.config.experiment_config import ExperimentConfig
-from benchmarks.features.dynamic import DEFAULT_DYNAMIC
+from benchmarks.config.experiment_config import AXIS_DEFAULTS, ExperimentConfig
 from benchmarks.plumbing import machine_facts
 
 
@@ -84,7 +83,7 @@ SUPPORT_RULES: list = [
     ),
     (
         "dynamic-needs-dynamo",
-        lambda e, c: e.dynamic != DEFAULT_DYNAMIC and (e.dynamo is None or backends.exports(e.dynamo)),
+        lambda e, c: e.dynamic != AXIS_DEFAULTS["dynamic"] and (e.dynamo is None or backends.exports(e.dynamo)),
         lambda e, c: f"--dynamic={e.dynamic} marks shapes for torch.compile; "
                      f"{'eager and lazy tensors compile nothing' if e.dynamo is None else 'exports here are static'}",
     ),

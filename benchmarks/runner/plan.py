@@ -13,9 +13,9 @@ import functools
 import logging
 from typing import Optional
 
+from benchmarks import features
 from benchmarks.config import batch_size_file, experiment_config, pure_wall_time
 from benchmarks.config.run_options import RunOptions
-from benchmarks.features import precision
 from benchmarks.plumbing.cli_support import shown
 from benchmarks.results import records
 from benchmarks.runner import matrix
@@ -66,7 +66,8 @@ def model_config(suite, options: RunOptions, model: dict, experiment, golden=Non
     in, and why the suite (or the precision) can't run it."""
     experiment, why = suite.resolve(model, experiment)
     config = Config(model, experiment, options.verify.enabled, golden=golden, precision_reason=why)
-    reason = precision.unsupported_reason(experiment) or suite.skip_reason(model, experiment, options.parsed_flags)
+    reason = (next(filter(None, (why(experiment) for why in features.declared("resolved_skip_reason"))), None)
+              or suite.skip_reason(model, experiment, options.parsed_flags))
     return config, reason
 
 

@@ -18,25 +18,27 @@ import os
 import shutil
 from typing import Callable, Optional
 
+from benchmarks import features
+from benchmarks.config.compile_cache_dirs import CACHE_VARIABLES, WARM_START_HALVES, cache_environment
 from benchmarks.config.process_env import WARM_START_VARIABLE
-from benchmarks.features import compile_options
 from benchmarks.plumbing import disk_writes, scratch_dirs
 from benchmarks.results import dynamo_stats, metric_words
 from benchmarks.results.measurement import Measurement
 from benchmarks.results.records import RecordStatus
 
-COLD, WARM = compile_options.WARM_START_HALVES
+COLD, WARM = WARM_START_HALVES
 # A record's environment.launch_reason where the sweep would have forked the config (--launch=fork).
 LAUNCH_REASON = ("compile_cache warm-start: both children spawned, each a fresh interpreter that reads its cache "
                  "directories from its own environment, as a user's first and second runs are")
 
 # --dry-run's line under a warm start's command: it runs twice.
-DRY_RUN_NOTE = (f"warm start: run twice on one new cache directory ({' and '.join(compile_options.CACHE_VARIABLES)}), "
+DRY_RUN_NOTE = (f"warm start: run twice on one new cache directory ({' and '.join(CACHE_VARIABLES)}), "
                 f"{WARM_START_VARIABLE}=cold with --repeat=1, then {WARM_START_VARIABLE}=warm")
 
 
 def is_pair(experiment) -> bool:
-    return bool(experiment.dynamo) and experiment.compile_cache == compile_options.WARM_START
+    """The config runs as a warm start's two children (a declaration's `runs_twice`: compile_options')."""
+    return any(runs_twice(experiment) for runs_twice in features.declared("runs_twice"))
 
 
 def run_pair(request, run_one: Callable):
@@ -46,7 +48,7 @@ def run_pair(request, run_one: Callable):
     whatever happened (a killed parent's is collected by the next sweep: scratch_dirs)."""
     root = scratch_dirs.owned_dir("compile-cache")
     try:
-        env = {**request.env, **compile_options.cache_environment(root)}
+        env = {**request.env, **cache_environment(root)}
         cold = run_one(_half(request, env, COLD))
         if not _ended_ok(cold):
             failed = {"failed_half": COLD, "cold_run_seconds": round(cold.seconds, 3)}

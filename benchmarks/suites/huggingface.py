@@ -30,7 +30,7 @@ from typing import Optional
 
 from benchmarks.config import tolerances
 from benchmarks.features.train_step import HARNESS_TRAIN_STEP
-from benchmarks.features import generation_options
+from benchmarks.config import generation_modes
 from benchmarks.plumbing.cli_support import UsageError
 from benchmarks.suites import BenchmarkModel, ModelSkipped, Suite, huggingface_llm, model_config
 from benchmarks.suites.huggingface_inputs import decoder_rule, make_inputs, sequence_length
@@ -167,7 +167,7 @@ class HuggingFaceSuite(Suite):
             name, prompt, new, params.get("max_target_positions") or params.get("max_position_embeddings"))
         if problem:
             raise UsageError(problem)
-        compiled = (experiment.generation_compile or generation_options.COMPILE_GENERATE) if experiment.dynamo else None
+        compiled = (experiment.generation_compile or generation_modes.COMPILE_GENERATE) if experiment.dynamo else None
         return experiment.with_(prompt_tokens=prompt, new_tokens=new, generation_compile=compiled)
 
     @staticmethod

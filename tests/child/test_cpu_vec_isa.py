@@ -10,14 +10,14 @@ import subprocess
 import pytest
 
 from benchmarks.config.experiment_config import ExperimentConfig
-from benchmarks.features import compile_options
+from benchmarks.config import backend_registry
 from helpers import PYTHON, ROOT
 
 
 def test_only_inductor_compiling_for_the_cpu_probes_the_cpu():
     configs = [("cpu", None, "inductor"), ("cpu", None, "aot_inductor"), ("cpu", None, None),
                ("cpu", None, "aot_eager"), ("cuda", None, "inductor"), ("cpu", "PJRT", "openxla")]
-    probing = [c for c in configs if compile_options.generates_cpu_code(ExperimentConfig(*c, "eval"))]
+    probing = [c for c in configs if backend_registry.generates_cpu_code(ExperimentConfig(*c, "eval"))]
     assert probing == [("cpu", None, "inductor"), ("cpu", None, "aot_inductor")]
 
 

@@ -130,7 +130,7 @@ def test_a_torch_without_inductors_cuda_graph_knob_runs_without_graphs_and_says_
     monkeypatch.setitem(sys.modules, "torch._inductor.config", moved)
     profiled = ExperimentConfig("cuda", None, "inductor", "eval", precision="bf16", compile_mode="default",
                                 compile_cache="cold", cuda_profile="dashboard")
-    assert cuda_profile_child.apply({"suite_name": "torchvision", "model_name": "resnet18"}, profiled) == {"cudagraphs": False}
+    assert cuda_profile_child.before_build({"suite_name": "torchvision", "model_name": "resnet18"}, profiled) == {"cudagraphs": False}
     monkeypatch.delattr(torch._dynamo.utils, "counters")
     assert cuda_profile_child.cudagraph_skips() is None
     absent = torch_internals.absent()

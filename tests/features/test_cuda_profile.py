@@ -117,35 +117,35 @@ def test_the_child_turns_graphs_on_for_the_profile_and_records_each_part(monkeyp
     plain = profiled.with_(cuda_profile=None)
     timm_model = {"suite_name": "timm", "model_name": "mobilenetv2_100"}
     for unlisted, experiment in ((timm_model, profiled), (model, plain), (model, profiled.with_(accelerator="cpu"))):
-        cuda_profile_child.apply(unlisted, experiment)  # cuDNN as torch leaves it
+        cuda_profile_child.before_build(unlisted, experiment)  # cuDNN as torch leaves it
         assert (torch.backends.cudnn.benchmark, torch.backends.cudnn.deterministic) == (False, True)
     inductor_config.triton.cudagraphs = False
-    assert cuda_profile_child.apply(model, profiled) == {"cudagraphs": True} and inductor_config.triton.cudagraphs is True
+    assert cuda_profile_child.before_build(model, profiled) == {"cudagraphs": True} and inductor_config.triton.cudagraphs is True
     # TorchBench's TorchVisionModel factory turns cuDNN's autotuner on as it builds resnet18: the dashboard's setup
     assert (torch.backends.cudnn.benchmark, torch.backends.cudnn.deterministic) == (True, False)
     inductor_config.triton.cudagraphs = False
     listed = {"suite_name": "torchbench", "model_name": "tts_angular"}
-    keys = cuda_profile_child.apply(listed, profiled)
+    keys = cuda_profile_child.before_build(listed, profiled)
     assert keys["cudagraphs"] is False and "disable_cudagraph" in keys["cudagraphs_reason"]
     assert inductor_config.triton.cudagraphs is False
-    assert cuda_profile_child.apply(model, plain) == {"cudagraphs": False} and inductor_config.triton.cudagraphs is False
-    assert cuda_profile_child.apply(model, plain.with_(accelerator="cpu")) == {}  # not a CUDA Inductor config
+    assert cuda_profile_child.before_build(model, plain) == {"cudagraphs": False} and inductor_config.triton.cudagraphs is False
+    assert cuda_profile_child.before_build(model, plain.with_(accelerator="cpu")) == {}  # not a CUDA Inductor config
 
     record = {"cudagraphs": True, "diagnostics": {"matmul_precision": {"torch": "high"}}}
-    facts = cuda_profile_child.describe(profiled, record)
+    facts = cuda_profile_child.cuda_profile_facts(profiled, record)
     assert facts == {"name": "dashboard", "precision": "bf16", "matmul_precision": "high",
                      "cudnn": {"allow_tf32": torch.backends.cudnn.allow_tf32,
                                "benchmark": torch.backends.cudnn.benchmark,
                                "deterministic": torch.backends.cudnn.deterministic},
                      "compile_cache": "cold", "cudagraphs": True, "differs": []}
-    facts = cuda_profile_child.describe(profiled, dict(record, model=model))
+    facts = cuda_profile_child.cuda_profile_facts(profiled, dict(record, model=model))
     assert facts["cudnn_reason"].startswith("resnet18 runs with cudnn.benchmark on the dashboard, set by TorchBench")
-    by_hand = cuda_profile_child.describe(profiled.with_(precision="fp32", compile_cache="warm"),
+    by_hand = cuda_profile_child.cuda_profile_facts(profiled.with_(precision="fp32", compile_cache="warm"),
                                   {"diagnostics": {"matmul_precision": {"torch": "highest"}}})
     assert by_hand["differs"] == ["precision fp32 (the dashboard runs eval in bf16)",
                                   "float32 matmul precision highest (the dashboard's TF32: high)",
                                   "compile cache warm (the dashboard compiles cold)"]
-    assert cuda_profile_child.describe(plain, record) is None
+    assert cuda_profile_child.cuda_profile_facts(plain, record) is None
     assert cuda_profile.matmul_precision(profiled, None) == "high" and cuda_profile.matmul_precision(plain, None) is None
 
 

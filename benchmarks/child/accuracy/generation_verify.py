@@ -21,11 +21,11 @@ import functools
 import logging
 from typing import Optional
 
-from benchmarks.child import config_hooks
+from benchmarks.child import config_hooks, feature_methods
 from benchmarks.child.accuracy.eager_comparison import compare, verification_code
 from benchmarks.child.config_hooks import HookRun
 from benchmarks.config import accuracy_rule, tolerances
-from benchmarks.features import precision
+from benchmarks.config.experiment_config import AXIS_DEFAULTS
 from benchmarks.results import accuracy_status
 from benchmarks.results.accuracy_status import AccuracyStatus
 from benchmarks.results.records import RecordStatus, VerificationCode
@@ -89,16 +89,15 @@ def fp64_logits(run: HookRun, eager, first_tokens, steps: int) -> tuple:
 
     from benchmarks.child import backends
     from benchmarks.child.accuracy import verify_common
-    from benchmarks.features.precision import child as precision_child
 
-    plain = eager.with_(precision=precision.DEFAULT, quantization=None)
+    plain = eager.with_(precision=AXIS_DEFAULTS["precision"], quantization=None)
     bm = module = None
     try:
         bm = run.build(plain)
         bm.module = bm.module.to(torch.float64)
         device = backends.target_device(plain)
         module = backends.module_on(bm, device)
-        kwargs = precision_child.cast_tree(dict(bm.example_kwargs), torch.float64)
+        kwargs = backends.cast_tree(dict(bm.example_kwargs), torch.float64)
         kwargs = backends.move(with_tokens(kwargs, first_tokens[:, :steps - 1]), device)
         with torch.no_grad():
             logits = module(**kwargs, use_cache=False).logits
@@ -183,7 +182,7 @@ class GenerationVerify(config_hooks.Hook):
         self.code, self.message = verification_code(self.comparison, self.tolerance)
         matched = leading_matches(reference_ids, result_ids)
         self.tokens = {"leading_tokens_match": matched, "new_tokens": new_tokens, "logit_steps_judged": steps}
-        if precision.compute_dtype(run.experiment.precision, run.experiment.accelerator) != "float32":
+        if (feature_methods.provided("compute_dtype")(run.experiment) or "float32") != "float32":
             self._judge_by_fp64(run, eager, reference_ids, result_logits[:steps], reference_logits[:steps])
         log.info("verification %s: mean relative error %s over %d step(s) of logits; %d of %d leading tokens match "
                  "eager's", self.code, self.comparison.mean_rel_error, steps, matched, new_tokens)

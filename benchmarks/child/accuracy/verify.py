@@ -59,6 +59,7 @@ from benchmarks.child.accuracy.verify_outputs import (collect, iterations_for, r
                                                       fallback_random)
 from benchmarks.child.accuracy.verify_state import Judging, Kept, Outcome
 from benchmarks.config import accuracy_rule, tolerances
+from benchmarks.config.experiment_config import AXIS_DEFAULTS
 from benchmarks.results import accuracy_status
 from benchmarks.results.accuracy_status import AccuracyStatus
 from benchmarks.results.records import RecordStatus, VerificationCode
@@ -97,11 +98,9 @@ class Verifier:
         from benchmarks.child import backends, measured_loop
 
         if dtype is not None:
-            from benchmarks.features.precision import child as precision_child
-
             bm.module = bm.module.to(dtype)
-            bm.example_inputs = precision_child.cast_tree(tuple(bm.example_inputs), dtype)
-            bm.example_kwargs = precision_child.cast_tree(dict(bm.example_kwargs), dtype)
+            bm.example_inputs = backends.cast_tree(tuple(bm.example_inputs), dtype)
+            bm.example_kwargs = backends.cast_tree(dict(bm.example_kwargs), dtype)
         module = backends.module_on(bm, backends.target_device(experiment))
         args = backends.move(tuple(bm.example_inputs), backends.target_device(experiment))
         kwargs = backends.move(dict(bm.example_kwargs), backends.target_device(experiment))
@@ -235,9 +234,7 @@ class Verifier:
         """The fp64 reference on the CPU, or None (and why) when the model can't run in float64."""
         import torch
 
-        from benchmarks.features import precision
-
-        plain = eager.with_(precision=precision.DEFAULT, quantization=None)
+        plain = eager.with_(precision=AXIS_DEFAULTS["precision"], quantization=None)
         try:
             return self._eager_result(plain, self.build(plain), torch.float64)
         except Exception as exc:  # ModelSkipped too: no fp64 run, so the fallback
@@ -437,9 +434,9 @@ NON_DETERMINISTIC = "non-deterministic by the harness's list"
 def force_max_multiplier(rule, experiment) -> bool:
     """same()'s force_max_multiplier, as the harness sets it: freezing, bfloat16, and Inductor folded a
     convolution with a binary op (its counter, since the child cleared the counters at setup)."""
-    from benchmarks.features import precision
+    from benchmarks.child import feature_methods
 
-    if not rule.freezing or precision.cast_dtype(experiment.precision) != "bfloat16":
+    if not rule.freezing or feature_methods.provided("cast_dtype")(experiment) != "bfloat16":
         return False
     def folded() -> bool:
         from torch._dynamo.utils import counters

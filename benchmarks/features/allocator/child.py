@@ -72,11 +72,12 @@ def restart_under_policy(wanted: dict) -> None:
     os.execve(sys.executable, argv, env)
 
 
-def describe(name: str, wanted: dict) -> dict:
-    """The record's `environment.allocator`: the policy's name; the library it preloads (for `system`, an
+def allocator_facts(experiment, wanted: dict) -> dict:
+    """The record's `environment.allocator` (feature method `allocator_facts`): the policy's name; the library it preloads (for `system`, an
     allocator library found mapped, if any) and whether it is mapped into this process; the allocator's variables
     this process was started with; `applied`: whether that is the policy (`wanted`: the environment the policy
     composes), and `problem`, one line, when it is not."""
+    name = experiment.allocator
     started = allocator_environment(start_environment())
     expected = allocator_environment(wanted)
     mapped = mapped_libraries()

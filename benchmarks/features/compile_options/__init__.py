@@ -24,7 +24,7 @@ child's with `ChildResult.warm_start` (the cold one's where it failed, the warm 
 ended, so resume treats a half-done pair as not run. Under Ray the pair is one task (`TaskSpec.warm_start`), on one
 node's disk. `Measurement.warm_start` reads the two first runs; the dashboard's optional figures
 (`reports.OPTIONAL_FIGURES`: cold, warm, saving) show where a line has them. A config by hand without the half
-variable is refused (`child.warm_start_problem`); `backends.compile_fn` applies the Inductor settings and
+variable is refused (`child.by_hand_problem`, feature method `by_hand_problem`); `backends.compile_fn` applies the Inductor settings and
 the mode; `dynamo_stats` reads dynamo's counters (cleared at setup), its per-frame compile counter, its list of
 graph-break reasons (`torch._dynamo.utils.graph_break_reasons`, grouped and capped by
 `results/dynamo_stats.summarize_reasons`) and its compile timers (`calculate_time_spent`,
@@ -38,7 +38,6 @@ sweep's records of two values of any axis so that they pair.
 from __future__ import annotations
 
 import json
-import os
 from typing import Optional
 from benchmarks.config.axis import Axis, ONE_PER_SWEEP, flag_type
 from benchmarks.plumbing import value_limits
@@ -55,26 +54,24 @@ CUDA_GRAPH_MODES = ("reduce-overhead",)
 # warm-start: two children in turn on one cache directory, the second a fresh process on what the first one left
 # (the dynamo harness's --warm-start-latency: runner/warm_start.py).
 WARM_START = "warm-start"
-WARM_START_HALVES = ("cold", "warm")  # a warm start's two children, in the order they run
 CACHES = ("cold", "warm", "shared", WARM_START)
 DEFAULT_MODE, DEFAULT_CACHE = "default", "cold"
-# The variables Inductor and Triton read their cache directories from (before they first compile).
-INDUCTOR_CACHE_VARIABLE, TRITON_CACHE_VARIABLE = "TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR"
-CACHE_VARIABLES = (INDUCTOR_CACHE_VARIABLE, TRITON_CACHE_VARIABLE)
-
-
-def cache_environment(root: str) -> dict:
-    """The cache variables of a compile cache under `root`: Inductor's (its FX graph and AOTAutograd caches, the
-    compiled kernels) and Triton's, side by side."""
-    return {INDUCTOR_CACHE_VARIABLE: os.path.join(root, "inductor"), TRITON_CACHE_VARIABLE: os.path.join(root, "triton")}
 # The dashboard's named shorthands for Inductor settings.
 SHORTHANDS = {"freezing": ("freezing", "True"), "cpp_wrapper": ("cpp_wrapper", "True")}
 
 
-def generates_cpu_code(experiment) -> bool:
-    """Inductor (inductor, aot_inductor) compiling for the CPU, not for XLA's devices: the configs whose process
-    probes the CPU's vector instruction sets first (child/cpu_vec_isa.py)."""
-    return experiment.accelerator == "cpu" and not experiment.xla and backend_registry.generates_code(experiment.dynamo)
+def runs_twice(experiment) -> bool:
+    """A warm start: the config's two children, one after the other (the hook runner/warm_start.py asks every
+    declaration for, features.declared)."""
+    return bool(experiment.dynamo) and experiment.compile_cache == WARM_START
+
+
+def inductor_settings_problem(experiment, known: dict) -> Optional[str]:
+    """An unknown Inductor setting or a badly typed value of the config's, against this torch's `known` settings
+    (the hook runner/flag_checks.py asks every declaration for, features.declared), or None."""
+    if not experiment.inductor_config:
+        return None
+    return check_settings(settings_of(experiment.inductor_config), known)
 
 
 def choice(name: str, allowed: tuple, value) -> Optional[str]:

@@ -11,6 +11,8 @@ import time
 from typing import Callable, Optional
 
 from benchmarks.child import torch_internals
+from benchmarks.config.compile_cache_dirs import CACHE_VARIABLES, INDUCTOR_CACHE_VARIABLE, WARM_START_HALVES, \
+    cache_environment
 from benchmarks.config.process_env import WARM_START_VARIABLE
 from benchmarks.features import compile_options
 from benchmarks.plumbing import scratch_dirs
@@ -26,10 +28,10 @@ class CompileCache:
     def __init__(self, experiment):
         self.kind = experiment.compile_cache if experiment.dynamo else None
         self.root: Optional[str] = None
-        self.machine_dir = os.environ.get(compile_options.INDUCTOR_CACHE_VARIABLE)  # as the process was given it
+        self.machine_dir = os.environ.get(INDUCTOR_CACHE_VARIABLE)  # as the process was given it
         if self.kind in ("cold", "warm"):
             self.root = scratch_dirs.owned_dir("compile-cache")  # named after this child: collected if it is killed
-            os.environ.update(compile_options.cache_environment(self.root))
+            os.environ.update(cache_environment(self.root))
 
     def warm_up(self, make_step: Callable[[], Callable], step: Callable) -> tuple:
         """warm: run the step once untimed (a cold compile that fills the cache), forget dynamo's compiled code,
@@ -51,7 +53,7 @@ class CompileCache:
     def close(self) -> None:
         if self.root:
             shutil.rmtree(self.root, ignore_errors=True)
-            for name in compile_options.CACHE_VARIABLES:
+            for name in CACHE_VARIABLES:
                 os.environ.pop(name, None)
 
 
@@ -86,8 +88,13 @@ def compile_mode(experiment) -> Optional[str]:
     return None if experiment.compile_mode in (None, "default") else experiment.compile_mode
 
 
+def compile_cache(experiment) -> CompileCache:
+    """The config's compile cache (feature method `compile_cache`), made before torch is imported."""
+    return CompileCache(experiment)
+
+
 def dynamo_stats() -> dict:
-    """Dynamo's statistics since the child started compiling (cheap: its own counters and timers, no
+    """(Feature method `dynamo_stats`.) Dynamo's statistics since the child started compiling (cheap: its own counters and timers, no
     recompile): calls captured, graphs, graph breaks, unique graph breaks, fallbacks to eager (frames dynamo
     started to convert less those it converted: the harness's count, which any torch keeps), recompiles (compiles
     of a frame past its first), the graph-break reasons and the compile seconds by phase and by function
@@ -144,16 +151,16 @@ def _graph_breaks() -> list:
 
 
 
-def warm_start_problem(experiment, environ=None) -> Optional[str]:
-    """Why this process can't run a warm-start config by itself (one line), or None: a warm start is two processes,
+def by_hand_problem(experiment, environ=None) -> Optional[str]:
+    """(Feature method `by_hand_problem`.) Why this process can't run a warm-start config by itself (one line), or None: a warm start is two processes,
     which a sweep starts (runner/warm_start.py); by hand, only as one of them, named as the launcher names it."""
     environ = os.environ if environ is None else environ
     if not experiment.dynamo or experiment.compile_cache != compile_options.WARM_START:
         return None
     half = environ.get(WARM_START_VARIABLE)
-    if half in compile_options.WARM_START_HALVES and all(environ.get(n) for n in compile_options.CACHE_VARIABLES):
+    if half in WARM_START_HALVES and all(environ.get(n) for n in CACHE_VARIABLES):
         return None
     return (f"compile_cache {compile_options.WARM_START} runs a config in two processes, one after the other, "
             "which a sweep starts: experiment_runner.py -k <model> --compile-cache=warm-start ...; by hand, one half "
-            f"at a time: {WARM_START_VARIABLE}=cold or warm, with {' and '.join(compile_options.CACHE_VARIABLES)} "
+            f"at a time: {WARM_START_VARIABLE}=cold or warm, with {' and '.join(CACHE_VARIABLES)} "
             "naming the pair's cache directories")

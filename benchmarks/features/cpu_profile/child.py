@@ -40,7 +40,7 @@ def nodes_of(cores) -> list:
 
 
 def bind_memory(experiment) -> Optional[dict]:
-    """The numa piece: this process's memory bound (strictly) to the nodes of its cores through libnuma, as
+    """(Feature method `bind_memory`.) The numa piece: this process's memory bound (strictly) to the nodes of its cores through libnuma, as
     numactl --membind does; None without the profile."""
     if experiment.cpu_profile != cpu_profile.DASHBOARD:
         return None
@@ -74,8 +74,8 @@ def bind_memory(experiment) -> Optional[dict]:
     return piece
 
 
-def describe(experiment, wanted: dict, numa: Optional[dict], allocator_record: dict) -> Optional[dict]:
-    """The record's `environment.cpu_profile`: per piece whether it is in force (`ok`) and what was found; `missing`:
+def cpu_profile_facts(experiment, wanted: dict, numa: Optional[dict], allocator_record: dict) -> Optional[dict]:
+    """The record's `environment.cpu_profile` (feature method `cpu_profile_facts`): per piece whether it is in force (`ok`) and what was found; `missing`:
     a line per piece that is not, naming what to install or why; `as_dashboard`: every piece in force."""
     if experiment.cpu_profile != cpu_profile.DASHBOARD:
         return None

@@ -19,8 +19,8 @@ def uses_inductor_on_cuda(experiment) -> bool:
             and backend_registry.uses_inductor(experiment.dynamo))
 
 
-def apply(model_config: dict, experiment) -> dict:
-    """Before the model is built: cuDNN's autotuner on for the profile's models that the dashboard runs with it
+def before_build(model_config: dict, experiment) -> dict:
+    """Before the model is built (feature method `before_build`): cuDNN's autotuner on for the profile's models that the dashboard runs with it
     (environment.cuda_profile says so); Inductor's CUDA graphs on where the config's keys say so and neither its
     compile mode nor its Inductor settings decide it themselves (the profile's). Returns the record's keys:
     `cudagraphs` (CUDA Inductor configs) and `cudagraphs_reason` (the profile's model that runs without them)."""
@@ -52,7 +52,7 @@ def apply(model_config: dict, experiment) -> dict:
 
 
 def cudagraph_skips() -> Optional[int]:
-    """How many of the config's graphs Inductor ran without CUDA graphs (its own counter; its reasons are in the
+    """(Feature method `cudagraph_skips`.) How many of the config's graphs Inductor ran without CUDA graphs (its own counter; its reasons are in the
     log), or None where this torch does not count them (the record's `absent` says why)."""
     def skips() -> int:
         from torch._dynamo.utils import counters
@@ -62,8 +62,8 @@ def cudagraph_skips() -> Optional[int]:
     return torch_internals.read(torch_internals.CUDAGRAPH_SKIPS, "torch._dynamo.utils.counters", skips)
 
 
-def describe(experiment, record: dict) -> Optional[dict]:
-    """environment.cuda_profile: each part of the dashboard's setup as it ran, and what differs from the dashboard's
+def cuda_profile_facts(experiment, record: dict) -> Optional[dict]:
+    """environment.cuda_profile (feature method `cuda_profile_facts`): each part of the dashboard's setup as it ran, and what differs from the dashboard's
     (a precision or matmul precision asked for by hand, another compile cache); None without the profile."""
     if experiment.cuda_profile != cuda_profile.DASHBOARD:
         return None

@@ -9,9 +9,8 @@ from __future__ import annotations
 from typing import Optional
 from benchmarks.config.axis import Axis, ONE_PER_SWEEP, flag_type
 
-# generation_compile: what a dynamo config of an LLM row compiles.
-COMPILE_GENERATE, COMPILE_FORWARD = "generate", "forward"
-COMPILE_CHOICES = (COMPILE_GENERATE, COMPILE_FORWARD)
+# generation_compile: what a dynamo config of an LLM row compiles (config/generation_modes.py, the generate step's).
+from benchmarks.config.generation_modes import COMPILE_CHOICES, COMPILE_FORWARD
 # The experiment keys only models run by generate take (Suite.experiment_for nulls them in every other config).
 COMPILE_KEY = "generation_compile"  # torch.compile's own: an eager config is the baseline without it
 KEYS = ("prompt_tokens", "new_tokens", COMPILE_KEY)

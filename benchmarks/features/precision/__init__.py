@@ -93,6 +93,12 @@ def unsupported_reason(experiment) -> Optional[str]:
     return None
 
 
+def resolved_skip_reason(experiment) -> Optional[str]:
+    """unsupported_reason of a config as its suite resolves it (a precision the suite forces): the hook
+    runner/plan.py asks every declaration for (features.declared)."""
+    return unsupported_reason(experiment)
+
+
 # (name, cannot_run(experiment, capabilities), reason): runner/matrix.py's table adds it (config/axes.py).
 SUPPORT_RULES = [("precision-supported", lambda e, c: unsupported_reason(e) is not None,
                   lambda e, c: unsupported_reason(e))]

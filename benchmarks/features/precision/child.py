@@ -7,14 +7,12 @@ from __future__ import annotations
 
 import contextlib
 
-from benchmarks.child import backends
 from benchmarks.features import precision
 
 
-def cast_tree(tree, dtype):
-    """Every floating-point tensor of a nested structure cast to `dtype`; integer and boolean tensors (indices,
-    masks) kept."""
-    return backends.map_tensors(tree, lambda tensor: tensor.to(dtype) if tensor.is_floating_point() else tensor)
+def cast_dtype(experiment):
+    """The dtype the built model is cast to (bf16, fp16), or None (feature method `cast_dtype`)."""
+    return precision.cast_dtype(experiment.precision)
 
 
 def model_cast(bm, experiment) -> None:
@@ -22,13 +20,15 @@ def model_cast(bm, experiment) -> None:
     feature method child/feature_methods.py's `model_cast`: before `model_transform`, which works on the cast weights)."""
     import torch
 
-    name = precision.cast_dtype(experiment.precision)
+    from benchmarks.child import backends  # torch: a child half is imported before torch is (feature_methods)
+
+    name = cast_dtype(experiment)
     if name is None:
         return
     dtype = getattr(torch, name)
     bm.module = bm.module.to(dtype)
-    bm.example_inputs = cast_tree(tuple(bm.example_inputs), dtype)
-    bm.example_kwargs = cast_tree(dict(bm.example_kwargs), dtype)
+    bm.example_inputs = backends.cast_tree(tuple(bm.example_inputs), dtype)
+    bm.example_kwargs = backends.cast_tree(dict(bm.example_kwargs), dtype)
 
 
 def device_type(experiment) -> str:
