@@ -24,18 +24,16 @@ import os
 import sys
 from typing import Optional
 
-from benchmarks.config import batch_size_file, pure_wall_time
+from benchmarks.config import batch_size_file
 from benchmarks.config.experiment_config import ExperimentConfig
 from benchmarks.config.run_options import RunOptions
 from benchmarks.plumbing import machine_facts, output_paths
 from benchmarks.plumbing.cli_support import EXIT_BAD_NEWS, UsageError, command_line, shown
 from benchmarks.results import records
 from benchmarks.results.records import RecordStatus
-from benchmarks.runner import matrix, noise, progress, results_lock
+from benchmarks.runner import noise, progress, results_lock
 from benchmarks.runner.capabilities import probe_capabilities
-from benchmarks.runner.matrix import expand_experiments, with_accelerator_model
-from benchmarks.runner.model_selection import models_to_run
-from benchmarks.runner.plan import Plan, model_config
+from benchmarks.runner.plan import make_plan, model_config
 from benchmarks.runner.resume import back_up
 from benchmarks.runner.sweep import SweepRun, make_executor, single_config_argv
 from benchmarks.suites import load_suite
@@ -122,23 +120,23 @@ def accelerator_here(options: RunOptions) -> str:
     return "cuda" if probe_capabilities([ExperimentConfig("cuda", None, None, "eval")]).cuda_devices else "cpu"
 
 
-def search_experiment(suite, options: RunOptions):
-    """(the one experiment config of every attempt, the probe's capabilities); UsageError where it is not one, or
-    can't run here."""
+def search_plan(suite, options: RunOptions):
+    """The plan (runner/plan.make_plan) of the search's one experiment config, eager at the model's own batch size;
+    None when no model is selected; UsageError where the flags ask for more than one config, or it can't run here."""
     asked = options.with_(accelerator=(accelerator_here(options),), xla=(None,), dynamo=(None,),
-                          test=options.test or ("eval",), batch_size=())
-    experiments = expand_experiments(suite, asked)
+                          test=options.test or ("eval",), batch_size=(), shard=None)
+    plan = make_plan(suite, asked)
+    if not plan.models:
+        return None
+    experiments = plan.experiments
     if len(experiments) != 1:
         raise UsageError(f"--find-batch-sizes searches one experiment config per model; the flags ask for "
                          f"{len(experiments)} ({'; '.join(e.describe() for e in experiments[:3])}"
                          f"{'; ...' if len(experiments) > 3 else ''}): give one value of each axis")
-    experiment = experiments[0]
-    rules = matrix.SUPPORT_RULES + pure_wall_time.support_rules(options.timing)
-    caps = probe_capabilities(experiments)
-    reason = matrix.unsupported_reason(experiment, caps, rules)
-    if reason:
+    if plan.dropped:
+        experiment, reason = plan.dropped[0]
         raise UsageError(f"--find-batch-sizes: {experiment.describe()} can't run here: {reason}")
-    return with_accelerator_model(experiment, caps), caps
+    return plan
 
 
 def memory_bound(options: RunOptions, experiment) -> Optional[int]:
@@ -187,10 +185,10 @@ def run(options: RunOptions) -> int:
     """The search the flags ask for (UsageError: bad flags or input); exit 0 when every model has a batch size."""
     check_flags(options)
     suite = load_suite(options.suite_name)
-    models = models_to_run(suite, options)
-    if not models:
+    plan = search_plan(suite, options)
+    if plan is None:
         return 0
-    experiment, caps = search_experiment(suite, options)
+    models, experiment = plan.models, plan.kept[0]
     limit = memory_bound(options, experiment)
     options = attempt_options(options, limit)
     file_path = output_paths.under(options.output_dirname, FILE_BASENAME)
@@ -216,7 +214,7 @@ def run(options: RunOptions) -> int:
         except batch_size_file.BatchSizeFileError as exc:
             raise UsageError(f"{exc} (it is where --find-batch-sizes writes; move it away)") from None
     log.info("--find-batch-sizes: %d model(s), %s", len(models), rule)
-    executor = make_executor(options, Plan(models, [experiment], [], [], [], caps))
+    executor = make_executor(options, plan)
     lock = results_lock.ResultsLock(attempts_path, wait=options.wait)
     try:
         lock.acquire()

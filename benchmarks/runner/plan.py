@@ -59,6 +59,7 @@ class Plan:
     configs: list  # Configs to run
     skipped: list  # (Config, reason): the suite skips them; the sweep writes a skip record for each
     capabilities: matrix.Capabilities = dataclasses.field(default_factory=matrix.Capabilities)
+    experiments: list = dataclasses.field(default_factory=list)  # the matrix the flags ask for, before the checks
 
 
 def model_config(suite, options: RunOptions, model: dict, experiment, golden=None) -> tuple:
@@ -121,7 +122,7 @@ def make_plan(suite, options: RunOptions) -> Plan:
     models = models_to_run(suite, options)
     if not models:
         return Plan([], [], [], [], [])
-    experiments = matrix.expand_experiments(suite, options)
+    experiments = asked = matrix.expand_experiments(suite, options)
     rules = matrix.SUPPORT_RULES + pure_wall_time.support_rules(options.timing)
     caps = probe_capabilities(experiments)
     check_inductor_settings(experiments, caps)
@@ -129,4 +130,4 @@ def make_plan(suite, options: RunOptions) -> Plan:
     kept, dropped = matrix.split(experiments, caps, rules)
     kept = [matrix.with_accelerator_model(e, caps) for e in kept]
     configs, skipped = model_configs(suite, options, models, kept)
-    return shard_of(Plan(models, kept, dropped, configs, skipped, caps), options)
+    return shard_of(Plan(models, kept, dropped, configs, skipped, caps, asked), options)
