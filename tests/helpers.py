@@ -364,3 +364,14 @@ def install_plugin(where):
     info.mkdir()
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: tiny-backend-plugin\nVersion: 1.0\n")
     (info / "entry_points.txt").write_text("[torch_dynamo_backends]\ntiny_plugin = tiny_backend_plugin:tiny_plugin_backend\n")
+
+
+def env_with_package_folder(tmp_path, package: str, folder) -> dict:
+    """The environment whose processes see the modules of `folder` as part of `package` (a sitecustomize in
+    tmp_path/boot appends it to the package's __path__): the recipe tests' throwaway suites and features."""
+    boot = tmp_path / "boot"
+    boot.mkdir()
+    (boot / "sitecustomize.py").write_text(
+        f"import {package}\n{package}.__path__.append({str(folder)!r})\n", encoding="utf-8")
+    path = os.pathsep.join([str(boot), str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])
+    return dict(os.environ, PYTHONPATH=path)

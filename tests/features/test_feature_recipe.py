@@ -7,11 +7,10 @@ flags, and the valued axis's child hook must run in a real sweep and change the 
 repository, so nothing is to undo there."""
 
 import json
-import os
 import subprocess
 
 import pytest
-from helpers import PYTHON, ROOT, read_jsonl, run_runner
+from helpers import PYTHON, ROOT, env_with_package_folder, read_jsonl, run_runner
 
 from benchmarks import features
 from benchmarks.config import axes
@@ -112,12 +111,7 @@ def throwaway(tmp_path):
         (extra / name).mkdir(parents=True)
         for file, text in files.items():
             (extra / name / file).write_text(text, encoding="utf-8")
-    boot = tmp_path / "boot"
-    boot.mkdir()
-    (boot / "sitecustomize.py").write_text(
-        f"import benchmarks.features\nbenchmarks.features.__path__.append({str(extra)!r})\n", encoding="utf-8")
-    path = os.pathsep.join([str(boot), str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])
-    return dict(os.environ, PYTHONPATH=path)
+    return env_with_package_folder(tmp_path, "benchmarks.features", extra)
 
 
 @pytest.mark.process

@@ -6,11 +6,10 @@ the runner must list it in its place, plan its model and, in a real sweep, run i
 repository, so nothing is to undo there."""
 
 import json
-import os
 import subprocess
 
 import pytest
-from helpers import PYTHON, ROOT, read_jsonl, run_runner
+from helpers import PYTHON, ROOT, env_with_package_folder, read_jsonl, run_runner
 
 from benchmarks import suites
 
@@ -74,12 +73,7 @@ def _with_folder(tmp_path, files: dict) -> dict:
     extra.mkdir()
     for name, text in files.items():
         (extra / name).write_text(text, encoding="utf-8")
-    boot = tmp_path / "boot"
-    boot.mkdir()
-    (boot / "sitecustomize.py").write_text(
-        f"import benchmarks.suites\nbenchmarks.suites.__path__.append({str(extra)!r})\n", encoding="utf-8")
-    path = os.pathsep.join([str(boot), str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])
-    return dict(os.environ, PYTHONPATH=path)
+    return env_with_package_folder(tmp_path, "benchmarks.suites", extra)
 
 
 @pytest.fixture
