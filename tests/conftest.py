@@ -13,6 +13,8 @@ import pytest
 
 import helpers
 
+pytest.register_assert_rewrite("generation_checks")  # its asserts say what differed, as in a test module
+
 # The suite keeps Python's bytecode (__pycache__, git-ignored) even where the environment sets PYTHONDONTWRITEBYTECODE
 # (CI's does): without it each xdist worker, and each process a test starts, compiles the project's modules again
 # and pytest rewrites every test file's asserts again, most of the unit tier's time. Set here, before the workers and
