@@ -1,6 +1,6 @@
 """Generation as a way to run a model (child/generation.py), its pure parts: what generate is asked for, what a config
 compiles, one run's figures from its tokens' times, and an out-of-memory error that names the batch and the lengths.
-The runs themselves: tests/end_to_end/test_generation_runs.py."""
+The runs themselves: tests/end_to_end/test_generation_runs.py and test_generation_qwen3.py."""
 
 import pytest
 
