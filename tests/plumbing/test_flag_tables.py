@@ -116,8 +116,38 @@ def test_no_tool_writes_its_parser_by_hand():
     for module in modules:
         calls = [node for node in ast.walk(ast.parse((ROOT / module).read_text()))
                  if isinstance(node, ast.Attribute) and node.attr == "add_argument"]
-        # run_options.py adds its own --help-all action, the one call the runner's table does not make
-        assert len(calls) == (1 if module.endswith("run_options.py") else 0), module
+        assert not calls, module
+
+
+def test_one_help_mechanism_for_all_five_tools():
+    """The runner's --help-all is cli_support.Parser's, as every tool's: no second parser built to print it."""
+    from benchmarks.config import run_options
+    from benchmarks.plumbing import cli_support
+
+    assert not hasattr(run_options, "HelpAll")
+    parser = run_options.build_parser(all_suites())
+    assert isinstance(parser, cli_support.Parser) and parser.brief.keys() == RUNNER_BRIEF.keys()
+    brief, everything = parser.format_help(), parser.format_help(everything=True)
+    # BRIEF's shorter text in --help, the flag's whole help in --help-all
+    assert "a pattern that matches no model is an error naming the close ones" in " ".join(brief.split())
+    assert "a pattern that matches no model" not in " ".join(everything.split())
+    hidden = [flag for flag in runner_table() if not flag.hidden and flag.name not in RUNNER_BRIEF]
+    assert f"{len(hidden)} more flags (diagnostics, golden, noise control, Ray, single config, each suite's own " \
+           "...): --help-all" in " ".join(brief.split())
+    for text in (brief, everything):
+        assert text.startswith("usage: experiment_runner.py") and "examples:" in text and "exit status:" in text
+
+
+@pytest.mark.parametrize("option", ["--help", "--help-all"])
+def test_the_runner_s_help_shows_the_suites_and_every_choice(option):
+    """--help once showed `--suite-name SUITE_NAME` (and `--accelerator ACCELERATOR`): the sweep-file pass's parser,
+    whose choices are stripped, answered --help before the real one."""
+    shown = call_tool("experiment_runner.py", option, check_rc=0).stdout
+    names = [suite.name for suite in all_suites()]
+    assert re.search(r"^  --suite-name \{" + ",".join(names) + r"\}$", shown, re.M), shown[:2000]
+    assert re.search(r"^  --accelerator \{cpu,cuda,tpu\}$", shown, re.M)
+    assert re.search(r"^  --test \{eval,train\}", shown, re.M)
+    assert "SUITE_NAME" not in shown and "ACCELERATOR" not in shown
 
 
 @pytest.mark.parametrize("words", [["experiment_runner.py"], ["result_analyzer.py"], ["aggregate.py"],
