@@ -158,7 +158,7 @@ def tier_members(suites: list, wanted: list) -> set:
     return members
 
 
-def _flag_word(value) -> str:
+def flag_word(value) -> str:
     """An axis value as its flag takes it: a switch's on/off."""
     return ("on" if value else "off") if isinstance(value, bool) else str(value)
 
@@ -195,7 +195,7 @@ class Selection:
         words += [f"--backend={b}" for b in self.backend]
         for key, values in self.axes.items():
             flag = AXES[key].flag if key in AXES else "--" + key
-            words += [f"{flag}={_flag_word(value)}" for value in values]
+            words += [f"{flag}={flag_word(value)}" for value in values]
         return " ".join(words)
 
     def matcher(self, suites):

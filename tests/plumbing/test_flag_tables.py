@@ -86,6 +86,11 @@ MISTYPED = [
     (["aggregate.py"], "--estimatr=mean", "--estimator"),
     (["history.py"], "--permutatons=9", "--permutations"),
     (["history.py", "bisect"], "--rpo=x", "--repo"),
+    # the axis flags, made once for every tool that selects
+    (["result_analyzer.py"], "--dynamoo=inductor", "--dynamo"),
+    (["aggregate.py", "x.jsonl"], "--dinamo=inductor", "--dynamo"),
+    (["compare.py", "a", "b"], "--precisoin=bf16", "--precision"),
+    (["history.py", "detect"], "--channel-last=on", "--channels-last"),
 ]
 
 

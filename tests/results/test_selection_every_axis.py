@@ -23,7 +23,7 @@ BASE = ["--accelerator=cpu", "--xla=None", "--dynamo=None", "--dynamo=inductor"]
 
 
 def flag_word(axis) -> str:
-    return selection._flag_word(axis.example)
+    return selection.flag_word(axis.example)
 
 
 # (the selection flag and value, the experiment key and the value a record that ran it holds, the runner's flags
