@@ -99,11 +99,12 @@ def axis_flags(group: str) -> list:
                          help=f"keep records whose experiment {key} is {runner[key].metavar} ({UPSTREAM_HELP[key]}; "
                               "repeatable)") for key in UPSTREAM_AXES]
     for axis in AXES.values():
-        ran = "its default, " + str(axis.default) if axis.default is not None else "none"
-        found.append(section.arg(axis.flag, repeatable=True, default=(), metavar=axis.metavar or "VALUE",
+        ran = "its default, " + flag_word(axis.default) if axis.default is not None else "none"
+        shown = axis.metavar or "VALUE"
+        found.append(section.arg(axis.flag, repeatable=True, default=(), metavar=shown,
                                  type=flag_type(axis.parse, axis.choices or ()), bare=axis.flag_bare,
-                                 help=f"keep records whose experiment {axis.key} is VALUE (e.g. {axis.example}; "
-                                      f"repeatable; a record without the key ran {ran})"))
+                                 help=f"keep records whose experiment {axis.key} is {shown} (e.g. "
+                                      f"{flag_word(axis.example)}; repeatable; a record without the key ran {ran})"))
     return found
 
 
