@@ -115,16 +115,14 @@ class Parser(argparse.ArgumentParser):
     --help shows (None: every flag), --help-all shows every one with its whole help; every flag parses either way.
     `more`: what --help leaves out, in words (its last line, and --help-all's help); default: the first names."""
 
-    def __init__(self, *args, examples=(), brief=None, more: str = "", help_all: bool = True, **kwargs):
+    def __init__(self, *args, examples=(), brief=None, more: str = "", **kwargs):
         kwargs.setdefault("formatter_class", _Formatter)
         if examples:
             kwargs["description"] = "\n\n".join(filter(None, [kwargs.get("description"), examples_text(examples)]))
         super().__init__(*args, **kwargs)
         self.set_brief(brief)
         self.more = more
-        if help_all:
-            self.add_argument("--help-all", action=HelpAll, **({"help": f"show every flag ({more}) and exit"}
-                                                              if more else {}))
+        self.add_argument("--help-all", action=HelpAll, **({"help": f"show every flag ({more}) and exit"} if more else {}))
 
     def set_brief(self, brief) -> None:
         """The flags --help shows: names, or {name: a shorter help, or None}; None: every flag."""
@@ -140,9 +138,12 @@ class Parser(argparse.ArgumentParser):
 
     def _shorter(self) -> list:
         """(action, the shorter help --help gives it) of the brief flags that have one."""
-        return [(action, text) for action in self._actions for text in
-                [next((self.brief[name] for name in action.option_strings if self.brief.get(name)), None)]
-                if text and action.help != argparse.SUPPRESS] if self.brief else []
+        found = []
+        for action in self._actions if self.brief else ():
+            texts = [self.brief[name] for name in action.option_strings if self.brief.get(name)]
+            if texts and action.help != argparse.SUPPRESS:
+                found.append((action, texts[0]))
+        return found
 
     def format_help(self, everything: bool = False) -> str:
         left_out = [] if everything else self._left_out()
