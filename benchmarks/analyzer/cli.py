@@ -94,7 +94,8 @@ def build_parser() -> Parser:
                    "result_analyzer.py output/bench --format=jsonl -o -"),
                   ("rows for PyTorch's OSS benchmark database, with speedups over eager",
                    "result_analyzer.py output/bench --format=oss-benchmark --baseline-backend=eager -o oss.json")],
-        epilog=epilog(ok="the report was written", bad_news="the inputs hold no record, or none the selection flags keep (nothing to report)"),
+        epilog=epilog(ok="the report was written",
+                      bad_news="the inputs hold no record, or none the selection flags keep (nothing to report)"),
     )
 
 

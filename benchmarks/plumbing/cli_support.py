@@ -122,7 +122,8 @@ class Parser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
         self.set_brief(brief)
         self.more = more
-        self.add_argument("--help-all", action=HelpAll, **({"help": f"show every flag ({more}) and exit"} if more else {}))
+        self.add_argument("--help-all", action=HelpAll,
+                          **({"help": f"show every flag ({more}) and exit"} if more else {}))
 
     def set_brief(self, brief) -> None:
         """The flags --help shows: names, or {name: a shorter help, or None}; None: every flag."""
