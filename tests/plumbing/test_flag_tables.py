@@ -189,8 +189,13 @@ def test_aggregate_s_axis_flag_reports_only_the_selected_rows(tmp_path):
     path = records(tmp_path)
     every = call_tool("aggregate.py", path, "--format=csv", check_rc=0).stdout
     assert backend_columns(every) == ["Eager", "Inductor", "Inductor[max-autotune]"]
+    # the baseline stays eager: max-autotune's speedup is over eager (4.0), as in the whole report, not over itself
     chosen = call_tool("aggregate.py", path, "--format=csv", "--compile-mode=max-autotune", check_rc=0).stdout
-    assert backend_columns(chosen) == ["Inductor[max-autotune]"]
+    assert backend_columns(chosen) == ["Eager", "Inductor[max-autotune]"]
+    assert [line.split(",")[3] for line in chosen.splitlines()[1:]] == ["4.0"]
+    inductor = call_tool("aggregate.py", path, "--format=csv", "--dynamo=inductor", check_rc=0).stdout
+    assert backend_columns(inductor) == ["Eager", "Inductor", "Inductor[max-autotune]"]
+    assert [line.split(",")[3:6:2] for line in inductor.splitlines()[1:]] == [["2.0", "4.0"]]
     # a record without the key ran the default mode: eager's and Inductor's records are kept
     default = call_tool("aggregate.py", path, "--format=csv", "--compile-mode=default", check_rc=0).stdout
     assert backend_columns(default) == ["Eager", "Inductor"]
