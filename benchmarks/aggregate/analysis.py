@@ -210,9 +210,11 @@ def prepare(options: Options) -> Analysis:
         raise NoData(f"no {options.test} records for {accelerator}")
     models = Selection(filter=options.filter, exclude=options.exclude, filter_by_tier=options.filter_by_tier,
                        exclude_by_tier=options.exclude_by_tier, axes=dict(options.axes))
-    rows = models.select(rows, view=lambda row: row.measurement)
+    whole = dataclasses.replace(models, axes={}).select(rows, view=lambda row: row.measurement)
+    rows = models.select(whole, view=lambda row: row.measurement)
     if not rows:
         raise NoData(f"no {options.test} records for {accelerator} match the selection ({models.text()})")
+    rows, family = with_baseline(rows, whole, options)
     present = order_backends({r.backend for r in rows})
     backends = check_backends(options.backends) if options.backends else present
     for name in backends:
@@ -221,7 +223,7 @@ def prepare(options: Options) -> Analysis:
     first = next((r.measurement for r in rows if r.backend == backends[0]), None)
     # The baseline backend's configs at other shared axes (eager[bf16] for inductor[bf16]) are baselines even
     # when --backends leaves them out: one baseline rule for every table of a report (baseline_family).
-    baselines = [r for r in rows if r.backend not in backends and first is not None
+    baselines = [r for r in rows + family if r.backend not in backends and first is not None
                  and baseline_family(r.measurement) == baseline_family(first)]
     rows = [r for r in rows if r.backend in backends]
     if not rows:
@@ -234,6 +236,26 @@ def prepare(options: Options) -> Analysis:
             if row.value is not None:
                 row.paired = paired_point(row.pooled, options)
     return compute(rows, options, backends, accelerator, baselines)
+
+
+def with_baseline(rows: list, whole: list, options: Options) -> tuple:
+    """(`rows` with the baseline backend's configs, baseline-only rows): the axis flags select `rows` from `whole`,
+    but a speedup stays over the baseline the whole report reads (`--dynamo=inductor` reports Inductor over eager,
+    not over itself). The baseline is the first of --backends, else of the files' backends; its configs that only
+    torch.compile's own axes (--dynamo, --xla, --compile-mode, ...) left out come back, a column as in the whole
+    report, and its family at other shared axes (eager[bf16] for inductor[bf16]) as baselines only. The axes a
+    config shares with its baseline (--precision, --quantization, ...) still select them."""
+    base = (check_backends(options.backends) if options.backends else order_backends({r.backend for r in whole}))[0]
+    first = next((r.measurement for r in whole if r.backend == base), None)
+    if not options.axes or first is None or any(r.backend == base for r in rows):
+        return rows, []
+    shared = {key: values for key, values in options.axes.items()
+              if key in axes.KEYS and key not in against_eager.BACKEND_ONLY_AXES}
+    taken = {id(r) for r in rows}
+    family = Selection(axes=shared).select(
+        [r for r in whole if id(r) not in taken and baseline_family(r.measurement) == baseline_family(first)],
+        view=lambda row: row.measurement)
+    return [r for r in family if r.backend == base] + rows, [r for r in family if r.backend != base]
 
 
 def baseline_family(m: measurement.Measurement) -> str:

@@ -67,7 +67,7 @@ def joined_backends(argv: list) -> list:
 
 # The flags --help shows; --help-all adds the rest (a flag per experiment axis, statistics, plot sizes, ...).
 BRIEF = {"--report", "--backends", "--baseline", "--metric", "--accelerator", "--test", "--filter", "--exclude",
-         "--precision", "--compile-mode", "--format", "--output"}
+         "--dynamo", "--precision", "--compile-mode", "--format", "--output"}
 
 
 def declared_flags() -> list:

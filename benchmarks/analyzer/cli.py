@@ -15,7 +15,7 @@ from benchmarks.config.flags import Group, tool_parser
 from benchmarks.plumbing.cli_support import (EXIT_INTERNAL, LOG_LEVELS, BadNews, Parser, UsageError,
                                              choice, epilog, metavar, positive_int, refuse_overwrite, run_main,
                                              setup_logging, timestamp, write_output)
-from benchmarks.results import records
+from benchmarks.results import records, selection
 
 log = logging.getLogger("benchmarks.analyzer.pipeline")
 
@@ -24,7 +24,8 @@ HUD_DASHBOARDS = ("inductor",)
 
 
 # The flags --help shows (--help-all: every one).
-BRIEF = {"--output-dirname", "--output", "--format", "--baseline-backend", "--database"}
+BRIEF = {"--output-dirname", "--output", "--format", "--baseline-backend", "--database", "--filter", "--exclude",
+         "--dynamo"}
 
 
 def declared_flags() -> list:
@@ -70,6 +71,9 @@ def declared_flags() -> list:
                      "install -e .`), the pure-Python one, or auto: compiled when built (default). Both give the "
                      "same report"),
         top.arg("--log-level", default="info", choices=LOG_LEVELS, help="messages on stderr"),
+        # which records get a row: the selection flags of every tool (results/selection.py)
+        *selection.flags(test_default=None, accelerator_default="every one", backend=True, axes=True,
+                         group="which records (default: every one)"),
         # Upstream's analyzer has this flag and ignores it; scripts that pass it keep working.
         top.arg("--experiment-name", default="run_all", choices=["run_all"], hidden=True, help=""),
     ]
@@ -90,7 +94,8 @@ def build_parser() -> Parser:
                    "result_analyzer.py output/bench --format=jsonl -o -"),
                   ("rows for PyTorch's OSS benchmark database, with speedups over eager",
                    "result_analyzer.py output/bench --format=oss-benchmark --baseline-backend=eager -o oss.json")],
-        epilog=epilog(ok="the report was written", bad_news="the inputs hold no record (nothing to report)"),
+        epilog=epilog(ok="the report was written",
+                      bad_news="the inputs hold no record, or none the selection flags keep (nothing to report)"),
     )
 
 
@@ -129,11 +134,17 @@ def write_oss_benchmark(options, parser) -> int:
     names: inductor_dashboard.py), each checked against the table's columns (oss_v3_schema.py) before any is
     written."""
     from benchmarks.analyzer import inductor_dashboard, oss_benchmark, oss_files, oss_v3_schema
+    from benchmarks.results.measurement import Measurement
 
     refuse_overwrite(output_path(options), options.input_files, "the report")
     found = oss_benchmark.read_all(options.input_files)
     if not found:
         raise BadNews(f"no record in {', '.join(options.input_files)}")
+    if options.selection is not None:
+        found = options.selection.select(found, view=Measurement)
+        if not found:
+            raise BadNews(f"no record in {', '.join(options.input_files)} matches the selection "
+                          f"({options.selection.text()})")
     if options.hud_dashboard == "inductor":
         rows, left_out = inductor_dashboard.rows(found)
     else:
@@ -172,6 +183,7 @@ def run(options, parser) -> int:
     from benchmarks.analyzer.report_files import AnalyzeError, NoRecord
 
     started = time.perf_counter()
+    options.selection = chosen_records(options)
     # -o names a file: a directory that is not there is a typo, not a request to create it (--output-dirname
     # names a directory and is created, as experiment_runner.py's is).
     folder = os.path.dirname(options.output or "")
@@ -200,8 +212,9 @@ def run(options, parser) -> int:
         return EXIT_INTERNAL
     seconds = time.perf_counter() - started
     counts = ", ".join(f"{count} {status}" for status, count in sorted(summary.statuses.items()))
-    log.info("%d record(s) from %d file(s) (%s) in %.2f s; %s", summary.records, summary.files, counts, seconds,
-             f"{summary.problems} problem(s) reported above" if summary.problems else "no problem")
+    chose = f" chosen by {options.selection.text()} ({summary.left_out} left out)" if options.selection else ""
+    log.info("%d record(s)%s from %d file(s) (%s) in %.2f s; %s", summary.records, chose, summary.files, counts,
+             seconds, f"{summary.problems} problem(s) reported above" if summary.problems else "no problem")
     log.info("wrote %s (%d rows, %d columns; %s reader)", summary.output, summary.records, len(summary.columns),
              summary.reader)
     if summary.database_action:
@@ -209,6 +222,18 @@ def run(options, parser) -> int:
                 "rewritten": "rewritten with new columns and appended to"}[summary.database_action]
         log.info("%s database %s", what, options.database)
     return 0
+
+
+def chosen_records(options):
+    """The selection flags' Selection, None when they choose nothing (every record gets a row, as upstream's); a bad
+    pattern or tier is a UsageError here, before any worker starts."""
+    chosen = selection.Selection.of(options)
+    if not chosen.text():
+        return None
+    from benchmarks.config import tiers
+
+    chosen.matcher(sorted(tiers.TIERS))
+    return chosen
 
 
 def pipeline_options(options, output: str):
@@ -223,6 +248,7 @@ def pipeline_options(options, output: str):
         fallback_timestamp=options.timestamp if options.timestamp is not None else time.time(),
         jobs=options.jobs or pipeline.default_jobs(),
         reader=options.reader,
+        selection=options.selection,
     )
     refuse_overwrite(run.output, run.inputs, "the report")
     refuse_overwrite(run.database, run.inputs, "--database")

@@ -43,6 +43,7 @@ from benchmarks.analyzer.range_reader import read_range
 from benchmarks.analyzer.report_files import (AnalyzeError, NoRecord, OrderedReport, append_to_database,
                                               check_database)
 from benchmarks.analyzer.rows import RangeRows
+from benchmarks.config import tiers
 from benchmarks.plumbing import disk_writes
 from benchmarks.results import records
 
@@ -68,6 +69,7 @@ class ChunkTask:
     want_csv: bool = True  # write this range's CSV rows
     want_jsonl: bool = False  # write its JSON lines
     compiled: bool = False  # read with the compiled reader (benchmarks/analyzer/_jsonl_scan.c)
+    selection: Optional[object] = None  # the selection flags' (results/selection.Selection); None: every record
 
 
 @dataclasses.dataclass
@@ -78,20 +80,24 @@ class ChunkResult:
     problems: Problems
     statuses: dict
     spool: Optional[str] = None  # where its CSV rows wait, when they could not go to the report in turn
+    left_out: int = 0  # records the selection left out
 
 
 def _read_range(task: ChunkTask, problems: Problems) -> tuple:
     """(lines in the task's byte range, its rows): the file mapped rather than read, so that the scanner reads
     the page cache in place (one copy of every byte less)."""
+    # the tiers of every suite that has some: a range sees only its own records' suites
+    chosen = task.selection.matcher(sorted(tiers.TIERS)) if task.selection is not None else None
     if task.end <= task.start:
         read = read_range(b"", task.compiled, problems)
-        return read.n_lines, RangeRows(read, problems, task.hide_errors, task.fallback_timestamp, task.want_jsonl)
+        return read.n_lines, RangeRows(read, problems, task.hide_errors, task.fallback_timestamp, task.want_jsonl,
+                                       chosen)
     with open(task.path, "rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
         with memoryview(mapped)[task.start:task.end] as data:
             read = read_range(data, task.compiled, problems)
             # the rows are made while the range is mapped: a refused line's reason reads the line again (line_text)
             return read.n_lines, RangeRows(read, problems, task.hide_errors, task.fallback_timestamp,
-                                           task.want_jsonl)
+                                           task.want_jsonl, chosen)
 
 
 def process_chunk(task: ChunkTask) -> ChunkResult:
@@ -121,7 +127,7 @@ def process_chunk(task: ChunkTask) -> ChunkResult:
     finally:  # the turn passes even when this range failed: the ranges after it never wait forever
         spool = _REPORT.write_in_turn(task.index, columns if csv_rows else (), csv_rows, jsonl_rows)
     return ChunkResult(lines=n_lines, rows=len(table.lines), columns=columns, problems=problems,
-                       statuses=table.statuses, spool=spool)
+                       statuses=table.statuses, spool=spool, left_out=table.left_out)
 
 
 # ---------------------------------------------------------------- inputs
@@ -175,6 +181,7 @@ class Options:
     jobs: int = 1
     reader: str = "auto"  # auto (compiled when built), compiled, python
     chunk_bytes: Optional[int] = None  # default: enough ranges to keep every worker busy, up to 8 MiB each
+    selection: Optional[object] = None  # the selection flags' (results/selection.Selection); None: every record
 
 
 @dataclasses.dataclass
@@ -187,6 +194,7 @@ class Summary:
     output: str
     database_action: Optional[str] = None  # created, appended, rewritten (new columns)
     reader: str = "python"  # the reader that read the records: compiled or python
+    left_out: int = 0  # records the selection flags left out
 
 
 def default_jobs() -> int:
@@ -279,18 +287,19 @@ def analyze(options: Options) -> Summary:
         for file_index, path in enumerate(options.inputs):
             for start, end in plan_chunks(path, chunk_bytes):
                 tasks.append(ChunkTask(path, start, end, options.fallback_timestamp, options.hide_errors,
-                                       len(tasks), want_csv, want_jsonl, compiled))
+                                       len(tasks), want_csv, want_jsonl, compiled, options.selection))
                 owners.append(file_index)
         lines = [0] * len(options.inputs)
         rows = [0] * len(options.inputs)
         problems = [Problems() for _ in options.inputs]
-        statuses, all_columns, spools = {}, {}, []
+        statuses, all_columns, spools, left_out = {}, {}, [], 0
         with _Workers(options.jobs, context, report) as workers:
             # The workers write the rows; the parent gathers what the ranges say about themselves.
             for file_index, result in zip(owners, workers.map(process_chunk, tasks)):
                 problems[file_index].merge(result.problems, lines[file_index] + 1)  # 1-based line numbers
                 lines[file_index] += result.lines
                 rows[file_index] += result.rows
+                left_out += result.left_out
                 for status, count in result.statuses.items():
                     statuses[status] = statuses.get(status, 0) + count
                 if result.rows:
@@ -302,7 +311,7 @@ def analyze(options: Options) -> Summary:
             for level, text in found.lines(path):
                 log.log(level, "%s", text)
         for path, count, found in zip(options.inputs, rows, problems):
-            if not count and len(options.inputs) > 1:
+            if not count and len(options.inputs) > 1 and not left_out:
                 log.warning("%s: no usable record", path)
         if not all_columns:  # every tool's words (docs/command-line.md): bad input, or (empty files) nothing to report
             refused = [(path, found.first()) for path, found in zip(options.inputs, problems) if found.first()]
@@ -311,6 +320,9 @@ def analyze(options: Options) -> Summary:
                 message = message.removesuffix("; line skipped").removesuffix("; skipped")  # every tool's words
                 raise AnalyzeError(f"{path}: no usable record (first problem: line {line}: {message})"
                                    + ("" if len(options.inputs) == 1 else "; nor in any other input"))
+            if left_out:
+                raise NoRecord(f"no record in {', '.join(options.inputs)} matches the selection "
+                               f"({options.selection.text()})")
             raise NoRecord(f"no records in {', '.join(options.inputs)}")
         columns = report.finish(all_columns, spools) if want_csv else order_columns(all_columns)
         disk_writes.publish(temp_output, options.output)
@@ -319,7 +331,7 @@ def analyze(options: Options) -> Summary:
         action = append_to_database(options.database, report_csv, columns) if options.database else None
         return Summary(records=sum(rows), files=len(options.inputs), problems=sum(map(len, problems)),
                        statuses=statuses, columns=columns, output=options.output, database_action=action,
-                       reader="compiled" if compiled else "python")
+                       reader="compiled" if compiled else "python", left_out=left_out)
     finally:
         if report is not None:
             report.close()

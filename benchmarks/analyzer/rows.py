@@ -25,6 +25,7 @@ from benchmarks.analyzer.row_entries import (EXPERIMENT_KEYS, HEADLINE, K_ACCURA
                                              environment_entry, experiment_entry, model_entry, outcome_combinations,
                                              outcome_entry, plain_entry, texts, warmup_skips)
 from benchmarks.results import accuracy_status, record_check, records, stats
+from benchmarks.results.measurement import Measurement
 
 
 class RangeRows:
@@ -33,9 +34,12 @@ class RangeRows:
     column, for all rows at once."""
 
     def __init__(self, read: RangeRead, problems: Problems, hide_errors: bool, fallback_timestamp: float,
-                 check_json: bool):
-        """check_json: every value a row shows must also be written as JSON (for a JSON Lines report)."""
+                 check_json: bool, chosen=None):
+        """check_json: every value a row shows must also be written as JSON (for a JSON Lines report); `chosen`: the
+        selection flags' matcher (results/selection.py), None for every record."""
         self.problems = problems
+        self.chosen = chosen
+        self.left_out = 0  # records the selection left out
         self.hide_errors = hide_errors
         self.fallback_timestamp = fallback_timestamp
         self.check_json = check_json
@@ -80,6 +84,9 @@ class RangeRows:
             for line, why in sorted(refused.items()):
                 self.problems.add("unusable-metrics", line, f"unusable record: {why}; skipped")
             rows = rows[~np.isin(rows, list(refused))]
+        if self.chosen is not None and len(rows):
+            kept = rows[self._selected(parsed, ids, rows)]
+            self.left_out, rows = len(rows) - len(kept), kept
         if not len(rows):
             return []
         if len(rows) < n_lines:
@@ -96,6 +103,16 @@ class RangeRows:
                 return []
         self._keep(parsed, selection, reduced)
         return self.lines
+
+    def _selected(self, parsed: list, ids: list, rows: np.ndarray) -> np.ndarray:
+        """Which of `rows` the selection keeps: it reads a record's model and experiment only, so each distinct
+        (model, experiment) pair is matched once."""
+        pairs = np.stack([ids[K_MODEL][rows], ids[K_EXPERIMENT][rows]], axis=1)
+        distinct, inverse = np.unique(pairs, axis=0, return_inverse=True)
+        keep = np.fromiter((self.chosen(Measurement({"model": parsed[K_MODEL][model],
+                                                     "experiment": parsed[K_EXPERIMENT][experiment]}))
+                            for model, experiment in distinct.tolist()), dtype=bool, count=len(distinct))
+        return keep[inverse.reshape(-1)]
 
     def _record_lines(self, status: np.ndarray, parsed: list, ids: list, dropped: set) -> np.ndarray:
         """The lines with a model and an experiment object; any other line that is not blank (nor dropped by the

@@ -58,8 +58,8 @@ def axis_pair(text: str):
 
 # The flags --help shows; --help-all adds the rest (a flag per experiment axis, the statistics, the gates' limits...).
 BRIEF = {"--expected", "--write-expected", "--pair", "--latest", "--accelerator", "--test", "--backend", "--filter",
-         "--exclude", "--precision", "--compile-mode", "--metric", "--threshold", "--format", "--output", "--plot",
-         "--fail-on"}
+         "--exclude", "--dynamo", "--precision", "--compile-mode", "--metric", "--threshold", "--format", "--output",
+         "--plot", "--fail-on"}
 
 
 def declared_flags() -> list:

@@ -122,19 +122,15 @@ def help_text(flag: Flag) -> str:
     return f"{flag.help} (default: {default})" if flag.help else f"(default: {default})"
 
 
-def add_flags(parser: argparse.ArgumentParser, flags: Iterable[Flag], choices: dict,
-              brief: Optional[dict] = None) -> None:
-    """Each flag into its --help section (made in order of first use); `choices` resolves SUITE_NAMES.
-    `brief` ({flag name: a shorter help, or None for its own}): --help shows only these flags (every flag still
-    parses); None: every flag is shown (--help-all)."""
+def add_flags(parser: argparse.ArgumentParser, flags: Iterable[Flag], choices: dict) -> None:
+    """Each flag into its --help section (made in order of first use); `choices` resolves SUITE_NAMES. Which
+    flags --help shows, and with which shorter help, is the parser's `brief` (cli_support.Parser)."""
     sections = {}
     for flag in flags:
         if flag.group not in sections:
             sections[flag.group] = parser.add_argument_group(flag.group) if flag.group else parser
         names = ([flag.short] if flag.short else []) + [flag.name]  # "-o FILE, --output FILE", as argparse lists them
-        shown = not flag.hidden and (brief is None or flag.name in brief)
-        text = (brief or {}).get(flag.name) or help_text(flag)
-        spec = {"dest": flag.dest, "help": text if shown else argparse.SUPPRESS}
+        spec = {"dest": flag.dest, "help": argparse.SUPPRESS if flag.hidden else help_text(flag)}
         if flag.positional:  # argparse names a positional's dest by its name
             spec = {"help": spec["help"], "nargs": flag.nargs, "metavar": flag.metavar}
             if flag.default is not None:
@@ -162,15 +158,16 @@ def add_flags(parser: argparse.ArgumentParser, flags: Iterable[Flag], choices: d
             add_hidden_alias(sections[flag.group], alias, **{k: v for k, v in spec.items() if k not in ("help", "default", "required")})
 
 
-def tool_parser(flags: Iterable[Flag], brief, parser=None, **described):
-    """A report tool's parser (cli_support.Parser: --help shows `brief`, a set of flag names, --help-all every flag,
-    a mistyped flag is one line with its close matches) of its table `flags`; `parser`: a subcommand's, made by
-    its tool's subparsers, else a new one of `described` (prog, usage, description, examples, epilog)."""
+def tool_parser(flags: Iterable[Flag], brief, parser=None, choices=None, **described):
+    """A tool's parser (cli_support.Parser: --help shows `brief`, flag names or {name: a shorter help}, --help-all
+    every flag, a mistyped flag is one line with its close matches) of its table `flags`, the one way all five
+    tools make theirs; `parser`: a subcommand's, made by its tool's subparsers, or a Parser subclass's, else a new
+    one of `described` (prog, usage, description, examples, epilog, more); `choices` resolves SUITE_NAMES."""
     if parser is None:
         parser = Parser(brief=brief, **described)
     elif brief is not None:
-        parser.brief = set(brief)
-    add_flags(parser, flags, choices={})
+        parser.set_brief(brief)
+    add_flags(parser, flags, choices=choices or {})
     return parser
 
 

@@ -22,8 +22,8 @@ from benchmarks.config import experiment_config, shards
 from benchmarks.config.axes import AXES
 from benchmarks.config.feature_options import (DiagnosticsOptions, GoldenOptions, NoiseOptions, TimingOptions,
                                                VerifyOptions, file_path)
-from benchmarks.config.flags import BOTH, CHILD, PARENT, SUITE_NAMES, Group, add_flags, child_args, field_flags, \
-    from_namespace
+from benchmarks.config.flags import (BOTH, CHILD, PARENT, SUITE_NAMES, Group, child_args, field_flags, from_namespace,
+                                     tool_parser)
 from benchmarks.features import compile_options
 from benchmarks.plumbing.cli_support import (LOG_LEVELS, Parser, UsageError, epilog, memory_size, non_negative_int,
                                              positive_float, positive_int)
@@ -308,18 +308,6 @@ BRIEF = {
 }
 
 
-class HelpAll(argparse.Action):
-    """--help-all: every flag, with its whole help, then exit."""
-
-    def __init__(self, option_strings, dest, **kwargs):
-        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS,
-                         help="show every flag (diagnostics, golden, noise, Ray, the suites' own ...) and exit")
-
-    def __call__(self, parser, namespace, values, option_string=None):
-        build_parser(parser.suites, everything=True).print_help()
-        parser.exit()
-
-
 def declared_flags() -> list:
     """RunOptions' flags in declaration order, a section's (axes, verify, ...) where its field stands."""
     own = dict(field_flags(RunOptions))
@@ -332,29 +320,27 @@ def declared_flags() -> list:
     return flags
 
 
-def build_parser(suites, everything: bool = False) -> RunnerParser:
+def build_parser(suites) -> RunnerParser:
     """The parser of every declared flag: RunOptions' and its sections', then each suite's (`suites`: the
-    Suite objects, given by the caller because config/ imports no tool). Its --help shows the examples and the
-    flags of BRIEF; `everything`: every flag (what --help-all prints). Both parse every flag."""
+    Suite objects, given by the caller because config/ imports no tool). Made as every tool's (flags.tool_parser):
+    --help shows the examples and the flags of BRIEF, --help-all every flag with its whole help; both parse
+    every flag."""
     declared = declared_flags()
     for suite in suites:
         declared += list(suite.flags)
-    statuses = epilog(ok="every config of the sweep has an ok or skip record (or the config run by hand did)",
-                      bad_news="a config's latest record is a failure (error, crash, timeout, oom): every record is "
-                      "written all the same; or the config run by hand (--model-config) failed")
-    hidden = len([f for f in declared if not f.hidden and f.name not in BRIEF])
-    parser = RunnerParser(help_all=False,
+    parser = RunnerParser(
         prog="experiment_runner.py",
         usage="%(prog)s [--suite-name=SUITE] [-k REGEX] [--dynamo=BACKEND ...] [options]",
         description="Run a matrix of PyTorch model benchmarks, one child process per (model, experiment); "
                     "docs/runner.md.",
         examples=EXAMPLES,
-        epilog=statuses if everything else statuses + f"\n\n{hidden} more flags (diagnostics, golden, noise "
-        "control, Ray, single config, each suite's own ...): --help-all",
+        epilog=epilog(ok="every config of the sweep has an ok or skip record (or the config run by hand did)",
+                      bad_news="a config's latest record is a failure (error, crash, timeout, oom): every record "
+                      "is written all the same; or the config run by hand (--model-config) failed"),
+        brief=BRIEF,
+        more="diagnostics, golden, noise control, Ray, single config, each suite's own ...",
     )
-    parser.add_argument("--help-all", action=HelpAll)
-    add_flags(parser, declared, choices={SUITE_NAMES: [suite.name for suite in suites]},
-              brief=None if everything else BRIEF)
+    tool_parser(declared, None, parser=parser, choices={SUITE_NAMES: [suite.name for suite in suites]})
     parser.declared = tuple(declared)
     parser.suites = tuple(suites)
     return parser

@@ -39,6 +39,9 @@ def reaches_out(flag) -> bool:
     return flag.name in PATHS or flag.metavar in _PATH_METAVARS or kind in ("file_path", "directory_path")
 
 
+HELP_WORDS = ("-h", "--help", "--help-all")
+
+
 def _raw_parser(fresh) -> argparse.ArgumentParser:
     """A new parser (`fresh()`) that records what was given, as given: no defaults, types or choices."""
     raw = fresh()
@@ -51,7 +54,8 @@ def _raw_parser(fresh) -> argparse.ArgumentParser:
 def given(fresh, argv: list) -> dict:
     """{flag dest: the text given (a list for a repeatable flag, True for a switch)} of the flags in `argv`;
     `fresh()` builds the parser."""
-    found, _ = _raw_parser(fresh).parse_known_args(argv)
+    # --help and --help-all are the real parser's to answer: this one, without choices, would print a poorer help
+    found, _ = _raw_parser(fresh).parse_known_args([word for word in argv if word not in HELP_WORDS])
     return vars(found)
 
 

@@ -31,8 +31,8 @@ DETECT_METRICS = (TIME, *metric_catalog.speedup_metrics())
 
 
 # The flags show's and detect's --help show; --help-all adds the rest (a flag per experiment axis, the detection's).
-SERIES_BRIEF = {"--accelerator", "--test", "--backend", "--filter", "--exclude", "--precision", "--compile-mode",
-                "--min-runs", "--format", "--output", "--db"}
+SERIES_BRIEF = {"--accelerator", "--test", "--backend", "--filter", "--exclude", "--dynamo", "--precision",
+                "--compile-mode", "--min-runs", "--format", "--output", "--db"}
 
 
 def probability(text: str) -> float:

@@ -99,9 +99,8 @@ def _hidden_alias(action) -> bool:
 class HelpAll(argparse.Action):
     """--help-all: the help with every flag (--help shows the parser's `brief` ones), then exit."""
 
-    def __init__(self, option_strings, dest, **kwargs):
-        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS,
-                         help="show every flag, each with its whole help, and exit")
+    def __init__(self, option_strings, dest, help="show every flag, each with its whole help, and exit", **kwargs):
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help=help)
 
     def __call__(self, parser, namespace, values, option_string=None):
         parser.print_help(everything=True)
@@ -111,39 +110,58 @@ class HelpAll(argparse.Action):
 class Parser(argparse.ArgumentParser):
     """argparse's parser with the conventions of docs/command-line.md: one-line errors (close matches for an
     invalid choice or a mistyped flag), a --help that starts with `examples` ((what, command) pairs) under the
-    description, and --help-all: `brief` (flag names, e.g. {"--format", "-k"}) are the flags --help shows (None:
-    every flag), --help-all shows every one; every flag parses either way."""
+    description, and --help-all, the one brief/whole help of all five tools: `brief` (flag names, e.g.
+    {"--format", "-k"}, or a dict of flag name -> a shorter help for --help, None for the flag's own) are the flags
+    --help shows (None: every flag), --help-all shows every one with its whole help; every flag parses either way.
+    `more`: what --help leaves out, in words (its last line, and --help-all's help); default: the first names."""
 
-    def __init__(self, *args, examples=(), brief=None, help_all: bool = True, **kwargs):
+    def __init__(self, *args, examples=(), brief=None, more: str = "", **kwargs):
         kwargs.setdefault("formatter_class", _Formatter)
         if examples:
             kwargs["description"] = "\n\n".join(filter(None, [kwargs.get("description"), examples_text(examples)]))
         super().__init__(*args, **kwargs)
-        self.brief = None if brief is None else set(brief)
-        if help_all:
-            self.add_argument("--help-all", action=HelpAll)
+        self.set_brief(brief)
+        self.more = more
+        self.add_argument("--help-all", action=HelpAll,
+                          **({"help": f"show every flag ({more}) and exit"} if more else {}))
+
+    def set_brief(self, brief) -> None:
+        """The flags --help shows: names, or {name: a shorter help, or None}; None: every flag."""
+        self.brief = None if brief is None else dict(brief) if isinstance(brief, dict) else dict.fromkeys(brief)
 
     def _left_out(self) -> list:
         """The flags --help leaves for --help-all (none without `brief`)."""
         if self.brief is None:
             return []
         return [action for action in self._actions if action.option_strings and action.help != argparse.SUPPRESS
-                and not self.brief & set(action.option_strings) and "--help-all" not in action.option_strings
-                and "-h" not in action.option_strings]
+                and not any(name in self.brief for name in action.option_strings)
+                and "--help-all" not in action.option_strings and "-h" not in action.option_strings]
+
+    def _shorter(self) -> list:
+        """(action, the shorter help --help gives it) of the brief flags that have one."""
+        found = []
+        for action in self._actions if self.brief else ():
+            texts = [self.brief[name] for name in action.option_strings if self.brief.get(name)]
+            if texts and action.help != argparse.SUPPRESS:
+                found.append((action, texts[0]))
+        return found
 
     def format_help(self, everything: bool = False) -> str:
         left_out = [] if everything else self._left_out()
-        saved = [(action, action.help) for action in left_out]
-        for action in left_out:
-            action.help = argparse.SUPPRESS
+        changed = [(action, argparse.SUPPRESS) for action in left_out] + ([] if everything else self._shorter())
+        saved = [(action, action.help) for action, _ in changed]
+        for action, text in changed:
+            action.help = text
         try:
             text = super().format_help()
         finally:
             for action, help_text in saved:
                 action.help = help_text
         if left_out:
-            names = ", ".join(action.option_strings[-1] for action in left_out[:8])
-            text += f"\n{len(left_out)} more flags ({names}{', ...' if len(left_out) > 8 else ''}): --help-all\n"
+            names = self.more or ", ".join(action.option_strings[-1] for action in left_out[:8]) + (
+                ", ..." if len(left_out) > 8 else "")
+            text += "\n" + self._get_formatter()._fill_text(f"{len(left_out)} more flags ({names}): --help-all",
+                                                             self._get_formatter()._width, "") + "\n"
         return text
 
     def print_help(self, file=None, everything: bool = False):

@@ -1,10 +1,12 @@
 """Which records a tool looks at: the selection flags, declared once for every tool that selects records
-(aggregate.py, compare.py, history.py), and one matcher over measurements (benchmarks/results/measurement.py).
+(aggregate.py, compare.py, history.py, result_analyzer.py), and one matcher over measurements
+(benchmarks/results/measurement.py).
 
 Models: -k/--filter and --filter-by-tier add up (a union, as upstream and the runner); -x/--exclude and
 --exclude-by-tier win. Accelerator: an accelerator kind (cpu, cuda, tpu) or a case-insensitive search in
 accelerator_model. Test: inference (eval) or training (train). Backend: the measurement's backend label.
-Axes (--precision, ...): the value of that experiment axis among the measurement's labels.
+Axes: upstream's --xla and --dynamo, the value the record's experiment holds (None: eager); ours (--precision, ...),
+the value of that experiment axis among the measurement's labels.
 """
 
 from __future__ import annotations
@@ -15,9 +17,9 @@ import re
 from typing import Optional
 
 from benchmarks.config import axes as config_axes
-from benchmarks.config import tiers
+from benchmarks.config import experiment_config, tiers
 from benchmarks.config.axis import flag_type
-from benchmarks.config.flags import Group
+from benchmarks.config.flags import Group, field_flags
 from benchmarks.plumbing.cli_support import UsageError
 
 # --test takes upstream aggregate's names and the record's own.
@@ -28,6 +30,10 @@ ALL = "all"
 # its values parsed as the runner parses them, matched against the value each record ran (a record without the
 # key ran the axis's default: no precision is fp32, no channels_last is off; an axis with no default matches none).
 AXES = {axis.key: axis for axis in config_axes.AXES}
+# Upstream's experiment axes a record carries as the runner was given them (--xla, --dynamo: the runner's own flags,
+# their values parsed as it parses them), selected by the value the record ran; None is no XLA, no dynamo (eager).
+UPSTREAM_AXES = ("xla", "dynamo")
+SELECTED_AXES = UPSTREAM_AXES + tuple(AXES)
 
 
 def tier(text: str) -> int:
@@ -63,18 +69,47 @@ def flags(test_default: Optional[str] = "inference", accelerator_default: str = 
     return found + (axis_flags(group) if axes else []) + model_flags(group)
 
 
+def upstream_value(key: str, value):
+    """An upstream axis's value as the selection compares it: None for none (upstream's "None"), eager for
+    --dynamo's None too, XLA's runtime in capitals."""
+    value = experiment_config.parse_none(value) if isinstance(value, str) else value
+    if key == "dynamo" and value == "eager":
+        return None
+    return value.upper() if key == "xla" and isinstance(value, str) else value
+
+
+def _upstream_type(key: str, parse):
+    def select(text: str):
+        return None if key == "dynamo" and text.strip().lower() == "eager" else upstream_value(key, parse(text))
+
+    select.__name__ = key
+    return select
+
+
 def axis_flags(group: str) -> list:
-    """A selection flag per experiment axis of ours (config/axes.py), the one place they are made from the table:
-    its values parsed as the runner parses them, kept when a record ran one of them."""
+    """A selection flag per experiment axis the runner sweeps: upstream's --xla and --dynamo (made from the runner's
+    own flags), and each of ours (config/axes.py): the one place they are made from the tables, each value parsed as
+    the runner parses it, kept when a record ran one of them."""
+    from benchmarks.config import run_options
+
     section = Group(group)
-    found = []
+    runner = {name: flag for name, flag in field_flags(run_options.RunOptions)}
+    found = [section.arg(runner[key].name, repeatable=True, default=(), metavar=runner[key].metavar,
+                         type=_upstream_type(key, runner[key].type),
+                         help=f"keep records whose experiment {key} is {runner[key].metavar} ({UPSTREAM_HELP[key]}; "
+                              "repeatable)") for key in UPSTREAM_AXES]
     for axis in AXES.values():
-        ran = "its default, " + str(axis.default) if axis.default is not None else "none"
-        found.append(section.arg(axis.flag, repeatable=True, default=(), metavar=axis.metavar or "VALUE",
+        ran = "its default, " + flag_word(axis.default) if axis.default is not None else "none"
+        shown = axis.metavar or "VALUE"
+        found.append(section.arg(axis.flag, repeatable=True, default=(), metavar=shown,
                                  type=flag_type(axis.parse, axis.choices or ()), bare=axis.flag_bare,
-                                 help=f"keep records whose experiment {axis.key} is VALUE (e.g. {axis.example}; "
-                                      f"repeatable; a record without the key ran {ran})"))
+                                 help=f"keep records whose experiment {axis.key} is {shown} (e.g. "
+                                      f"{flag_word(axis.example)}; repeatable; a record without the key ran {ran})"))
     return found
+
+
+UPSTREAM_HELP = {"xla": "None: not on XLA", "dynamo": "None or eager: no dynamo; inductor, openxla, aot_eager, "
+                                                 "export, ..."}
 
 
 def model_flags(group: str = "which records") -> list:
@@ -124,7 +159,7 @@ def tier_members(suites: list, wanted: list) -> set:
     return members
 
 
-def _flag_word(value) -> str:
+def flag_word(value) -> str:
     """An axis value as its flag takes it: a switch's on/off."""
     return ("on" if value else "off") if isinstance(value, bool) else str(value)
 
@@ -147,7 +182,7 @@ class Selection:
         """From parsed flags (or any object with their names); missing ones select everything."""
         names = [field.name for field in dataclasses.fields(cls) if field.name != "axes"]
         found = {name: getattr(options, name) for name in names if getattr(options, name, None) is not None}
-        axes = {axis: list(getattr(options, axis)) for axis in AXES if getattr(options, axis, None)}
+        axes = {axis: list(getattr(options, axis)) for axis in SELECTED_AXES if getattr(options, axis, None)}
         return cls(**found, axes=axes)
 
     def text(self) -> str:
@@ -160,7 +195,8 @@ class Selection:
         words += [f"--exclude-by-tier={n}" for n in self.exclude_by_tier]
         words += [f"--backend={b}" for b in self.backend]
         for key, values in self.axes.items():
-            words += [f"{AXES[key].flag}={_flag_word(value)}" for value in values]
+            flag = AXES[key].flag if key in AXES else "--" + key
+            words += [f"{flag}={flag_word(value)}" for value in values]
         return " ".join(words)
 
     def matcher(self, suites):
@@ -178,7 +214,10 @@ class Selection:
         backends = set(self.backend)
         choose_models = bool(keep or self.filter_by_tier)
 
-        def axis_value(labels: dict, key: str):
+        def axis_value(m, labels: dict, key: str):
+            if key in UPSTREAM_AXES:  # a Measurement's experiment, or the labels of a stored config (history)
+                experiment = getattr(m, "experiment", None)
+                return upstream_value(key, (experiment if isinstance(experiment, dict) else labels).get(key))
             value = labels.get(key)
             return AXES[key].ran(None if value == "" else value)
 
@@ -191,7 +230,7 @@ class Selection:
                 return False
             if self.axes:
                 labels = m.labels
-                if not all(axis_value(labels, key) in values
+                if not all(axis_value(m, labels, key) in values
                            for key, values in self.axes.items()):
                     return False
             name, place = m.model_name or "", (m.suite, m.model_name)

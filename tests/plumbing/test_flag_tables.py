@@ -86,6 +86,11 @@ MISTYPED = [
     (["aggregate.py"], "--estimatr=mean", "--estimator"),
     (["history.py"], "--permutatons=9", "--permutations"),
     (["history.py", "bisect"], "--rpo=x", "--repo"),
+    # the axis flags, made once for every tool that selects
+    (["result_analyzer.py"], "--dynamoo=inductor", "--dynamo"),
+    (["aggregate.py", "x.jsonl"], "--dinamo=inductor", "--dynamo"),
+    (["compare.py", "a", "b"], "--precisoin=bf16", "--precision"),
+    (["history.py", "detect"], "--channel-last=on", "--channels-last"),
 ]
 
 
@@ -101,9 +106,10 @@ def test_a_mistyped_flag_is_one_line_with_its_close_match(words, mistyped, meant
 
 def test_the_axis_flags_are_made_from_the_axis_table_in_one_place():
     made = [flag.name for flag in selection.axis_flags("which records")]
-    assert made == [axis.flag for axis in axes.AXES]
+    # upstream's swept keys (the runner's --xla, --dynamo), then every axis of ours
+    assert made == ["--xla", "--dynamo"] + [axis.flag for axis in axes.AXES]
     for table in (aggregate_cli.declared_flags(), compare_cli.declared_flags(), history_cli.show_flags(),
-                  history_cli.detect_flags()):
+                  history_cli.detect_flags(), analyzer_cli.declared_flags()):
         names = [flag.name for flag in table]
         assert all(name in names for name in made)
 
@@ -116,8 +122,38 @@ def test_no_tool_writes_its_parser_by_hand():
     for module in modules:
         calls = [node for node in ast.walk(ast.parse((ROOT / module).read_text()))
                  if isinstance(node, ast.Attribute) and node.attr == "add_argument"]
-        # run_options.py adds its own --help-all action, the one call the runner's table does not make
-        assert len(calls) == (1 if module.endswith("run_options.py") else 0), module
+        assert not calls, module
+
+
+def test_one_help_mechanism_for_all_five_tools():
+    """The runner's --help-all is cli_support.Parser's, as every tool's: no second parser built to print it."""
+    from benchmarks.config import run_options
+    from benchmarks.plumbing import cli_support
+
+    assert not hasattr(run_options, "HelpAll")
+    parser = run_options.build_parser(all_suites())
+    assert isinstance(parser, cli_support.Parser) and parser.brief.keys() == RUNNER_BRIEF.keys()
+    brief, everything = parser.format_help(), parser.format_help(everything=True)
+    # BRIEF's shorter text in --help, the flag's whole help in --help-all
+    assert "a pattern that matches no model is an error naming the close ones" in " ".join(brief.split())
+    assert "a pattern that matches no model" not in " ".join(everything.split())
+    hidden = [flag for flag in runner_table() if not flag.hidden and flag.name not in RUNNER_BRIEF]
+    assert f"{len(hidden)} more flags (diagnostics, golden, noise control, Ray, single config, each suite's own " \
+           "...): --help-all" in " ".join(brief.split())
+    for text in (brief, everything):
+        assert text.startswith("usage: experiment_runner.py") and "examples:" in text and "exit status:" in text
+
+
+@pytest.mark.parametrize("option", ["--help", "--help-all"])
+def test_the_runner_s_help_shows_the_suites_and_every_choice(option):
+    """--help once showed `--suite-name SUITE_NAME` (and `--accelerator ACCELERATOR`): the sweep-file pass's parser,
+    whose choices are stripped, answered --help before the real one."""
+    shown = call_tool("experiment_runner.py", option, check_rc=0).stdout
+    names = [suite.name for suite in all_suites()]
+    assert re.search(r"^  --suite-name \{" + ",".join(names) + r"\}$", shown, re.M), shown[:2000]
+    assert re.search(r"^  --accelerator \{cpu,cuda,tpu\}$", shown, re.M)
+    assert re.search(r"^  --test \{eval,train\}", shown, re.M)
+    assert "SUITE_NAME" not in shown and "ACCELERATOR" not in shown
 
 
 @pytest.mark.parametrize("words", [["experiment_runner.py"], ["result_analyzer.py"], ["aggregate.py"],
@@ -153,8 +189,13 @@ def test_aggregate_s_axis_flag_reports_only_the_selected_rows(tmp_path):
     path = records(tmp_path)
     every = call_tool("aggregate.py", path, "--format=csv", check_rc=0).stdout
     assert backend_columns(every) == ["Eager", "Inductor", "Inductor[max-autotune]"]
+    # the baseline stays eager: max-autotune's speedup is over eager (4.0), as in the whole report, not over itself
     chosen = call_tool("aggregate.py", path, "--format=csv", "--compile-mode=max-autotune", check_rc=0).stdout
-    assert backend_columns(chosen) == ["Inductor[max-autotune]"]
+    assert backend_columns(chosen) == ["Eager", "Inductor[max-autotune]"]
+    assert [line.split(",")[3] for line in chosen.splitlines()[1:]] == ["4.0"]
+    inductor = call_tool("aggregate.py", path, "--format=csv", "--dynamo=inductor", check_rc=0).stdout
+    assert backend_columns(inductor) == ["Eager", "Inductor", "Inductor[max-autotune]"]
+    assert [line.split(",")[3:6:2] for line in inductor.splitlines()[1:]] == [["2.0", "4.0"]]
     # a record without the key ran the default mode: eager's and Inductor's records are kept
     default = call_tool("aggregate.py", path, "--format=csv", "--compile-mode=default", check_rc=0).stdout
     assert backend_columns(default) == ["Eager", "Inductor"]
