@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from benchmarks.config import backend_registry
+from benchmarks.config import backend_registry, inductor_settings
 from benchmarks.config.axis import Axis, ONE_PER_SWEEP
 from benchmarks.features import allocator, compile_options
 from benchmarks.plumbing.cpu_affinity import requested_cores, usable_cores
@@ -57,9 +57,9 @@ def settle(experiment):
     if experiment.cpu_profile != DASHBOARD or experiment.test != "eval" \
             or not backend_registry.uses_inductor(experiment.dynamo):
         return experiment
-    settings = compile_options.settings_of(experiment.inductor_config)
+    settings = inductor_settings.settings_of(experiment.inductor_config)
     pairs = [(k, str(v)) for k, v in settings.items()] + [compile_options.SHORTHANDS["freezing"]]
-    return experiment.with_(inductor_config=compile_options.config_text(pairs))
+    return experiment.with_(inductor_config=inductor_settings.config_text(pairs))
 
 
 def apply_environment(env: dict, experiment, cores: int) -> None:
