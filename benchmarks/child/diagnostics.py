@@ -36,7 +36,8 @@ class ArtifactFiles:
         self.record = record
 
     def path(self, kind: str, ext: str = "", repeat: Optional[int] = None) -> str:
-        path = xla_dump_env.artifact_file(self.options, self.model_config, self.experiment, kind, ext, repeat)
+        path = output_paths.artifact_file(self.options.output_dirname, self.model_config, self.experiment, kind, ext,
+                                          repeat)
         os.makedirs(os.path.dirname(path), exist_ok=True)
         return path
 

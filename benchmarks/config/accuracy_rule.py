@@ -23,8 +23,8 @@ import functools
 import os
 from typing import Optional
 
-from benchmarks.config import tolerances
-from benchmarks.features import precision as precisions
+from benchmarks import features
+from benchmarks.config import inductor_settings, tolerances
 
 DATA_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "harness_accuracy.yaml")
 TORCHBENCH, HUGGINGFACE, TIMM = "torchbench", "huggingface", "timm"
@@ -86,14 +86,22 @@ class _Lists:
         return source if self.model in models else None
 
 
+def _dtypes(precision, accelerator) -> tuple:
+    """(the dtype a model is cast to, the dtype autocast runs in) of a precision, each None where it has none: as its
+    feature's declaration says (the declared hook `precision_dtypes`)."""
+    found = [dtypes(precision, accelerator) for dtypes in features.declared("precision_dtypes")]
+    return found[0] if found else (None, None)
+
+
 def _torchbench(lists: _Lists, precision, test, accelerator, freezing) -> tuple:
     """(tolerance, where it comes from, cosine source or None)."""
     table = tolerances.ACCURACY[TORCHBENCH]
-    half = precisions.cast_dtype(precision) == "float16" or precisions.autocast_dtype(precision, accelerator)
+    cast, autocast = _dtypes(precision, accelerator)
+    half = cast == "float16" or autocast
     if half:
         cases = (("freezing_even_higher", freezing), ("higher_fp16", True), ("even_higher", True))
         return _first_listed(lists, table, cases) or _default(table["half"])
-    bf16 = precisions.cast_dtype(precision) == "bfloat16"
+    bf16 = cast == "bfloat16"
     found = bf16 and _first_listed(lists, table, (("higher_bf16", True), ("higher_bf16_xpu", accelerator == "xpu")))
     if found:
         return found
@@ -116,7 +124,7 @@ def _huggingface(lists: _Lists, precision, test, accelerator, max_autotune) -> t
 def _timm(lists: _Lists, precision, test, accelerator, freezing, max_autotune) -> tuple:
     table = tolerances.ACCURACY[TIMM]
     if test == "train":
-        amp = precisions.autocast_dtype(precision, accelerator) is not None
+        amp = _dtypes(precision, accelerator)[1] is not None
         cases = (("even_higher", True), ("even_higher_max_autotune", max_autotune), ("higher", True),
                  ("higher_amp", amp))
     else:
@@ -163,9 +171,7 @@ def rule(suite: str, model: str, precision: Optional[str], test: str, accelerato
 
 def for_experiment(suite: str, model: str, experiment, override: Optional[float] = None) -> Rule:
     """`rule` for an ExperimentConfig: freezing is Inductor's (eval only, as the harness's --freezing)."""
-    from benchmarks.features import compile_options
-
-    settings = compile_options.settings_of(getattr(experiment, "inductor_config", None))
+    settings = inductor_settings.settings_of(getattr(experiment, "inductor_config", None))
     freezing = experiment.dynamo == "inductor" and experiment.test == "eval" and settings.get("freezing") is True
     max_autotune = getattr(experiment, "compile_mode", None) in MAX_AUTOTUNE_MODES
     return rule(suite, model, experiment.precision, experiment.test, experiment.accelerator, freezing,

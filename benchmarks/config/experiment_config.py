@@ -6,7 +6,7 @@ import dataclasses
 from typing import Any, Optional
 
 from benchmarks.config import axes, backend_registry
-from benchmarks.features.train_step import HARNESS_TRAIN_STEP
+from benchmarks.config.train_steps import HARNESS_TRAIN_STEP
 from benchmarks.plumbing.safe_paths import safe_name, short_hash
 
 # Upstream PyTorch/XLA's experiment keys, in its order; records keep this order.

@@ -7,9 +7,8 @@ from __future__ import annotations
 import signal
 from typing import Optional
 
-from benchmarks.features import allocator, cpu_profile
-from benchmarks.plumbing import xla_dump_env
-from benchmarks.plumbing.cpu_affinity import requested_cores, usable_cores
+from benchmarks import features
+from benchmarks.plumbing import output_paths
 
 # The launcher's pid, set by the launcher itself: the child dies with it (single_config.die_with_parent).
 PARENT_PID_VARIABLE = "BENCHMARKS_PARENT_PID"
@@ -42,14 +41,26 @@ def child_environment(experiment, options, base_env: dict, model_config: Optiona
         env.pop("XLA_DISABLE_FUNCTIONALIZATION", None)
     else:
         env["XLA_DISABLE_FUNCTIONALIZATION"] = "1"
-    if model_config is not None:
-        xla_dump_env.set_dump_variables(env, experiment, options, model_config)
-    # The C allocator: one policy for eager and every backend, read by glibc and the loader at the start.
-    if experiment.cpu_profile:  # its allocator settings, OpenMP runtime and threads
-        cpu_profile.apply_environment(env, experiment, len(requested_cores(options.noise) or usable_cores()))
-    else:
-        allocator.apply(env, experiment.allocator)
+    if model_config is not None and experiment.xla:
+        _dump_variables(env, experiment, options, model_config)
+    # What a feature sets before the interpreter starts (the C allocator's policy, the CPU profile's OpenMP and
+    # threads), each declaration's `compose_environment`, in the features' order.
+    for compose in features.declared("compose_environment"):
+        compose(env, experiment, options)
     return env
+
+
+def _dump_variables(env: dict, experiment, options, model_config: dict) -> None:
+    """The variables that ask torch_xla, at its start, for the dumps of --dump-hlo and --save-ir-format, written to
+    the config's artifact paths (idempotent: XLA_FLAGS is rebuilt from the experiment above)."""
+    if options.diagnostics.dump_hlo:
+        flag = f"--xla_dump_to={output_paths.hlo_dir(options.output_dirname, model_config, experiment)}"
+        if flag not in env.get("XLA_FLAGS", "").split():
+            env["XLA_FLAGS"] = (env.get("XLA_FLAGS", "") + " " + flag).strip()
+    if options.diagnostics.save_ir_format:
+        env["XLA_SAVE_TENSORS_FMT"] = options.diagnostics.save_ir_format
+        env["XLA_SAVE_TENSORS_FILE"] = output_paths.ir_file(options.output_dirname, model_config, experiment,
+                                                            options.diagnostics.save_ir_format)
 
 
 def server_environment(experiment, options, base_env: dict) -> dict:
@@ -60,7 +71,8 @@ def server_environment(experiment, options, base_env: dict) -> dict:
 
 
 def allocator_environment(env: dict) -> dict:
-    """The variables of `env` that take effect only when an interpreter starts (the C allocator's, LD_PRELOAD):
-    a config by hand compares them with those it was started with (single_config.main)."""
-    names = allocator.MANAGED_VARIABLES + ("LD_PRELOAD",) + tuple(cpu_profile.OPENMP_VARIABLES)
+    """The variables of `env` that take effect only when an interpreter starts (each declaration's
+    `start_variables`: the C allocator's, LD_PRELOAD, OpenMP's): a config by hand compares them with those it was
+    started with (features/allocator/child.py)."""
+    names = [name for declared in features.declared("start_variables") for name in declared()]
     return {name: env[name] for name in names if name in env}

@@ -18,8 +18,8 @@ import shlex
 import sys
 from typing import Optional
 
+from benchmarks import features
 from benchmarks.config import axes
-from benchmarks.features import compile_options
 from benchmarks.plumbing import machine_facts
 from benchmarks.plumbing.cli_support import command_line
 from benchmarks.plumbing.safe_paths import safe_name
@@ -115,12 +115,12 @@ def rerun_text(options, model: dict, experiment) -> str:
     for) with the sweep's child flags (`options`: RunOptions) in a fresh results directory: the single-config
     command, or, for a warm start (two processes, which only a sweep starts), the sweep of this one config."""
     flags = [flag for flag in options.child_flags if flag.split("=", 1)[0] not in NOT_CARRIED]
-    out = fresh_dir(options.output_dirname, model, experiment.slug())
-    if experiment.dynamo and experiment.compile_cache == compile_options.WARM_START:
+    if any(runs_twice(experiment) for runs_twice in features.declared("runs_twice")):
         located = any(flag.split("=", 1)[0] in LOCATION_FLAGS for flag in flags)
         argv = entry_argv() + sweep_flags(model, experiment.to_dict(), located) + flags
     else:
         argv = single_config_argv(flags, model, experiment.to_dict())
+    out = fresh_dir(options.output_dirname, model, experiment.slug())
     return command_line(argv + [f"--output-dirname={out}"])
 
 

@@ -24,7 +24,6 @@ from benchmarks.config.feature_options import (DiagnosticsOptions, GoldenOptions
                                                VerifyOptions, file_path)
 from benchmarks.config.flags import (BOTH, CHILD, PARENT, SUITE_NAMES, Group, child_args, field_flags, from_namespace,
                                      tool_parser)
-from benchmarks.features import compile_options
 from benchmarks.plumbing.cli_support import (LOG_LEVELS, Parser, UsageError, epilog, memory_size, non_negative_int,
                                              positive_float, positive_int)
 from benchmarks.plumbing.cli_support import timestamp as timestamp_type
@@ -222,12 +221,6 @@ class RunOptions:
 
     def with_(self, **changes) -> "RunOptions":
         return dataclasses.replace(self, **changes)
-
-    @property
-    def inductor_config_text(self):
-        """--inductor-config, --freezing and --cpp-wrapper as the experiment key's text (None for none)."""
-        shorthands = [compile_options.SHORTHANDS[name] for name in ("freezing", "cpp_wrapper") if getattr(self, name)]
-        return compile_options.config_text(shorthands + list(self.axes.inductor_config))
 
 
 class RunnerParser(Parser):

@@ -14,8 +14,10 @@ all of it (docs/architecture.md, "Adding a matrix axis"):
 The parent asks the declarations by a hook's name, never a feature's (`declared(hook)`: the runner names no feature,
 tests/child/test_feature_methods.py holds it to that): `resolved_skip_reason(experiment)`, why a config as its suite
 resolves it can't run (runner/plan.py); `runs_twice(experiment)`, a config run as a warm start's two children
-(runner/warm_start.py); `inductor_settings_problem(experiment, known)`, an Inductor setting this torch lacks
-(runner/flag_checks.py).
+(runner/warm_start.py, config/rerun_command.py); `inductor_settings_problem(experiment, known)`, an Inductor setting
+this torch lacks (runner/flag_checks.py); `compose_environment(env, experiment, options)`, what a feature sets in a
+child's environment before its interpreter starts, and `start_variables()`, the names of those that act only then
+(config/process_env.py).
 
 The table (config/axes.py's AXES) is gathered here by discovery (pkgutil over this package), so a new axis is one
 new folder plus its tests. Order: each declaration's `ORDER` (a number: its place among the features, so the

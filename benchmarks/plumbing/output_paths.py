@@ -1,6 +1,7 @@
 """Deterministic names for everything a config writes under the output directory (no random hashes):
-logs at <out>/logs/<model>/<config>.log, artifacts at <out>/<model>/<kind>-<config>[-<repeat>].<ext>. Every
-path is checked to stay under the output directory (safe_paths.inside: PathEscapes otherwise)."""
+logs at <out>/logs/<model>/<config>.log, artifacts at <out>/<model>/<kind>-<config>[-<repeat>].<ext> (the XLA
+dumps torch_xla writes because of the child's environment among them: hlo_dir, ir_file). Every path is checked to
+stay under the output directory (safe_paths.inside: PathEscapes otherwise)."""
 
 from __future__ import annotations
 
@@ -33,6 +34,22 @@ def artifact_path(output_dir: str, model_config: dict, experiment, kind: str, ex
     if ext:
         name += "." + ext.lstrip(".")
     return under(output_dir, model_dirname(model_config), name)
+
+
+def artifact_file(output_dir: str, model_config: dict, experiment, kind: str, ext: str = "",
+                  repeat: Optional[int] = None) -> str:
+    """artifact_path made absolute: what a tool (torch_xla, a profiler) is given to write to."""
+    return os.path.abspath(artifact_path(output_dir, model_config, experiment, kind, ext, repeat))
+
+
+def hlo_dir(output_dir: str, model_config: dict, experiment) -> str:
+    """--dump-hlo's directory (torch_xla's --xla_dump_to)."""
+    return artifact_file(output_dir, model_config, experiment, "hlo")
+
+
+def ir_file(output_dir: str, model_config: dict, experiment, save_ir_format: str) -> str:
+    """--save-ir-format's file (torch_xla's XLA_SAVE_TENSORS_FILE, to which it appends the device ordinal)."""
+    return artifact_file(output_dir, model_config, experiment, "dump", save_ir_format)
 
 
 def under(output_dir: str, *parts: str) -> str:

@@ -1,50 +1,20 @@
-"""The XLA dumps torch_xla writes because of its environment (--dump-hlo, --save-ir-format): the variables
-that ask for them, where their files go, and which were written. The parent sets the variables when it
-composes a child's environment and lists the files of a child that died without a record; the child
-clears stale ones and lists them in its own record. No torch."""
+"""The XLA dumps torch_xla wrote because of its environment (--dump-hlo, --save-ir-format): which of them are on
+disk. The variables that ask for them are composed with the child's environment (config/process_env.py), their
+paths are the config's artifacts' (plumbing/output_paths.py). The child lists them in its own record, the parent
+for a child that died without one. No torch."""
 
 from __future__ import annotations
 
 import glob
 import os
-from typing import Optional
 
 from benchmarks.plumbing import output_paths
-
-
-def artifact_file(options, model_config: dict, experiment, kind: str, ext: str = "",
-                  repeat: Optional[int] = None) -> str:
-    """The absolute path of one of a config's artifacts (named from the config as requested)."""
-    return os.path.abspath(output_paths.artifact_path(options.output_dirname, model_config, experiment, kind, ext,
-                                                      repeat))
-
-
-def hlo_dir(options, model_config, experiment) -> str:
-    return artifact_file(options, model_config, experiment, "hlo")
-
-
-def ir_file(options, model_config, experiment) -> str:
-    return artifact_file(options, model_config, experiment, "dump", options.diagnostics.save_ir_format)
 
 
 def ir_files(path: str) -> list:
     """torch_xla appends the device ordinal to XLA_SAVE_TENSORS_FILE (dump-x.hlo -> dump-x.hlo.0)."""
     return sorted(p for p in glob.glob(glob.escape(path) + "*")
                   if p == path or p[len(path):].lstrip(".").isdigit())
-
-
-def set_dump_variables(env: dict, experiment, options, model_config: dict) -> None:
-    """Environment variables that torch_xla reads at start-up (XLA configs only; idempotent, because
-    child_environment rebuilds XLA_FLAGS from the experiment for XLA configs)."""
-    if not experiment.xla:
-        return
-    if options.diagnostics.dump_hlo:
-        flag = f"--xla_dump_to={hlo_dir(options, model_config, experiment)}"
-        if flag not in env.get("XLA_FLAGS", "").split():
-            env["XLA_FLAGS"] = (env.get("XLA_FLAGS", "") + " " + flag).strip()
-    if options.diagnostics.save_ir_format:
-        env["XLA_SAVE_TENSORS_FMT"] = options.diagnostics.save_ir_format
-        env["XLA_SAVE_TENSORS_FILE"] = ir_file(options, model_config, experiment)
 
 
 def env_artifacts(options, model_config: dict, experiment) -> dict:
@@ -55,11 +25,12 @@ def env_artifacts(options, model_config: dict, experiment) -> dict:
         return found
     out = os.path.abspath(options.output_dirname)
     if options.diagnostics.dump_hlo:
-        directory = hlo_dir(options, model_config, experiment)
+        directory = output_paths.hlo_dir(options.output_dirname, model_config, experiment)
         if os.path.isdir(directory) and os.listdir(directory):
             found["hlo"] = output_paths.relative(directory, out)
     if options.diagnostics.save_ir_format:
-        files = ir_files(ir_file(options, model_config, experiment))
+        files = ir_files(output_paths.ir_file(options.output_dirname, model_config, experiment,
+                                              options.diagnostics.save_ir_format))
         if files:  # one device: one file, <name>.0
             found["dump"] = output_paths.relative(files[0], out)
     return found

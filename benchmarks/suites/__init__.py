@@ -37,7 +37,8 @@ from pathlib import Path
 from typing import Any, Callable, Optional
 
 from benchmarks.config import tiers
-from benchmarks.features import generation_options, precision, train_step
+from benchmarks.config.train_steps import DEFAULT_TRAIN_STEP
+from benchmarks.features import generation_options, precision
 
 DECLARED = ("SUITE_NAME", "DESCRIPTION", "ORDER")  # what a suite module declares, as literals
 
@@ -171,9 +172,9 @@ class BenchmarkModel:
 
 class Suite:
     name = ""
-    # The training step of this suite's train configs unless --train-step says otherwise (features/train_step.py's TRAIN_STEPS):
+    # The training step of this suite's train configs unless --train-step says otherwise (config/train_steps.py's TRAIN_STEPS):
     # the suites the dynamo harness (and so PyTorch's dashboard) runs take its step.
-    default_train_step = train_step.DEFAULT_TRAIN_STEP
+    default_train_step = DEFAULT_TRAIN_STEP
     # Suite-specific flags (declared for every suite, whichever runs; a child is given those it reads).
     flags: tuple = ()
 

@@ -29,7 +29,7 @@ import os
 from typing import Optional
 
 from benchmarks.config import tolerances
-from benchmarks.features.train_step import HARNESS_TRAIN_STEP
+from benchmarks.config.train_steps import HARNESS_TRAIN_STEP
 from benchmarks.config import generation_modes
 from benchmarks.plumbing.cli_support import UsageError
 from benchmarks.suites import BenchmarkModel, ModelSkipped, Suite, huggingface_llm, model_config

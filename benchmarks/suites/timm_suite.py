@@ -18,7 +18,7 @@ import importlib.util
 from typing import Optional
 
 from benchmarks.config import tolerances
-from benchmarks.features.train_step import HARNESS_TRAIN_STEP
+from benchmarks.config.train_steps import HARNESS_TRAIN_STEP
 from benchmarks.suites import BenchmarkModel, ModelSkipped, Suite
 
 INSTALL = "pip install timm==1.0.31 (the project's `timm` extra)"

@@ -26,7 +26,7 @@ import sys
 
 from benchmarks.config import accuracy_rule, tolerances
 from benchmarks.config.flags import BOTH, Group
-from benchmarks.features.train_step import HARNESS_TRAIN_STEP
+from benchmarks.config.train_steps import HARNESS_TRAIN_STEP
 from benchmarks.plumbing.cli_support import UsageError
 from benchmarks.suites import BenchmarkModel, ModelSkipped, Suite, model_config, torchbench_precision
 from benchmarks.suites.torchbench_checkout import PACKAGE, find_root, list_model_dirs, module_name

@@ -16,9 +16,11 @@ from benchmarks.features.compile_options import child as compile_options_child
 from benchmarks.features.precision import child as precision_child
 from benchmarks.features.quantization import child as quantization_child
 
-# The core: the child's modules (not the features' child halves) and the runner's; each reaches a feature through
-# child/feature_methods.py, child/config_hooks.py or benchmarks/features' declared(hook), never by its name.
-CORE = ("benchmarks/child/*.py", "benchmarks/child/accuracy/*.py", "benchmarks/runner/**/*.py")
+# The core: the child's modules (not the features' child halves), the runner's and the config layer's; each reaches a
+# feature through child/feature_methods.py, child/config_hooks.py or benchmarks/features' declared(hook), never by its
+# name (what a feature shares with the core is the core's: config/inductor_settings.py, config/train_steps.py, ...).
+CORE = ("benchmarks/child/*.py", "benchmarks/child/accuracy/*.py", "benchmarks/runner/**/*.py", "benchmarks/config/*.py",
+        "benchmarks/plumbing/*.py")
 # `benchmarks.features.<name>` (an import of a declaration or a child half) or `from benchmarks.features import <name>`
 BY_NAME = re.compile(r"benchmarks\.features\.\w+|from\s+benchmarks\.features\s+import\s+\w+")
 
@@ -70,6 +72,7 @@ def test_the_scan_finds_each_way_of_naming_a_feature():
 def test_no_core_module_names_a_feature():
     files = sorted({path for pattern in CORE for path in ROOT.glob(pattern)})
     assert any(path.name == "config_run.py" for path in files) and any(path.parent.name == "ray" for path in files)
+    assert any(path.name == "process_env.py" for path in files)
     found = [f"{path.relative_to(ROOT)}:{number}: {line}" for path in files
              for number, line in by_name(path.read_text(encoding="utf-8"))]
     assert not found, ("core modules name a feature (reach it through child/feature_methods.py, a config_hooks.Hook or "

@@ -4,7 +4,7 @@ in the phase it was called in, and the record is settled all the same. In proces
 
 import pytest
 
-from benchmarks.child import config_failures, config_hooks, config_run, single_config
+from benchmarks.child import config_failures, config_hooks, config_run, hand_back
 from benchmarks.config.experiment_config import ExperimentConfig
 from benchmarks.config.run_options import build_parser
 from benchmarks.suites import all_suites
@@ -12,7 +12,7 @@ from benchmarks.suites import all_suites
 MODEL = {"suite_name": "dummy", "model_name": "mlp"}
 
 
-class Phases(single_config.Channel):
+class Phases(hand_back.Channel):
     """A channel with no parent that keeps every phase marker the run sets."""
 
     def __init__(self):

@@ -6,7 +6,7 @@ once around a block, not by every call. Real torch on the CPU, tiny models; the 
 import pytest
 import torch
 
-from benchmarks.child import config_run, measured_loop, single_config, timing_block
+from benchmarks.child import config_run, hand_back, measured_loop, timing_block
 from benchmarks.config.experiment_config import ExperimentConfig
 from benchmarks.config.run_options import build_parser
 from benchmarks.results import record_check
@@ -146,7 +146,7 @@ def run_mlp(tmp_path, *flags) -> dict:
     options = build_parser(all_suites()).options(["--repeat=3", "--warmup=2", "--no-roofline",
                                                   f"--output-dirname={tmp_path}", *flags])
     record = config_run.run_config(options, {"suite_name": "dummy", "model_name": "mlp"}, EAGER_CPU,
-                                      single_config.Channel(None))
+                                      hand_back.Channel(None))
     assert record["status"] == "ok", record["error"]
     return record_check.written(record, None)  # every key declared and typed, as the sweep's writer checks
 

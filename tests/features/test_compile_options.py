@@ -8,6 +8,7 @@ import pytest
 from helpers import call_runner, call_tool, read_jsonl, run_runner
 
 from benchmarks.config import experiment_config
+from benchmarks.config import inductor_settings
 from benchmarks.features import compile_options
 from benchmarks.results import measurement, records
 from benchmarks.runner import matrix
@@ -62,9 +63,9 @@ def test_defaults_keep_the_old_fingerprint_and_labels():
 
 
 def test_inductor_settings_text_and_checks():
-    assert compile_options.config_text([("freezing", "True"), ("cpp_wrapper", "True")]) == \
+    assert inductor_settings.config_text([("freezing", "True"), ("cpp_wrapper", "True")]) == \
         "cpp_wrapper=True,freezing=True"
-    assert compile_options.settings_of("cpp_wrapper=True,max_fusion_size=32") == {"cpp_wrapper": True,
+    assert inductor_settings.settings_of("cpp_wrapper=True,max_fusion_size=32") == {"cpp_wrapper": True,
                                                                                  "max_fusion_size": 32}
     known = {"freezing": "bool", "max_fusion_size": "int"}
     assert compile_options.check_settings({"freezing": "True"}, known) is None

@@ -52,8 +52,9 @@ def test_inside_follows_links_that_point_out(tmp_path):
 # ---------------------------------------------------------------- every writer's path stays under the output dir
 
 from benchmarks.config.experiment_config import ExperimentConfig  # noqa: E402
+from benchmarks.config.process_env import child_environment  # noqa: E402
 from benchmarks.config.run_options import RunOptions  # noqa: E402
-from benchmarks.plumbing import output_paths, xla_dump_env
+from benchmarks.plumbing import output_paths  # noqa: E402
 
 EVIL_MODELS = [{"suite_name": "files", "model_name": name} for name in ("..", ".", "...py", "../../x", "/etc", "")]
 XLA = ExperimentConfig.from_dict({"accelerator": "cpu", "xla": "PJRT", "dynamo": None, "test": "eval"})
@@ -80,7 +81,7 @@ def test_artifacts_and_diagnostics_of_any_model_name_are_under_the_output_dir(tm
     out = tmp_path / "out"
     for kind, ext, repeat in (("output", "pt", 0), ("trace", "json", 1), ("dynamo-counters", "json", None),
                               ("xla-profile", "", None), ("aoti-package", "pt2", None)):
-        path = xla_dump_env.artifact_file(options_for(out), model, XLA, kind, ext, repeat)
+        path = output_paths.artifact_file(str(out), model, XLA, kind, ext, repeat)
         assert_under(path, out)
         assert os.path.basename(path).startswith(kind + "-")
 
@@ -89,10 +90,9 @@ def test_artifacts_and_diagnostics_of_any_model_name_are_under_the_output_dir(tm
 def test_xla_dumps_of_any_model_name_are_under_the_output_dir(tmp_path, model):
     out = tmp_path / "out"
     options = options_for(out, dump_hlo=True, save_ir_format="text")
-    assert_under(xla_dump_env.hlo_dir(options, model, XLA), out)
-    assert_under(xla_dump_env.ir_file(options, model, XLA), out)
-    env = {}
-    xla_dump_env.set_dump_variables(env, XLA, options, model)
+    assert_under(output_paths.hlo_dir(str(out), model, XLA), out)
+    assert_under(output_paths.ir_file(str(out), model, XLA, "text"), out)
+    env = child_environment(XLA, options, {}, model)
     paths = [word.split("=", 1)[-1] for value in env.values() for word in value.split()]
     paths = [path for path in paths if os.path.isabs(path)]
     assert len(paths) == 2, env  # the HLO dump directory and the IR file, both given to torch_xla

@@ -1,6 +1,6 @@
 """A config is resolved in one place and its child's environment composed in one place (issue #53): the plan and a
 config run by hand call Suite.resolve, never its parts; the parent composes a child's environment once per config
-(runner/sweep.make_job) and a config by hand its own (child/single_config.environment_by_hand), the fork server its
+(runner/sweep.make_job) and a config by hand its own (child/process_start.environment_by_hand), the fork server its
 server's through process_env.server_environment. A sweep's child asks for neither again."""
 
 import ast
@@ -42,5 +42,5 @@ def test_the_plan_and_a_config_by_hand_share_one_resolution_and_nothing_else_res
 def test_a_childs_environment_is_composed_once_by_the_parent_or_by_a_config_by_hand():
     found = callers("child_environment")["child_environment"]
     assert found == {("benchmarks/runner/sweep.py", "make_job"),
-                     ("benchmarks/child/single_config.py", "environment_by_hand"),
+                     ("benchmarks/child/process_start.py", "environment_by_hand"),
                      ("benchmarks/config/process_env.py", "server_environment")}

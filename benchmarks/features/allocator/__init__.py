@@ -134,6 +134,18 @@ def apply(env: dict, name: str, malloc_conf: Optional[str] = None, preload_first
         env.pop("LD_PRELOAD", None)
 
 
+def compose_environment(env: dict, experiment, options) -> None:
+    """(Declared hook, config/process_env.py.) The config's policy in a child's environment being composed; the CPU
+    profile's hook, after this one, sets the dashboard's on top of it."""
+    apply(env, experiment.allocator)
+
+
+def start_variables() -> tuple:
+    """(Declared hook, config/process_env.allocator_environment.) The variables a policy sets that act only from an
+    interpreter's start."""
+    return MANAGED_VARIABLES + ("LD_PRELOAD",)
+
+
 # (name, cannot_run(experiment, capabilities), reason): runner/matrix.py's table adds it.
 SUPPORT_RULES = [
     (

@@ -37,10 +37,9 @@ sweep's records of two values of any axis so that they pair.
 
 from __future__ import annotations
 
-import json
 from typing import Optional
 from benchmarks.config.axis import Axis, ONE_PER_SWEEP, flag_type
-from benchmarks.plumbing import value_limits
+from benchmarks.config.inductor_settings import config_text, parse_setting, python_value, settings_of
 from benchmarks.plumbing.safe_paths import short_hash
 
 from benchmarks.config import backend_registry
@@ -74,51 +73,18 @@ def inductor_settings_problem(experiment, known: dict) -> Optional[str]:
     return check_settings(settings_of(experiment.inductor_config), known)
 
 
+def asked_settings(options) -> Optional[str]:
+    """--inductor-config, --freezing and --cpp-wrapper as the experiment key's text (None for none)."""
+    shorthands = [SHORTHANDS[name] for name in ("freezing", "cpp_wrapper") if getattr(options, name)]
+    return config_text(shorthands + list(options.axes.inductor_config))
+
+
 def choice(name: str, allowed: tuple, value) -> Optional[str]:
     if value is None:
         return None
     if value not in allowed:
         raise ValueError(f"{name} must be one of {', '.join(allowed)}, not {value!r}")
     return value
-
-
-def parse_setting(text: str) -> tuple:
-    """`KEY=VALUE` -> (key, value as JSON-ish text); ValueError with one line otherwise."""
-    key, sep, value = text.partition("=")
-    key, value = key.strip(), value.strip()
-    if not sep or not key or not value:
-        raise ValueError(f"--inductor-config wants KEY=VALUE, not {text[:80]!r}")
-    found = value_limits.value_problem(key) or value_limits.value_problem(python_value(value))  # the record's limits
-    if found:
-        raise ValueError(f"--inductor-config {key[:80]}: {found}")
-    return key, value
-
-
-def python_value(text: str):
-    """An Inductor setting's value as typed on the command line: True/False, a number, else the string."""
-    lowered = text.lower()
-    if lowered in ("true", "false"):
-        return lowered == "true"
-    if lowered in ("none", "null"):
-        return None
-    try:
-        return json.loads(text)
-    except (ValueError, RecursionError):  # nested past the parser's reach: text (a long one, refused by its length)
-        return text
-
-
-def config_text(settings) -> Optional[str]:
-    """The experiment key's canonical text: `key=value` pairs sorted by key, comma-joined (None for none).
-    A later setting of a key wins."""
-    merged = dict(settings)
-    return ",".join(f"{k}={merged[k]}" for k in sorted(merged)) or None
-
-
-def settings_of(text: Optional[str]) -> dict:
-    """The experiment key's text -> {key: Python value}."""
-    if not text:
-        return {}
-    return dict((k, python_value(v)) for k, v in (parse_setting(part) for part in text.split(",")))
 
 
 def check_settings(settings: dict, known: dict) -> Optional[str]:
@@ -210,7 +176,7 @@ AXES = (
         "torch._inductor.config.KEY = VALUE; experiment key `inductor_config`",
         parse=parse_config, kind=ONE_PER_SWEEP, repeatable_flag=True,
         type=flag_type(parse_setting), metavar="KEY=VALUE",
-        from_options=lambda options: options.inductor_config_text, for_config=for_inductor,
+        from_options=asked_settings, for_config=for_inductor,
         support_rules=CONFIG_RULES, slug=lambda text: "inductor_config-" + short_hash(text),
         example="freezing=True", meaning="Inductor options set, KEY=VALUE (null: none)"),
     Axis(

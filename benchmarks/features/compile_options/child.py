@@ -14,6 +14,7 @@ from benchmarks.child import torch_internals
 from benchmarks.config.compile_cache_dirs import CACHE_VARIABLES, INDUCTOR_CACHE_VARIABLE, WARM_START_HALVES, \
     cache_environment
 from benchmarks.config.process_env import WARM_START_VARIABLE
+from benchmarks.config.inductor_settings import settings_of
 from benchmarks.features import compile_options
 from benchmarks.plumbing import scratch_dirs
 from benchmarks.results import dynamo_stats as stats_shape
@@ -60,7 +61,7 @@ class CompileCache:
 def before_compile(experiment) -> None:
     """Set the config's Inductor settings (the child runs one config, so setting them globally is its own): the
     feature method child/feature_methods.py's `before_compile`."""
-    settings = compile_options.settings_of(experiment.inductor_config)
+    settings = settings_of(experiment.inductor_config)
     if not settings:
         return
     import torch._inductor.config as inductor_config

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 from typing import Optional
 
-from benchmarks.config import backend_registry
+from benchmarks.config import backend_registry, inductor_settings
 from benchmarks.config.axis import Axis, ONE_PER_SWEEP
 from benchmarks.features import allocator, compile_options
+from benchmarks.plumbing.cpu_affinity import requested_cores, usable_cores
 
 KEY = "cpu_profile"
 DASHBOARD = "dashboard"
@@ -56,9 +57,9 @@ def settle(experiment):
     if experiment.cpu_profile != DASHBOARD or experiment.test != "eval" \
             or not backend_registry.uses_inductor(experiment.dynamo):
         return experiment
-    settings = compile_options.settings_of(experiment.inductor_config)
+    settings = inductor_settings.settings_of(experiment.inductor_config)
     pairs = [(k, str(v)) for k, v in settings.items()] + [compile_options.SHORTHANDS["freezing"]]
-    return experiment.with_(inductor_config=compile_options.config_text(pairs))
+    return experiment.with_(inductor_config=inductor_settings.config_text(pairs))
 
 
 def apply_environment(env: dict, experiment, cores: int) -> None:
@@ -72,6 +73,18 @@ def apply_environment(env: dict, experiment, cores: int) -> None:
                     preload_first=(openmp,) if openmp else ())
     env.update(OPENMP_VARIABLES)
     env["OMP_NUM_THREADS"] = str(cores)
+
+
+def compose_environment(env: dict, experiment, options) -> None:
+    """(Declared hook, config/process_env.py.) The profile's environment, with OMP_NUM_THREADS = the cores the child
+    is given (--cpu-affinity's, or this process's)."""
+    if experiment.cpu_profile:
+        apply_environment(env, experiment, len(requested_cores(options.noise) or usable_cores()))
+
+
+def start_variables() -> tuple:
+    """(Declared hook, config/process_env.allocator_environment.) OpenMP's variables, read when its runtime loads."""
+    return tuple(OPENMP_VARIABLES)
 
 
 ORDER = 80  # the feature's place among the axes (records' key order, --help, labels, the slug)

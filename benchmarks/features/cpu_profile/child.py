@@ -20,7 +20,8 @@ from typing import Optional
 
 from benchmarks.config import backend_registry
 from benchmarks.config.process_env import allocator_environment
-from benchmarks.features import allocator, compile_options, cpu_profile
+from benchmarks.config.inductor_settings import settings_of
+from benchmarks.features import allocator, cpu_profile
 from benchmarks.features.allocator.child import mapped_libraries, start_environment
 from benchmarks.plumbing.cpu_affinity import format_cores, parse_cores
 
@@ -110,7 +111,7 @@ def cpu_profile_facts(experiment, wanted: dict, numa: Optional[dict], allocator_
     if numa is not None and not numa["ok"]:
         missing.append(numa.get("missing") or "numactl: memory not bound")
     applies = experiment.test == "eval" and backend_registry.uses_inductor(experiment.dynamo)
-    frozen = bool(compile_options.settings_of(experiment.inductor_config).get("freezing"))
+    frozen = bool(settings_of(experiment.inductor_config).get("freezing"))
     if applies and not frozen:
         missing.append("freezing: this Inductor inference config does not freeze (inductor_config lacks freezing=True)")
     return {

@@ -17,7 +17,7 @@ from typing import Optional
 
 from benchmarks.config import backend_registry
 from benchmarks.config.axis import Axis, ONE_PER_SWEEP
-from benchmarks.features import compile_options
+from benchmarks.config.inductor_settings import settings_of
 from benchmarks.config.record_key import RecordKey, feature
 
 KEY = "cuda_profile"
@@ -112,7 +112,7 @@ def cudagraphs(model: dict, experiment: dict) -> bool:
             not backend_registry.uses_inductor(experiment.get("dynamo")):
         return False
     try:
-        settings = compile_options.settings_of(experiment.get("inductor_config"))
+        settings = settings_of(experiment.get("inductor_config"))
     except ValueError:  # a record's malformed text: its other keys decide
         settings = {}
     if "triton.cudagraphs" in settings:

@@ -9,7 +9,8 @@ from typing import Optional
 
 from benchmarks.child import torch_internals
 from benchmarks.config import backend_registry
-from benchmarks.features import compile_options, cuda_profile, precision
+from benchmarks.config.inductor_settings import settings_of
+from benchmarks.features import cuda_profile, precision
 
 log = logging.getLogger(__name__)
 
@@ -33,7 +34,7 @@ def before_build(model_config: dict, experiment) -> dict:
         return {}
     on = cuda_profile.cudagraphs(model_config, keys)
     decided_elsewhere = (experiment.compile_mode in cuda_profile.GRAPH_MODES
-                         or "triton.cudagraphs" in compile_options.settings_of(experiment.inductor_config))
+                         or "triton.cudagraphs" in settings_of(experiment.inductor_config))
     if on and not decided_elsewhere:
         def graphs_on() -> bool:
             import torch._inductor.config as inductor_config

@@ -80,6 +80,12 @@ def compute_dtype(precision: Optional[str], accelerator: str) -> str:
     return cast_dtype(precision) or autocast_dtype(precision, accelerator) or "float32"
 
 
+def precision_dtypes(precision: Optional[str], accelerator: str) -> tuple:
+    """(Declared hook, config/accuracy_rule.py.) (cast_dtype, autocast_dtype): what the harness's tolerance rules ask
+    of a precision (half, bfloat16, autocast)."""
+    return cast_dtype(precision), autocast_dtype(precision, accelerator)
+
+
 def needs_grad_scaler(precision: Optional[str], accelerator: str, test: str) -> bool:
     """Training under float16 autocast scales its loss, so that small gradients don't flush to zero."""
     return test == "train" and autocast_dtype(precision, accelerator) == "float16"

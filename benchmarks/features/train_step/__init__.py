@@ -10,10 +10,7 @@ from __future__ import annotations
 from typing import Optional
 
 from benchmarks.config.axis import Axis
-from benchmarks.config.axis import Axis
-
-HARNESS_TRAIN_STEP, DEFAULT_TRAIN_STEP = "harness", "forward_loss"
-TRAIN_STEPS = (HARNESS_TRAIN_STEP, DEFAULT_TRAIN_STEP)
+from benchmarks.config.train_steps import DEFAULT_TRAIN_STEP, TRAIN_STEPS
 
 
 def _as_given(value):
