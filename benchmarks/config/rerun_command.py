@@ -24,9 +24,10 @@ from benchmarks.plumbing import machine_facts
 from benchmarks.plumbing.cli_support import command_line
 from benchmarks.plumbing.safe_paths import safe_name
 
-# Child flags a rerun does not take from the sweep: where it writes (a directory of its own), and the sweep's time
-# (a rerun is a run of its own).
-NOT_CARRIED = ("--output-dirname", "--output-basename", "--timestamp")
+# Child flags a rerun does not take from the sweep: where it writes (a directory of its own), the sweep's time (a
+# rerun is a run of its own), and a config run by hand's own --model-config/--experiment-config (the rerun names
+# the config it ran, once).
+NOT_CARRIED = ("--output-dirname", "--output-basename", "--timestamp", "--model-config", "--experiment-config")
 RERUN_DIR = "rerun"
 
 

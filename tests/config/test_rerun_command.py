@@ -27,6 +27,18 @@ def test_the_command_is_the_config_as_asked_with_the_sweeps_child_flags_in_a_dir
     assert ExperimentConfig.from_dict(__import__("json").loads(asked)) == experiment
 
 
+def test_a_config_by_hand_reruns_with_its_config_named_once(tmp_path):
+    asked = '{"accelerator": "cpu", "xla": null, "dynamo": null, "test": "eval"}'
+    options = build_parser(all_suites()).options([f"--output-dirname={tmp_path}", "--repeat=2",
+                                                  '--model-config={"model_name": "raise_on_load"}',
+                                                  f"--experiment-config={asked}"])
+    experiment = ExperimentConfig.from_dict(__import__("json").loads(asked))
+    argv = shlex.split(rerun_command.rerun_text(options, MODEL, experiment))
+    assert [a.split("=", 1)[0] for a in argv if a.startswith("--")].count("--model-config") == 1
+    assert [a.split("=", 1)[0] for a in argv if a.startswith("--")].count("--experiment-config") == 1
+    assert "--repeat=2" in argv and f"--model-config={__import__('json').dumps(MODEL, sort_keys=True)}" in argv
+
+
 def test_the_end_of_sweep_list_gives_the_failing_configs_rerun_commands(tmp_path):
     failing = {"model": MODEL, "experiment": ExperimentConfig("cpu", None, None, "eval").to_dict(), "status": "error",
                "metrics": {}, "accuracy": "fail_to_run"}
