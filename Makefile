@@ -91,19 +91,18 @@ bench-torchvision: env
 # `make test` runs both tiers (after 20 s of the compiled reader under sanitizers, make fuzz-scanner's check);
 # `make test-fast` only the unit tier (no sweep, no benchmark child, no compile; the tools called in process): pytest
 # prints its count and time. The tests keep Python's bytecode even under PYTHONDONTWRITEBYTECODE (tests/conftest.py):
-# the workers and the processes tests start reuse what the first one compiled. The files are handed out longest
-# first (tests/conftest.py, HEAVIEST_FIRST; --no-loadscope-reorder keeps that order) so that both workers end together.
+# the workers and the processes tests start reuse what the first one compiled.
 TEST_WORKERS ?= 2
 test: env browser
 	$(PY) -m scripts.upkeep.fuzz_scanner --seconds 20 --seed $(FUZZ_SEED)
-	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder -m "not slow" --durations=25 tests
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile -m "not slow" --durations=25 tests
 
 test-fast: env
 	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile -m "not integration" tests
 
 # The tests of minutes whose cheaper siblings run in `make test` (marker `slow`): every LLM architecture under Inductor.
 test-slow: env
-	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder -m slow tests
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile -m slow tests
 
 # The newest torch too (README.md, "Your own torch"): its own venv (.venv-torch-latest/, rebuilt only when TORCH_LATEST
 # or the lock changes), the unit tier, then a small real sweep (scripts/upkeep/torch_sweep.py: dummy and torchvision,

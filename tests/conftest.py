@@ -45,45 +45,11 @@ def cuda_missing():
     return None if count else "no CUDA device is visible (torch.cuda.device_count() is 0)"
 
 
-# The test files of a minute or more in `make test` (its --durations, on 2 cores), longest first. `make test` hands
-# files to its workers in this order (--dist loadfile --no-loadscope-reorder): these, then the other files with
-# integration tests, then the unit files (among either, more tests first), so that the workers end together.
-# xdist's own order, the most tests first, hands these few-test files out late, where one of minutes can leave the
-# other worker idle at the end. A file missing here costs only balance; tests/project/test_helpers.py checks that
-# each one listed exists.
-HEAVIEST_FIRST = (
-    "end_to_end/test_generation_runs.py", "suites/test_timm_suite.py", "suites/test_huggingface.py",
-    "end_to_end/test_generation_qwen3.py", "scripts/test_gpu_slice.py", "runner/test_ray_cluster.py",
-    "child/test_device_memory.py", "features/test_precision.py", "features/test_compile_options.py",
-    "child/test_golden.py", "fork_server/test_fork_server.py", "scripts/test_gpu_check.py",
-    "runner/test_warm_start.py", "runner/test_parallel.py", "scripts/test_soak.py", "history/test_bisect.py",
-    "suites/test_scripts.py", "child/test_verify.py", "child/test_diagnostics.py",
-)
-
-
-@pytest.hookimpl(trylast=True)  # after -m's deselection: the files' order among the tests that run
 def pytest_collection_modifyitems(config, items):
     gpu_tests = [item for item in items if item.get_closest_marker("gpu")]
     reason = cuda_missing() if gpu_tests else None
     for item in gpu_tests if reason else ():
         item.add_marker(pytest.mark.skip(reason=f"GPU tier: {reason}"))
-    if hasattr(config, "workerinput"):  # the collection an xdist worker reports; a serial run keeps its own order
-        items[:] = heaviest_files_first(items)
-
-
-def heaviest_files_first(items):
-    """`items` with each file's tests together, in the order above; a file's own tests keep their order."""
-    files = {}
-    for item in items:
-        files.setdefault(item.nodeid.split("::")[0], []).append(item)
-
-    def cost(path):
-        listed = path.removeprefix("tests/")
-        rank = HEAVIEST_FIRST.index(listed) if listed in HEAVIEST_FIRST else len(HEAVIEST_FIRST)
-        integration = any(item.get_closest_marker("integration") for item in files[path])
-        return rank, not integration, -len(files[path])
-
-    return [item for path in sorted(files, key=cost) for item in files[path]]
 
 
 def pytest_configure(config):

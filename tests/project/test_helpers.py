@@ -1,7 +1,6 @@
 """The test tiers (conftest.py): the unit tier calls the tools in process (helpers.call_tool), and what it gets is
 what their own process gives; a tool's own process is for the integration tier and for tests marked `process`; a
-clone that has not built the compiled reader skips what needs it, with the reason (helpers.NEEDS); the order in
-which `make test` hands the files to its workers (conftest.HEAVIEST_FIRST)."""
+clone that has not built the compiled reader skips what needs it, with the reason (helpers.NEEDS)."""
 
 import logging
 import os
@@ -67,17 +66,3 @@ def test_a_clone_without_the_compiled_reader_skips_what_needs_it_and_says_why(tm
     assert len(python) >= 5 and set(python.values()) == {"passed"}, python
     assert "test_compiled_reader" in " ".join(compiled)  # the file of the compiled reader's own tests, skipped whole
     assert len(compiled) == len(python) + 2 and {why in outcome for outcome in compiled.values()} == {True}, compiled
-
-
-def test_the_heaviest_files_exist_and_are_handed_out_first_each_file_whole(request):
-    import conftest
-
-    # a renamed or removed file would lose its place in `make test`'s order without a word: this says so
-    assert [path for path in conftest.HEAVIEST_FIRST if not (ROOT / "tests" / path).is_file()] == []
-    ordered = conftest.heaviest_files_first(request.session.items)
-    assert sorted(ordered, key=id) == sorted(request.session.items, key=id)  # every test, once
-    files = [item.nodeid.split("::")[0].removeprefix("tests/") for item in ordered]
-    runs = [path for index, path in enumerate(files) if not index or files[index - 1] != path]
-    assert len(runs) == len(set(runs))  # each file's tests together, for --dist loadfile
-    listed = [path for path in runs if path in conftest.HEAVIEST_FIRST]
-    assert runs[:len(listed)] == sorted(listed, key=conftest.HEAVIEST_FIRST.index)
