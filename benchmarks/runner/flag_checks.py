@@ -10,12 +10,12 @@ from benchmarks import features
 from benchmarks.config import backend_registry
 from benchmarks.config.run_options import RunOptions
 from benchmarks.plumbing.cli_support import UsageError, refuse_or_warn, unknown_name
-from benchmarks.runner import matrix
+from benchmarks.runner.capabilities import Capabilities
 
 log = logging.getLogger("benchmarks.runner.flag_checks")
 
 
-def check_dynamo_backends(experiments: list, caps: matrix.Capabilities, options: RunOptions) -> list:
+def check_dynamo_backends(experiments: list, caps: Capabilities, options: RunOptions) -> list:
     """The experiments whose --dynamo backend torch knows (or an export backend); an unknown name is a typo,
     refused with the close matches (or left out under --allow-empty). Without the probe's list (no dynamo
     config, or the probe failed) nothing is judged here: the support rules say why a config can't run."""
@@ -29,7 +29,7 @@ def check_dynamo_backends(experiments: list, caps: matrix.Capabilities, options:
     return [e for e in experiments if e.dynamo not in unknown]
 
 
-def check_inductor_settings(experiments: list, caps: matrix.Capabilities) -> None:
+def check_inductor_settings(experiments: list, caps: Capabilities) -> None:
     """An unknown Inductor setting or a badly typed value: one line, exit 2, before anything runs. A torch whose
     settings could not be listed (the probe's reason) leaves them to its children, which set them or fail saying so."""
     if caps.inductor_settings_error and any(e.inductor_config for e in experiments):

@@ -20,7 +20,7 @@ from benchmarks.config.run_options import RunOptions
 from benchmarks.plumbing.cli_support import UsageError, shown
 from benchmarks.results import records
 from benchmarks.runner import matrix
-from benchmarks.runner.capabilities import probe_capabilities
+from benchmarks.runner.capabilities import Capabilities, probe_capabilities
 from benchmarks.runner.flag_checks import check_dynamo_backends, check_inductor_settings
 from benchmarks.runner.model_selection import models_to_run
 
@@ -59,7 +59,7 @@ class Plan:
     dropped: list  # (experiment config, reason)
     configs: list  # Configs to run
     skipped: list  # (Config, reason): the suite skips them; the sweep writes a skip record for each
-    capabilities: matrix.Capabilities = dataclasses.field(default_factory=matrix.Capabilities)
+    capabilities: Capabilities = dataclasses.field(default_factory=Capabilities)
     experiments: list = dataclasses.field(default_factory=list)  # the matrix the flags ask for, before the checks
 
 
