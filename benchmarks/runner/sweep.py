@@ -26,7 +26,7 @@ from benchmarks.results import record_check, records
 from benchmarks.runner import launcher, noise, progress, results_lock, warm_start
 from benchmarks.runner.executor import Job
 from benchmarks.runner.job_resources import Needs
-from benchmarks.runner.plan import Config, Plan
+from benchmarks.runner.plan import Plan
 from benchmarks.runner.resume import left_to_run
 from benchmarks.runner.result_records import child_record, skipped_record
 

@@ -30,7 +30,6 @@ from __future__ import annotations
 import argparse
 import ast
 import logging
-import os
 import shlex
 from typing import Optional
 
