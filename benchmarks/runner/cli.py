@@ -1,5 +1,5 @@
 """experiment_runner.py's parent: the checks of the sweep's own flags, then the sweep's stages in order, each once:
-the suite, the plan (runner/plan.py), the executor (runner/executor.py), then the dry run's listing
+the suite, the plan (runner/plan.py), the executor (runner/executor_choice.py), then the dry run's listing
 (runner/dry_run.py) or the execution (runner/sweep.py); or, with --find-batch-sizes, the search instead
 (runner/batch_size_search.py). The flags are declared and parsed in config/run_options.py; benchmarks/__main__.py
 dispatches here, or to the child for one config."""
@@ -19,7 +19,7 @@ from benchmarks.runner.executor_choice import make_executor
 from benchmarks.runner.plan import make_plan, nothing_to_run
 from benchmarks.suites import load_suite
 
-log = logging.getLogger("benchmarks.runner.sweep")
+log = logging.getLogger("benchmarks.runner.cli")
 
 
 def validate(options: RunOptions) -> None:
