@@ -83,6 +83,13 @@ class _Formatter(argparse.HelpFormatter):
         return "\n".join(out)
 
 
+def refuse_or_warn(problem: str, allow_empty: bool, log: logging.Logger) -> None:
+    """An unknown name in the flags: exit 2 (UsageError), or under --allow-empty a warning, the name left out."""
+    if not allow_empty:
+        raise UsageError(f"{problem} (--allow-empty: leave it out and go on)")
+    log.warning("%s: left out (--allow-empty)", problem)
+
+
 def examples_text(examples) -> str:
     """The examples a --help starts with: (what it does, the command) pairs, each command under its comment."""
     lines = ["examples:"]

@@ -24,7 +24,7 @@ import os
 import sys
 from typing import Optional
 
-from benchmarks.config import batch_size_file
+from benchmarks.config import batch_size_file, rerun_command
 from benchmarks.config.experiment_config import ExperimentConfig
 from benchmarks.config.run_options import RunOptions
 from benchmarks.plumbing import machine_facts, output_paths
@@ -35,8 +35,8 @@ from benchmarks.runner import noise, progress, results_lock
 from benchmarks.runner.capabilities import probe_capabilities
 from benchmarks.runner.plan import make_plan, model_config
 from benchmarks.runner.resume import back_up
-from benchmarks.runner.sweep import SweepRun, make_executor, single_config_argv
-from benchmarks.suites import load_suite
+from benchmarks.runner.executor_choice import make_executor
+from benchmarks.runner.sweep import SweepRun
 
 log = logging.getLogger("benchmarks.runner.batch_size_search")
 
@@ -181,10 +181,9 @@ def result_lines(searches: list, path: str) -> list:
     return lines
 
 
-def run(options: RunOptions) -> int:
+def run(options: RunOptions, suite) -> int:
     """The search the flags ask for (UsageError: bad flags or input); exit 0 when every model has a batch size."""
     check_flags(options)
-    suite = load_suite(options.suite_name)
     plan = search_plan(suite, options)
     if plan is None:
         return 0
@@ -200,7 +199,8 @@ def run(options: RunOptions) -> int:
     if options.dry_run:
         print(f"# --find-batch-sizes: {len(models)} model(s), {rule}; the first attempts:")
         for config, reason in attempts_of(suite, options, experiment, searches):
-            print(f"skip: {config.label()}: {reason}" if reason else command_line(single_config_argv(options, config)))
+            print(f"skip: {config.label()}: {reason}" if reason else command_line(
+                rerun_command.single_config_argv(options.child_flags, config.model, config.experiment.to_dict())))
         print(f"# writes {file_path} and {attempts_path}")
         return 0
     problem = (records.check_writable_dir(options.output_dirname) or records.results_file_problem(attempts_path)

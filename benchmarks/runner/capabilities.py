@@ -13,6 +13,7 @@ $XDG_CACHE_HOME/ptbench-matrix, else ~/.cache/ptbench-matrix); "off" disables th
 
 from __future__ import annotations
 
+import dataclasses
 import glob
 import hashlib
 import importlib.util
@@ -29,7 +30,6 @@ from benchmarks.plumbing import disk_writes, machine_facts, safe_reads, torch_su
 from benchmarks.plumbing.user_cache import cache_dir  # the probe's cache: shared with the ceilings
 from benchmarks.plumbing.cli_support import UsageError
 from benchmarks.results import records
-from benchmarks.runner import matrix
 
 log = logging.getLogger("benchmarks.runner.capabilities")
 
@@ -37,6 +37,31 @@ DEVICE_VARIABLES = ("CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "PJRT_DEVICE"
                     "TPU_VISIBLE_CHIPS", "TPU_PROCESS_BOUNDS", "TPU_CHIPS_PER_PROCESS_BOUNDS", "LD_LIBRARY_PATH")
 DEVICE_FILES = ("/dev/nvidia*", "/dev/accel*", "/dev/vfio/*")
 MAX_CACHE_BYTES = 16 * 1024 * 1024  # a probe's answer is a few kilobytes (Inductor's settings the most)
+
+
+@dataclasses.dataclass(frozen=True)
+class Capabilities:
+    """What the probe child learned from torch on this machine."""
+
+    dynamo_backends: tuple = ()
+    torch_xla_error: Optional[str] = "not probed"  # None when torch_xla imports
+    xla_devices: tuple = ()  # device kinds with at least one XLA device, e.g. ("CPU",)
+    cuda_devices: tuple = ()  # CUDA device names
+    tpu_type: Optional[str] = None
+    inductor_settings: tuple = ()  # (name, type name) of torch._inductor.config, when a config sets one
+    inductor_settings_error: Optional[str] = None  # why this torch's Inductor settings could not be listed
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "Capabilities":
+        return cls(
+            dynamo_backends=tuple(data.get("dynamo_backends", ())),
+            torch_xla_error=data.get("torch_xla_error"),
+            xla_devices=tuple(data.get("xla_devices", ())),
+            cuda_devices=tuple(data.get("cuda_devices", ())),
+            tpu_type=data.get("tpu_type"),
+            inductor_settings=tuple(sorted(data.get("inductor_settings", {}).items())),
+            inductor_settings_error=data.get("inductor_settings_error"),
+        )
 
 
 def probe_argv(experiments: list) -> Optional[list]:
@@ -115,22 +140,22 @@ def run_probe(argv: list) -> dict:
         raise UsageError(f"cannot start torch in a child process ({detail}); is the environment built? (make)")
 
 
-def probe_capabilities(experiments: list) -> matrix.Capabilities:
+def probe_capabilities(experiments: list) -> Capabilities:
     """What these configs need to know of torch here: from the cache when this environment was probed for
     the same question, else from one probe child (whose answer is then cached)."""
     argv = probe_argv(experiments)
     if argv is None:
-        return matrix.Capabilities()
+        return Capabilities()
     directory = cache_dir()
     path = os.path.join(directory, f"probe-{cache_key(argv)}.json") if directory else None
-    facts = _read_cache(path) if path else None
-    if facts is not None:
+    cached = _read_cache(path) if path else None
+    facts = cached if cached is not None else run_probe(argv)
+    caps = Capabilities.from_dict(facts)
+    if cached is not None:
         log.debug("probe answer from %s", path)
-    else:
-        facts = run_probe(argv)
-        if path:
-            _write_cache(path, facts)
+    elif path:
+        _write_cache(path, facts)
     problem = torch_support.unsupported_reason(facts.get("torch"))  # what torch says of itself, if its files did not
     if problem:
         raise UsageError(problem)
-    return matrix.Capabilities.from_dict(facts)
+    return caps

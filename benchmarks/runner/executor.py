@@ -9,14 +9,19 @@ Serial runs are the local executor with one job: one code path, not two.
 from __future__ import annotations
 
 import dataclasses
+import os
 import queue
 import socket
 import threading
 from typing import Optional
 
+from benchmarks.config.run_options import RunOptions
+from benchmarks.fork_server import client
 from benchmarks.plumbing import disk_writes
+from benchmarks.plumbing.cli_support import UsageError
+from benchmarks.plumbing.cpu_affinity import parse_cores, usable_cores
 from benchmarks.runner import launcher
-from benchmarks.runner.job_resources import Grant, Needs, ResourcePool
+from benchmarks.runner.job_resources import Grant, Needs, ResourceError, ResourcePool
 
 
 @dataclasses.dataclass
@@ -41,11 +46,24 @@ class LocalExecutor:
 
     kind = "local"
 
-    def __init__(self, pool: ResourcePool, confine: bool, servers=None):
-        self.pool = pool
-        self.servers = servers  # fork_server.client.ForkServers (--launch=fork), or None: every child spawned
-        self.jobs = len(pool.groups)
-        self.confine = confine  # pin each child to its cores and size its threads to them (--jobs > 1)
+    def __init__(self, options: RunOptions, gpu_count: int, preloads):
+        """The cores and GPUs of the flags (--cpu-affinity, --jobs, --cores-per-job, --gpus-per-job) shared out."""
+        cores = parse_cores(options.noise.cpu_affinity) if options.noise.cpu_affinity else usable_cores()
+        per_job = options.cores_per_job
+        if per_job and per_job > len(cores):
+            raise UsageError(f"--cores-per-job {per_job} is more than the {len(cores)} CPU core(s) this sweep may "
+                             f"use ({','.join(map(str, sorted(cores)))})")
+        jobs = options.jobs or (len(cores) // per_job if per_job else 1)
+        try:
+            self.pool = ResourcePool(cores, jobs, gpus=list(range(gpu_count)), gpus_per_job=options.gpus_per_job,
+                                     cores_per_job=per_job)
+        except ResourceError as exc:
+            raise UsageError(str(exc)) from None
+        # --launch=fork: the fork servers (fork_server/client.py); None: every child spawned
+        self.servers = (client.ForkServers(os.path.join(options.output_dirname, "logs"), preloads)
+                        if options.launch == "fork" and client.available() else None)
+        self.jobs = len(self.pool.groups)
+        self.confine = jobs > 1 or per_job is not None  # pin each child to its cores and size its threads to them
         self.host = socket.gethostname()
         self._done: queue.Queue = queue.Queue()
         self._lock = threading.Lock()

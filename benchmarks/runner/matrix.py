@@ -1,13 +1,12 @@
 """The experiment matrix: flag expansion and the support rules (one table, one reason per rule).
 
 Pure Python: the parent imports this without torch. What must be learned from torch (registered
-dynamo backends, XLA devices, CUDA) arrives as a `Capabilities` value from one probe child; what each --dynamo
-backend needs (its devices, an export's eval only) is its declaration in config/backend_registry.py.
+dynamo backends, XLA devices, CUDA) arrives as a `Capabilities` value from one probe child (runner/capabilities.py);
+what each --dynamo backend needs (its devices, an export's eval only) is its declaration in config/backend_registry.py.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
 import json
 from typing import Iterable, Optional
@@ -15,31 +14,7 @@ from typing import Iterable, Optional
 from benchmarks.config import axes, backend_registry as backends
 from benchmarks.config.experiment_config import AXIS_DEFAULTS, ExperimentConfig
 from benchmarks.plumbing import machine_facts
-
-
-@dataclasses.dataclass(frozen=True)
-class Capabilities:
-    """What the probe child learned from torch on this machine."""
-
-    dynamo_backends: tuple = ()
-    torch_xla_error: Optional[str] = "not probed"  # None when torch_xla imports
-    xla_devices: tuple = ()  # device kinds with at least one XLA device, e.g. ("CPU",)
-    cuda_devices: tuple = ()  # CUDA device names
-    tpu_type: Optional[str] = None
-    inductor_settings: tuple = ()  # (name, type name) of torch._inductor.config, when a config sets one
-    inductor_settings_error: Optional[str] = None  # why this torch's Inductor settings could not be listed
-
-    @classmethod
-    def from_dict(cls, data: dict) -> "Capabilities":
-        return cls(
-            dynamo_backends=tuple(data.get("dynamo_backends", ())),
-            torch_xla_error=data.get("torch_xla_error"),
-            xla_devices=tuple(data.get("xla_devices", ())),
-            cuda_devices=tuple(data.get("cuda_devices", ())),
-            tpu_type=data.get("tpu_type"),
-            inductor_settings=tuple(sorted(data.get("inductor_settings", {}).items())),
-            inductor_settings_error=data.get("inductor_settings_error"),
-        )
+from benchmarks.runner.capabilities import Capabilities
 
 
 # The support rules: (name, test that says the config cannot run, reason). First match wins. Upstream's keys' here,

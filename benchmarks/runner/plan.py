@@ -11,16 +11,17 @@ from __future__ import annotations
 import dataclasses
 import functools
 import logging
+import sys
 from typing import Optional
 
 from benchmarks import features
 from benchmarks.config import batch_size_file, experiment_config, pure_wall_time
 from benchmarks.config.run_options import RunOptions
-from benchmarks.plumbing.cli_support import shown
+from benchmarks.plumbing.cli_support import UsageError, shown
 from benchmarks.results import records
 from benchmarks.runner import matrix
-from benchmarks.runner.capabilities import probe_capabilities
-from benchmarks.runner.flag_checks import check_dynamo_backends, check_inductor_settings, file_batch_sizes
+from benchmarks.runner.capabilities import Capabilities, probe_capabilities
+from benchmarks.runner.flag_checks import check_dynamo_backends, check_inductor_settings
 from benchmarks.runner.model_selection import models_to_run
 
 log = logging.getLogger("benchmarks.runner.plan")
@@ -58,7 +59,7 @@ class Plan:
     dropped: list  # (experiment config, reason)
     configs: list  # Configs to run
     skipped: list  # (Config, reason): the suite skips them; the sweep writes a skip record for each
-    capabilities: matrix.Capabilities = dataclasses.field(default_factory=matrix.Capabilities)
+    capabilities: Capabilities = dataclasses.field(default_factory=Capabilities)
     experiments: list = dataclasses.field(default_factory=list)  # the matrix the flags ask for, before the checks
 
 
@@ -70,6 +71,22 @@ def model_config(suite, options: RunOptions, model: dict, experiment, golden=Non
     reason = (next(filter(None, (why(experiment) for why in features.declared("resolved_skip_reason"))), None)
               or suite.skip_reason(model, experiment, options.parsed_flags))
     return config, reason
+
+
+def file_batch_sizes(options: RunOptions, models: list) -> Optional[dict]:
+    """--batch-size-file's {model name: batch size} (None without it); a file that can't be read is a UsageError,
+    the models it lacks a warning (they run at their own batch size)."""
+    if not options.batch_size_file:
+        return None
+    try:
+        sizes = batch_size_file.read(options.batch_size_file)
+    except batch_size_file.BatchSizeFileError as exc:
+        raise UsageError(f"--batch-size-file {exc}") from None
+    lacking = [m["model_name"] for m in models if m["model_name"] not in sizes]
+    if lacking:
+        log.warning("--batch-size-file %s has no row for %s: run at their own batch size", options.batch_size_file,
+                    ", ".join(lacking[:10]) + (f" and {len(lacking) - 10} more" if len(lacking) > 10 else ""))
+    return sizes
 
 
 def with_file_batch_size(experiment, sizes: Optional[dict], model: dict, path: str) -> tuple:
@@ -86,20 +103,19 @@ def with_file_batch_size(experiment, sizes: Optional[dict], model: dict, path: s
 def model_configs(suite, options: RunOptions, models: list, kept: list) -> tuple:
     """(Configs to run, (Config, skip reason) pairs) of every model and kept experiment config the suite matches."""
     sizes = file_batch_sizes(options, models)
-    configs, skipped = [], []
     golden = records.golden_request(options.golden)
+    planned = []  # (Config, skip reason or None), model by model
     for model in models:
-        seen = set()  # two requested precisions (or steps) may be one for a model (the suite forces one)
+        chosen = {}  # by fingerprint: two precisions (or steps) asked may be one for a model (the suite forces one)
         for experiment in kept:
             if not suite.matches(model, experiment):
                 continue
             experiment, unset = with_file_batch_size(experiment, sizes, model, options.batch_size_file)
             config, reason = model_config(suite, options, model, experiment, golden)
-            if config.fingerprint in seen:
-                continue
-            seen.add(config.fingerprint)
-            reason = unset or reason
-            (skipped.append((config, reason)) if reason else configs.append(config))
+            chosen.setdefault(config.fingerprint, (config, unset or reason))
+        planned.extend(chosen.values())
+    configs = [config for config, reason in planned if not reason]
+    skipped = [(config, reason) for config, reason in planned if reason]
     return configs, skipped
 
 
@@ -131,3 +147,20 @@ def make_plan(suite, options: RunOptions) -> Plan:
     kept = [matrix.with_accelerator_model(e, caps) for e in kept]
     configs, skipped = model_configs(suite, options, models, kept)
     return shard_of(Plan(models, kept, dropped, configs, skipped, caps, asked), options)
+
+
+def nothing_to_run(plan: Plan, options: RunOptions) -> bool:
+    """True when the plan holds nothing to run and that is legitimate: no model selected (said, or refused, by
+    runner/model_selection.py), or no experiment config asked for can run here (said on stderr)."""
+    if not plan.models:
+        return True
+    if plan.kept or options.dry_run:
+        return False
+    reasons = sorted({reason for _, reason in plan.dropped})
+    if not reasons:  # --allow-empty left every name out
+        print("nothing to run: no experiment config is left (--allow-empty left out the unknown names)",
+              file=sys.stderr)
+    else:
+        print(f"nothing to run: no experiment config asked for can run on this machine ({'; '.join(reasons[:3])}"
+              f"{'; ...' if len(reasons) > 3 else ''}; --dry-run lists each)", file=sys.stderr)
+    return True

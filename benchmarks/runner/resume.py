@@ -4,12 +4,15 @@ round by round, the longest first; --no-resume's backup of the earlier file. Pur
 from __future__ import annotations
 
 import dataclasses
+import logging
 import os
 import statistics
 import time
 from typing import Optional
 
 from benchmarks.results import records
+
+log = logging.getLogger("benchmarks.runner.resume")
 
 
 @dataclasses.dataclass
@@ -58,15 +61,9 @@ def plan_rounds(plan: list, rounds: int, done: set) -> list:
     """The (config, skip reason) entries still to run: every config of `plan` once per round, round by round
     (all configs once, then all again: slow drift of the machine spreads over every config), each round its
     own fingerprint, so a resumed sweep runs only the rounds it lacks. A skip is written once (round 0)."""
-    todo = []
-    for index in range(rounds):
-        for config, reason in plan:
-            if reason and index:
-                continue
-            entry = config if not index else dataclasses.replace(config, round=index)
-            if entry.fingerprint not in done:
-                todo.append((entry, reason))
-    return todo
+    entries = ((config if not index else dataclasses.replace(config, round=index), reason)
+               for index in range(rounds) for config, reason in plan if not (reason and index))
+    return [(entry, reason) for entry, reason in entries if entry.fingerprint not in done]
 
 
 def longest_first(todo: list, run_seconds: dict) -> list:
@@ -79,6 +76,22 @@ def longest_first(todo: list, run_seconds: dict) -> list:
         return list(todo)
     typical = statistics.median(known)
     return sorted(todo, key=lambda item: (item[0].round, -(seconds(item[0]) or typical)))
+
+
+def left_to_run(plan, results_path: str, options, timed) -> list:
+    """The plan's (config, skip reason) entries that `results_path` does not hold yet, longest first (--no-resume:
+    the earlier file backed up first, all of them). `timed(step)`: as runner/sweep.run_locked's."""
+    if options.no_resume:
+        backup = back_up(results_path)
+        if backup:
+            log.info("--no-resume: the earlier results were kept as %s", backup)
+    with timed("resume"):
+        earlier = load_earlier(results_path, options.retry_failed)
+        left = plan_rounds(in_model_order(plan), options.rounds, earlier.done)
+    for experiment, reason in plan.dropped:
+        log.info("dropped %s: %s", experiment.describe(), reason)
+    with timed("longest-first"):
+        return longest_first(left, earlier.run_seconds)
 
 
 def back_up(path: str) -> Optional[str]:

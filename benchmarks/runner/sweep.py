@@ -1,4 +1,5 @@
-"""The sweep (the parent): plan, resume, hand each config's child to the executor, write every record.
+"""The sweep's execution (the parent), once runner/cli.py has the plan and the executor: the results file locked,
+resume, each config's child handed to the executor, every record written, the end-of-sweep table.
 
 The parent never imports torch or torch_xla: what it must know from them comes from one probe child. It is
 the only writer of the results file, whatever the executor: children (local or on Ray nodes) hand their
@@ -18,55 +19,24 @@ from benchmarks.config import rerun_command
 from benchmarks.config.process_env import child_environment
 from benchmarks.config.run_options import RunOptions
 from benchmarks.fork_server import client
-from benchmarks.plumbing import disk_writes, machine_facts, output_paths, scratch_dirs
+from benchmarks.plumbing import disk_writes, machine_facts, output_paths
 from benchmarks.plumbing.cli_support import EXIT_BAD_NEWS, UsageError, command_line
-from benchmarks.plumbing.cpu_affinity import parse_cores, requested_cores, usable_cores
+from benchmarks.plumbing.cpu_affinity import requested_cores
 from benchmarks.results import record_check, records
 from benchmarks.runner import launcher, noise, progress, results_lock, warm_start
-from benchmarks.runner.executor import Job, LocalExecutor
-from benchmarks.runner.job_resources import Needs, ResourceError, ResourcePool
-from benchmarks.runner.plan import Config, Plan, make_plan
-from benchmarks.runner.resume import back_up, in_model_order, load_earlier, longest_first, plan_rounds
+from benchmarks.runner.executor import Job
+from benchmarks.runner.job_resources import Needs
+from benchmarks.runner.plan import Plan
+from benchmarks.runner.resume import left_to_run
 from benchmarks.runner.result_records import child_record, skipped_record
-from benchmarks.suites import load_suite
 
 log = logging.getLogger("benchmarks.runner.sweep")
 
 WAIT_SECONDS = 0.5  # how often the parent looks up from waiting (progress, Ctrl-C)
 
 
-def make_executor(options: RunOptions, plan: Plan):
-    """The executor the flags ask for, checked but not started (`start()`: Ray is started or joined there); a
-    request this machine can't meet is a UsageError."""
-    if options.executor == "ray":
-        from benchmarks.runner.ray import cluster_executor
-
-        return cluster_executor.RayExecutor(options, client.preloads_for(plan.kept))
-    cores = parse_cores(options.noise.cpu_affinity) if options.noise.cpu_affinity else usable_cores()
-    gpus = list(range(len(plan.capabilities.cuda_devices)))
-    per_job = options.cores_per_job
-    if per_job and per_job > len(cores):
-        raise UsageError(f"--cores-per-job {per_job} is more than the {len(cores)} CPU core(s) this sweep may use "
-                         f"({','.join(map(str, sorted(cores)))})")
-    jobs = options.jobs or (len(cores) // per_job if per_job else 1)
-    try:
-        pool = ResourcePool(cores, jobs, gpus=gpus, gpus_per_job=options.gpus_per_job, cores_per_job=per_job)
-    except ResourceError as exc:
-        raise UsageError(str(exc)) from None
-    servers = None
-    if options.launch == "fork" and client.available():
-        servers = client.ForkServers(os.path.join(options.output_dirname, "logs"),
-                                     client.preloads_for(plan.kept))
-    return LocalExecutor(pool, confine=jobs > 1 or per_job is not None, servers=servers)
-
-
-def single_config_argv(options: RunOptions, config: Config) -> list:
-    """The command line of `config`'s child (and of its line in --dry-run)."""
-    return rerun_command.single_config_argv(options.child_flags, config.model, config.experiment.to_dict())
-
-
 def make_job(key: int, options: RunOptions, config, echo) -> Job:
-    argv = single_config_argv(options, config)
+    argv = rerun_command.single_config_argv(options.child_flags, config.model, config.experiment.to_dict())
     env = child_environment(config.experiment, options, dict(os.environ), config.model)
     pair = warm_start.is_pair(config.experiment)  # two children in turn, both spawned (runner/warm_start.py)
     request = launcher.ChildRequest(
@@ -84,32 +54,6 @@ def make_job(key: int, options: RunOptions, config, echo) -> Job:
         warm_start=pair,
     )
     return Job(key, config, request, Needs.of(config.experiment, options.gpus_per_job))
-
-
-def print_dry_run(options: RunOptions, plan: Plan, executor, suite) -> None:
-    out = sys.stdout
-    for line in suite.dry_run_lines(options.parsed_flags):
-        print(f"# {line}", file=out)
-    print(f"# {len(plan.configs)} config(s) to run; each line is its exact single-config command", file=out)
-    for config in plan.configs:
-        print(command_line(single_config_argv(options, config)), file=out)
-        if warm_start.is_pair(config.experiment):
-            print(f"# {warm_start.DRY_RUN_NOTE}", file=out)
-    if plan.skipped:
-        print(f"# {len(plan.skipped)} config(s) the suite skips (a skip record is written when the sweep runs)",
-              file=out)
-        for config, reason in plan.skipped:
-            print(f"skip: {config.label()}: {reason}", file=out)
-    if plan.dropped:
-        print(f"# {len(plan.dropped)} experiment config(s) dropped", file=out)
-        for experiment, reason in plan.dropped:
-            print(f"dropped: {experiment.describe()}: {reason}", file=out)
-    print(f"# {executor.describe()}", file=out)
-    if options.rounds > 1:
-        print(f"# --rounds {options.rounds}: each config runs {options.rounds} times, all configs once per round",
-              file=out)
-    print(f"# {len(plan.models)} model(s) x {len(plan.kept)} experiment config(s): {len(plan.configs)} to run, "
-          f"{len(plan.skipped)} skipped, {len(plan.dropped)} experiment config(s) dropped", file=out)
 
 
 def typed_command() -> list:
@@ -190,34 +134,6 @@ class SweepRun:
                 "running_beside_at_start": None, "running_beside_at_end": None}
 
 
-def run_sweep(options: RunOptions) -> int:
-    suite = load_suite(options.suite_name)
-    plan = make_plan(suite, options)
-    if not plan.models:  # none selected: said, or refused (runner/model_selection.py)
-        return 0
-    if not plan.kept and not options.dry_run:  # a legitimate empty sweep: nothing asked for can run here
-        reasons = sorted({reason for _, reason in plan.dropped})
-        if not reasons:  # --allow-empty left every name out
-            print("nothing to run: no experiment config is left (--allow-empty left out the unknown names)",
-                  file=sys.stderr)
-            return 0
-        print(f"nothing to run: no experiment config asked for can run on this machine ({'; '.join(reasons[:3])}"
-              f"{'; ...' if len(reasons) > 3 else ''}; --dry-run lists each)", file=sys.stderr)
-        return 0
-    if not options.dry_run:
-        for path in scratch_dirs.collect_stale():  # what killed sweeps, servers and children left in /tmp
-            log.info("removed stale scratch %s", path)
-    executor = make_executor(options, plan)  # a request the machine can't meet fails here, before any write
-    try:
-        if options.dry_run:
-            executor.start()  # to describe it (a Ray cluster's size); a dry run takes no lock
-            print_dry_run(options, plan, executor, suite)
-            return 0
-        return execute(options, plan, executor)
-    finally:
-        executor.close()
-
-
 def execute(options: RunOptions, plan: Plan, executor) -> int:
     """The lock first, then the executor started: a sweep refused the results file never starts (or joins) Ray,
     nor a fork server."""
@@ -251,17 +167,7 @@ def run_locked(options: RunOptions, plan: Plan, executor, results_path: str, tim
     """The sweep, once this parent holds the results file: resume, run what is left, the end-of-sweep table.
     `timed(step)` is a context around each step (scripts/bench/scale.py times them: a step added here is measured
     there too)."""
-    if options.no_resume:
-        backup = back_up(results_path)
-        if backup:
-            log.info("--no-resume: the earlier results were kept as %s", backup)
-    with timed("resume"):
-        earlier = load_earlier(results_path, options.retry_failed)
-        left = plan_rounds(in_model_order(plan), options.rounds, earlier.done)
-    for experiment, reason in plan.dropped:
-        log.info("dropped %s: %s", experiment.describe(), reason)
-    with timed("longest-first"):
-        todo = longest_first(left, earlier.run_seconds)
+    todo = left_to_run(plan, results_path, options, timed)
     already = len(plan.configs) * options.rounds + len(plan.skipped) - len(todo)
     log.info("%d model(s) x %d experiment config(s): %d to run, %d already in %s, %d dropped; %s", len(plan.models),
              len(plan.kept), len(todo), already, results_path, len(plan.dropped), executor.describe())

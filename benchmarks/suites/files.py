@@ -192,6 +192,14 @@ def candidate_files(flags, explicit_flag: str = "--model-file") -> list:
     return unique
 
 
+def script_names(candidates: list) -> list:
+    """The file part of each model name of the scripts suite (suites/scripts.py): the script's file name; scripts
+    that share one are told apart by their folders (sub/run.py), as model_names does for model files."""
+    bases = [os.path.basename(path) for path, _, _ in candidates]
+    return [base if bases.count(base) == 1 else long_name + ".py"
+            for base, (_, long_name, _) in zip(bases, candidates)]
+
+
 def model_names(files: list) -> list:
     """Named after the file; files that share a name are told apart by their folders (more/tiny_mlp)."""
     stems = [os.path.splitext(os.path.basename(path))[0] for path, _ in files]

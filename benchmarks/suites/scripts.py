@@ -30,7 +30,6 @@ from __future__ import annotations
 import argparse
 import ast
 import logging
-import os
 import shlex
 from typing import Optional
 
@@ -79,14 +78,6 @@ def runs_as_script(path: str) -> bool:
     return False
 
 
-def script_names(candidates: list) -> list:
-    """The file part of each model name: the script's file name; scripts that share one are told apart by their
-    folders (sub/run.py)."""
-    bases = [os.path.basename(path) for path, _, _ in candidates]
-    return [base if bases.count(base) == 1 else long_name + ".py"
-            for base, (_, long_name, _) in zip(bases, candidates)]
-
-
 SUITE_NAME = "scripts"
 DESCRIPTION = "your scripts as models (its design: the module's docstring)"
 ORDER = 60
@@ -119,7 +110,7 @@ class ScriptsSuite(Suite):
         args = getattr(flags, "script_args", None)
         timeout = flags.script_timeout
         found = []
-        for (path, _, explicit), label in zip(candidates, script_names(candidates)):
+        for (path, _, explicit), label in zip(candidates, files.script_names(candidates)):
             if not explicit and not runs_as_script(path):
                 continue
             labels, _ = files.inspect_file(path)

@@ -188,6 +188,7 @@ def measure(size: int, rate: float, workdir: str) -> dict:
 
     from benchmarks.config.run_options import build_parser
     from benchmarks.runner import sweep
+    from benchmarks.runner.dry_run import print_dry_run
     from benchmarks.runner.plan import make_plan
     from benchmarks.suites import all_suites
 
@@ -200,7 +201,7 @@ def measure(size: int, rate: float, workdir: str) -> dict:
     with timings.timed("dry-run"):
         plan = make_plan(suite, options)
         with open(os.devnull, "w") as devnull, contextlib.redirect_stdout(devnull):
-            sweep.print_dry_run(options, plan, FakeExecutor(options, env_facts, rate), suite)
+            print_dry_run(options, plan, FakeExecutor(options, env_facts, rate), suite)
     timings.steps["dry-run"][3] = f"{len(plan.configs)} configs"
     assert len(plan.configs) == size, (len(plan.configs), size)
 

@@ -14,8 +14,9 @@ from benchmarks.config import experiment_config
 from benchmarks.results import records
 from benchmarks.results.measurement import Measurement
 from benchmarks.runner import matrix
+from benchmarks.runner.capabilities import Capabilities
 
-CPU = matrix.Capabilities(dynamo_backends=("inductor", "aot_eager", "openxla"), torch_xla_error=None,
+CPU = Capabilities(dynamo_backends=("inductor", "aot_eager", "openxla"), torch_xla_error=None,
                           xla_devices=("CPU",))
 
 

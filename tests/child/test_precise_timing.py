@@ -9,6 +9,7 @@ import pytest
 
 
 from benchmarks.runner import matrix
+from benchmarks.runner.capabilities import Capabilities
 
 from benchmarks.child import precise_timing
 from benchmarks.config import pure_wall_time
@@ -104,7 +105,7 @@ def test_cuda_events_time_the_device():  # pragma: no cover - runs on GPU machin
 
 def test_pure_wall_time_rules_drop_only_configs_without_cuda():
     configs = matrix.expand({"accelerator": ["cpu", "cuda"], "xla": [None], "dynamo": [None, "inductor"], "test": ["eval"]})
-    caps = matrix.Capabilities(dynamo_backends=("inductor",), cuda_devices=("NVIDIA A100",), torch_xla_error=None)
+    caps = Capabilities(dynamo_backends=("inductor",), cuda_devices=("NVIDIA A100",), torch_xla_error=None)
     assert pure_wall_time.support_rules(argparse.Namespace(pure_wall_time=False)) == []
     rules = matrix.SUPPORT_RULES + pure_wall_time.support_rules(argparse.Namespace(pure_wall_time=True))
     kept, dropped = matrix.split(configs, caps, rules)

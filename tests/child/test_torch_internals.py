@@ -95,14 +95,15 @@ def test_inductors_settings_on_a_torch_that_moved_them_are_listed_another_way_or
     the value, or fails saying why) rather than refusing it."""
     from benchmarks.config.experiment_config import ExperimentConfig
     from benchmarks.runner import flag_checks, matrix, probe
+    from benchmarks.runner.capabilities import Capabilities
 
     copy_only = types.ModuleType("torch._inductor.config")  # a config module without _config
     copy_only.get_config_copy = lambda: {"max_autotune": False, "_private": 1, "compile_threads": 2}
     assert probe.inductor_settings_of(copy_only) == ({"max_autotune": "bool", "compile_threads": "int"}, None)
     settings, error = probe.inductor_settings_of(types.ModuleType("torch._inductor.config"))
     assert settings == {} and error.startswith("torch._inductor.config._config could not be read (AttributeError")
-    caps = matrix.Capabilities.from_dict({"dynamo_backends": ["inductor"], "inductor_settings": settings,
-                                          "inductor_settings_error": error})
+    caps = Capabilities.from_dict({"dynamo_backends": ["inductor"], "inductor_settings": settings,
+                                   "inductor_settings_error": error})
     asking = ExperimentConfig(accelerator="cpu", xla=None, dynamo="inductor", test="eval",
                               inductor_config="max_autotune=True")
     flag_checks.check_inductor_settings([asking], caps)  # not refused: the child sets it

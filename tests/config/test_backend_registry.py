@@ -9,9 +9,10 @@ from helpers import install_plugin
 from benchmarks.config import backend_registry as backends
 from benchmarks.config.experiment_config import ExperimentConfig
 from benchmarks.runner import matrix
+from benchmarks.runner.capabilities import Capabilities
 
 TORCH_LISTED = ("inductor", "eager", "aot_eager", "openxla")
-CAPS = matrix.Capabilities(dynamo_backends=TORCH_LISTED, torch_xla_error=None, xla_devices=("CPU",))
+CAPS = Capabilities(dynamo_backends=TORCH_LISTED, torch_xla_error=None, xla_devices=("CPU",))
 
 
 def config(dynamo, xla=None, test="eval"):
@@ -53,7 +54,7 @@ def test_a_declared_backend_is_one_registration_the_support_rules_and_the_plan_f
     assert matrix.unsupported_reason(config(throwaway), CAPS) is None  # its torch backend (aot_eager) is listed
     assert matrix.unsupported_reason(config(throwaway, xla="PJRT"), CAPS) == \
         "tiny_alias compiles for native devices, not XLA tensors (use --xla=None)"
-    assert matrix.unsupported_reason(config(throwaway), matrix.Capabilities(dynamo_backends=("eager",))) == \
+    assert matrix.unsupported_reason(config(throwaway), Capabilities(dynamo_backends=("eager",))) == \
         "dynamo backend 'tiny_alias' is not registered (torch._dynamo.list_backends)"
     assert throwaway in backends.known(TORCH_LISTED) and "openxla_eval" not in backends.known(TORCH_LISTED)
 

@@ -9,10 +9,11 @@ from benchmarks.features import batch_invariant
 from benchmarks.results import records
 from benchmarks.results.measurement import Measurement
 from benchmarks.runner import matrix
+from benchmarks.runner.capabilities import Capabilities
 from benchmarks.suites import all_suites
 
 MLP = {"suite_name": "dummy", "model_name": "mlp"}
-CPU = matrix.Capabilities(dynamo_backends=("inductor", "aot_eager"), torch_xla_error=None, xla_devices=("CPU",))
+CPU = Capabilities(dynamo_backends=("inductor", "aot_eager"), torch_xla_error=None, xla_devices=("CPU",))
 
 
 def test_the_flag_alone_is_on_and_on_and_off_sweep_both():

@@ -12,10 +12,11 @@ from benchmarks.config.run_options import build_parser
 from benchmarks.results import records, selection
 from benchmarks.results.measurement import Measurement
 from benchmarks.runner import matrix
+from benchmarks.runner.capabilities import Capabilities
 from benchmarks.suites import all_suites
 
 CNN = {"suite_name": "dummy", "model_name": "cnn"}
-CPU = matrix.Capabilities(dynamo_backends=("inductor", "openxla"), torch_xla_error=None, xla_devices=("CPU",))
+CPU = Capabilities(dynamo_backends=("inductor", "openxla"), torch_xla_error=None, xla_devices=("CPU",))
 UPSTREAM = {"accelerator": ["cpu"], "xla": [None, "PJRT"], "dynamo": [None], "test": ["eval"]}
 
 

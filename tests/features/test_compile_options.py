@@ -12,10 +12,11 @@ from benchmarks.config import inductor_settings
 from benchmarks.features import compile_options
 from benchmarks.results import measurement, records
 from benchmarks.runner import matrix
+from benchmarks.runner.capabilities import Capabilities
 from benchmarks.runner.plan import Config
 
-CPU = matrix.Capabilities(dynamo_backends=("inductor", "openxla"), torch_xla_error=None, xla_devices=("CPU",))
-GPU = matrix.Capabilities(dynamo_backends=("inductor",), torch_xla_error=None, cuda_devices=("NVIDIA H100",))
+CPU = Capabilities(dynamo_backends=("inductor", "openxla"), torch_xla_error=None, xla_devices=("CPU",))
+GPU = Capabilities(dynamo_backends=("inductor",), torch_xla_error=None, cuda_devices=("NVIDIA H100",))
 MODEL = {"suite_name": "dummy", "model_name": "mlp"}
 
 

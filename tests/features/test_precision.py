@@ -15,10 +15,11 @@ from benchmarks.features import precision
 from benchmarks.results import records, selection
 from benchmarks.results.measurement import Measurement
 from benchmarks.runner import matrix
+from benchmarks.runner.capabilities import Capabilities
 from benchmarks.runner.plan import Config
 from benchmarks.suites import load_suite, torchbench_precision
 
-CPU = matrix.Capabilities(dynamo_backends=("inductor", "openxla"), torch_xla_error=None, xla_devices=("CPU", "TPU"))
+CPU = Capabilities(dynamo_backends=("inductor", "openxla"), torch_xla_error=None, xla_devices=("CPU", "TPU"))
 MLP = {"suite_name": "dummy", "model_name": "mlp"}
 
 

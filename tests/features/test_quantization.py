@@ -13,9 +13,10 @@ from benchmarks.config import experiment_config
 from benchmarks.features import quantization
 from benchmarks.results import records
 from benchmarks.runner import matrix
+from benchmarks.runner.capabilities import Capabilities
 from benchmarks.runner.plan import Config
 
-CPU = matrix.Capabilities(dynamo_backends=("inductor", "openxla"), torch_xla_error=None, xla_devices=("CPU",))
+CPU = Capabilities(dynamo_backends=("inductor", "openxla"), torch_xla_error=None, xla_devices=("CPU",))
 
 
 def exp(**kw):

@@ -15,6 +15,7 @@ from benchmarks.config import experiment_config
 from benchmarks.features import speedup
 from benchmarks.results import records
 from benchmarks.runner import matrix
+from benchmarks.runner.capabilities import Capabilities
 from helpers import call_runner, read_jsonl, run_runner, run_tool
 
 SWEEP = ("--suite-name=dummy", "-k", "^mlp$", "--accelerator=cpu", "--xla=None", "--dynamo=None", "--dynamo=aot_eager",
@@ -50,7 +51,7 @@ def test_eager_is_never_paired_and_xla_is_refused_with_the_reason():
     by_backend = {(c.xla, c.dynamo): c.speedup for c in configs}
     assert by_backend[(None, None)] == "isolated"  # the baseline config: the one an isolated sweep has
     assert by_backend[(None, "inductor")] == by_backend[(None, "export")] == "paired"
-    caps = matrix.Capabilities(dynamo_backends=("inductor",), torch_xla_error=None, xla_devices=("CPU",))
+    caps = Capabilities(dynamo_backends=("inductor",), torch_xla_error=None, xla_devices=("CPU",))
     lazy = next(c for c in configs if c.xla and c.dynamo is None)
     assert "XLA" in matrix.unsupported_reason(lazy, caps)
     assert matrix.unsupported_reason(next(c for c in configs if c.dynamo == "inductor"), caps) is None

@@ -7,12 +7,13 @@ import pytest
 from benchmarks.config import axes, experiment_config
 
 from benchmarks.runner import matrix
+from benchmarks.runner.capabilities import Capabilities
 
 from benchmarks.plumbing.cli_support import memory_size
 
 from benchmarks.results import records
 
-CPU_ONLY = matrix.Capabilities(dynamo_backends=("inductor", "openxla", "openxla_eval", "eager", "aot_eager"),
+CPU_ONLY = Capabilities(dynamo_backends=("inductor", "openxla", "openxla_eval", "eager", "aot_eager"),
                                torch_xla_error=None, xla_devices=("CPU",))
 
 
@@ -46,7 +47,7 @@ def test_upstream_worked_example_cpu_pjrt_none_openxla_inductor():
     ("cpu", "PJRT", "inductor", CPU_ONLY, "inductor compiles for native devices"),
     ("cpu", None, "openxla_eval", CPU_ONLY, "runs on XLA devices only"),
     ("cpu", None, "no_such_backend", CPU_ONLY, "'no_such_backend' is not registered"),
-    ("cpu", "PJRT", None, matrix.Capabilities(torch_xla_error="ImportError: no torch_xla"), "torch_xla is not usable"),
+    ("cpu", "PJRT", None, Capabilities(torch_xla_error="ImportError: no torch_xla"), "torch_xla is not usable"),
     ("tpu", "PJRT", None, CPU_ONLY, "no XLA TPU device"),
     ("cuda", None, "inductor", CPU_ONLY, "no CUDA device"),
 ])
@@ -56,7 +57,7 @@ def test_each_support_rule_drops_with_its_reason(accelerator, xla, dynamo, caps,
 
 
 def test_supported_configs_pass_every_rule():
-    gpu = matrix.Capabilities(dynamo_backends=("inductor",), torch_xla_error=None, cuda_devices=("NVIDIA H100",))
+    gpu = Capabilities(dynamo_backends=("inductor",), torch_xla_error=None, cuda_devices=("NVIDIA H100",))
     assert matrix.unsupported_reason(experiment_config.ExperimentConfig("cuda", None, "inductor", "train"), gpu) is None
     assert matrix.unsupported_reason(experiment_config.ExperimentConfig("cpu", "PJRT", "openxla", "eval"), CPU_ONLY) is None
 

@@ -11,7 +11,7 @@ from helpers import PYTHON, ROOT, call_runner, processes_mentioning, read_jsonl,
 
 from benchmarks.config.experiment_config import ExperimentConfig
 from benchmarks.plumbing.cli_support import UsageError
-from benchmarks.suites import scripts
+from benchmarks.suites import files, scripts
 from benchmarks.suites.scripts_api import parameters
 
 SCRIPTS = ROOT / "tests" / "fixtures" / "scripts"
@@ -66,8 +66,8 @@ def test_a_search_dir_keeps_files_that_run_and_leaves_helpers_out(tmp_path):
 
 
 def test_scripts_of_one_name_are_told_apart_by_their_folders():
-    names = scripts.script_names([("/a/run.py", "a/run", True), ("/b/run.py", "b/run", True),
-                                  ("/b/other.py", "b/other", True)])
+    names = files.script_names([("/a/run.py", "a/run", True), ("/b/run.py", "b/run", True),
+                                ("/b/other.py", "b/other", True)])
     assert names == ["a/run.py", "b/run.py", "other.py"]
 
 
