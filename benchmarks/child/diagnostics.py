@@ -2,7 +2,7 @@
 xla_dumps.py, inputs_outputs.py); the flags are declared with the others (config/run_options.py).
 
 Every file goes to a deterministic path, <output-dir>/<model>/<kind>-<config>[-<repeat>].<ext>
-(plumbing/output_paths.py), and is listed in record["artifacts"] (kind -> path relative to the output
+(plumbing/safe_paths.py), and is listed in record["artifacts"] (kind -> path relative to the output
 directory; a per-repeat kind maps to a list with one path per timed repeat, in order). Dict-valued
 results go to record["diagnostics"]; record["metrics"] only gets per-repeat numbers.
 """
@@ -16,7 +16,7 @@ import os
 from typing import Callable, Optional
 
 from benchmarks.child import inputs_outputs, profilers, xla_dumps
-from benchmarks.plumbing import output_paths, xla_dump_env
+from benchmarks.plumbing import safe_paths, xla_dump_env
 from benchmarks.results.record import Samples
 
 log = logging.getLogger("benchmarks.child.diagnostics")
@@ -36,13 +36,13 @@ class ArtifactFiles:
         self.record = record
 
     def path(self, kind: str, ext: str = "", repeat: Optional[int] = None) -> str:
-        path = output_paths.artifact_file(self.options.output_dirname, self.model_config, self.experiment, kind, ext,
+        path = safe_paths.artifact_file(self.options.output_dirname, self.model_config, self.experiment, kind, ext,
                                           repeat)
         os.makedirs(os.path.dirname(path), exist_ok=True)
         return path
 
     def relative(self, path: str) -> str:
-        return output_paths.relative(path, os.path.abspath(self.options.output_dirname))
+        return safe_paths.relative(path, os.path.abspath(self.options.output_dirname))
 
     def add_artifact(self, kind: str, path: str, repeat: Optional[int] = None) -> None:
         if repeat is None:

@@ -15,7 +15,7 @@ from benchmarks.child.process_start import Started
 from benchmarks.child.timed_phase import add_warning
 from benchmarks.config import rerun_command
 from benchmarks.config.run_options import RunOptions
-from benchmarks.plumbing import output_paths
+from benchmarks.plumbing import safe_paths
 from benchmarks.results import accuracy_status, record_check, records
 from benchmarks.results.records import RecordStatus
 
@@ -93,7 +93,7 @@ def append_by_hand(options: RunOptions, model_config: dict, experiment, record: 
     """A config by hand: its record (with the command that reruns it) appended to the results file, one line
     said; the exit status (1: it failed, or its accuracy check did)."""
     record["rerun"] = rerun_command.rerun_text(options, model_config, experiment)  # a sweep's parent writes its own
-    path = output_paths.under(options.output_dirname, options.output_basename)
+    path = safe_paths.under(options.output_dirname, options.output_basename)
     with records.ResultsWriter(path) as writer:
         writer.append(record_check.written(record, log))  # the writer's check, as a sweep's parent does
     metrics = record["metrics"]

@@ -1,6 +1,6 @@
 """The child's XLA diagnostics: torch_xla's metrics report per repeat, the XLA profiler's server and
 its capture (--profile-xla), and the dumps torch_xla writes from its environment (--dump-hlo,
---save-ir-format: their variables are config/process_env.py's, their paths plumbing/output_paths.py's). torch_xla inside the functions."""
+--save-ir-format: their variables are config/process_env.py's, their paths plumbing/safe_paths.py's). torch_xla inside the functions."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import socket
 import threading
 import time
 
-from benchmarks.plumbing import output_paths, xla_dump_env
+from benchmarks.plumbing import safe_paths, xla_dump_env
 
 # Seconds to let the XLA profiler session start before the first timed repeat (it starts within ms).
 XLA_TRACE_START_DELAY = 0.2
@@ -26,9 +26,9 @@ class DiagnosticsError(RuntimeError):
 def remove_stale_dumps(options, model_config: dict, experiment) -> None:
     """Before the model is built: the environment's dumps of an earlier run of this config go."""
     if experiment.xla and options.diagnostics.dump_hlo:
-        shutil.rmtree(output_paths.hlo_dir(options.output_dirname, model_config, experiment), ignore_errors=True)
+        shutil.rmtree(safe_paths.hlo_dir(options.output_dirname, model_config, experiment), ignore_errors=True)
     if experiment.xla and options.diagnostics.save_ir_format:
-        for stale in xla_dump_env.ir_files(output_paths.ir_file(options.output_dirname, model_config, experiment,
+        for stale in xla_dump_env.ir_files(safe_paths.ir_file(options.output_dirname, model_config, experiment,
                                                                 options.diagnostics.save_ir_format)):
             os.remove(stale)  # torch_xla appends to it
 

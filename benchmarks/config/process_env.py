@@ -8,7 +8,7 @@ import signal
 from typing import Optional
 
 from benchmarks import features
-from benchmarks.plumbing import output_paths
+from benchmarks.plumbing import safe_paths
 
 # The launcher's pid, set by the launcher itself: the child dies with it (single_config.die_with_parent).
 PARENT_PID_VARIABLE = "BENCHMARKS_PARENT_PID"
@@ -54,12 +54,12 @@ def _dump_variables(env: dict, experiment, options, model_config: dict) -> None:
     """The variables that ask torch_xla, at its start, for the dumps of --dump-hlo and --save-ir-format, written to
     the config's artifact paths (idempotent: XLA_FLAGS is rebuilt from the experiment above)."""
     if options.diagnostics.dump_hlo:
-        flag = f"--xla_dump_to={output_paths.hlo_dir(options.output_dirname, model_config, experiment)}"
+        flag = f"--xla_dump_to={safe_paths.hlo_dir(options.output_dirname, model_config, experiment)}"
         if flag not in env.get("XLA_FLAGS", "").split():
             env["XLA_FLAGS"] = (env.get("XLA_FLAGS", "") + " " + flag).strip()
     if options.diagnostics.save_ir_format:
         env["XLA_SAVE_TENSORS_FMT"] = options.diagnostics.save_ir_format
-        env["XLA_SAVE_TENSORS_FILE"] = output_paths.ir_file(options.output_dirname, model_config, experiment,
+        env["XLA_SAVE_TENSORS_FILE"] = safe_paths.ir_file(options.output_dirname, model_config, experiment,
                                                             options.diagnostics.save_ir_format)
 
 

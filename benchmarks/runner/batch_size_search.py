@@ -27,7 +27,7 @@ from typing import Optional
 from benchmarks.config import batch_size_file, rerun_command
 from benchmarks.config.experiment_config import ExperimentConfig
 from benchmarks.config.run_options import RunOptions
-from benchmarks.plumbing import machine_facts, output_paths
+from benchmarks.plumbing import machine_facts, safe_paths
 from benchmarks.plumbing.cli_support import EXIT_BAD_NEWS, UsageError, command_line, shown
 from benchmarks.results import records
 from benchmarks.results.records import RecordStatus
@@ -190,8 +190,8 @@ def run(options: RunOptions, suite) -> int:
     models, experiment = plan.models, plan.kept[0]
     limit = memory_bound(options, experiment)
     options = attempt_options(options, limit)
-    file_path = output_paths.under(options.output_dirname, FILE_BASENAME)
-    attempts_path = output_paths.under(options.output_dirname, ATTEMPTS_BASENAME)
+    file_path = safe_paths.under(options.output_dirname, FILE_BASENAME)
+    attempts_path = safe_paths.under(options.output_dirname, ATTEMPTS_BASENAME)
     rule = (f"eager on {experiment.accelerator} ({experiment.describe()}), one attempt per child from {START} down "
             f"({', '.join(map(str, sizes_tried()[:3]))}, ..., 1)"
             + (f", each bounded by {limit / 2**30:.1f} GiB of memory" if limit else ""))

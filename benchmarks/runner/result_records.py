@@ -10,7 +10,7 @@ from typing import Optional
 
 from benchmarks.config import rerun_command
 from benchmarks.config.run_options import RunOptions
-from benchmarks.plumbing import output_paths, xla_dump_env
+from benchmarks.plumbing import safe_paths, xla_dump_env
 from benchmarks.results import accuracy_status, records
 from benchmarks.results.record import Record
 from benchmarks.results.records import RecordStatus, VerificationCode
@@ -36,7 +36,7 @@ def parent_record(config, options: RunOptions, env_facts: dict, status: RecordSt
 
 
 def failure_record(config, options: RunOptions, result: launcher.ChildResult, log_path: str, env_facts: dict) -> dict:
-    rel_log = output_paths.relative(log_path, options.output_dirname)
+    rel_log = safe_paths.relative(log_path, options.output_dirname)
 
     def failed(status, error_type, message, phase=result.last_phase):
         return parent_record(config, options, env_facts, status, error_type, message, phase, rel_log)
@@ -77,7 +77,7 @@ def child_record(config, options: RunOptions, result: launcher.ChildResult, log_
     else:
         record = Record.adopt(result.record)  # the sweep's facts set on it are checked (results/record.py)
         if record.get("error"):
-            record["error"]["log"] = output_paths.relative(log_path, options.output_dirname)
+            record["error"]["log"] = safe_paths.relative(log_path, options.output_dirname)
         if result.returncode:
             log.warning("%s: exited with status %s after handing back its record", config.label(), result.returncode)
     # The sweep's facts; the cores are the child's own reading when it handed one back, else the launcher's.

@@ -19,7 +19,7 @@ from benchmarks.config import rerun_command
 from benchmarks.config.process_env import child_environment
 from benchmarks.config.run_options import RunOptions
 from benchmarks.fork_server import client
-from benchmarks.plumbing import disk_writes, machine_facts, output_paths
+from benchmarks.plumbing import disk_writes, machine_facts, safe_paths
 from benchmarks.plumbing.cli_support import EXIT_BAD_NEWS, UsageError, command_line
 from benchmarks.plumbing.cpu_affinity import requested_cores
 from benchmarks.results import record_check, records
@@ -42,7 +42,7 @@ def make_job(key: int, options: RunOptions, config, echo) -> Job:
     request = launcher.ChildRequest(
         argv=argv,
         env=env,
-        log_path=output_paths.log_path(options.output_dirname, config.model, config.experiment, config.round),
+        log_path=safe_paths.log_path(options.output_dirname, config.model, config.experiment, config.round),
         timeout=options.subprocess_timeout,
         memory_limit=options.subprocess_memory_limit,
         echo=echo,
@@ -140,7 +140,7 @@ def execute(options: RunOptions, plan: Plan, executor) -> int:
     problem = records.check_writable_dir(options.output_dirname)
     if problem:
         raise UsageError(problem)
-    results_path = output_paths.under(options.output_dirname, options.output_basename)
+    results_path = safe_paths.under(options.output_dirname, options.output_basename)
     problem = records.results_file_problem(results_path)  # a FIFO: resume would block reading it
     if problem:
         raise UsageError(problem)

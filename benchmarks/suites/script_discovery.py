@@ -5,7 +5,7 @@ Parent side (no torch): the child (suites/script_capture.py) runs the script to 
 group, with its output in a log file, and writes what it found as it goes; this module starts it, enforces
 --script-timeout on the script's own time (the child's torch import is not counted), and keeps the answer
 in <output dir>/script-discovery/ (docs/runner.md, "Scripts"). That folder is the output directory's: it must
-resolve inside it (output_paths.under), its log is not written through a link (safe_paths.open_no_follow), and a
+resolve inside it (safe_paths.under), its log is not written through a link (safe_paths.open_no_follow), and a
 cache entry that is not a regular file of JSON (a FIFO, a link's damaged target) is discovered again, never waited on.
 An entry is a claim, not a fact (docs/architecture.md, "The rule for state"): one that does not carry this user's
 seal (plumbing/state_seal.py), or that names another script or other arguments than the ones asked about, is ignored
@@ -24,8 +24,8 @@ import sys
 import time
 from typing import Optional
 
-from benchmarks.plumbing import machine_facts, output_paths, safe_reads, state_seal
-from benchmarks.plumbing.safe_paths import open_no_follow
+from benchmarks.plumbing import machine_facts, safe_reads, state_seal
+from benchmarks.plumbing.safe_paths import open_no_follow, under
 from benchmarks.suites import script_capture  # standard library only at import: torch is inside its functions
 
 CACHE_DIRNAME = "script-discovery"
@@ -77,7 +77,7 @@ def cache_key(path: str, script_args: Optional[str], torch_version: Optional[str
 def cache_file(output_dir: str, path: str, script_args: Optional[str]) -> str:
     stem = os.path.splitext(os.path.basename(path))[0]
     # under(): PathEscapes when script-discovery/ is a link out of the output directory
-    return output_paths.under(output_dir, CACHE_DIRNAME, f"{stem}-{cache_key(path, script_args)[:20]}.json")
+    return under(output_dir, CACHE_DIRNAME, f"{stem}-{cache_key(path, script_args)[:20]}.json")
 
 
 def canonical(data: dict) -> bytes:

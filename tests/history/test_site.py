@@ -78,10 +78,10 @@ def site(tmp_path_factory):
     assert history("ingest", root / "nightly", "--db", db) == 0
     # A log where the runner writes it, for one config of the newest run: the suite page links it.
     from benchmarks.config.experiment_config import ExperimentConfig
-    from benchmarks.plumbing import output_paths
+    from benchmarks.plumbing import safe_paths
 
     newest = records[RUNS - 1][0]
-    log = Path(output_paths.log_path(str(root / "nightly" / f"{RUNS - 1:02d}"), newest["model"],
+    log = Path(safe_paths.log_path(str(root / "nightly" / f"{RUNS - 1:02d}"), newest["model"],
                                      ExperimentConfig.from_dict(newest["experiment"])))
     log.parent.mkdir(parents=True, exist_ok=True)
     log.write_text("the child's output\n")

@@ -54,7 +54,7 @@ def test_inside_follows_links_that_point_out(tmp_path):
 from benchmarks.config.experiment_config import ExperimentConfig  # noqa: E402
 from benchmarks.config.process_env import child_environment  # noqa: E402
 from benchmarks.config.run_options import RunOptions  # noqa: E402
-from benchmarks.plumbing import output_paths  # noqa: E402
+from benchmarks.plumbing import safe_paths  # noqa: E402
 
 EVIL_MODELS = [{"suite_name": "files", "model_name": name} for name in ("..", ".", "...py", "../../x", "/etc", "")]
 XLA = ExperimentConfig.from_dict({"accelerator": "cpu", "xla": "PJRT", "dynamo": None, "test": "eval"})
@@ -72,8 +72,8 @@ def assert_under(path, out):
 
 @pytest.mark.parametrize("model", EVIL_MODELS, ids=lambda m: repr(m["model_name"]))
 def test_the_log_of_any_model_name_is_under_the_output_dir(tmp_path, model):
-    assert_under(output_paths.log_path(str(tmp_path / "out"), model, XLA), tmp_path / "out")
-    assert_under(output_paths.log_path(str(tmp_path / "out"), model, XLA, round_index=2), tmp_path / "out")
+    assert_under(safe_paths.log_path(str(tmp_path / "out"), model, XLA), tmp_path / "out")
+    assert_under(safe_paths.log_path(str(tmp_path / "out"), model, XLA, round_index=2), tmp_path / "out")
 
 
 @pytest.mark.parametrize("model", EVIL_MODELS, ids=lambda m: repr(m["model_name"]))
@@ -81,7 +81,7 @@ def test_artifacts_and_diagnostics_of_any_model_name_are_under_the_output_dir(tm
     out = tmp_path / "out"
     for kind, ext, repeat in (("output", "pt", 0), ("trace", "json", 1), ("dynamo-counters", "json", None),
                               ("xla-profile", "", None), ("aoti-package", "pt2", None)):
-        path = output_paths.artifact_file(str(out), model, XLA, kind, ext, repeat)
+        path = safe_paths.artifact_file(str(out), model, XLA, kind, ext, repeat)
         assert_under(path, out)
         assert os.path.basename(path).startswith(kind + "-")
 
@@ -90,8 +90,8 @@ def test_artifacts_and_diagnostics_of_any_model_name_are_under_the_output_dir(tm
 def test_xla_dumps_of_any_model_name_are_under_the_output_dir(tmp_path, model):
     out = tmp_path / "out"
     options = options_for(out, dump_hlo=True, save_ir_format="text")
-    assert_under(output_paths.hlo_dir(str(out), model, XLA), out)
-    assert_under(output_paths.ir_file(str(out), model, XLA, "text"), out)
+    assert_under(safe_paths.hlo_dir(str(out), model, XLA), out)
+    assert_under(safe_paths.ir_file(str(out), model, XLA, "text"), out)
     env = child_environment(XLA, options, {}, model)
     paths = [word.split("=", 1)[-1] for value in env.values() for word in value.split()]
     paths = [path for path in paths if os.path.isabs(path)]
@@ -106,7 +106,7 @@ def test_a_link_out_of_the_output_dir_is_refused_before_anything_is_written(tmp_
     elsewhere.mkdir()
     os.symlink(str(elsewhere), str(out / "logs"))
     with pytest.raises(PathEscapes):
-        output_paths.log_path(str(out), {"model_name": "m"}, XLA)
+        safe_paths.log_path(str(out), {"model_name": "m"}, XLA)
     with pytest.raises(PathEscapes):
-        output_paths.under(str(out), "../results.jsonl")
+        safe_paths.under(str(out), "../results.jsonl")
     assert list(elsewhere.iterdir()) == []

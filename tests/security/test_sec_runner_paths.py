@@ -26,9 +26,9 @@ from benchmarks.config.experiment_config import ExperimentConfig
 from benchmarks.config.run_options import build_parser
 from benchmarks.history.site import config_page
 from benchmarks.history.site.grid import Config as HistoryConfig
-from benchmarks.plumbing import disk_writes, output_paths
+from benchmarks.plumbing import disk_writes
 from benchmarks.plumbing.cli_support import command_line
-from benchmarks.plumbing.safe_paths import MAX_NAME, safe_name
+from benchmarks.plumbing.safe_paths import MAX_NAME, log_path, safe_name
 from benchmarks.runner import progress
 from benchmarks.suites import all_suites
 
@@ -116,7 +116,7 @@ def test_a_model_file_named_to_run_a_command_has_a_log_whose_first_line_pastes_h
 
 def record_log(record, out) -> str:
     experiment = ExperimentConfig.from_dict(dict(record["experiment"], batch_size=record.get("requested_batch_size")))
-    return os.path.relpath(output_paths.log_path(str(out), record["model"], experiment), out)
+    return os.path.relpath(log_path(str(out), record["model"], experiment), out)
 
 
 # ---------------------------------------------------------------- 9: a rerun selects exactly its model

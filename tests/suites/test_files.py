@@ -10,7 +10,7 @@ from helpers import ROOT, call_runner, read_jsonl, run_runner
 from benchmarks.config import experiment_config
 
 
-from benchmarks.plumbing import output_paths
+from benchmarks.plumbing import safe_paths
 
 from benchmarks.runner import plan
 from benchmarks.suites import files
@@ -59,7 +59,7 @@ def test_params_are_part_of_the_model_config_and_its_fingerprint():
     # Labels and the file's location are not: moving the folder or relabelling keeps resume working.
     moved = dict(one, path="/elsewhere/tiny_mlp.py", labels={"x": ["y"]})
     assert plan.Config(moved, exp).fingerprint == plan.Config(one, exp).fingerprint
-    assert output_paths.model_dirname(one) != output_paths.model_dirname(two)
+    assert safe_paths.model_dirname(one) != safe_paths.model_dirname(two)
 
 
 def test_listing_never_runs_user_code(tmp_path):

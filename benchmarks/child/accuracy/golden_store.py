@@ -23,8 +23,8 @@ import os
 import stat
 from typing import Optional
 
-from benchmarks.plumbing import disk_writes, machine_facts, output_paths, safe_reads
-from benchmarks.plumbing.safe_paths import PathEscapes, inside
+from benchmarks.plumbing import disk_writes, machine_facts, safe_reads
+from benchmarks.plumbing.safe_paths import PathEscapes, inside, model_dirname
 
 FORMAT = "ptbench-golden"
 FORMAT_VERSION = 1
@@ -47,7 +47,7 @@ def entry_dir(root: str, model_config: dict, experiment) -> str:
     name = f"{experiment.test}-{experiment.precision or 'fp32'}"
     if experiment.batch_size:
         name += f"-bs{experiment.batch_size}"
-    return os.path.join(root, str(model_config.get("suite_name")), output_paths.model_dirname(model_config), name)
+    return os.path.join(root, str(model_config.get("suite_name")), model_dirname(model_config), name)
 
 
 MODEL_IDENTITY = ("suite_name", "model_name", "params", "script_model")

@@ -193,13 +193,13 @@ def _figures(texts, code: np.ndarray, mean) -> dict:
 
 
 def log_path(config: Config, source: str) -> Optional[str]:
-    """The config's log beside the results file `source` (output_paths.log_path), or None when not there."""
+    """The config's log beside the results file `source` (safe_paths.log_path), or None when not there."""
     from benchmarks.config.experiment_config import ConfigError, ExperimentConfig
-    from benchmarks.plumbing import output_paths
+    from benchmarks.plumbing import safe_paths
 
     try:
         experiment = ExperimentConfig.from_dict(config.experiment)
-        path = output_paths.log_path(os.path.dirname(source), config.model, experiment)
+        path = safe_paths.log_path(os.path.dirname(source), config.model, experiment)
     except (ConfigError, TypeError, ValueError, KeyError):
         return None
     return path if os.path.isfile(path) else None

@@ -29,10 +29,10 @@ from typing import Optional
 
 from benchmarks.config.run_options import RunOptions
 from benchmarks.fork_server import client, node_servers
-from benchmarks.plumbing import cli_support, disk_writes, environment_variables, machine_facts, output_paths, scratch_dirs
+from benchmarks.plumbing import cli_support, disk_writes, environment_variables, machine_facts, scratch_dirs
 from benchmarks.plumbing.cli_support import UsageError
 from benchmarks.plumbing.cpu_affinity import usable_cores
-from benchmarks.plumbing.safe_paths import inside
+from benchmarks.plumbing.safe_paths import inside, relative
 from benchmarks.runner import launcher
 from benchmarks.runner.executor import Finished, Job
 from benchmarks.runner.ray import artifact_shipping, join, task
@@ -235,7 +235,7 @@ class RayExecutor:
                  "lost_before": cause, "lost_on": lost_on, "artifacts_left_behind": []}
         ran_on = self._where(f"{job.key}-{attempt}")
         out = self.options.output_dirname
-        log_path = inside(out, output_paths.relative(job.request.log_path, out))
+        log_path = inside(out, relative(job.request.log_path, out))
         os.makedirs(os.path.dirname(log_path), exist_ok=True)
         try:
             answer = self.ray.get(ref)
