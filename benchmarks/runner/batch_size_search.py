@@ -33,7 +33,7 @@ from benchmarks.results import records
 from benchmarks.results.records import RecordStatus
 from benchmarks.runner import noise, progress, results_lock
 from benchmarks.runner.capabilities import probe_capabilities
-from benchmarks.runner.plan import make_plan, model_config
+from benchmarks.runner.plan import model_config
 from benchmarks.runner.resume import back_up
 from benchmarks.runner.executor_choice import make_executor
 from benchmarks.runner.sweep import SweepRun
@@ -120,14 +120,17 @@ def accelerator_here(options: RunOptions) -> str:
     return "cuda" if probe_capabilities([ExperimentConfig("cuda", None, None, "eval")]).cuda_devices else "cpu"
 
 
-def search_plan(suite, options: RunOptions):
-    """The plan (runner/plan.make_plan) of the search's one experiment config, eager at the model's own batch size;
-    None when no model is selected; UsageError where the flags ask for more than one config, or it can't run here."""
-    asked = options.with_(accelerator=(accelerator_here(options),), xla=(None,), dynamo=(None,),
-                          test=options.test or ("eval",), batch_size=(), shard=None)
-    plan = make_plan(suite, asked)
-    if not plan.models:
-        return None
+def search_options(options: RunOptions) -> RunOptions:
+    """The options of the search (UsageError: a flag it can't take): its plan's one experiment config, eager on the
+    device searched at each model's own batch size, unsharded; the attempts run under them too."""
+    check_flags(options)
+    return options.with_(accelerator=(accelerator_here(options),), xla=(None,), dynamo=(None,),
+                         test=options.test or ("eval",), batch_size=(), shard=None)
+
+
+def searched_experiment(plan):
+    """The one experiment config of the search's plan (runner/plan.make_plan of search_options); UsageError where
+    the flags ask for more than one, or it can't run here."""
     experiments = plan.experiments
     if len(experiments) != 1:
         raise UsageError(f"--find-batch-sizes searches one experiment config per model; the flags ask for "
@@ -136,7 +139,7 @@ def search_plan(suite, options: RunOptions):
     if plan.dropped:
         experiment, reason = plan.dropped[0]
         raise UsageError(f"--find-batch-sizes: {experiment.describe()} can't run here: {reason}")
-    return plan
+    return plan.kept[0]
 
 
 def memory_bound(options: RunOptions, experiment) -> Optional[int]:
@@ -181,13 +184,22 @@ def result_lines(searches: list, path: str) -> list:
     return lines
 
 
-def run(options: RunOptions, suite) -> int:
-    """The search the flags ask for (UsageError: bad flags or input); exit 0 when every model has a batch size."""
-    check_flags(options)
-    plan = search_plan(suite, options)
-    if plan is None:
+def earlier_sizes(file_path: str) -> dict:
+    """The rows the batch-size file holds already (kept for the models this search does not cover)."""
+    if not os.path.exists(file_path):
+        return {}
+    try:
+        return batch_size_file.read(file_path)
+    except batch_size_file.BatchSizeFileError as exc:
+        raise UsageError(f"{exc} (it is where --find-batch-sizes writes; move it away)") from None
+
+
+def run(options: RunOptions, plan, suite) -> int:
+    """The search of `plan`'s models (`options`: search_options'; UsageError: bad flags or input); exit 0 when every
+    model has a batch size (or no model is selected)."""
+    if not plan.models:
         return 0
-    models, experiment = plan.models, plan.kept[0]
+    models, experiment = plan.models, searched_experiment(plan)
     limit = memory_bound(options, experiment)
     options = attempt_options(options, limit)
     file_path = safe_paths.under(options.output_dirname, FILE_BASENAME)
@@ -203,25 +215,12 @@ def run(options: RunOptions, suite) -> int:
                 rerun_command.single_config_argv(options.child_flags, config.model, config.experiment.to_dict())))
         print(f"# writes {file_path} and {attempts_path}")
         return 0
-    problem = (records.check_writable_dir(options.output_dirname) or records.results_file_problem(attempts_path)
-               or records.results_file_problem(file_path, "a batch-size file"))  # a FIFO: reading it would block
-    if problem:
-        raise UsageError(problem)
-    earlier_rows = {}
-    if os.path.exists(file_path):
-        try:
-            earlier_rows = batch_size_file.read(file_path)
-        except batch_size_file.BatchSizeFileError as exc:
-            raise UsageError(f"{exc} (it is where --find-batch-sizes writes; move it away)") from None
     log.info("--find-batch-sizes: %d model(s), %s", len(models), rule)
     executor = make_executor(options, plan)
-    lock = results_lock.ResultsLock(attempts_path, wait=options.wait)
     try:
-        lock.acquire()
-    except (results_lock.LockBusy, results_lock.LockUnavailable) as exc:
-        raise UsageError(str(exc)) from None
-    try:
-        with lock:
+        with results_lock.take(options.output_dirname, attempts_path, wait=options.wait,
+                               beside=((file_path, "a batch-size file"),)):  # a FIFO: reading it would block
+            earlier_rows = earlier_sizes(file_path)
             executor.start()
             if options.no_resume:
                 back_up(attempts_path)
@@ -240,8 +239,7 @@ def search(suite, options: RunOptions, experiment, searches: list, executor, att
            earlier_rows: dict) -> bool:
     """Every model's search, step by step (each step a small sweep of the models still searching); True when
     interrupted (Ctrl-C). The batch-size file is rewritten after each step."""
-    noise_facts = noise.sweep_check(options.noise)
-    env_facts = noise.annotate({"environment": machine_facts.collect()}, noise_facts)["environment"]
+    env_facts = noise.sweep_environment(options.noise)
     with records.ResultsWriter(attempts_path) as writer:
         while True:
             searching = [s for s in searches if not s.done]

@@ -1,7 +1,7 @@
 """experiment_runner.py's parent: the checks of the sweep's own flags, then the sweep's stages in order, each once:
 the suite, the plan (runner/plan.py), the executor (runner/executor_choice.py), then the dry run's listing
-(runner/dry_run.py) or the execution (runner/sweep.py); or, with --find-batch-sizes, the search instead
-(runner/batch_size_search.py). The flags are declared and parsed in config/run_options.py; benchmarks/__main__.py
+(runner/dry_run.py) or the execution (runner/sweep.py); or, with --find-batch-sizes, the search's options, their
+plan, and the search itself instead (runner/batch_size_search.py, which runs each step through runner/sweep.py). The flags are declared and parsed in config/run_options.py; benchmarks/__main__.py
 dispatches here, or to the child for one config."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from benchmarks.config.run_options import RunOptions
 from benchmarks.plumbing import scratch_dirs, torch_support
 from benchmarks.plumbing.cli_support import UsageError
 from benchmarks.plumbing.safe_paths import PathEscapes
-from benchmarks.runner import sweep
+from benchmarks.runner import batch_size_search, sweep
 from benchmarks.runner.dry_run import print_dry_run
 from benchmarks.runner.executor_choice import make_executor
 from benchmarks.runner.plan import make_plan, nothing_to_run
@@ -43,10 +43,9 @@ def run(options: RunOptions) -> int:
         raise UsageError(problem)
     try:
         suite = load_suite(options.suite_name)
-        if options.find_batch_sizes:  # not a sweep: a search per model
-            from benchmarks.runner import batch_size_search
-
-            return batch_size_search.run(options, suite)
+        if options.find_batch_sizes:  # not a sweep: a search per model, of the one experiment config it asks for
+            options = batch_size_search.search_options(options)
+            return batch_size_search.run(options, make_plan(suite, options), suite)
         plan = make_plan(suite, options)
         if nothing_to_run(plan, options):
             return 0

@@ -16,6 +16,7 @@ import os
 import time
 from typing import Optional
 
+from benchmarks.plumbing import machine_facts
 from benchmarks.plumbing.cpu_affinity import format_cores, requested_cores, usable_cores
 
 log = logging.getLogger("benchmarks.runner.noise")
@@ -209,6 +210,12 @@ def sweep_check(options) -> dict:
         log.warning("%s", text)
     log.debug("noise check took %.2f s", time.monotonic() - started)
     return facts
+
+
+def sweep_environment(options) -> dict:
+    """The environment every record of a sweep carries: the machine's facts with the noise check's (sweep_check,
+    run once here)."""
+    return annotate({"environment": machine_facts.collect()}, sweep_check(options))["environment"]
 
 
 def annotate(record: dict, noise_facts: dict, cpu_affinity: Optional[list] = None) -> dict:

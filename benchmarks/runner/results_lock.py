@@ -21,6 +21,8 @@ import time
 from typing import Callable, Optional
 
 from benchmarks.plumbing import safe_paths
+from benchmarks.plumbing.cli_support import UsageError
+from benchmarks.results import records
 
 log = logging.getLogger("benchmarks.runner.results_lock")
 
@@ -142,6 +144,24 @@ class ResultsLock:
 
     def __exit__(self, *exc) -> None:
         self.release()
+
+
+def take(output_dir: str, results_path: str, wait: bool = False,
+         on_wait: Optional[Callable[[Optional[dict]], None]] = None, beside: tuple = ()) -> ResultsLock:
+    """The lock of `results_path`, held (the sweep's, or the batch-size search's attempts), once the output directory
+    is made and writable, and the file, and each (path, what) `beside` it that the same parent reads, is no FIFO nor
+    device (reading it would block); a UsageError (one line) otherwise, or while another parent holds it (without
+    --wait) or the file system can't lock. A Ctrl-C while it waits is the caller's."""
+    lock = ResultsLock(results_path, wait=wait, on_wait=on_wait)
+    problem = records.check_writable_dir(output_dir) or records.results_file_problem(results_path)
+    for path, what in beside:
+        problem = problem or records.results_file_problem(path, what)
+    if problem:
+        raise UsageError(problem)
+    try:
+        return lock.acquire()
+    except (LockBusy, LockUnavailable) as exc:
+        raise UsageError(str(exc)) from None
 
 
 def _parse(text: str) -> Optional[dict]:

@@ -19,7 +19,7 @@ from benchmarks.config import rerun_command
 from benchmarks.config.process_env import child_environment
 from benchmarks.config.run_options import RunOptions
 from benchmarks.fork_server import client
-from benchmarks.plumbing import disk_writes, machine_facts, safe_paths
+from benchmarks.plumbing import disk_writes, safe_paths
 from benchmarks.plumbing.cli_support import EXIT_BAD_NEWS, UsageError, command_line
 from benchmarks.plumbing.cpu_affinity import requested_cores
 from benchmarks.results import record_check, records
@@ -137,19 +137,10 @@ class SweepRun:
 def execute(options: RunOptions, plan: Plan, executor) -> int:
     """The lock first, then the executor started: a sweep refused the results file never starts (or joins) Ray,
     nor a fork server."""
-    problem = records.check_writable_dir(options.output_dirname)
-    if problem:
-        raise UsageError(problem)
     results_path = safe_paths.under(options.output_dirname, options.output_basename)
-    problem = records.results_file_problem(results_path)  # a FIFO: resume would block reading it
-    if problem:
-        raise UsageError(problem)
-    lock = results_lock.ResultsLock(results_path, wait=options.wait, on_wait=lambda holder: print(
-        f"waiting for the sweep writing {results_path} ({results_lock.describe(holder)}) to end", file=sys.stderr))
-    try:
-        lock.acquire()  # held for the sweep's life: one parent per results file (docs/runner.md)
-    except (results_lock.LockBusy, results_lock.LockUnavailable) as exc:
-        raise UsageError(str(exc)) from None
+    try:  # held for the sweep's life: one parent per results file (docs/runner.md)
+        lock = results_lock.take(options.output_dirname, results_path, wait=options.wait, on_wait=lambda holder: print(
+            f"waiting for the sweep writing {results_path} ({results_lock.describe(holder)}) to end", file=sys.stderr))
     except KeyboardInterrupt:
         print(f"\nInterrupted while waiting for {results_path}; nothing was run", file=sys.stderr)
         return 130
@@ -178,8 +169,7 @@ def run_locked(options: RunOptions, plan: Plan, executor, results_path: str, tim
     with timed("noise-check"):
         if first is not None:  # its fork server (or the nodes') starts while the noise check runs
             executor.prepare(make_job(-1, options, first, None).request)
-        noise_facts = noise.sweep_check(options.noise)  # once per sweep: warns, and every record carries it
-        env_facts = noise.annotate({"environment": machine_facts.collect()}, noise_facts)["environment"]
+        env_facts = noise.sweep_environment(options.noise)  # once per sweep: warns, and every record carries it
     bar = progress.Progress(len(todo), enabled=options.progress_bar or sys.stderr.isatty())
     echo = bar.write if options.print_subprocess else None
     started = time.monotonic()
