@@ -120,6 +120,12 @@ class GoldenOptions:
         None, CHILD, "relative tolerance of --golden (default: the entry's, by the result's dtype)",
         name="--golden-rtol", type=finite_non_negative_float, metavar="RTOL")
 
+    def request(self) -> Optional[dict]:
+        """The golden flags set, by their field names, or None when none is: the record's `golden_request` and part
+        of its fingerprint (results/records.fingerprint)."""
+        found = {name: getattr(self, name) for name in ("save_dir", "check_dir", "atol", "rtol")}
+        return {name: value for name, value in found.items() if value is not None} or None
+
 
 @dataclasses.dataclass(frozen=True)
 class TimingOptions:

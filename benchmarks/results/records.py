@@ -97,13 +97,6 @@ def fingerprint(model: dict, experiment: dict, requested_batch_size: Optional[in
     return json.dumps(key, sort_keys=True)
 
 
-def golden_request(golden) -> Optional[dict]:
-    """The golden flags set (a GoldenOptions: --save-golden, --golden, --golden-atol, --golden-rtol) by their
-    field names, or None when none is: the record's `golden_request` and part of its fingerprint."""
-    found = {name: getattr(golden, name, None) for name in ("save_dir", "check_dir", "atol", "rtol")}
-    return {name: value for name, value in found.items() if value is not None} or None
-
-
 def _record_golden_request(record: dict) -> Optional[dict]:
     found = record.get("golden_request")
     return found if isinstance(found, dict) and found else None
@@ -378,7 +371,7 @@ def new_record(model: dict, experiment: dict, *, repeat: int, iterations_per_run
                timestamp: float, verify: bool, requested_batch_size: Optional[int], environment: dict,
                golden: Optional[dict] = None) -> Record:
     """A record in the declared key order (results/record_schema.py): upstream's keys first, then ours; a Record,
-    so every key set on it from here on is checked (results/record.py). `golden`: golden_request's (the key only
+    so every key set on it from here on is checked (results/record.py). `golden`: GoldenOptions.request()'s (the key only
     when a golden flag is set, so other records stay as they were)."""
     record = Record({
         "model": model,
@@ -409,7 +402,7 @@ def config_record(model: dict, experiment, options, environment: dict) -> Record
     return new_record(model, experiment.to_dict(), repeat=options.repeat, iterations_per_run=options.iterations_per_run,
                       warmup=options.warmup, timestamp=options.timestamp, verify=options.verify.enabled,
                       requested_batch_size=experiment.batch_size, environment=environment,
-                      golden=golden_request(options.golden))
+                      golden=options.golden.request())
 
 def short_message(text: str, limit: int = 400) -> str:
     """One readable line: the first non-empty line of `text`, cut to `limit` characters."""

@@ -33,7 +33,7 @@ class Config:
     experiment: experiment_config.ExperimentConfig
     verify: bool = False
     round: int = 0  # --rounds: which run of this config (0-based)
-    golden: Optional[dict] = None  # the golden flags set (records.golden_request): part of the fingerprint
+    golden: Optional[dict] = None  # the golden flags set (GoldenOptions.request): part of the fingerprint
     # Why the model runs another precision than asked or the suite's default (suite.precision_reason); every
     # record of the config carries it (key precision_reason). Not part of the fingerprint: a fact, not a choice.
     precision_reason: Optional[str] = None
@@ -103,7 +103,7 @@ def with_file_batch_size(experiment, sizes: Optional[dict], model: dict, path: s
 def model_configs(suite, options: RunOptions, models: list, kept: list) -> tuple:
     """(Configs to run, (Config, skip reason) pairs) of every model and kept experiment config the suite matches."""
     sizes = file_batch_sizes(options, models)
-    golden = records.golden_request(options.golden)
+    golden = options.golden.request()
     planned = []  # (Config, skip reason or None), model by model
     for model in models:
         chosen = {}  # by fingerprint: two precisions (or steps) asked may be one for a model (the suite forces one)

@@ -135,12 +135,12 @@ def test_the_golden_flags_are_part_of_the_fingerprint_and_a_plain_config_keeps_i
     assert plain == ('{"experiment": {"accelerator": "cpu", "batch_size": null, "dynamo": null, '
                      '"enable_functionalization": false, "test": "eval", "torch_xla2": null, "xla": null, '
                      '"xla_flags": null}, "model": {"model_name": "mlp", "suite_name": "dummy"}, "verify": false}')
-    assert records.golden_request(GoldenOptions()) is None
+    assert GoldenOptions().request() is None
     record = records.new_record(model, experiment, repeat=1, iterations_per_run=1, warmup=1, timestamp=1.0,
                                 verify=False, requested_batch_size=None, environment={},
-                                golden=records.golden_request(GoldenOptions()))
+                                golden=GoldenOptions().request())
     assert "golden_request" not in record and records.record_fingerprint(record) == plain
-    checked = records.golden_request(GoldenOptions(check_dir=str(tmp_path), atol=0.1))
+    checked = GoldenOptions(check_dir=str(tmp_path), atol=0.1).request()
     assert checked == {"check_dir": str(tmp_path), "atol": 0.1}
     record = records.new_record(model, experiment, repeat=1, iterations_per_run=1, warmup=1, timestamp=1.0,
                                 verify=False, requested_batch_size=None, environment={}, golden=checked)

@@ -24,7 +24,7 @@ version) and the files when the child starts; `apply` gives every model the chil
 the config's own step and compares (`compare`: max abs/rel error, elements outside atol + rtol*|golden|, structure).
 The record key is `golden` (an object, after the verification keys); its failures are the record's verdict too
 (`accuracy_status.settle`, docs/accuracy.md), which is what every tool reads. The flags themselves are the record's
-`golden_request` (`records.golden_request`, written by `config_record` for the child's record and the parent's
+`golden_request` (`GoldenOptions.request`, written by `config_record` for the child's record and the parent's
 alike) and part of the resume fingerprint, so a check or a save is another run than a plain one.
 """
 
