@@ -371,8 +371,8 @@ def new_record(model: dict, experiment: dict, *, repeat: int, iterations_per_run
                timestamp: float, verify: bool, requested_batch_size: Optional[int], environment: dict,
                golden: Optional[dict] = None) -> Record:
     """A record in the declared key order (results/record_schema.py): upstream's keys first, then ours; a Record,
-    so every key set on it from here on is checked (results/record.py). `golden`: GoldenOptions.request()'s (the key only
-    when a golden flag is set, so other records stay as they were)."""
+    so every key set on it from here on is checked (results/record.py). `golden`: GoldenOptions.request()'s (the key
+    only when a golden flag is set, so other records stay as they were)."""
     record = Record({
         "model": model,
         "experiment": experiment,

@@ -1,8 +1,9 @@
 """experiment_runner.py's parent: the checks of the sweep's own flags, then the sweep's stages in order, each once:
 the suite, the plan (runner/plan.py), the executor (runner/executor_choice.py), then the dry run's listing
 (runner/dry_run.py) or the execution (runner/sweep.py); or, with --find-batch-sizes, the search's options, their
-plan, and the search itself instead (runner/batch_size_search.py, which runs each step through runner/sweep.py). The flags are declared and parsed in config/run_options.py; benchmarks/__main__.py
-dispatches here, or to the child for one config."""
+plan, and the search itself instead (runner/batch_size_search.py, which runs each step through runner/sweep.py).
+The flags are declared and parsed in config/run_options.py; benchmarks/__main__.py dispatches here, or to the child
+for one config."""
 
 from __future__ import annotations
 
