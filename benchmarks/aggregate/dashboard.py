@@ -16,8 +16,9 @@ gates (`compare/gates.py`) use the definitions of PyTorch's HUD (pytorch/test-in
 label, `--rounds` pooled):
 
 - A config's **eager baseline** (`results/against_eager.py`, `baseline_key`): the eager config of the same machine,
-  suite, model, test, batch size and axes, torch.compile's own axes aside (`COMPILE_ONLY_AXES`: the compile mode,
-  Inductor config and cache, which eager has none of, and `dynamic`, since eager runs static); the same run's, else
+  suite, model, test, batch size and axes, those eager never varies aside (`BACKEND_ONLY_AXES`, each axis's `on_eager`:
+  torch.compile's own, the compile mode, Inductor config and cache, which eager has none of, and `dynamic`, since
+  eager runs static); the same run's, else
   the `--baseline` one (`EagerIndex`). `--speedup=paired` is left out too (eager is never paired): a paired config's
   speedup is its own (benchmarks/features/speedup/__init__.py). The one rule: the runner's end-of-sweep table
   (`runner/progress.speedup_table`) and `scripts/bench/dashboard.py` take their speedups' eager from it too, and
@@ -63,7 +64,6 @@ import statistics
 from typing import Optional
 
 from benchmarks.aggregate.analysis import Analysis
-from benchmarks.features import compile_options
 from benchmarks.results import accuracy_status, against_eager
 from benchmarks.results.accuracy_status import AccuracyStatus
 from benchmarks.results.measurement import AXIS_DEFAULTS
@@ -189,7 +189,7 @@ def axis_text(line: Line, key: str) -> str:
     """An axis' value as the dashboard shows it: a missing one is the axis' default (torch.compile's own
     axes: none for the baseline, which does not compile); a switch its name when on, nothing when off."""
     value = line.axes.get(key)
-    if value is None and not (line.baseline and key in compile_options.KEYS):
+    if value is None and not (line.baseline and key in against_eager.COMPILE_ONLY_AXES):
         value = AXIS_DEFAULTS.get(key)
     return "" if value is None or value is False else key if value is True else str(value)
 

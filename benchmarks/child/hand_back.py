@@ -55,7 +55,11 @@ class Channel:
     def send_record(self, record: dict) -> bool:
         if self._stream is None:
             return False
-        self._send({"record": record})
+        message = {"record": record}
+        undeclared_by = getattr(record, "undeclared_by", None)
+        if undeclared_by:  # beside the record, never in it: the parent's check names the feature (results/record.py)
+            message["undeclared_by"] = dict(undeclared_by)
+        self._send(message)
         self._stream.close()
         self._stream = None
         return True

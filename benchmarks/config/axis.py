@@ -15,6 +15,11 @@ from benchmarks.plumbing.cli_support import close_matches
 # switch: a matrix axis of on and off (`--flag` alone is on; `--flag=on --flag=off` sweeps both; the record holds
 # true or false, off being its default).
 MATRIX_AXIS, ONE_PER_SWEEP, SWITCH = "matrix axis", "one per sweep", "switch"
+# What an eager config holds of an axis: its own value, as any config (EAGER_VARIES: precision, quantization), none
+# (EAGER_LACKS: torch.compile's own, the compile mode), or always the default (EAGER_DEFAULT: eager runs static shapes
+# and is never paired). A config is measured against the eager config of the same model and of the axes eager varies
+# (results/against_eager.py), and the dashboard's baseline line shows no value of an axis eager lacks.
+EAGER_VARIES, EAGER_LACKS, EAGER_DEFAULT = "varies", "lacks", "default"
 SWITCH_WORDS = {"on": True, "true": True, "yes": True, "1": True, "off": False, "false": False, "no": False, "0": False}
 
 
@@ -56,6 +61,7 @@ class Axis:
     # How a value shows in a backend label (inductor[max-autotune,bf16]): a format string or a function.
     label: Union[str, Callable[[Any], str]] = "{}"
     label_plus: bool = False  # shown as backend+value before the brackets (quantization's label, older than they)
+    on_eager: str = EAGER_VARIES  # what an eager config holds of the axis (EAGER_VARIES, EAGER_LACKS, EAGER_DEFAULT)
     # How a value shows in the slug (log and artifact file names): a format string or a function.
     slug: Union[str, Callable[[Any], str]] = "{}"
     # The feature (benchmarks/features/<feature>/) that declares the axis, set by the discovery
@@ -79,6 +85,9 @@ class Axis:
                 object.__setattr__(self, "record_type", "flag")
         if self.parse is None:
             raise ValueError(f"axis {self.key}: parse is required")
+        if self.on_eager not in (EAGER_VARIES, EAGER_LACKS, EAGER_DEFAULT):
+            raise ValueError(f"axis {self.key}: on_eager must be {EAGER_VARIES}, {EAGER_LACKS} or {EAGER_DEFAULT}, "
+                             f"not {self.on_eager!r}")
 
     @property
     def flag(self) -> str:

@@ -17,7 +17,10 @@ resolves it can't run (runner/plan.py); `runs_twice(experiment)`, a config run a
 (runner/warm_start.py, config/rerun_command.py); `inductor_settings_problem(experiment, known)`, an Inductor setting
 this torch lacks (runner/flag_checks.py); `compose_environment(env, experiment, options)`, what a feature sets in a
 child's environment before its interpreter starts, and `start_variables()`, the names of those that act only then
-(config/process_env.py).
+(config/process_env.py). The readers (results/) ask the same way: `pooled_speedup(ratios_of_processes)`, a config's
+paired speedup over its processes (`declared_one`: results/against_eager.py), and `runs_cudagraphs(model, experiment)`,
+whether a record's keys imply Inductor's CUDA graphs (results/measurement.py); what an eager config holds of each axis,
+which the baseline rule reads, is the axis's own `on_eager` (config/axis.py).
 
 The table (config/axes.py's AXES) is gathered here by discovery (pkgutil over this package), so a new axis is one
 new folder plus its tests. Order: each declaration's `ORDER` (a number: its place among the features, so the
@@ -49,6 +52,16 @@ def declared(hook: str) -> tuple:
     once per process (the plan asks per config)."""
     found = ((order(name), name) for name in names() if callable(getattr(declaration(name), hook, None)))
     return tuple(getattr(declaration(name), hook) for _, name in sorted(found))
+
+
+def declared_one(hook: str):
+    """The one declaration's `hook`, or None where none defines it: a reading the core takes once (a config's pooled
+    paired speedup) is one feature's, so two declarations defining it is a ValueError."""
+    found = declared(hook)
+    if len(found) > 1:
+        raise ValueError(f"hook {hook} is defined by more than one feature: "
+                         + ", ".join(function.__module__ for function in found))
+    return found[0] if found else None
 
 
 def order(name: str) -> tuple:

@@ -11,19 +11,20 @@ import json
 import statistics
 from typing import Iterable, Optional
 
-from benchmarks.features import speedup as paired
-from benchmarks.features import compile_options, generation_options
+from benchmarks import features
+from benchmarks.config.axes import AXES
+from benchmarks.config.axis import EAGER_LACKS, EAGER_VARIES
 from benchmarks.results.measurement import Measurement
 
 # The eager baseline's backend name (Measurement.base_backend).
 EAGER = "eager"
-# The axes only torch.compile takes: an eager config has no compile mode, Inductor config, compile cache or AOT
-# precompile, and runs static shapes (--dynamic needs dynamo: a support rule), and an LLM row's eager compiles nothing
-# of generate, so a config is compared with eager without them.
-COMPILE_ONLY_AXES = compile_options.KEYS + ("dynamic", "aot_precompile", generation_options.COMPILE_KEY)
-# The axes an eager config never has: torch.compile's, --speedup (eager is the baseline, never paired) and Inductor's
-# CUDA graphs (Measurement.cudagraphs).
-BACKEND_ONLY_AXES = COMPILE_ONLY_AXES + ("speedup", "cudagraphs")
+# The axes an eager config has no value of, as each declares (its Axis's on_eager): torch.compile's own (the compile
+# mode, Inductor config, compile cache, AOT precompile, what an LLM row compiles).
+COMPILE_ONLY_AXES = tuple(axis.key for axis in AXES if axis.on_eager == EAGER_LACKS)
+# The axes an eager config never varies, so a config is compared with eager without them: torch.compile's, those eager
+# always runs at their default (static shapes; --speedup: eager is the baseline, never paired), and Inductor's CUDA
+# graphs (Measurement.cudagraphs: the labels' own, no axis).
+BACKEND_ONLY_AXES = tuple(axis.key for axis in AXES if axis.on_eager != EAGER_VARIES) + ("cudagraphs",)
 
 
 def shared_axes(m: Measurement) -> dict:
@@ -56,11 +57,12 @@ def peak_memory(processes: list) -> Optional[float]:
 
 def paired_speedup(processes: list) -> Optional[dict]:
     """--speedup=paired: the config's speedup from its own pairs of alternating eager and backend runs, every
-    process's pairs pooled (paired_speedup.pooled: median, interval, pairs, processes), or None when no process
-    has pairs (an isolated config: its speedup divides its eager config's time by its own)."""
+    process's pairs pooled by the feature's hook `pooled_speedup` (median, interval, pairs, processes), or None
+    when no process has pairs (an isolated config: its speedup divides its eager config's time by its own)."""
     found = [m.paired_ratios() for m in processes]
     found = [ratios.tolist() for ratios in found if ratios is not None]
-    return paired.pooled(found) if found else None
+    pool = features.declared_one("pooled_speedup")
+    return pool(found) if found and pool is not None else None
 
 
 def compile_latency(backend: list, eager: list) -> Optional[float]:

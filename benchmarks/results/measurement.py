@@ -17,9 +17,9 @@ from typing import Optional
 
 import numpy as np
 
+from benchmarks import features
 from benchmarks.config import experiment_config
 from benchmarks.config.axes import AXES, at_default, label_text
-from benchmarks.features import aot_precompile, cuda_profile
 from benchmarks.results import accuracy_status, records, stats
 
 TOTAL_TIME, PER_ITER_TIME, WARMUP_TIME = "total_time", "per_iter_time", "warmup_time"
@@ -28,6 +28,8 @@ HOST_PEAK_RSS = "peak_rss_bytes"
 # The device's own peak (CUDA allocator, XLA runtime, CPU resident above the pre-model baseline); its kind is
 # the record's `memory_kind`. Older records have only the host's resident set (HOST_PEAK_RSS).
 DEVICE_PEAK_MEMORY = "peak_memory_bytes"
+# --aot-precompile's metric: the seconds its artifact took to load (metric_catalog.py: written by the feature).
+AOT_LOAD_TIME = "aot_precompile_load_time"
 # Upstream's obsolete experiment key (always "run_all"): never part of a config.
 NOT_CONFIG = ("experiment_name",)
 # Keys the labels name on their own (the rest of upstream's keys are variants of one backend).
@@ -156,11 +158,12 @@ class Measurement:
     @property
     def cudagraphs(self) -> bool:
         """Whether the config ran Inductor with CUDA graphs: the record's own word (`cudagraphs`, the child's), else
-        what its keys imply (config/cuda_profile.cudagraphs: plain inductor on CUDA runs without them)."""
+        what its keys imply (a feature's hook `runs_cudagraphs`, the CUDA profile's: plain inductor on CUDA runs
+        without them)."""
         fact = self.record.get("cudagraphs")
         if isinstance(fact, bool):
             return fact
-        return cuda_profile.cudagraphs(self.model, self.experiment)
+        return any(runs(self.model, self.experiment) for runs in features.declared("runs_cudagraphs"))
 
     @property
     def backend(self) -> str:
@@ -314,7 +317,7 @@ class Measurement:
     def aot_load_time(self) -> Optional[float]:
         """--aot-precompile: the seconds the precompiled artifact took to load (the metric
         `aot_precompile_load_time`), or None for a record without it."""
-        values = self.raw(aot_precompile.LOAD_TIME)
+        values = self.raw(AOT_LOAD_TIME)
         values = None if values is None else values[np.isfinite(values)]
         return float(values.mean()) if values is not None and len(values) else None
 

@@ -12,7 +12,9 @@ code set it), a core key in record_schema.py.
 Strict or not is record_check.strict(): BENCHMARKS_STRICT_RECORDS=1, which tests/conftest.py sets for every test
 and every process the tests start, raises RecordSchemaError; a user's sweep logs a warning (once per key and
 process), keeps the value, and the writer's check (record_check.written) puts the problem in the record's
-`warnings` as it writes it: a user's sweep never loses a record.
+`warnings` as it writes it: a user's sweep never loses a record. An undeclared key a feature's code set is
+remembered with that feature (`Record.undeclared_by`), which the child hands to the parent beside the record
+(child/hand_back.py), so the writer's check names the feature's RECORD_KEYS, not any feature's.
 
 Both are dict subclasses: json, the readers and the tests see a plain dict; the record written is unchanged.
 """
@@ -30,7 +32,6 @@ from benchmarks.results.record_check import CATALOG_FILE, FEATURE_FILE, SCHEMA_F
 
 log = logging.getLogger("benchmarks.results.record")
 
-_FEATURES_DIR = os.path.dirname(os.path.abspath(features.__file__))
 _HERE = os.path.abspath(__file__)
 # top-level key -> the feature (its folder) that declares it in its RECORD_KEYS
 _FEATURE_KEYS = {key.name: key.writer.split(":", 1)[1] for key in features.declared_record_keys()}
@@ -38,15 +39,16 @@ _warned: set = set()  # (section, key) a user's sweep was warned about in this p
 
 
 def _writing_feature() -> Optional[str]:
-    """The feature whose code is setting a key (its folder under benchmarks/features/), or None: the first frame
-    outside this module decides."""
+    """The feature whose code is setting a key (its folder in benchmarks.features' path: the checkout's, or one a
+    test adds), or None: the first frame outside this module decides."""
     frame = sys._getframe(1)
     while frame is not None and os.path.abspath(frame.f_code.co_filename) == _HERE:
         frame = frame.f_back
     path = os.path.abspath(frame.f_code.co_filename) if frame is not None else ""
-    if path.startswith(_FEATURES_DIR + os.sep):
-        parts = os.path.relpath(path, _FEATURES_DIR).split(os.sep)
-        return parts[0] if len(parts) > 1 else None
+    for folder in map(os.path.abspath, features.__path__):
+        if path.startswith(folder + os.sep):
+            parts = os.path.relpath(path, folder).split(os.sep)
+            return parts[0] if len(parts) > 1 else None
     return None
 
 
@@ -152,10 +154,19 @@ class Samples(Metrics):
 class Record(_Checked):
     """One config's record, in the order its keys are set (records.new_record's order first)."""
 
+    @property
+    def undeclared_by(self) -> dict:
+        """Each undeclared top-level key a feature's code set on this record -> that feature (its folder): the
+        writer's check names its RECORD_KEYS (record_check.writer_problems)."""
+        return self.__dict__.setdefault("_undeclared_by", {})
+
     def _check(self, name, value):
         found = key_problem(name, value)
         if found:
             _refuse(found, self.section, name)
+            writer = _writing_feature() if name not in record_schema.BY_NAME else None
+            if writer:
+                self.undeclared_by[name] = writer
         if name == "metrics" and isinstance(value, dict) and not isinstance(value, Metrics):
             value = Metrics(value)
         return value
@@ -180,13 +191,17 @@ class Record(_Checked):
         self.setdefault(section, {})[inner] = value
 
     @classmethod
-    def adopt(cls, values: dict) -> "Record":
+    def adopt(cls, values: dict, undeclared_by: Optional[dict] = None) -> "Record":
         """A record built elsewhere (a child's, handed to the parent as JSON) as a Record, unchecked: its builder's
         Record checked it, and the writer's check (record_check.written) checks it whole; what is set on it from
-        now on is checked."""
+        now on is checked. `undeclared_by`: its builder's `undeclared_by` (a key it holds -> a feature's name)."""
         record = cls()
         for name, value in values.items():
             dict.__setitem__(record, name, value)
+        if isinstance(undeclared_by, dict):
+            known = features.names()
+            record.undeclared_by.update({name: feature for name, feature in undeclared_by.items()
+                                         if name in record and feature in known})
         metrics = record.get("metrics")
         if isinstance(metrics, dict) and not isinstance(metrics, Metrics):
             adopted = Metrics()

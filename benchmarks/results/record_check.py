@@ -274,6 +274,14 @@ UNDECLARED_KEY = (f"a core key in {SCHEMA_FILE}, a feature's in the RECORD_KEYS 
                   f"{FEATURE_FILE.format('<name>')}")
 
 
+def undeclared_where(feature: Optional[str]) -> str:
+    """Where to declare an undeclared top-level key: the RECORD_KEYS of the feature whose code set it, where that is
+    known (results/record.py's Record.undeclared_by), else either place."""
+    if not feature:
+        return UNDECLARED_KEY
+    return f"set by the code of feature {feature}: declare it in the RECORD_KEYS of {FEATURE_FILE.format(feature)}"
+
+
 def type_problems(key, value, path: str) -> list:
     """Where `value` (at `path`) is not of declared `key`'s type, nested declared keys included."""
     found = []
@@ -286,10 +294,11 @@ def writer_problems(record: dict) -> list:
     top-level key or metric, a declared key of the wrong type. Empty for a good record."""
     refused = problem(record)
     found = [f"every reader refuses it: {refused}"] if refused else []
+    owners = getattr(record, "undeclared_by", None) or {}  # a Record's: which feature's code set an undeclared key
     for name, value in record.items():
         key = record_schema.BY_NAME.get(name)
         if key is None:
-            found.append(f"{name} is not declared ({UNDECLARED_KEY})")
+            found.append(f"{name} is not declared ({undeclared_where(owners.get(name))})")
         else:
             _typed(key, value, name, found)
     metrics = record.get("metrics")

@@ -65,6 +65,9 @@ class ChildResult:
     lock_waits: list = dataclasses.field(default_factory=list)
     hung_in: Optional[str] = None  # timed out: the innermost frame of the stack it wrote (`where_it_hung`)
     warm_start: Optional[dict] = None  # a warm start's pair: the record's `warm_start` (runner/warm_start.py)
+    # The record's undeclared keys a feature's code set -> that feature, as the child handed them beside the record
+    # (results/record.py's Record.undeclared_by): the writer's check names the feature.
+    undeclared_by: dict = dataclasses.field(default_factory=dict)
 
     def signal_name(self) -> Optional[str]:
         if self.returncode is None or self.returncode >= 0:
@@ -104,6 +107,7 @@ class _RecordReader(threading.Thread):
         self.fd = fd
         self.phase = "setup"
         self.record = None
+        self.undeclared_by = {}
         self.write_failed = None
 
     def run(self) -> None:
@@ -120,6 +124,8 @@ class _RecordReader(threading.Thread):
                     self.write_failed = message["write_failed"]
                 if "record" in message:
                     self.record = message["record"]
+                    if isinstance(message.get("undeclared_by"), dict):
+                        self.undeclared_by = message["undeclared_by"]
                     return
 
 
@@ -202,7 +208,7 @@ def run_one(request: ChildRequest, start: Callable = spawn) -> ChildResult:
     result.returncode = child.returncode
     if child.returncode != 0 and child.pid:  # killed (by us, a timeout, anyone): what it made for itself goes
         scratch_dirs.remove_owned_by(child.pid)
-    result.record = reader.record
+    result.record, result.undeclared_by = reader.record, reader.undeclared_by
     result.last_phase = reader.phase
     result.cpu_affinity = cpu_affinity
     result.launch, result.lost = child.launch, child.lost

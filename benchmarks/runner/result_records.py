@@ -75,7 +75,7 @@ def child_record(config, options: RunOptions, result: launcher.ChildResult, log_
         record = failure_record(config, options, result, log_path, env_facts)
         record["artifacts"].update(xla_dump_env.env_artifacts(options, config.model, config.experiment))  # XLA dumps
     else:
-        record = Record.adopt(result.record)  # the sweep's facts set on it are checked (results/record.py)
+        record = Record.adopt(result.record, result.undeclared_by)  # the sweep's facts set on it are checked
         if record.get("error"):
             record["error"]["log"] = safe_paths.relative(log_path, options.output_dirname)
         if result.returncode:

@@ -1,6 +1,7 @@
 """The core reaches the features' child halves by a method's name (child/feature_methods.py), never a feature's, and
-the parent their declarations by a hook's name (features.declared): each method has its one provider or its neutral
-default, and no core module (the child's, the runner's) names a feature."""
+the parent and the readers their declarations by a hook's name (features.declared) or an axis's declared field: each
+method has its one provider or its neutral default, and no core module (the child's, the runner's, the results
+layer's, the report tools') names a feature."""
 
 import contextlib
 import re
@@ -16,11 +17,13 @@ from benchmarks.features.compile_options import child as compile_options_child
 from benchmarks.features.precision import child as precision_child
 from benchmarks.features.quantization import child as quantization_child
 
-# The core: the child's modules (not the features' child halves), the runner's and the config layer's; each reaches a
-# feature through child/feature_methods.py, child/config_hooks.py or benchmarks/features' declared(hook), never by its
-# name (what a feature shares with the core is the core's: config/inductor_settings.py, config/train_steps.py, ...).
+# The core: the child's modules (not the features' child halves), the runner's, the shared layers' and the report
+# tools'; each reaches a feature through child/feature_methods.py, child/config_hooks.py, benchmarks/features'
+# declared(hook) or an axis's declared fields, never by its name (what a feature shares with the core is the core's:
+# config/inductor_settings.py, config/train_steps.py, ...).
 CORE = ("benchmarks/child/*.py", "benchmarks/child/accuracy/*.py", "benchmarks/runner/**/*.py", "benchmarks/config/*.py",
-        "benchmarks/plumbing/*.py")
+        "benchmarks/plumbing/*.py", "benchmarks/results/*.py", "benchmarks/analyzer/**/*.py",
+        "benchmarks/aggregate/**/*.py", "benchmarks/compare/**/*.py", "benchmarks/history/**/*.py")
 # `benchmarks.features.<name>` (an import of a declaration or a child half) or `from benchmarks.features import <name>`
 BY_NAME = re.compile(r"benchmarks\.features\.\w+|from\s+benchmarks\.features\s+import\s+\w+")
 
@@ -73,6 +76,8 @@ def test_no_core_module_names_a_feature():
     files = sorted({path for pattern in CORE for path in ROOT.glob(pattern)})
     assert any(path.name == "config_run.py" for path in files) and any(path.parent.name == "ray" for path in files)
     assert any(path.name == "process_env.py" for path in files)
+    assert {"against_eager.py", "measurement.py", "dashboard.py"} <= {path.name for path in files}
+    assert any(path.parent.name == "site" for path in files)  # history/site/
     found = [f"{path.relative_to(ROOT)}:{number}: {line}" for path in files
              for number, line in by_name(path.read_text(encoding="utf-8"))]
     assert not found, ("core modules name a feature (reach it through child/feature_methods.py, a config_hooks.Hook or "
@@ -91,6 +96,17 @@ def test_the_declarations_answer_by_a_hooks_name():
     fp16_tpu = ExperimentConfig("tpu", "PJRT", None, "eval", precision="fp16")
     assert [why(fp16_tpu) for why in features.declared("resolved_skip_reason")][0].startswith("precision fp16")
     assert features.declared("no_declaration_defines_this") == ()
+
+
+def test_the_readers_ask_the_declarations_by_a_hooks_name_too():
+    from benchmarks import features
+    from benchmarks.features import cuda_profile, speedup
+
+    assert features.declared_one("pooled_speedup") is speedup.pooled_speedup
+    assert features.declared("runs_cudagraphs") == (cuda_profile.runs_cudagraphs,)
+    assert features.declared_one("no_declaration_defines_this") is None
+    with pytest.raises(ValueError, match="more than one feature"):  # every valued axis's declaration has a parse
+        features.declared_one("parse")
 
 
 def test_finding_every_method_imports_no_torch():

@@ -52,6 +52,8 @@ class Seen(Hook):
         import torch
 
         run.record["throwaway_level_seen"] = {"value": self.value, "torch": torch.__version__ is not None}
+        if self.value == 2:  # a key its declaration lacks: refused in strict mode, else warned naming this feature
+            run.record["throwaway_level_undeclared"] = True
 
 
 def hook_for(value, experiment):
@@ -159,6 +161,20 @@ def test_a_throwaway_features_child_hook_runs_in_a_real_sweep(throwaway, tmp_pat
                f"--output-dirname={out}", env=throwaway, check_rc=0)
     seen = {r["experiment"]["throwaway_level"]: r.get("throwaway_level_seen") for r in read_jsonl(out / "results.jsonl")}
     assert seen == {3: {"value": 3, "torch": True}, 1: {"value": 1, "torch": True}}
+
+
+@pytest.mark.integration
+def test_a_key_a_features_child_sets_undeclared_is_written_with_a_warning_naming_that_feature(throwaway, tmp_path):
+    # a user's sweep (not strict): the child keeps the key, and hands the parent, beside the record, which feature's
+    # code set it, so the parent's warning names that feature's RECORD_KEYS, not any feature's
+    out = tmp_path / "out"
+    run_runner("--suite-name=dummy", "-k", "^mlp$", "--accelerator=cpu", "--xla=None", "--dynamo=None",
+               "--test=eval", "--throwaway-level=2", "--repeat=1", "--iterations-per-run=1", f"--output-dirname={out}",
+               env=dict(throwaway, BENCHMARKS_STRICT_RECORDS="0"), check_rc=0)
+    (record,) = read_jsonl(out / "results.jsonl")
+    assert record["status"] == "ok" and record["throwaway_level_undeclared"] is True
+    assert ("record schema: throwaway_level_undeclared is not declared (set by the code of feature throwaway_level: "
+            "declare it in the RECORD_KEYS of benchmarks/features/throwaway_level/__init__.py)") in record["warnings"]
 
 
 def test_the_docs_list_every_feature_and_axis_as_the_table_has_them():

@@ -173,3 +173,43 @@ def test_a_metric_declared_in_the_catalog_alone_is_accepted(monkeypatch):
     started["metrics"].add_samples(widgets.name, [3.0, 4.0])
     assert started["metrics"][widgets.name] == [3.0, 4.0]
     assert record_check.writer_problems(started) == []
+
+
+def test_a_users_sweep_names_the_feature_whose_code_set_an_undeclared_key_in_the_child_and_the_parent(monkeypatch):
+    from benchmarks.child import hand_back
+
+    monkeypatch.delenv(record_check.STRICT_ENV)
+    monkeypatch.setattr(record, "_warned", set())
+    started = a_record()
+    path = os.path.join(ROOT, "benchmarks", "features", "channels_last", "child.py")
+    exec(compile("record['channels_last_extra'] = 1", path, "exec"), {"record": started})
+    started["a_users_own_key"] = 2  # set by no feature's code
+    assert started.undeclared_by == {"channels_last_extra": "channels_last"}
+    owned = ("channels_last_extra is not declared (set by the code of feature channels_last: declare it in the "
+             "RECORD_KEYS of benchmarks/features/channels_last/__init__.py)")
+    anyones = f"a_users_own_key is not declared ({record_check.UNDECLARED_KEY})"
+    assert record_check.writer_problems(started) == [owned, anyones]  # a config run by hand: its own Record
+    # a sweep's: the child hands who set the key beside the record, never in it, and the parent adopts both
+    read_fd, write_fd = os.pipe()
+    hand_back.Channel(write_fd).send_record(started)
+    with os.fdopen(read_fd, encoding="utf-8") as pipe:
+        (message,) = [json.loads(line) for line in pipe]
+    assert message["record"] == json.loads(json.dumps(started))
+    assert message["undeclared_by"] == {"channels_last_extra": "channels_last"}
+    adopted = Record.adopt(message["record"], message["undeclared_by"])
+    assert record_check.writer_problems(adopted) == [owned, anyones]
+    assert record_check.writer_problems(Record.adopt(message["record"])) == [
+        f"channels_last_extra is not declared ({record_check.UNDECLARED_KEY})", anyones]
+    # what the pipe says is checked: a name that is no feature, or a key the record lacks, names nothing
+    assert Record.adopt(message["record"], {"channels_last_extra": "../elsewhere", "absent": "precision"}
+                        ).undeclared_by == {}
+
+
+def test_a_record_without_an_undeclared_key_is_handed_back_alone():
+    from benchmarks.child import hand_back
+
+    read_fd, write_fd = os.pipe()
+    hand_back.Channel(write_fd).send_record(a_record())
+    with os.fdopen(read_fd, encoding="utf-8") as pipe:
+        (message,) = [json.loads(line) for line in pipe]
+    assert list(message) == ["record"]

@@ -15,14 +15,14 @@ and hands the loaded function to `make_step` as `exported`, as the export backen
 `AotPrecompileFailed` (an error record, phase `compile`, its first line in `aot_precompile.reason`): the dashboard's
 pass rate of an `aot_precompile` line is the harness's AOT precompile pass rate. A torch without the API
 (`child.NEEDED`) makes the config a skip that says why, the feature named in `absent`
-(`torch_internals.AOT_PRECOMPILE`). It is in `against_eager.COMPILE_ONLY_AXES`, so an AOT line is measured against
-plain eager; the dashboard's optional figure `AOTLoad(ms)` is its mean load time.
+(`torch_internals.AOT_PRECOMPILE`). Its axis's `on_eager` is `EAGER_LACKS` (`against_eager.COMPILE_ONLY_AXES`), so
+an AOT line is measured against plain eager; the dashboard's optional figure `AOTLoad(ms)` is its mean load time.
 """
 
 from __future__ import annotations
 
 from benchmarks.config import backend_registry
-from benchmarks.config.axis import Axis, SWITCH
+from benchmarks.config.axis import Axis, EAGER_LACKS, SWITCH
 from benchmarks.features import compile_options
 from benchmarks.config.record_key import RecordKey, feature
 
@@ -66,7 +66,7 @@ AXES = (
         "dynamo harness's --aot-precompile): --aot-precompile alone is on, --aot-precompile=on --aot-precompile=off "
         "sweeps both (default: off); eval, static shapes, the default compile mode; the record's aot_precompile and "
         "metric aot_precompile_load_time; experiment key `aot_precompile`",
-        kind=SWITCH, for_config=for_config, support_rules=SUPPORT_RULES,
+        kind=SWITCH, for_config=for_config, support_rules=SUPPORT_RULES, on_eager=EAGER_LACKS,
         meaning="the step compiled ahead of time and loaded"),
 )
 

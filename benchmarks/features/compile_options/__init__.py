@@ -38,7 +38,7 @@ sweep's records of two values of any axis so that they pair.
 from __future__ import annotations
 
 from typing import Optional
-from benchmarks.config.axis import Axis, ONE_PER_SWEEP, flag_type
+from benchmarks.config.axis import Axis, EAGER_LACKS, ONE_PER_SWEEP, flag_type
 from benchmarks.config.inductor_settings import config_text, parse_setting, python_value, settings_of
 from benchmarks.plumbing.safe_paths import short_hash
 
@@ -168,7 +168,7 @@ AXES = (
         "reduce-overhead is CUDA graphs: CUDA only); experiment key `compile_mode`",
         parse=parse_mode, default=DEFAULT_MODE, choices=MODES,
         sweep_default=(DEFAULT_MODE,), for_config=for_dynamo,
-        support_rules=MODE_RULES, slug="compile_mode-{}", example="max-autotune",
+        support_rules=MODE_RULES, slug="compile_mode-{}", example="max-autotune", on_eager=EAGER_LACKS,
         meaning="torch.compile's mode (null without dynamo)"),
     Axis(
         "inductor_config",
@@ -177,7 +177,7 @@ AXES = (
         parse=parse_config, kind=ONE_PER_SWEEP, repeatable_flag=True,
         type=flag_type(parse_setting), metavar="KEY=VALUE",
         from_options=asked_settings, for_config=for_inductor,
-        support_rules=CONFIG_RULES, slug=lambda text: "inductor_config-" + short_hash(text),
+        support_rules=CONFIG_RULES, slug=lambda text: "inductor_config-" + short_hash(text), on_eager=EAGER_LACKS,
         example="freezing=True", meaning="Inductor options set, KEY=VALUE (null: none)"),
     Axis(
         "compile_cache",
@@ -188,7 +188,8 @@ AXES = (
         "experiment key `compile_cache`",
         parse=parse_cache, default=DEFAULT_CACHE, choices=CACHES,
         sweep_default=(DEFAULT_CACHE,), for_config=for_dynamo,
-        slug="compile_cache-{}", example="warm", meaning="cold or warm compile caches (null without dynamo)"),
+        slug="compile_cache-{}", example="warm", on_eager=EAGER_LACKS,
+        meaning="cold or warm compile caches (null without dynamo)"),
 )
 
 

@@ -103,11 +103,12 @@ def cudnn_benchmark_reason(model: dict, experiment: dict) -> Optional[str]:
     return None
 
 
-def cudagraphs(model: dict, experiment: dict) -> bool:
+def runs_cudagraphs(model: dict, experiment: dict) -> bool:
     """Whether a config runs Inductor with CUDA graphs, from its keys (a record's experiment dict): a CUDA config of an
     Inductor backend whose compile mode captures them (reduce-overhead, max-autotune), whose Inductor settings turn
     them on (triton.cudagraphs=True), or under the dashboard profile (but for the models it lists). Plain
-    `--dynamo=inductor` is torch.compile's default: no CUDA graphs (the dashboard's "default" rows)."""
+    `--dynamo=inductor` is torch.compile's default: no CUDA graphs (the dashboard's "default" rows). The readers' hook
+    too (features.declared: results/measurement.Measurement.cudagraphs, for records without the child's word)."""
     if experiment.get("accelerator") != "cuda" or experiment.get("xla") or \
             not backend_registry.uses_inductor(experiment.get("dynamo")):
         return False

@@ -32,7 +32,7 @@ def before_build(model_config: dict, experiment) -> dict:
         torch.backends.cudnn.benchmark, torch.backends.cudnn.deterministic = True, False
     if not uses_inductor_on_cuda(experiment):
         return {}
-    on = cuda_profile.cudagraphs(model_config, keys)
+    on = cuda_profile.runs_cudagraphs(model_config, keys)
     decided_elsewhere = (experiment.compile_mode in cuda_profile.GRAPH_MODES
                          or "triton.cudagraphs" in settings_of(experiment.inductor_config))
     if on and not decided_elsewhere:

@@ -21,7 +21,7 @@ compiled module (eval only, a support rule). A refusal is `ExportFailed`, an ord
 
 from __future__ import annotations
 
-from benchmarks.config.axis import Axis
+from benchmarks.config.axis import Axis, EAGER_DEFAULT
 from benchmarks.config.record_key import RecordKey, feature
 
 DYNAMIC_CHOICES = ("static", "batch", "unbacked", "all")
@@ -44,6 +44,7 @@ AXES = (
         "--dynamic=batch --dynamic=unbacked is its --compare-backed-unbacked), all (torch.compile(dynamic=True)); "
         "experiment key `dynamic`",
         parse=_dynamic, default=DEFAULT_DYNAMIC, choices=DYNAMIC_CHOICES, slug="dyn-{}", example="batch",
+        on_eager=EAGER_DEFAULT,  # --dynamic needs dynamo (a support rule): eager runs static shapes
         meaning="dynamic shapes: static, batch, unbacked or all (absent: static)"),
 )
 

@@ -7,7 +7,7 @@ results files written before the keys existed keep their fingerprints. No torch:
 from __future__ import annotations
 
 from typing import Optional
-from benchmarks.config.axis import Axis, ONE_PER_SWEEP, flag_type
+from benchmarks.config.axis import Axis, EAGER_LACKS, ONE_PER_SWEEP, flag_type
 
 # generation_compile: what a dynamo config of an LLM row compiles (config/generation_modes.py, the generate step's).
 from benchmarks.config.generation_modes import COMPILE_CHOICES, COMPILE_FORWARD
@@ -60,5 +60,6 @@ AXES = (
         "compiles it); experiment key `generation_compile`",
         parse=parse_compile, choices=COMPILE_CHOICES,
         for_config=lambda value, e: value if e.dynamo else None, label="compile-{}", slug="gen-compile-{}",
-        example=COMPILE_FORWARD, meaning="what a compiled LLM row compiles"),
+        example=COMPILE_FORWARD, on_eager=EAGER_LACKS,  # an LLM row's eager compiles nothing of generate
+        meaning="what a compiled LLM row compiles"),
 )

@@ -38,7 +38,7 @@ from __future__ import annotations
 import math
 import statistics
 from typing import Optional, Sequence
-from benchmarks.config.axis import Axis
+from benchmarks.config.axis import Axis, EAGER_DEFAULT
 from benchmarks.config.record_key import RecordKey, feature
 
 ISOLATED = "isolated"
@@ -117,8 +117,9 @@ def summarize(eager: Sequence[float], backend: Sequence[float]) -> Optional[dict
     }
 
 
-def pooled(ratios_of_processes: Sequence[Sequence[float]]) -> Optional[dict]:
-    """A config's paired speedup over its processes (--rounds): the median and interval of every pair's ratio."""
+def pooled_speedup(ratios_of_processes: Sequence[Sequence[float]]) -> Optional[dict]:
+    """A config's paired speedup over its processes (--rounds): the median and interval of every pair's ratio. The
+    readers' hook (features.declared_one: results/against_eager.paired_speedup)."""
     ratios = [r for process in ratios_of_processes for r in process if r > 0 and math.isfinite(r)]
     if not ratios:
         return None
@@ -137,6 +138,7 @@ AXES = (
         "key `speedup`",
         parse=parse, default=DEFAULT, choices=CHOICES,
         for_config=for_config, support_rules=SUPPORT_RULES, example="paired",
+        on_eager=EAGER_DEFAULT,  # eager is the baseline, never paired (for_config)
         meaning="isolated, or paired: eager timed in the backend's child"),
 )
 
