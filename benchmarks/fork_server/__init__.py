@@ -17,18 +17,19 @@ import loads and which OpenBLAS itself shuts down around a fork). Per config it 
 session, sends its output to the config's log, takes the config's after-fork variables, its cores and the thread
 counts they imply (OpenMP and Inductor read theirs once, at the server's import: `zygote.apply_runtime_settings`
 sets them again as a fresh interpreter would have), then runs the project's entry point with the config's flags, as
-`python experiment_runner.py ...` would. What a forked child costs is not imports (an eager config imports one
-module after the fork; the server holds 1144) but the interpreter's teardown at exit, which writes to nearly every
-page the child shares with the server (about 40k copy-on-write page faults, 0.9 s of CPU for an eager config of
-dummy/mlp). So the server freezes its objects out of the garbage collector's reach (`gc.freeze`) before it serves,
-and a child ends with `zygote.exit_now`: its non-daemon threads joined, its atexit functions run, its open files
-flushed, then `os._exit` (about 10k page faults, 0.1 s of CPU). An Inductor config would still import about 1600
-modules after the fork (dynamo, Inductor, sympy), and a train config imports dynamo (its optimizer does): 1.1 s and
-1.9 s here, in every such child. So a server also preloads what its sweep's configs need
-(`fork_server.client.preloads_for`, from the plan: dynamo when any config trains or compiles, Inductor when any
-compiles with it); an eager inference sweep waits for neither. The launcher watches it as it watches a spawned child
-(`Forked` has `Spawned`'s interface): the same pipe hand-back, log, timeout, memory limit and group kill; the server
-is its parent, so the server reports its pid and exit status over the request's Unix socket.
+`python experiment_runner.py ...` would. What a forked child costs is not imports (an eager config imports about 20
+of the project's small modules after the fork; the server holds the rest) but the interpreter's teardown at exit,
+which writes to nearly every page the child shares with the server (about 40k copy-on-write page faults, 0.9 s of
+CPU for an eager config of dummy/mlp). So the server freezes its objects out of the garbage collector's reach
+(`gc.freeze`) before it serves, and a child ends with `zygote.exit_now`: its non-daemon threads joined, its atexit
+functions run, its open files flushed, then `os._exit` (about 10k page faults, 0.1 s of CPU). An Inductor config
+would still import about 1600 modules after the fork (dynamo, Inductor, sympy), a train config imports dynamo (its
+optimizer does), and every config's roofline count imports dynamo and the FLOP counter (FakeTensorMode imports
+dynamo: about 850 modules, 1.8 s of an eager dummy/mlp child's 2.4 s here). So a server also preloads what its
+sweep's configs need (`fork_server.client.preloads_for`, from the plan: dynamo and the FLOP counter unless
+--no-roofline or when any config trains or compiles, Inductor when any compiles with it). The launcher watches it as
+it watches a spawned child (`Forked` has `Spawned`'s interface): the same pipe hand-back, log, timeout, memory limit
+and group kill; the server is its parent, so the server reports its pid and exit status over the request's Unix socket.
 
 Our own small server rather than `multiprocessing.forkserver`: that one pickles the function and arguments it runs,
 starts its children as multiprocessing `Process`es (its own bootstrap, no session of their own, no file descriptors

@@ -50,9 +50,11 @@ EVERY_CONFIG = ("benchmarks.__main__", "benchmarks.child.single_config", "benchm
                 *(declared.module for declared in suite_declarations()))
 PRELOAD = {"torch": ("torch",) + EVERY_CONFIG, "xla": ("torch", "torch_xla") + EVERY_CONFIG}
 # What some configs' children import for seconds more (none starts a thread at import either): dynamo (a train
-# step's optimizer imports it, and every torch.compile) and Inductor. A server preloads those its sweep's
-# configs need (`preloads_for`): an eager inference sweep does not wait for them.
+# step's optimizer imports it, every torch.compile, and the roofline's count: FakeTensorMode imports it), the FLOP
+# counter and Inductor. A server preloads those its sweep's configs need (`preloads_for`): an eager inference sweep
+# with --no-roofline waits for none of them.
 DYNAMO, INDUCTOR = "torch._dynamo", "torch._inductor.compile_fx"
+FLOP_COUNTER = "torch.utils.flop_counter"  # the roofline's count (child/work_count.py), after the timed runs
 CPU_VEC_ISA_PROBE = "benchmarks.child.cpu_vec_isa:probe"  # Inductor's probe of the CPU, run by the server
 # How a server starts: the project first on its import path (a clone run from another directory, not installed, finds
 # its package as the spawned child's script does), nothing added to its environment (its forks' is their twins').
@@ -60,11 +62,14 @@ ZYGOTE_BOOT = "import runpy, sys; sys.path.insert(0, {root!r}); runpy.run_module
               "run_name='__main__', alter_sys=True)"
 
 
-def preloads_for(experiments) -> tuple:
-    """The modules beyond PRELOAD that these configs' children would each import themselves."""
+def preloads_for(experiments, counts_work: bool = True) -> tuple:
+    """The modules beyond PRELOAD that these configs' children would each import themselves. `counts_work`: each
+    child counts its roofline's work (not --no-roofline), which imports dynamo and the FLOP counter."""
     names = []
-    if any(e.test == "train" or e.dynamo for e in experiments):
+    if counts_work or any(e.test == "train" or e.dynamo for e in experiments):
         names.append(DYNAMO)
+    if counts_work:
+        names.append(FLOP_COUNTER)
     if any(e.dynamo and "inductor" in e.dynamo for e in experiments):  # inductor, aot_inductor
         names.append(INDUCTOR)
     if any(backend_registry.generates_cpu_code(e) for e in experiments):  # once, not in each child's compile_time

@@ -11,7 +11,7 @@ from benchmarks.runner.executor import LocalExecutor
 def make_executor(options: RunOptions, plan):
     """The executor the flags ask for, checked but not started (`start()`: Ray is started or joined there); a
     request this machine can't meet is a UsageError."""
-    preloads = client.preloads_for(plan.kept)  # what each child would import: its fork server imports it first
+    preloads = client.preloads_for(plan.kept, counts_work=not options.diagnostics.no_roofline)  # what each child would import: its fork server imports it first
     if options.executor == "ray":
         from benchmarks.runner.ray import cluster_executor
 

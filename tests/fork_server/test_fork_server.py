@@ -55,14 +55,42 @@ def test_configs_whose_environment_acts_before_import_torch_are_spawned():
 
 def test_a_server_preloads_dynamo_and_inductor_only_when_its_sweep_needs_them():
     eval_eager, train_eager = ExperimentConfig("cpu", None, None, "eval"), ExperimentConfig("cpu", None, None, "train")
-    assert client.preloads_for([eval_eager]) == ()
-    assert client.preloads_for([eval_eager, train_eager]) == (client.DYNAMO,)
-    assert client.preloads_for([ExperimentConfig("cpu", "PJRT", "openxla", "eval")]) == (client.DYNAMO,)
+    # every config counts its roofline's work (FakeTensorMode imports dynamo) unless --no-roofline
+    assert client.preloads_for([eval_eager]) == (client.DYNAMO, client.FLOP_COUNTER)
+    assert client.preloads_for([eval_eager], counts_work=False) == ()
+    assert client.preloads_for([eval_eager, train_eager], counts_work=False) == (client.DYNAMO,)
+    openxla = ExperimentConfig("cpu", "PJRT", "openxla", "eval")
+    assert client.preloads_for([openxla], counts_work=False) == (client.DYNAMO,)
+    assert client.preloads_for([openxla]) == (client.DYNAMO, client.FLOP_COUNTER)
     for backend in ("inductor", "aot_inductor"):  # on the CPU, the server probes the CPU for Inductor's code too
-        assert client.preloads_for([eval_eager, ExperimentConfig("cpu", None, backend, "eval")]) == (
+        assert client.preloads_for([eval_eager, ExperimentConfig("cpu", None, backend, "eval")], counts_work=False) == (
             client.DYNAMO, client.INDUCTOR, client.CPU_VEC_ISA_PROBE)
         assert client.preloads_for([ExperimentConfig("cuda", None, backend, "eval")]) == (
-            client.DYNAMO, client.INDUCTOR)
+            client.DYNAMO, client.FLOP_COUNTER, client.INDUCTOR)
+
+
+COUNT_AFTER_PRELOADS = """
+import importlib, sys, torch
+from benchmarks.fork_server import client
+for name in client.PRELOAD["torch"] + client.preloads_for([], counts_work=True):
+    importlib.import_module(name)
+before = set(sys.modules)
+from benchmarks.child import work_count
+module = torch.nn.Linear(8, 8)
+flops, _, missed = work_count.counted_flops(lambda: module(torch.randn(2, 8)), fake=True)
+print(flops, sorted(name for name in set(sys.modules) - before if name.split(".")[0] == "torch"))
+"""
+
+
+@pytest.mark.integration
+def test_a_roofline_count_after_the_servers_preloads_imports_no_more_of_torch():
+    # The count runs in every child after its timed runs; what it would import there (dynamo, sympy: about 850
+    # modules, most of an eager child's seconds) is imported once by the server instead.
+    result = subprocess.run([PYTHON, "-c", COUNT_AFTER_PRELOADS], capture_output=True, text=True, cwd=ROOT,
+                            timeout=300)
+    assert result.returncode == 0, result.stderr
+    flops, imported = result.stdout.split(" ", 1)
+    assert int(flops) == 2 * 2 * 8 * 8 and imported.strip() == "[]", result.stdout
 
 
 def test_a_bad_launch_value_is_one_line_and_exit_2(tmp_path):
@@ -201,12 +229,13 @@ def probe_sweep(tmp_path, *args):
 
 @pytest.mark.integration
 def test_nothing_one_forked_config_does_is_seen_by_the_next_and_pinning_holds(tmp_path):
-    seen, results = probe_sweep(tmp_path, "--batch-size=1", "--batch-size=2", "--batch-size=3", "--cpu-affinity=1")
+    seen, results = probe_sweep(tmp_path, "--batch-size=1", "--batch-size=2", "--batch-size=3", "--cpu-affinity=1",
+                                "--no-roofline")
     assert [r["environment"]["launch"] for r in results] == ["fork"] * 3 and len(seen) == 3
     assert len({s["pid"] for s in seen}) == 3 and len({s["ppid"] for s in seen}) == 1  # three forks of one server
     assert all(s["leaks"] == [] for s in seen), seen  # every config changed them all; none saw another's
     assert all(s["cores"] == [1] and s["threads"] == 1 for s in seen), seen  # pinned as asked, threads to match
-    assert all(s["preloaded"] == [] for s in seen)  # an eager inference sweep: its server imported no dynamo
+    assert all(s["preloaded"] == [] for s in seen)  # eager inference, no roofline count: its server imported no dynamo
 
 
 @pytest.mark.integration
@@ -214,8 +243,9 @@ def test_a_training_sweeps_server_has_imported_dynamo_before_each_child(tmp_path
     seen, results = probe_sweep(tmp_path, "--batch-size=1", "--test=train")  # and eval: the probe's default
     assert [(r["experiment"]["test"], r["environment"]["launch"], r["status"]) for r in results] == [
         ("eval", "fork", "ok"), ("train", "fork", "ok")]
-    # A train step's optimizer would import dynamo in each child; the sweep's server imported it once.
-    assert [s["preloaded"] for s in seen] == [["torch._dynamo"]] * 2
+    # A train step's optimizer, and every roofline count, would import dynamo in each child (the count the FLOP
+    # counter too); the sweep's server imported them once.
+    assert [s["preloaded"] for s in seen] == [["torch._dynamo", "torch.utils.flop_counter"]] * 2
 
 
 @pytest.mark.integration
@@ -279,10 +309,11 @@ def probe_request(tmp_path, name: str, uses_cuda: bool = True):
 def test_a_child_forked_after_every_preload_the_sweeps_use_may_still_use_cuda(tmp_path):
     # Inductor's import asks torch.cuda.is_available(); asked of the CUDA runtime, that marks every later fork
     # bad ("Cannot re-initialize CUDA in forked subprocess"), even on a machine without a GPU.
-    preload_sets = {client.preloads_for([ExperimentConfig("cpu", None, dynamo, test)])
-                    for dynamo, test in [(None, "eval"), (None, "train"), ("inductor", "eval")]}
-    assert preload_sets == {(), (client.DYNAMO,),
-                            (client.DYNAMO, client.INDUCTOR, client.CPU_VEC_ISA_PROBE)}
+    preload_sets = {client.preloads_for([ExperimentConfig("cpu", None, dynamo, test)], counts_work)
+                    for dynamo, test, counts_work in [(None, "eval", False), (None, "eval", True),
+                                                      (None, "train", True), ("inductor", "eval", True)]}
+    assert preload_sets == {(), (client.DYNAMO, client.FLOP_COUNTER),
+                            (client.DYNAMO, client.FLOP_COUNTER, client.INDUCTOR, client.CPU_VEC_ISA_PROBE)}
     kinds = ("torch", "xla") if XLA else ("torch",)  # an XLA server only where torch-xla runs beside this torch
     servers = [probe_server(tmp_path, kind, preloads) for kind in kinds for preloads in sorted(preload_sets)]
     try:
