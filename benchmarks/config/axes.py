@@ -18,6 +18,7 @@ from benchmarks.config.axis import SWITCH
 AXES = features.declared_axes()
 BY_KEY = {axis.key: axis for axis in AXES}
 KEYS = tuple(BY_KEY)
+ONLY_SOME_MODELS = tuple(axis.key for axis in AXES if axis.only_some_models)  # null unless a suite sets them
 
 
 def at_default(key: str, value) -> bool:

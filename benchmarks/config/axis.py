@@ -62,6 +62,9 @@ class Axis:
     label: Union[str, Callable[[Any], str]] = "{}"
     label_plus: bool = False  # shown as backend+value before the brackets (quantization's label, older than they)
     on_eager: str = EAGER_VARIES  # what an eager config holds of the axis (EAGER_VARIES, EAGER_LACKS, EAGER_DEFAULT)
+    # A key only some models take (the LLM rows' lengths and what they compile): null in every config but those whose
+    # suite sets it for the model (suites/__init__.py's Suite.experiment_for), so no other config's record holds it.
+    only_some_models: bool = False
     # How a value shows in the slug (log and artifact file names): a format string or a function.
     slug: Union[str, Callable[[Any], str]] = "{}"
     # The feature (benchmarks/features/<feature>/) that declares the axis, set by the discovery

@@ -25,10 +25,9 @@ import sys
 import threading
 from typing import Callable, Optional
 
-from benchmarks.config import backend_registry
+from benchmarks.config import axes, backend_registry
 from benchmarks.config.process_env import PARENT_PID_VARIABLE, server_environment
 from benchmarks.config.run_options import RunOptions
-from benchmarks.features import allocator
 from benchmarks.fork_server import protocol
 from benchmarks.plumbing import disk_writes, machine_facts, safe_paths, scratch_dirs
 from benchmarks.runner import launcher
@@ -129,7 +128,7 @@ def server_spec(experiment, options: RunOptions, env: dict, argv: list, entry: l
 
 def server_variant(experiment) -> str:
     """The policy part of a server's log name: empty for the default allocator."""
-    return "" if experiment.allocator == allocator.DEFAULT else f"allocator-{experiment.allocator}"
+    return "" if axes.at_default("allocator", experiment.allocator) else f"allocator-{experiment.allocator}"
 
 
 class Forked:

@@ -36,9 +36,8 @@ import re
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-from benchmarks.config import tiers
+from benchmarks.config import axes, tiers
 from benchmarks.config.train_steps import DEFAULT_TRAIN_STEP
-from benchmarks.features import generation_options, precision
 
 DECLARED = ("SUITE_NAME", "DESCRIPTION", "ORDER")  # what a suite module declares, as literals
 
@@ -214,7 +213,7 @@ class Suite:
         """The precision this model runs for `experiment` (whose precision is None for the suite's default):
         a suite may have a default of its own, and models that can't run a precision
         (benchmarks/features/precision/__init__.py). Parent side, no torch."""
-        return experiment.precision or precision.DEFAULT
+        return experiment.precision or axes.BY_KEY["precision"].default
 
     def train_step_for(self, model_config: dict, experiment) -> Optional[str]:
         """The training step this model runs for `experiment` (whose train_step is None for the suite's default):
@@ -227,7 +226,7 @@ class Suite:
         """The experiment as this model runs it, for the keys only some models use (the LLM rows' lengths and what
         they compile: set to their values there, null elsewhere); UsageError (exit 2) for a value the model can't
         take. Parent side, no torch; idempotent (`resolve`). Default: those keys null."""
-        return experiment.with_(**dict.fromkeys(generation_options.KEYS))
+        return experiment.with_(**dict.fromkeys(axes.ONLY_SOME_MODELS))
 
     def precision_reason(self, model_config: dict, experiment) -> Optional[str]:
         """Why `precision_for` gives this model another precision than `experiment` asks for (None: the suite's

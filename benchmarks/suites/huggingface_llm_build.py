@@ -10,7 +10,7 @@ import dataclasses
 import os
 from typing import Optional
 
-from benchmarks.config import backend_registry, tolerances
+from benchmarks.config import axes, backend_registry, tolerances
 from benchmarks.features import precision
 from benchmarks.suites import BenchmarkModel, Generation, ModelSkipped
 from benchmarks.suites.huggingface_llm import ARCHITECTURES, AUDIO_SCALE, AUDIO_SECONDS, LAYER_FIELDS, SAMPLING_RATE, \
@@ -171,16 +171,14 @@ def end_token(config) -> int:
 
 def unsupported(experiment) -> Optional[str]:
     """What of the experiment a generate run does not do (a skip names it), or None."""
-    from benchmarks.features.dynamic import DEFAULT_DYNAMIC
-    from benchmarks.features import speedup
-
     if experiment.test != "eval":
         return "training (eval only)"
     if backend_registry.exports(experiment.dynamo):
         return f"an exported program ({experiment.dynamo})"
-    if experiment.speedup == speedup.PAIRED:
-        return "paired with eager (--speedup=paired): the speedups of two isolated runs are in aggregate.py"
-    if experiment.dynamic != DEFAULT_DYNAMIC and experiment.dynamic != "all":
+    if not axes.at_default("speedup", experiment.speedup):
+        return (f"paired with eager (--speedup={experiment.speedup}): the speedups of two isolated runs are in "
+                "aggregate.py")
+    if not axes.at_default("dynamic", experiment.dynamic) and experiment.dynamic != "all":
         return f"--dynamic={experiment.dynamic} (its batch is fixed)"
     for mode in ("deterministic", "batch_invariant", "aot_precompile"):  # their checks run forwards, not generate
         if getattr(experiment, mode, False):

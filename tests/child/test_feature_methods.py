@@ -23,7 +23,8 @@ from benchmarks.features.quantization import child as quantization_child
 # config/inductor_settings.py, config/train_steps.py, ...).
 CORE = ("benchmarks/child/*.py", "benchmarks/child/accuracy/*.py", "benchmarks/runner/**/*.py", "benchmarks/config/*.py",
         "benchmarks/plumbing/*.py", "benchmarks/results/*.py", "benchmarks/analyzer/**/*.py",
-        "benchmarks/aggregate/**/*.py", "benchmarks/compare/**/*.py", "benchmarks/history/**/*.py")
+        "benchmarks/aggregate/**/*.py", "benchmarks/compare/**/*.py", "benchmarks/history/**/*.py",
+        "benchmarks/fork_server/*.py", "benchmarks/suites/__init__.py")
 # `benchmarks.features.<name>` (an import of a declaration or a child half) or `from benchmarks.features import <name>`
 BY_NAME = re.compile(r"benchmarks\.features\.\w+|from\s+benchmarks\.features\s+import\s+\w+")
 
@@ -76,6 +77,7 @@ def test_no_core_module_names_a_feature():
     files = sorted({path for pattern in CORE for path in ROOT.glob(pattern)})
     assert any(path.name == "config_run.py" for path in files) and any(path.parent.name == "ray" for path in files)
     assert any(path.name == "process_env.py" for path in files)
+    assert any(path.parent.name == "fork_server" for path in files) and any(path.parent.name == "suites" for path in files)
     assert {"against_eager.py", "measurement.py", "dashboard.py"} <= {path.name for path in files}
     assert any(path.parent.name == "site" for path in files)  # history/site/
     found = [f"{path.relative_to(ROOT)}:{number}: {line}" for path in files

@@ -42,6 +42,13 @@ def test_eager_and_xla_configs_each_have_their_server_and_thread_settings_do_not
     assert xla is not None and xla.kind == "xla" and ("PJRT_DEVICE", "CPU") in xla.env
 
 
+def test_a_servers_log_name_tells_its_allocator_policy_apart_and_the_default_adds_nothing():
+    eager = ExperimentConfig("cpu", None, None, "eval")
+    assert client.server_variant(eager) == "" and client.server_variant(eager.with_(allocator="glibc")) == ""
+    assert client.server_variant(eager.with_(allocator="jemalloc")) == "allocator-jemalloc"
+    assert client.ServerSpec("torch", (), (), variant="allocator-jemalloc").name == "torch-allocator-jemalloc"
+
+
 def test_configs_whose_environment_acts_before_import_torch_are_spawned():
     xla = ExperimentConfig("cpu", "PJRT", None, "eval")
     assert spec_of(xla.with_(xla_flags="--xla_cpu_use_thunk_runtime=false")) is None  # read at torch_xla's import

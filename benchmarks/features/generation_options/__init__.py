@@ -11,9 +11,6 @@ from benchmarks.config.axis import Axis, EAGER_LACKS, ONE_PER_SWEEP, flag_type
 
 # generation_compile: what a dynamo config of an LLM row compiles (config/generation_modes.py, the generate step's).
 from benchmarks.config.generation_modes import COMPILE_CHOICES, COMPILE_FORWARD
-# The experiment keys only models run by generate take (Suite.experiment_for nulls them in every other config).
-COMPILE_KEY = "generation_compile"  # torch.compile's own: an eager config is the baseline without it
-KEYS = ("prompt_tokens", "new_tokens", COMPILE_KEY)
 
 
 def parse_tokens(value) -> Optional[int]:
@@ -45,14 +42,14 @@ AXES = (
         "audio); set in those configs only; experiment key `prompt_tokens`",
         parse=parse_tokens, kind=ONE_PER_SWEEP, type=flag_type(parse_tokens),
         metavar="N", label="prompt{}", slug="prompt{}", example=32,
-        meaning="an LLM row's prompt length", record_type="count"),
+        meaning="an LLM row's prompt length", record_type="count", only_some_models=True),
     Axis(
         "new_tokens",
         "the LLM rows' number of new tokens, exactly (huggingface; default: the harness's 2000; whisper: its decoder's "
         "448 positions after the start token, 447); set in those configs only; experiment key `new_tokens`",
         parse=parse_tokens, kind=ONE_PER_SWEEP, type=flag_type(parse_tokens),
         metavar="N", label="new{}", slug="new{}", example=16,
-        meaning="an LLM row's generated tokens", record_type="count"),
+        meaning="an LLM row's generated tokens", record_type="count", only_some_models=True),
     Axis(
         "generation_compile",
         "what a compiled LLM row compiles (repeatable): generate (default: the whole generate call under dynamo, as the "
@@ -61,5 +58,5 @@ AXES = (
         parse=parse_compile, choices=COMPILE_CHOICES,
         for_config=lambda value, e: value if e.dynamo else None, label="compile-{}", slug="gen-compile-{}",
         example=COMPILE_FORWARD, on_eager=EAGER_LACKS,  # an LLM row's eager compiles nothing of generate
-        meaning="what a compiled LLM row compiles"),
+        meaning="what a compiled LLM row compiles", only_some_models=True),
 )
