@@ -90,6 +90,19 @@ def generate(out, names, *args) -> list:
     return records
 
 
+def assert_decode_roofline(record, prompt, new):
+    """An eager generate run's roofline: per decoded token (docs/roofline.md), memory-bound, its bytes the weights' and
+    the KV cache's, its achieved rate the slowest decode rate's."""
+    roofline = record["roofline"]
+    assert record["status"] == "ok" and "why_not" not in roofline, roofline
+    assert roofline["decode_position"] == prompt + new / 2
+    detail = roofline["bytes_detail"]
+    assert roofline["bytes_per_token"] == detail["weights"] + detail["kv_cache"] and detail["kv_cache"] > 0
+    assert roofline["bound"] == "memory" and 0 < roofline["fraction_of_attainable"] <= 1
+    assert roofline["achieved_bytes_per_second"] == pytest.approx(
+        roofline["bytes_per_token"] * sorted(record["metrics"]["decode_tokens_per_second"])[0])
+
+
 def assert_compiled_and_verified(records, compiled):
     for record in records:
         name = record["model"]["model_name"]

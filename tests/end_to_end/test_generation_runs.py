@@ -8,7 +8,7 @@ full width holds gigabytes, and two of them at once on the two workers would not
 
 import pytest
 
-from generation_checks import GPT_OSS, assert_compiled_and_verified, generate
+from generation_checks import GPT_OSS, assert_compiled_and_verified, assert_decode_roofline, generate
 
 from benchmarks.suites import huggingface_llm
 
@@ -16,7 +16,10 @@ pytestmark = pytest.mark.integration
 
 
 def test_every_architecture_at_full_width_with_2_layers_generates_eagerly(tmp_path):
-    generate(tmp_path, huggingface_llm.NAMES, "--dynamo=None")
+    records = generate(tmp_path, huggingface_llm.NAMES, "--dynamo=None")
+    # Qwen3's row gets its roofline per decoded token (the roofline's own real runs: test_roofline_runs.py)
+    [qwen3] = [r for r in records if r["model"]["model_name"] == "Qwen/Qwen3-0.6B"]
+    assert_decode_roofline(qwen3, 4, 3)
 
 
 def test_an_encoder_decoder_and_a_mixture_of_experts_generate_under_inductor_checked_against_eager(tmp_path):

@@ -1,10 +1,9 @@
 """The roofline of real configs (docs/roofline.md): a sweep of the dummy models (inference and training) and the
 microbench operators (matmul, and add: the memory-bound one) measures the machine's ceilings once into a fresh cache,
 and every record gets a fraction of its attainable ceiling strictly above 0 and at most 1, with the bound that its
-counts and the ceilings choose; a tiny LLM row gets its per-token figures. A fraction above 1 (a wrong count or
-ceiling) leaves the record without one, and fails here."""
+counts and the ceilings choose (an LLM row's per-token figures: test_generation_runs.py). A fraction above 1 (a
+wrong count or ceiling) leaves the record without one, and fails here."""
 
-import json
 import os
 
 import pytest
@@ -63,20 +62,8 @@ def test_dummy_models_and_microbench_operators_stay_under_their_ceilings(tmp_pat
     assert len(measured) == 1 and len(list((tmp_path / "cache").glob("ceilings-*.json"))) == 1
 
 
-def test_a_generate_run_gets_figures_per_decoded_token(tmp_path):
-    small = json.dumps({"num_hidden_layers": 2})
-    run_runner("--suite-name=huggingface", *CPU, "--test=eval", "--repeat=1", "--warmup=1", "-k", "Qwen3",
-               f"--model-params={small}", "--prompt-tokens=4", "--new-tokens=3", f"--output-dirname={tmp_path}",
-               timeout=1200)
-    [record] = read_jsonl(tmp_path / "results.jsonl")
-    roofline = record["roofline"]
-    assert record["status"] == "ok" and "why_not" not in roofline, roofline
-    assert roofline["decode_position"] == 4 + 3 / 2
-    detail = roofline["bytes_detail"]
-    assert roofline["bytes_per_token"] == detail["weights"] + detail["kv_cache"] and detail["kv_cache"] > 0
-    assert roofline["bound"] == "memory" and 0 < roofline["fraction_of_attainable"] <= 1
-    assert roofline["achieved_bytes_per_second"] == pytest.approx(
-        roofline["bytes_per_token"] * sorted(record["metrics"]["decode_tokens_per_second"])[0])
+# An LLM row's per-token figures: test_generation_runs.py's eager sweep, whose Qwen3 row (full width, 2 layers, 4 + 3
+# tokens) is this file's former generate run, config for config (generation_checks.assert_decode_roofline).
 
 
 def test_no_roofline_leaves_it_out_and_keeps_the_fingerprint(tmp_path):

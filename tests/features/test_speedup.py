@@ -80,10 +80,15 @@ def paired(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def isolated(tmp_path_factory):
-    out = tmp_path_factory.mktemp("isolated")
+def resumed(paired, tmp_path_factory):
+    """The paired sweep's file resumed by the paired sweep (nothing left to run), then by the isolated sweep, which
+    runs its aot_eager config only: eager, never paired, is the same config, done. Its two isolated records are an
+    isolated sweep's."""
+    out = tmp_path_factory.mktemp("resumed")
+    (out / "results.jsonl").write_text((paired[0] / "results.jsonl").read_text())
+    again = run_runner(*SWEEP, "--speedup=paired", f"--output-dirname={out}", check_rc=0)
     run_runner(*SWEEP, f"--output-dirname={out}", check_rc=0)
-    return out
+    return out, again
 
 
 def backend_record(found: list, dynamo) -> dict:
@@ -142,25 +147,26 @@ def test_compare_compares_paired_speedups_and_says_which_it_used(paired):
 
 
 @pytest.mark.integration
-def test_an_isolated_sweep_is_unchanged(isolated):
-    found = read_jsonl(isolated / "results.jsonl")
+def test_an_isolated_sweep_is_unchanged(resumed, tmp_path):
+    lines = [line for line in (resumed[0] / "results.jsonl").read_text().splitlines(keepends=True)
+             if json.loads(line)["experiment"]["speedup"] == "isolated"]  # the isolated sweep's two records
+    found = [json.loads(line) for line in lines]
+    assert sorted(r["experiment"]["dynamo"] or "" for r in found) == ["", "aot_eager"]
     for record in found:
-        assert record["experiment"]["speedup"] == "isolated" and "paired_speedup" not in record
+        assert "paired_speedup" not in record
         assert not any(name.startswith("eager_") for name in record["metrics"])
-    table = run_tool("aggregate.py", isolated / "results.jsonl", "--report=dashboard", "--format=tab",
-                     "--accelerator=cpu", check_rc=0)
+    isolated = tmp_path / "results.jsonl"
+    isolated.write_text("".join(lines))
+    table = run_tool("aggregate.py", isolated, "--report=dashboard", "--format=tab", "--accelerator=cpu", check_rc=0)
     assert "Paired" not in table.stdout + table.stderr
 
 
 @pytest.mark.integration
-def test_resume_treats_paired_and_isolated_as_different_runs(paired, tmp_path):
-    results = tmp_path / "results.jsonl"
-    results.write_text((paired[0] / "results.jsonl").read_text())
-    again = run_runner(*SWEEP, "--speedup=paired", f"--output-dirname={tmp_path}", check_rc=0)
+def test_resume_treats_paired_and_isolated_as_different_runs(resumed):
+    out, again = resumed
     assert "(2 already done)" in again.stderr + again.stdout
     # The isolated sweep on the paired file: eager is the same config (done), aot_eager isolated is not.
-    run_runner(*SWEEP, f"--output-dirname={tmp_path}", check_rc=0)
-    found = read_jsonl(results)
+    found = read_jsonl(out / "results.jsonl")
     assert sorted((r["experiment"]["dynamo"] or "", r["experiment"]["speedup"]) for r in found) == [
         ("", "isolated"), ("aot_eager", "isolated"), ("aot_eager", "paired")]
 

@@ -1,7 +1,8 @@
 """--launch=fork: children forked from a fork server that has imported torch (benchmarks/fork_server/__init__.py).
 A forked child's record equals a spawned child's (eager, Inductor, XLA); faults in forked children leave the
-server and the sweep intact; a killed server is started again and its config re-run once; threads and cores
-are what was asked; nothing one config does is seen by the next; which configs must be spawned instead."""
+server and the sweep intact (tests/runner/test_failures.py's sweep); a killed server is started again and its
+config re-run once; threads and cores are what was asked; nothing one config does is seen by the next; which
+configs must be spawned instead."""
 
 import os
 import signal
@@ -15,7 +16,7 @@ from benchmarks.config.process_env import child_environment
 from benchmarks.config.feature_options import DiagnosticsOptions
 from benchmarks.config.run_options import RunOptions
 from benchmarks.fork_server import client
-from helpers import PYTHON, ROOT, XLA, by_model, call_runner, forked_configs, processes_mentioning, read_jsonl, run_runner, \
+from helpers import PYTHON, ROOT, XLA, call_runner, forked_configs, processes_mentioning, read_jsonl, run_runner, \
     wait_for
 
 PROBE_MODEL = ROOT / "tests" / "fixtures" / "fork_probe" / "state_probe.py"
@@ -182,21 +183,8 @@ def test_forked_records_equal_spawned_records_for_eager_inductor_and_xla(tmp_pat
     assert "fork server (torch) started" in forked.stderr and ("fork server (xla) started" in forked.stderr) == XLA
 
 
-@pytest.mark.integration
-def test_faults_in_forked_children_leave_the_server_and_the_sweep_intact(tmp_path):
-    result = run_runner(*FAULTS, "-k", "segfault|hang|memory_hog|raise_on_load|silent_exit|random_output",
-                        f"--output-dirname={tmp_path}", check_rc=1)  # failed configs: bad news
-    records = by_model(read_jsonl(tmp_path / "results.jsonl"))
-    assert {name: r["status"] for name, r in records.items()} == {
-        "segfault": "crash", "hang": "timeout", "memory_hog": "oom", "raise_on_load": "error", "silent_exit": "crash",
-        "random_output": "ok"}
-    assert records["segfault"]["error"]["type"] == "SIGSEGV" and records["segfault"]["error"]["phase"] == "compile"
-    assert "without handing back a record" in records["silent_exit"]["error"]["message"]
-    assert "Traceback" in (tmp_path / records["raise_on_load"]["error"]["log"]).read_text()
-    assert all(r["environment"]["launch"] == "fork" for r in records.values())
-    assert result.stderr.count("fork server (torch) started") == 1, result.stderr  # one server served them all
-    assert "fork server died" not in result.stderr
-    assert processes_mentioning(str(tmp_path)) == []
+# Faults in forked children leave the server and the sweep intact: tests/runner/test_failures.py, whose sweep of every
+# fault is forked from one server (the same sweep here was a second run of it).
 
 
 def fork_server_of(runner_pid: int):

@@ -17,9 +17,12 @@ FAULTS = ["--suite-name=faults", "--accelerator=cpu", "--xla=None", "--dynamo=No
 
 @pytest.fixture(scope="module")
 def faults(tmp_path_factory):
+    """Every fault in a child forked from one fork server (the default launch, named), then a model that works: the
+    fork server's own tests (tests/fork_server/) read this sweep's server facts here rather than run it again."""
     out = tmp_path_factory.mktemp("faults")
-    result = run_runner(*FAULTS, "-k", "segfault|hang|memory_hog|raise_on_load|silent_exit",
-                        f"--output-dirname={out}", check_rc=1)
+    result = run_runner(*FAULTS, "--launch=fork", "-k",
+                        "segfault|hang|memory_hog|raise_on_load|silent_exit|random_output", f"--output-dirname={out}",
+                        check_rc=1)
     return result, out, by_model(read_jsonl(out / "results.jsonl"))
 
 
@@ -79,8 +82,16 @@ def test_exiting_without_a_record_is_a_crash_record(faults):
 
 def test_the_sweep_went_on_and_counted_failures(faults):
     result, _, records = faults
-    assert len(records) == 5
-    assert "0 ok, 5 failed, 0 skipped" in result.stdout
+    assert len(records) == 6 and records["random_output"]["status"] == "ok"  # after every fault, a config that works
+    assert "1 ok, 5 failed, 0 skipped" in result.stdout
+
+
+def test_faults_in_forked_children_leave_the_server_and_the_sweep_intact(faults):
+    result, out, records = faults
+    assert all(r["environment"]["launch"] == "fork" for r in records.values())
+    assert result.stderr.count("fork server (torch) started") == 1, result.stderr  # one server served them all
+    assert "fork server died" not in result.stderr
+    assert processes_mentioning(str(out)) == []
 
 
 def test_dynamo_runtime_error_backend_gives_an_error_record(tmp_path):
@@ -104,11 +115,12 @@ def test_retry_failed_reruns_only_failed_configs(tmp_path):
     assert [r["model"]["model_name"] for r in after] == [r["model"]["model_name"] for r in first] + ["raise_on_load"]
 
 
-def test_no_resume_keeps_the_old_file_as_a_backup(tmp_path):
-    args = FAULTS + ["-k", "raise_on_load", f"--output-dirname={tmp_path}"]
-    run_runner(*args, check_rc=1)
-    old = (tmp_path / "results.jsonl").read_text()
-    run_runner(*args, "--no-resume", check_rc=1)
+def test_no_resume_keeps_the_old_file_as_a_backup(faults, tmp_path):
+    # the old file: the module's sweep's, raise_on_load's record in it (a sweep of its own only to write one was
+    # a runner start more)
+    old = (faults[1] / "results.jsonl").read_text()
+    (tmp_path / "results.jsonl").write_text(old)
+    run_runner(*FAULTS, "-k", "raise_on_load", f"--output-dirname={tmp_path}", "--no-resume", check_rc=1)
     backups = list(tmp_path.glob("results.jsonl.bak-*"))
     assert len(backups) == 1 and backups[0].read_text() == old
     assert len(read_jsonl(tmp_path / "results.jsonl")) == 1
