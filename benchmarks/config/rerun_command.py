@@ -47,6 +47,12 @@ def single_config_argv(child_flags, model: dict, experiment: dict) -> list:
     ]
 
 
+def child_command_line(child_flags, model: dict, experiment: dict) -> str:
+    """single_config_argv as one shell line: what --dry-run prints for each config's child."""
+    argv = single_config_argv(child_flags, model, experiment)
+    return command_line(argv)
+
+
 def fresh_dir(output_dirname: str, model: dict, slug: str) -> str:
     """Where a config's rerun writes: <the sweep's output>/rerun/<model>/<config slug>."""
     return os.path.join(output_dirname, RERUN_DIR, safe_name(str(model.get("model_name"))), slug)

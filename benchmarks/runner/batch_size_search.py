@@ -28,14 +28,13 @@ from benchmarks.config import batch_size_file, rerun_command
 from benchmarks.config.experiment_config import ExperimentConfig
 from benchmarks.config.run_options import RunOptions
 from benchmarks.plumbing import machine_facts, safe_paths
-from benchmarks.plumbing.cli_support import EXIT_BAD_NEWS, UsageError, command_line, shown
+from benchmarks.plumbing.cli_support import EXIT_BAD_NEWS, UsageError, shown
 from benchmarks.results import records
 from benchmarks.results.records import RecordStatus
 from benchmarks.runner import noise, progress, results_lock
 from benchmarks.runner.capabilities import probe_capabilities
 from benchmarks.runner.plan import model_config
 from benchmarks.runner.resume import back_up
-from benchmarks.runner.executor_choice import make_executor
 from benchmarks.runner.sweep import SweepRun
 
 log = logging.getLogger("benchmarks.runner.batch_size_search")
@@ -121,11 +120,14 @@ def accelerator_here(options: RunOptions) -> str:
 
 
 def search_options(options: RunOptions) -> RunOptions:
-    """The options of the search (UsageError: a flag it can't take): its plan's one experiment config, eager on the
-    device searched at each model's own batch size, unsharded; the attempts run under them too."""
+    """The options of the search (UsageError: a flag it can't take), set once before its plan: its plan's one
+    experiment config, eager on the device searched at each model's own batch size, unsharded; and every attempt's
+    run (one run of one iteration, no warm-up, the memory bound)."""
     check_flags(options)
-    return options.with_(accelerator=(accelerator_here(options),), xla=(None,), dynamo=(None,),
-                         test=options.test or ("eval",), batch_size=(), shard=None)
+    accelerator = accelerator_here(options)
+    options = options.with_(accelerator=(accelerator,), xla=(None,), dynamo=(None,), test=options.test or ("eval",),
+                            batch_size=(), shard=None)
+    return attempt_options(options, memory_bound(options, accelerator))
 
 
 def searched_experiment(plan):
@@ -142,10 +144,10 @@ def searched_experiment(plan):
     return plan.kept[0]
 
 
-def memory_bound(options: RunOptions, experiment) -> Optional[int]:
+def memory_bound(options: RunOptions, accelerator: str) -> Optional[int]:
     """Each attempt's memory limit: --subprocess-memory-limit's, or on the CPU half the memory available now
     (UsageError where that is unknown); None on a GPU without the flag (the device's own out-of-memory error)."""
-    if options.subprocess_memory_limit or experiment.accelerator != "cpu":
+    if options.subprocess_memory_limit or accelerator != "cpu":
         return options.subprocess_memory_limit
     available = machine_facts.available_memory()
     if not available:
@@ -194,39 +196,44 @@ def earlier_sizes(file_path: str) -> dict:
         raise UsageError(f"{exc} (it is where --find-batch-sizes writes; move it away)") from None
 
 
-def run(options: RunOptions, plan, suite) -> int:
-    """The search of `plan`'s models (`options`: search_options'; UsageError: bad flags or input); exit 0 when every
-    model has a batch size (or no model is selected)."""
-    if not plan.models:
-        return 0
-    models, experiment = plan.models, searched_experiment(plan)
-    limit = memory_bound(options, experiment)
-    options = attempt_options(options, limit)
-    file_path = safe_paths.under(options.output_dirname, FILE_BASENAME)
-    attempts_path = safe_paths.under(options.output_dirname, ATTEMPTS_BASENAME)
-    rule = (f"eager on {experiment.accelerator} ({experiment.describe()}), one attempt per child from {START} down "
+def rule(options: RunOptions, experiment) -> str:
+    limit = options.subprocess_memory_limit
+    return (f"eager on {experiment.accelerator} ({experiment.describe()}), one attempt per child from {START} down "
             f"({', '.join(map(str, sizes_tried()[:3]))}, ..., 1)"
             + (f", each bounded by {limit / 2**30:.1f} GiB of memory" if limit else ""))
-    searches = [Search(model) for model in models]
-    if options.dry_run:
-        print(f"# --find-batch-sizes: {len(models)} model(s), {rule}; the first attempts:")
-        for config, reason in attempts_of(suite, options, experiment, searches):
-            print(f"skip: {config.label()}: {reason}" if reason else command_line(
-                rerun_command.single_config_argv(options.child_flags, config.model, config.experiment.to_dict())))
-        print(f"# writes {file_path} and {attempts_path}")
+
+
+def dry_run_listing(options: RunOptions, plan, suite, experiment, said: str) -> list:
+    """--dry-run of a search: its rule (`said`), each model's first attempt (its child's command, or why the suite
+    skips it), and the files it would write."""
+    first = f"# --find-batch-sizes: {len(plan.models)} model(s), {said}; the first attempts:"
+    attempts = attempts_of(suite, options, experiment, [Search(model) for model in plan.models])
+    commands = [f"skip: {config.label()}: {reason}" if reason else rerun_command.child_command_line(
+        options.child_flags, config.model, config.experiment.to_dict()) for config, reason in attempts]
+    file_path = safe_paths.under(options.output_dirname, FILE_BASENAME)
+    attempts_path = safe_paths.under(options.output_dirname, ATTEMPTS_BASENAME)
+    return [first] + commands + [f"# writes {file_path} and {attempts_path}"]
+
+
+def run(options: RunOptions, plan, suite, executor) -> int:
+    """The search of `plan`'s models, or with --dry-run its listing (`options`: search_options'; the executor made,
+    not started, by runner/cli.py; UsageError: bad flags or input); exit 0 when every model has a batch size."""
+    experiment = searched_experiment(plan)
+    said = rule(options, experiment)
+    if options.dry_run:  # nothing runs, nothing is written
+        print("\n".join(dry_run_listing(options, plan, suite, experiment, said)))
         return 0
-    log.info("--find-batch-sizes: %d model(s), %s", len(models), rule)
-    executor = make_executor(options, plan)
-    try:
-        with results_lock.take(options.output_dirname, attempts_path, wait=options.wait,
-                               beside=((file_path, "a batch-size file"),)):  # a FIFO: reading it would block
-            earlier_rows = earlier_sizes(file_path)
-            executor.start()
-            if options.no_resume:
-                back_up(attempts_path)
-            interrupted = search(suite, options, experiment, searches, executor, attempts_path, file_path, earlier_rows)
-    finally:
-        executor.close()
+    log.info("--find-batch-sizes: %d model(s), %s", len(plan.models), said)
+    searches = [Search(model) for model in plan.models]
+    file_path = safe_paths.under(options.output_dirname, FILE_BASENAME)
+    attempts_path = safe_paths.under(options.output_dirname, ATTEMPTS_BASENAME)
+    with results_lock.take(options.output_dirname, attempts_path, wait=options.wait,
+                           beside=((file_path, "a batch-size file"),)):  # a FIFO: reading it would block
+        earlier_rows = earlier_sizes(file_path)
+        executor.start()
+        if options.no_resume:
+            back_up(attempts_path)
+        interrupted = search(suite, options, experiment, searches, executor, attempts_path, file_path, earlier_rows)
     print("\n".join(result_lines(searches, file_path)))
     if interrupted:
         print(f"Interrupted: every attempt so far is in {attempts_path}; the same command resumes the search",

@@ -1,7 +1,8 @@
 """experiment_runner.py's parent: the checks of the sweep's own flags, then the sweep's stages in order, each once:
 the suite, the plan (runner/plan.py), the executor (runner/executor_choice.py), then the dry run's listing
-(runner/dry_run.py) or the execution (runner/sweep.py); or, with --find-batch-sizes, the search's options, their
-plan, and the search itself instead (runner/batch_size_search.py, which runs each step through runner/sweep.py).
+(runner/dry_run.py) or the execution (runner/sweep.py). --find-batch-sizes takes the same stages: the search's
+options first (runner/batch_size_search.py), then its plan, its executor, its dry run's listing, and the search
+itself instead of the sweep's execution (it runs each step through runner/sweep.py).
 The flags are declared and parsed in config/run_options.py; benchmarks/__main__.py dispatches here, or to the child
 for one config."""
 
@@ -46,7 +47,6 @@ def run(options: RunOptions) -> int:
         suite = load_suite(options.suite_name)
         if options.find_batch_sizes:  # not a sweep: a search per model, of the one experiment config it asks for
             options = batch_size_search.search_options(options)
-            return batch_size_search.run(options, make_plan(suite, options), suite)
         plan = make_plan(suite, options)
         if nothing_to_run(plan, options):
             return 0
@@ -55,6 +55,8 @@ def run(options: RunOptions) -> int:
                 log.info("removed stale scratch %s", path)
         executor = make_executor(options, plan)  # a request the machine can't meet fails here, before any write
         try:
+            if options.find_batch_sizes:  # the search's dry run, or the search, instead of the sweep's
+                return batch_size_search.run(options, plan, suite, executor)
             if options.dry_run:
                 executor.start()  # to describe it (a Ray cluster's size); a dry run takes no lock
                 print_dry_run(options, plan, executor, suite)

@@ -1,5 +1,5 @@
 """--dry-run's listing of a sweep's plan (docs/runner.md): what runner/sweep.py would run, config by config, each as
-the exact command of its child."""
+the exact command of its child (a search's dry run is runner/batch_size_search.py's)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,6 @@ import sys
 
 from benchmarks.config import rerun_command
 from benchmarks.config.run_options import RunOptions
-from benchmarks.plumbing.cli_support import command_line
 from benchmarks.runner import warm_start
 from benchmarks.runner.plan import Plan
 
@@ -20,8 +19,8 @@ def print_dry_run(options: RunOptions, plan: Plan, executor, suite) -> None:
         print(f"# {line}", file=out)
     print(f"# {len(plan.configs)} config(s) to run; each line is its exact single-config command", file=out)
     for config in plan.configs:
-        print(command_line(rerun_command.single_config_argv(options.child_flags, config.model,
-                                                           config.experiment.to_dict())), file=out)
+        print(rerun_command.child_command_line(options.child_flags, config.model, config.experiment.to_dict()),
+              file=out)
         if warm_start.is_pair(config.experiment):
             print(f"# {warm_start.DRY_RUN_NOTE}", file=out)
     if plan.skipped:

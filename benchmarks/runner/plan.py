@@ -154,7 +154,7 @@ def nothing_to_run(plan: Plan, options: RunOptions) -> bool:
     runner/model_selection.py), or no experiment config asked for can run here (said on stderr)."""
     if not plan.models:
         return True
-    if plan.kept or options.dry_run:
+    if plan.kept or options.dry_run or options.find_batch_sizes:  # a search says why itself (searched_experiment)
         return False
     reasons = sorted({reason for _, reason in plan.dropped})
     if not reasons:  # --allow-empty left every name out

@@ -71,14 +71,13 @@ def test_what_a_search_cannot_take_is_one_line_and_exit_2(flags, words, tmp_path
 def test_on_the_cpu_each_attempt_is_bounded_by_half_the_memory_available(monkeypatch):
     from benchmarks.config.run_options import RunOptions
 
-    cpu, cuda = ExperimentConfig("cpu", None, None, "eval"), ExperimentConfig("cuda", None, None, "eval")
     monkeypatch.setattr(machine_facts, "available_memory", lambda: 8 * 2**30)
-    assert batch_size_search.memory_bound(RunOptions(), cpu) == 4 * 2**30
-    assert batch_size_search.memory_bound(RunOptions(subprocess_memory_limit=2**30), cpu) == 2**30
-    assert batch_size_search.memory_bound(RunOptions(), cuda) is None  # the device's own out-of-memory error
+    assert batch_size_search.memory_bound(RunOptions(), "cpu") == 4 * 2**30
+    assert batch_size_search.memory_bound(RunOptions(subprocess_memory_limit=2**30), "cpu") == 2**30
+    assert batch_size_search.memory_bound(RunOptions(), "cuda") is None  # the device's own out-of-memory error
     monkeypatch.setattr(machine_facts, "available_memory", lambda: None)
     with pytest.raises(UsageError, match="available memory is unknown: give --subprocess-memory-limit"):
-        batch_size_search.memory_bound(RunOptions(), cpu)
+        batch_size_search.memory_bound(RunOptions(), "cpu")
     options = batch_size_search.attempt_options(RunOptions(repeat=10, child_flags=("--repeat=10",)), 2**30)
     assert (options.repeat, options.warmup, options.iterations_per_run, options.subprocess_memory_limit) == (
         1, 0, 1, 2**30)
