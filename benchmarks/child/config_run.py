@@ -114,6 +114,7 @@ class ConfigRun:
     def load(self) -> None:
         """The config's model, its batch size (the experiment's from here on), module and inputs on the device."""
         from benchmarks.child import backends
+        from benchmarks.suites import tensor_trees
 
         self.channel.set_phase("load")
         bm = self.bm = self.build(self.experiment)
@@ -128,8 +129,8 @@ class ConfigRun:
         self.module = backends.module_on(bm, device)
         if callable(getattr(bm.loss_fn, "to", None)):  # a loss module holding targets moves with the model
             bm.loss_fn.to(device)
-        self.args = backends.move(tuple(bm.example_inputs), device)
-        self.kwargs = backends.move(dict(bm.example_kwargs), device)
+        self.args = tensor_trees.move(tuple(bm.example_inputs), device)
+        self.kwargs = tensor_trees.move(dict(bm.example_kwargs), device)
 
     def compile(self) -> None:
         """The config's step; with a warm compile cache, the untimed cold compile that filled it first."""

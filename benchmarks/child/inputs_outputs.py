@@ -25,7 +25,7 @@ def randomized(tree, generator):
     values."""
     import torch
 
-    from benchmarks.child.backends import map_tensors
+    from benchmarks.suites.tensor_trees import map_tensors
 
     def fresh(tensor):
         if not tensor.is_floating_point():

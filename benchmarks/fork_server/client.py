@@ -8,7 +8,8 @@ pipe, the log); the server reports its pid and its exit status over a Unix socke
 A config is forked only when its environment differs from its server's in variables that take effect after
 the fork (`AFTER_FORK`: thread counts, visible GPUs, the launcher's pid); any other difference (XLA_FLAGS,
 the diagnostics' XLA dump variables) could only take effect before `import torch`, so that config is spawned.
-A server that dies is started again, and the config it was running is run once more on the new one.
+A server that dies is started again, and the config it was running is run once more on the new one
+(runner/forked_launch.py, which asks a server here to fork each child).
 """
 
 from __future__ import annotations
@@ -23,14 +24,13 @@ import socket
 import subprocess
 import sys
 import threading
-from typing import Callable, Optional
+from typing import Optional
 
 from benchmarks.config import axes, backend_registry
 from benchmarks.config.process_env import PARENT_PID_VARIABLE, server_environment
 from benchmarks.config.run_options import RunOptions
 from benchmarks.fork_server import protocol
-from benchmarks.plumbing import disk_writes, machine_facts, safe_paths, scratch_dirs
-from benchmarks.runner import launcher
+from benchmarks.plumbing import machine_facts, process_groups, safe_paths, scratch_dirs
 from benchmarks.suites import declarations as suite_declarations
 
 log = logging.getLogger("benchmarks.fork_server.client")
@@ -191,8 +191,9 @@ class ServerClient:
     def __init__(self, spec: ServerSpec, path: str):
         self.spec, self.path = spec, path
 
-    def start(self, request: launcher.ChildRequest, env: dict, output_fd: int, record_fd: int) -> Forked:
-        """launcher.run_child's `start`: ask the server to fork this config's child (ServerLost if it can't)."""
+    def start(self, request, env: dict, output_fd: int, record_fd: int) -> Forked:
+        """launcher.run_child's `start` (`request`: its ChildRequest): ask the server to fork this config's child
+        (ServerLost if it can't; ForkRefused if it won't: its forks can't use CUDA)."""
         shared = dict(self.spec.env)
         changes = {name: env.get(name) for name in set(env) | set(shared) | AFTER_FORK
                    if after_fork(name) and env.get(name) != shared.get(name)}
@@ -245,40 +246,9 @@ class ForkServer(ServerClient):
         log.info("fork server (%s) started: pid %d, log %s", spec.name, self.process.pid, log_path)
 
     def stop(self) -> None:
-        launcher.kill_group(self.process.pid)
+        process_groups.kill_group(self.process.pid)
         self.process.wait()
         shutil.rmtree(self.directory, ignore_errors=True)
-
-
-def run_forked(request: launcher.ChildRequest, server_for: Callable, first: Optional[ServerClient] = None
-               ) -> launcher.ChildResult:
-    """launcher.run_child on the server `server_for(spec, replacing=None)` gives (a ServerClient; `first`: that
-    server, asked for already); a server lost under the child is replaced (`server_for(spec, replacing=lost)`,
-    which may raise ServerLost itself) and the config run once more."""
-    server = first or server_for(request.fork, None)
-    result = _attempt(server, request)
-    if result.record is not None or not result.lost:
-        return result
-    log.warning("%s; starting a new fork server and running the config again", result.lost)
-    disk_writes.append_bytes(request.log_path,
-                             f"[fork server] {result.lost}; the config runs again on a new server\n".encode())
-    try:
-        server = server_for(request.fork, server)
-    except ServerLost as exc:
-        return launcher.ChildResult(record=None, returncode=None, lost=str(exc), launch="fork")
-    return _attempt(server, request)
-
-
-def _attempt(server: ServerClient, request: launcher.ChildRequest) -> launcher.ChildResult:
-    try:
-        return launcher.run_child(request, start=server.start)
-    except ServerLost as exc:
-        return launcher.ChildResult(record=None, returncode=None, lost=str(exc), launch="fork")
-    except ForkRefused as exc:  # spawned instead; the record says why
-        reason = f"{exc}; spawned instead"
-        log.warning("%s: %s", server.spec.name, reason)
-        disk_writes.append_bytes(request.log_path, f"[fork server] {reason}\n".encode())
-        return dataclasses.replace(launcher.run_child(request), launch_reason=reason)
 
 
 class ForkServers:
@@ -310,12 +280,6 @@ class ForkServers:
     def prepare(self, spec: ServerSpec) -> None:
         """Start the server `spec` names now, if it is not running (it does not wait for its imports)."""
         self.server(spec)
-
-    def run_child(self, request: launcher.ChildRequest) -> launcher.ChildResult:
-        """launcher.run_child, forked when the request names a server (`run_forked`)."""
-        if request.fork is None:
-            return launcher.run_child(request)
-        return run_forked(request, self.server)
 
     def close(self) -> None:
         with self._lock:

@@ -88,23 +88,3 @@ def lookup(ray, sweep_id: str, node_id: str):
         return ray.get_actor(actor_name(sweep_id, node_id))
     except ValueError:
         return None
-
-
-def run_child(ray, actor, request):
-    """launcher.run_child for a task on the actor's node: forked from the node's server for `request.fork` (a
-    server lost under the child is replaced once, as locally); spawned when the actor is gone before it starts."""
-    from benchmarks.runner import launcher
-
-    def server_for(spec, replacing):
-        try:
-            path = ray.get(actor.address.remote(spec, replacing.path if replacing else None))
-        except ray.exceptions.RayError as exc:
-            raise client.ServerLost(f"this node's fork servers are gone ({type(exc).__name__})") from None
-        return client.ServerClient(spec, path)
-
-    try:
-        first = server_for(request.fork, None)
-    except client.ServerLost as exc:
-        log.warning("%s: the child is spawned", exc)
-        return launcher.run_child(request)
-    return client.run_forked(request, server_for, first)

@@ -17,10 +17,10 @@ from typing import Optional
 
 from benchmarks.config.run_options import RunOptions
 from benchmarks.fork_server import client
-from benchmarks.plumbing import disk_writes
+from benchmarks.plumbing import disk_writes, process_groups
 from benchmarks.plumbing.cli_support import UsageError
 from benchmarks.plumbing.cpu_affinity import parse_cores, usable_cores
-from benchmarks.runner import launcher
+from benchmarks.runner import forked_launch, launcher
 from benchmarks.runner.job_resources import Grant, Needs, ResourceError, ResourcePool
 
 
@@ -122,7 +122,7 @@ class LocalExecutor:
 
     def _run(self, job: Job, request: launcher.ChildRequest, grant: Grant, beside_at_start: int) -> None:
         try:
-            result = self.servers.run_child(request) if self.servers else launcher.run_child(request)
+            result = forked_launch.run_child(request, self.servers)
         except Exception as exc:  # could not even start it (no such interpreter, no fork): a crash record says so
             result = launcher.ChildResult(record=None, returncode=None, start_error=f"{type(exc).__name__}: {exc}")
             if disk_writes.disk_full(exc):  # unless the disk refused its log: that stops the sweep, no record
@@ -158,7 +158,7 @@ class LocalExecutor:
         with self._lock:
             pids = [pid for key, (_, pid) in self._running.items() if pid and key not in self._ended]
         for pid in pids:
-            launcher.kill_group(pid)
+            process_groups.kill_group(pid)
         for thread in self._threads:
             thread.join(timeout=10)
 

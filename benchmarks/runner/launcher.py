@@ -23,6 +23,7 @@ import psutil
 
 from benchmarks.config.process_env import PARENT_PID_VARIABLE, STACKS_SIGNAL
 from benchmarks.plumbing import cli_support, disk_writes, safe_paths, scratch_dirs
+from benchmarks.plumbing.process_groups import kill_group
 from benchmarks.runner import lock_waits, warm_start
 
 log = logging.getLogger("benchmarks.runner.launcher")
@@ -76,13 +77,6 @@ class ChildResult:
             return signal.Signals(-self.returncode).name
         except ValueError:
             return f"signal {-self.returncode}"
-
-
-def kill_group(pgid: int, signal_number: int = signal.SIGKILL) -> None:
-    try:
-        os.killpg(pgid, signal_number)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 def tree_rss(process: psutil.Process) -> int:

@@ -275,11 +275,11 @@ class FilesSuite(Suite):
         params = model_config.get("params") or {}
         result = create(batch_size, **params)
         net, args, kwargs = split_result(result, path)
-        from benchmarks.child import backends
+        from benchmarks.suites import tensor_trees
 
         tolerance = getattr(module, "TOLERANCE", None)
-        return BenchmarkModel(module=net.to(device), example_inputs=backends.move(args, device),
-                              example_kwargs=backends.move(kwargs, device), batch_size=batch_size,
+        return BenchmarkModel(module=net.to(device), example_inputs=tensor_trees.move(args, device),
+                              example_kwargs=tensor_trees.move(kwargs, device), batch_size=batch_size,
                               tolerance=float(tolerance) if tolerance is not None else None)
 
 

@@ -160,7 +160,7 @@ def run_script(path: str, script_args: Optional[str]) -> None:
 
 def detached(value):
     """A captured input, out of the script's autograd graph and inference mode (a train step can use it)."""
-    from benchmarks.child.backends import map_tensors
+    from benchmarks.suites.tensor_trees import map_tensors
 
     return map_tensors(value, lambda tensor: tensor.detach().clone())
 

@@ -18,13 +18,12 @@ import dataclasses
 import hashlib
 import json
 import os
-import signal
 import subprocess
 import sys
 import time
 from typing import Optional
 
-from benchmarks.plumbing import machine_facts, safe_reads, state_seal
+from benchmarks.plumbing import machine_facts, process_groups, safe_reads, state_seal
 from benchmarks.plumbing.safe_paths import open_no_follow, under
 from benchmarks.suites import script_capture  # standard library only at import: torch is inside its functions
 
@@ -144,7 +143,7 @@ def run_child(path: str, script_args: Optional[str], stem: str, timeout: float) 
         limit = (script_started + timeout) if script_started is not None else launched + START_ALLOWANCE_SECONDS
         if now > limit:
             timed_out = True
-            kill_group(child)
+            kill_and_wait(child)
             break
         time.sleep(POLL_SECONDS)
     state = read_state(result)
@@ -186,9 +185,6 @@ def read_state(result: str) -> dict:
     return {"status": "running", "models": []}
 
 
-def kill_group(child: subprocess.Popen) -> None:
-    try:
-        os.killpg(child.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
+def kill_and_wait(child: subprocess.Popen) -> None:
+    process_groups.kill_group(child.pid)
     child.wait()

@@ -162,13 +162,12 @@ class ScriptsSuite(Suite):
         if problem:
             error = ScriptTimedOut if problem == "timeout" else ScriptCrashed
             raise error(f"{model_config['model_name']} gave no model: {model_config.get('script_message')}")
-        from benchmarks.child import backends
-        from benchmarks.suites import script_capture
+        from benchmarks.suites import script_capture, tensor_trees
 
         call = script_capture.capture(model_config["path"], (model_config.get("params") or {}).get("script_args"),
                                       model_config["script_model"])
-        return BenchmarkModel(module=call.module.to(device), example_inputs=backends.move(call.args, device),
-                              example_kwargs=backends.move(call.kwargs, device),
+        return BenchmarkModel(module=call.module.to(device), example_inputs=tensor_trees.move(call.args, device),
+                              example_kwargs=tensor_trees.move(call.kwargs, device),
                               batch_size=leading_dimension(call.args, call.kwargs),
                               info={"script_class": type(call.module).__qualname__})
 

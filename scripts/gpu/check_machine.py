@@ -92,13 +92,13 @@ class Check:
 
 def end_group(process: subprocess.Popen) -> str:
     """Interrupt `process`'s whole group (SIGINT), kill it if it has not ended 30 s later; its remaining output."""
-    from benchmarks.runner import launcher  # its process-group kill (psutil: after unpack_wheels)
+    from benchmarks.plumbing.process_groups import kill_group
 
-    launcher.kill_group(process.pid, signal.SIGINT)
+    kill_group(process.pid, signal.SIGINT)
     try:
         output, _ = process.communicate(timeout=30)
     except subprocess.TimeoutExpired:
-        launcher.kill_group(process.pid)
+        kill_group(process.pid)
         output, _ = process.communicate()
     return output or ""
 

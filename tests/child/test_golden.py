@@ -188,7 +188,7 @@ def golden_runs(tmp_path_factory):
     expected = tensor_tree_file.load(str(entry / "expected.safetensors"))
     tensor_tree_file.save(expected * 1.01 + 0.001, str(entry / "expected.safetensors"))
     (broken / "dummy" / "mlp" / "train-fp32" / "weights.safetensors").write_bytes(b"\0" * 10)
-    from benchmarks.child.backends import map_tensors
+    from benchmarks.suites.tensor_trees import map_tensors
 
     for test, kind in (("eval", "weights"), ("train", "inputs")):
         scaled = str(broken / "dummy" / "multi_output" / f"{test}-fp32" / f"{kind}.safetensors")

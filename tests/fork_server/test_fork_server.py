@@ -16,6 +16,7 @@ from benchmarks.config.process_env import child_environment
 from benchmarks.config.feature_options import DiagnosticsOptions
 from benchmarks.config.run_options import RunOptions
 from benchmarks.fork_server import client
+from benchmarks.runner import forked_launch
 from helpers import PYTHON, ROOT, XLA, call_runner, forked_configs, processes_mentioning, read_jsonl, run_runner, \
     wait_for
 
@@ -290,7 +291,7 @@ def probe_server(tmp_path, kind: str, preloads: tuple, extra_env=None):
 
 
 def forked_on(server, request):
-    return client.run_forked(request, lambda spec, replacing: server, server)
+    return forked_launch.run_forked(request, lambda spec, replacing: server, server)
 
 
 def probe_request(tmp_path, name: str, uses_cuda: bool = True):

@@ -129,16 +129,16 @@ ALLOWED_IMPORTS = {
     "benchmarks.config": ("benchmarks.config", "benchmarks.plumbing", FEATURES),
     "benchmarks.results": ("benchmarks.results", "benchmarks.config", "benchmarks.plumbing", FEATURES),
     # a suite builds models: it reads the config, never a record
-    "benchmarks.suites": ("benchmarks.suites", "benchmarks.config", "benchmarks.plumbing", "benchmarks.child.backends",
-                          FEATURES),
+    "benchmarks.suites": ("benchmarks.suites", "benchmarks.config", "benchmarks.plumbing", FEATURES),
     "benchmarks.runner": ("benchmarks.runner", *SHARED, FEATURES, "benchmarks.suites", *FORK_SERVER_PARENT_HALF),
     "benchmarks.child": ("benchmarks.child", *SHARED, FEATURES, "benchmarks.suites"),
     # a declaration: plumbing, config and other declarations; a child half: what the child's own modules may
     "benchmarks.features": ("benchmarks.child", *SHARED, FEATURES, "benchmarks.suites"),
-    # the fork server, one package of two halves (their own rule below): the parent's runs children through the
-    # runner's launcher; the child's (the zygote) reads torch through the child's guard
+    # the fork server, one package of two halves (their own rule below): the parent's starts, asks and stops servers
+    # (the runner launches children through them: runner/forked_launch.py); the child's (the zygote) reads torch
+    # through the child's guard
     "benchmarks.fork_server": ("benchmarks.fork_server", *SHARED, FEATURES, "benchmarks.suites",
-                               "benchmarks.runner.launcher", "benchmarks.child.torch_internals"),
+                               "benchmarks.child.torch_internals"),
     "benchmarks.analyzer": ("benchmarks.analyzer", *SHARED, FEATURES),
     "benchmarks.aggregate": ("benchmarks.aggregate", *SHARED, FEATURES),
     "benchmarks.compare": ("benchmarks.compare", *SHARED, FEATURES),

@@ -89,6 +89,7 @@ def fp64_logits(run: HookRun, eager, first_tokens, steps: int) -> tuple:
 
     from benchmarks.child import backends
     from benchmarks.child.accuracy import verify_common
+    from benchmarks.suites import tensor_trees
 
     plain = eager.with_(precision=AXIS_DEFAULTS["precision"], quantization=None)
     bm = module = None
@@ -97,8 +98,8 @@ def fp64_logits(run: HookRun, eager, first_tokens, steps: int) -> tuple:
         bm.module = bm.module.to(torch.float64)
         device = backends.target_device(plain)
         module = backends.module_on(bm, device)
-        kwargs = backends.cast_tree(dict(bm.example_kwargs), torch.float64)
-        kwargs = backends.move(with_tokens(kwargs, first_tokens[:, :steps - 1]), device)
+        kwargs = tensor_trees.cast_tree(dict(bm.example_kwargs), torch.float64)
+        kwargs = tensor_trees.move(with_tokens(kwargs, first_tokens[:, :steps - 1]), device)
         with torch.no_grad():
             logits = module(**kwargs, use_cache=False).logits
         return [logits[:, index - steps, :].to("cpu", torch.float64) for index in range(steps)], None
@@ -144,6 +145,7 @@ class GenerationVerify(config_hooks.Hook):
 
     def check(self, run: HookRun) -> None:
         from benchmarks.child import backends, generation
+        from benchmarks.suites import tensor_trees
         from benchmarks.child.accuracy import verify_common
 
         run.channel.set_phase("verify")
@@ -165,7 +167,7 @@ class GenerationVerify(config_hooks.Hook):
             bm = run.build(eager)
             device = backends.target_device(eager)
             module = backends.module_on(bm, device)
-            step = generation.GenerateStep(bm, eager, module, backends.move(dict(bm.example_kwargs), device))
+            step = generation.GenerateStep(bm, eager, module, tensor_trees.move(dict(bm.example_kwargs), device))
             backends.seed_everything(eager)
             reference_logits, reference_ids = generated(step, new_tokens)
         except Exception as exc:

@@ -141,6 +141,7 @@ def finite(value: Optional[float]) -> Optional[float]:
 def save(root: str, model_config: dict, experiment, build) -> dict:
     """Write this config's entry from the eager model `build(experiment)` gives; the record's `golden` value."""
     from benchmarks.child import backends, measured_loop
+    from benchmarks.suites import tensor_trees
 
     directory = golden_store.entry_dir(root, model_config, experiment)
     eager = experiment.with_(xla=None, dynamo=None)
@@ -151,8 +152,8 @@ def save(root: str, model_config: dict, experiment, build) -> dict:
         inputs = cpu_copy((tuple(bm.example_inputs), dict(bm.example_kwargs)))
         device = backends.target_device(eager)
         module = backends.module_on(bm, device)
-        step = measured_loop.make_step(bm, eager, module, backends.move(tuple(bm.example_inputs), device),
-                                       backends.move(dict(bm.example_kwargs), device))
+        step = measured_loop.make_step(bm, eager, module, tensor_trees.move(tuple(bm.example_inputs), device),
+                                       tensor_trees.move(dict(bm.example_kwargs), device))
         backends.seed_everything(eager)
         _, _, output = measured_loop.timed_run(step, eager, steps)
         expected = result_of(eager, module, output)

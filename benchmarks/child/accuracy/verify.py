@@ -96,14 +96,15 @@ class Verifier:
     def _eager_result(self, experiment, bm, dtype=None) -> Any:
         """Run `bm` eagerly for the verification iterations (cast to `dtype` first, if given); the result on the CPU."""
         from benchmarks.child import backends, measured_loop
+        from benchmarks.suites import tensor_trees
 
         if dtype is not None:
             bm.module = bm.module.to(dtype)
-            bm.example_inputs = backends.cast_tree(tuple(bm.example_inputs), dtype)
-            bm.example_kwargs = backends.cast_tree(dict(bm.example_kwargs), dtype)
+            bm.example_inputs = tensor_trees.cast_tree(tuple(bm.example_inputs), dtype)
+            bm.example_kwargs = tensor_trees.cast_tree(dict(bm.example_kwargs), dtype)
         module = backends.module_on(bm, backends.target_device(experiment))
-        args = backends.move(tuple(bm.example_inputs), backends.target_device(experiment))
-        kwargs = backends.move(dict(bm.example_kwargs), backends.target_device(experiment))
+        args = tensor_trees.move(tuple(bm.example_inputs), backends.target_device(experiment))
+        kwargs = tensor_trees.move(dict(bm.example_kwargs), backends.target_device(experiment))
         step = measured_loop.make_step(bm, experiment, module, args, kwargs)
         backends.seed_everything(experiment)
         _, _, output = measured_loop.timed_run(step, experiment, self.iterations)

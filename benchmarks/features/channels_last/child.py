@@ -112,6 +112,6 @@ class ChannelsLast(Hook):
 
 
 def _mapped(tree):
-    from benchmarks.child.backends import map_tensors
+    from benchmarks.suites.tensor_trees import map_tensors
 
     return map_tensors(tree, to_channels_last)

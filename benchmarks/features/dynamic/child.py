@@ -43,7 +43,7 @@ def resized(tree, old: int, new: int):
     """A copy of `tree` whose tensors with `old` rows in dimension 0 have `new` rows: the first rows, or the
     rows repeated, in the template's memory layout (channels-last stays channels-last); other leaves are kept."""
     from benchmarks.child import tensor_layout
-    from benchmarks.child.backends import map_tensors
+    from benchmarks.suites.tensor_trees import map_tensors
 
     def rows(tensor):
         if tensor.dim() == 0 or tensor.shape[0] != old or new == old:

@@ -20,15 +20,15 @@ def model_cast(bm, experiment) -> None:
     feature method child/feature_methods.py's `model_cast`: before `model_transform`, which works on the cast weights)."""
     import torch
 
-    from benchmarks.child import backends  # torch: a child half is imported before torch is (feature_methods)
+    from benchmarks.suites import tensor_trees  # torch: a child half is imported before torch is (feature_methods)
 
     name = cast_dtype(experiment)
     if name is None:
         return
     dtype = getattr(torch, name)
     bm.module = bm.module.to(dtype)
-    bm.example_inputs = backends.cast_tree(tuple(bm.example_inputs), dtype)
-    bm.example_kwargs = backends.cast_tree(dict(bm.example_kwargs), dtype)
+    bm.example_inputs = tensor_trees.cast_tree(tuple(bm.example_inputs), dtype)
+    bm.example_kwargs = tensor_trees.cast_tree(dict(bm.example_kwargs), dtype)
 
 
 def device_type(experiment) -> str:

@@ -17,6 +17,7 @@
 from __future__ import annotations
 
 import dataclasses
+import logging
 import os
 import shutil
 import socket
@@ -24,9 +25,11 @@ import tempfile
 import threading
 
 from benchmarks.fork_server import client, node_servers
-from benchmarks.plumbing import scratch_dirs
-from benchmarks.runner import launcher
+from benchmarks.plumbing import process_groups, scratch_dirs
+from benchmarks.runner import forked_launch, launcher
 from benchmarks.runner.ray import artifact_shipping, node_cores
+
+log = logging.getLogger("benchmarks.runner.ray.task")
 
 DRIVER_CHECK_SECONDS = 1.0
 WHERE_NAMESPACE = "ptbench-where"  # Ray's key-value store: "<sweep id>/<attempt id>" -> the node that ran it
@@ -86,7 +89,7 @@ def _watch_driver(ray, pid_box: dict, done: threading.Event) -> None:
             continue
         if dead:
             if pid_box.get("pid"):
-                launcher.kill_group(pid_box["pid"])
+                process_groups.kill_group(pid_box["pid"])
             return
 
 
@@ -97,7 +100,25 @@ def _run_child(ray, spec: TaskSpec, request: launcher.ChildRequest, node_id: str
         return launcher.run_child(request)
     kind, entry = spec.fork
     server = client.ServerSpec(kind, tuple(sorted(client.before_import(request.env).items())), tuple(entry))
-    return node_servers.run_child(ray, actor, dataclasses.replace(request, fork=server))
+    return _forked_on_node(ray, actor, dataclasses.replace(request, fork=server))
+
+
+def _forked_on_node(ray, actor, request: launcher.ChildRequest) -> launcher.ChildResult:
+    """launcher.run_child forked from this node's server for `request.fork`, which the node's actor gives (a server
+    lost under the child is replaced once, as locally); spawned when the actor is gone before it starts."""
+    def server_for(spec, replacing):
+        try:
+            path = ray.get(actor.address.remote(spec, replacing.path if replacing else None))
+        except ray.exceptions.RayError as exc:
+            raise client.ServerLost(f"this node's fork servers are gone ({type(exc).__name__})") from None
+        return client.ServerClient(spec, path)
+
+    try:
+        first = server_for(request.fork, None)
+    except client.ServerLost as exc:
+        log.warning("%s: the child is spawned", exc)
+        return launcher.run_child(request)
+    return forked_launch.run_forked(request, server_for, first)
 
 
 def run_on_node(spec: TaskSpec) -> dict:
