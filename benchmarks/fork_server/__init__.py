@@ -4,9 +4,10 @@ own process, which imports torch once and forks a child per config) and the mess
 Launch: spawn or fork (the design).
 
 A spawned child is a fresh interpreter (`launcher.spawn`): it pays the interpreter start and `import torch` (plus
-torch_xla's) before any work. By default (`--launch=fork`; `--launch=spawn` opts out) `LocalExecutor` hands its
-children to `fork_server.client.ForkServers`: one fork server per sweep and environment (one for torch-only configs,
-one per XLA device kind for XLA configs), started when the sweep offers its first config of that kind. A server
+torch_xla's) before any work. By default (`--launch=fork`; `--launch=spawn` opts out) `LocalExecutor` launches its
+children through `runner/forked_launch.py` on `fork_server.client.ForkServers`: one fork server per sweep and
+environment (one for torch-only configs, one per XLA device kind for XLA configs), started when the sweep offers its
+first config of that kind. A server
 (`fork_server/zygote.py`) imports torch (and torch_xla) and what every config's child imports anyway: the entry
 point, the single-config run, every suite, numpy.random (`fork_server.client.PRELOAD`: module names the server
 imports, so the parent imports nothing under `child/`). For a sweep with CPU Inductor configs it also runs
